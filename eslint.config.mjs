@@ -1,0 +1,49 @@
+// @ts-check
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'out/**', 'media/dist/**', 'node_modules/**', 'test-results/**', 'demo/workspace/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node }, ecmaVersion: 2023, sourceType: 'module' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      curly: ['error', 'multi-line'],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "CallExpression[callee.property.name='only'][callee.object.name=/^(it|describe|suite|test)$/]", message: 'No .only in committed tests.' },
+      ],
+    },
+  },
+  {
+    // runner and store must run in plain Node (tests, benchmark, maybe outside VS Code one day).
+    files: ['src/runner/**', 'src/store/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'vscode', message: 'src/runner and src/store must stay vscode-free.' }] },
+      ],
+    },
+  },
+  {
+    // The webview protocol is shared with the browser bundle: types and zod only.
+    files: ['src/views/**/protocol.ts', 'media/src/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'Shared with the webview: no vscode here.' }] }],
+    },
+  },
+  {
+    files: ['media/src/**'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);

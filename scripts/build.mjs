@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+// esbuild for every bundle the project ships or tests:
+//   dist/extension.js        the extension (CommonJS, `vscode` external)
+//   media/dist/*.js|css      webview scripts for the browser + codicons
+//   out/test/suite/*.js      the in-host mocha suite (runs inside VS Code's extension host)
+// --production minifies and drops source maps from the extension bundle; --watch rebuilds.
+import * as esbuild from 'esbuild';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+const root = path.resolve(import.meta.dirname, '..');
+
+/** @type {esbuild.Plugin} */
+const problemMatcher = {
+  name: 'problem-matcher',
+  setup(build) {
+    build.onEnd((result) => {
+      for (const { text, location } of result.errors) {
+        console.error(`✘ [ERROR] ${text}`);
+        if (location) console.error(`    ${location.file}:${location.line}:${location.column}`);
+      }
+    });
+  },
+};
+
+function listFiles(dir, suffix) {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith(suffix))
+    .map((f) => path.join(dir, f));
+}
+
+/** @type {esbuild.BuildOptions[]} */
+const builds = [
+  {
+    entryPoints: [path.join(root, 'src/extension.ts')],
+    outfile: path.join(root, 'dist/extension.js'),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    external: ['vscode'],
+    sourcemap: !production,
+    minify: production,
+    sourcesContent: false,
+    logLevel: 'warning',
+    plugins: [problemMatcher],
+  },
+  {
+    entryPoints: listFiles(path.join(root, 'media/src'), '.ts').filter((f) => !f.endsWith('.d.ts')),
+    outdir: path.join(root, 'media/dist'),
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2022',
+    sourcemap: !production,
+    minify: production,
+    logLevel: 'warning',
+    plugins: [problemMatcher],
+  },
+  {
+    entryPoints: [
+      path.join(root, 'test/suite/index.ts'),
+      ...listFiles(path.join(root, 'test/suite'), '.test.ts'),
+    ],
+    outdir: path.join(root, 'out/test/suite'),
+    outbase: path.join(root, 'test/suite'),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    external: ['vscode', 'mocha'],
+    sourcemap: 'inline',
+    logLevel: 'warning',
+    plugins: [problemMatcher],
+  },
+];
+
+function copyCodicons() {
+  const from = path.join(root, 'node_modules/@vscode/codicons/dist');
+  const to = path.join(root, 'media/dist');
+  fs.mkdirSync(to, { recursive: true });
+  for (const f of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(path.join(from, f), path.join(to, f));
+}
+
+const active = builds.filter((b) => Array.isArray(b.entryPoints) && b.entryPoints.length > 0);
+if (watch) {
+  copyCodicons();
+  for (const b of active) await (await esbuild.context(b)).watch();
+  console.log('[build] watching…');
+} else {
+  const t0 = Date.now();
+  fs.rmSync(path.join(root, 'out/test/suite'), { recursive: true, force: true });
+  if (production) fs.rmSync(path.join(root, 'dist/extension.js.map'), { force: true });
+  await Promise.all(active.map((b) => esbuild.build(b)));
+  copyCodicons();
+  console.log(`[build] ${active.length} bundles${production ? ' (production)' : ''} in ${Date.now() - t0} ms`);
+}

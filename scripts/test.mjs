@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// `npm test`: tools (installed when missing) → lint → check-types → build → package →
+// unit (plain Node) → in-host (real VS Code) → e2e (Chromium against the installed VSIX)
+// → benchmark smoke. Prints each stage's wall time and ends with one line `N passed, N failed`
+// summed over all suites. Stops early only when a stage the later ones need fails.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { installTools, toolsReady } from './tools.mjs';
+
+const root = path.resolve(import.meta.dirname, '..');
+const results = path.join(root, 'test-results');
+fs.mkdirSync(results, { recursive: true });
+
+const timings = [];
+let passed = 0;
+let failed = 0;
+
+function npmRun(script, env = {}) {
+  const r = spawnSync('npm', ['run', '--silent', script], { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  return r.status === 0;
+}
+
+async function stage(name, fn) {
+  const t0 = Date.now();
+  console.log(`\n━━ ${name}`);
+  let ok = false;
+  try {
+    ok = await fn();
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err));
+  }
+  const s = (Date.now() - t0) / 1000;
+  timings.push([name, s, ok]);
+  console.log(`━━ ${name}: ${ok ? 'ok' : 'FAILED'} (${s.toFixed(1)} s)`);
+  return ok;
+}
+
+/** A mocha suite: its results file carries the counts; a crash without results counts as one failure. */
+function suite(name, script) {
+  return stage(name, () => {
+    const file = path.join(results, `${name}.json`);
+    fs.rmSync(file, { force: true });
+    const ok = npmRun(script, { AW_RESULTS_FILE: file });
+    if (!fs.existsSync(file)) {
+      failed += 1;
+      console.error(`${name}: no results written (the suite crashed before reporting)`);
+      return false;
+    }
+    const r = JSON.parse(fs.readFileSync(file, 'utf8'));
+    passed += r.passed;
+    failed += r.failed;
+    return ok && r.failed === 0;
+  });
+}
+
+/** A stage every later one depends on: a failure counts once and ends the run. */
+async function gate(name, fn) {
+  if (await stage(name, fn)) return true;
+  failed += 1;
+  finish();
+  return false;
+}
+
+function finish() {
+  console.log('\n━━ stages');
+  for (const [name, s, ok] of timings) console.log(`  ${ok ? '✔' : '✘'} ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s`);
+  console.log(`\n${passed} passed, ${failed} failed`);
+  process.exit(failed > 0 ? 1 : 0);
+}
+
+const gates = [
+  ['tools', async () => (toolsReady() ? true : (await installTools(), toolsReady()))],
+  ['lint', () => npmRun('lint')],
+  ['check-types', () => npmRun('check-types')],
+  ['build', () => npmRun('build')],
+  ['package', () => npmRun('package')],
+];
+for (const [name, fn] of gates) if (!(await gate(name, fn))) break;
+await suite('unit', 'test:unit');
+await suite('host', 'test:host');
+await suite('e2e', 'test:e2e');
+finish();

@@ -1,0 +1,163 @@
+// Playwright harness over a real VS Code (code-server) with the *packaged VSIX installed*,
+// not the source tree: what users install is what the e2e tests click through.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, Frame, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser';
+import { type CodeServer, installVsix, makeTempDir, startCodeServer, writeUserSettings } from '../support/codeServer';
+
+export const repoRoot = path.resolve(__dirname, '../..');
+export const resultsDir = path.join(repoRoot, 'test-results');
+
+let installedExtensionsDir: string | undefined;
+
+/** The VSIX `npm run package` produced; installed once per test process into a shared extensions dir. */
+async function installedExtensions(): Promise<string> {
+  if (installedExtensionsDir) return installedExtensionsDir;
+  const { name, version } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
+  const vsix = path.join(repoRoot, 'dist', `${name}-${version}.vsix`);
+  if (!fs.existsSync(vsix)) throw new Error(`${path.relative(repoRoot, vsix)} is missing: run npm run package first`);
+  const dir = makeTempDir('e2e-extensions');
+  await installVsix(vsix, dir);
+  installedExtensionsDir = dir;
+  return dir;
+}
+
+export interface WorkbenchOptions {
+  /** Folder copied into a fresh temporary workspace (default: test/fixtures/workspace). */
+  workspaceTemplate?: string;
+  /** User settings merged over the quiet defaults. */
+  settings?: Record<string, unknown>;
+  /** Extra environment for code-server and so for the extension host. */
+  env?: Record<string, string>;
+}
+
+export class Workbench {
+  private constructor(
+    readonly server: CodeServer,
+    readonly browser: Browser,
+    readonly page: Page,
+    readonly workspace: string,
+    readonly userDataDir: string,
+    private readonly tmp: string,
+  ) {}
+
+  static async start(opts: WorkbenchOptions = {}): Promise<Workbench> {
+    const extensionsDir = await installedExtensions();
+    const tmp = makeTempDir('e2e');
+    const workspace = path.join(tmp, 'workspace');
+    fs.cpSync(opts.workspaceTemplate ?? path.join(repoRoot, 'test/fixtures/workspace'), workspace, { recursive: true });
+    const userDataDir = path.join(tmp, 'user-data');
+    writeUserSettings(userDataDir, opts.settings);
+    const server = await startCodeServer({
+      workspace,
+      userDataDir,
+      extensionsDir,
+      logFile: path.join(resultsDir, 'e2e-code-server.log'),
+      ...(opts.env ? { env: opts.env } : {}),
+    });
+    const browser = await launchChromium();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const wb = new Workbench(server, browser, page, workspace, userDataDir, tmp);
+    await page.goto(server.url());
+    await wb.waitForWorkbench();
+    return wb;
+  }
+
+  async waitForWorkbench(): Promise<void> {
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    // The extension host is up once our activity-bar entry is rendered.
+    await this.page.locator('.activitybar [aria-label^="Agent Waypoints"]').first().waitFor({ timeout: 60_000 });
+  }
+
+  /** F1, type the command's title, Enter. */
+  async runCommand(title: string): Promise<void> {
+    await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 }, force: true }).catch(() => undefined);
+    await this.page.keyboard.press('F1');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`>${title}`);
+    const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    await row.waitFor({ state: 'visible', timeout: 15_000 });
+    await input.press('Enter');
+  }
+
+  /** The webview frame that contains `selector` (webviews are nested iframes). */
+  async webviewFrame(selector: string, timeoutMs = 30_000): Promise<Frame> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      for (const frame of this.page.frames()) {
+        if (await frame.locator(selector).count().catch(() => 0)) return frame;
+      }
+      await this.page.waitForTimeout(250);
+    }
+    throw new Error(`no webview frame contains ${selector} after ${timeoutMs} ms`);
+  }
+
+  /** Reload the window: the old extension host deactivates, a new one activates. */
+  async reload(): Promise<void> {
+    await this.page.reload();
+    await this.waitForWorkbench();
+  }
+
+  /** SIGKILL the extension host (a crash: deactivate() does not run). Returns the killed pids. */
+  async killExtensionHost(): Promise<number[]> {
+    const pids = this.server.extensionHostPids();
+    if (pids.length === 0) throw new Error('no extension host process found');
+    for (const pid of pids) process.kill(pid, 'SIGKILL');
+    const deadline = Date.now() + 10_000;
+    while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return pids;
+  }
+
+  /** Crash and reopen: kill the extension host, then reload so a new one activates. */
+  async crashAndReopen(): Promise<void> {
+    await this.killExtensionHost();
+    await this.reload();
+  }
+
+  async screenshot(name: string): Promise<string> {
+    fs.mkdirSync(resultsDir, { recursive: true });
+    const file = path.join(resultsDir, `${name.replace(/[^a-z0-9-]+/gi, '-').toLowerCase()}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  async close(): Promise<void> {
+    await this.browser.close().catch(() => undefined);
+    await this.server.stop();
+    fs.rmSync(this.tmp, { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Mocha hooks: a fresh workbench per describe block, a screenshot for every failed test. */
+export function useWorkbench(opts: WorkbenchOptions = {}): () => Workbench {
+  let wb: Workbench | undefined;
+  before(async function () {
+    this.timeout(180_000);
+    wb = await Workbench.start(opts);
+  });
+  afterEach(async function () {
+    if (wb && this.currentTest?.state === 'failed') {
+      const file = await wb.screenshot(`failed-${this.currentTest.fullTitle()}`).catch(() => undefined);
+      if (file) console.log(`    screenshot: ${path.relative(repoRoot, file)}`);
+    }
+  });
+  after(async () => {
+    await wb?.close();
+    wb = undefined;
+  });
+  return () => {
+    if (!wb) throw new Error('workbench not started');
+    return wb;
+  };
+}

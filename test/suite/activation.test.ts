@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as vscode from 'vscode';
+import { CommandIds } from '../../src/commands/ids';
+import type { ExtensionApi } from '../../src/root';
+
+const EXTENSION_ID = 'agent-waypoints.agent-waypoints';
+
+async function activated(): Promise<ExtensionApi> {
+  const ext = vscode.extensions.getExtension<ExtensionApi>(EXTENSION_ID);
+  assert.ok(ext, `extension ${EXTENSION_ID} is not installed in this host`);
+  return ext.isActive ? ext.exports : await ext.activate();
+}
+
+describe('activation (real VS Code extension host)', () => {
+  it('activates and exposes its API', async () => {
+    const api = await activated();
+    assert.equal(typeof api.pid, 'number');
+    assert.equal(api.pid, process.pid, 'runs in this extension host');
+  });
+
+  it('has a writable workspace storage folder', async () => {
+    const api = await activated();
+    assert.ok(api.storageDir, 'a folder is open, so context.storageUri is set');
+    fs.mkdirSync(api.storageDir, { recursive: true });
+    const probe = path.join(api.storageDir, `probe-${process.pid}.txt`);
+    fs.writeFileSync(probe, 'ok');
+    assert.equal(fs.readFileSync(probe, 'utf8'), 'ok');
+    fs.rmSync(probe);
+  });
+
+  it('registers exactly the commands it contributes', async () => {
+    await activated();
+    // VS Code adds focus/open/… commands for every contributed view and container; those are not ours.
+    const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON;
+    const viewIds: string[] = [
+      ...Object.values(manifest.contributes.views as Record<string, { id: string }[]>).flat().map((v) => v.id),
+      ...manifest.contributes.viewsContainers.activitybar.map((c: { id: string }) => `workbench.view.extension.${c.id}`),
+    ];
+    const registered = (await vscode.commands.getCommands(true)).filter(
+      (c) => c.startsWith('agentWaypoints.') && !viewIds.some((v) => c.startsWith(`${v}.`)),
+    );
+    const ours = Object.values(CommandIds) as string[];
+    assert.deepEqual([...registered].sort(), [...ours].sort());
+  });
+
+  it('runs a command: Set API key stores the key in SecretStorage only', async () => {
+    await activated();
+    const stored = await vscode.commands.executeCommand<boolean>(CommandIds.setApiKey, 'sk-test-in-host');
+    assert.equal(stored, true);
+    const cleared = await vscode.commands.executeCommand<boolean>(CommandIds.clearApiKey);
+    assert.equal(cleared, true);
+    const settings = JSON.stringify(vscode.workspace.getConfiguration('agentWaypoints'));
+    assert.ok(!settings.includes('sk-test-in-host'), 'the key never lands in settings');
+  });
+});

@@ -1,0 +1,24 @@
+// Entry point of the in-host suite. VS Code's extension host calls run() — the same contract
+// under code-server (test/runInCodeServer.ts) and @vscode/test-electron (test/runInElectron.ts).
+// Results go to a file because this process's console is the extension host's, not the harness's.
+import fs from 'node:fs';
+import path from 'node:path';
+import Mocha from 'mocha';
+
+export async function run(): Promise<void> {
+  const resultsFile = process.env.AW_RESULTS_FILE ?? path.resolve(__dirname, '../../../test-results/host.json');
+  const mocha = new Mocha({
+    ui: 'bdd',
+    timeout: 60_000,
+    color: false,
+    reporter: path.resolve(__dirname, '../../../test/support/reporter.cjs'),
+    reporterOptions: { output: resultsFile },
+  });
+  const grep = process.env.AW_GREP;
+  if (grep) mocha.grep(grep);
+  for (const f of fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort()) {
+    mocha.addFile(path.join(__dirname, f));
+  }
+  const failures = await new Promise<number>((resolve) => mocha.run(resolve));
+  if (failures > 0) throw new Error(`${failures} in-host test(s) failed`);
+}

@@ -1,0 +1,296 @@
+// The zod schemas are the single source of truth for every stored record type: TypeScript types
+// are inferred from them, every file read is parsed by them, and export/import validates with them.
+// Field names follow the AFK checkpoint reference (product.md, seeds/000): snake_case on purpose.
+import { z } from 'zod';
+
+/** Version of every file the store writes. Bump it together with a migration in migrations.ts. */
+export const STORE_SCHEMA_VERSION = 1;
+
+// ── keys ────────────────────────────────────────────────────────────────────────────────────────
+/** Run ids become folder names: checked before use so no id can escape the store folder. */
+export const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'run id: 1-64 of [A-Za-z0-9_-], not starting with - or _');
+export type RunId = z.infer<typeof RunId>;
+
+// ── phases and states ──────────────────────────────────────────────────────────────────────────
+export const PHASES = [
+  'run_started',
+  'step_started',
+  'pre_llm',
+  'post_llm',
+  'pre_tool_batch',
+  'post_tool_batch',
+  'pre_subagent_batch',
+  'post_subagent_batch',
+  'run_terminal',
+] as const;
+export const Phase = z.enum(PHASES);
+export type Phase = z.infer<typeof Phase>;
+
+/** Phases whose payload carries the runtime snapshot (product.md). */
+export const SNAPSHOT_PHASES: readonly Phase[] = ['step_started', 'post_llm'];
+
+export const RUN_STATES = [
+  'running',
+  'awaiting_approval',
+  'paused_budget',
+  'paused_error',
+  'paused_cancelled',
+  'interrupted',
+  'completed',
+  'failed',
+] as const;
+export const RunState = z.enum(RUN_STATES);
+export type RunState = z.infer<typeof RunState>;
+export const TERMINAL_STATES: readonly RunState[] = ['completed', 'failed'];
+export const isTerminalState = (s: RunState): boolean => TERMINAL_STATES.includes(s);
+
+// ── conversation (OpenAI Chat Completions shapes) ──────────────────────────────────────────────
+export const ToolCall = z.looseObject({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
+export type ToolCall = z.infer<typeof ToolCall>;
+
+export const SystemMessage = z.looseObject({ role: z.literal('system'), content: z.string() });
+export const UserMessage = z.looseObject({ role: z.literal('user'), content: z.string() });
+export const AssistantMessage = z.looseObject({
+  role: z.literal('assistant'),
+  content: z.string().nullable(),
+  tool_calls: z.array(ToolCall).optional(),
+});
+export const ToolMessage = z.looseObject({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() });
+export const ChatMessage = z.discriminatedUnion('role', [SystemMessage, UserMessage, AssistantMessage, ToolMessage]);
+export type ChatMessage = z.infer<typeof ChatMessage>;
+export type AssistantMessage = z.infer<typeof AssistantMessage>;
+
+export const Usage = z.object({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+/** An LLM response received but whose tool calls have not all run yet (resume skips the LLM call). */
+export const LlmResponse = z.object({
+  id: z.string().nullable(),
+  model: z.string(),
+  finish_reason: z.string().nullable(),
+  message: AssistantMessage,
+  usage: Usage.nullable(),
+  received_ms: z.number().int(),
+});
+export type LlmResponse = z.infer<typeof LlmResponse>;
+
+export const ToolExecutionRecord = z.object({
+  tool_call_id: z.string(),
+  tool_name: z.string(),
+  step: z.number().int().nonnegative(),
+  input_hash: z.string(),
+  output_hash: z.string().nullable(),
+  is_error: z.boolean(),
+  /** Satisfied from the effect journal instead of running the tool again. */
+  replayed: z.boolean(),
+  started_ms: z.number().int(),
+  finished_ms: z.number().int().nullable(),
+});
+export type ToolExecutionRecord = z.infer<typeof ToolExecutionRecord>;
+
+export const SubagentExecutionRecord = z.object({
+  tool_call_id: z.string(),
+  child_run_id: RunId,
+  step: z.number().int().nonnegative(),
+  state: RunState,
+  final_text: z.string().nullable(),
+  started_ms: z.number().int(),
+  finished_ms: z.number().int().nullable(),
+});
+export type SubagentExecutionRecord = z.infer<typeof SubagentExecutionRecord>;
+
+// ── runtime snapshot (product.md, field for field) ─────────────────────────────────────────────
+/** The snapshot minus its append-only lists: what a checkpoint record stores. */
+export const SnapshotHeader = z.object({
+  step: z.number().int().nonnegative(),
+  state: RunState,
+  context: z.record(z.string(), z.unknown()),
+  llm_calls: z.number().int().nonnegative(),
+  tool_calls: z.number().int().nonnegative(),
+  started_at_s: z.number(),
+  usage: Usage,
+  /** null = unknown (a model without a price), never a made-up zero. */
+  total_cost_usd: z.number().nonnegative().nullable(),
+  session_token: z.string().nullable(),
+  checkpoint_token: z.string().nullable(),
+  pending_llm_response: LlmResponse.nullable(),
+  requested_model: z.string(),
+  normalized_model: z.string(),
+  provider_adapter: z.string(),
+  final_text: z.string(),
+  final_structured: z.unknown().nullable(),
+  replayed_effect_count: z.number().int().nonnegative(),
+  /** Lengths of the append-only lists at this checkpoint; the lists live in the run's log. */
+  message_count: z.number().int().nonnegative(),
+  tool_execution_count: z.number().int().nonnegative(),
+  subagent_execution_count: z.number().int().nonnegative(),
+});
+export type SnapshotHeader = z.infer<typeof SnapshotHeader>;
+
+/** Append-only list fields of the snapshot: the store writes only what is new in them. */
+export const LIST_FIELDS = ['messages', 'tool_executions', 'subagent_executions'] as const;
+export type ListField = (typeof LIST_FIELDS)[number];
+
+export const RuntimeSnapshot = SnapshotHeader.omit({
+  message_count: true,
+  tool_execution_count: true,
+  subagent_execution_count: true,
+}).extend({
+  messages: z.array(ChatMessage),
+  tool_executions: z.array(ToolExecutionRecord),
+  subagent_executions: z.array(SubagentExecutionRecord),
+});
+export type RuntimeSnapshot = z.infer<typeof RuntimeSnapshot>;
+
+// ── phase payloads (seeds/000 table, plus what resume needs) ───────────────────────────────────
+export const PhasePayloads = {
+  run_started: z.looseObject({
+    agent_name: z.string(),
+    resumed: z.boolean(),
+    task: z.string(),
+    extension_version: z.string(),
+    tool_schema_hash: z.string(),
+  }),
+  step_started: z.looseObject({ state: RunState, message_count: z.number().int().nonnegative() }),
+  pre_llm: z.looseObject({ model: z.string(), provider: z.string(), message_count: z.number().int().nonnegative() }),
+  post_llm: z.looseObject({
+    model: z.string(),
+    provider: z.string(),
+    finish_reason: z.string().nullable(),
+    tool_call_count: z.number().int().nonnegative(),
+    session_token: z.string().nullable(),
+    checkpoint_token: z.string().nullable(),
+    total_cost_usd: z.number().nullable(),
+  }),
+  pre_tool_batch: z.looseObject({ tool_call_count: z.number().int().nonnegative() }),
+  post_tool_batch: z.looseObject({ tool_calls_total: z.number().int().nonnegative(), tool_failures: z.number().int().nonnegative() }),
+  pre_subagent_batch: z.looseObject({ subagent_count: z.number().int().nonnegative() }),
+  post_subagent_batch: z.looseObject({
+    subagents_total: z.number().int().nonnegative(),
+    subagent_failures: z.number().int().nonnegative(),
+  }),
+  run_terminal: z.looseObject({
+    state: RunState,
+    final_text: z.string(),
+    requested_model: z.string(),
+    normalized_model: z.string(),
+    provider_adapter: z.string(),
+    terminal_result: z.unknown(),
+  }),
+} satisfies Record<Phase, z.ZodType>;
+export type PhasePayload<P extends Phase> = z.infer<(typeof PhasePayloads)[P]>;
+
+// ── checkpoint record ──────────────────────────────────────────────────────────────────────────
+export const CheckpointRef = z.object({ run_id: RunId, seq: z.number().int().positive() });
+export type CheckpointRef = z.infer<typeof CheckpointRef>;
+
+export const CheckpointRecord = z.object({
+  run_id: RunId,
+  thread_id: z.string(),
+  schema_version: z.number().int().positive(),
+  phase: Phase,
+  /** Monotonic per run, from 1, no gaps. */
+  seq: z.number().int().positive(),
+  /** The checkpoint before this one: same run seq-1, the fork source for a fork's first, null for a run's first. */
+  parent: CheckpointRef.nullable(),
+  timestamp_ms: z.number().int(),
+  step: z.number().int().nonnegative(),
+  /** Phase payload (PhasePayloads[phase]). */
+  payload: z.record(z.string(), z.unknown()),
+  /** Present on SNAPSHOT_PHASES (and wherever the runner passed a snapshot): the header; lists live in the log. */
+  snapshot: SnapshotHeader.nullable(),
+});
+export type CheckpointRecord = z.infer<typeof CheckpointRecord>;
+
+// ── approvals and effects ──────────────────────────────────────────────────────────────────────
+export const ToolCategory = z.enum(['read', 'write', 'command', 'subagent']);
+export type ToolCategory = z.infer<typeof ToolCategory>;
+
+export const ApprovalDecision = z.object({
+  kind: z.enum(['approve', 'reject', 'approve_edited']),
+  /** Reject: the reason the model sees. */
+  reason: z.string().nullable(),
+  /** approve_edited: the arguments that will run, and their hash. */
+  arguments: z.unknown().optional(),
+  input_hash: z.string().nullable(),
+  decided_ms: z.number().int(),
+});
+export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
+
+export const Approval = z.object({
+  run_id: RunId,
+  tool_call_id: z.string().min(1),
+  step: z.number().int().nonnegative(),
+  tool_name: z.string(),
+  category: ToolCategory,
+  arguments: z.unknown(),
+  input_hash: z.string(),
+  requested_ms: z.number().int(),
+  /** An effect intent without a result was found on resume: the call may already have run. */
+  uncertain: z.boolean(),
+  /** Why approval is needed, for the UI ("write tools ask by policy", …). */
+  reason: z.string(),
+  decision: ApprovalDecision.nullable(),
+});
+export type Approval = z.infer<typeof Approval>;
+
+export const EffectResult = z.object({
+  output: z.string(),
+  output_hash: z.string(),
+  is_error: z.boolean(),
+  /** Content-addressed blob holding the full output when `output` was truncated. */
+  blob: z.string().nullable(),
+  finished_ms: z.number().int(),
+});
+export type EffectResult = z.infer<typeof EffectResult>;
+
+export const Effect = z.object({
+  run_id: RunId,
+  tool_call_id: z.string().min(1),
+  step: z.number().int().nonnegative(),
+  tool_name: z.string(),
+  input_hash: z.string(),
+  /** `${run_id}/${step}/${tool_call_id}`, passed to the tool. */
+  idempotency_key: z.string(),
+  side_effecting: z.boolean(),
+  intent_ms: z.number().int(),
+  result: EffectResult.nullable(),
+});
+export type Effect = z.infer<typeof Effect>;
+
+// ── runs ───────────────────────────────────────────────────────────────────────────────────────
+/** Written once when a run is created. */
+export const RunMeta = z.object({
+  run_id: RunId,
+  thread_id: z.string(),
+  title: z.string(),
+  task: z.string(),
+  agent_name: z.string(),
+  model: z.string(),
+  created_ms: z.number().int(),
+  /** Fork source. */
+  forked_from: CheckpointRef.nullable(),
+  /** Parent run of a subagent (delegate tool). */
+  parent_run_id: RunId.nullable(),
+});
+export type RunMeta = z.infer<typeof RunMeta>;
+
+export const RunSummary = RunMeta.extend({
+  state: RunState,
+  /** Human-readable reason for the state (error message, budget hit, corruption report). */
+  state_detail: z.string().nullable(),
+  step: z.number().int().nonnegative(),
+  last_seq: z.number().int().nonnegative(),
+  last_phase: Phase.nullable(),
+  updated_ms: z.number().int(),
+  pending_approvals: z.number().int().nonnegative(),
+});
+export type RunSummary = z.infer<typeof RunSummary>;

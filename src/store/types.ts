@@ -1,0 +1,173 @@
+// The checkpoint store's one interface. Two backends implement it (memory, lowdb on disk) and one
+// contract suite (test/unit/store/contract.ts) runs against both. vscode-free.
+import type {
+  Approval,
+  ApprovalDecision,
+  CheckpointRecord,
+  Effect,
+  EffectResult,
+  Phase,
+  RunState,
+  RunSummary,
+  RuntimeSnapshot,
+} from './schema';
+
+export interface Disposable {
+  dispose(): void;
+}
+
+export interface NewRunInput {
+  /** Generated when absent (sortable: time prefix + random). */
+  run_id?: string;
+  thread_id?: string;
+  title: string;
+  task: string;
+  agent_name: string;
+  model: string;
+  parent_run_id?: string | null;
+}
+
+export interface AppendInput {
+  phase: Phase;
+  step: number;
+  /** Phase payload (validated against PhasePayloads[phase]). */
+  payload: Record<string, unknown>;
+  /** Required for step_started and post_llm; the store writes only the new tail of its lists. */
+  snapshot?: RuntimeSnapshot;
+}
+
+export interface RunPage {
+  runs: RunSummary[];
+  /** Pass back to get the next page; absent on the last page. */
+  cursor?: string;
+}
+
+export interface LoadedSnapshot {
+  /** The checkpoint the snapshot belongs to. */
+  record: CheckpointRecord;
+  /** A fresh copy: mutating it never changes the store. */
+  snapshot: RuntimeSnapshot;
+}
+
+export interface NewApproval {
+  tool_call_id: string;
+  step: number;
+  tool_name: string;
+  category: Approval['category'];
+  arguments: unknown;
+  input_hash: string;
+  uncertain: boolean;
+  reason: string;
+}
+
+export interface NewEffectIntent {
+  tool_call_id: string;
+  step: number;
+  tool_name: string;
+  input_hash: string;
+  side_effecting: boolean;
+}
+
+/** Who holds a run. Shown to the other window: "held by VS Code window 'proj' (pid 123)". */
+export interface OwnerInfo {
+  owner_id: string;
+  label: string;
+  pid: number;
+  hostname: string;
+}
+
+export interface RunLease extends Disposable {
+  readonly run_id: string;
+  readonly owner: OwnerInfo;
+  /** True once the lease was found taken over or released; writes then fail with RunNotOwnedError. */
+  readonly lost: boolean;
+  release(): Promise<void>;
+}
+
+/** What a read found broken and what it did about it (never deletes: moves to quarantine). */
+export interface CorruptionReport {
+  run_id: string | null;
+  /** Files moved to quarantine, with where they went and why. */
+  quarantined: { file: string; to: string; reason: string }[];
+  /** The run fell back to this checkpoint (null: nothing usable was left). */
+  fell_back_to_seq: number | null;
+  /** Human-readable: which checkpoints/effects were lost. */
+  lost: string;
+}
+
+export type StoreEvent =
+  | { kind: 'run-created' | 'run-updated' | 'run-deleted'; run_id: string }
+  | { kind: 'checkpoint'; run_id: string; record: CheckpointRecord }
+  | { kind: 'approval'; run_id: string; approval: Approval }
+  | { kind: 'effect'; run_id: string; effect: Effect }
+  /** A write failed (never swallowed). The run is marked; its next write rejects until retried. */
+  | { kind: 'write-error'; run_id: string | null; error: Error }
+  | { kind: 'corruption'; report: CorruptionReport };
+
+export interface ListOptions {
+  /** Max records (default 100). */
+  limit?: number;
+  /** Only records with seq < before (paging backwards from the newest). */
+  before?: number;
+}
+
+/**
+ * Durability: the store decides per write (callers cannot forget). Durable before the promise
+ * resolves: run creation, run_started, post_llm with a pending_llm_response, run_terminal,
+ * approval requests and decisions, effect intents and results, state changes. Everything else is
+ * queued, coalesced into the next durable write or a short timer, and made durable by flush().
+ */
+export interface CheckpointStore {
+  // runs
+  createRun(input: NewRunInput, owner: OwnerInfo): Promise<{ run: RunSummary; lease: RunLease }>;
+  listRuns(opts?: { limit?: number; cursor?: string }): Promise<RunPage>;
+  getRun(runId: string): Promise<RunSummary | undefined>;
+  setRunState(runId: string, state: RunState, detail?: string | null): Promise<RunSummary>;
+  deleteRun(runId: string): Promise<void>;
+
+  // ownership (one window per run)
+  acquire(runId: string, owner: OwnerInfo): Promise<RunLease>;
+  /** The live owner of a run, if any (for "held by …"). */
+  owner(runId: string): Promise<OwnerInfo | undefined>;
+
+  // checkpoints
+  append(runId: string, input: AppendInput): Promise<CheckpointRecord>;
+  latest(runId: string): Promise<CheckpointRecord | undefined>;
+  get(runId: string, seq: number): Promise<CheckpointRecord | undefined>;
+  /** Newest first. */
+  list(runId: string, opts?: ListOptions): Promise<CheckpointRecord[]>;
+  /** The snapshot of the newest snapshot-bearing checkpoint at or before `seq` (default: latest). */
+  loadSnapshot(runId: string, seq?: number): Promise<LoadedSnapshot | undefined>;
+
+  // fork, export, import
+  fork(runId: string, seq: number, owner: OwnerInfo, opts?: { title?: string }): Promise<{ run: RunSummary; lease: RunLease }>;
+  exportRun(runId: string): Promise<unknown>;
+  importRun(data: unknown, owner: OwnerInfo): Promise<RunSummary>;
+
+  // approvals
+  requestApproval(runId: string, approval: NewApproval): Promise<Approval>;
+  decideApproval(runId: string, toolCallId: string, decision: Omit<ApprovalDecision, 'decided_ms'>): Promise<Approval>;
+  listApprovals(runId: string, opts?: { pendingOnly?: boolean }): Promise<Approval[]>;
+
+  // effect journal
+  recordIntent(runId: string, intent: NewEffectIntent): Promise<Effect>;
+  recordResult(runId: string, toolCallId: string, result: Omit<EffectResult, 'finished_ms'>): Promise<Effect>;
+  listEffects(runId: string): Promise<Effect[]>;
+
+  // blobs (content-addressed, per run)
+  putBlob(runId: string, content: string): Promise<string>;
+  getBlob(runId: string, hash: string): Promise<string>;
+
+  // retention
+  storageBytes(runId: string): Promise<number>;
+  /** Deletes finished runs not updated for ttlMs. Returns the deleted ids. */
+  pruneFinished(ttlMs: number): Promise<string[]>;
+  /** Rewrites a run's log compactly (fewer files); the chain stays resumable. */
+  compact(runId: string): Promise<void>;
+
+  // durability and lifecycle
+  onEvent(listener: (e: StoreEvent) => void): Disposable;
+  /** Makes every queued write durable; rejects with the write error if one fails or the time runs out. */
+  flush(timeoutMs?: number): Promise<void>;
+  close(timeoutMs?: number): Promise<void>;
+}

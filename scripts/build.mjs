@@ -94,6 +94,7 @@ if (watch) {
 } else {
   const t0 = Date.now();
   fs.rmSync(path.join(root, 'out/test/suite'), { recursive: true, force: true });
+  fs.rmSync(path.join(root, 'media/dist'), { recursive: true, force: true });
   if (production) fs.rmSync(path.join(root, 'dist/extension.js.map'), { force: true });
   await Promise.all(active.map((b) => esbuild.build(b)));
   copyCodicons();

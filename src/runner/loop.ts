@@ -1,0 +1,361 @@
+// The agent loop as an explicit state machine over the AFK phases (product.md). Every phase
+// boundary is a checkpoint; the store decides which are durable before the call returns.
+//   step_started → pre_llm → [LLM] → post_llm(pending response) → tool batch → subagent batch → next step
+//   … → run_terminal
+// Resume enters the same machine: a pending response skips the LLM call and goes to its tool calls.
+import type { Approval, RunState, RuntimeSnapshot, ToolCall } from '../store/schema';
+import type { CheckpointStore, RunLease } from '../store/types';
+import { budgetExceeded } from './budget';
+import { errorMessage } from './errors';
+import type { Emitter, RunnerEvent } from './events';
+import { idempotencyKey, inputHashFromRaw, outputHash } from './hash';
+import type { ChatProvider } from './provider/types';
+import { ProviderError } from './provider/errors';
+import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
+import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
+import type { Tool, ToolContext, ToolResult } from './tools/types';
+
+/** The tools as the loop needs them (implemented by tools/registry.ts). */
+export interface ToolSet {
+  get(name: string): Tool | undefined;
+  names(): string[];
+  definitions(): unknown[];
+  parse(tool: Tool, raw: string): { ok: true; args: unknown } | { ok: false; error: string };
+  execute(tool: Tool, args: unknown, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export interface LoopDeps {
+  store: CheckpointStore;
+  provider: ChatProvider;
+  tools: ToolSet;
+  policy(tool: Tool, args: unknown): PolicyDecision;
+  events: Emitter<RunnerEvent>;
+  outputCap: number;
+  now(): number;
+  /** Runs (or resumes) the child run of a delegate call; supplied by the runner. */
+  delegate(parent: RunExecution, call: ToolCall, task: string): Promise<DelegateOutcome>;
+}
+
+export interface DelegateOutcome {
+  childRunId: string;
+  state: RunState;
+  finalText: string | null;
+  detail: string | null;
+}
+
+export interface RunOutcome {
+  runId: string;
+  state: RunState;
+  detail: string | null;
+  finalText: string | null;
+  terminalResult: TerminalResult | null;
+}
+
+type Stop = { stop: true; state: RunState; detail: string | null };
+const CONTINUE = { stop: false } as const;
+
+export class RunExecution {
+  private sessionStartMs: number;
+  private readonly activeBaseMs: number;
+
+  constructor(
+    readonly deps: LoopDeps,
+    readonly runId: string,
+    readonly lease: RunLease,
+    readonly rt: RuntimeSnapshot,
+    readonly signal: AbortSignal,
+  ) {
+    this.sessionStartMs = deps.now();
+    this.activeBaseMs = this.context.active_ms ?? 0;
+  }
+
+  get context(): RunContext {
+    return this.rt.context as RunContext;
+  }
+
+  /** Drives the run until it finishes or pauses. Never throws: every failure becomes a resumable pause. */
+  async drive(): Promise<RunOutcome> {
+    try {
+      for (;;) {
+        const r = this.rt.pending_llm_response ? await this.toolPhase() : await this.llmStep();
+        if (r.stop) return await this.pause(r.state, r.detail);
+      }
+    } catch (err) {
+      if (this.signal.aborted) return await this.pause(this.abortState(), this.abortDetail());
+      const detail = `The run stopped because of an error and can be resumed: ${errorMessage(err)}`;
+      this.log('error', detail);
+      return await this.pause('paused_error', detail);
+    }
+  }
+
+  // ── one LLM step ─────────────────────────────────────────────────────────────────────────────
+  private async llmStep(): Promise<Stop | typeof CONTINUE> {
+    const over = budgetExceeded(this.context.budget, { ...this.rt, step: this.rt.step + 1 }, this.activeMs());
+    if (over) return { stop: true, state: 'paused_budget', detail: `Paused: ${over}. Resume with a higher budget to continue.` };
+    if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
+
+    this.rt.step += 1;
+    this.rt.state = 'running';
+    await this.checkpoint('step_started', { state: this.rt.state, message_count: this.rt.messages.length }, true);
+    const { provider } = this.deps;
+    await this.checkpoint('pre_llm', { model: provider.requested_model, provider: provider.provider_adapter, message_count: this.rt.messages.length });
+
+    this.deps.events.emit({ type: 'llm', runId: this.runId, step: this.rt.step, status: 'start' });
+    let result;
+    try {
+      result = await provider.complete({
+        messages: this.rt.messages,
+        tools: this.deps.tools.definitions() as never,
+        signal: this.signal,
+      });
+    } catch (err) {
+      if (err instanceof ProviderError && err.kind === 'cancelled') {
+        return { stop: true, state: this.abortState(), detail: this.abortDetail() };
+      }
+      const detail = `The model call failed and the run was paused; resume to try again. ${errorMessage(err)}`;
+      return { stop: true, state: 'paused_error', detail };
+    } finally {
+      this.deps.events.emit({ type: 'llm', runId: this.runId, step: this.rt.step, status: 'end' });
+    }
+    const { response } = result;
+    for (const w of result.warnings) this.log('warn', `model response repaired: ${w}`);
+    this.rt.llm_calls += 1;
+    if (response.usage) {
+      this.rt.usage.input_tokens += response.usage.input_tokens;
+      this.rt.usage.output_tokens += response.usage.output_tokens;
+      this.rt.usage.total_tokens += response.usage.total_tokens;
+    }
+    // Unknown price → the total is unknown from now on (never a made-up zero).
+    this.rt.total_cost_usd = this.rt.total_cost_usd === null || result.cost_usd === null ? null : this.rt.total_cost_usd + result.cost_usd;
+    this.rt.normalized_model = result.normalized_model;
+    this.rt.messages.push(response.message);
+    this.rt.pending_llm_response = response;
+    // Durable (pending response): a crash after this never calls the model again for this step.
+    await this.checkpoint(
+      'post_llm',
+      {
+        model: response.model,
+        provider: result.provider_adapter,
+        finish_reason: response.finish_reason,
+        tool_call_count: response.message.tool_calls?.length ?? 0,
+        session_token: this.rt.session_token,
+        checkpoint_token: this.rt.checkpoint_token,
+        total_cost_usd: this.rt.total_cost_usd,
+      },
+      true,
+    );
+    return CONTINUE;
+  }
+
+  // ── the tool calls of the pending response ───────────────────────────────────────────────────
+  private async toolPhase(): Promise<Stop | typeof CONTINUE> {
+    const response = this.rt.pending_llm_response!;
+    const calls = response.message.tool_calls ?? [];
+    if (calls.length === 0) return this.finish(response.message.content ?? '');
+
+    const [approvals, effects] = await Promise.all([this.deps.store.listApprovals(this.runId), this.deps.store.listEffects(this.runId)]);
+    const plans = planBatch({
+      calls,
+      tools: this.deps.tools,
+      parse: (t, raw) => this.deps.tools.parse(t, raw),
+      policy: (t, a) => this.deps.policy(t, a),
+      approvals: byCall(approvals),
+      effects: byCall(effects),
+    });
+    const asks = plans.filter((p) => p.kind === 'ask');
+    if (asks.length > 0) {
+      await this.requestApprovals(asks, byCall(approvals));
+      const n = asks.length;
+      return { stop: true, state: 'awaiting_approval', detail: `${n} tool call${n > 1 ? 's' : ''} waiting for approval.` };
+    }
+
+    const toolPlans = plans.filter((p) => p.kind !== 'delegate');
+    const delegates = plans.filter((p) => p.kind === 'delegate');
+    if (toolPlans.length > 0) {
+      await this.checkpoint('pre_tool_batch', { tool_call_count: toolPlans.length });
+      let failures = 0;
+      for (const plan of toolPlans) {
+        if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
+        if (!(await this.runPlan(plan))) failures += 1;
+      }
+      await this.checkpoint('post_tool_batch', { tool_calls_total: this.rt.tool_calls, tool_failures: failures });
+    }
+    if (delegates.length > 0) {
+      const stop = await this.subagentBatch(delegates);
+      if (stop) return stop;
+    }
+    this.rt.pending_llm_response = null;
+    return CONTINUE;
+  }
+
+  private async requestApprovals(asks: CallPlan[], existing: Map<string, Approval>): Promise<void> {
+    for (const p of asks) {
+      if (p.kind !== 'ask') continue;
+      const prior = existing.get(p.call.id);
+      // Already waiting for exactly this decision (e.g. a resume while still awaiting): do not re-ask.
+      if (prior && !prior.decision && prior.input_hash === p.request.hash && prior.uncertain === p.request.uncertain) continue;
+      const approval = await this.deps.store.requestApproval(this.runId, {
+        tool_call_id: p.call.id,
+        step: this.rt.step,
+        tool_name: p.request.tool.name,
+        category: p.request.tool.category,
+        arguments: p.request.args,
+        input_hash: p.request.hash,
+        uncertain: p.request.uncertain,
+        reason: p.request.reason,
+      });
+      this.deps.events.emit({ type: 'approval-requested', runId: this.runId, approval });
+    }
+  }
+
+  /** Executes (or replays) one call and appends its tool message. Returns false for an error result. */
+  private async runPlan(plan: CallPlan): Promise<boolean> {
+    const { call } = plan;
+    const started = this.deps.now();
+    if (plan.kind === 'replay') {
+      const r = plan.effect.result!;
+      this.rt.replayed_effect_count += 1;
+      this.deps.events.emit({ type: 'effect-replayed', runId: this.runId, toolCallId: call.id, toolName: call.function.name });
+      this.addToolResult(call, r.output, plan.effect.input_hash, r.output_hash, r.is_error, true, started);
+      return !r.is_error;
+    }
+    if (plan.kind === 'error') {
+      const hash = inputHashFromRaw(call.function.name, call.function.arguments);
+      this.addToolResult(call, plan.output, hash, outputHash(plan.output), true, false, started);
+      return false;
+    }
+    if (plan.kind !== 'run') return true;
+    const { store } = this.deps;
+    if (plan.tool.sideEffecting) {
+      // Durable intent first: if we crash while the tool runs, resume knows it may have run.
+      await store.recordIntent(this.runId, { tool_call_id: call.id, step: this.rt.step, tool_name: plan.tool.name, input_hash: plan.hash, side_effecting: true });
+    }
+    this.deps.events.emit({ type: 'tool', runId: this.runId, step: this.rt.step, toolCallId: call.id, toolName: plan.tool.name, status: 'start' });
+    const result = await this.deps.tools.execute(plan.tool, plan.args, {
+      workspaceRoot: this.context.workspace_root,
+      signal: this.signal,
+      idempotencyKey: idempotencyKey(this.runId, this.rt.step, call.id),
+      outputCap: this.deps.outputCap,
+      putBlob: (content) => store.putBlob(this.runId, content),
+    });
+    this.deps.events.emit({ type: 'tool', runId: this.runId, step: this.rt.step, toolCallId: call.id, toolName: plan.tool.name, status: 'end', isError: result.is_error });
+    const content = toolMessageContent(result.output, plan);
+    if (plan.tool.sideEffecting) {
+      await store.recordResult(this.runId, call.id, { output: content, output_hash: outputHash(content), is_error: result.is_error, blob: result.blob });
+    }
+    this.addToolResult(call, content, plan.hash, outputHash(content), result.is_error, false, started);
+    return !result.is_error;
+  }
+
+  private addToolResult(call: ToolCall, content: string, hash: string, outHash: string, isError: boolean, replayed: boolean, started: number): void {
+    this.rt.messages.push({ role: 'tool', tool_call_id: call.id, content });
+    this.rt.tool_calls += 1;
+    this.rt.tool_executions.push({
+      tool_call_id: call.id,
+      tool_name: call.function.name,
+      step: this.rt.step,
+      input_hash: hash,
+      output_hash: outHash,
+      is_error: isError,
+      replayed,
+      started_ms: started,
+      finished_ms: this.deps.now(),
+    });
+  }
+
+  // ── delegate calls: child runs with their own checkpoints ───────────────────────────────────
+  private async subagentBatch(plans: CallPlan[]): Promise<Stop | null> {
+    await this.checkpoint('pre_subagent_batch', { subagent_count: plans.length });
+    let failures = 0;
+    for (const plan of plans) {
+      if (plan.kind !== 'delegate') continue;
+      if (this.rt.messages.some((m) => m.role === 'tool' && m.tool_call_id === plan.call.id)) continue; // done before a pause
+      const task = String((plan.args as { task?: unknown }).task ?? '');
+      const started = this.deps.now();
+      const out = await this.deps.delegate(this, plan.call, task);
+      if (out.state !== 'completed' && out.state !== 'failed') {
+        const detail = `Waiting for subagent run ${out.childRunId} (${out.state.replace(/_/g, ' ')}). ${out.detail ?? ''}`.trim();
+        return { stop: true, state: out.state === 'awaiting_approval' ? 'awaiting_approval' : 'paused_error', detail };
+      }
+      const isError = out.state === 'failed';
+      if (isError) failures += 1;
+      const text = out.finalText ?? (isError ? `Subagent failed: ${out.detail ?? 'no detail'}` : '');
+      this.addToolResult(plan.call, text, plan.hash, outputHash(text), isError, false, started);
+      this.rt.subagent_executions.push({
+        tool_call_id: plan.call.id,
+        child_run_id: out.childRunId,
+        step: this.rt.step,
+        state: out.state,
+        final_text: out.finalText,
+        started_ms: started,
+        finished_ms: this.deps.now(),
+      });
+    }
+    await this.checkpoint('post_subagent_batch', { subagents_total: this.rt.subagent_executions.length, subagent_failures: failures });
+    return null;
+  }
+
+  // ── endings ──────────────────────────────────────────────────────────────────────────────────
+  private async finish(text: string): Promise<Stop> {
+    this.rt.final_text = text;
+    this.rt.pending_llm_response = null;
+    this.rt.state = 'completed';
+    const result = terminalResult(this.rt);
+    await this.checkpoint('run_terminal', {
+      state: 'completed',
+      final_text: text,
+      requested_model: this.rt.requested_model,
+      normalized_model: this.rt.normalized_model,
+      provider_adapter: this.rt.provider_adapter,
+      terminal_result: result,
+    }, true);
+    return { stop: true, state: 'completed', detail: null };
+  }
+
+  /** Records the state (durably) and returns the outcome. A failing store here is logged, not thrown. */
+  private async pause(state: RunState, detail: string | null): Promise<RunOutcome> {
+    this.rt.state = state;
+    try {
+      await this.deps.store.setRunState(this.runId, state, detail);
+      await this.deps.store.flush();
+    } catch (err) {
+      this.log('error', `could not record state ${state}: ${errorMessage(err)}; the last durable checkpoint stands`);
+    }
+    this.deps.events.emit({ type: 'state', runId: this.runId, state, detail });
+    const terminal = state === 'completed' || state === 'failed';
+    return { runId: this.runId, state, detail, finalText: terminal ? this.rt.final_text : null, terminalResult: terminal ? terminalResult(this.rt) : null };
+  }
+
+  private async checkpoint(phase: Parameters<CheckpointStore['append']>[1]['phase'], payload: Record<string, unknown>, snapshot = false): Promise<void> {
+    if (snapshot) this.context.active_ms = this.activeMs();
+    const record = await this.deps.store.append(this.runId, {
+      phase,
+      step: this.rt.step,
+      payload,
+      ...(snapshot ? { snapshot: snapshotForWrite(this.rt) } : {}),
+    });
+    this.deps.events.emit({ type: 'phase', runId: this.runId, record });
+  }
+
+  private activeMs(): number {
+    return this.activeBaseMs + (this.deps.now() - this.sessionStartMs);
+  }
+
+  private abortState(): RunState {
+    return this.signal.reason === 'shutdown' ? 'interrupted' : 'paused_cancelled';
+  }
+
+  private abortDetail(): string {
+    return this.signal.reason === 'shutdown'
+      ? 'VS Code closed while the run was working. Resume it to continue.'
+      : 'Cancelled by the user. Resume it to continue.';
+  }
+
+  log(level: 'info' | 'warn' | 'error', message: string): void {
+    this.deps.events.emit({ type: 'log', runId: this.runId, level, message });
+  }
+}
+
+function byCall<T extends { tool_call_id: string }>(items: T[]): Map<string, T> {
+  return new Map(items.map((i) => [i.tool_call_id, i]));
+}

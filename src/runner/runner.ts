@@ -1,0 +1,323 @@
+// AgentRunner: start, resume, decide approvals, cancel. Owns one RunExecution per active run and
+// holds the run's lease (one window per run) only while it executes. vscode-free.
+import { LlmResponse, type RunState, type RuntimeSnapshot, type ToolCall } from '../store/schema';
+import { AgentCheckpointCorruptionError, CheckpointNotFoundError } from '../store/errors';
+import type { CheckpointStore, OwnerInfo, RunLease } from '../store/types';
+import { type Budget, DEFAULT_BUDGET } from './budget';
+import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprovalError } from './errors';
+import { Emitter, type RunnerEvent } from './events';
+import { inputHash, sha256 } from './hash';
+import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome, type ToolSet } from './loop';
+import type { ChatProvider } from './provider/types';
+import { DEFAULT_SYSTEM_PROMPT, initialSnapshot, type RunContext, type TerminalResult } from './runtime';
+import type { PolicyDecision } from './toolBatch';
+import type { Tool } from './tools/types';
+
+export interface RunnerDeps {
+  store: CheckpointStore;
+  /** A provider for a model (settings supply base URL and key). */
+  provider(model: string): ChatProvider;
+  tools: ToolSet;
+  toolSchemaHash: string;
+  policy(tool: Tool, args: unknown): PolicyDecision;
+  workspaceRoot: string;
+  owner: OwnerInfo;
+  extensionVersion: string;
+  defaultModel: string;
+  defaultBudget?: Budget;
+  outputCap?: number;
+  systemPrompt?: string;
+  now?: () => number;
+}
+
+export interface StartOptions {
+  task: string;
+  title?: string;
+  model?: string;
+  budget?: Partial<Budget>;
+  agentName?: string;
+}
+
+export interface ResumeOptions {
+  /** Raised limits for a run paused on its budget. */
+  budget?: Partial<Budget>;
+  /** The user confirmed resuming despite a changed extension version or tool set. */
+  confirmed?: boolean;
+}
+
+export interface RunHandle {
+  runId: string;
+  /** Resolves when the run finishes or pauses (never rejects). */
+  done: Promise<RunOutcome>;
+}
+
+export type DecisionInput =
+  | { toolCallId: string; inputHash: string; kind: 'approve' }
+  | { toolCallId: string; inputHash: string; kind: 'reject'; reason: string }
+  | { toolCallId: string; inputHash: string; kind: 'approve_edited'; argumentsJson: string };
+
+export class AgentRunner {
+  readonly events = new Emitter<RunnerEvent>();
+  private readonly active = new Map<string, { controller: AbortController; handle: RunHandle }>();
+  private readonly now: () => number;
+
+  constructor(private readonly deps: RunnerDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  isActive(runId: string): boolean {
+    return this.active.has(runId);
+  }
+
+  activeRunIds(): string[] {
+    return [...this.active.keys()];
+  }
+
+  async start(opts: StartOptions): Promise<RunHandle> {
+    const model = opts.model ?? this.deps.defaultModel;
+    const provider = this.deps.provider(model);
+    const title = opts.title ?? titleFrom(opts.task);
+    const { run, lease } = await this.deps.store.createRun(
+      { title, task: opts.task, agent_name: opts.agentName ?? 'agent-waypoints', model },
+      this.deps.owner,
+    );
+    return this.launch(run.run_id, lease, provider, this.freshSnapshot(opts.task, model, provider, opts.budget), false);
+  }
+
+  /**
+   * Resume semantics (product.md): latest checkpoint → terminal returns the stored result (nothing
+   * runs); otherwise the latest snapshot is restored (a copy) and the loop continues — a pending
+   * LLM response goes straight to its tool calls.
+   */
+  async resume(runId: string, opts: ResumeOptions = {}): Promise<RunHandle> {
+    const running = this.active.get(runId);
+    if (running) return running.handle;
+    const { store } = this.deps;
+    const latest = await store.latest(runId);
+    if (!latest) throw new CheckpointNotFoundError(`Run ${runId} has no checkpoint to resume from.`, runId);
+    if (latest.phase === 'run_terminal' && 'terminal_result' in latest.payload) {
+      const result = latest.payload.terminal_result as TerminalResult;
+      const outcome: RunOutcome = { runId, state: result.state, detail: null, finalText: result.final_text, terminalResult: result };
+      return { runId, done: Promise.resolve(outcome) };
+    }
+    const lease = await store.acquire(runId, this.deps.owner);
+    try {
+      const loaded = await store.loadSnapshot(runId);
+      if (!loaded) throw new CheckpointNotFoundError(`Run ${runId} has no snapshot to resume from.`, runId);
+      const rt = loaded.snapshot;
+      if (rt.pending_llm_response !== null && !LlmResponse.safeParse(rt.pending_llm_response).success) {
+        // Never a second LLM call for a response we received but cannot read.
+        throw new AgentCheckpointCorruptionError(`Run ${runId}: the pending LLM response in checkpoint #${loaded.record.seq} cannot be read.`, runId);
+      }
+      const ctx = rt.context as RunContext;
+      const reasons = this.changedConditions(ctx);
+      if (reasons.length > 0 && !opts.confirmed) throw new ResumeNeedsConfirmationError(runId, reasons);
+      ctx.budget = { ...ctx.budget, ...opts.budget };
+      ctx.extension_version = this.deps.extensionVersion;
+      ctx.tool_schema_hash = this.deps.toolSchemaHash;
+      const run = await store.getRun(runId);
+      return this.launch(runId, lease, this.deps.provider(run?.model ?? rt.requested_model), rt, true);
+    } catch (err) {
+      await lease.release();
+      throw err;
+    }
+  }
+
+  /** Writes decisions durably, then resumes the run when nothing is left waiting. */
+  async decide(runId: string, decisions: DecisionInput[]): Promise<RunHandle | undefined> {
+    const { store } = this.deps;
+    const pending = new Map((await store.listApprovals(runId, { pendingOnly: true })).map((a) => [a.tool_call_id, a]));
+    const prepared = decisions.map((d) => {
+      const approval = pending.get(d.toolCallId);
+      if (!approval) throw new StaleApprovalError(runId, d.toolCallId, 'it is not waiting for a decision (already decided, or never requested)');
+      if (approval.input_hash !== d.inputHash) throw new StaleApprovalError(runId, d.toolCallId, 'its arguments changed since it was shown');
+      if (d.kind !== 'approve_edited') return { d, args: undefined, hash: null };
+      const tool = this.deps.tools.get(approval.tool_name);
+      if (!tool) throw new InvalidEditedArgumentsError(`Unknown tool ${approval.tool_name}.`);
+      const parsed = this.deps.tools.parse(tool, d.argumentsJson);
+      if (!parsed.ok) throw new InvalidEditedArgumentsError(parsed.error);
+      return { d, args: parsed.args, hash: inputHash(tool.name, parsed.args) };
+    });
+    const lease = await store.acquire(runId, this.deps.owner);
+    try {
+      for (const { d, args, hash } of prepared) {
+        const approval = await store.decideApproval(runId, d.toolCallId, {
+          kind: d.kind,
+          reason: d.kind === 'reject' ? d.reason || 'Rejected by the user.' : null,
+          input_hash: hash,
+          ...(d.kind === 'approve_edited' ? { arguments: args } : {}),
+        });
+        this.events.emit({ type: 'approval-decided', runId, approval });
+      }
+    } finally {
+      await lease.release();
+    }
+    const left = await store.listApprovals(runId, { pendingOnly: true });
+    return left.length === 0 ? this.resume(runId, { confirmed: true }) : undefined;
+  }
+
+  /** Cancels an active run; it pauses with a checkpoint and can be resumed. */
+  cancel(runId: string): boolean {
+    const a = this.active.get(runId);
+    a?.controller.abort('cancel');
+    return a !== undefined;
+  }
+
+  /**
+   * Runs left in `running` by a window that died (no live owner) become `interrupted`. Nothing
+   * executes: resuming them is the user's choice.
+   */
+  async markInterrupted(): Promise<string[]> {
+    const { store } = this.deps;
+    const marked: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await store.listRuns({ limit: 200, ...(cursor ? { cursor } : {}) });
+      for (const run of page.runs) {
+        if (run.state !== 'running' || this.active.has(run.run_id) || (await store.owner(run.run_id))) continue;
+        const lease = await store.acquire(run.run_id, this.deps.owner).catch(() => undefined);
+        if (!lease) continue;
+        try {
+          await store.setRunState(run.run_id, 'interrupted', `Interrupted at step ${run.step}: the window running it closed or crashed. Resume it to continue.`);
+          marked.push(run.run_id);
+        } finally {
+          await lease.release();
+        }
+      }
+      cursor = page.cursor;
+    } while (cursor);
+    return marked;
+  }
+
+  /** Stops active runs as `interrupted` and waits for them (bounded); used on deactivate. */
+  async shutdown(timeoutMs = 3000): Promise<void> {
+    const done = [...this.active.values()].map((a) => {
+      a.controller.abort('shutdown');
+      return a.handle.done;
+    });
+    await Promise.race([Promise.all(done), new Promise((r) => setTimeout(r, timeoutMs))]);
+    this.events.dispose();
+  }
+
+  // ── internals ────────────────────────────────────────────────────────────────────────────────
+  private launch(runId: string, lease: RunLease, provider: ChatProvider, rt: RuntimeSnapshot, resumed: boolean): RunHandle {
+    const controller = new AbortController();
+    const exec = new RunExecution(this.loopDeps(provider), runId, lease, rt, controller.signal);
+    const done = (async () => {
+      try {
+        await this.deps.store.setRunState(runId, 'running', null);
+        this.events.emit({ type: 'state', runId, state: 'running', detail: null });
+        const ctx = rt.context as RunContext;
+        const record = await this.deps.store.append(runId, {
+          phase: 'run_started',
+          step: rt.step,
+          payload: { agent_name: 'agent-waypoints', resumed, task: rt.messages[1]?.content ?? '', extension_version: ctx.extension_version, tool_schema_hash: ctx.tool_schema_hash },
+        });
+        this.events.emit({ type: 'phase', runId, record });
+        const outcome = await exec.drive();
+        this.continueParent(rt.context as RunContext, outcome);
+        return outcome;
+      } catch (err) {
+        const detail = `Could not start: ${err instanceof Error ? err.message : String(err)}`;
+        this.events.emit({ type: 'log', runId, level: 'error', message: detail });
+        return { runId, state: 'paused_error' as RunState, detail, finalText: null, terminalResult: null };
+      } finally {
+        this.active.delete(runId);
+        await lease.release().catch(() => undefined);
+      }
+    })();
+    const handle = { runId, done };
+    this.active.set(runId, { controller, handle });
+    return handle;
+  }
+
+  /**
+   * A subagent that finished after its parent had paused for it (its approvals were decided
+   * later, in the panel) wakes the parent up. A parent that is running awaits the child itself.
+   */
+  private continueParent(ctx: RunContext, outcome: RunOutcome): void {
+    const parentId = ctx.parent?.run_id;
+    if (!parentId || this.active.has(parentId) || (outcome.state !== 'completed' && outcome.state !== 'failed')) return;
+    void (async () => {
+      const parent = await this.deps.store.getRun(parentId);
+      if (parent?.state === 'awaiting_approval' && parent.pending_approvals === 0) {
+        await this.resume(parentId, { confirmed: true });
+      }
+    })().catch((err) => this.events.emit({ type: 'log', runId: parentId, level: 'error', message: `could not continue the parent run: ${err}` }));
+  }
+
+  private loopDeps(provider: ChatProvider): LoopDeps {
+    return {
+      store: this.deps.store,
+      provider,
+      tools: this.deps.tools,
+      policy: this.deps.policy,
+      events: this.events,
+      outputCap: this.deps.outputCap ?? 32 * 1024,
+      now: this.now,
+      delegate: (parent, call, task) => this.delegate(parent, call, task),
+    };
+  }
+
+  private freshSnapshot(task: string, model: string, provider: ChatProvider, budget?: Partial<Budget>, parent?: RunContext['parent']): RuntimeSnapshot {
+    const context: RunContext = {
+      workspace_root: this.deps.workspaceRoot,
+      budget: { ...(this.deps.defaultBudget ?? DEFAULT_BUDGET), ...budget },
+      active_ms: 0,
+      extension_version: this.deps.extensionVersion,
+      tool_schema_hash: this.deps.toolSchemaHash,
+      parent: parent ?? null,
+    };
+    return initialSnapshot({
+      systemPrompt: this.deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+      task,
+      context,
+      requestedModel: model,
+      normalizedModel: provider.normalized_model,
+      providerAdapter: provider.provider_adapter,
+      nowMs: this.now(),
+    });
+  }
+
+  private changedConditions(ctx: RunContext): string[] {
+    const reasons: string[] = [];
+    if (ctx.extension_version !== this.deps.extensionVersion) {
+      reasons.push(`the run started with Agent Waypoints ${ctx.extension_version}, this is ${this.deps.extensionVersion}`);
+    }
+    if (ctx.tool_schema_hash !== this.deps.toolSchemaHash) reasons.push('the tools available to the agent changed since the run started');
+    return reasons;
+  }
+
+  /** A delegate call's child run: deterministic id, so a resumed parent resumes (never restarts) it. */
+  private async delegate(parent: RunExecution, call: ToolCall, task: string): Promise<DelegateOutcome> {
+    const childId = `sub-${sha256(`${parent.runId}/${call.id}`).slice(0, 20)}`;
+    const existing = await this.deps.store.getRun(childId);
+    let handle: RunHandle;
+    if (existing) {
+      handle = await this.resume(childId, { confirmed: true });
+    } else {
+      const model = parent.rt.requested_model;
+      const provider = this.deps.provider(model);
+      const { run, lease } = await this.deps.store.createRun(
+        { run_id: childId, title: `Subagent: ${titleFrom(task)}`, task, agent_name: 'agent-waypoints/subagent', model, parent_run_id: parent.runId },
+        this.deps.owner,
+      );
+      const budget = { ...(parent.context.budget as Budget), max_steps: Math.min(10, parent.context.budget.max_steps ?? 10) };
+      handle = this.launch(run.run_id, lease, provider, this.freshSnapshot(task, model, provider, budget, { run_id: parent.runId, tool_call_id: call.id }), false);
+    }
+    // Cancelling the parent cancels the child.
+    const onAbort = () => this.active.get(childId)?.controller.abort(parent.signal.reason);
+    parent.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const out = await handle.done;
+      return { childRunId: childId, state: out.state, finalText: out.finalText, detail: out.detail };
+    } finally {
+      parent.signal.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+function titleFrom(task: string): string {
+  const line = task.trim().split('\n')[0] ?? '';
+  return line.length > 60 ? `${line.slice(0, 57)}…` : line || 'Agent run';
+}

@@ -1,0 +1,96 @@
+// One tool batch: decide what each tool call of a pending LLM response needs (replay from the
+// effect journal, approval, policy denial, a clear error, or a run), then execute in order.
+// The two-phase journal: a durable *intent* before a side-effecting tool runs, the *result* after.
+// An intent without a result is *uncertain*: side-effecting tools go back to the user, never re-run
+// silently (product.md, resume semantics 6).
+import type { Approval, Effect, ToolCall } from '../store/schema';
+import { inputHash } from './hash';
+import type { Tool } from './tools/types';
+
+export type PolicyDecision = { decision: 'auto' | 'ask' | 'deny'; reason: string };
+
+export type CallPlan =
+  | { kind: 'replay'; call: ToolCall; effect: Effect }
+  | { kind: 'error'; call: ToolCall; output: string }
+  | { kind: 'run'; call: ToolCall; tool: Tool; args: unknown; hash: string; edited: boolean }
+  | { kind: 'delegate'; call: ToolCall; tool: Tool; args: unknown; hash: string }
+  | { kind: 'ask'; call: ToolCall; request: ApprovalRequest };
+
+export interface ApprovalRequest {
+  tool: Tool;
+  args: unknown;
+  hash: string;
+  uncertain: boolean;
+  reason: string;
+}
+
+export interface PlanInputs {
+  calls: readonly ToolCall[];
+  tools: { get(name: string): Tool | undefined; names(): string[] };
+  parse(tool: Tool, raw: string): { ok: true; args: unknown } | { ok: false; error: string };
+  policy(tool: Tool, args: unknown): PolicyDecision;
+  approvals: ReadonlyMap<string, Approval>;
+  effects: ReadonlyMap<string, Effect>;
+}
+
+/** Decides every call of a batch. Pure: no I/O, so it is the same on first run and on resume. */
+export function planBatch(p: PlanInputs): CallPlan[] {
+  return p.calls.map((call) => planCall(call, p));
+}
+
+function planCall(call: ToolCall, p: PlanInputs): CallPlan {
+  const tool = p.tools.get(call.function.name);
+  if (!tool) {
+    return { kind: 'error', call, output: `Unknown tool "${call.function.name}". Available tools: ${p.tools.names().join(', ')}.` };
+  }
+  const parsed = p.parse(tool, call.function.arguments);
+  if (!parsed.ok) return { kind: 'error', call, output: parsed.error };
+
+  const approval = p.approvals.get(call.id);
+  const decision = approval?.decision ?? null;
+  let args = parsed.args;
+  let hash = inputHash(tool.name, args);
+  let edited = false;
+  if (decision?.kind === 'approve_edited') {
+    args = decision.arguments;
+    hash = decision.input_hash ?? inputHash(tool.name, args);
+    edited = true;
+  }
+  if (decision?.kind === 'reject') {
+    const prefix = approval!.uncertain ? 'Not run again (it may already have run before the interruption)' : 'The user rejected this tool call';
+    return { kind: 'error', call, output: `${prefix}: ${decision.reason ?? 'no reason given'}` };
+  }
+  if (tool.category === 'subagent') {
+    // A subagent's journal is its child run (deterministic id): resuming never starts a second one.
+    return { kind: 'delegate', call, tool, args, hash };
+  }
+
+  const effect = p.effects.get(call.id);
+  if (effect?.result && effect.input_hash === hash) return { kind: 'replay', call, effect };
+  if (effect && !effect.result && tool.sideEffecting) {
+    const decidedAfterIntent = approval?.uncertain && decision && decision.decided_ms >= effect.intent_ms;
+    if (decidedAfterIntent) return { kind: 'run', call, tool, args, hash, edited };
+    return {
+      kind: 'ask',
+      call,
+      request: {
+        tool,
+        args,
+        hash,
+        uncertain: true,
+        reason: 'This call was started but its result was never recorded: the window closed or crashed while it ran. It may already have run.',
+      },
+    };
+  }
+
+  const policy = p.policy(tool, args);
+  if (policy.decision === 'deny') return { kind: 'error', call, output: `Denied by policy: ${policy.reason}` };
+  if (policy.decision === 'auto' || decision) return { kind: 'run', call, tool, args, hash, edited };
+  return { kind: 'ask', call, request: { tool, args, hash, uncertain: false, reason: policy.reason } };
+}
+
+/** The tool message content the model sees for an executed call. */
+export function toolMessageContent(output: string, plan: { edited: boolean; args: unknown }): string {
+  if (!plan.edited) return output;
+  return `[The user edited the arguments before this ran: ${JSON.stringify(plan.args)}]\n${output}`;
+}

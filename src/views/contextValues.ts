@@ -1,0 +1,18 @@
+// contextValue strings used in package.json `when` clauses (`viewItem == …`, `viewItem =~ /…/`).
+// Kept here so code and manifest share one spelling; a unit test checks the manifest uses only these.
+export const ContextValues = {
+  group: 'group',
+  /** Run items: `run.<state>`, plus `.resumable` when Resume applies and `.approvals` when some wait. */
+  run: (state: string, flags: { resumable: boolean; approvals: boolean }) =>
+    `run.${state}${flags.resumable ? '.resumable' : ''}${flags.approvals ? '.approvals' : ''}`,
+  checkpoint: 'checkpoint',
+  loadMore: 'loadMore',
+} as const;
+
+/** Context keys set with `setContext` (used in `when` clauses of commands and views). */
+export const ContextKeys = {
+  hasRuns: 'agentWaypoints.hasRuns',
+  hasStorage: 'agentWaypoints.hasStorage',
+  restricted: 'agentWaypoints.restricted',
+  hasActiveRun: 'agentWaypoints.hasActiveRun',
+} as const;

@@ -1,0 +1,112 @@
+// Tree nodes: each knows how to render itself as a TreeItem. The model owns the data.
+import * as vscode from 'vscode';
+import type { CheckpointRecord, RunSummary } from '../../store/schema';
+import { isTerminalState } from '../../store/schema';
+import { ContextValues } from '../contextValues';
+import { checkpointSummary, PHASE_ICONS, relativeTime, runDescription, STATE_ICONS } from './format';
+import type { RunGroup } from './model';
+
+const GROUP_LABELS: Record<RunGroup, string> = {
+  attention: 'Needs attention',
+  running: 'Running',
+  finished: 'Finished',
+  failed: 'Failed',
+};
+
+const GROUP_ICONS: Record<RunGroup, string> = {
+  attention: 'bell-dot',
+  running: 'sync',
+  finished: 'pass',
+  failed: 'error',
+};
+
+export class GroupNode {
+  readonly kind = 'group';
+  constructor(
+    readonly group: RunGroup,
+    readonly count: number,
+  ) {}
+
+  toTreeItem(): vscode.TreeItem {
+    const item = new vscode.TreeItem(
+      GROUP_LABELS[this.group],
+      this.group === 'finished' || this.group === 'failed'
+        ? vscode.TreeItemCollapsibleState.Collapsed
+        : vscode.TreeItemCollapsibleState.Expanded,
+    );
+    item.id = `group:${this.group}`;
+    item.description = String(this.count);
+    item.iconPath = new vscode.ThemeIcon(GROUP_ICONS[this.group]);
+    item.contextValue = ContextValues.group;
+    return item;
+  }
+}
+
+export class RunNode {
+  readonly kind = 'run';
+  constructor(
+    /** Replaced in place when the run's summary changes, so VS Code keeps the node's identity. */
+    public run: RunSummary,
+    readonly parent: GroupNode,
+  ) {}
+
+  toTreeItem(): vscode.TreeItem {
+    const r = this.run;
+    const item = new vscode.TreeItem(r.title, vscode.TreeItemCollapsibleState.Collapsed);
+    item.id = `run:${r.run_id}`;
+    item.description = runDescription(r);
+    const color = r.state === 'failed' ? 'errorForeground' : r.pending_approvals > 0 ? 'notificationsWarningIcon.foreground' : undefined;
+    item.iconPath = new vscode.ThemeIcon(STATE_ICONS[r.state], color ? new vscode.ThemeColor(color) : undefined);
+    const tooltip = new vscode.MarkdownString(
+      [`**${escape(r.title)}**`, '', escape(r.task), '', `${runDescription(r)}`, `\`${r.run_id}\` · model ${escape(r.model)}`]
+        .concat(r.state_detail ? ['', escape(r.state_detail)] : [])
+        .join('\n\n'),
+    );
+    item.tooltip = tooltip;
+    item.contextValue = ContextValues.run(r.state, {
+      resumable: !isTerminalState(r.state) && r.state !== 'running',
+      approvals: r.pending_approvals > 0,
+    });
+    return item;
+  }
+}
+
+export class CheckpointNode {
+  readonly kind = 'checkpoint';
+  constructor(
+    readonly record: CheckpointRecord,
+    readonly parent: RunNode,
+  ) {}
+
+  toTreeItem(): vscode.TreeItem {
+    const r = this.record;
+    const item = new vscode.TreeItem(`${r.phase}`, vscode.TreeItemCollapsibleState.None);
+    item.id = `cp:${r.run_id}:${r.seq}`;
+    item.description = `#${r.seq} · step ${r.step} · ${relativeTime(r.timestamp_ms)}`;
+    item.iconPath = new vscode.ThemeIcon(PHASE_ICONS[r.phase]);
+    item.tooltip = new vscode.MarkdownString(checkpointSummary(r));
+    item.contextValue = ContextValues.checkpoint;
+    item.command = { command: 'agentWaypoints.openCheckpoint', title: 'Open checkpoint', arguments: [this] };
+    return item;
+  }
+}
+
+export class LoadMoreNode {
+  readonly kind = 'loadMore';
+  constructor(readonly parent: RunNode) {}
+
+  toTreeItem(): vscode.TreeItem {
+    const item = new vscode.TreeItem('Load more…', vscode.TreeItemCollapsibleState.None);
+    item.id = `more:${this.parent.run.run_id}`;
+    item.iconPath = new vscode.ThemeIcon('ellipsis');
+    item.contextValue = ContextValues.loadMore;
+    item.command = { command: 'agentWaypoints.loadMoreCheckpoints', title: 'Load more', arguments: [this] };
+    return item;
+  }
+}
+
+export type RunsTreeNode = GroupNode | RunNode | CheckpointNode | LoadMoreNode;
+
+function escape(s: string): string {
+  return s.replace(/[\\`*_{}[\]()#+!|<>]/g, (c) => `\\${c}`);
+}

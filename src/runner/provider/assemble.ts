@@ -1,0 +1,151 @@
+// Turns what a server sent (a stream of chunks, or one JSON body) into the stored shapes. Written
+// defensively: local servers differ in small ways (tool calls in one chunk, no index, `stop` with
+// tool calls), and a misbehaving one must give a clear error or a repaired call, never a crash.
+import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
+import type { AssistantMessage, ToolCall, Usage } from '../../store/schema';
+import { ProviderError } from './errors';
+
+export interface Assembled {
+  id: string | null;
+  model: string | null;
+  finish_reason: string | null;
+  message: AssistantMessage;
+  usage: Usage | null;
+  /** Repairs made to what the server sent (missing ids, names …), for the log. */
+  warnings: string[];
+}
+
+/** Maps the finish reasons servers use onto OpenAI's set; tool calls present always means `tool_calls`. */
+export function normalizeFinishReason(raw: string | null | undefined, hasToolCalls: boolean): string | null {
+  const r = raw == null ? null : String(raw).toLowerCase();
+  if (hasToolCalls && (r === null || r === 'stop' || r === 'tool_calls' || r === 'function_call')) return 'tool_calls';
+  if (r === 'eos' || r === 'eos_token' || r === 'stop_sequence' || r === 'end_turn') return 'stop';
+  if (r === 'max_tokens' || r === 'model_length') return 'length';
+  if (r === 'function_call') return 'tool_calls';
+  return r;
+}
+
+export function toUsage(u: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null | undefined): Usage | null {
+  if (!u || typeof u !== 'object') return null;
+  const input = nonNeg(u.prompt_tokens);
+  const output = nonNeg(u.completion_tokens);
+  return { input_tokens: input, output_tokens: output, total_tokens: nonNeg(u.total_tokens) || input + output };
+}
+const nonNeg = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+
+interface PartialCall {
+  id: string | null;
+  name: string | null;
+  args: string;
+}
+
+/** Accumulates stream chunks; tool-call deltas are joined by `index` into complete calls. */
+export class StreamAssembler {
+  private id: string | null = null;
+  private model: string | null = null;
+  private text = '';
+  private sawText = false;
+  private finish: string | null = null;
+  private sawChoice = false;
+  private usage: Usage | null = null;
+  private readonly calls = new Map<number, PartialCall>();
+
+  /** Returns the text delta of this chunk (for live display), if any. */
+  push(chunk: ChatCompletionChunk): string {
+    if (!chunk || typeof chunk !== 'object') throw new ProviderError('bad_response', 'Malformed stream: a chunk is not an object.');
+    this.id ??= typeof chunk.id === 'string' ? chunk.id : null;
+    this.model ??= typeof chunk.model === 'string' && chunk.model ? chunk.model : null;
+    if (chunk.usage) this.usage = toUsage(chunk.usage);
+    let textDelta = '';
+    // Only choice 0: we never ask for n > 1.
+    const choice = Array.isArray(chunk.choices) ? chunk.choices.find((c) => (c?.index ?? 0) === 0) : undefined;
+    if (!choice) return textDelta;
+    this.sawChoice = true;
+    const delta = choice.delta ?? {};
+    if (typeof delta.content === 'string') {
+      this.text += delta.content;
+      this.sawText = true;
+      textDelta = delta.content;
+    }
+    if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((tc, i) => this.pushToolDelta(tc, i));
+    if (choice.finish_reason) this.finish = choice.finish_reason;
+    return textDelta;
+  }
+
+  private pushToolDelta(tc: ChatCompletionChunk.Choice.Delta.ToolCall, position: number): void {
+    // Some servers omit `index` and send each call whole: fall back to the id, then to position.
+    let index = typeof tc.index === 'number' ? tc.index : undefined;
+    if (index === undefined && tc.id) index = [...this.calls].find(([, c]) => c.id === tc.id)?.[0] ?? this.calls.size;
+    index ??= position;
+    const call = this.calls.get(index) ?? { id: null, name: null, args: '' };
+    if (tc.id) call.id = tc.id;
+    // The name comes whole in the first delta; later deltas carry only argument fragments.
+    if (tc.function?.name && !call.name) call.name = tc.function.name;
+    if (typeof tc.function?.arguments === 'string') call.args += tc.function.arguments;
+    this.calls.set(index, call);
+  }
+
+  result(): Assembled {
+    if (!this.sawChoice) {
+      throw new ProviderError('empty_response', 'The model returned no choices (empty response).');
+    }
+    if (this.finish === null) {
+      throw new ProviderError('bad_response', 'Malformed stream: it ended before a finish_reason (connection cut or server error).');
+    }
+    const warnings: string[] = [];
+    const toolCalls = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([i, c]) => completeCall(c, i, this.id, warnings));
+    return {
+      id: this.id,
+      model: this.model,
+      finish_reason: normalizeFinishReason(this.finish, toolCalls.length > 0),
+      message: assistant(this.sawText ? this.text : null, toolCalls),
+      usage: this.usage,
+      warnings,
+    };
+  }
+}
+
+/** A non-streamed body → the same shape as a stream. */
+export function assembleCompletion(body: ChatCompletion): Assembled {
+  if (!body || typeof body !== 'object') throw new ProviderError('bad_response', 'Malformed response: the body is not a JSON object.');
+  if (!Array.isArray(body.choices) || body.choices.length === 0) {
+    throw new ProviderError('empty_response', 'The model returned no choices (empty response).');
+  }
+  const choice = body.choices.find((c) => (c?.index ?? 0) === 0) ?? body.choices[0];
+  const msg = choice?.message;
+  if (!msg || typeof msg !== 'object') throw new ProviderError('bad_response', 'Malformed response: choices[0] has no message.');
+  const warnings: string[] = [];
+  const raw = Array.isArray(msg.tool_calls) ? msg.tool_calls : [];
+  const toolCalls = raw.map((tc, i) => {
+    const fn = (tc as { function?: { name?: string; arguments?: unknown } }).function;
+    const args = typeof fn?.arguments === 'string' ? fn.arguments : fn?.arguments == null ? '' : JSON.stringify(fn.arguments);
+    return completeCall({ id: tc.id || null, name: fn?.name || null, args }, i, body.id ?? null, warnings);
+  });
+  return {
+    id: typeof body.id === 'string' ? body.id : null,
+    model: typeof body.model === 'string' && body.model ? body.model : null,
+    finish_reason: normalizeFinishReason(choice?.finish_reason, toolCalls.length > 0),
+    message: assistant(typeof msg.content === 'string' ? msg.content : null, toolCalls),
+    usage: toUsage(body.usage),
+    warnings,
+  };
+}
+
+/**
+ * A call missing its id gets a deterministic one (derived from the response id and position) so the
+ * tool result can still be matched; a missing name stays '' and the tool registry answers the model
+ * with a clear "unknown tool" error.
+ */
+function completeCall(c: PartialCall, index: number, responseId: string | null, warnings: string[]): ToolCall {
+  let id = c.id;
+  if (!id) {
+    id = `call_${responseId ?? 'noid'}_${index}`;
+    warnings.push(`tool call #${index} had no id; assigned ${id}`);
+  }
+  if (!c.name) warnings.push(`tool call ${id} had no function name`);
+  return { id, type: 'function', function: { name: c.name ?? '', arguments: c.args } };
+}
+
+function assistant(content: string | null, toolCalls: ToolCall[]): AssistantMessage {
+  return toolCalls.length > 0 ? { role: 'assistant', content, tool_calls: toolCalls } : { role: 'assistant', content: content ?? '' };
+}

@@ -1,0 +1,158 @@
+// The one provider adapter: any OpenAI-compatible Chat Completions server through the `openai` SDK.
+// OpenAI, Azure, Ollama, LM Studio, vLLM and llama.cpp differ only in configuration (README.md).
+import OpenAI from 'openai';
+import type { ChatCompletionCreateParams, ChatCompletionChunk } from 'openai/resources/chat/completions';
+import { assembleCompletion, StreamAssembler, type Assembled } from './assemble';
+import { toProviderError, ProviderError, type ErrorContext } from './errors';
+import { costUsd, DEFAULT_PRICES, normalizeModel, type PriceTable } from './pricing';
+import { PROVIDER_ADAPTER, type ChatProvider, type CompletionRequest, type ProviderConfig, type ProviderResult } from './types';
+
+/** Sent when no key is needed (local servers); they ignore the Authorization header. */
+export const PLACEHOLDER_API_KEY = 'no-key-required';
+const DEFAULT_TIMEOUT_MS = 120_000;
+
+export function createProvider(config: ProviderConfig): ChatProvider {
+  if (!config.baseURL) throw new TypeError('createProvider: baseURL is required');
+  if (!config.model) throw new TypeError('createProvider: model is required');
+  const apiKey = config.apiKey || PLACEHOLDER_API_KEY;
+  const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const headers: Record<string, string | null> = { ...config.defaultHeaders };
+  if (config.authHeader === 'api-key') {
+    headers['api-key'] = apiKey;
+    headers['Authorization'] = null; // a null default header removes the SDK's Bearer header
+  }
+  const client = new OpenAI({
+    baseURL: config.baseURL,
+    apiKey,
+    maxRetries: config.maxRetries ?? 2,
+    timeout: timeoutMs,
+    defaultQuery: config.defaultQuery,
+    defaultHeaders: headers,
+    logLevel: config.logLevel ?? 'off', // failures surface as ProviderError; the SDK must not write to the host's console
+  });
+  const prices: PriceTable = { ...DEFAULT_PRICES, ...config.prices };
+  const normalized = normalizeModel(config.model);
+  const errCtx = (abortedBy: ErrorContext['abortedBy'] = null): ErrorContext => ({
+    baseURL: config.baseURL,
+    model: config.model,
+    apiKey: config.apiKey,
+    abortedBy,
+  });
+
+  async function complete(req: CompletionRequest): Promise<ProviderResult> {
+    const stream = req.stream ?? config.stream ?? true;
+    const call = new CallControl(req.signal, timeoutMs);
+    try {
+      const body = requestBody(config, req, stream);
+      const assembled = stream ? await streamed(client, body, call, req.onText) : await single(client, body, call);
+      return toResult(assembled);
+    } catch (err) {
+      throw toProviderError(err, errCtx(call.abortedBy));
+    } finally {
+      call.dispose();
+    }
+  }
+
+  function toResult(a: Assembled): ProviderResult {
+    const model = a.model ?? config.model;
+    // The served model (often a dated snapshot) prices first; the requested name is the fallback.
+    const cost = costUsd(model, a.usage, prices) ?? costUsd(config.model, a.usage, prices);
+    return {
+      response: { id: a.id, model, finish_reason: a.finish_reason, message: a.message, usage: a.usage, received_ms: Date.now() },
+      cost_usd: cost,
+      requested_model: config.model,
+      normalized_model: normalized,
+      provider_adapter: PROVIDER_ADAPTER,
+      warnings: a.warnings,
+    };
+  }
+
+  async function listModels(signal?: AbortSignal): Promise<string[]> {
+    try {
+      const ids: string[] = [];
+      for await (const m of client.models.list({ signal })) ids.push(m.id);
+      return ids;
+    } catch (err) {
+      throw toProviderError(err, errCtx(signal?.aborted ? 'caller' : null));
+    }
+  }
+
+  return { provider_adapter: PROVIDER_ADAPTER, requested_model: config.model, normalized_model: normalized, complete, listModels };
+}
+
+function requestBody(config: ProviderConfig, req: CompletionRequest, stream: boolean): ChatCompletionCreateParams {
+  const body: Record<string, unknown> = { ...config.extraBody, model: config.model, messages: req.messages, stream };
+  if (req.tools && req.tools.length > 0) {
+    body.tools = req.tools;
+    body.tool_choice = 'auto';
+  }
+  if (stream && (config.streamUsage ?? true)) body.stream_options = { include_usage: true };
+  if (config.temperature !== undefined) body.temperature = config.temperature;
+  if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;
+  return body as unknown as ChatCompletionCreateParams;
+}
+
+async function streamed(client: OpenAI, body: ChatCompletionCreateParams, call: CallControl, onText?: (d: string) => void): Promise<Assembled> {
+  const stream = (await client.chat.completions.create(
+    { ...body, stream: true } as ChatCompletionCreateParams & { stream: true },
+    { signal: call.signal },
+  )) as AsyncIterable<ChatCompletionChunk>;
+  const asm = new StreamAssembler();
+  call.armStall();
+  for await (const chunk of stream) {
+    call.armStall();
+    const text = asm.push(chunk);
+    if (text && onText) onText(text);
+  }
+  // The SDK ends an aborted stream quietly: an abort must not look like a short but complete answer.
+  call.throwIfAborted();
+  return asm.result();
+}
+
+async function single(client: OpenAI, body: ChatCompletionCreateParams, call: CallControl): Promise<Assembled> {
+  const completion = await client.chat.completions.create({ ...body, stream: false } as ChatCompletionCreateParams & { stream: false }, {
+    signal: call.signal,
+  });
+  call.throwIfAborted();
+  return assembleCompletion(completion);
+}
+
+/** Our own AbortController: fired by the caller's signal or by a stream that goes silent too long. */
+class CallControl {
+  private readonly ac = new AbortController();
+  private stallTimer: NodeJS.Timeout | undefined;
+  abortedBy: 'caller' | 'stall' | null = null;
+  private readonly onCallerAbort = (): void => this.abort('caller');
+
+  constructor(
+    private readonly caller: AbortSignal | undefined,
+    private readonly stallMs: number,
+  ) {
+    if (caller?.aborted) this.abort('caller');
+    else caller?.addEventListener('abort', this.onCallerAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.ac.signal;
+  }
+
+  armStall(): void {
+    clearTimeout(this.stallTimer);
+    this.stallTimer = setTimeout(() => this.abort('stall'), this.stallMs);
+  }
+
+  throwIfAborted(): void {
+    if (this.abortedBy) throw new ProviderError(this.abortedBy === 'caller' ? 'cancelled' : 'timeout', 'aborted');
+  }
+
+  private abort(by: 'caller' | 'stall'): void {
+    if (this.abortedBy) return;
+    this.abortedBy = by;
+    this.ac.abort();
+  }
+
+  dispose(): void {
+    clearTimeout(this.stallTimer);
+    this.caller?.removeEventListener('abort', this.onCallerAbort);
+  }
+}

@@ -1,0 +1,83 @@
+// One error type for everything that can go wrong talking to a model, so the loop decides
+// "pause resumably" vs "fail" from `kind` and `retryable`, never from SDK classes or messages.
+import OpenAI from 'openai';
+
+export type ProviderErrorKind =
+  | 'rate_limited' // HTTP 429 after the SDK's retries
+  | 'server_error' // HTTP 5xx after the SDK's retries
+  | 'timeout' // no response (or a stalled stream) within the configured time
+  | 'cancelled' // the caller's AbortSignal fired
+  | 'bad_response' // unparseable / truncated stream, a choice without a message, …
+  | 'empty_response' // no choices at all
+  | 'auth' // 401 / 403: wrong or missing key
+  | 'not_found' // 404: wrong base URL or unknown model
+  | 'bad_request' // other 4xx: the request itself was refused
+  | 'connection'; // could not reach the server
+
+/** Kinds where trying the same request later can succeed: the loop pauses instead of failing. */
+const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'server_error', 'timeout', 'connection', 'bad_response', 'empty_response']);
+
+export class ProviderError extends Error {
+  override readonly name = 'ProviderError';
+  readonly retryable: boolean;
+  constructor(
+    readonly kind: ProviderErrorKind,
+    message: string,
+    readonly status: number | null = null,
+    /** Server-suggested wait (retry-after), when it sent one. */
+    readonly retryAfterMs: number | null = null,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.retryable = RETRYABLE.has(kind);
+  }
+}
+
+export interface ErrorContext {
+  baseURL: string;
+  model: string;
+  /** Scrubbed from every message, in case a server echoes it back. */
+  apiKey?: string;
+  /** Why our own controller aborted, when it did: the caller's signal or the stall timer. */
+  abortedBy?: 'caller' | 'stall' | null;
+}
+
+/** Maps anything thrown by the SDK (or by our stream handling) to a ProviderError. */
+export function toProviderError(err: unknown, ctx: ErrorContext): ProviderError {
+  const where = `${ctx.baseURL} (model ${ctx.model})`;
+  const scrub = (s: string): string => (ctx.apiKey && ctx.apiKey.length >= 4 ? s.split(ctx.apiKey).join('***') : s);
+  const detail = scrub(err instanceof Error ? err.message : String(err));
+  const make = (kind: ProviderErrorKind, msg: string, status: number | null = null, retryAfter: number | null = null) =>
+    new ProviderError(kind, scrub(msg), status, retryAfter, { cause: err });
+
+  if (ctx.abortedBy === 'caller') return make('cancelled', `Request to ${where} was cancelled.`);
+  if (ctx.abortedBy === 'stall') return make('timeout', `The stream from ${where} stalled: no data within the timeout.`);
+  // Our own errors (empty/malformed response) are already classified; an abort above takes precedence.
+  if (err instanceof ProviderError) return err;
+  if (err instanceof OpenAI.APIUserAbortError) return make('cancelled', `Request to ${where} was cancelled.`);
+  if (err instanceof OpenAI.APIConnectionTimeoutError) return make('timeout', `Request to ${where} timed out (after the SDK's retries).`);
+  if (err instanceof OpenAI.APIConnectionError) return make('connection', `Could not reach ${where}: ${detail}`);
+  if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+    const s = err.status;
+    const retryAfter = retryAfterMs(err.headers);
+    if (s === 429) return make('rate_limited', `Rate limited by ${where} (HTTP 429) after retries: ${detail}`, s, retryAfter);
+    if (s >= 500) return make('server_error', `Server error from ${where} (HTTP ${s}) after retries: ${detail}`, s, retryAfter);
+    if (s === 401 || s === 403) return make('auth', `Authentication failed at ${where} (HTTP ${s}): check the API key. ${detail}`, s);
+    if (s === 404) return make('not_found', `Not found at ${where} (HTTP 404): check the base URL and model. ${detail}`, s);
+    return make('bad_request', `Request refused by ${where} (HTTP ${s}): ${detail}`, s);
+  }
+  if (err instanceof OpenAI.APIError) {
+    // An `error` object inside the stream (status undefined): the server gave up mid-response.
+    return make('server_error', `Error in the stream from ${where}: ${detail}`);
+  }
+  if (err instanceof SyntaxError) return make('bad_response', `Malformed response from ${where}: ${detail}`);
+  return make('bad_response', `Unexpected failure talking to ${where}: ${detail}`);
+}
+
+function retryAfterMs(headers: Headers | undefined): number | null {
+  const ms = headers?.get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms))) return Number(ms);
+  const s = headers?.get('retry-after');
+  if (s && Number.isFinite(Number(s))) return Number(s) * 1000;
+  return null;
+}

@@ -1,0 +1,113 @@
+// Write tools: write_file and edit_file. Both replace the file atomically (temp file + rename) so
+// a crash mid-write never leaves a half-written source file behind.
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { confinePath, isInside } from './paths';
+import { defineTool, ToolFailure } from './types';
+
+async function writeAtomic(abs: string, content: string): Promise<void> {
+  const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.waypoints-${randomBytes(4).toString('hex')}.tmp`);
+  const mode = await fs.stat(abs).then((s) => s.mode, () => undefined); // keep an existing file's permissions
+  try {
+    await fs.writeFile(tmp, content, { encoding: 'utf8', mode });
+    await fs.rename(tmp, abs);
+  } catch (e) {
+    await fs.rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+export const writeFile = defineTool({
+  name: 'write_file',
+  category: 'write',
+  sideEffecting: true,
+  description: 'Create or overwrite a file in the workspace with the given content. Creates missing parent folders.',
+  args: z.object({
+    path: z.string().describe('File path relative to the workspace root'),
+    content: z.string().describe('The complete new content of the file'),
+  }),
+  async run(args, ctx) {
+    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+    const existed = await fs.stat(abs).then(
+      (s) => {
+        if (s.isDirectory()) throw new ToolFailure(`"${rel}" is a directory; cannot write a file there.`);
+        return true;
+      },
+      () => false,
+    );
+    // The parent chain was confined above (its existing part is real and inside), so mkdir stays inside.
+    const realRoot = await fs.realpath(ctx.workspaceRoot);
+    if (!isInside(realRoot, path.dirname(abs))) throw new ToolFailure(`Refusing to create folders outside the workspace for "${rel}".`);
+    await fs.mkdir(path.dirname(abs), { recursive: true });
+    await writeAtomic(abs, args.content);
+    const bytes = Buffer.byteLength(args.content, 'utf8');
+    return { output: `${existed ? 'Overwrote' : 'Created'} ${rel} (${bytes} bytes).`, is_error: false, blob: null };
+  },
+});
+
+export const editFile = defineTool({
+  name: 'edit_file',
+  category: 'write',
+  sideEffecting: true,
+  description:
+    'Replace an exact piece of text in a file. old_text must match the file exactly (including whitespace and indentation) ' +
+    'and occur exactly once, unless replace_all is true. Include enough surrounding lines to make it unique.',
+  args: z.object({
+    path: z.string().describe('File path relative to the workspace root'),
+    old_text: z.string().min(1).describe('Exact text to replace'),
+    new_text: z.string().describe('Replacement text'),
+    replace_all: z.boolean().default(false).describe('Replace every occurrence instead of requiring exactly one'),
+  }),
+  async run(args, ctx) {
+    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+    const text = await fs.readFile(abs, 'utf8');
+    let oldText = args.old_text;
+    let newText = args.new_text;
+    let count = countOccurrences(text, oldText);
+    if (count === 0 && text.includes('\r\n') && !oldText.includes('\r\n')) {
+      // The model saw LF lines; the file has CRLF. Match and write in the file's own line endings.
+      oldText = oldText.replace(/\n/g, '\r\n');
+      newText = newText.replace(/\r?\n/g, '\r\n');
+      count = countOccurrences(text, oldText);
+    }
+    if (count === 0) throw new ToolFailure(notFoundMessage(rel, text, args.old_text, args.new_text));
+    if (count > 1 && !args.replace_all) {
+      throw new ToolFailure(
+        `old_text is not unique in ${rel}: found ${count} matches (at lines ${matchLines(text, oldText).join(', ')}). ` +
+          'Include more surrounding lines to pick one, or set replace_all to true.',
+      );
+    }
+    const firstLine = matchLines(text, oldText)[0] ?? 1;
+    const updated = args.replace_all ? text.split(oldText).join(newText) : text.replace(oldText, () => newText);
+    await writeAtomic(abs, updated);
+    const what = count === 1 ? '1 occurrence' : `${count} occurrences`;
+    return { output: `Edited ${rel}: replaced ${what} (first at line ${firstLine}).`, is_error: false, blob: null };
+  },
+});
+
+/** Non-overlapping occurrences, as split/replace_all would count them. */
+export function countOccurrences(text: string, needle: string): number {
+  if (needle === '') return 0;
+  let n = 0;
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
+  return n;
+}
+
+function matchLines(text: string, needle: string): number[] {
+  const lines: number[] = [];
+  for (let i = text.indexOf(needle); i !== -1 && lines.length < 20; i = text.indexOf(needle, i + needle.length)) {
+    lines.push(text.slice(0, i).split('\n').length);
+  }
+  return lines;
+}
+
+/** Says what probably went wrong, since the model cannot see the file's bytes. */
+function notFoundMessage(rel: string, text: string, oldText: string, newText: string): string {
+  let msg = `old_text was not found in ${rel} (0 matches). It must match exactly, including whitespace and indentation; read the file again and copy the text.`;
+  const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
+  if (squash(oldText) !== '' && squash(text).includes(squash(oldText))) msg += ' (It does match if whitespace is ignored: check indentation and line breaks.)';
+  if (newText !== '' && countOccurrences(text, newText) > 0) msg += ' (new_text is already present: the edit may have been applied already.)';
+  return msg;
+}

@@ -1,0 +1,46 @@
+// Output capping: the model sees at most `cap` bytes; the full text goes to a blob when the store
+// offers one, and the note says exactly how much was shown and where the rest is.
+import type { ToolContext } from './types';
+
+export interface Capped {
+  text: string;
+  blob: string | null;
+  truncated: boolean;
+}
+
+/** Cuts to at most `maxBytes` UTF-8 bytes without splitting a character. */
+export function sliceBytes(text: string, maxBytes: number, from: 'start' | 'end' = 'start'): string {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= maxBytes) return text;
+  if (from === 'start') {
+    let end = maxBytes;
+    while (end > 0 && ((buf[end] ?? 0) & 0xc0) === 0x80) end--; // back off continuation bytes
+    return buf.subarray(0, end).toString('utf8');
+  }
+  let start = buf.length - maxBytes;
+  while (start < buf.length && ((buf[start] ?? 0) & 0xc0) === 0x80) start++;
+  return buf.subarray(start).toString('utf8');
+}
+
+export function truncationNote(shown: number, total: number, blob: string | null): string {
+  return `[output truncated: ${shown} of ${total} bytes shown${blob ? `; full output in blob ${blob}` : ''}]`;
+}
+
+/**
+ * `head` keeps the beginning (file reads); `head_tail` keeps both ends (command output, where the
+ * summary or the error is usually last).
+ */
+export async function capOutput(text: string, ctx: Pick<ToolContext, 'outputCap' | 'putBlob'>, mode: 'head' | 'head_tail' = 'head'): Promise<Capped> {
+  const total = Buffer.byteLength(text, 'utf8');
+  const cap = Math.max(0, Math.floor(ctx.outputCap));
+  if (total <= cap) return { text, blob: null, truncated: false };
+  const blob = ctx.putBlob ? await ctx.putBlob(text) : null;
+  if (mode === 'head') {
+    const head = sliceBytes(text, cap);
+    return { text: `${head}\n${truncationNote(Buffer.byteLength(head), total, blob)}`, blob, truncated: true };
+  }
+  const head = sliceBytes(text, Math.floor(cap / 2));
+  const tail = sliceBytes(text, cap - Buffer.byteLength(head), 'end');
+  const shown = Buffer.byteLength(head) + Buffer.byteLength(tail);
+  return { text: `${head}\n${truncationNote(shown, total, blob)}\n${tail}`, blob, truncated: true };
+}

@@ -1,0 +1,150 @@
+// run_command: a shell command in the workspace. The command runs in its own process group so a
+// timeout or a cancel kills everything it started (npm → node → …), not just the shell.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import { z } from 'zod';
+import { capOutput, sliceBytes } from './output';
+import { confinePath } from './paths';
+import { defineTool, ToolFailure, type ToolContext } from './types';
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
+export const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
+/** Kept in memory per stream; beyond this only the tail is kept (the blob then holds head + tail). */
+const MAX_CAPTURE_BYTES = 8 * 1024 * 1024;
+/** After SIGTERM, how long the group gets before SIGKILL. */
+const KILL_GRACE_MS = 2000;
+
+export const runCommand = defineTool({
+  name: 'run_command',
+  category: 'command',
+  sideEffecting: true,
+  description:
+    'Run a shell command in the workspace (non-interactive: stdin is closed). Returns the exit code, stdout and stderr. ' +
+    'Killed after timeout_ms. Long output is truncated in the middle.',
+  args: z.object({
+    command: z.string().min(1).describe('Shell command line, e.g. "npm test"'),
+    cwd: z.string().default('.').describe('Working directory relative to the workspace root'),
+    timeout_ms: z.number().int().min(1).max(MAX_COMMAND_TIMEOUT_MS).default(DEFAULT_COMMAND_TIMEOUT_MS),
+  }),
+  async run(args, ctx) {
+    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.cwd);
+    const st = await fs.stat(abs).catch(() => null);
+    if (!st?.isDirectory()) throw new ToolFailure(`cwd "${rel}" is not a directory in the workspace.`);
+    if (ctx.signal.aborted) throw new ToolFailure('Cancelled before the command started.');
+    const r = await execute(args.command, abs, args.timeout_ms, ctx);
+    return format(r, args.timeout_ms, ctx);
+  },
+});
+
+interface Execution {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Capture;
+  stderr: Capture;
+  stoppedBy: 'timeout' | 'cancel' | null;
+  spawnError: Error | null;
+}
+
+class Capture {
+  private chunks: Buffer[] = [];
+  private kept = 0;
+  total = 0;
+  add(b: Buffer): void {
+    this.total += b.length;
+    this.chunks.push(b);
+    this.kept += b.length;
+    while (this.kept > MAX_CAPTURE_BYTES && this.chunks.length > 1) this.kept -= (this.chunks.shift() as Buffer).length;
+  }
+  text(): string {
+    const s = Buffer.concat(this.chunks).toString('utf8');
+    return this.total > this.kept ? `[first ${this.total - this.kept} bytes dropped]\n${s}` : s;
+  }
+}
+
+function execute(command: string, cwd: string, timeoutMs: number, ctx: ToolContext): Promise<Execution> {
+  return new Promise((resolve) => {
+    const r: Execution = { code: null, signal: null, stdout: new Capture(), stderr: new Capture(), stoppedBy: null, spawnError: null };
+    const isWin = process.platform === 'win32';
+    const child = spawn(command, { cwd, shell: true, detached: !isWin, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    child.stdout?.on('data', (b: Buffer) => r.stdout.add(b));
+    child.stderr?.on('data', (b: Buffer) => r.stderr.add(b));
+    let finished = false;
+    const done = (): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      ctx.signal.removeEventListener('abort', onAbort);
+      resolve(r);
+    };
+    // A process that escaped the group (or a background job) can hold our pipes open forever:
+    // after a grace period stop waiting for them.
+    const stopWaitingLater = (ms: number): void => {
+      setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        done();
+      }, ms).unref();
+    };
+    const stop = (why: 'timeout' | 'cancel'): void => {
+      r.stoppedBy ??= why;
+      killTree(child);
+      stopWaitingLater(KILL_GRACE_MS + 1000);
+    };
+    const timer = setTimeout(() => stop('timeout'), timeoutMs);
+    const onAbort = (): void => stop('cancel');
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    child.on('error', (e) => {
+      r.spawnError = e;
+      done();
+    });
+    child.on('exit', (code, signal) => {
+      r.code = code;
+      r.signal = signal;
+      stopWaitingLater(1000);
+    });
+    // 'close' waits for the pipes too, so output written just before exit is not lost.
+    child.on('close', (code, signal) => {
+      r.code = code;
+      r.signal = signal;
+      done();
+    });
+  });
+}
+
+/** SIGTERM to the whole process group, SIGKILL if it is still there after a grace period. */
+function killTree(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  if (process.platform === 'win32') {
+    spawn('taskkill', ['/pid', String(child.pid), '/T', '/F'], { windowsHide: true }).on('error', () => undefined);
+    return;
+  }
+  const pid = child.pid;
+  const kill = (sig: NodeJS.Signals): void => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      // already gone
+    }
+  };
+  kill('SIGTERM');
+  setTimeout(() => kill('SIGKILL'), KILL_GRACE_MS).unref();
+}
+
+async function format(r: Execution, timeoutMs: number, ctx: ToolContext) {
+  if (r.spawnError) throw new ToolFailure(`Could not start the command: ${r.spawnError.message}`);
+  const status =
+    r.stoppedBy === 'timeout'
+      ? `timed out after ${timeoutMs} ms; the process group was killed`
+      : r.stoppedBy === 'cancel'
+        ? 'cancelled; the process group was killed'
+        : r.code !== null
+          ? `exit code: ${r.code}`
+          : `killed by signal ${r.signal}`;
+  const stdout = r.stdout.text();
+  const stderr = r.stderr.text();
+  const full = `${status}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`;
+  const capped = await capOutput(full, ctx, 'head_tail');
+  // Keep the status line visible whatever the cap cut.
+  const output = capped.truncated && !capped.text.startsWith(status) ? `${status}\n${sliceBytes(capped.text, ctx.outputCap)}` : capped.text;
+  return { output, is_error: r.stoppedBy !== null || r.code !== 0, blob: capped.blob };
+}

@@ -1,0 +1,62 @@
+// What a tool is, what it gets, what it returns. vscode-free: tools touch the workspace through
+// Node's fs and child_process only, always via paths.ts.
+import type { z } from 'zod';
+import type { ToolCategory } from '../../store/schema';
+
+export interface DelegateResult {
+  /** The child run's final answer. */
+  final_text: string;
+  child_run_id?: string;
+  /** The child failed or was stopped: the model sees the text as an error. */
+  is_error?: boolean;
+}
+
+export interface ToolContext {
+  /** Absolute path of the workspace folder; every path a tool touches is confined to it. */
+  workspaceRoot: string;
+  /** Cancels the tool (kills a running command's process group). */
+  signal: AbortSignal;
+  /** `${run_id}/${step}/${tool_call_id}` (hash.ts idempotencyKey). */
+  idempotencyKey: string;
+  /** Max bytes of output the model sees; the rest goes to a blob. */
+  outputCap: number;
+  /** Stores a full output; returns its content hash (the store's blob id). */
+  putBlob?: (content: string) => Promise<string>;
+  /** Runs a subagent on `task`; supplied by the loop. */
+  delegate?: (task: string, signal: AbortSignal) => Promise<DelegateResult>;
+}
+
+/** What a tool's run() returns; the registry adds the hash. */
+export interface ToolOutput {
+  output: string;
+  is_error: boolean;
+  /** Blob holding the full output when `output` was truncated. */
+  blob: string | null;
+}
+
+/** What the registry returns for every call: success, tool failure, bad arguments, unknown tool. */
+export interface ToolResult extends ToolOutput {
+  /** sha256 of `output` (hash.ts outputHash). */
+  output_hash: string;
+}
+
+export interface Tool<S extends z.ZodType = z.ZodType> {
+  name: string;
+  category: ToolCategory;
+  /** Changes something outside the conversation: needs an effect intent before it runs. */
+  sideEffecting: boolean;
+  description: string;
+  /** Validates the model's arguments AND is described to the model (z.toJSONSchema). */
+  args: S;
+  run(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+/** Expected failures (bad path, text not found …): the message goes to the model as an error result. */
+export class ToolFailure extends Error {
+  override readonly name = 'ToolFailure';
+}
+
+/** Helper that keeps each tool's args type inferred from its schema. */
+export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
+  return tool;
+}

@@ -1,0 +1,103 @@
+// run_command with real processes: exit codes, streams, timeouts that kill the whole process
+// group, cancel, output cap + blob, cwd confinement.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ToolCall } from '../../../src/store/schema';
+import { createCodingRegistry, type ToolContext } from '../../../src/runner/tools';
+import { blobSink, rmrf, tmpDir, toolCtx } from './helpers';
+
+const registry = createCodingRegistry();
+const call = (args: unknown): ToolCall => ({ id: 'call_cmd', type: 'function', function: { name: 'run_command', arguments: JSON.stringify(args) } });
+
+/** Running (a zombie left for a non-reaping PID 1 in a container counts as dead). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true; // no /proc (macOS): kill(0) said it exists
+  }
+}
+
+describe('runner/tools run_command', () => {
+  let root: string;
+  let ctx: ToolContext;
+  const run = (args: unknown, c: ToolContext = ctx) => registry.execute(call(args), c);
+  beforeEach(() => {
+    root = tmpDir();
+    ctx = toolCtx(root);
+  });
+  afterEach(() => rmrf(root));
+
+  it('returns exit code, stdout and stderr; runs through the shell in the workspace', async () => {
+    const r = await run({ command: 'echo out && echo err 1>&2 && pwd' });
+    assert.equal(r.is_error, false);
+    assert.equal(r.output, `exit code: 0\n--- stdout ---\nout\n${root}\n\n--- stderr ---\nerr\n`);
+  });
+
+  it('a non-zero exit code is reported and marks the result as an error', async () => {
+    const r = await run({ command: 'echo failing; exit 3' });
+    assert.equal(r.is_error, true);
+    assert.match(r.output, /^exit code: 3\n--- stdout ---\nfailing\n/);
+  });
+
+  it('runs in a cwd inside the workspace; refuses a cwd outside or missing', async () => {
+    fs.mkdirSync(path.join(root, 'sub'));
+    assert.match((await run({ command: 'pwd', cwd: 'sub' })).output, new RegExp(`\\n${path.join(root, 'sub')}\\n`));
+    assert.match((await run({ command: 'pwd', cwd: '..' })).output, /Path "\.\." is outside the workspace/);
+    assert.match((await run({ command: 'pwd', cwd: 'nope' })).output, /cwd "nope" is not a directory/);
+  });
+
+  it('has no stdin: a command waiting for input gets EOF instead of hanging', async () => {
+    const r = await run({ command: 'cat; echo after-eof', timeout_ms: 5000 });
+    assert.match(r.output, /^exit code: 0\n--- stdout ---\nafter-eof\n/);
+  });
+
+  it('timeout kills the whole process group, including background children', async () => {
+    const pidFile = path.join(root, 'child.pid');
+    const t0 = Date.now();
+    const r = await run({ command: `sleep 30 & echo $! > ${pidFile}; sleep 30`, timeout_ms: 300 });
+    assert.ok(Date.now() - t0 < 5000, 'returns soon after the timeout');
+    assert.equal(r.is_error, true);
+    assert.match(r.output, /^timed out after 300 ms; the process group was killed/);
+    const childPid = Number(fs.readFileSync(pidFile, 'utf8'));
+    await new Promise((res) => setTimeout(res, 100));
+    assert.equal(alive(childPid), false, 'the background sleep was killed too');
+  });
+
+  it('abort cancels a running command', async () => {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const r = await run({ command: 'sleep 30' }, { ...ctx, signal: ac.signal });
+    assert.equal(r.is_error, true);
+    assert.match(r.output, /^cancelled; the process group was killed/);
+  });
+
+  it('caps output keeping head and tail; the full output goes to a blob', async () => {
+    const sink = blobSink();
+    const script = "for(let i=0;i<2000;i++) console.log('line '+i)";
+    const r = await run({ command: `node -e "${script}"` }, { ...ctx, outputCap: 400, putBlob: sink.putBlob });
+    assert.equal(r.is_error, false);
+    assert.ok(r.blob);
+    const full = sink.blobs.get(r.blob) ?? '';
+    assert.match(full, /line 0\n[\s\S]*line 1999\n/);
+    assert.ok(r.output.startsWith('exit code: 0\n--- stdout ---\nline 0\n'));
+    assert.match(r.output, /line 1999\n\n--- stderr ---\n$/, 'the tail is kept');
+    assert.match(r.output, new RegExp(`\\[output truncated: \\d+ of ${Buffer.byteLength(full)} bytes shown; full output in blob ${r.blob}\\]`));
+    assert.ok(Buffer.byteLength(r.output) < 400 + 200);
+  });
+
+  it('does not wait forever for a background process that keeps the pipes open', async () => {
+    const t0 = Date.now();
+    const pidFile = path.join(root, 'bg.pid');
+    const r = await run({ command: `sleep 20 & echo $! > ${pidFile}; echo started`, timeout_ms: 20_000 });
+    process.kill(Number(fs.readFileSync(pidFile, 'utf8'))); // our own leftover, started just above
+    assert.match(r.output, /^exit code: 0\n--- stdout ---\nstarted\n/);
+    assert.ok(Date.now() - t0 < 10_000);
+  });
+});

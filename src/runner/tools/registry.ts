@@ -1,6 +1,8 @@
 // The registry turns a model's tool call into a result, whatever the model sent: unknown tools,
 // broken JSON and wrong arguments become clear error results (with the expected schema) that the
 // model can correct; a failing tool becomes an error result. Nothing here throws at the loop.
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import type { ToolCall } from '../../store/schema';
@@ -140,7 +142,14 @@ export function describeFailure(toolName: string, e: unknown, workspaceRoot: str
   return `${toolName} failed: ${err instanceof Error ? err.message : String(e)}`;
 }
 
+/** Tools hand fs real paths: strip the root as configured or as resolved (it may be a symlink). */
 function relativeTo(root: string, p: string): string {
-  const r = p.startsWith(root) ? p.slice(root.length).replace(/^[\\/]/, '') : p;
-  return r || '.';
+  let real = root;
+  try {
+    real = realpathSync(root);
+  } catch {
+    // root gone: show what we have
+  }
+  const base = [root, real].find((r) => p === r || p.startsWith(r + path.sep));
+  return base === undefined ? p : p.slice(base.length + 1) || '.';
 }

@@ -69,6 +69,17 @@ describe('runner/tools file tools', () => {
       assert.match(r.output, /^éé\n\[output truncated: 4 of 10 bytes shown\]$/);
     });
 
+    it('names the path relative to the workspace even when the root is a symlink', async () => {
+      const holder = tmpDir('aw-link-');
+      try {
+        fs.symlinkSync(root, path.join(holder, 'ws'));
+        const r = await run('read_file', { path: 'src/missing.ts' }, toolCtx(path.join(holder, 'ws')));
+        assert.equal(r.output, 'read_file failed: "src/missing.ts" no such file or directory (ENOENT).');
+      } finally {
+        rmrf(holder);
+      }
+    });
+
     it('refuses paths outside the workspace as an error result', async () => {
       const r = await run('read_file', { path: '../../etc/passwd' });
       assert.equal(r.is_error, true);

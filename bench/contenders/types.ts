@@ -1,0 +1,23 @@
+// What the measuring loop needs from each contender. All contenders persist the same Workload
+// ops, durably (fsync'd before the op's promise resolves, or by endStep()).
+import type { Op } from '../workload';
+
+export interface Contender {
+  readonly name: 'ours' | 'lowdb' | 'sqlite';
+  /** Where its files live (a fresh temp folder per contender). */
+  readonly dir: string;
+  /** Creates the run and writes run_started (untimed). */
+  start(): Promise<void>;
+  /** One store call of a step (timed). */
+  apply(op: Op): Promise<void>;
+  /** End of a step (timed): ours flushes its queued writes so the step pays for all it wrote. */
+  endStep(): Promise<void>;
+  /** fsync'd writes so far (commits for ours, document rewrites for lowdb, transactions for sqlite). */
+  durableWrites(): Promise<number>;
+  /** Releases everything; the files stay for resume and size measurements. */
+  close(): Promise<void>;
+  /** Fresh open of what is on disk and rebuild of the message list (timed). Returns the message count. */
+  resume(): Promise<number>;
+  /** Facts worth reporting (journal mode, serialisation, …). */
+  notes(): Record<string, string>;
+}

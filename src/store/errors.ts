@@ -69,3 +69,30 @@ export class StoreWriteError extends Error {
 export class InvalidKeyError extends Error {
   override name = 'InvalidKeyError';
 }
+
+/** Malformed input to a store call (a caller bug): the message says which field and why. */
+export class InvalidInputError extends Error {
+  override name = 'InvalidInputError';
+}
+
+/**
+ * A write that contradicts what the run already holds: deciding an approval that is not pending
+ * (stale id, replayed decision), a second result for an effect, a result without an intent.
+ */
+export class StoreConflictError extends Error {
+  override name = 'StoreConflictError';
+  constructor(
+    message: string,
+    readonly runId: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The store was closed; no further calls. */
+export class StoreClosedError extends Error {
+  override name = 'StoreClosedError';
+  constructor() {
+    super('The checkpoint store is closed.');
+  }
+}

@@ -87,10 +87,18 @@ export interface RunLease extends Disposable {
 /** What a read found broken and what it did about it (never deletes: moves to quarantine). */
 export interface CorruptionReport {
   run_id: string | null;
+  /** The first bad (or missing) file, relative to the store folder. */
+  file: string;
+  /** What was wrong with it. */
+  reason: string;
   /** Files moved to quarantine, with where they went and why. */
   quarantined: { file: string; to: string; reason: string }[];
   /** The run fell back to this checkpoint (null: nothing usable was left). */
   fell_back_to_seq: number | null;
+  /** Checkpoint seqs that were lost (null: none, or none known). */
+  lost_seqs: { from: number; to: number } | null;
+  /** Whether effect records (intents/results) were among the lost data; null = unknown (the file was unreadable). */
+  effects_lost: boolean | null;
   /** Human-readable: which checkpoints/effects were lost. */
   lost: string;
 }
@@ -132,12 +140,16 @@ export interface CheckpointStore {
 
   // checkpoints
   append(runId: string, input: AppendInput): Promise<CheckpointRecord>;
-  latest(runId: string): Promise<CheckpointRecord | undefined>;
+  /** The newest checkpoint. No run, or no usable checkpoint → CheckpointNotFoundError naming the run. */
+  latest(runId: string): Promise<CheckpointRecord>;
   get(runId: string, seq: number): Promise<CheckpointRecord | undefined>;
   /** Newest first. */
   list(runId: string, opts?: ListOptions): Promise<CheckpointRecord[]>;
-  /** The snapshot of the newest snapshot-bearing checkpoint at or before `seq` (default: latest). */
-  loadSnapshot(runId: string, seq?: number): Promise<LoadedSnapshot | undefined>;
+  /**
+   * The snapshot of the newest snapshot-bearing checkpoint at or before `seq` (default: latest), as
+   * a fresh copy. None → CheckpointNotFoundError (an AgentCheckpointCorruptionError) naming the run.
+   */
+  loadSnapshot(runId: string, seq?: number): Promise<LoadedSnapshot>;
 
   // fork, export, import
   fork(runId: string, seq: number, owner: OwnerInfo, opts?: { title?: string }): Promise<{ run: RunSummary; lease: RunLease }>;

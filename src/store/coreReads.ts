@@ -1,0 +1,270 @@
+// The read half of the store core: opening, lazy loading of runs, reads, events. A run's log is
+// read when the run is first touched; a run another window owns is refreshed from its new commits
+// on every read (cheap: a directory listing), so a read-only view follows the owner.
+import type { Engine, LoadSink } from './engine';
+import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, StoreClosedError } from './errors';
+import { IndexCache } from './indexCache';
+import { toWriteError } from './runWriter';
+import { RunHandle } from './runHandle';
+import { RunModel } from './runModel';
+import type { Approval, CheckpointRecord, Effect, RunMeta, RunSummary } from './schema';
+import type * as T from './types';
+import { checkRunId } from './validate';
+
+export interface CoreOptions {
+  now?: () => number;
+  /** Write-behind delay of deferred checkpoints (README: ≤ 200 ms). */
+  deferMs?: number;
+  indexStructuralMs?: number;
+  indexProgressMs?: number;
+  /** Attached before open, so corruption found while opening is reported too. */
+  onEvent?: (e: T.StoreEvent) => void;
+  /** Runs that are only read (owned elsewhere or not at all) kept in memory. */
+  cachedRuns?: number;
+}
+
+export abstract class StoreReads {
+  protected readonly runs = new Map<string, RunHandle>();
+  protected readonly listeners = new Set<(e: T.StoreEvent) => void>();
+  protected closed = false;
+  readonly index: IndexCache;
+  readonly now: () => number;
+  /** Corruption found while opening (also emitted to opts.onEvent). */
+  readonly openReports: T.CorruptionReport[] = [];
+  private readonly reportedFiles = new Set<string>();
+  private opening = false;
+  private readonly cachedRuns: number;
+
+  constructor(
+    readonly engine: Engine,
+    opts: CoreOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.cachedRuns = opts.cachedRuns ?? 16;
+    this.index = new IndexCache(engine, opts.indexStructuralMs ?? 200, opts.indexProgressMs ?? 30_000, (err) =>
+      this.emit({ kind: 'write-error', run_id: null, error: toWriteError(null, err) }),
+    );
+    if (opts.onEvent) this.listeners.add(opts.onEvent);
+    engine.setReporter((r) => this.report(r));
+  }
+
+  /** Reads the index (never the runs' logs) and reconciles it with the runs present. */
+  async init(): Promise<void> {
+    this.opening = true;
+    try {
+      const st = await this.engine.openIndex();
+      if (!st.writable) this.index.disableWrites();
+      for (const r of st.reports) this.report(r);
+      for (const e of st.entries) this.index.entries.set(e.run_id, e);
+      const present = new Set(st.present);
+      for (const id of [...this.index.entries.keys()]) if (!present.has(id)) this.index.delete(id);
+      for (const id of present) {
+        if (this.index.entries.has(id)) continue;
+        const h = await this.peek(id).catch(() => undefined); // unreadable runs were reported by the load
+        if (h) this.index.set(h.model.summary(), h.durableCommits, true);
+      }
+    } finally {
+      this.opening = false;
+    }
+  }
+
+  onEvent(listener: (e: T.StoreEvent) => void): T.Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => void this.listeners.delete(listener) };
+  }
+
+  protected emit(e: T.StoreEvent): void {
+    for (const l of [...this.listeners]) {
+      try {
+        l(e);
+      } catch {
+        // a listener's bug must not break a write
+      }
+    }
+  }
+
+  protected report(r: T.CorruptionReport): void {
+    if (r.quarantined.length === 0 && this.reportedFiles.has(r.file)) return; // the same unmoved file, read again
+    this.reportedFiles.add(r.file);
+    if (this.opening) this.openReports.push(r);
+    this.emit({ kind: 'corruption', report: r });
+  }
+
+  private ready: Promise<void> = Promise.resolve();
+
+  /** Starts opening in the background (factories return the store at once; calls wait for it). */
+  start(): this {
+    this.ready = this.init();
+    this.ready.catch(() => undefined); // surfaced by the first call
+    return this;
+  }
+
+  /** Resolves once the store is open (rejects with what opening found, e.g. an unreadable folder). */
+  async whenOpen(): Promise<void> {
+    await this.opened();
+  }
+
+  /** Every call: the store is open (opening finished) and not closed. */
+  protected async opened(): Promise<void> {
+    if (this.closed) throw new StoreClosedError();
+    await this.ready;
+    if (this.closed) throw new StoreClosedError();
+  }
+
+  /** Quarantine is only done by the run's owner, or by anyone when nobody owns it. */
+  protected async canRepair(runId: string): Promise<boolean> {
+    if (this.runs.get(runId)?.owned) return true;
+    return !(await this.engine.holder(runId));
+  }
+
+  /** The run, loaded or refreshed; undefined if it does not exist. */
+  protected async peek(runId: string): Promise<RunHandle | undefined> {
+    checkRunId(runId);
+    const h = this.runs.get(runId);
+    if (!h) return this.load(runId, await this.canRepair(runId));
+    if (h.owned || h.damaged) return h;
+    const more = await this.engine.loadMore(runId, sinkInto(() => h.model));
+    if (more === 'reload') {
+      this.runs.delete(runId);
+      return this.load(runId, await this.canRepair(runId));
+    }
+    if (more > 0) {
+      h.durableCommits += more;
+      this.index.set(h.model.summary(), h.durableCommits, false);
+    }
+    return h;
+  }
+
+  protected async load(runId: string, repair: boolean): Promise<RunHandle | undefined> {
+    let model: RunModel | undefined;
+    const sink = sinkInto(() => model!, (m) => (model = new RunModel(m)));
+    const expectCommits = this.index.get(runId)?.durable_commits ?? 0;
+    const res = await this.engine.loadRun(runId, sink, { repair, expectCommits });
+    if (!res || !model) return undefined;
+    const h = new RunHandle(model, res.commits);
+    if (res.report) {
+      h.damaged = !repair;
+      const last = this.index.get(runId)?.last_seq ?? 0;
+      const fell = res.report.fell_back_to_seq ?? 0;
+      if (last > fell) res.report.lost_seqs = { from: fell + 1, to: Math.max(last, res.report.lost_seqs?.to ?? 0) };
+      this.report(res.report);
+    }
+    this.runs.set(runId, h);
+    this.evictReadOnly();
+    if (this.index.get(runId) || !this.opening) this.index.set(model.summary(), res.commits, false);
+    return h;
+  }
+
+  private evictReadOnly(): void {
+    const readOnly = [...this.runs.entries()].filter(([, h]) => !h.owned);
+    for (const [id] of readOnly.slice(0, Math.max(0, readOnly.length - this.cachedRuns))) this.runs.delete(id);
+  }
+
+  protected async mustPeek(runId: string): Promise<RunHandle> {
+    await this.opened();
+    const h = await this.peek(runId);
+    if (!h) throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
+    return h;
+  }
+
+  async listRuns(opts: { limit?: number; cursor?: string } = {}): Promise<T.RunPage> {
+    await this.opened();
+    const limit = opts.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidInputError('limit must be an integer from 1 to 1000');
+    const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
+    const all = [...this.index.entries.values()].sort((a, b) => b.updated_ms - a.updated_ms || (a.run_id < b.run_id ? 1 : -1));
+    const start = after ? all.findIndex((e) => e.updated_ms < after[0] || (e.updated_ms === after[0] && e.run_id < after[1])) : 0;
+    const page = start < 0 ? [] : all.slice(start, start + limit);
+    const runs = page.map(({ durable_commits: _, ...s }) => structuredClone(s));
+    const last = page[page.length - 1];
+    const more = start >= 0 && start + limit < all.length;
+    return more && last ? { runs, cursor: encodeCursor(last.updated_ms, last.run_id) } : { runs };
+  }
+
+  async getRun(runId: string): Promise<RunSummary | undefined> {
+    await this.opened();
+    const h = await this.peek(runId);
+    return h ? h.model.summary() : undefined;
+  }
+
+  async owner(runId: string): Promise<T.OwnerInfo | undefined> {
+    await this.opened();
+    checkRunId(runId);
+    const mine = this.runs.get(runId);
+    if (mine?.owned) return { ...mine.lease!.owner };
+    return this.engine.holder(runId);
+  }
+
+  async latest(runId: string): Promise<CheckpointRecord> {
+    const h = await this.mustPeek(runId);
+    const rec = h.model.records[h.model.records.length - 1];
+    if (!rec) throw new CheckpointNotFoundError(`Run ${runId} has no usable checkpoint${h.damaged ? ' (its log is damaged; see the corruption report)' : ''}.`, runId);
+    return structuredClone(rec);
+  }
+
+  async get(runId: string, seq: number): Promise<CheckpointRecord | undefined> {
+    const h = await this.mustPeek(runId);
+    const rec = Number.isInteger(seq) && seq >= 1 ? h.model.records[seq - 1] : undefined;
+    return rec ? structuredClone(rec) : undefined;
+  }
+
+  async list(runId: string, opts: T.ListOptions = {}): Promise<CheckpointRecord[]> {
+    const h = await this.mustPeek(runId);
+    const limit = opts.limit ?? 100;
+    const top = Math.min(h.model.records.length, (opts.before ?? Infinity) - 1);
+    const out: CheckpointRecord[] = [];
+    for (let s = top; s >= 1 && out.length < limit; s--) out.push(structuredClone(h.model.records[s - 1]!));
+    return out;
+  }
+
+  async loadSnapshot(runId: string, seq?: number): Promise<T.LoadedSnapshot> {
+    const h = await this.mustPeek(runId);
+    const found = h.model.snapshotAt(seq ?? h.model.lastSeq);
+    if (!found) {
+      const where = seq === undefined ? '' : ` at or before seq ${seq}`;
+      throw new CheckpointNotFoundError(`Run ${runId} has no snapshot checkpoint${where}${h.damaged ? ' (its log is damaged)' : ''}.`, runId);
+    }
+    return structuredClone(found);
+  }
+
+  async listApprovals(runId: string, opts: { pendingOnly?: boolean } = {}): Promise<Approval[]> {
+    const h = await this.mustPeek(runId);
+    return [...h.model.approvals.values()].filter((a) => !opts.pendingOnly || a.decision === null).map((a) => structuredClone(a));
+  }
+
+  async listEffects(runId: string): Promise<Effect[]> {
+    const h = await this.mustPeek(runId);
+    return [...h.model.effects.values()].map((e) => structuredClone(e));
+  }
+
+  async storageBytes(runId: string): Promise<number> {
+    await this.mustPeek(runId);
+    return this.engine.storageBytes(runId);
+  }
+}
+
+/** Applies loaded commits to a model; a commit that does not fit throws (the chain stops there). */
+export function sinkInto(model: () => RunModel, onMeta?: (m: RunMeta) => void): LoadSink {
+  return {
+    meta: (m) => onMeta?.(m),
+    commit: (body) => {
+      const mdl = model();
+      mdl.check(body.ops, true);
+      mdl.apply(body.ops);
+    },
+  };
+}
+
+function encodeCursor(ms: number, id: string): string {
+  return Buffer.from(JSON.stringify([ms, id])).toString('base64url');
+}
+
+function decodeCursor(c: string): [number, string] {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(c, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && typeof v[0] === 'number' && typeof v[1] === 'string') return [v[0], v[1]];
+  } catch {
+    // fall through
+  }
+  throw new InvalidKeyError(`Invalid run list cursor ${JSON.stringify(c)}.`);
+}

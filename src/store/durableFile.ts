@@ -1,0 +1,183 @@
+// The durable lowdb adapter. lowdb's own JSONFile (steno) writes a fixed temp name and renames
+// without fsync, so a power cut can leave an empty or NUL-filled file and a read of a broken file
+// throws a bare SyntaxError. Here: a unique temp file in the same directory → write → fsync →
+// rename (or link, for write-once files) → fsync of the directory; the content is wrapped in an
+// envelope with the schema version and a sha256 of the exact body text; a read verifies all of it
+// and never turns a file that exists into null or empty data.
+import crypto from 'node:crypto';
+import path from 'node:path';
+import type { Adapter } from 'lowdb';
+import type { z } from 'zod';
+import { AgentCheckpointCorruptionError, SchemaVersionError } from './errors';
+import { errCode, isMissing, type FsLayer } from './fsLayer';
+import { migrate } from './migrations';
+import { STORE_SCHEMA_VERSION } from './schema';
+
+export type FileKind = 'commit' | 'run' | 'index' | 'lock';
+
+export const sha256 = (text: string | Buffer): string => crypto.createHash('sha256').update(text).digest('hex');
+
+const HEADER = /^\{"schema_version":(\d{1,6}),"kind":"([a-z_]{1,20})","sha256":"([0-9a-f]{64})","body":/;
+
+/** Serialises once; the checksum covers exactly the body text that is written. */
+export function encodeEnvelope(kind: FileKind, body: unknown): string {
+  const bodyText = JSON.stringify(body);
+  return `{"schema_version":${STORE_SCHEMA_VERSION},"kind":"${kind}","sha256":"${sha256(bodyText)}","body":${bodyText}}\n`;
+}
+
+/** Verifies and unwraps an envelope. Newer versions → SchemaVersionError; anything wrong → corruption. */
+export function decodeEnvelope(text: string, file: string, kind: FileKind, runId: string | null): unknown {
+  const bad = (why: string, cause?: unknown) =>
+    new AgentCheckpointCorruptionError(`${file} is corrupt: ${why}`, runId, file, cause === undefined ? undefined : { cause });
+  const m = HEADER.exec(text);
+  if (!m) {
+    const version = versionOfForeignJson(text);
+    if (version !== null && version > STORE_SCHEMA_VERSION) throw new SchemaVersionError(file, version, STORE_SCHEMA_VERSION);
+    throw bad(text.length === 0 ? 'the file is empty' : 'not a store envelope (truncated, overwritten or not written by this store)');
+  }
+  const version = Number(m[1]);
+  if (version > STORE_SCHEMA_VERSION) throw new SchemaVersionError(file, version, STORE_SCHEMA_VERSION);
+  const rest = text.slice(m[0].length).trimEnd();
+  if (!rest.endsWith('}')) throw bad('truncated (the envelope does not close)');
+  const bodyText = rest.slice(0, -1);
+  if (sha256(bodyText) !== m[3]) throw bad('checksum mismatch (the content changed after it was written)');
+  if (m[2] !== kind) throw bad(`expected a ${kind} file, found kind "${m[2]}"`);
+  let body: unknown;
+  try {
+    body = JSON.parse(bodyText);
+  } catch (err) {
+    throw bad('the body is not JSON', err);
+  }
+  try {
+    return migrate(kind, version, body);
+  } catch (err) {
+    throw bad(`cannot migrate from schema_version ${version}`, err);
+  }
+}
+
+function versionOfForeignJson(text: string): number | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    const n = typeof v === 'object' && v !== null ? (v as { schema_version?: unknown }).schema_version : undefined;
+    return typeof n === 'number' && Number.isInteger(n) ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface WriteOptions {
+  /** 'replace' renames over the target; 'create' links and fails with EEXIST if the target exists. */
+  mode: 'replace' | 'create';
+  /** Backoff (ms) between retries of a rename/link that failed with EPERM or EBUSY. */
+  retryDelaysMs?: readonly number[];
+}
+
+export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [10, 25, 50, 100, 200];
+const TRANSIENT = new Set(['EPERM', 'EBUSY']);
+
+/** Thrown when the file was published (renamed/linked) but the directory fsync failed. */
+export class UnsyncedPublishError extends Error {
+  constructor(cause: unknown) {
+    super(`directory fsync failed after the file was published: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  }
+  get code(): string | undefined {
+    return errCode(this.cause);
+  }
+}
+
+async function retryTransient(fn: () => Promise<void>, delays: readonly number[]): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      // Windows (virus scanners, indexers) holds files briefly: EPERM/EBUSY usually clear in ms.
+      const delay = delays[attempt];
+      if (!TRANSIENT.has(errCode(err) ?? '') || delay === undefined) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+/** temp (unique, same dir) → write → fsync → close → rename|link → fsync dir. */
+export async function writeDurably(fsl: FsLayer, target: string, data: string | Buffer, opts: WriteOptions): Promise<void> {
+  const dir = path.dirname(target);
+  const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`);
+  const fd = await fsl.createExclusive(tmp);
+  try {
+    try {
+      await fsl.write(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+      await fsl.fsync(fd);
+    } finally {
+      await fsl.close(fd);
+    }
+    const delays = opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
+    if (opts.mode === 'replace') await retryTransient(() => fsl.rename(tmp, target), delays);
+    else await retryTransient(() => fsl.link(tmp, target), delays);
+  } catch (err) {
+    await fsl.unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  if (opts.mode === 'create') await fsl.unlink(tmp).catch(() => undefined); // a leftover temp is harmless
+  try {
+    await fsyncDir(fsl, dir);
+  } catch (err) {
+    throw new UnsyncedPublishError(err);
+  }
+}
+
+export async function fsyncDir(fsl: FsLayer, dir: string): Promise<void> {
+  if (process.platform === 'win32') return; // directories cannot be fsync'd there; NTFS journals renames
+  const fd = await fsl.openDir(dir);
+  try {
+    await fsl.fsync(fd);
+  } finally {
+    await fsl.close(fd);
+  }
+}
+
+/** A lowdb Adapter<T> over one enveloped, checksummed, zod-validated, durably written JSON file. */
+export class DurableJsonFile<T> implements Adapter<T> {
+  constructor(
+    private readonly fsl: FsLayer,
+    readonly file: string,
+    private readonly kind: FileKind,
+    private readonly schema: z.ZodType<T>,
+    private readonly runId: string | null = null,
+    private readonly retryDelaysMs?: readonly number[],
+  ) {}
+
+  /** null only when the file does not exist; a file that exists is valid data or an error. */
+  async read(): Promise<T | null> {
+    let text: string;
+    try {
+      text = (await this.fsl.readFile(this.file)).toString('utf8');
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+    return this.parse(text);
+  }
+
+  parse(text: string): T {
+    const body = decodeEnvelope(text, this.file, this.kind, this.runId);
+    const r = this.schema.safeParse(body);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      const where = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid';
+      throw new AgentCheckpointCorruptionError(`${this.file} is corrupt: does not match its schema (${where})`, this.runId, this.file);
+    }
+    return r.data;
+  }
+
+  /** Replaces the file atomically (lowdb's Low.write calls this). */
+  async write(data: T): Promise<void> {
+    await writeDurably(this.fsl, this.file, encodeEnvelope(this.kind, data), { mode: 'replace', retryDelaysMs: this.retryDelaysMs });
+  }
+
+  /** Creates the file; EEXIST if it already exists (write-once files never overwrite each other). */
+  async create(data: T): Promise<number> {
+    const text = encodeEnvelope(this.kind, data);
+    await writeDurably(this.fsl, this.file, text, { mode: 'create', retryDelaysMs: this.retryDelaysMs });
+    return Buffer.byteLength(text);
+  }
+}

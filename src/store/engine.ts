@@ -1,0 +1,67 @@
+// What a backend must provide under the shared store core (core.ts): durable commits, run meta,
+// blobs, the index cache and locks. The core owns every semantic (validation, seqs, durability
+// classes, events); an engine owns bytes. memory.ts and lowdbStore.ts are the two engines.
+import type { RunMeta } from './schema';
+import type { CommitBody, CommitOp, IndexEntry } from './storedSchema';
+import type { CorruptionReport, OwnerInfo } from './types';
+
+/** Receives a run being loaded. `commit` throws to reject a commit (the chain stops before it). */
+export interface LoadSink {
+  meta(meta: RunMeta): void;
+  commit(body: CommitBody): void;
+}
+
+export interface LoadResult {
+  /** The report when the chain was cut short or a file was bad (null: everything verified). */
+  report: CorruptionReport | null;
+  /** Commits applied (the run's durable commit count). */
+  commits: number;
+}
+
+export interface EngineLock {
+  readonly lost: boolean;
+  release(): Promise<void>;
+}
+
+export interface IndexState {
+  entries: IndexEntry[];
+  /** Run ids present in storage (a run missing from the index is loaded to rebuild its entry). */
+  present: string[];
+  reports: CorruptionReport[];
+  /** false: index.json is from a newer version; it is left untouched (the index lives in memory only). */
+  writable: boolean;
+}
+
+export interface Engine {
+  /** Where the engine reports corruption it finds outside a run load (blobs, locks). */
+  setReporter(fn: (r: CorruptionReport) => void): void;
+  openIndex(): Promise<IndexState>;
+  /** Written behind by the core; the index is a cache of what the runs hold. */
+  saveIndex(entries: IndexEntry[]): Promise<void>;
+
+  /** Creates the run's storage, takes its lock and writes run.json durably. EEXIST → `exists`. */
+  createRun(meta: RunMeta, owner: OwnerInfo): Promise<EngineLock | 'exists'>;
+  /**
+   * Loads the run through `sink`. `repair`: this instance may move bad files to quarantine (it holds
+   * the run, or nobody does). `expectCommits`: the index's durable count (a shorter chain = lost files).
+   * undefined: no such run.
+   */
+  loadRun(runId: string, sink: LoadSink, opts: { repair: boolean; expectCommits: number }): Promise<LoadResult | undefined>;
+  /** Commits written since the last load/loadMore (another window's progress), or 'reload'. */
+  loadMore(runId: string, sink: LoadSink): Promise<number | 'reload'>;
+  /** Writes the next commit durably (numbers are the engine's). `meta` goes into the first commit. */
+  writeCommit(runId: string, ops: readonly CommitOp[], meta: RunMeta | undefined): Promise<void>;
+  /** Replaces the whole log by one commit holding `ops` (crash-safe at every point). */
+  compact(runId: string, ops: readonly CommitOp[], meta: RunMeta): Promise<void>;
+  deleteRun(runId: string): Promise<void>;
+  storageBytes(runId: string): Promise<number>;
+
+  putBlob(runId: string, hash: string, content: string): Promise<void>;
+  getBlob(runId: string, hash: string, repair: boolean): Promise<string>;
+
+  lock(runId: string, owner: OwnerInfo): Promise<EngineLock>;
+  /** The live holder, if any (stale locks do not count). */
+  holder(runId: string): Promise<OwnerInfo | undefined>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,325 @@
+// The on-disk engine of the lowdb backend (layout in README.md). Every file goes through the
+// injectable fs layer; every JSON file through the durable adapter; the index through lowdb.
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { Low } from 'lowdb';
+import { DurableJsonFile, UnsyncedPublishError, fsyncDir, sha256, writeDurably } from './durableFile';
+import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from './engine';
+import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunNotOwnedError, SchemaVersionError, StoreWriteError } from './errors';
+import { loadRunFiles, readCommit, type LoadCtx } from './fileLoad';
+import { FileLock, lockHolder, type LockOptions } from './fileLock';
+import { commitName, decodeOps, encodeOps, parseLogNames } from './fileLog';
+import { errCode, isMissing, type FsLayer } from './fsLayer';
+import { quarantine } from './quarantine';
+import { RunId, RunMeta } from './schema';
+import { CommitBody, IndexBody, type CommitOp, type IndexEntry } from './storedSchema';
+import type { CorruptionReport, OwnerInfo } from './types';
+
+interface RunFiles {
+  next: number;
+  outputs: Map<string, string>;
+  /** A commit published whose directory fsync failed and could not be rolled back: may be replaced. */
+  uncertain: number | null;
+  lock?: FileLock;
+}
+
+export interface FileEngineOptions {
+  fs: FsLayer;
+  lock: LockOptions;
+  retryDelaysMs?: readonly number[];
+  now: () => number;
+}
+
+export class FileEngine implements Engine {
+  private readonly runs = new Map<string, RunFiles>();
+  private index: Low<IndexBody> | undefined;
+  private readonly fsl: FsLayer;
+  private readonly ctx: LoadCtx;
+  private onReport: (r: CorruptionReport) => void = () => undefined;
+
+  constructor(
+    readonly root: string,
+    private readonly o: FileEngineOptions,
+  ) {
+    this.fsl = o.fs;
+    this.ctx = { fsl: o.fs, root, retryDelaysMs: o.retryDelaysMs, quarantine: (rel, reason, runId) => quarantine(this.fsl, root, rel, reason, runId, o.now()) };
+  }
+
+  setReporter(fn: (r: CorruptionReport) => void): void {
+    this.onReport = fn;
+  }
+
+  private runDir(runId: string, ...parts: string[]): string {
+    return path.join(this.root, 'runs', runId, ...parts);
+  }
+
+  // ── index ─────────────────────────────────────────────────────────────────────────────────
+  async openIndex(): Promise<IndexState> {
+    for (const d of ['runs', 'quarantine']) await this.fsl.mkdir(path.join(this.root, d), { recursive: true });
+    const names = await this.fsl.readdir(path.join(this.root, 'runs'));
+    for (const n of names) if (n.startsWith('.trash-')) await this.fsl.rmrf(path.join(this.root, 'runs', n)).catch(() => undefined); // an interrupted delete
+    const present = names.filter((n) => RunId.safeParse(n).success);
+    const reports: CorruptionReport[] = [];
+    const adapter = new DurableJsonFile(this.fsl, path.join(this.root, 'index.json'), 'index', IndexBody, null, this.o.retryDelaysMs);
+    const empty: IndexBody = { runs: [] };
+    this.index = new Low<IndexBody>(adapter, empty);
+    let writable = true;
+    let existed = true;
+    try {
+      await this.index.read();
+      existed = this.index.data !== empty; // lowdb keeps the default object when the file is absent
+    } catch (err) {
+      if (err instanceof SchemaVersionError) writable = false;
+      else if (err instanceof AgentCheckpointCorruptionError) {
+        const q = await quarantine(this.fsl, this.root, 'index.json', err.message, null, this.o.now());
+        reports.push(indexReport(err.message, q ? [q] : []));
+      } else throw err;
+      this.index.data = { runs: [] };
+    }
+    if (!existed && present.length > 0) reports.push(indexReport('index.json is missing', []));
+    return { entries: this.index.data.runs, present, reports, writable };
+  }
+
+  async saveIndex(entries: IndexEntry[]): Promise<void> {
+    if (!this.index) return;
+    this.index.data = { runs: entries };
+    await this.index.write();
+  }
+
+  // ── runs ──────────────────────────────────────────────────────────────────────────────────
+  async createRun(meta: RunMeta, owner: OwnerInfo): Promise<EngineLock | 'exists'> {
+    const dir = this.runDir(meta.run_id);
+    await this.fsl.mkdir(path.join(this.root, 'runs'), { recursive: true });
+    try {
+      await this.fsl.mkdir(dir, { recursive: false });
+    } catch (err) {
+      if (errCode(err) === 'EEXIST') return 'exists';
+      throw err;
+    }
+    await this.fsl.mkdir(path.join(dir, 'log'), { recursive: false });
+    await this.fsl.mkdir(path.join(dir, 'blobs'), { recursive: false });
+    const lock = await this.lock(meta.run_id, owner);
+    try {
+      await new DurableJsonFile(this.fsl, path.join(dir, 'run.json'), 'run', RunMeta, meta.run_id, this.o.retryDelaysMs).create(meta);
+      await fsyncDir(this.fsl, path.join(this.root, 'runs'));
+    } catch (err) {
+      await lock.release().catch(() => undefined);
+      throw err;
+    }
+    this.runs.set(meta.run_id, { next: 1, outputs: new Map(), uncertain: null, lock });
+    return lock;
+  }
+
+  async loadRun(runId: string, sink: LoadSink, opts: { repair: boolean; expectCommits: number }): Promise<LoadResult | undefined> {
+    const loaded = await loadRunFiles(this.ctx, runId, sink, opts);
+    if (!loaded) return undefined;
+    if (opts.repair) await this.sweepTemps(runId);
+    const prev = this.runs.get(runId);
+    this.runs.set(runId, { next: loaded.next, outputs: loaded.outputs, uncertain: null, lock: prev?.lock && !prev.lock.lost ? prev.lock : undefined });
+    return loaded.result;
+  }
+
+  async loadMore(runId: string, sink: LoadSink): Promise<number | 'reload'> {
+    const f = this.runs.get(runId);
+    if (!f) return 'reload';
+    let names: string[];
+    try {
+      names = await this.fsl.readdir(this.runDir(runId, 'log'));
+    } catch {
+      return 'reload';
+    }
+    const files = parseLogNames(names);
+    const cursor = f.next - 1;
+    if (files.some((x) => x.first <= cursor && x.last > cursor) || (cursor > 0 && !files.some((x) => x.last === cursor))) return 'reload';
+    let n = 0;
+    for (const x of files.filter((x) => x.first > cursor && x.first === x.last)) {
+      if (x.first !== f.next) break;
+      try {
+        const body = await readCommit(this.ctx, runId, x);
+        const added = decodeOps(body.ops, f.outputs);
+        sink.commit(body);
+        for (const [k, v] of added) f.outputs.set(k, v);
+      } catch {
+        return 'reload'; // a full load reports (and, if allowed, repairs) what is wrong
+      }
+      f.next++;
+      n++;
+    }
+    return n;
+  }
+
+  async writeCommit(runId: string, ops: readonly CommitOp[], meta: RunMeta | undefined): Promise<void> {
+    const f = this.runs.get(runId);
+    if (!f?.lock) throw new RunNotOwnedError(runId);
+    await f.lock.verify(runId);
+    const n = f.next;
+    const enc = encodeOps(ops, f.outputs);
+    const body: CommitBody = { run_id: runId, first: n, last: n, ...(meta ? { meta } : {}), ops: enc.ops };
+    const file = new DurableJsonFile(this.fsl, this.runDir(runId, 'log', commitName(n, n)), 'commit', CommitBody, runId, this.o.retryDelaysMs);
+    try {
+      await file.create(body);
+    } catch (err) {
+      if (errCode(err) === 'EEXIST' && f.uncertain === n) await file.write(body); // our own unacknowledged attempt
+      else if (errCode(err) === 'EEXIST') throw new StoreWriteError(`Commit ${n} of run ${runId} already exists: another window wrote to this run.`, runId, 'EEXIST');
+      else {
+        if (err instanceof UnsyncedPublishError) await this.fsl.unlink(file.file).catch(() => (f.uncertain = n)); // not acknowledged: roll back
+        throw err;
+      }
+    }
+    f.uncertain = null;
+    f.next = n + 1;
+    for (const [k, v] of enc.added) f.outputs.set(k, v);
+  }
+
+  /**
+   * Crash-safe at every point: the new file (covering 1..N) is written, fsync'd and read back
+   * before any old file goes; a loader prefers the longest readable range at each position and
+   * falls back to the single commits while they exist, so a crash mid-way leaves a readable run.
+   */
+  async compact(runId: string, ops: readonly CommitOp[], meta: RunMeta): Promise<void> {
+    const f = this.runs.get(runId);
+    if (!f?.lock) throw new RunNotOwnedError(runId);
+    await f.lock.verify(runId);
+    const last = f.next - 1;
+    if (last < 1) return;
+    const name = commitName(1, last);
+    const body: CommitBody = { run_id: runId, first: 1, last, meta, ops: encodeOps(ops, new Map()).ops };
+    const file = new DurableJsonFile(this.fsl, this.runDir(runId, 'log', name), 'commit', CommitBody, runId, this.o.retryDelaysMs);
+    await file.create(body).catch((err: unknown) => {
+      if (errCode(err) !== 'EEXIST') throw err; // EEXIST: compacted already at this length
+    });
+    await readCommit(this.ctx, runId, { name, first: 1, last }); // verify what landed before removing anything
+    const old = parseLogNames(await this.fsl.readdir(this.runDir(runId, 'log'))).filter((x) => x.name !== name && x.last <= last);
+    for (const x of old) await this.fsl.unlink(this.runDir(runId, 'log', x.name)).catch(() => undefined);
+    await fsyncDir(this.fsl, this.runDir(runId, 'log'));
+  }
+
+  async deleteRun(runId: string): Promise<void> {
+    const trash = path.join(this.root, 'runs', `.trash-${runId}-${crypto.randomBytes(4).toString('hex')}`);
+    await this.fsl.rename(this.runDir(runId), trash); // atomic: the run is gone at once
+    this.runs.get(runId)?.lock?.release().catch(() => undefined);
+    this.runs.delete(runId);
+    await this.fsl.rmrf(trash);
+  }
+
+  async storageBytes(runId: string): Promise<number> {
+    return (await this.usage(this.runDir(runId))).size;
+  }
+
+  /** Logical and allocated bytes of a folder tree. */
+  async usage(dir: string): Promise<{ size: number; allocated: number; files: number }> {
+    const out = { size: 0, allocated: 0, files: 0 };
+    let names: string[];
+    try {
+      names = await this.fsl.readdir(dir);
+    } catch (err) {
+      if (isMissing(err)) return out;
+      throw err;
+    }
+    for (const n of names) {
+      const st = await this.fsl.stat(path.join(dir, n)).catch(() => undefined);
+      if (!st) continue;
+      if (st.isDirectory) {
+        const sub = await this.usage(path.join(dir, n));
+        out.size += sub.size;
+        out.allocated += sub.allocated;
+        out.files += sub.files;
+      } else {
+        out.size += st.size;
+        out.allocated += st.allocated;
+        out.files++;
+      }
+    }
+    return out;
+  }
+
+  // ── blobs ─────────────────────────────────────────────────────────────────────────────────
+  async putBlob(runId: string, hash: string, content: string): Promise<void> {
+    const f = this.runs.get(runId);
+    if (!f?.lock) throw new RunNotOwnedError(runId);
+    const file = this.runDir(runId, 'blobs', hash);
+    await this.fsl.mkdir(this.runDir(runId, 'blobs'), { recursive: true });
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        return await writeDurably(this.fsl, file, content, { mode: 'create', retryDelaysMs: this.o.retryDelaysMs });
+      } catch (err) {
+        if (errCode(err) !== 'EEXIST') throw err;
+      }
+      // Content-addressed: an existing intact blob is the same content. A bad one is replaced.
+      try {
+        return void (await this.getBlob(runId, hash, true));
+      } catch (err) {
+        if (!(err instanceof AgentCheckpointCorruptionError)) throw err;
+      }
+    }
+  }
+
+  async getBlob(runId: string, hash: string, repair: boolean): Promise<string> {
+    const relFile = path.posix.join('runs', runId, 'blobs', hash);
+    let buf: Buffer;
+    try {
+      buf = await this.fsl.readFile(path.join(this.root, relFile));
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+      const e = new CheckpointNotFoundError(`${relFile} is missing (run ${runId}): the blob was deleted or never written.`, runId, relFile);
+      this.onReport(blobReport(runId, relFile, e.message, []));
+      throw e;
+    }
+    if (sha256(buf) === hash) return buf.toString('utf8');
+    const reason = `${relFile} is corrupt: its content does not match its sha256 name`;
+    const q = repair ? await quarantine(this.fsl, this.root, relFile, reason, runId, this.o.now()) : null;
+    this.onReport(blobReport(runId, relFile, reason, q ? [q] : []));
+    throw new AgentCheckpointCorruptionError(reason, runId, relFile);
+  }
+
+  // ── locks ─────────────────────────────────────────────────────────────────────────────────
+  async lock(runId: string, owner: OwnerInfo): Promise<FileLock> {
+    const dir = this.runDir(runId);
+    try {
+      await this.fsl.stat(dir);
+    } catch (err) {
+      if (isMissing(err)) throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
+      throw err;
+    }
+    const lock = await FileLock.acquire(this.fsl, dir, runId, owner, this.o.lock, {
+      corrupt: async (file, reason) => {
+        const relFile = path.relative(this.root, file).split(path.sep).join('/');
+        const q = await quarantine(this.fsl, this.root, relFile, reason, runId, this.o.now()).catch(() => null);
+        this.onReport({ run_id: runId, file: relFile, reason, quarantined: q ? [q] : [], fell_back_to_seq: null, lost_seqs: null, effects_lost: false, lost: 'nothing: the lock is re-created (it holds no run data)' });
+      },
+    });
+    const f = this.runs.get(runId);
+    if (f) f.lock = lock;
+    else this.runs.set(runId, { next: 1, outputs: new Map(), uncertain: null, lock });
+    return lock;
+  }
+
+  async holder(runId: string): Promise<OwnerInfo | undefined> {
+    return lockHolder(this.fsl, this.runDir(runId, 'owner.lock'), this.o.lock);
+  }
+
+  async close(): Promise<void> {
+    for (const f of this.runs.values()) await f.lock?.release().catch(() => undefined);
+  }
+
+  /** Temp files of writes that never finished (a crash): never acknowledged, so not data. */
+  private async sweepTemps(runId: string): Promise<void> {
+    const cutoff = this.o.now() - 60_000; // younger ones may belong to a write in flight elsewhere
+    for (const sub of ['', 'log', 'blobs']) {
+      const dir = this.runDir(runId, sub);
+      const names = await this.fsl.readdir(dir).catch(() => [] as string[]);
+      for (const n of names.filter((x) => x.startsWith('.') && x.endsWith('.tmp'))) {
+        const st = await this.fsl.stat(path.join(dir, n)).catch(() => undefined);
+        if (st && st.mtimeMs < cutoff) await this.fsl.unlink(path.join(dir, n)).catch(() => undefined);
+      }
+    }
+  }
+}
+
+function indexReport(reason: string, quarantined: CorruptionReport['quarantined']): CorruptionReport {
+  return { run_id: null, file: 'index.json', reason, quarantined, fell_back_to_seq: null, lost_seqs: null, effects_lost: false, lost: 'nothing: the index is a cache, rebuilt from runs/' };
+}
+
+function blobReport(runId: string, file: string, reason: string, quarantined: CorruptionReport['quarantined']): CorruptionReport {
+  return { run_id: runId, file, reason, quarantined, fell_back_to_seq: null, lost_seqs: null, effects_lost: null, lost: `the blob ${path.posix.basename(file)} (a full tool output); checkpoints are unaffected` };
+}

@@ -1,0 +1,193 @@
+// Loading a run from disk: run.json, then the commit chain from 1 with no gaps. The chain stops at
+// the first commit that is missing, unreadable, fails its checksum or schema, or does not fit the
+// run; that file and every later one move to quarantine (list tails chain, so nothing after a bad
+// commit can be trusted), and the run falls back to the checkpoint before it.
+import path from 'node:path';
+import { DurableJsonFile } from './durableFile';
+import type { LoadResult, LoadSink } from './engine';
+import { AgentCheckpointCorruptionError, SchemaVersionError } from './errors';
+import { isMissing, type FsLayer } from './fsLayer';
+import { candidatesAt, decodeOps, parseLogNames, peekLost, type LogFile } from './fileLog';
+import type { Quarantined } from './quarantine';
+import { RunMeta } from './schema';
+import { CommitBody } from './storedSchema';
+import type { CorruptionReport } from './types';
+
+export interface LoadCtx {
+  fsl: FsLayer;
+  root: string;
+  retryDelaysMs?: readonly number[];
+  quarantine(rel: string, reason: string, runId: string): Promise<Quarantined | null>;
+}
+
+export interface LoadedFiles {
+  result: LoadResult;
+  /** Next commit number to write. */
+  next: number;
+  /** Effect outputs seen (tool messages may refer to them). */
+  outputs: Map<string, string>;
+}
+
+interface Bad {
+  file: string;
+  reason: string;
+}
+
+const rel = (runId: string, ...parts: string[]) => path.posix.join('runs', runId, ...parts);
+
+export async function readCommit(ctx: LoadCtx, runId: string, f: LogFile): Promise<CommitBody> {
+  const file = rel(runId, 'log', f.name);
+  const body = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'commit', CommitBody, runId).read();
+  if (!body) throw new AgentCheckpointCorruptionError(`${file} vanished while it was read`, runId, file);
+  if (body.first !== f.first || body.last !== f.last || body.run_id !== runId) {
+    throw new AgentCheckpointCorruptionError(`${file} is corrupt: it holds commits ${body.first}-${body.last} of run ${body.run_id}`, runId, file);
+  }
+  return body;
+}
+
+async function readMeta(ctx: LoadCtx, runId: string): Promise<{ meta: RunMeta | null; bad: Bad | null }> {
+  const file = rel(runId, 'run.json');
+  try {
+    return { meta: await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'run', RunMeta, runId).read(), bad: null };
+  } catch (err) {
+    if (err instanceof AgentCheckpointCorruptionError) return { meta: null, bad: { file, reason: err.message } };
+    throw err;
+  }
+}
+
+export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, opts: { repair: boolean; expectCommits: number }): Promise<LoadedFiles | undefined> {
+  const dir = path.join(ctx.root, 'runs', runId);
+  let names: string[];
+  try {
+    names = await ctx.fsl.readdir(path.join(dir, 'log'));
+  } catch (err) {
+    if (!isMissing(err)) throw err;
+    try {
+      await ctx.fsl.stat(dir);
+    } catch (e) {
+      if (isMissing(e)) return undefined;
+      throw e;
+    }
+    names = [];
+  }
+  const files = parseLogNames(names);
+  const cache = new Map<string, CommitBody | Error>();
+  const read = async (f: LogFile) => {
+    if (!cache.has(f.name)) cache.set(f.name, await readCommit(ctx, runId, f).catch((err: unknown) => (err instanceof SchemaVersionError ? Promise.reject(err) : (err as Error))));
+    return cache.get(f.name)!;
+  };
+  const reports: CorruptionReport[] = [];
+  const { meta: stored, bad: metaBad } = await readMeta(ctx, runId);
+  let meta = stored;
+  if (!meta) {
+    const first = candidatesAt(files, 1)[0];
+    const body = first ? await read(first) : undefined;
+    meta = body && !(body instanceof Error) ? (body.meta ?? null) : null;
+    if (!meta && !metaBad) return undefined; // created but never written: not a run yet
+    const file = metaBad?.file ?? rel(runId, 'run.json');
+    const reason = metaBad?.reason ?? `${file} is missing`;
+    const q = opts.repair && metaBad ? await ctx.quarantine(file, reason, runId) : null;
+    if (meta && opts.repair) await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'run', RunMeta, runId, ctx.retryDelaysMs).write(meta);
+    const rebuilt = meta ? (opts.repair ? 'rebuilt from the first commit' : 'readable from the first commit') : 'and no commit holds the run meta';
+    reports.push(report(runId, file, reason, q ? [q] : [], null, null, false, `nothing: run.json ${rebuilt}`));
+    if (!meta) throw new AgentCheckpointCorruptionError(`Run ${runId} cannot be opened: ${reason}, and no commit holds its meta.`, runId, file);
+  }
+  sink.meta(meta);
+  const outputs = new Map<string, string>();
+  const bad: Bad[] = [];
+  const used = new Set<string>();
+  let p = 1;
+  let lastSeq = 0;
+  for (;;) {
+    const cands = candidatesAt(files, p);
+    let advanced = false;
+    for (const c of cands) {
+      const body = await read(c);
+      try {
+        if (body instanceof Error) throw body;
+        const added = decodeOps(body.ops, outputs);
+        sink.commit(body);
+        for (const [k, v] of added) outputs.set(k, v);
+        for (const op of body.ops) if (op.op === 'record') lastSeq = op.record.seq;
+        used.add(c.name);
+        p = c.last + 1;
+        advanced = true;
+        break;
+      } catch (err) {
+        bad.push({ file: rel(runId, 'log', c.name), reason: (err as Error).message });
+      }
+    }
+    if (!advanced) break;
+  }
+  const after = files.filter((f) => !used.has(f.name) && f.last >= p && !bad.some((b) => b.file.endsWith(f.name)));
+  const superseded = files.filter((f) => !used.has(f.name) && f.last < p && !bad.some((b) => b.file.endsWith(f.name)));
+  if (opts.repair) for (const f of superseded) await ctx.fsl.unlink(path.join(dir, 'log', f.name)).catch(() => undefined); // an interrupted compaction's leftovers
+  const stopBad = bad.find((b) => b.file === rel(runId, 'log', candidatesAt(files, p)[0]?.name ?? ''));
+  const missing = !stopBad && (after.length > 0 || opts.expectCommits >= p) ? `${rel(runId, 'log', `${String(p).padStart(12, '0')}.json`)}` : null;
+  for (const r of reports) r.fell_back_to_seq = lastSeq > 0 ? lastSeq : null;
+  if (bad.length > 0 || missing) {
+    reports.push(await chainReport(ctx, runId, { bad, after, missing, stopBad, lastSeq, repair: opts.repair, expectCommits: opts.expectCommits, dir }));
+  }
+  return { result: { report: mergeReports(reports), commits: p - 1 }, next: p, outputs };
+}
+
+async function chainReport(
+  ctx: LoadCtx,
+  runId: string,
+  s: { bad: Bad[]; after: LogFile[]; missing: string | null; stopBad: Bad | undefined; lastSeq: number; repair: boolean; expectCommits: number; dir: string },
+): Promise<CorruptionReport> {
+  const lostSeqs: number[] = [];
+  let effects: boolean | null = false;
+  const lostFiles = [...(s.stopBad ? [s.stopBad.file] : []), ...s.after.map((f) => rel(runId, 'log', f.name))];
+  for (const file of lostFiles) {
+    const text = await ctx.fsl.readFile(path.join(ctx.root, file)).then(String, () => '');
+    const seen = peekLost(text);
+    if (!seen) effects = effects === true ? true : null;
+    else {
+      lostSeqs.push(...seen.seqs);
+      if (seen.effects) effects = true;
+    }
+  }
+  if (s.missing && !s.stopBad) effects = effects === true ? true : null; // a missing file's content is unknown
+  const quarantined: Quarantined[] = [];
+  if (s.repair) {
+    for (const b of s.bad) {
+      const q = await ctx.quarantine(b.file, b.reason, runId);
+      if (q) quarantined.push(q);
+    }
+    for (const f of s.after) {
+      const q = await ctx.quarantine(rel(runId, 'log', f.name), `follows ${s.stopBad?.file ?? s.missing}, where the chain broke`, runId);
+      if (q) quarantined.push(q);
+    }
+  }
+  const file = s.stopBad?.file ?? s.missing ?? s.bad[0]!.file;
+  const reason = s.stopBad?.reason ?? (s.missing ? `${s.missing} is missing` : s.bad[0]!.reason);
+  const dataLost = !!s.stopBad || !!s.missing;
+  const from = s.lastSeq + 1;
+  const to = Math.max(0, ...lostSeqs);
+  const lost = !dataLost
+    ? `nothing: an intact copy of the same commits was used`
+    : `${to >= from ? `checkpoints ${from}–${to}` : 'the checkpoints after seq ' + s.lastSeq}${effects ? ' and effect records' : effects === null ? ' (and possibly effect records)' : ''}; the run fell back to seq ${s.lastSeq}`;
+  return report(runId, file, reason, quarantined, s.lastSeq > 0 ? s.lastSeq : null, dataLost && to >= from ? { from, to } : null, dataLost ? effects : false, lost);
+}
+
+function report(
+  runId: string,
+  file: string,
+  reason: string,
+  quarantined: Quarantined[],
+  fell: number | null,
+  lostSeqs: { from: number; to: number } | null,
+  effects: boolean | null,
+  lost: string,
+): CorruptionReport {
+  return { run_id: runId, file, reason, quarantined, fell_back_to_seq: fell, lost_seqs: lostSeqs, effects_lost: effects, lost };
+}
+
+/** One report per load: the chain's (if any) leads; a run.json problem is folded in. */
+function mergeReports(rs: CorruptionReport[]): CorruptionReport | null {
+  if (rs.length === 0) return null;
+  const main = rs[rs.length - 1]!;
+  if (rs.length === 1) return main;
+  return { ...main, quarantined: rs.flatMap((r) => r.quarantined), lost: rs.map((r) => `${r.file}: ${r.lost}`).join('; ') };
+}

@@ -1,0 +1,48 @@
+// The product's store: the shared core over the on-disk engine (README.md). Opening reads
+// index.json and lists runs/ — never a run's log; a run's log is read when the run is touched.
+import os from 'node:os';
+import { StoreCore, type CoreOptions } from './core';
+import { FileEngine } from './fileEngine';
+import { defaultLockOptions, type LockOptions } from './fileLock';
+import { nodeFs, type FsLayer } from './fsLayer';
+
+export interface LowdbStoreOptions extends CoreOptions {
+  /** The file-system layer (tests inject faults here). */
+  fs?: FsLayer;
+  /** Owner-lock heartbeat and staleness (defaults 5 s / 30 s). */
+  heartbeatMs?: number;
+  staleMs?: number;
+  /** Backoff between retries of a rename/link failing with EPERM/EBUSY. */
+  retryDelaysMs?: readonly number[];
+}
+
+export class LowdbStore extends StoreCore {
+  constructor(
+    readonly dir: string,
+    readonly files: FileEngine,
+    opts: LowdbStoreOptions,
+  ) {
+    super(files, opts);
+  }
+}
+
+/** The store in `dir`, usable at once (calls wait for the open to finish; its errors surface there). */
+export function openDiskStore(dir: string, opts: LowdbStoreOptions = {}): LowdbStore {
+  const now = opts.now ?? Date.now;
+  const lock: LockOptions = {
+    ...defaultLockOptions(),
+    hostname: os.hostname(),
+    now,
+    ...(opts.heartbeatMs !== undefined ? { heartbeatMs: opts.heartbeatMs } : {}),
+    ...(opts.staleMs !== undefined ? { staleMs: opts.staleMs } : {}),
+  };
+  const engine = new FileEngine(dir, { fs: opts.fs ?? nodeFs, lock, retryDelaysMs: opts.retryDelaysMs, now });
+  return new LowdbStore(dir, engine, opts).start();
+}
+
+/** The same, resolved once open (rejects if the folder cannot be opened). */
+export async function openLowdbStore(dir: string, opts: LowdbStoreOptions = {}): Promise<LowdbStore> {
+  const store = openDiskStore(dir, opts);
+  await store.whenOpen();
+  return store;
+}

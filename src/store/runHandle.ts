@@ -1,0 +1,68 @@
+// A run as the core holds it: the model, and while this instance owns it, the lease and writer.
+import type { EngineLock } from './engine';
+import { RunNotOwnedError } from './errors';
+import type { RunModel } from './runModel';
+import type { RunWriter } from './runWriter';
+import type { OwnerInfo, RunLease } from './types';
+
+export class RunHandle {
+  lease: Lease | undefined;
+  writer: RunWriter | undefined;
+  /** The chain stopped at a bad file that this instance could not quarantine (someone else owns the run). */
+  damaged = false;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    public model: RunModel,
+    public durableCommits: number,
+  ) {}
+
+  get owned(): boolean {
+    return !!this.lease && !this.lease.lost;
+  }
+
+  /** Runs write ops one at a time (seqs and validation see every earlier write). */
+  serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(fn, fn);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+}
+
+export class Lease implements RunLease {
+  private released = false;
+
+  constructor(
+    readonly run_id: string,
+    readonly owner: OwnerInfo,
+    private readonly lock: EngineLock,
+    private readonly onRelease: () => Promise<void>,
+  ) {}
+
+  get lost(): boolean {
+    return this.released || this.lock.lost;
+  }
+
+  /** Flushes the run's queued writes, then gives the lock back. A failed flush keeps the lease. */
+  async release(): Promise<void> {
+    if (this.released) return;
+    await this.onRelease();
+    this.released = true;
+    await this.lock.release();
+  }
+
+  /** Drops the lease without flushing (store closing, run deleted). */
+  async forceRelease(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.lock.release().catch(() => undefined);
+  }
+
+  dispose(): void {
+    this.release().catch(() => undefined);
+  }
+}
+
+export function notOwned(runId: string): RunNotOwnedError {
+  return new RunNotOwnedError(runId);
+}

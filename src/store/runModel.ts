@@ -1,0 +1,206 @@
+// The in-memory state of one run, built by applying commit ops in order. Both backends use it:
+// live writes apply the same ops that a reload replays, so a reopened run is the run that was
+// written. It never copies: callers clone what they hand out (structuredClone at the API edge).
+import { LIST_FIELDS, RunState, type Approval, type CheckpointRecord, type Effect, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from './schema';
+import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
+
+export type Lists = Record<ListField, unknown[]>;
+const emptyLists = (): Lists => ({ messages: [], tool_executions: [], subagent_executions: [] });
+
+/** A commit that does not fit the run (seq gap, list base past the end, another run's data). */
+export class CommitMismatchError extends Error {}
+
+export class RunModel {
+  state: RunState = 'running';
+  detail: string | null = null;
+  stateMs: number;
+  updatedMs: number;
+  readonly records: CheckpointRecord[] = [];
+  readonly lists: Lists = emptyLists();
+  /** List tails by the seq of the record that wrote them (replayed for snapshots before a rewind). */
+  readonly tails = new Map<number, ListTails>();
+  /** Seq of the last record whose tails cut a list short; snapshots at or after it are current-list prefixes. */
+  lastRewindSeq = 0;
+  readonly snapshotSeqs: number[] = [];
+  readonly approvals = new Map<string, Approval>();
+  readonly effects = new Map<string, Effect>();
+  private pending = 0;
+  /** JSON of each list's last item, for the cheap "is this still an append?" check. */
+  readonly boundary: Partial<Record<ListField, string>> = {};
+
+  constructor(readonly meta: RunMeta) {
+    this.stateMs = meta.created_ms;
+    this.updatedMs = meta.created_ms;
+  }
+
+  get lastSeq(): number {
+    return this.records.length;
+  }
+
+  /** Throws CommitMismatchError if the ops cannot follow the current state. Mutates nothing. */
+  check(ops: readonly CommitOp[], validateItems: boolean): void {
+    const runId = this.meta.run_id;
+    let seq = this.records.length;
+    const lens = Object.fromEntries(LIST_FIELDS.map((f) => [f, this.lists[f].length])) as Record<ListField, number>;
+    for (const op of ops) {
+      const owner = op.op === 'record' ? op.record.run_id : op.op === 'approval' ? op.approval.run_id : op.op === 'effect' ? op.effect.run_id : runId;
+      if (owner !== runId) throw new CommitMismatchError(`holds data of run ${owner}`);
+      if (op.op !== 'record') continue;
+      if (op.record.seq !== ++seq) throw new CommitMismatchError(`checkpoint seq ${op.record.seq} where ${seq} was expected`);
+      for (const field of LIST_FIELDS) {
+        const tail = op.lists?.[field];
+        if (!tail) continue;
+        if (tail.base > lens[field]) throw new CommitMismatchError(`${field} tail starts at ${tail.base}, past the end (${lens[field]})`);
+        if (validateItems) checkItems(field, tail.items, seq);
+        lens[field] = tail.base + tail.items.length;
+      }
+      const h = op.record.snapshot;
+      if (h && (h.message_count > lens.messages || h.tool_execution_count > lens.tool_executions || h.subagent_execution_count > lens.subagent_executions)) {
+        throw new CommitMismatchError(`snapshot of seq ${seq} counts more list items than were written`);
+      }
+    }
+  }
+
+  apply(ops: readonly CommitOp[]): void {
+    for (const op of ops) this.applyOne(op);
+  }
+
+  private applyOne(op: CommitOp): void {
+    switch (op.op) {
+      case 'record':
+        return this.applyRecord(op.record, op.lists);
+      case 'approval': {
+        const prev = this.approvals.get(op.approval.tool_call_id);
+        this.pending += (op.approval.decision === null ? 1 : 0) - (prev && prev.decision === null ? 1 : 0);
+        this.approvals.set(op.approval.tool_call_id, op.approval);
+        return this.touch(Math.max(op.approval.requested_ms, op.approval.decision?.decided_ms ?? 0));
+      }
+      case 'effect':
+        this.effects.set(op.effect.tool_call_id, op.effect);
+        return this.touch(Math.max(op.effect.intent_ms, op.effect.result?.finished_ms ?? 0));
+      case 'state':
+        this.state = op.state;
+        this.detail = op.detail;
+        this.stateMs = op.ms;
+        return this.touch(op.ms);
+    }
+  }
+
+  private applyRecord(record: CheckpointRecord, tails: ListTails | undefined): void {
+    this.records.push(record);
+    if (tails) {
+      for (const field of LIST_FIELDS) {
+        const tail = tails[field];
+        if (!tail) continue;
+        const list = this.lists[field];
+        if (tail.base < list.length) {
+          this.lastRewindSeq = record.seq;
+          list.length = tail.base;
+        }
+        for (const item of tail.items) list.push(item);
+        delete this.boundary[field];
+      }
+      this.tails.set(record.seq, tails);
+    }
+    if (record.snapshot) this.snapshotSeqs.push(record.seq);
+    if (record.phase === 'run_terminal') {
+      const s = RunState.safeParse(record.payload.state);
+      if (s.success) {
+        this.state = s.data;
+        this.detail = null;
+        this.stateMs = record.timestamp_ms;
+      }
+    }
+    this.touch(record.timestamp_ms);
+  }
+
+  private touch(ms: number): void {
+    if (ms > this.updatedMs) this.updatedMs = ms;
+  }
+
+  boundaryKey(field: ListField): string | undefined {
+    const list = this.lists[field];
+    if (list.length === 0) return undefined;
+    return (this.boundary[field] ??= JSON.stringify(list[list.length - 1]));
+  }
+
+  summary(): RunSummary {
+    const last = this.records[this.records.length - 1];
+    return {
+      ...this.meta,
+      state: this.state,
+      state_detail: this.detail,
+      step: last?.step ?? 0,
+      last_seq: this.records.length,
+      last_phase: last?.phase ?? null,
+      updated_ms: this.updatedMs,
+      pending_approvals: this.pending,
+    };
+  }
+
+  /** The newest snapshot-bearing record at or before `seq` (internal references: clone before handing out). */
+  snapshotAt(seq: number): { record: CheckpointRecord; snapshot: RuntimeSnapshot } | undefined {
+    const s = newestAtOrBefore(this.snapshotSeqs, seq);
+    if (s === undefined) return undefined;
+    const record = this.records[s - 1]!;
+    const header = record.snapshot!;
+    const lists = s >= this.lastRewindSeq ? this.lists : this.replayLists(s);
+    const { message_count, tool_execution_count, subagent_execution_count, ...rest } = header;
+    const snapshot = {
+      ...rest,
+      messages: lists.messages.slice(0, message_count),
+      tool_executions: lists.tool_executions.slice(0, tool_execution_count),
+      subagent_executions: lists.subagent_executions.slice(0, subagent_execution_count),
+    } as RuntimeSnapshot;
+    return { record, snapshot };
+  }
+
+  private replayLists(uptoSeq: number): Lists {
+    const out = emptyLists();
+    for (const [seq, tails] of this.tails) {
+      if (seq > uptoSeq) break; // Map keeps insertion order = seq order
+      for (const field of LIST_FIELDS) {
+        const t = tails[field];
+        if (!t) continue;
+        out[field].length = t.base;
+        out[field].push(...t.items);
+      }
+    }
+    return out;
+  }
+
+  /** Every op needed to rebuild this run from nothing (compaction, export). Effects first: tool messages may refer to them. */
+  rebuildOps(): CommitOp[] {
+    const ops: CommitOp[] = [];
+    for (const effect of this.effects.values()) ops.push({ op: 'effect', effect });
+    for (const approval of this.approvals.values()) ops.push({ op: 'approval', approval });
+    for (const record of this.records) {
+      const lists = this.tails.get(record.seq);
+      ops.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
+    }
+    ops.push({ op: 'state', state: this.state, detail: this.detail, ms: this.stateMs });
+    return ops;
+  }
+}
+
+function checkItems(field: ListField, items: readonly unknown[], seq: number): void {
+  const schema = LIST_ITEM[field];
+  for (let i = 0; i < items.length; i++) {
+    const r = schema.safeParse(items[i]);
+    if (!r.success) throw new CommitMismatchError(`${field} item ${i} of seq ${seq} is invalid: ${r.error.issues[0]?.message ?? 'invalid'}`);
+  }
+}
+
+function newestAtOrBefore(sorted: readonly number[], seq: number): number | undefined {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  let found: number | undefined;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! <= seq) {
+      found = sorted[mid];
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}

@@ -1,0 +1,105 @@
+// zod schemas of what the store writes (commit log, index, owner lock, export). The record types
+// themselves live in schema.ts; these are the containers around them. Every read parses with them.
+import { z } from 'zod';
+import {
+  Approval,
+  ChatMessage,
+  CheckpointRecord,
+  Effect,
+  RunMeta,
+  RunState,
+  RunSummary,
+  SubagentExecutionRecord,
+  ToolExecutionRecord,
+  type ListField,
+} from './schema';
+
+/** The item schema of each append-only snapshot list. */
+export const LIST_ITEM: Record<ListField, z.ZodType> = {
+  messages: ChatMessage,
+  tool_executions: ToolExecutionRecord,
+  subagent_executions: SubagentExecutionRecord,
+};
+
+/** The new tail of a list: list = list.slice(0, base).concat(items). base < old length = a rewind. */
+export const ListTail = z.object({ base: z.number().int().nonnegative(), items: z.array(z.unknown()) });
+export type ListTail = z.infer<typeof ListTail>;
+export const ListTails = z.object({
+  messages: ListTail.optional(),
+  tool_executions: ListTail.optional(),
+  subagent_executions: ListTail.optional(),
+});
+export type ListTails = z.infer<typeof ListTails>;
+
+export const CommitOp = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('record'), record: CheckpointRecord, lists: ListTails.optional() }),
+  z.object({ op: z.literal('approval'), approval: Approval }),
+  z.object({ op: z.literal('effect'), effect: Effect }),
+  z.object({ op: z.literal('state'), state: RunState, detail: z.string().nullable(), ms: z.number().int() }),
+]);
+export type CommitOp = z.infer<typeof CommitOp>;
+export type RecordOp = Extract<CommitOp, { op: 'record' }>;
+
+/**
+ * One commit file. `first`..`last` are the commit numbers it covers: equal for a normal commit,
+ * 1..N for a compacted one. The first commit of a run carries its meta (run.json can be rebuilt).
+ */
+export const CommitBody = z.object({
+  run_id: z.string(),
+  first: z.number().int().positive(),
+  last: z.number().int().positive(),
+  meta: RunMeta.optional(),
+  ops: z.array(CommitOp),
+});
+export type CommitBody = z.infer<typeof CommitBody>;
+
+/** index.json: summaries plus how many commits each run had durably (a shorter log = files lost). */
+export const IndexEntry = RunSummary.extend({ durable_commits: z.number().int().nonnegative() });
+export type IndexEntry = z.infer<typeof IndexEntry>;
+export const IndexBody = z.object({ runs: z.array(IndexEntry) });
+export type IndexBody = z.infer<typeof IndexBody>;
+
+/** owner.lock: written once (link of a complete temp file); the heartbeat is the file's mtime. */
+export const LockBody = z.object({
+  owner_id: z.string(),
+  pid: z.number().int(),
+  hostname: z.string(),
+  label: z.string(),
+  acquired_ms: z.number().int(),
+  heartbeat_ms: z.number().int(),
+});
+export type LockBody = z.infer<typeof LockBody>;
+
+// ── export format ─────────────────────────────────────────────────────────────────────────────
+export const EXPORT_FORMAT = 'agent-waypoints-run';
+
+export const ExportList = z.object({
+  seq: z.number().int().positive(),
+  field: z.enum(['messages', 'tool_executions', 'subagent_executions']),
+  base: z.number().int().nonnegative(),
+  items: z.array(z.unknown()),
+});
+
+export const RunExportBody = z.object({
+  meta: RunMeta,
+  state: RunState,
+  state_detail: z.string().nullable(),
+  state_ms: z.number().int(),
+  records: z.array(CheckpointRecord),
+  /** Every list tail in order, keyed by the record that wrote it: replaying them rebuilds every snapshot. */
+  lists: z.array(ExportList),
+  approvals: z.array(Approval),
+  effects: z.array(Effect),
+  /** Content-addressed blobs referenced by effects: sha256 → content. */
+  blobs: z.record(z.string().regex(/^[0-9a-f]{64}$/), z.string()),
+});
+export type RunExportBody = z.infer<typeof RunExportBody>;
+
+export const RunExport = z.object({
+  format: z.literal(EXPORT_FORMAT),
+  schema_version: z.number().int().positive(),
+  /** sha256 of JSON.stringify(body). */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  body: RunExportBody,
+});
+export type RunExport = z.infer<typeof RunExport>;

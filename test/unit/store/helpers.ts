@@ -1,0 +1,120 @@
+// Shared builders for the store tests: owners, snapshots, payloads, temp folders.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AppendInput, OwnerInfo } from '../../../src/store/types';
+import type { ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../../../src/store/schema';
+
+export function owner(label: string, id = label): OwnerInfo {
+  return { owner_id: id, label, pid: process.pid, hostname: os.hostname() };
+}
+
+export const newRun = (title = 'a run') => ({ title, task: `task of ${title}`, agent_name: 'coder', model: 'demo-model' });
+
+export function tmpDir(prefix = 'aw-store-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export function snapshot(step: number, messages: ChatMessage[], over: Partial<RuntimeSnapshot> = {}): RuntimeSnapshot {
+  return {
+    step,
+    state: 'running',
+    context: { workspace: '/w' },
+    llm_calls: step,
+    tool_calls: 0,
+    started_at_s: 1_700_000_000,
+    usage: { input_tokens: step * 10, output_tokens: step, total_tokens: step * 11 },
+    total_cost_usd: null,
+    session_token: null,
+    checkpoint_token: null,
+    pending_llm_response: null,
+    tool_executions: [],
+    subagent_executions: [],
+    requested_model: 'demo-model',
+    normalized_model: 'demo-model',
+    provider_adapter: 'openai',
+    final_text: '',
+    final_structured: null,
+    replayed_effect_count: 0,
+    messages,
+    ...over,
+  };
+}
+
+export const runStarted = (): AppendInput => ({
+  phase: 'run_started',
+  step: 0,
+  payload: { agent_name: 'coder', resumed: false, task: 'task', extension_version: '0.1.0', tool_schema_hash: 'h' },
+});
+
+export const stepStarted = (s: RuntimeSnapshot): AppendInput => ({
+  phase: 'step_started',
+  step: s.step,
+  payload: { state: s.state, message_count: s.messages.length },
+  snapshot: s,
+});
+
+export const preLlm = (step: number, n: number): AppendInput => ({ phase: 'pre_llm', step, payload: { model: 'demo-model', provider: 'demo', message_count: n } });
+
+export const postLlm = (s: RuntimeSnapshot): AppendInput => ({
+  phase: 'post_llm',
+  step: s.step,
+  payload: { model: 'demo-model', provider: 'demo', finish_reason: 'tool_calls', tool_call_count: 1, session_token: null, checkpoint_token: null, total_cost_usd: null },
+  snapshot: s,
+});
+
+export const preTools = (step: number, n = 1): AppendInput => ({ phase: 'pre_tool_batch', step, payload: { tool_call_count: n } });
+export const postTools = (step: number, n = 1): AppendInput => ({ phase: 'post_tool_batch', step, payload: { tool_calls_total: n, tool_failures: 0 } });
+
+export const terminal = (step: number): AppendInput => ({
+  phase: 'run_terminal',
+  step,
+  payload: { state: 'completed', final_text: 'done', requested_model: 'm', normalized_model: 'm', provider_adapter: 'openai', terminal_result: { ok: true } },
+});
+
+export function assistantWithCall(step: number, callId = `call_${step}`): ChatMessage {
+  return {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: callId, type: 'function', function: { name: 'write_file', arguments: JSON.stringify({ path: `f${step}.txt`, content: 'x' }) } }],
+  };
+}
+
+export function pendingResponse(msg: ChatMessage, step: number): RuntimeSnapshot['pending_llm_response'] {
+  return { id: `resp_${step}`, model: 'demo-model', finish_reason: 'tool_calls', message: msg as never, usage: null, received_ms: 1_700_000_000_000 + step };
+}
+
+export function toolExec(step: number, callId: string): ToolExecutionRecord {
+  return { tool_call_id: callId, tool_name: 'write_file', step, input_hash: `in_${callId}`, output_hash: `out_${callId}`, is_error: false, replayed: false, started_ms: 1, finished_ms: 2 };
+}
+
+/** A JSON string with sorted keys: equal data → equal text, whatever the key order. */
+export function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+export async function rejects<E extends Error>(p: Promise<unknown>, cls: new (...a: never[]) => E, match?: RegExp): Promise<E> {
+  try {
+    await p;
+  } catch (err) {
+    if (!(err instanceof cls)) throw new Error(`expected ${cls.name}, got ${(err as Error)?.name}: ${(err as Error)?.message}`);
+    if (match && !match.test(err.message)) throw new Error(`${cls.name} message ${JSON.stringify(err.message)} does not match ${match}`);
+    return err;
+  }
+  throw new Error(`expected ${cls.name}, but the call succeeded`);
+}
+
+/** Every file under dir, relative, sorted. */
+export function listFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return (fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => fs.statSync(path.join(dir, f)).isFile()).sort();
+}

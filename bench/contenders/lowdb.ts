@@ -88,11 +88,11 @@ export class LowdbContender implements Contender {
     this.db = undefined;
   }
 
-  async resume(): Promise<number> {
+  async resume(): Promise<{ messages: number; close(): Promise<void> }> {
     const db = new Low<RunDocument | null>(new JSONFile(this.file), null);
     await db.read();
     if (!db.data) throw new Error(`lowdb contender: ${this.file} is empty`);
-    return db.data.messages.length;
+    return { messages: db.data.messages.length, close: async () => undefined };
   }
 
   notes(): Record<string, string> {

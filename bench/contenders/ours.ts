@@ -4,13 +4,13 @@
 // interleaved, that timer would fire while a peer is on the clock and hide our cost, so every step
 // ends with flush(): the step pays for everything it handed over. In the extension the same commit
 // happens on the timer during the next LLM call, so this adds no commit the product does not make.
-import fs from 'node:fs';
 import path from 'node:path';
+import { type FsLayer, nodeFs } from '../../src/store';
 import type { CheckpointStore, NewRunInput, OwnerInfo, RunLease } from '../../src/store/types';
 import type { Op } from '../workload';
 import type { Contender } from './types';
 
-export type OpenStore = (dir: string) => CheckpointStore | Promise<CheckpointStore>;
+export type OpenStore = (dir: string, fs?: FsLayer) => CheckpointStore;
 
 export const BENCH_OWNER: OwnerInfo = { owner_id: 'bench-owner', label: 'benchmark', pid: process.pid, hostname: 'bench' };
 
@@ -29,8 +29,11 @@ export class OursContender implements Contender {
     this.runId = run.run_id!;
   }
 
+  /** Counts what the store does on disk, through the fs layer it accepts for fault injection. */
+  readonly counter = new CountingFs();
+
   async start(): Promise<void> {
-    this.store = await this.open(this.dir);
+    this.store = this.open(this.dir, this.counter.layer);
     const { lease } = await this.store.createRun(this.run, BENCH_OWNER);
     this.lease = lease;
     await this.apply(this.runStarted);
@@ -48,9 +51,9 @@ export class OursContender implements Contender {
     await this.store!.flush();
   }
 
-  /** Files of the run's folder: each durable commit (and blob) is one new write-once file. */
+  /** Files written durably (temp + fsync + rename/link + folder fsync), whatever the file. */
   async durableWrites(): Promise<number> {
-    return countFiles(path.join(this.dir, 'runs', this.runId));
+    return this.counter.fileFsyncs;
   }
 
   async close(): Promise<void> {
@@ -60,35 +63,62 @@ export class OursContender implements Contender {
     this.lease = undefined;
   }
 
-  async resume(): Promise<number> {
-    const store = await this.open(this.dir);
-    try {
-      // Opens the run's log, verifies every file's checksum and schema, replays the lists.
-      const loaded = await store.loadSnapshot(this.runId);
-      return loaded.snapshot.messages.length;
-    } finally {
-      await store.close();
-    }
+  async resume(): Promise<{ messages: number; close(): Promise<void> }> {
+    const store = this.open(this.dir);
+    // Reads the index, then the run's log: every file's checksum and schema verified, lists replayed.
+    const loaded = await store.loadSnapshot(this.runId);
+    return { messages: loaded.snapshot.messages.length, close: () => store.close() };
   }
 
   notes(): Record<string, string> {
-    return { ours: 'openDiskStore through CheckpointStore; flush() at the end of every step' };
+    const c = this.counter;
+    return {
+      ours: 'openDiskStore through CheckpointStore; flush() at the end of every step',
+      ours_files_written: `${c.fileFsyncs} fsync'd files: ${c.byKind.log} log commits, ${c.byKind.blobs} blobs, ${c.byKind.index} index.json, ${c.byKind.other} other (run.json, owner.lock); ${c.dirFsyncs} folder fsyncs; ${c.bytes} bytes through the fs layer (log ${c.bytesByKind.log}, blobs ${c.bytesByKind.blobs}, index ${c.bytesByKind.index}, other ${c.bytesByKind.other})`,
+    };
   }
 }
 
-/** Write-once files under a folder (temp files start with '.'; the owner lock is rewritten, not a commit). */
-function countFiles(dir: string): number {
-  let n = 0;
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
-    if (e.name.startsWith('.') || e.name === 'owner.lock') continue;
-    if (e.isDirectory()) n += countFiles(path.join(dir, e.name));
-    else n += 1;
-  }
-  return n;
+/** An FsLayer over the real one that counts fsyncs (files and folders) and bytes, by file kind. */
+export class CountingFs {
+  fileFsyncs = 0;
+  dirFsyncs = 0;
+  bytes = 0;
+  readonly byKind = { log: 0, blobs: 0, index: 0, other: 0 };
+  readonly bytesByKind = { log: 0, blobs: 0, index: 0, other: 0 };
+  private readonly fdKind = new Map<number, keyof CountingFs['byKind'] | 'dir'>();
+
+  readonly layer: FsLayer = {
+    ...nodeFs,
+    createExclusive: async (p) => {
+      const fd = await nodeFs.createExclusive(p);
+      const parent = path.basename(path.dirname(p));
+      this.fdKind.set(fd, parent === 'log' ? 'log' : parent === 'blobs' ? 'blobs' : path.basename(p).startsWith('.index.json') ? 'index' : 'other');
+      return fd;
+    },
+    openDir: async (p) => {
+      const fd = await nodeFs.openDir(p);
+      this.fdKind.set(fd, 'dir');
+      return fd;
+    },
+    write: async (fd, data) => {
+      this.bytes += data.length;
+      const kind = this.fdKind.get(fd) ?? 'other';
+      if (kind !== 'dir') this.bytesByKind[kind] += data.length;
+      await nodeFs.write(fd, data);
+    },
+    fsync: async (fd) => {
+      await nodeFs.fsync(fd);
+      const kind = this.fdKind.get(fd) ?? 'other';
+      if (kind === 'dir') this.dirFsyncs += 1;
+      else {
+        this.fileFsyncs += 1;
+        this.byKind[kind] += 1;
+      }
+    },
+    close: async (fd) => {
+      this.fdKind.delete(fd);
+      await nodeFs.close(fd);
+    },
+  };
 }

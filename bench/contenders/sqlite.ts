@@ -37,8 +37,8 @@ export class SqliteContender implements Contender {
 
   async start(): Promise<void> {
     const saver = SqliteSaver.fromConnString(this.file);
-    this.facts.synchronous_default = String(saver.db.pragma('synchronous', { simple: true }));
     await saver.getTuple(this.config); // runs the saver's own setup(): tables + journal_mode=WAL
+    this.facts.synchronous_as_set_by_saver = String(saver.db.pragma('synchronous', { simple: true }));
     saver.db.pragma('synchronous = FULL');
     this.facts.journal_mode = String(saver.db.pragma('journal_mode', { simple: true }));
     this.facts.synchronous = String(saver.db.pragma('synchronous', { simple: true }));
@@ -79,15 +79,17 @@ export class SqliteContender implements Contender {
     this.saver = undefined;
   }
 
-  async resume(): Promise<number> {
+  async resume(): Promise<{ messages: number; close(): Promise<void> }> {
     const saver = SqliteSaver.fromConnString(this.file);
+    const close = async () => void saver.db.close();
     try {
       const tuple = await saver.getTuple({ configurable: { thread_id: this.run.run_id!, checkpoint_ns: '' } });
       const messages = tuple?.checkpoint.channel_values.messages;
       if (!Array.isArray(messages)) throw new Error('sqlite contender: no messages in the latest checkpoint');
-      return messages.length;
-    } finally {
-      saver.db.close();
+      return { messages: messages.length, close };
+    } catch (err) {
+      await close();
+      throw err;
     }
   }
 

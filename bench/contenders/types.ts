@@ -16,8 +16,11 @@ export interface Contender {
   durableWrites(): Promise<number>;
   /** Releases everything; the files stay for resume and size measurements. */
   close(): Promise<void>;
-  /** Fresh open of what is on disk and rebuild of the message list (timed). Returns the message count. */
-  resume(): Promise<number>;
+  /**
+   * Fresh open of what is on disk and rebuild of the message list (timed). Returns the message
+   * count and a close() that the caller runs after stopping the clock.
+   */
+  resume(): Promise<{ messages: number; close(): Promise<void> }>;
   /** Facts worth reporting (journal mode, serialisation, …). */
   notes(): Record<string, string>;
 }

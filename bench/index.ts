@@ -1,0 +1,177 @@
+// `npm run bench` (N = 1000 steps) and `npm run bench -- --quick` (N = 100, CI): runs the workload
+// against ours and the two peers interleaved in one process, then prints a Markdown table to
+// stdout and writes bench/results/latest.json. Progress goes to stderr. See bench/README.md.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { openDiskStore } from '../src/store';
+import { LowdbContender } from './contenders/lowdb';
+import { type OpenStore, OursContender } from './contenders/ours';
+import { SqliteContender } from './contenders/sqlite';
+import type { Contender } from './contenders/types';
+import { measureActivation, measureListing, tempDirIn } from './extras';
+import { diskUsage } from './fsutil';
+import { machineInfo } from './machine';
+import { measureResume, measureRun, type RunSamples } from './measure';
+import { RawDurableWrite } from './primitive';
+import { type BenchResults, buildReport } from './report';
+import { median, windowAround } from './stats';
+import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures, windowWidth } from './summarize';
+import { Workload } from './workload';
+
+interface Options {
+  quick: boolean;
+  steps: number;
+  repeats: number;
+  warmupSteps: number;
+  resumeRounds: number;
+  activationRuns: number;
+  activationRepeats: number;
+  seed: number;
+  keep: boolean;
+  dir: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const quick = argv.includes('--quick');
+  const value = (name: string): string | undefined => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const num = (name: string, fallback: number): number => {
+    const v = value(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} needs a positive integer, got ${v}`);
+    return n;
+  };
+  return {
+    quick,
+    steps: num('--steps', quick ? 100 : 1000),
+    repeats: num('--repeats', 1),
+    warmupSteps: quick ? 5 : 20,
+    resumeRounds: quick ? 3 : 7,
+    activationRuns: 1000,
+    activationRepeats: quick ? 3 : 7,
+    seed: num('--seed', 20240601),
+    keep: argv.includes('--keep'),
+    dir: value('--dir') ?? os.tmpdir(),
+  };
+}
+
+/** A full GC between contenders needs --expose-gc; turned on at run time so `tsx bench/index.ts` is enough. */
+function exposeGc(): void {
+  if ((globalThis as { gc?: unknown }).gc) return;
+  v8.setFlagsFromString('--expose-gc');
+  (globalThis as { gc?: unknown }).gc = vm.runInNewContext('gc');
+}
+
+const log = (m: string): void => void process.stderr.write(`${m}\n`);
+const openOurs: OpenStore = (dir, fs) => openDiskStore(dir, fs ? { fs } : {});
+const RUN_ID = 'bench-run-0001';
+const RESULTS_DIR = path.join(__dirname, 'results');
+
+function contendersFor(base: string, workload: Workload): Contender[] {
+  return [
+    new OursContender(tempDirIn(base, 'ours'), openOurs, workload.runInput, { kind: 'append', input: workload.runStarted }),
+    new LowdbContender(tempDirIn(base, 'lowdb'), workload.runInput, { kind: 'append', input: workload.runStarted }),
+    new SqliteContender(tempDirIn(base, 'sqlite'), workload.runInput, workload.initial, { kind: 'append', input: workload.runStarted }),
+  ];
+}
+
+async function main(): Promise<void> {
+  const opts = parseArgs(process.argv.slice(2));
+  exposeGc();
+  const root = fs.mkdtempSync(path.join(opts.dir, 'waypoints-bench-'));
+  const startedAt = performance.now();
+  const machine = machineInfo(root);
+  log(`bench: ${opts.quick ? 'quick' : 'full'}, N = ${opts.steps}, repeats = ${opts.repeats}, in ${root} (${machine.tempFs}), load ${machine.loadAvg.map((l) => l.toFixed(2)).join(' ')}`);
+  try {
+    // Warm-up: JIT, module loading and first-file costs are paid here, not at step 10.
+    const warm = new Workload(opts.seed + 1, RUN_ID);
+    const warmContenders = contendersFor(tempDirIn(root, 'warmup'), warm);
+    await measureRun(warm, warmContenders, new RawDurableWrite(tempDirIn(root, 'warmup/raw')), { steps: opts.warmupSteps, primitivePerStep: 3, gcSteps: new Set() });
+    for (const c of warmContenders) await c.close();
+
+    const points = pointsFor(opts.steps);
+    const gcSteps = new Set<number>();
+    for (const p of points) {
+      const w = windowAround(p, windowWidth(p), opts.steps);
+      for (let s = w.from; s <= w.to; s++) gcSteps.add(s);
+    }
+    const runs: RunSamples[] = [];
+    let last: { workload: Workload; contenders: Contender[]; dir: string } | undefined;
+    for (let r = 0; r < opts.repeats; r++) {
+      const dir = tempDirIn(root, `run${r}`);
+      const workload = new Workload(opts.seed, RUN_ID);
+      const contenders = contendersFor(dir, workload);
+      const tick = Math.max(1, Math.floor(opts.steps / 10));
+      const samples = await measureRun(workload, contenders, new RawDurableWrite(tempDirIn(dir, 'raw')), {
+        steps: opts.steps,
+        primitivePerStep: 3,
+        gcSteps,
+        onProgress: (s) => {
+          if (s % tick === 0) log(`  repeat ${r + 1}/${opts.repeats}: step ${s}/${opts.steps} (${((performance.now() - startedAt) / 1000).toFixed(0)} s)`);
+        },
+      });
+      for (const c of contenders) await c.close();
+      runs.push(samples);
+      if (last && !opts.keep) fs.rmSync(last.dir, { recursive: true, force: true });
+      last = { workload, contenders, dir };
+    }
+    const { workload, contenders } = last!;
+    log(`  conversation at step ${opts.steps}: ${(workload.conversationBytes / 1e6).toFixed(2)} MB; resume …`);
+    const resume = await measureResume(contenders, opts.resumeRounds, workload.lastSnapshotMessages);
+    const storage = Object.fromEntries(contenders.map((c) => [c.name, diskUsage(c.dir)]));
+    log('  listing checkpoints (ours) …');
+    const listing = await measureListing(openOurs, contenders[0]!.dir, RUN_ID);
+    if (listing.checkpoints !== workload.checkpointCount) throw new Error(`listing found ${listing.checkpoints} checkpoints, wrote ${workload.checkpointCount}`);
+    log(`  activation with ${opts.activationRuns} runs (ours) …`);
+    const activation = await measureActivation(openOurs, tempDirIn(root, 'activation'), opts.activationRuns, opts.activationRepeats);
+
+    const figures = Object.fromEntries(contenders.map((c) => [c.name, contenderFigures(runs, c.name, points)]));
+    const primitive = primitiveFigures(runs, points);
+    const results: BenchResults & { options: Options; samples: unknown } = {
+      mode: opts.quick ? 'quick' : 'full',
+      machine: { ...machine, loadAvgAfter: os.loadavg() },
+      durationS: (performance.now() - startedAt) / 1000,
+      options: opts,
+      workload: {
+        steps: opts.steps,
+        seed: opts.seed,
+        conversationBytes: workload.conversationBytes,
+        contentBytes: workload.totalContentBytes,
+        checkpoints: workload.checkpointCount,
+        effects: workload.effectCount,
+        toolCalls: workload.toolCallCount,
+      },
+      points,
+      figures,
+      primitive,
+      distance: distanceToLimit(figures.ours!, primitive.points),
+      resume: Object.fromEntries(Object.entries(resume).map(([k, v]) => [k, { medianMs: median(v), samples: v }])),
+      storage: Object.fromEntries(
+        Object.entries(storage).map(([k, u]) => [k, { ...u, ratioApparent: u.apparent / workload.totalContentBytes, ratioAllocated: u.allocated / workload.totalContentBytes }]),
+      ),
+      activation,
+      listing,
+      notes: Object.assign({}, ...contenders.map((c) => c.notes())) as Record<string, string>,
+      samples: runs.map((s) => ({ contentBytes: s.contentBytes, startBytes: s.startBytes, byContender: s.byContender })),
+    };
+    const report = buildReport(results);
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    fs.writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, table: report }, null, 2) + '\n');
+    process.stdout.write(report + '\n');
+    log(`bench: done in ${results.durationS.toFixed(0)} s; bench/results/latest.json written`);
+  } finally {
+    if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
+    else log(`bench: files kept in ${root}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

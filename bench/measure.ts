@@ -1,0 +1,103 @@
+// The measuring loop: all contenders run the same workload in one process, interleaved step by
+// step (ours step i, lowdb step i, sqlite step i, the raw primitive; the order rotates every step)
+// so that drift in machine load, page cache and thermal state hits all of them alike. A step's
+// time is the wall time of all its store calls plus the contender's endStep() (ours: flush), with
+// nothing else running in the process meanwhile.
+import { type Contender } from './contenders/types';
+import { ioCounters } from './fsutil';
+import { type RawDurableWrite } from './primitive';
+import { type Workload } from './workload';
+
+export interface StepSample {
+  step: number;
+  ms: number;
+  /** Bytes handed to write syscalls during the step (null: no /proc/self/io). */
+  bytes: number | null;
+  /** Page-cache bytes dirtied during the step (page-granular). */
+  pageBytes: number | null;
+  /** fsync'd writes during the step. */
+  durableWrites: number;
+}
+
+export interface RunSamples {
+  steps: number;
+  contentBytes: number[];
+  byContender: Record<string, StepSample[]>;
+  /** Raw primitive durations, tagged with the step they were interleaved with. */
+  primitive: { step: number; ms: number }[];
+  /** Bytes each contender wrote before step 1 (createRun, run_started). */
+  startBytes: Record<string, number | null>;
+}
+
+export interface MeasureOptions {
+  steps: number;
+  /** Raw primitive repetitions per step. */
+  primitivePerStep: number;
+  /** Steps on which a full GC runs before each contender's step (the reported windows). */
+  gcSteps: Set<number>;
+  onProgress?(step: number): void;
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+export async function measureRun(workload: Workload, contenders: Contender[], raw: RawDurableWrite, opts: MeasureOptions): Promise<RunSamples> {
+  const out: RunSamples = { steps: opts.steps, contentBytes: [], byContender: {}, primitive: [], startBytes: {} };
+  for (const c of contenders) {
+    out.byContender[c.name] = [];
+    const io0 = ioCounters();
+    await c.start();
+    const io1 = ioCounters();
+    out.startBytes[c.name] = io0 && io1 ? io1.wchar - io0.wchar : null;
+  }
+  const slots: (Contender | 'raw')[] = [...contenders, 'raw'];
+  for (let step = 1; step <= opts.steps; step++) {
+    const plan = workload.nextStep();
+    if (plan.step !== step) throw new Error(`workload out of step: ${plan.step} != ${step}`);
+    out.contentBytes.push(plan.contentBytes);
+    for (let k = 0; k < slots.length; k++) {
+      const slot = slots[(k + step) % slots.length]!;
+      if (slot === 'raw') {
+        for (let r = 0; r < opts.primitivePerStep; r++) out.primitive.push({ step, ms: await raw.once() });
+        continue;
+      }
+      // Garbage left by another contender (lowdb and sqlite make megabytes per step) must not be
+      // collected on this contender's clock in the reported windows.
+      if (gc && opts.gcSteps.has(step)) gc();
+      const writes0 = await slot.durableWrites();
+      const io0 = ioCounters();
+      const t0 = performance.now();
+      for (const op of plan.ops) await slot.apply(op);
+      await slot.endStep();
+      const ms = performance.now() - t0;
+      const io1 = ioCounters();
+      const writes1 = await slot.durableWrites();
+      out.byContender[slot.name]!.push({
+        step,
+        ms,
+        bytes: io0 && io1 ? io1.wchar - io0.wchar : null,
+        pageBytes: io0 && io1 ? io1.writeBytes - io0.writeBytes : null,
+        durableWrites: writes1 - writes0,
+      });
+    }
+    opts.onProgress?.(step);
+  }
+  return out;
+}
+
+/** Resume latency: fresh open + rebuild of the message list, interleaved over rounds. */
+export async function measureResume(contenders: Contender[], rounds: number, expectMessages: number): Promise<Record<string, number[]>> {
+  const out: Record<string, number[]> = Object.fromEntries(contenders.map((c) => [c.name, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (let k = 0; k < contenders.length; k++) {
+      const c = contenders[(k + r) % contenders.length]!;
+      if (gc) gc();
+      const t0 = performance.now();
+      const { messages, close } = await c.resume();
+      out[c.name]!.push(performance.now() - t0);
+      await close();
+      // Every contender must give back the same conversation, or the comparison is meaningless.
+      if (messages !== expectMessages) throw new Error(`${c.name} resumed ${messages} messages, expected ${expectMessages}`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+// The Markdown report: targets (targets.md) with ✔/✘, then every figure side by side with the
+// ratio ours/peer beside it. Ratios < 1 mean ours is smaller/faster; "×" is how many times.
+import type { ActivationResult, ListingResult } from './extras';
+import type { MachineInfo } from './machine';
+import type { ContenderFigures, PrimitivePoint } from './summarize';
+
+export interface BenchResults {
+  mode: string;
+  machine: MachineInfo & { loadAvgAfter: number[] };
+  durationS: number;
+  workload: { steps: number; seed: number; conversationBytes: number; contentBytes: number; checkpoints: number; effects: number; toolCalls: number };
+  points: number[];
+  figures: Record<string, ContenderFigures>;
+  primitive: { points: PrimitivePoint[]; medianMs: number; p95Ms: number; p99Ms: number };
+  distance: { point: number; value: number }[];
+  resume: Record<string, { medianMs: number; samples: number[] }>;
+  storage: Record<string, { apparent: number; allocated: number; files: number; ratioApparent: number; ratioAllocated: number }>;
+  activation: ActivationResult;
+  listing: ListingResult;
+  notes: Record<string, string>;
+}
+
+const PEERS = [
+  ['lowdb', 'whole-file rewrite (lowdb)'],
+  ['sqlite', 'LangGraph SqliteSaver'],
+] as const;
+
+const ms = (v: number): string => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + ' ms';
+const bytes = (v: number | null): string => {
+  if (v === null) return 'n/a';
+  if (v >= 1e9) return `${(v / 1e9).toFixed(2)} GB`;
+  if (v >= 1e6) return `${(v / 1e6).toFixed(2)} MB`;
+  if (v >= 1e3) return `${(v / 1e3).toFixed(1)} KB`;
+  return `${v.toFixed(0)} B`;
+};
+const x = (v: number | null): string => (v === null ? 'n/a' : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const mark = (ok: boolean): string => (ok ? '✔' : '✘');
+/** ours/peer, and how many times better (or worse) ours is: "0.05 (20× faster)". */
+const ratio = (ours: number | null, peer: number | null, better = 'less', worse = 'more'): string => {
+  if (ours === null || peer === null || peer === 0 || ours === 0) return 'n/a';
+  const r = ours / peer;
+  return r <= 1 ? `${x(r)} (${x(1 / r)}× ${better})` : `${x(r)} (${x(r)}× ${worse})`;
+};
+
+export function buildReport(r: BenchResults): string {
+  const ours = r.figures.ours!;
+  const last = r.points.at(-1)!;
+  const first = r.points[0]!;
+  const at = (name: string, p: number) => r.figures[name]!.points.find((f) => f.point === p)!;
+  const lines: string[] = [];
+  const m = r.machine;
+  lines.push(`### Benchmark (${r.mode}: N = ${r.workload.steps} steps, conversation ${bytes(r.workload.conversationBytes)} at step ${r.workload.steps})`);
+  lines.push('');
+  lines.push(`${m.date.slice(0, 10)} · ${m.cpu}, ${m.cores} cores · Node ${m.node} · ${m.tempFs} · load ${m.loadAvg.map((l) => l.toFixed(2)).join(' ')} → ${m.loadAvgAfter.map((l) => l.toFixed(2)).join(' ')} · ${r.durationS.toFixed(0)} s`);
+  lines.push('');
+
+  // ── targets ──
+  const growth = ours.points.at(-1)!.medianMs / at('ours', first).medianMs;
+  const maxAmp = ours.maxAmplification;
+  const dist = r.distance.at(-1)!.value;
+  const lowLast = at('lowdb', last);
+  const sqlLast = at('sqlite', last);
+  const oursLast = at('ours', last);
+  lines.push('| target | measured | goal | |');
+  lines.push('|---|---|---|---|');
+  lines.push(`| per-step cost growth, step ${last} / step ${first} (median) | ${x(growth)} | ≤ 1.5 | ${mark(growth <= 1.5)} |`);
+  lines.push(
+    `| write amplification, worst step | ${maxAmp ? `${x(maxAmp.value)} (step ${maxAmp.step})` : 'n/a'} | ≤ 3 at every step | ${maxAmp ? mark(maxAmp.value <= 3) : '?'} |`,
+  );
+  lines.push(`| resume latency, ${r.workload.steps}-step run (median) | ${ms(r.resume.ours!.medianMs)} | ≤ 150 ms | ${mark(r.resume.ours!.medianMs <= 150)} |`);
+  lines.push(`| activation, ${r.activation.runs} runs (median) | ${ms(r.activation.medianMs)} | ≤ 50 ms | ${mark(r.activation.medianMs <= 50)} |`);
+  const st = r.storage.ours!;
+  lines.push(`| storage growth, file bytes / content | ${x(st.ratioApparent)} | ≤ 2 | ${mark(st.ratioApparent <= 2)} |`);
+  lines.push(`| storage growth, allocated blocks / content | ${x(st.ratioAllocated)} | ≤ 2 | ${mark(st.ratioAllocated <= 2)} |`);
+  lines.push(`| distance to the disk's limit at step ${last} | ${x(dist)} | ≤ 1.5 | ${mark(dist <= 1.5)} |`);
+  const vsLow = lowLast.medianMs / oursLast.medianMs;
+  const vsSql = sqlLast.medianMs / oursLast.medianMs;
+  lines.push(`| faster than whole-file rewrite at step ${last} | ${x(vsLow)}× | ≥ 10× | ${mark(vsLow >= 10)} |`);
+  lines.push(`| faster than SqliteSaver at step ${last} | ${x(vsSql)}× | ≥ 2× | ${mark(vsSql >= 2)} |`);
+  const ampVsLow = oursLast.amplification !== null && lowLast.amplification ? oursLast.amplification / lowLast.amplification : null;
+  lines.push(`| write amplification vs whole-file rewrite at step ${last} | ${ampVsLow === null ? 'n/a' : ampVsLow > 0 ? `1/${x(1 / ampVsLow)}` : '0'} | ≤ 1/30 | ${ampVsLow === null ? '?' : mark(ampVsLow <= 1 / 30)} |`);
+  lines.push('');
+
+  // ── side by side ──
+  const head = ['figure', 'ours', ...PEERS.flatMap(([, label]) => [label, 'ours / peer'])];
+  lines.push(`| ${head.join(' | ')} |`);
+  lines.push(`|${head.map(() => '---').join('|')}|`);
+  const row = (label: string, val: (name: string) => number | null, fmt: (v: number | null) => string, words: [string, string] = ['less', 'more']): void => {
+    const o = val('ours');
+    lines.push(`| ${label} | ${fmt(o)} | ${PEERS.map(([name]) => `${fmt(val(name))} | ${ratio(o, val(name), ...words)}`).join(' | ')} |`);
+  };
+  const fmtMs = (v: number | null) => (v === null ? 'n/a' : ms(v));
+  for (const p of r.points) {
+    const w = at('ours', p).window;
+    lines.push(
+      `| per-step time @${p} (steps ${w.from}–${w.to}), median / p95 | ${ms(at('ours', p).medianMs)} / ${ms(at('ours', p).p95Ms)} | ${PEERS.map(
+        ([n]) => `${ms(at(n, p).medianMs)} / ${ms(at(n, p).p95Ms)} | ${ratio(at('ours', p).medianMs, at(n, p).medianMs, 'faster', 'slower')}`,
+      ).join(' | ')} |`,
+    );
+  }
+  for (const p of r.points) row(`bytes written per step @${p} (median)`, (n) => at(n, p).bytesPerStep, bytes);
+  for (const p of r.points) row(`write amplification @${p} (window Σ written / Σ content)`, (n) => at(n, p).amplification, x);
+  row('write amplification, worst step', (n) => r.figures[n]!.maxAmplification?.value ?? null, x);
+  row(`bytes written, whole run`, (n) => r.figures[n]!.totalBytesWritten, bytes);
+  row(`fsync'd writes per step @${last} (median)`, (n) => at(n, last).durableWritesPerStep, x);
+  row(`on disk after ${r.workload.steps} steps (file bytes)`, (n) => r.storage[n]!.apparent, bytes);
+  row('storage growth (file bytes / content)', (n) => r.storage[n]!.ratioApparent, x);
+  row(`resume latency (median of ${r.resume.ours!.samples.length})`, (n) => r.resume[n]!.medianMs, fmtMs, ['faster', 'slower']);
+  lines.push('');
+
+  // ── ours only ──
+  lines.push('| ours only | value |');
+  lines.push('|---|---|');
+  lines.push(`| activation: openDiskStore + listRuns until the tree can render, ${r.activation.runs} runs, ${r.activation.pages} page(s) | median ${ms(r.activation.medianMs)}, first ${ms(r.activation.firstMs)} |`);
+  lines.push(`| list all ${r.listing.checkpoints} checkpoints of the ${r.workload.steps}-step run, ${r.listing.pages} pages of 50, fresh open | first page ${ms(r.listing.firstPageMs)}, all ${ms(r.listing.allPagesMs)} |`);
+  for (const [i, p] of r.primitive.points.entries()) {
+    const o = at('ours', p.point);
+    lines.push(
+      `| distance to the disk's limit @${p.point}: ${ms(o.medianMs)} / (${x(o.durableWritesPerStep)} fsync'd writes × raw ${ms(p.medianMs)}) | ${x(r.distance[i]!.value)} |`,
+    );
+  }
+  lines.push(`| raw fsync'd 4 KB write + rename + dir fsync, whole run | median ${ms(r.primitive.medianMs)}, p95 ${ms(r.primitive.p95Ms)}, p99 ${ms(r.primitive.p99Ms)} |`);
+  return lines.join('\n');
+}

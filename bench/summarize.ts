@@ -1,0 +1,98 @@
+// Turns raw samples into the figures of targets.md: per-step time and bytes in windows around
+// steps 10 / 100 / 1000, write amplification, storage growth, distance to the disk's limit.
+import type { RunSamples, StepSample } from './measure';
+import { median, p95, sum, windowAround } from './stats';
+
+export interface PointFigures {
+  point: number;
+  window: { from: number; to: number };
+  medianMs: number;
+  p95Ms: number;
+  /** Median bytes written per step in the window. */
+  bytesPerStep: number | null;
+  /** Σ bytes written / Σ new content bytes over the window. */
+  amplification: number | null;
+  durableWritesPerStep: number;
+}
+
+export interface ContenderFigures {
+  points: PointFigures[];
+  /** Worst per-step amplification over all steps, and where. */
+  maxAmplification: { value: number; step: number } | null;
+  /** Σ bytes written over the run / Σ content. */
+  runAmplification: number | null;
+  totalBytesWritten: number | null;
+}
+
+/** Window widths: 10 steps around step 10, 20 around the later points. */
+export const windowWidth = (point: number): number => (point <= 10 ? 10 : 20);
+
+export function pointsFor(steps: number): number[] {
+  const pts = [10, 100, 1000].filter((p) => p <= steps);
+  if (pts.at(-1) !== steps && steps > 10 && !pts.includes(steps)) pts.push(steps);
+  return pts;
+}
+
+export function contenderFigures(samples: RunSamples[], name: string, points: number[]): ContenderFigures {
+  const steps = samples[0]!.steps;
+  const all = samples.flatMap((s) => s.byContender[name]!.map((x) => ({ ...x, content: s.contentBytes[x.step - 1]! })));
+  const pointFigures = points.map((point) => {
+    const window = windowAround(point, windowWidth(point), steps);
+    const inWindow = all.filter((x) => x.step >= window.from && x.step <= window.to);
+    return {
+      point,
+      window,
+      medianMs: median(inWindow.map((x) => x.ms)),
+      p95Ms: p95(inWindow.map((x) => x.ms)),
+      bytesPerStep: bytesKnown(inWindow) ? median(inWindow.map((x) => x.bytes!)) : null,
+      amplification: bytesKnown(inWindow) ? sum(inWindow.map((x) => x.bytes!)) / sum(inWindow.map((x) => x.content)) : null,
+      durableWritesPerStep: median(inWindow.map((x) => x.durableWrites)),
+    };
+  });
+  let maxAmplification: ContenderFigures['maxAmplification'] = null;
+  if (bytesKnown(all)) {
+    for (const x of all) {
+      const a = x.bytes! / x.content;
+      if (!maxAmplification || a > maxAmplification.value) maxAmplification = { value: a, step: x.step };
+    }
+  }
+  const totalBytesWritten = bytesKnown(all) ? sum(all.map((x) => x.bytes!)) / samples.length : null;
+  const totalContent = sum(samples[0]!.contentBytes);
+  return {
+    points: pointFigures,
+    maxAmplification,
+    runAmplification: totalBytesWritten === null ? null : totalBytesWritten / totalContent,
+    totalBytesWritten,
+  };
+}
+
+function bytesKnown(xs: readonly Pick<StepSample, 'bytes'>[]): boolean {
+  return xs.length > 0 && xs.every((x) => x.bytes !== null);
+}
+
+export interface PrimitivePoint {
+  point: number;
+  medianMs: number;
+  p95Ms: number;
+}
+
+export function primitiveFigures(samples: RunSamples[], points: number[]): { points: PrimitivePoint[]; medianMs: number; p95Ms: number; p99Ms: number } {
+  const steps = samples[0]!.steps;
+  const all = samples.flatMap((s) => s.primitive);
+  const ms = all.map((x) => x.ms);
+  return {
+    points: points.map((point) => {
+      const w = windowAround(point, windowWidth(point), steps);
+      const inWindow = all.filter((x) => x.step >= w.from && x.step <= w.to).map((x) => x.ms);
+      return { point, medianMs: median(inWindow), p95Ms: p95(inWindow) };
+    }),
+    medianMs: median(ms),
+    p95Ms: p95(ms),
+    p99Ms: ms.length ? [...ms].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.99 * ms.length) - 1)]! : NaN,
+  };
+}
+
+/** per-step durable cost / (durable writes per step × the raw primitive), per point. */
+export function distanceToLimit(ours: ContenderFigures, primitive: PrimitivePoint[]): { point: number; value: number }[] {
+  return ours.points.map((p, i) => ({ point: p.point, value: p.medianMs / (p.durableWritesPerStep * primitive[i]!.medianMs) }));
+}

@@ -96,14 +96,18 @@ export class FileEngine implements Engine {
       if (errCode(err) === 'EEXIST') return 'exists';
       throw err;
     }
-    await this.fsl.mkdir(path.join(dir, 'log'), { recursive: false });
-    await this.fsl.mkdir(path.join(dir, 'blobs'), { recursive: false });
-    const lock = await this.lock(meta.run_id, owner);
+    let lock: FileLock | undefined;
     try {
+      await this.fsl.mkdir(path.join(dir, 'log'), { recursive: false });
+      await this.fsl.mkdir(path.join(dir, 'blobs'), { recursive: false });
+      lock = await this.lock(meta.run_id, owner);
       await new DurableJsonFile(this.fsl, path.join(dir, 'run.json'), 'run', RunMeta, meta.run_id, this.o.retryDelaysMs).create(meta);
       await fsyncDir(this.fsl, path.join(this.root, 'runs'));
     } catch (err) {
-      await lock.release().catch(() => undefined);
+      // createRun never resolved: the half-made folder holds nothing anyone was told about
+      await lock?.release().catch(() => undefined);
+      this.runs.delete(meta.run_id);
+      await this.fsl.rmrf(dir).catch(() => undefined);
       throw err;
     }
     this.runs.set(meta.run_id, { next: 1, outputs: new Map(), uncertain: null, lock });

@@ -3,7 +3,7 @@
 // the bytes. Ops that build or ship whole runs (fork, export, import) are in portable.ts.
 import crypto from 'node:crypto';
 import type { Engine, EngineLock } from './engine';
-import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, StoreClosedError, StoreConflictError } from './errors';
+import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, RunNotOwnedError, StoreClosedError, StoreConflictError } from './errors';
 import { exportRun, forkRun, importRun, type PortableHost } from './portable';
 import { RunHandle, Lease, notOwned } from './runHandle';
 import { RunModel } from './runModel';
@@ -164,7 +164,13 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
       this.deferMs,
       h.durableCommits > 0,
     );
-    h.lease = new Lease(runId, { ...owner }, lock, () => h.serial(() => h.writer!.flush()));
+    h.lease = new Lease(runId, { ...owner }, lock, () =>
+      h.serial(async () => {
+        // A lease that was taken over can write nothing more: what it queued dies with it (never durable).
+        if (lock.lost) h.writer!.discard(new RunNotOwnedError(runId));
+        else await h.writer!.flush();
+      }),
+    );
     this.runs.set(runId, h);
     return h.lease;
   }

@@ -48,9 +48,10 @@ interface RunState {
 
 const newRunState = (seed: number, steps: number): RunState => ({ runId: null, seed, steps, recs: new Map(), effects: new Map(), approvals: new Map(), blobs: new Set(), done: false });
 
-export async function bundleChild(outDir: string): Promise<string> {
-  const out = path.join(outDir, 'torture-child.cjs');
-  await esbuild.build({ entryPoints: [path.join(__dirname, 'child.ts')], outfile: out, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
+/** Bundles a child script (test/torture/<name>.ts) into outDir; returns the .cjs path. */
+export async function bundleChild(outDir: string, name = 'child'): Promise<string> {
+  const out = path.join(outDir, `torture-${name}.cjs`);
+  await esbuild.build({ entryPoints: [path.join(__dirname, `${name}.ts`)], outfile: out, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
   return out;
 }
 

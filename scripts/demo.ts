@@ -6,10 +6,13 @@ import path from 'node:path';
 // @ts-expect-error plain ESM script without types
 import { installTools, toolsDir, toolsReady } from './tools.mjs';
 import { installVsix, startCodeServer, writeUserSettings } from '../test/support/codeServer';
+import { startModelServer } from '../test/fixtures/modelServer/server';
+import { DEMO_MODEL_ID } from '../test/fixtures/modelServer/scenario';
 
 const root = path.resolve(__dirname, '..');
 const reset = process.argv.includes('--reset');
 const port = Number(process.env.AW_DEMO_PORT ?? 8080);
+const modelPort = Number(process.env.AW_DEMO_MODEL_PORT ?? 8787);
 
 async function main(): Promise<void> {
   if (!toolsReady()) await installTools();
@@ -22,8 +25,13 @@ async function main(): Promise<void> {
   if (!fs.existsSync(workspace)) fs.cpSync(path.join(root, 'demo/workspace'), workspace, { recursive: true });
   const extensionsDir = path.join(demoDir, 'extensions');
   await installVsix(path.join(root, 'dist', `${name}-${version}.vsix`), extensionsDir);
+  // The offline demo model: a scripted OpenAI-compatible server on loopback (real HTTP), not an LLM.
+  const model = await startModelServer({ scenario: 'demo', port: modelPort, chunkDelayMs: 15 });
   const userDataDir = path.join(demoDir, 'user-data');
-  writeUserSettings(userDataDir);
+  writeUserSettings(userDataDir, {
+    'agentWaypoints.provider.baseUrl': model.url,
+    'agentWaypoints.provider.model': DEMO_MODEL_ID,
+  });
 
   const server = await startCodeServer({
     workspace,
@@ -37,12 +45,20 @@ async function main(): Promise<void> {
 
     Open:       ${server.url()}
     Workspace:  ${workspace}   (npm run demo -- --reset starts it fresh)
+    Model:      ${model.url}  — the OFFLINE DEMO MODEL: a scripted server that plays one
+                coding task, whatever you type. No API key, no network.
     Log:        ${path.join(demoDir, 'code-server.log')}
+
+  Try it: open the Agent Waypoints view (activity bar), click "Start agent run" and ask
+  "Make slugify reject non-string input with a TypeError, and add a test". Approve the edits
+  and the test command in the approval panel; watch the checkpoints appear in the Runs view.
+  Reload the window (F1 → Developer: Reload Window) while an approval is waiting: it comes back.
 
   Press Ctrl-C to stop.
 `);
   const stop = async () => {
     await server.stop();
+    await model.close();
     process.exit(0);
   };
   process.on('SIGINT', stop);

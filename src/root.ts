@@ -1,8 +1,29 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import * as vscode from 'vscode';
-import { registerApiKeyCommands } from './commands/apiKey';
+import { API_KEY_SECRET, registerApiKeyCommands } from './commands/apiKey';
+import { registerApprovalCommands } from './commands/approvals';
+import { registerCheckpointCommands } from './commands/checkpoints';
+import type { CommandContext } from './commands/context';
 import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
-import { DisposableStore } from './lifecycle';
+import { registerRunCommands } from './commands/runs';
+import { registerTransferCommands } from './commands/transfer';
+import { DisposableStore, toDisposable } from './lifecycle';
+import { createProvider } from './runner/provider';
+import { AgentRunner } from './runner/runner';
+import { createCodingRegistry, decide } from './runner/tools';
+import { readSettings } from './settings';
+import { openDiskStore } from './store';
+import type { CheckpointStore, OwnerInfo } from './store/types';
+import { ApprovalPanels } from './views/approval/panel';
+import { ProposedDocuments } from './views/approval/proposed';
+import { registerCheckpointDocuments } from './views/checkpointDocument';
+import { ContextKeys } from './views/contextValues';
+import { RunsModel } from './views/runs/model';
+import { RunsTreeProvider } from './views/runs/provider';
+import { RunSessions } from './views/session';
+import { restoreOnStartup } from './views/startup';
 
 /** What the extension returns from activate(); used by the in-host tests. */
 export interface ExtensionApi {
@@ -10,29 +31,195 @@ export interface ExtensionApi {
   readonly storageDir: string | undefined;
   /** Extension host process id (tests use it to simulate a crash). */
   readonly pid: number;
+  readonly store: CheckpointStore | undefined;
+  readonly runner: AgentRunner | undefined;
+  readonly panels: ApprovalPanels | undefined;
+  readonly tree: RunsTreeProvider | undefined;
+  /** Resolves when activation-time work (interrupted-run detection) is done. */
+  readonly ready: Promise<void>;
 }
 
+const FLUSH_TIMEOUT_MS = 3000;
+
 /**
- * The composition root: builds every service once, owns every disposable,
- * disposes them in reverse order. extension.ts stays a two-liner around it.
+ * The composition root: builds every service once, owns every disposable, disposes them in
+ * reverse order. extension.ts stays a two-liner around it. Activation reads the run index only;
+ * no run's history is loaded until the user opens it.
  */
 export class ExtensionRoot extends DisposableStore {
   readonly api: ExtensionApi;
   readonly log: vscode.LogOutputChannel;
+  private readonly store: CheckpointStore | undefined;
+  private readonly runner: AgentRunner | undefined;
+  private apiKey: string | undefined;
 
-  constructor(context: vscode.ExtensionContext) {
+  constructor(private readonly context: vscode.ExtensionContext) {
     super();
-    this.log = this.register(vscode.window.createOutputChannel('Agent Waypoints', { log: true }));
+    const log = vscode.window.createOutputChannel('Agent Waypoints', { log: true });
+    this.log = this.register(log);
     const storageDir = context.storageUri?.fsPath;
-    this.api = { storageDir, pid: process.pid };
+    const workspace = vscode.workspace.workspaceFolders?.[0];
     this.log.info(`activated (storage: ${storageDir ?? 'none, no folder open'})`);
-
     this.register(registerApiKeyCommands(context.secrets, this.log));
     this.register(registerCommand(CommandIds.showLog, () => this.log.show()));
+    void vscode.commands.executeCommand('setContext', ContextKeys.hasStorage, storageDir !== undefined);
+
+    if (!storageDir || !workspace) {
+      this.registerWithoutFolder();
+      this.api = { storageDir, pid: process.pid, store: undefined, runner: undefined, panels: undefined, tree: undefined, ready: Promise.resolve() };
+      return;
+    }
+
+    const owner: OwnerInfo = {
+      owner_id: randomUUID(),
+      label: `VS Code window “${vscode.workspace.name ?? workspace.name}”`,
+      pid: process.pid,
+      hostname: os.hostname(),
+    };
+    const store = openDiskStore(storageDir);
+    this.store = store;
+    this.register(toDisposable(() => void store.close(FLUSH_TIMEOUT_MS)));
+    this.register(store.onEvent((e) => {
+      if (e.kind === 'write-error') this.log.error(`storage write failed${e.run_id ? ` for run ${e.run_id}` : ''}: ${e.error.message}`);
+      if (e.kind === 'corruption') {
+        this.log.error(`corrupt checkpoint data: ${e.report.lost}; quarantined: ${e.report.quarantined.map((q) => `${q.file} → ${q.to}`).join(', ')}`);
+        void vscode.window.showErrorMessage(`Agent Waypoints found damaged checkpoint data and kept a copy in quarantine. ${e.report.lost}`, 'Show log').then((p) => p && this.log.show());
+      }
+    }));
+
+    const registry = createCodingRegistry();
+    const runner = new AgentRunner({
+      store,
+      provider: (model) => this.provider(model),
+      tools: registry,
+      policy: (tool, args) => {
+        const s = readSettings();
+        return decide(
+          { toolName: tool.name, category: tool.category, args },
+          {
+            categories: { read: s.approval.read, write: s.approval.write, command: s.approval.command, subagent: 'auto' },
+            commandAllow: s.commandAllow,
+            commandDeny: s.commandDeny,
+            restricted: !vscode.workspace.isTrusted,
+          },
+        );
+      },
+      workspaceRoot: workspace.uri.fsPath,
+      owner,
+      extensionVersion: String(context.extension.packageJSON.version),
+      defaultModel: readSettings().model,
+      defaultBudget: readSettings().budget,
+      outputCap: readSettings().outputCapBytes,
+    });
+    this.runner = runner;
+    this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
+
+    const model = this.register(new RunsModel(store));
+    const tree = this.register(new RunsTreeProvider(model));
+    const treeView = this.register(vscode.window.createTreeView('agentWaypoints.runs', { treeDataProvider: tree, showCollapseAll: true }));
+    const updateBadge = () => {
+      const n = model.pendingApprovals();
+      treeView.badge = n > 0 ? { value: n, tooltip: `${n} tool call${n > 1 ? 's' : ''} waiting for approval` } : undefined;
+      void vscode.commands.executeCommand('setContext', ContextKeys.hasRuns, model.all().length > 0);
+    };
+    this.register(model.onDidChange(updateBadge));
+    const proposed = this.register(new ProposedDocuments());
+    const panels = this.register(
+      new ApprovalPanels({
+        extensionUri: context.extensionUri,
+        workspaceRoot: workspace.uri,
+        store,
+        runner,
+        log: this.log,
+        proposed,
+        readOnlyReason: async (runId) => {
+          if (!vscode.workspace.isTrusted) return 'Restricted mode: this workspace is not trusted, so write and command tools are disabled. Trust the workspace to decide.';
+          if (runner.isActive(runId)) return null;
+          const holder = await store.owner(runId);
+          return holder && holder.owner_id !== owner.owner_id ? `Read-only: this run is held by ${holder.label} (pid ${holder.pid}).` : null;
+        },
+      }),
+    );
+    const sessions = this.register(new RunSessions(runner, panels, this.log));
+    this.register(registerCheckpointDocuments(store));
+
+    const commands: CommandContext = {
+      store,
+      runner,
+      model,
+      sessions,
+      panels,
+      log: this.log,
+      settings: readSettings,
+      hasUsableKey: async () => this.apiKey !== undefined || isLocal(readSettings().baseUrl),
+    };
+    this.register(registerRunCommands(commands));
+    this.register(registerApprovalCommands(commands));
+    this.register(registerCheckpointCommands(commands));
+    this.register(registerTransferCommands(commands));
+
+    this.register(context.secrets.onDidChange(async (e) => e.key === API_KEY_SECRET && (this.apiKey = await context.secrets.get(API_KEY_SECRET))));
+    this.register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.setRestricted()));
+    this.setRestricted();
+
+    const ready = (async () => {
+      this.apiKey = await context.secrets.get(API_KEY_SECRET);
+      await model.load();
+      updateBadge();
+      await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
+    })().catch((err) => log.error(`startup: ${err instanceof Error ? err.message : String(err)}`));
+    this.api = { storageDir, pid: process.pid, store, runner, panels, tree, ready };
   }
 
-  /** Called from deactivate(): bounded flush of pending work, then dispose. */
+  private provider(model: string) {
+    const s = readSettings();
+    return createProvider({
+      baseURL: s.baseUrl,
+      model,
+      ...(this.apiKey ? { apiKey: this.apiKey } : {}),
+      authHeader: s.authHeader,
+      ...(s.apiVersion ? { defaultQuery: { 'api-version': s.apiVersion } } : {}),
+      stream: s.stream,
+      timeoutMs: s.timeoutMs,
+      maxRetries: s.maxRetries,
+      prices: s.prices,
+    });
+  }
+
+  private setRestricted(): void {
+    void vscode.commands.executeCommand('setContext', ContextKeys.restricted, !vscode.workspace.isTrusted);
+  }
+
+  /** Without a folder there is no workspace storage: commands explain instead of failing. */
+  private registerWithoutFolder(): void {
+    const explain = () =>
+      void vscode.window.showInformationMessage('Agent Waypoints stores runs per workspace: open a folder first.', 'Open Folder').then((p) => {
+        if (p) void vscode.commands.executeCommand('vscode.openFolder');
+      });
+    for (const id of Object.values(CommandIds)) {
+      if (id === CommandIds.setApiKey || id === CommandIds.clearApiKey || id === CommandIds.showLog) continue;
+      this.register(registerCommand(id, explain));
+    }
+  }
+
+  /** Called from deactivate(): stop active runs as interrupted, flush the store (bounded), dispose. */
   async shutdown(): Promise<void> {
-    this.dispose();
+    try {
+      await this.runner?.shutdown(FLUSH_TIMEOUT_MS);
+      await this.store?.close(FLUSH_TIMEOUT_MS);
+    } catch (err) {
+      this.log.error(`shutdown: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      this.dispose();
+    }
+  }
+}
+
+function isLocal(baseUrl: string): boolean {
+  try {
+    const host = new URL(baseUrl).hostname;
+    return host === 'localhost' || host === '127.0.0.1' || host === '::1' || host === '[::1]';
+  } catch {
+    return false;
   }
 }

@@ -2,6 +2,7 @@
 // code-server on a free loopback port, a throwaway user-data dir and workspace, headless
 // Chromium opening the workbench with the extension-development payload. The suite writes
 // its results to a file; this prints them and exits non-zero on failure or timeout.
+// Two passes: a trusted workspace (everything else), then an untrusted one (restricted mode).
 // Always cleans up its processes.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,36 +11,39 @@ import { makeTempDir, startCodeServer, writeUserSettings } from './support/codeS
 import { printResults, type SuiteResults } from './support/results';
 
 const root = path.resolve(__dirname, '..');
+const resultsDir = path.join(root, 'test-results');
 const TIMEOUT_MS = Number(process.env.AW_HOST_TIMEOUT_MS ?? 10 * 60_000);
 
-async function main(): Promise<number> {
-  const suiteIndex = path.join(root, 'out/test/suite/index.js');
-  const bundle = path.join(root, 'dist/extension.js');
-  for (const f of [suiteIndex, bundle]) {
-    if (!fs.existsSync(f)) throw new Error(`${path.relative(root, f)} is missing: run npm run build first`);
-  }
-  const resultsDir = path.join(root, 'test-results');
-  const resultsFile = path.join(resultsDir, 'host.json');
-  fs.rmSync(resultsFile, { force: true });
+interface Pass {
+  name: 'trusted' | 'restricted';
+  trust: boolean;
+}
 
-  const tmp = makeTempDir('host');
+async function runPass(pass: Pass): Promise<SuiteResults> {
+  const suiteIndex = path.join(root, 'out/test/suite/index.js');
+  const resultsFile = path.join(resultsDir, `host-${pass.name}.json`);
+  fs.rmSync(resultsFile, { force: true });
+  const tmp = makeTempDir(`host-${pass.name}`);
   const workspace = path.join(tmp, 'workspace');
   fs.cpSync(path.join(root, 'test/fixtures/workspace'), workspace, { recursive: true });
   const userDataDir = path.join(tmp, 'user-data');
-  writeUserSettings(userDataDir);
+  writeUserSettings(
+    userDataDir,
+    pass.trust ? {} : { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.emptyWindow': false },
+  );
 
   const t0 = Date.now();
   const server = await startCodeServer({
     workspace,
     userDataDir,
     extensionsDir: path.join(tmp, 'extensions'),
-    logFile: path.join(resultsDir, 'host-code-server.log'),
-    env: { AW_RESULTS_FILE: resultsFile, ...(process.env.AW_GREP ? { AW_GREP: process.env.AW_GREP } : {}) },
+    logFile: path.join(resultsDir, `host-${pass.name}-code-server.log`),
+    workspaceTrust: !pass.trust,
+    env: { AW_RESULTS_FILE: resultsFile, AW_PASS: pass.name, ...(process.env.AW_GREP ? { AW_GREP: process.env.AW_GREP } : {}) },
   });
   const browser = await launchChromium();
   try {
     const page = await browser.newPage();
-    page.on('pageerror', (e) => process.env.AW_VERBOSE && console.error('[page]', e.message));
     await page.goto(
       server.url([
         ['extensionDevelopmentPath', server.remoteUri(root)],
@@ -48,18 +52,34 @@ async function main(): Promise<number> {
     );
     const results = await waitForResults(resultsFile, TIMEOUT_MS);
     if (!results) {
-      await page.screenshot({ path: path.join(resultsDir, 'host-timeout.png') }).catch(() => undefined);
-      console.error(`[host] no results after ${TIMEOUT_MS / 1000} s; see test-results/host-code-server.log`);
-      return 1;
+      await page.screenshot({ path: path.join(resultsDir, `host-${pass.name}-timeout.png`) }).catch(() => undefined);
+      throw new Error(`${pass.name} pass: no results after ${TIMEOUT_MS / 1000} s; see test-results/host-${pass.name}-code-server.log`);
     }
-    printResults('in-host', results);
-    console.log(`[host] done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    return results.failed > 0 || results.passed === 0 ? 1 : 0;
+    console.log(`[host] ${pass.name} pass in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    return results;
   } finally {
     await browser.close().catch(() => undefined);
     await server.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+async function main(): Promise<number> {
+  for (const f of ['out/test/suite/index.js', 'dist/extension.js']) {
+    if (!fs.existsSync(path.join(root, f))) throw new Error(`${f} is missing: run npm run build first`);
+  }
+  const merged: SuiteResults = { passed: 0, failed: 0, pending: 0, tests: [] };
+  for (const pass of [{ name: 'trusted', trust: true }, { name: 'restricted', trust: false }] as Pass[]) {
+    const r = await runPass(pass);
+    merged.passed += r.passed;
+    merged.failed += r.failed;
+    merged.pending += r.pending;
+    merged.tests.push(...r.tests.map((t) => ({ ...t, title: `[${pass.name}] ${t.title}` })));
+  }
+  printResults('in-host', merged);
+  const out = process.env.AW_RESULTS_FILE ?? path.join(resultsDir, 'host.json');
+  fs.writeFileSync(out, JSON.stringify(merged, null, 2));
+  return merged.failed > 0 || merged.passed === 0 ? 1 : 0;
 }
 
 async function waitForResults(file: string, timeoutMs: number): Promise<SuiteResults | undefined> {

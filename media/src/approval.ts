@@ -8,7 +8,7 @@ import '@vscode-elements/elements/dist/vscode-icon/index.js';
 import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import { type ApprovalView, HostMessage, type StateMessage, type WebviewMessage } from '../../src/views/approval/protocol';
 
-declare function acquireVsCodeApi(): { postMessage(message: unknown): void };
+declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(state: unknown): void };
 const vscode = acquireVsCodeApi();
 
 let nextRequestId = 1;
@@ -42,7 +42,7 @@ function decide(card: HTMLElement, make: (requestId: number) => WebviewMessage):
 }
 
 function card(runId: string, a: ApprovalView, readOnly: boolean): HTMLElement {
-  const root = el('section', { class: 'approval', 'data-tool-call-id': a.toolCallId });
+  const root = el('section', { class: 'approval', 'data-run-id': runId, 'data-tool-call-id': a.toolCallId, 'data-input-hash': a.inputHash });
   const head = el('header');
   head.append(el('vscode-icon', { name: iconFor(a.category) }), el('span', { class: 'tool' }, a.toolName));
   head.append(el('vscode-badge', { variant: 'counter' }, a.category));
@@ -95,6 +95,9 @@ function iconFor(category: ApprovalView['category']): string {
 
 function render(state: StateMessage): void {
   current = state;
+  // Only the run id is kept in webview state: after a reload the host restores the panel from it
+  // and reads everything else from the store.
+  if (state.run) vscode.setState({ runId: state.run.runId });
   const app = document.getElementById('app')!;
   app.replaceChildren();
   if (!state.run) {

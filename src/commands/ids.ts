@@ -4,9 +4,20 @@
  * VS Code reports as registered, so the manifest and the code cannot drift apart.
  */
 export const CommandIds = {
+  startRun: 'agentWaypoints.startRun',
+  resumeRun: 'agentWaypoints.resumeRun',
+  showApprovals: 'agentWaypoints.showApprovals',
+  cancelRun: 'agentWaypoints.cancelRun',
+  forkFromCheckpoint: 'agentWaypoints.forkFromCheckpoint',
+  openCheckpoint: 'agentWaypoints.openCheckpoint',
+  deleteRun: 'agentWaypoints.deleteRun',
+  exportRun: 'agentWaypoints.exportRun',
+  importRun: 'agentWaypoints.importRun',
   setApiKey: 'agentWaypoints.setApiKey',
   clearApiKey: 'agentWaypoints.clearApiKey',
   showLog: 'agentWaypoints.showLog',
+  refreshRuns: 'agentWaypoints.refreshRuns',
+  loadMoreCheckpoints: 'agentWaypoints.loadMoreCheckpoints',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];

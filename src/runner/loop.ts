@@ -13,21 +13,13 @@ import type { ChatProvider } from './provider/types';
 import { ProviderError } from './provider/errors';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
 import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
-import type { Tool, ToolContext, ToolResult } from './tools/types';
-
-/** The tools as the loop needs them (implemented by tools/registry.ts). */
-export interface ToolSet {
-  get(name: string): Tool | undefined;
-  names(): string[];
-  definitions(): unknown[];
-  parse(tool: Tool, raw: string): { ok: true; args: unknown } | { ok: false; error: string };
-  execute(tool: Tool, args: unknown, ctx: ToolContext): Promise<ToolResult>;
-}
+import type { ToolRegistry } from './tools/registry';
+import type { Tool } from './tools/types';
 
 export interface LoopDeps {
   store: CheckpointStore;
   provider: ChatProvider;
-  tools: ToolSet;
+  tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyDecision;
   events: Emitter<RunnerEvent>;
   outputCap: number;
@@ -105,7 +97,7 @@ export class RunExecution {
     try {
       result = await provider.complete({
         messages: this.rt.messages,
-        tools: this.deps.tools.definitions() as never,
+        tools: this.deps.tools.definitions(),
         signal: this.signal,
       });
     } catch (err) {
@@ -157,7 +149,6 @@ export class RunExecution {
     const plans = planBatch({
       calls,
       tools: this.deps.tools,
-      parse: (t, raw) => this.deps.tools.parse(t, raw),
       policy: (t, a) => this.deps.policy(t, a),
       approvals: byCall(approvals),
       effects: byCall(effects),
@@ -231,7 +222,8 @@ export class RunExecution {
       await store.recordIntent(this.runId, { tool_call_id: call.id, step: this.rt.step, tool_name: plan.tool.name, input_hash: plan.hash, side_effecting: true });
     }
     this.deps.events.emit({ type: 'tool', runId: this.runId, step: this.rt.step, toolCallId: call.id, toolName: plan.tool.name, status: 'start' });
-    const result = await this.deps.tools.execute(plan.tool, plan.args, {
+    const prepared = { ok: true as const, tool_call_id: call.id, tool: plan.tool, args: plan.args, input_hash: plan.hash };
+    const result = await this.deps.tools.run(prepared, {
       workspaceRoot: this.context.workspace_root,
       signal: this.signal,
       idempotencyKey: idempotencyKey(this.runId, this.rt.step, call.id),

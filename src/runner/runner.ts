@@ -7,18 +7,18 @@ import { type Budget, DEFAULT_BUDGET } from './budget';
 import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprovalError } from './errors';
 import { Emitter, type RunnerEvent } from './events';
 import { inputHash, sha256 } from './hash';
-import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome, type ToolSet } from './loop';
+import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome } from './loop';
 import type { ChatProvider } from './provider/types';
 import { DEFAULT_SYSTEM_PROMPT, initialSnapshot, type RunContext, type TerminalResult } from './runtime';
 import type { PolicyDecision } from './toolBatch';
+import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
 export interface RunnerDeps {
   store: CheckpointStore;
   /** A provider for a model (settings supply base URL and key). */
   provider(model: string): ChatProvider;
-  tools: ToolSet;
-  toolSchemaHash: string;
+  tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyDecision;
   workspaceRoot: string;
   owner: OwnerInfo;
@@ -65,6 +65,11 @@ export class AgentRunner {
     this.now = deps.now ?? Date.now;
   }
 
+  /** Who this runner writes as (its window). */
+  get owner(): OwnerInfo {
+    return this.deps.owner;
+  }
+
   isActive(runId: string): boolean {
     return this.active.has(runId);
   }
@@ -93,8 +98,13 @@ export class AgentRunner {
     const running = this.active.get(runId);
     if (running) return running.handle;
     const { store } = this.deps;
-    const latest = await store.latest(runId);
-    if (!latest) throw new CheckpointNotFoundError(`Run ${runId} has no checkpoint to resume from.`, runId);
+    const latest = await store.latest(runId).catch(async (err: unknown) => {
+      // Created, then the process died before run_started was durable: nothing has run yet.
+      // A run that does not exist stays an error.
+      if (err instanceof CheckpointNotFoundError && (await store.getRun(runId)) && (await store.list(runId, { limit: 1 })).length === 0) return null;
+      throw err;
+    });
+    if (latest === null) return this.restartUnstarted(runId);
     if (latest.phase === 'run_terminal' && 'terminal_result' in latest.payload) {
       const result = latest.payload.terminal_result as TerminalResult;
       const outcome: RunOutcome = { runId, state: result.state, detail: null, finalText: result.final_text, terminalResult: result };
@@ -102,8 +112,15 @@ export class AgentRunner {
     }
     const lease = await store.acquire(runId, this.deps.owner);
     try {
-      const loaded = await store.loadSnapshot(runId);
-      if (!loaded) throw new CheckpointNotFoundError(`Run ${runId} has no snapshot to resume from.`, runId);
+      const loaded = await store.loadSnapshot(runId).catch(async (err: unknown) => {
+        // Only run_started so far: no step began, so no model call and no tool ran.
+        if (err instanceof CheckpointNotFoundError && latest.phase === 'run_started') return null;
+        throw err;
+      });
+      if (loaded === null) {
+        await lease.release();
+        return this.restartUnstarted(runId);
+      }
       const rt = loaded.snapshot;
       if (rt.pending_llm_response !== null && !LlmResponse.safeParse(rt.pending_llm_response).success) {
         // Never a second LLM call for a response we received but cannot read.
@@ -114,13 +131,22 @@ export class AgentRunner {
       if (reasons.length > 0 && !opts.confirmed) throw new ResumeNeedsConfirmationError(runId, reasons);
       ctx.budget = { ...ctx.budget, ...opts.budget };
       ctx.extension_version = this.deps.extensionVersion;
-      ctx.tool_schema_hash = this.deps.toolSchemaHash;
+      ctx.tool_schema_hash = this.deps.tools.schemaHash();
       const run = await store.getRun(runId);
       return this.launch(runId, lease, this.deps.provider(run?.model ?? rt.requested_model), rt, true);
     } catch (err) {
       await lease.release();
       throw err;
     }
+  }
+
+  /** A run whose first step never began (no LLM call, no tool): it starts over from its stored task. */
+  private async restartUnstarted(runId: string): Promise<RunHandle> {
+    const run = (await this.deps.store.getRun(runId))!;
+    const lease = await this.deps.store.acquire(runId, this.deps.owner);
+    const provider = this.deps.provider(run.model);
+    const parent = run.parent_run_id ? { run_id: run.parent_run_id, tool_call_id: '' } : null;
+    return this.launch(runId, lease, provider, this.freshSnapshot(run.task, run.model, provider, undefined, parent), false);
   }
 
   /** Writes decisions durably, then resumes the run when nothing is left waiting. */
@@ -134,9 +160,15 @@ export class AgentRunner {
       if (d.kind !== 'approve_edited') return { d, args: undefined, hash: null };
       const tool = this.deps.tools.get(approval.tool_name);
       if (!tool) throw new InvalidEditedArgumentsError(`Unknown tool ${approval.tool_name}.`);
-      const parsed = this.deps.tools.parse(tool, d.argumentsJson);
-      if (!parsed.ok) throw new InvalidEditedArgumentsError(parsed.error);
-      return { d, args: parsed.args, hash: inputHash(tool.name, parsed.args) };
+      let json: unknown;
+      try {
+        json = JSON.parse(d.argumentsJson);
+      } catch (err) {
+        throw new InvalidEditedArgumentsError(`The edited arguments are not valid JSON: ${(err as Error).message}`);
+      }
+      const prepared = this.deps.tools.prepareArgs(tool, d.toolCallId, json, '');
+      if (!prepared.ok) throw new InvalidEditedArgumentsError(prepared.error.output);
+      return { d, args: prepared.args, hash: inputHash(tool.name, prepared.args) };
     });
     const lease = await store.acquire(runId, this.deps.owner);
     try {
@@ -265,7 +297,7 @@ export class AgentRunner {
       budget: { ...(this.deps.defaultBudget ?? DEFAULT_BUDGET), ...budget },
       active_ms: 0,
       extension_version: this.deps.extensionVersion,
-      tool_schema_hash: this.deps.toolSchemaHash,
+      tool_schema_hash: this.deps.tools.schemaHash(),
       parent: parent ?? null,
     };
     return initialSnapshot({
@@ -284,7 +316,7 @@ export class AgentRunner {
     if (ctx.extension_version !== this.deps.extensionVersion) {
       reasons.push(`the run started with Agent Waypoints ${ctx.extension_version}, this is ${this.deps.extensionVersion}`);
     }
-    if (ctx.tool_schema_hash !== this.deps.toolSchemaHash) reasons.push('the tools available to the agent changed since the run started');
+    if (ctx.tool_schema_hash !== this.deps.tools.schemaHash()) reasons.push('the tools available to the agent changed since the run started');
     return reasons;
   }
 

@@ -5,6 +5,7 @@
 // silently (product.md, resume semantics 6).
 import type { Approval, Effect, ToolCall } from '../store/schema';
 import { inputHash } from './hash';
+import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
 export type PolicyDecision = { decision: 'auto' | 'ask' | 'deny'; reason: string };
@@ -26,8 +27,7 @@ export interface ApprovalRequest {
 
 export interface PlanInputs {
   calls: readonly ToolCall[];
-  tools: { get(name: string): Tool | undefined; names(): string[] };
-  parse(tool: Tool, raw: string): { ok: true; args: unknown } | { ok: false; error: string };
+  tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyDecision;
   approvals: ReadonlyMap<string, Approval>;
   effects: ReadonlyMap<string, Effect>;
@@ -39,16 +39,14 @@ export function planBatch(p: PlanInputs): CallPlan[] {
 }
 
 function planCall(call: ToolCall, p: PlanInputs): CallPlan {
-  const tool = p.tools.get(call.function.name);
-  if (!tool) {
-    return { kind: 'error', call, output: `Unknown tool "${call.function.name}". Available tools: ${p.tools.names().join(', ')}.` };
-  }
-  const parsed = p.parse(tool, call.function.arguments);
-  if (!parsed.ok) return { kind: 'error', call, output: parsed.error };
+  // Unknown tool, broken JSON, wrong arguments: a clear error result the model can correct.
+  const prepared = p.tools.prepare(call);
+  if (!prepared.ok) return { kind: 'error', call, output: prepared.error.output };
+  const { tool } = prepared;
 
   const approval = p.approvals.get(call.id);
   const decision = approval?.decision ?? null;
-  let args = parsed.args;
+  let args = prepared.args;
   let hash = inputHash(tool.name, args);
   let edited = false;
   if (decision?.kind === 'approve_edited') {

@@ -94,6 +94,37 @@ export class Workbench {
     throw new Error(`no webview frame contains ${selector} after ${timeoutMs} ms`);
   }
 
+  /**
+   * Posts a raw message into the extension host exactly as a webview script's
+   * `vscode.postMessage` would (through the webview host frame's bridge), to test what the
+   * host does with malformed or forged input.
+   */
+  async postFromWebview(contentFrame: Frame, message: unknown): Promise<void> {
+    const host = contentFrame.parentFrame();
+    if (!host) throw new Error('webview content frame has no host frame');
+    await host.evaluate((m) => {
+      (globalThis as unknown as Record<string, (c: string, d: unknown) => void>)['__vscode_post_message__']!('onmessage', { message: m });
+    }, message);
+  }
+
+  /** Clicks a vscode-elements button by its text inside a webview frame. */
+  async clickInWebview(frame: Frame, text: string, within?: string): Promise<void> {
+    const scope = within ? frame.locator(within) : frame.locator('body');
+    await scope.locator('vscode-button', { hasText: text }).first().click();
+  }
+
+  /** Opens the Agent Waypoints view in the side bar. */
+  async openRunsView(): Promise<void> {
+    const entry = this.page.locator('.activitybar [aria-label^="Agent Waypoints"]').first();
+    const sidebar = this.page.locator('#workbench\\.parts\\.sidebar');
+    if (!(await sidebar.getByText('Agent Waypoints', { exact: false }).first().isVisible().catch(() => false))) await entry.click();
+  }
+
+  /** A notification toast containing `text`. */
+  notification(text: string) {
+    return this.page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+  }
+
   /** Reload the window: the old extension host deactivates, a new one activates. */
   async reload(): Promise<void> {
     await this.page.reload();
@@ -140,11 +171,11 @@ function alive(pid: number): boolean {
 }
 
 /** Mocha hooks: a fresh workbench per describe block, a screenshot for every failed test. */
-export function useWorkbench(opts: WorkbenchOptions = {}): () => Workbench {
+export function useWorkbench(opts: WorkbenchOptions | (() => WorkbenchOptions) = {}): () => Workbench {
   let wb: Workbench | undefined;
   before(async function () {
     this.timeout(180_000);
-    wb = await Workbench.start(opts);
+    wb = await Workbench.start(typeof opts === 'function' ? opts() : opts);
   });
   afterEach(async function () {
     if (wb && this.currentTest?.state === 'failed') {

@@ -14,6 +14,9 @@ export async function run(): Promise<void> {
     reporter: path.resolve(__dirname, '../../../test/support/reporter.cjs'),
     reporterOptions: { output: resultsFile },
   });
+  // The harness runs two passes: trusted (everything else) and untrusted (the restricted-mode tests).
+  mocha.grep('restricted mode');
+  if (process.env.AW_PASS !== 'restricted') mocha.invert();
   const grep = process.env.AW_GREP;
   if (grep) mocha.grep(grep);
   for (const f of fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort()) {

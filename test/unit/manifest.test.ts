@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CommandIds } from '../../src/commands/ids';
+import { ContextKeys, ContextValues } from '../../src/views/contextValues';
 
 const root = path.resolve(__dirname, '../..');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -57,5 +58,46 @@ describe('extension manifest', () => {
   it('activates on startup finished, and its main is the esbuild bundle', () => {
     assert.ok(manifest.activationEvents.includes('onStartupFinished'));
     assert.equal(manifest.main, './dist/extension.js');
+  });
+
+  it('menus only name contributed commands, and `viewItem` clauses only our context values', () => {
+    const known = new Set(contributed);
+    const prefixes = [ContextValues.group, ContextValues.checkpoint, ContextValues.loadMore, 'run\\.', 'run.'];
+    let checked = 0;
+    for (const [menu, items] of Object.entries(manifest.contributes.menus as Record<string, { command: string; when?: string }[]>)) {
+      for (const item of items) {
+        assert.ok(known.has(item.command), `${menu}: ${item.command} is contributed`);
+        for (const m of (item.when ?? '').matchAll(/viewItem (?:==|=~) \/?\^?([A-Za-z.\\]+)/g)) {
+          assert.ok(prefixes.some((p) => m[1]!.startsWith(p)), `${menu}: viewItem value ${m[1]} is one of ContextValues`);
+          checked += 1;
+        }
+      }
+    }
+    assert.ok(checked >= 8, `the viewItem clauses were found (${checked})`);
+    assert.equal(ContextValues.run('completed', { resumable: false, approvals: false }), 'run.completed');
+  });
+
+  it('when clauses use only context keys the code sets (or VS Code built-ins)', () => {
+    const ours = new Set(Object.values(ContextKeys));
+    const text = JSON.stringify(manifest.contributes);
+    for (const m of text.matchAll(/agentWaypoints\.(has[A-Za-z]+|restricted)\b/g)) {
+      assert.ok(ours.has(m[0] as never), `${m[0]} is set by the extension (ContextKeys)`);
+    }
+  });
+
+  it('contributes ordered, described settings under agentWaypoints.*', () => {
+    const props = manifest.contributes.configuration[0].properties as Record<string, { order: number; markdownDescription: string }>;
+    const orders = Object.values(props).map((p) => p.order);
+    assert.equal(new Set(orders).size, orders.length, 'each setting has its own order');
+    for (const [k, v] of Object.entries(props)) {
+      assert.match(k, /^agentWaypoints\./);
+      assert.ok(v.markdownDescription.length > 20, `${k} is described`);
+    }
+    assert.ok(!Object.keys(props).some((k) => /key|secret|token/i.test(k) && !/maxTokens/.test(k)), 'no setting holds a secret');
+  });
+
+  it('limits itself in untrusted workspaces and restores approval panels after reload', () => {
+    assert.equal(manifest.capabilities.untrustedWorkspaces.supported, 'limited');
+    assert.ok(manifest.activationEvents.includes('onWebviewPanel:agentWaypoints.approvals'));
   });
 });

@@ -1,0 +1,20 @@
+// "Show pending approvals": the approval panel of a run that waits for decisions.
+import type * as vscode from 'vscode';
+import { pickRun } from '../views/pickers';
+import type { CommandContext } from './context';
+import { CommandIds } from './ids';
+import { registerCommand } from './register';
+
+export function registerApprovalCommands(c: CommandContext): vscode.Disposable {
+  return registerCommand(CommandIds.showApprovals, async (arg?: unknown) => {
+    const run = await pickRun(c.model, arg, {
+      title: 'Show pending approvals',
+      placeHolder: 'Which run?',
+      filter: (r) => r.pending_approvals > 0,
+      empty: 'Agent Waypoints: no tool call is waiting for approval.',
+    });
+    if (!run) return false;
+    c.panels.show(run.run_id);
+    return true;
+  });
+}

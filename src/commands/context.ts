@@ -1,0 +1,20 @@
+// What command handlers get from the composition root. Passed explicitly (no globals).
+import type * as vscode from 'vscode';
+import type { AgentRunner } from '../runner/runner';
+import type { CheckpointStore } from '../store/types';
+import type { Settings } from '../settings';
+import type { ApprovalPanels } from '../views/approval/panel';
+import type { RunsModel } from '../views/runs/model';
+import type { RunSessions } from '../views/session';
+
+export interface CommandContext {
+  store: CheckpointStore;
+  runner: AgentRunner;
+  model: RunsModel;
+  sessions: RunSessions;
+  panels: ApprovalPanels;
+  log: vscode.LogOutputChannel;
+  settings(): Settings;
+  /** True when a key is stored, or the endpoint is local and needs none. */
+  hasUsableKey(): Promise<boolean>;
+}

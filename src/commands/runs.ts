@@ -1,0 +1,163 @@
+// Start, resume, cancel, fork and delete runs.
+import * as vscode from 'vscode';
+import { ResumeNeedsConfirmationError, errorMessage } from '../runner/errors';
+import type { RunHandle } from '../runner/runner';
+import { RunLockedError } from '../store/errors';
+import { isTerminalState, type RunSummary } from '../store/schema';
+import { checkpointUri } from '../views/checkpointDocument';
+import { checkpointOf, pickCheckpoint, pickRun } from '../views/pickers';
+import type { CommandContext } from './context';
+import { CommandIds } from './ids';
+import { registerCommand } from './register';
+
+export function registerRunCommands(c: CommandContext): vscode.Disposable {
+  return vscode.Disposable.from(
+    registerCommand(CommandIds.startRun, (task?: string) => startRun(c, task)),
+    registerCommand(CommandIds.resumeRun, (arg?: unknown) => resumeRun(c, arg)),
+    registerCommand(CommandIds.cancelRun, async (arg?: unknown) => {
+      const run = await pickRun(c.model, arg, {
+        title: 'Cancel agent run',
+        placeHolder: 'Which running agent run?',
+        filter: (r) => c.runner.isActive(r.run_id),
+        empty: 'Agent Waypoints: no run is executing in this window.',
+      });
+      if (run && !c.runner.cancel(run.run_id)) void vscode.window.showInformationMessage(`Agent run “${run.title}” is not executing in this window.`);
+      return run !== undefined;
+    }),
+    registerCommand(CommandIds.forkFromCheckpoint, (arg?: unknown) => forkRun(c, arg)),
+    registerCommand(CommandIds.deleteRun, async (arg?: unknown, opts?: { confirmed?: boolean }) => {
+      const run = await pickRun(c.model, arg, { title: 'Delete agent run', placeHolder: 'Which run?', empty: 'Agent Waypoints: there are no runs.' });
+      if (!run) return false;
+      if (c.runner.isActive(run.run_id)) {
+        void vscode.window.showWarningMessage(`Agent run “${run.title}” is executing; cancel it first.`);
+        return false;
+      }
+      const ok =
+        opts?.confirmed ||
+        (await vscode.window.showWarningMessage(
+          `Delete agent run “${run.title}” and its ${run.last_seq} checkpoints? This cannot be undone (export it first to keep a copy).`,
+          { modal: true },
+          'Delete',
+        )) === 'Delete';
+      if (!ok) return false;
+      await c.store.deleteRun(run.run_id);
+      c.log.info(`deleted run ${run.run_id}`);
+      return true;
+    }),
+  );
+}
+
+async function startRun(c: CommandContext, taskArg?: string): Promise<string | undefined> {
+  const task =
+    typeof taskArg === 'string'
+      ? taskArg
+      : await vscode.window.showInputBox({
+          title: 'Start agent run',
+          prompt: 'What should the agent do? Every phase is checkpointed; you can resume after a reload or crash.',
+          placeHolder: 'e.g. Add input validation to src/api.ts and a test for it',
+          ignoreFocusOut: true,
+          validateInput: (v) => (v.trim() ? undefined : 'Describe the task.'),
+        });
+  if (!task?.trim()) return undefined;
+  const s = c.settings();
+  if (!(await c.hasUsableKey())) {
+    const pick = await vscode.window.showWarningMessage(`No API key is set for ${s.baseUrl}. Set one now? It is kept in VS Code SecretStorage only.`, 'Set API key');
+    if (pick) await vscode.commands.executeCommand(CommandIds.setApiKey);
+    if (!(await c.hasUsableKey())) return undefined;
+  }
+  let model = s.model;
+  if (typeof taskArg !== 'string' && s.models.length > 0) {
+    const choice = await vscode.window.showQuickPick([s.model, ...s.models.filter((m) => m !== s.model)], { title: 'Model for this run', placeHolder: s.model });
+    if (!choice) return undefined;
+    model = choice;
+  }
+  try {
+    const handle = await c.runner.start({ task: task.trim(), model, budget: s.budget });
+    const run = await c.store.getRun(handle.runId);
+    c.sessions.track(handle, run?.title ?? task);
+    c.log.info(`started run ${handle.runId} with ${model} at ${s.baseUrl}`);
+    return handle.runId;
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Agent Waypoints: could not start the run: ${errorMessage(err)}`);
+    return undefined;
+  }
+}
+
+/** "Resume agent session": a finished run shows its stored result; anything else continues where it stopped. */
+async function resumeRun(c: CommandContext, arg?: unknown): Promise<string | undefined> {
+  const run = await pickRun(c.model, arg, {
+    title: 'Resume agent session',
+    placeHolder: 'Choose a run to resume (finished runs show their result)',
+    filter: (r) => !c.runner.isActive(r.run_id),
+    empty: 'Agent Waypoints: there is no run to resume. Start one with “Agent Waypoints: Start agent run”.',
+  });
+  if (!run) return undefined;
+  if (isTerminalState(run.state)) {
+    await c.sessions.showResult(run.run_id);
+    return run.state;
+  }
+  if (run.pending_approvals > 0) {
+    c.panels.show(run.run_id);
+    return 'awaiting_approval';
+  }
+  const opts = run.state === 'paused_budget' ? await raisedBudget(c, run) : {};
+  if (!opts) return undefined;
+  const handle = await tryResume(c, run, opts);
+  if (handle) c.sessions.track(handle, run.title);
+  return handle ? 'running' : undefined;
+}
+
+async function tryResume(c: CommandContext, run: RunSummary, opts: { budget?: { max_steps: number }; confirmed?: boolean }): Promise<RunHandle | undefined> {
+  try {
+    return await c.runner.resume(run.run_id, opts);
+  } catch (err) {
+    if (err instanceof ResumeNeedsConfirmationError) {
+      const ok = await vscode.window.showWarningMessage(`Resume “${run.title}”?`, { modal: true, detail: `${err.reasons.join('.\n')}.` }, 'Resume anyway');
+      return ok ? tryResume(c, run, { ...opts, confirmed: true }) : undefined;
+    }
+    if (err instanceof RunLockedError) {
+      const pick = await vscode.window.showWarningMessage(err.message, 'Open latest checkpoint (read-only)');
+      if (pick) await vscode.window.showTextDocument(checkpointUri(run.run_id, run.last_seq));
+      return undefined;
+    }
+    c.log.error(`resume of ${run.run_id} failed: ${errorMessage(err)}`);
+    void vscode.window.showErrorMessage(`Agent Waypoints: could not resume “${run.title}”: ${errorMessage(err)}`);
+    return undefined;
+  }
+}
+
+async function raisedBudget(c: CommandContext, run: RunSummary): Promise<{ budget: { max_steps: number } } | undefined> {
+  const suggested = run.step + (c.settings().budget.max_steps ?? 25);
+  const value = await vscode.window.showInputBox({
+    title: `Resume “${run.title}” with a higher budget`,
+    prompt: `${run.state_detail ?? 'The run hit its budget.'} New maximum number of steps:`,
+    value: String(suggested),
+    validateInput: (v) => (/^\d+$/.test(v) && Number(v) > run.step ? undefined : `A whole number above ${run.step}.`),
+  });
+  return value ? { budget: { max_steps: Number(value) } } : undefined;
+}
+
+async function forkRun(c: CommandContext, arg?: unknown): Promise<string | undefined> {
+  let target = checkpointOf(arg);
+  if (!target) {
+    const run = await pickRun(c.model, arg, { title: 'Fork from checkpoint', placeHolder: 'Fork which run?', empty: 'Agent Waypoints: there are no runs.' });
+    if (!run) return undefined;
+    const record = await pickCheckpoint(c.store, run.run_id, `Fork “${run.title}” from…`);
+    if (!record) return undefined;
+    target = { runId: record.run_id, seq: record.seq };
+  }
+  try {
+    const { run, lease } = await c.store.fork(target.runId, target.seq, c.runner.owner);
+    try {
+      await c.store.setRunState(run.run_id, 'paused_cancelled', `Forked from run ${target.runId} at checkpoint #${target.seq}. Resume it to continue from there.`);
+    } finally {
+      await lease.release();
+    }
+    const pick = await vscode.window.showInformationMessage(`Forked into “${run.title}”. Resume it to continue from checkpoint #${target.seq}.`, 'Resume now');
+    if (pick) await resumeRun(c, run.run_id);
+    return run.run_id;
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Agent Waypoints: could not fork: ${errorMessage(err)}`);
+    return undefined;
+  }
+}

@@ -1,0 +1,58 @@
+// Typed access to the extension's settings (contributes.configuration in package.json).
+import * as vscode from 'vscode';
+import type { Budget } from './runner/budget';
+
+export type PolicyMode = 'auto' | 'ask' | 'deny';
+
+export interface Settings {
+  baseUrl: string;
+  model: string;
+  models: string[];
+  authHeader: 'bearer' | 'api-key';
+  apiVersion: string;
+  stream: boolean;
+  timeoutMs: number;
+  maxRetries: number;
+  prices: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
+  budget: Budget;
+  approval: { read: PolicyMode; write: PolicyMode; command: PolicyMode };
+  commandAllow: string[];
+  commandDeny: string[];
+  outputCapBytes: number;
+  finishedRunTtlDays: number;
+  resumeOnStartup: 'ask' | 'never';
+}
+
+export const SECTION = 'agentWaypoints';
+
+export function readSettings(): Settings {
+  const c = vscode.workspace.getConfiguration(SECTION);
+  const positive = (v: number | undefined) => (v && v > 0 ? v : null);
+  return {
+    baseUrl: c.get('provider.baseUrl', 'https://api.openai.com/v1'),
+    model: c.get('provider.model', 'gpt-4.1-mini'),
+    models: c.get<string[]>('provider.models', []),
+    authHeader: c.get('provider.authHeader', 'bearer'),
+    apiVersion: c.get('provider.apiVersion', ''),
+    stream: c.get('provider.stream', true),
+    timeoutMs: c.get('provider.timeoutSeconds', 120) * 1000,
+    maxRetries: c.get('provider.maxRetries', 2),
+    prices: c.get('provider.prices', {}),
+    budget: {
+      max_steps: positive(c.get('budget.maxSteps', 25)),
+      max_cost_usd: positive(c.get('budget.maxCostUsd', 0)),
+      max_tokens: positive(c.get('budget.maxTokens', 0)),
+      max_wall_ms: positive(c.get('budget.maxMinutes', 0) * 60_000),
+    },
+    approval: {
+      read: c.get('approval.read', 'auto'),
+      write: c.get('approval.write', 'ask'),
+      command: c.get('approval.command', 'ask'),
+    },
+    commandAllow: c.get<string[]>('approval.commandAllowList', []),
+    commandDeny: c.get<string[]>('approval.commandDenyList', []),
+    outputCapBytes: c.get('tools.outputCapKb', 32) * 1024,
+    finishedRunTtlDays: c.get('retention.finishedRunDays', 0),
+    resumeOnStartup: c.get('resumeOnStartup', 'ask'),
+  };
+}

@@ -1,0 +1,72 @@
+// Quick picks shared by commands: choose a run, choose a checkpoint. Arguments from tree items,
+// notifications or tests (a node, or a run id string) skip the picker.
+import * as vscode from 'vscode';
+import type { CheckpointRecord, RunSummary } from '../store/schema';
+import type { CheckpointStore } from '../store/types';
+import { relativeTime, STATE_ICONS, STATE_LABELS } from './runs/format';
+import { groupOf, type RunsModel } from './runs/model';
+
+/** A run id from whatever a command was invoked with: a RunNode/CheckpointNode, a run id, nothing. */
+export function runIdOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') return arg;
+  if (typeof arg === 'object' && arg !== null) {
+    const a = arg as { run?: RunSummary; record?: CheckpointRecord; parent?: { run?: RunSummary }; runId?: unknown };
+    if (a.run) return a.run.run_id;
+    if (a.record) return a.record.run_id;
+    if (typeof a.runId === 'string') return a.runId;
+  }
+  return undefined;
+}
+
+export function checkpointOf(arg: unknown): { runId: string; seq: number } | undefined {
+  if (typeof arg === 'object' && arg !== null) {
+    const a = arg as { record?: CheckpointRecord; runId?: unknown; seq?: unknown };
+    if (a.record) return { runId: a.record.run_id, seq: a.record.seq };
+    if (typeof a.runId === 'string' && typeof a.seq === 'number') return { runId: a.runId, seq: a.seq };
+  }
+  return undefined;
+}
+
+interface RunItem extends vscode.QuickPickItem {
+  run: RunSummary;
+}
+
+export async function pickRun(
+  model: RunsModel,
+  arg: unknown,
+  opts: { title: string; placeHolder: string; filter?: (r: RunSummary) => boolean; empty: string },
+): Promise<RunSummary | undefined> {
+  await model.load();
+  const id = runIdOf(arg);
+  if (id) {
+    const run = model.get(id);
+    if (!run) void vscode.window.showErrorMessage(`Agent Waypoints: no run with id ${id} in this workspace.`);
+    return run;
+  }
+  const runs = model.all().filter(opts.filter ?? (() => true));
+  if (runs.length === 0) {
+    void vscode.window.showInformationMessage(opts.empty);
+    return undefined;
+  }
+  // What needs the user first, then newest.
+  runs.sort((a, b) => Number(groupOf(b) === 'attention') - Number(groupOf(a) === 'attention') || b.updated_ms - a.updated_ms);
+  const items: RunItem[] = runs.map((run) => ({
+    run,
+    label: `$(${STATE_ICONS[run.state].replace('~spin', '')}) ${run.title}`,
+    description: [STATE_LABELS[run.state], `step ${run.step}`, run.pending_approvals ? `${run.pending_approvals} pending approval${run.pending_approvals > 1 ? 's' : ''}` : '']
+      .filter(Boolean)
+      .join(' · '),
+    detail: `updated ${relativeTime(run.updated_ms)} · ${run.model} · ${run.run_id}`,
+  }));
+  const picked = await vscode.window.showQuickPick(items, { title: opts.title, placeHolder: opts.placeHolder, matchOnDescription: true, matchOnDetail: true });
+  return picked?.run;
+}
+
+export async function pickCheckpoint(store: CheckpointStore, runId: string, title: string): Promise<CheckpointRecord | undefined> {
+  const records = await store.list(runId, { limit: 200 });
+  const picked = await vscode.window.showQuickPick(
+    records.map((r) => ({ r, label: `#${r.seq} ${r.phase}`, description: `step ${r.step} · ${relativeTime(r.timestamp_ms)}` })),
+    { title, placeHolder: 'Choose a checkpoint (newest first)' },
+  );
+  return picked?.r;
+}

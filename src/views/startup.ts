@@ -1,0 +1,50 @@
+// After a reload or a crash: runs left `running` without a live owner are marked interrupted and
+// offered for resume; pending approvals are announced. Nothing executes without the user's click
+// (setting agentWaypoints.resumeOnStartup: ask | never).
+import * as vscode from 'vscode';
+import { CommandIds } from '../commands/ids';
+import type { AgentRunner } from '../runner/runner';
+import type { Settings } from '../settings';
+import type { ApprovalPanels } from './approval/panel';
+import type { RunsModel } from './runs/model';
+
+export interface StartupDeps {
+  runner: AgentRunner;
+  model: RunsModel;
+  panels: ApprovalPanels;
+  log: vscode.LogOutputChannel;
+  settings(): Settings;
+  /** Remembers interrupted runs the user chose "Not now" for, so a reload does not ask again. */
+  memento: vscode.Memento;
+}
+
+const DISMISSED_KEY = 'agentWaypoints.dismissedInterrupted';
+
+export async function restoreOnStartup(d: StartupDeps): Promise<void> {
+  const marked = await d.runner.markInterrupted();
+  for (const id of marked) d.log.warn(`run ${id} was interrupted (its window closed or crashed mid-run); it can be resumed`);
+  if (marked.length > 0) await d.model.reload();
+  if (d.settings().resumeOnStartup === 'never') return;
+
+  const dismissed = new Set(d.memento.get<string[]>(DISMISSED_KEY, []));
+  const interrupted = d.model.all().filter((r) => r.state === 'interrupted' && !dismissed.has(r.run_id));
+  const waiting = d.model.all().filter((r) => r.pending_approvals > 0);
+  if (interrupted.length > 0) {
+    const n = interrupted.length;
+    void vscode.window
+      .showWarningMessage(`${n} agent run${n > 1 ? 's were' : ' was'} interrupted when VS Code closed or crashed. Nothing has run since.`, 'Resume', 'Show', 'Not now')
+      .then((pick) => {
+        if (pick === 'Resume') void vscode.commands.executeCommand(CommandIds.resumeRun, n === 1 ? interrupted[0]!.run_id : undefined);
+        if (pick === 'Show') void vscode.commands.executeCommand('agentWaypoints.runs.focus');
+        if (pick === 'Not now') void d.memento.update(DISMISSED_KEY, [...dismissed, ...interrupted.map((r) => r.run_id)]);
+      });
+  }
+  if (waiting.length > 0) {
+    const calls = waiting.reduce((s, r) => s + r.pending_approvals, 0);
+    void vscode.window
+      .showInformationMessage(`${calls} tool call${calls > 1 ? 's are' : ' is'} waiting for your approval in ${waiting.length} agent run${waiting.length > 1 ? 's' : ''}.`, 'Show approvals')
+      .then((pick) => {
+        if (pick) void vscode.commands.executeCommand(CommandIds.showApprovals, waiting.length === 1 ? waiting[0]!.run_id : undefined);
+      });
+  }
+}

@@ -1,0 +1,220 @@
+// The three doors users meet — Start/Resume from the palette, the approval panel, the Runs tree —
+// and the moments that matter: a reload with an approval pending, a crash in a tool batch.
+// Everything real: the packaged VSIX in code-server, Chromium, the `openai` client over HTTP to
+// the scripted model server, checkpoints on disk.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Frame } from 'playwright-core';
+import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
+import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
+import { useWorkbench, type Workbench } from './harness';
+
+const reply = (content: string, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({
+  reply: { content, ...(calls.length ? { tool_calls: calls } : {}) },
+});
+
+/** One approval-gated side effect per run, countable on disk: `effects.txt` gets one line per execution. */
+const APPEND_SCENARIO: Scenario = {
+  name: 'e2e-append',
+  description: 'offline demo model: one command that needs approval, then a final answer',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [
+    reply('(offline demo model) Recording the approval.', [{ name: 'run_command', arguments: { command: 'echo approved >> effects.txt' } }]),
+    reply('(offline demo model) Done: appended one line to effects.txt.'),
+  ],
+};
+
+/** A tool batch with a fast side effect and a slow one, so the host can be killed in between. */
+const CRASH_SCENARIO: Scenario = {
+  name: 'e2e-crash',
+  description: 'offline demo model: a two-call tool batch, the second slow',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [
+    reply('(offline demo model) Two commands.', [
+      { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
+      { name: 'run_command', arguments: { command: 'sleep 8' } },
+    ]),
+    reply('(offline demo model) Both commands ran.'),
+  ],
+};
+
+function settingsFor(model: ModelServer, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID, ...extra };
+}
+
+async function startRun(wb: Workbench, task: string): Promise<void> {
+  await wb.runCommand('Agent Waypoints: Start agent run');
+  const input = wb.page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(task);
+  await input.press('Enter');
+}
+
+async function approvalFrame(wb: Workbench): Promise<Frame> {
+  return wb.webviewFrame('section.approval', 60_000);
+}
+
+function lines(file: string): string[] {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+async function waitFor(what: string, fn: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function resumeFromPalette(wb: Workbench, title: string): Promise<void> {
+  await wb.runCommand('Agent Waypoints: Resume agent session');
+  const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: 30_000 });
+  await row.click();
+}
+
+describe('e2e: start, approve, browse, resume a finished run', () => {
+  let model: ModelServer;
+  before(async () => (model = await startModelServer({ scenario: APPEND_SCENARIO })));
+  after(async () => model.close());
+  const workbench = useWorkbench(() => ({ settings: settingsFor(model) }));
+
+  it('(a) palette → approval panel → Approve → effect on disk → run and checkpoints in the tree', async () => {
+    const wb = workbench();
+    await startRun(wb, 'Record the approval in effects.txt');
+    const frame = await approvalFrame(wb);
+    assert.match(await frame.locator('pre.command').first().innerText(), /echo approved >> effects\.txt/);
+    await wb.screenshot('e2e-a-approval-panel');
+    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), [], 'nothing runs before the click');
+    await wb.clickInWebview(frame, 'Approve', 'section.approval');
+    await waitFor('effects.txt', () => lines(path.join(wb.workspace, 'effects.txt')).length === 1);
+    await wb.notification('completed').waitFor({ timeout: 60_000 });
+
+    await wb.openRunsView();
+    const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
+    await sidebar.getByText('Finished', { exact: true }).click();
+    await sidebar.getByText('Record the approval in effects.txt').click();
+    await sidebar.getByText('run_terminal').first().waitFor({ timeout: 30_000 });
+    for (const phase of ['post_llm', 'post_tool_batch']) assert.ok(await sidebar.getByText(phase).first().isVisible(), `${phase} checkpoint listed`);
+    await wb.screenshot('e2e-a-tree-with-checkpoints');
+    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved']);
+  });
+
+  it('(e) Resume agent session on the finished run shows its result without calling the model', async () => {
+    const wb = workbench();
+    const before = model.stats().total;
+    await resumeFromPalette(wb, 'Record the approval in effects.txt');
+    await wb.page.locator('.monaco-editor', { hasText: 'Agent run result' }).first().waitFor({ timeout: 30_000 });
+    assert.ok(await wb.page.getByText('nothing was executed to show it', { exact: false }).first().isVisible());
+    await wb.screenshot('e2e-e-finished-run-result');
+    assert.equal(model.stats().total, before, 'no LLM request');
+    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved'], 'no tool ran');
+  });
+});
+
+describe('e2e: a reload while an approval waits; forged webview messages', () => {
+  let model: ModelServer;
+  before(async () => (model = await startModelServer({ scenario: APPEND_SCENARIO })));
+  after(async () => model.close());
+  const workbench = useWorkbench(() => ({ settings: settingsFor(model) }));
+
+  it('(b) reload with an approval pending → the approval is shown again → Approve → the run completes', async () => {
+    const wb = workbench();
+    await startRun(wb, 'Approve me after a reload');
+    await approvalFrame(wb);
+    await wb.reload();
+    // Restored by the panel serializer (content read from the store), or reachable from the notification.
+    let frame: Frame;
+    try {
+      frame = await wb.webviewFrame('section.approval', 20_000);
+    } catch {
+      await wb.notification('waiting for your approval').getByRole('button', { name: 'Show approvals' }).click();
+      frame = await approvalFrame(wb);
+    }
+    assert.match(await frame.locator('pre.command').first().innerText(), /echo approved/);
+    await wb.screenshot('e2e-b-approval-after-reload');
+    await wb.clickInWebview(frame, 'Approve', 'section.approval');
+    await wb.notification('completed').waitFor({ timeout: 60_000 });
+    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved']);
+  });
+
+  it('(d) malformed, forged, stale and replayed messages from the webview are rejected; nothing executes', async () => {
+    const wb = workbench();
+    await startRun(wb, 'Try to forge an approval');
+    const frame = await approvalFrame(wb);
+    const card = frame.locator('section.approval').first();
+    const toolCallId = (await card.getAttribute('data-tool-call-id'))!;
+    const forged: unknown[] = [
+      null,
+      'approve',
+      42,
+      { type: 'approve' },
+      { type: 'launchMissiles', runId: 'x' },
+      { type: 'approve', requestId: 1, runId: 'not-this-run', toolCallId, inputHash: 'a'.repeat(64) },
+      { type: 'approve', requestId: 2, runId: '../../etc', toolCallId, inputHash: 'a'.repeat(64), extra: true },
+      { type: 'approveAll', requestId: 3, runId: 'r', items: [] },
+      { type: 'approveEdited', requestId: 4, runId: 'r', toolCallId, inputHash: 'zz', argumentsJson: '{}' },
+    ];
+    for (const m of forged) await wb.postFromWebview(frame, m);
+    // Well-formed but stale: the right run and call, the wrong input hash (arguments "changed").
+    const state = await readPanelIds(frame);
+    await wb.postFromWebview(frame, { type: 'approve', requestId: 5, runId: state.runId, toolCallId, inputHash: 'b'.repeat(64) });
+    await wb.page.waitForTimeout(1500);
+    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved'], 'only (b)’s approved execution exists');
+    assert.ok(await card.isVisible(), 'the approval is still pending');
+
+    await wb.runCommand('Agent Waypoints: Show log');
+    const panel = wb.page.locator('#workbench\\.parts\\.panel');
+    await panel.getByText('rejected webview message', { exact: false }).first().waitFor({ timeout: 15_000 });
+    await wb.screenshot('e2e-d-rejected-messages-log');
+
+    // The real click still works; replaying the same decision afterwards is rejected.
+    await wb.clickInWebview(frame, 'Approve', 'section.approval');
+    await waitFor('the approved execution', () => lines(path.join(wb.workspace, 'effects.txt')).length === 2);
+    await wb.postFromWebview(frame, { type: 'approve', requestId: 6, runId: state.runId, toolCallId, inputHash: state.inputHash });
+    await wb.page.waitForTimeout(1500);
+    await wb.notification('completed').waitFor({ timeout: 60_000 });
+    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved', 'approved'], 'the replayed decision executed nothing');
+  });
+});
+
+/** The run id and input hash the panel shows for its first approval (data attributes of the card). */
+async function readPanelIds(frame: Frame): Promise<{ runId: string; inputHash: string }> {
+  return frame.evaluate(() => {
+    const g = globalThis as unknown as { document: { querySelector(s: string): { getAttribute(a: string): string | null } | null } };
+    const card = g.document.querySelector('section.approval');
+    return { runId: card?.getAttribute('data-run-id') ?? '', inputHash: card?.getAttribute('data-input-hash') ?? '' };
+  });
+}
+
+describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', () => {
+  let model: ModelServer;
+  before(async () => (model = await startModelServer({ scenario: CRASH_SCENARIO })));
+  after(async () => model.close());
+  const workbench = useWorkbench(() => ({
+    settings: settingsFor(model, { 'agentWaypoints.approval.command': 'auto' }),
+  }));
+
+  it('(c) interrupted notification → Resume agent session → the run completes, each side effect once', async () => {
+    const wb = workbench();
+    const effects = path.join(wb.workspace, 'effects.txt');
+    await startRun(wb, 'Two commands, one slow');
+    await waitFor('the first command', () => lines(effects).length === 1);
+    await wb.page.waitForTimeout(1000); // inside `sleep 8`: its intent is durable, its result is not
+    await wb.crashAndReopen();
+    await wb.notification('interrupted').waitFor({ timeout: 60_000 });
+    await wb.screenshot('e2e-c-interrupted-notification');
+
+    await resumeFromPalette(wb, 'Two commands, one slow');
+    // `echo one` is replayed from the journal; `sleep 8` may have been running: the user decides.
+    const frame = await approvalFrame(wb);
+    await frame.getByText('May already have run', { exact: false }).waitFor();
+    await wb.screenshot('e2e-c-uncertain-approval');
+    await wb.clickInWebview(frame, 'Approve', 'section.approval');
+    await wb.notification('completed').waitFor({ timeout: 90_000 });
+    assert.deepEqual(lines(effects), ['one'], 'the finished side effect was not run again');
+  });
+});

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as vscode from 'vscode';
+import { CommandIds } from '../../src/commands/ids';
+import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
+import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
+import type { RunsTreeNode } from '../../src/views/runs/nodes';
+import { activated, configure, waitForState } from './helpers';
+
+const SCENARIO: Scenario = {
+  name: 'in-host',
+  description: 'offline demo model: read the workspace, then answer',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [
+    { reply: { content: '(offline demo model) Looking around.', tool_calls: [{ name: 'list_files', arguments: { path: '.' } }] } },
+    { reply: { content: null, tool_calls: [{ name: 'read_file', arguments: { path: 'src/greet.js' } }] } },
+    { reply: { content: '(offline demo model) greet.js exports greet(name).' } },
+  ],
+};
+
+function filesUnder(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => path.join(dir, f)).filter((f) => fs.statSync(f).isFile());
+}
+
+describe('agent runs in a real extension host', () => {
+  let model: ModelServer;
+  let runId: string;
+
+  before(async () => {
+    model = await startModelServer({ scenario: SCENARIO });
+    await configure({ 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID });
+  });
+  after(async () => model.close());
+
+  it('Start agent run: the scripted run completes over real HTTP, checkpointed on disk', async () => {
+    const api = await activated();
+    await vscode.commands.executeCommand(CommandIds.setApiKey, 'sk-in-host-secret-4242');
+    runId = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Describe greet.js'))!;
+    assert.ok(runId, 'the command returns the run id');
+    assert.equal(await waitForState(api, runId, ['completed', 'paused_error']), 'completed');
+    assert.equal(model.stats().total, 3, 'three model calls');
+    assert.equal(model.requests[0]!.auth.key, 'sk-in-host-secret-4242', 'the key from SecretStorage reached the server');
+    const loaded = await api.store!.loadSnapshot(runId);
+    assert.ok(loaded?.snapshot.messages.some((m) => m.role === 'tool' && m.content.includes('Hello')), 'read_file output is in the transcript');
+  });
+
+  it('SecretStorage only: the API key appears nowhere in the storage folder', async () => {
+    const api = await activated();
+    await api.store!.flush();
+    const hits = filesUnder(api.storageDir!).filter((f) => fs.readFileSync(f, 'utf8').includes('sk-in-host-secret-4242'));
+    assert.deepEqual(hits, []);
+    await vscode.commands.executeCommand(CommandIds.clearApiKey);
+  });
+
+  it('the Runs tree shows the run under Finished with its checkpoints, newest first', async () => {
+    const api = await activated();
+    const tree = api.tree!;
+    let groups: RunsTreeNode[] = [];
+    for (let i = 0; i < 50; i++) {
+      groups = await tree.getChildren();
+      if (groups.some((g) => g.kind === 'group' && g.group === 'finished')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const finished = groups.find((g) => g.kind === 'group' && g.group === 'finished')!;
+    assert.ok(finished, 'a Finished group');
+    const runs = await tree.getChildren(finished);
+    const node = runs.find((n) => n.kind === 'run' && n.run.run_id === runId)!;
+    assert.ok(node, 'the run is listed');
+    const item = tree.getTreeItem(node);
+    assert.equal(item.label, 'Describe greet.js');
+    assert.match(String(item.description), /completed · step 3/);
+    const checkpoints = await tree.getChildren(node);
+    const phases = checkpoints.flatMap((c) => (c.kind === 'checkpoint' ? [c.record.phase] : []));
+    assert.equal(phases[0], 'run_terminal');
+    for (const p of ['run_started', 'step_started', 'pre_llm', 'post_llm', 'pre_tool_batch', 'post_tool_batch']) assert.ok(phases.includes(p as never), p);
+    const seqs = checkpoints.flatMap((c) => (c.kind === 'checkpoint' ? [c.record.seq] : []));
+    assert.deepEqual(seqs, [...seqs].sort((a, b) => b - a));
+  });
+
+  it('Open checkpoint shows a read-only JSON document with the full snapshot', async () => {
+    const api = await activated();
+    const latest = await api.store!.list(runId, { limit: 20 });
+    const withSnapshot = latest.find((r) => r.phase === 'post_llm')!;
+    const uri = await vscode.commands.executeCommand<string>(CommandIds.openCheckpoint, { runId, seq: withSnapshot.seq });
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)!;
+    assert.ok(doc, 'the document is open');
+    assert.equal(doc.languageId, 'json');
+    const json = JSON.parse(doc.getText());
+    assert.equal(json.phase, 'post_llm');
+    assert.equal(json.seq, withSnapshot.seq);
+    assert.ok(Array.isArray(json.snapshot.messages) && json.snapshot.messages.length >= 3, 'the snapshot with its messages');
+  });
+
+  it('Resume agent session on a finished run returns its stored result and calls no model', async () => {
+    await activated();
+    const before = model.stats().total;
+    const state = await vscode.commands.executeCommand<string>(CommandIds.resumeRun, runId);
+    assert.equal(state, 'completed');
+    assert.equal(model.stats().total, before, 'no request reached the model');
+    const doc = vscode.window.activeTextEditor?.document.getText() ?? '';
+    assert.match(doc, /greet\.js exports greet\(name\)/);
+  });
+
+  it('the commands that need no arguments run: refresh, show log', async () => {
+    await activated();
+    await vscode.commands.executeCommand(CommandIds.refreshRuns);
+    await vscode.commands.executeCommand(CommandIds.showLog);
+  });
+});

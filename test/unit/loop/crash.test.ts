@@ -1,0 +1,162 @@
+// Kill at every phase boundary: the append scenario (three side-effecting commands) runs in a child
+// process on the real disk store and is SIGKILLed right after each store write in turn, then at
+// random moments; a new process resumes it (deciding "may already have run" approvals the way a user
+// who looks at the file would). Every trial must end with each side effect exactly once and — for
+// the boundary kills — the same transcript as the uninterrupted run, and no LLM call repeated after
+// its response was durable.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as esbuild from 'esbuild';
+import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
+import { openDiskStore } from '../../../src/store';
+import { lines, tmp } from './support';
+
+interface ChildResult {
+  events: Record<string, unknown>[];
+  signal: NodeJS.Signals | null;
+  code: number | null;
+}
+
+let childJs = '';
+
+function runChild(env: Record<string, string>): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [childJs], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (err += d));
+    p.on('error', reject);
+    p.on('exit', (code, signal) => {
+      const events = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const failed = events.find((e) => e.event === 'error');
+      if (failed) reject(new Error(`child failed: ${String(failed.message)}\n${err}`));
+      else resolve({ events, signal, code });
+    });
+  });
+}
+
+interface Trial {
+  store: string;
+  workspace: string;
+}
+
+function newTrial(): Trial {
+  return { store: tmp('crash-store'), workspace: tmp('crash-ws') };
+}
+
+async function runId(store: string): Promise<string> {
+  const s = openDiskStore(store);
+  try {
+    const page = await s.listRuns();
+    assert.equal(page.runs.length, 1, 'one run in the store');
+    return page.runs[0]!.run_id;
+  } finally {
+    await s.close();
+  }
+}
+
+/** Resume until done, deciding uncertain approvals like a user who checks log.txt. */
+async function resumeToEnd(t: Trial, baseURL: string): Promise<{ rejected: number }> {
+  let rejected = 0;
+  const id = await runId(t.store);
+  const env = { BASE_URL: baseURL, STORE_DIR: t.store, WORKSPACE: t.workspace, RUN_ID: id };
+  let r = await runChild({ ...env, MODE: 'resume' });
+  for (let i = 0; i < 10; i++) {
+    const state = r.events.find((e) => e.event === 'done')?.state;
+    if (state === 'completed') return { rejected };
+    assert.equal(state, 'awaiting_approval', `unexpected state ${String(state)}`);
+    const s = openDiskStore(t.store);
+    const pending = await s.listApprovals(id, { pendingOnly: true });
+    await s.close();
+    assert.ok(pending.length > 0 && pending.every((a) => a.uncertain), 'only uncertain effects come back to the user');
+    const decisions = pending.map((a) => {
+      const line = String((a.arguments as { command: string }).command).match(/step \d/)![0];
+      const happened = lines(path.join(t.workspace, 'log.txt')).includes(line);
+      if (happened) rejected += 1;
+      return happened
+        ? { kind: 'reject', toolCallId: a.tool_call_id, inputHash: a.input_hash, reason: 'it already ran' }
+        : { kind: 'approve', toolCallId: a.tool_call_id, inputHash: a.input_hash };
+    });
+    r = await runChild({ ...env, MODE: 'decide', DECISIONS: JSON.stringify(decisions) });
+  }
+  throw new Error('run did not complete');
+}
+
+async function transcript(store: string): Promise<unknown[]> {
+  const s = openDiskStore(store);
+  try {
+    const id = (await s.listRuns()).runs[0]!.run_id;
+    return (await s.loadSnapshot(id))!.snapshot.messages.map((m) => ({ ...m }));
+  } finally {
+    await s.close();
+  }
+}
+
+describe('agent loop: SIGKILL at every phase boundary, then resume in a new process', function () {
+  this.timeout(600_000);
+  let server: ModelServer;
+  let baseline: { writes: string[]; messages: unknown[] };
+
+  before(async () => {
+    const dir = tmp('crash-child');
+    childJs = path.join(dir, 'child.cjs');
+    await esbuild.build({
+      entryPoints: [path.join(__dirname, 'crashChild.ts')],
+      outfile: childJs,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      logLevel: 'error',
+    });
+    server = await startModelServer({ scenario: 'append' });
+    const t = newTrial();
+    const r = await runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace });
+    assert.equal(r.events.find((e) => e.event === 'done')?.state, 'completed');
+    baseline = { writes: r.events.filter((e) => e.event === 'write').map((e) => String(e.what)), messages: await transcript(t.store) };
+    assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3']);
+  });
+  after(async () => server?.close());
+
+  it('kills after each store write in turn; every resume completes with each effect once and the same transcript', async () => {
+    const matrix: string[] = [];
+    for (let k = 1; k <= baseline.writes.length; k++) {
+      server.reset();
+      const t = newTrial();
+      const r = await runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace, KILL_AT: String(k) });
+      assert.equal(r.signal, 'SIGKILL', `killed after write ${k}`);
+      const { rejected } = await resumeToEnd(t, server.url);
+      assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3'], `after ${baseline.writes[k - 1]} (#${k}): each effect once`);
+      assert.equal(rejected, 0, 'a boundary kill never leaves an effect that ran without its result');
+      assert.deepEqual(await transcript(t.store), baseline.messages, `transcript after a kill at ${baseline.writes[k - 1]} (#${k})`);
+      // An LLM response that was durable before the kill is never requested again.
+      const durablePostLlm = baseline.writes.slice(0, k).filter((w) => w === 'append:post_llm').length;
+      for (let pos = 0; pos < durablePostLlm; pos++) {
+        assert.equal(server.stats().per_turn[`main#${pos}`], 1, `turn ${pos} requested once (kill #${k} after ${baseline.writes[k - 1]}; writes ${baseline.writes.slice(0, k).join(',')}; requests ${JSON.stringify(server.stats())})`);
+      }
+      matrix.push(`${String(k).padStart(2)} ${baseline.writes[k - 1]!.padEnd(24)} → completed, effects once, ${server.stats().total} LLM requests`);
+    }
+    console.log(`      kill matrix (${matrix.length} boundaries):\n        ${matrix.join('\n        ')}`);
+  });
+
+  it('kills at random moments (seeded); each effect happens once or is surfaced as uncertain, never twice', async () => {
+    let seed = 20261122;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const trials = Number(process.env.AW_CRASH_RANDOM_TRIALS ?? 8);
+    let surfaced = 0;
+    for (let i = 0; i < trials; i++) {
+      server.reset();
+      const t = newTrial();
+      const r = await runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace, KILL_AFTER_MS: String(Math.floor(150 + rand() * 900)) });
+      if (r.signal !== 'SIGKILL') continue; // finished before the timer: nothing to resume
+      const { rejected } = await resumeToEnd(t, server.url);
+      surfaced += rejected;
+      assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3'], `trial ${i}: each effect exactly once`);
+      fs.rmSync(t.store, { recursive: true, force: true });
+    }
+    console.log(`      random kills: ${trials} trials, ${surfaced} effect(s) surfaced as uncertain and declined by the user`);
+  });
+});

@@ -1,5 +1,6 @@
 // Whole-run operations: fork (a new run from any snapshot), export (one self-checking JSON object)
 // and import (validated; legacy AFK-style checkpoints are normalised first, legacy.ts).
+import { canonicalJson } from './canonical';
 import { sha256 } from './durableFile';
 import { CheckpointNotFoundError, InvalidInputError, SchemaVersionError } from './errors';
 import { isLegacyInput, normalizeLegacy } from './legacy';
@@ -75,7 +76,7 @@ export async function exportRun(host: PortableHost, runId: string): Promise<unkn
     effects: [...m.effects.values()],
     blobs,
   });
-  return { format: EXPORT_FORMAT, schema_version: STORE_SCHEMA_VERSION, sha256: sha256(JSON.stringify(body)), body };
+  return { format: EXPORT_FORMAT, schema_version: STORE_SCHEMA_VERSION, sha256: sha256(canonicalJson(body)), body };
 }
 
 /** Validates everything before writing anything; a colliding run id gets a new id. */
@@ -115,7 +116,7 @@ function checkExport(data: unknown): RunExportBody {
   const version = d.schema_version;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) throw new InvalidInputError('Import refused: the export has no valid schema_version.');
   if (version > STORE_SCHEMA_VERSION) throw new SchemaVersionError('the imported run', version, STORE_SCHEMA_VERSION);
-  if (typeof d.sha256 !== 'string' || sha256(JSON.stringify(d.body)) !== d.sha256) {
+  if (typeof d.sha256 !== 'string' || sha256(canonicalJson(d.body)) !== d.sha256) {
     throw new InvalidInputError('Import refused: checksum mismatch — the export was modified or truncated after it was written.');
   }
   const r = RunExport.safeParse({ ...d, body: migrate('export', version, d.body) });

@@ -98,7 +98,7 @@ export type RunExportBody = z.infer<typeof RunExportBody>;
 export const RunExport = z.object({
   format: z.literal(EXPORT_FORMAT),
   schema_version: z.number().int().positive(),
-  /** sha256 of JSON.stringify(body). */
+  /** sha256 of the body as canonical JSON (keys sorted), so re-serialising the export keeps it valid. */
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   body: RunExportBody,
 });

@@ -1,0 +1,107 @@
+// Property tests: the memory backend against a simple model (fast-check model-based commands), and
+// lowdb against memory: the same random operation sequence gives the same answers and the same runs.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import fc from 'fast-check';
+import { openLowdbStore } from '../../../src/store/lowdbStore';
+import { MemoryDisk, openMemoryStore } from '../../../src/store/memory';
+import type { CheckpointStore } from '../../../src/store/types';
+import { CheckpointNotFoundError } from '../../../src/store/errors';
+import { CREATE_ALL, Driver, Model, opArb, runIdOf, type Op } from './ops';
+import * as h from './helpers';
+
+/** The store holds exactly what the model says: seqs, state, snapshots, approvals, effects. */
+async function matches(m: Model, s: CheckpointStore): Promise<void> {
+  for (const [i, r] of m.runs) {
+    const id = runIdOf(i);
+    const sum = await s.getRun(id);
+    assert.equal(sum?.last_seq, r.seqs, `${id} last_seq`);
+    assert.equal(sum?.state, r.state, `${id} state`);
+    if (r.seqs === 0) await h.rejects(s.latest(id), CheckpointNotFoundError);
+    else assert.equal((await s.latest(id)).seq, r.seqs);
+    for (const [seq, count] of r.snapshots) {
+      const snap = await s.loadSnapshot(id, seq);
+      assert.equal(snap.record.seq, seq);
+      assert.equal(snap.snapshot.messages.length, count, `${id} snapshot ${seq}`);
+    }
+    const approvals = Object.fromEntries((await s.listApprovals(id)).map((a) => [a.tool_call_id, a.decision?.kind ?? 'pending']));
+    assert.deepEqual(approvals, Object.fromEntries([...r.approvals].map(([c, v]) => [`c${c}`, v])));
+    assert.equal(sum?.pending_approvals, [...r.approvals.values()].filter((v) => v === 'pending').length);
+    const effects = Object.fromEntries((await s.listEffects(id)).map((e) => [e.tool_call_id, e.result?.output ?? 'intent']));
+    assert.deepEqual(effects, Object.fromEntries([...r.effects].map(([c, v]) => [`c${c}`, v])));
+  }
+}
+
+class OpCommand implements fc.AsyncCommand<Model, Driver> {
+  constructor(readonly op: Op) {}
+  check(): boolean {
+    return true;
+  }
+  async run(m: Model, d: Driver): Promise<void> {
+    const expected = m.apply(this.op);
+    const got = await d.apply(this.op);
+    assert.deepEqual(got, expected, `${JSON.stringify(this.op)}`);
+    await matches(m, d.store);
+  }
+  toString(): string {
+    return JSON.stringify(this.op);
+  }
+}
+
+describe('store: properties', function () {
+  this.timeout(120_000);
+
+  it('memory backend follows the model for any command sequence (fc.commands)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.commands([opArb.map((op) => new OpCommand(op))], { maxCommands: 40, size: 'max' }), async (cmds) => {
+        const disk = new MemoryDisk();
+        const d = new Driver(await openMemoryStore({ disk }), () => openMemoryStore({ disk }));
+        const model = new Model();
+        for (const op of CREATE_ALL) assert.deepEqual(await d.apply(op), model.apply(op));
+        await fc.asyncModelRun(() => ({ model, real: d }), cmds);
+        await d.store.close();
+      }),
+      { numRuns: 150, seed: 20240601 },
+    );
+  });
+
+  it('lowdb and memory agree after the same random sequence, and lowdb still agrees after a reopen', async () => {
+    const done: Record<string, number> = {};
+    await fc.assert(
+      fc.asyncProperty(fc.array(opArb, { minLength: 10, maxLength: 35, size: 'max' }), async (ops) => {
+        const dir = h.tmpDir('aw-prop-');
+        let t = 1_700_000_000_000;
+        const now = () => t; // advanced per op: both stores see the same time however often they ask
+        const disk = new MemoryDisk();
+        const mem = new Driver(await openMemoryStore({ disk, now }), () => openMemoryStore({ disk, now }));
+        const low = new Driver(await openLowdbStore(dir, { now }), () => openLowdbStore(dir, { now }));
+        try {
+          for (const op of [...CREATE_ALL, ...ops]) {
+            t += 1_000;
+            const out = await low.apply(op);
+            assert.deepEqual(out, await mem.apply(op), JSON.stringify(op));
+            if (out.ok) done[op.t] = (done[op.t] ?? 0) + 1;
+          }
+          await mem.store.flush();
+          await low.store.flush();
+          const runs = async (s: CheckpointStore) => (await s.listRuns({ limit: 100 })).runs;
+          const exports = async (s: CheckpointStore) => Promise.all((await runs(s)).map((r) => s.exportRun(r.run_id)));
+          assert.deepEqual(await runs(low.store), await runs(mem.store));
+          const expected = await exports(mem.store);
+          assert.deepEqual(await exports(low.store), expected);
+          await low.store.close();
+          const reopened = await openLowdbStore(dir, { now });
+          assert.deepEqual(await exports(reopened), expected);
+          await reopened.close();
+        } finally {
+          await mem.store.close().catch(() => undefined);
+          await low.store.close().catch(() => undefined);
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+      }),
+      { numRuns: 40, seed: 7 },
+    );
+    console.log(`      successful ops compared: ${JSON.stringify(done)}`);
+    for (const t of ['create', 'append', 'request', 'decide', 'intent', 'result', 'acquire', 'reopen']) assert.ok((done[t] ?? 0) > 3, `${t} exercised`);
+  });
+});

@@ -1,0 +1,109 @@
+// Versions: the committed version-1 store loads with the current code, exactly; a file from a newer
+// version is refused and left untouched; legacy AFK-style checkpoints are normalised on import.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { encodeEnvelope, sha256 } from '../../../src/store/durableFile';
+import { InvalidInputError, SchemaVersionError } from '../../../src/store/errors';
+import { openLowdbStore } from '../../../src/store/lowdbStore';
+import { describeStore } from '../../fixtures/store-v1/generate';
+import * as h from './helpers';
+
+const FIXTURE = path.resolve(__dirname, '../../fixtures/store-v1');
+const bytes = (dir: string) => Object.fromEntries(h.listFiles(dir).filter((f) => f !== 'index.json').map((f) => [f, sha256(fs.readFileSync(path.join(dir, f)))]));
+
+describe('store: versions and migrations', function () {
+  this.timeout(30_000);
+  let dir: string;
+  beforeEach(() => {
+    dir = h.tmpDir('aw-v1-');
+    fs.cpSync(path.join(FIXTURE, 'store'), dir, { recursive: true });
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('loads every run, checkpoint, snapshot, approval, effect and blob of the committed v1 store, without rewriting it', async () => {
+    const before = bytes(dir);
+    const expected = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'expected.json'), 'utf8'));
+    assert.deepEqual(Object.keys(expected.runs).sort(), ['v1-awaiting', 'v1-finished', 'v1-midtools']);
+    assert.deepEqual(await describeStore(dir), expected);
+    assert.deepEqual(bytes(dir), before, 'reading never rewrites a file');
+    const s = await openLowdbStore(dir);
+    assert.equal((await s.getRun('v1-finished'))?.state, 'completed');
+    assert.equal((await s.listApprovals('v1-awaiting', { pendingOnly: true }))[0]?.tool_call_id, 'call_cmd');
+    const fx = await s.listEffects('v1-midtools');
+    assert.deepEqual(fx.map((e) => [e.tool_call_id, e.result !== null]), [['call_a', true], ['call_b', false]]);
+    assert.equal((await s.getBlob('v1-midtools', fx[0]!.result!.blob!)).length, 'line of build output\n'.length * 400);
+    assert.equal((await s.loadSnapshot('v1-midtools')).snapshot.pending_llm_response?.message.tool_calls?.length, 2);
+    // and the old runs go on: the next writes land beside the v1 files
+    const lease = await s.acquire('v1-awaiting', h.owner('new version'));
+    await s.decideApproval('v1-awaiting', 'call_cmd', { kind: 'approve', reason: null, input_hash: null });
+    await lease.release();
+    await s.close();
+    const again = await openLowdbStore(dir);
+    assert.equal((await again.listApprovals('v1-awaiting'))[0]?.decision?.kind, 'approve');
+    await again.close();
+  });
+
+  it('refuses a run whose log holds a commit from a newer version, leaves the file untouched, keeps the rest readable', async () => {
+    const file = path.join(dir, 'runs', 'v1-midtools', 'log', '000000000007.json');
+    const newer = encodeEnvelope('commit', { run_id: 'v1-midtools', first: 7, last: 7, ops: [], added_in_v2: true }).replace('"schema_version":1', '"schema_version":2');
+    fs.writeFileSync(file, newer);
+    const s = await openLowdbStore(dir);
+    const err = await h.rejects(s.loadSnapshot('v1-midtools'), SchemaVersionError, /newer than this version/);
+    assert.ok(err.message.includes('000000000007.json'));
+    await h.rejects(s.acquire('v1-midtools', h.owner('old version')), SchemaVersionError);
+    assert.equal(fs.readFileSync(file, 'utf8'), newer);
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'quarantine')), [], 'not quarantined: it is not corrupt, just newer');
+    assert.equal((await s.latest('v1-finished')).phase, 'run_terminal');
+    await s.close();
+    assert.equal(fs.readFileSync(file, 'utf8'), newer);
+  });
+
+  it('opens a store whose index.json is from a newer version without touching it', async () => {
+    const index = path.join(dir, 'index.json');
+    const newer = `{"schema_version":3,"kind":"index","sha256":"${'0'.repeat(64)}","body":{"v3":"layout"}}`;
+    fs.writeFileSync(index, newer);
+    const s = await openLowdbStore(dir);
+    assert.deepEqual((await s.listRuns()).runs.map((r) => r.run_id).sort(), ['v1-awaiting', 'v1-finished', 'v1-midtools']);
+    const { run, lease } = await s.createRun(h.newRun('new'), h.owner('w'));
+    await lease.release();
+    await s.close();
+    assert.equal(fs.readFileSync(index, 'utf8'), newer, 'never overwritten by an older version');
+    const again = await openLowdbStore(dir);
+    assert.ok((await again.getRun(run.run_id))?.run_id);
+    await again.close();
+  });
+
+  it('imports legacy AFK-style checkpoints (string schema_version, no seq, snapshot in the payload)', async () => {
+    const legacy = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'legacy-afk.json'), 'utf8'));
+    const s = await openLowdbStore(dir);
+    const run = await s.importRun(legacy, h.owner('importer'));
+    assert.equal(run.run_id, 'afk-7f3c2a10-9b1e-4c55-8f0e-2d6a1c9e4b77');
+    assert.equal(run.thread_id, 'thread-42');
+    assert.equal(run.state, 'interrupted');
+    assert.equal(run.task, 'fix the failing test');
+    const records = (await s.list(run.run_id)).reverse();
+    assert.deepEqual(records.map((r) => [r.seq, r.phase, r.schema_version]), [[1, 'run_started', 1], [2, 'step_started', 1], [3, 'post_llm', 1], [4, 'pre_tool_batch', 1]]);
+    assert.deepEqual(records[2]!.parent, { run_id: run.run_id, seq: 2 });
+    const snap = await s.loadSnapshot(run.run_id);
+    assert.equal(snap.record.seq, 3);
+    assert.equal(snap.snapshot.messages.length, 3);
+    assert.equal(snap.snapshot.state, 'running', 'AFK "degraded" maps to running');
+    assert.equal(snap.snapshot.normalized_model, 'gpt-4o-2024-08-06');
+    assert.deepEqual(snap.snapshot.pending_llm_response?.message.tool_calls, [{ id: 'tc_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"test/a.test.js"}' } }]);
+    assert.equal(snap.snapshot.tool_executions[0]?.is_error, false);
+    assert.equal((await s.loadSnapshot(run.run_id, 2)).snapshot.messages.length, 2);
+    assert.equal(records[2]!.payload.model, 'gpt-4o-2024-08-06');
+    assert.equal('messages' in records[2]!.payload, false, 'the payload keeps phase fields; the snapshot holds the lists');
+    const single = await s.importRun(legacy[0], h.owner('importer'));
+    assert.notEqual(single.run_id, run.run_id, 'a colliding id gets a new one');
+    await h.rejects(s.importRun([{ ...legacy[0], schema_version: '2.0' }], h.owner('i')), InvalidInputError, /2\.0/);
+    const broken = structuredClone(legacy);
+    broken[2].payload.messages[1] = { role: 'robot' };
+    await h.rejects(s.importRun(broken, h.owner('i')), InvalidInputError, /message 1 of legacy checkpoint 3/);
+    const badPending = structuredClone(legacy);
+    badPending[2].payload.pending_llm_response = 'not a response';
+    await h.rejects(s.importRun(badPending, h.owner('i')), InvalidInputError, /pending LLM response/);
+    await s.close();
+  });
+});

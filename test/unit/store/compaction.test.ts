@@ -1,0 +1,141 @@
+// compact(): a crash at any point leaves a readable run that reads exactly as before. The fs layer
+// copies the whole store folder before every mutating call of the compaction (= the state a crash
+// right then would leave), and each copy is opened and read back.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { nodeFs, type FsLayer } from '../../../src/store/fsLayer';
+import { openLowdbStore } from '../../../src/store/lowdbStore';
+import type { CheckpointStore, CorruptionReport } from '../../../src/store/types';
+import type { ChatMessage } from '../../../src/store/schema';
+import { canonical } from './helpers';
+import * as h from './helpers';
+
+const MUTATING = new Set<keyof FsLayer>(['createExclusive', 'write', 'fsync', 'close', 'rename', 'link', 'unlink', 'rmrf', 'mkdir', 'utimes']);
+
+/** Before each mutating call (while armed), copies `root` to states/<n>. */
+function crashPoints(root: string, states: string): { fs: FsLayer; arm(on: boolean): void; count(): number } {
+  let armed = false;
+  let n = 0;
+  const wrapped = Object.fromEntries(
+    Object.entries(nodeFs).map(([k, fn]) => [
+      k,
+      async (...args: unknown[]) => {
+        if (armed && MUTATING.has(k as keyof FsLayer)) fs.cpSync(root, path.join(states, String(n++)), { recursive: true });
+        return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+      },
+    ]),
+  ) as unknown as FsLayer;
+  return { fs: wrapped, arm: (on) => (armed = on), count: () => n };
+}
+
+async function reading(s: CheckpointStore, id: string): Promise<string> {
+  const records = await s.list(id, { limit: 1000 });
+  const snaps = [];
+  for (const r of records) if (r.snapshot) snaps.push(await s.loadSnapshot(id, r.seq));
+  return canonical({ records, snaps, approvals: await s.listApprovals(id), effects: await s.listEffects(id), summary: await s.getRun(id) });
+}
+
+describe('store: compaction is crash-safe at every point', function () {
+  this.timeout(120_000);
+  let dir: string;
+  beforeEach(() => (dir = h.tmpDir('aw-compact-')));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  async function buildRun(s: CheckpointStore, id: string, from: number, to: number, msgs: ChatMessage[]): Promise<ChatMessage[]> {
+    for (let k = from; k <= to; k++) {
+      await s.append(id, h.stepStarted(h.snapshot(k, msgs)));
+      const a = h.assistantWithCall(k);
+      msgs = [...msgs, a];
+      await s.append(id, h.postLlm(h.snapshot(k, msgs, { pending_llm_response: h.pendingResponse(a, k) })));
+      await s.recordIntent(id, { tool_call_id: `call_${k}`, step: k, tool_name: 'w', input_hash: `i${k}`, side_effecting: true });
+      const out = `output of step ${k} `.repeat(10);
+      await s.recordResult(id, `call_${k}`, { output: out, output_hash: `o${k}`, is_error: false, blob: null });
+      msgs = [...msgs, { role: 'tool', tool_call_id: `call_${k}`, content: out }];
+      if (k === from + 1) msgs = msgs.slice(0, 2); // a rewind in the middle of the history
+    }
+    await s.requestApproval(id, { tool_call_id: 'ask', step: to, tool_name: 'w', category: 'write', arguments: {}, input_hash: 'x', uncertain: false, reason: 'r' });
+    return msgs;
+  }
+
+  it('every intermediate state of two compactions reads exactly like the run before', async () => {
+    const states = path.join(dir, 'states');
+    const root = path.join(dir, 'store');
+    const cp = crashPoints(root, states);
+    const s = await openLowdbStore(root, { fs: cp.fs });
+    const { run, lease } = await s.createRun(h.newRun('compact me'), h.owner('w'));
+    const id = run.run_id;
+    await s.append(id, h.runStarted());
+    let msgs = await buildRun(s, id, 1, 4, [{ role: 'user', content: 'go' }]);
+    await s.flush();
+    const logDir = path.join(root, 'runs', id, 'log');
+    const before1 = await reading(s, id);
+    cp.arm(true);
+    await s.compact(id);
+    cp.arm(false);
+    const first = cp.count();
+    const after1 = fs.readdirSync(logDir).filter((n) => !n.startsWith('.'));
+    assert.equal(after1.length, 1);
+    assert.match(after1[0]!, /^000000000001-\d{12}\.json$/);
+    assert.equal(await reading(s, id), before1);
+    msgs = await buildRun(s, id, 5, 6, msgs);
+    await s.flush();
+    const before2 = await reading(s, id);
+    cp.arm(true);
+    await s.compact(id);
+    cp.arm(false);
+    assert.equal(fs.readdirSync(logDir).filter((n) => !n.startsWith('.')).length, 1, 'one commit file after compaction');
+    await lease.release();
+    await s.close();
+    assert.ok(first >= 6 && cp.count() > first, `crash points captured: ${first} + ${cp.count() - first}`);
+    console.log(`      crash points checked: ${cp.count()} (${first} in the first compaction, ${cp.count() - first} in the second)`);
+
+    for (let i = 0; i < cp.count(); i++) {
+      const state = path.join(states, String(i));
+      fs.rmSync(path.join(state, 'runs', id, 'owner.lock')); // the crashed owner is gone (its pid here is still ours)
+      const reports: CorruptionReport[] = [];
+      const t = await openLowdbStore(state, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+      const l = await t.acquire(id, h.owner('after crash'));
+      assert.equal(await reading(t, id), i < first ? before1 : before2, `crash point ${i}`);
+      assert.deepEqual(reports, [], `crash point ${i}: nothing reported`);
+      await t.append(id, h.preTools(99));
+      await l.release();
+      await t.close();
+      const names = fs.readdirSync(path.join(state, 'runs', id, 'log')).filter((n) => !n.startsWith('.'));
+      const ranges = names.filter((n) => n.includes('-'));
+      const covered = Math.max(0, ...ranges.map((n) => Number(n.slice(13, 25))));
+      assert.ok(ranges.length <= 1, `crash point ${i}: one compacted file at most (${names})`);
+      assert.ok(names.filter((n) => !n.includes('-')).every((n) => Number(n.slice(0, 12)) > covered), `crash point ${i}: superseded commits were cleaned up (${names})`);
+    }
+  });
+
+  it('a damaged compacted file falls back to the single commits while they still exist', async () => {
+    const s = await openLowdbStore(dir);
+    const { run, lease } = await s.createRun(h.newRun(), h.owner('w'));
+    const id = run.run_id;
+    await s.append(id, h.runStarted());
+    await buildRun(s, id, 1, 3, [{ role: 'user', content: 'go' }]);
+    await s.flush();
+    const before = await reading(s, id);
+    const logDir = path.join(dir, 'runs', id, 'log');
+    const singles = fs.readdirSync(logDir).map((n) => [n, fs.readFileSync(path.join(logDir, n))] as const);
+    await s.compact(id);
+    await lease.release();
+    await s.close();
+    // the state of a crash right after the new file was linked, with the new file then damaged
+    for (const [n, b] of singles) fs.writeFileSync(path.join(logDir, n), b);
+    const range = fs.readdirSync(logDir).find((n) => n.includes('-'))!;
+    fs.writeFileSync(path.join(logDir, range), fs.readFileSync(path.join(logDir, range)).subarray(0, 100));
+    const reports: CorruptionReport[] = [];
+    const t = await openLowdbStore(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+    const l = await t.acquire(id, h.owner('w'));
+    assert.equal(await reading(t, id), before);
+    assert.equal(reports.length, 1);
+    assert.equal(reports[0]!.file, `runs/${id}/log/${range}`);
+    assert.equal(reports[0]!.lost_seqs, null);
+    assert.match(reports[0]!.lost, /nothing/);
+    assert.equal(reports[0]!.quarantined.length, 1);
+    await l.release();
+    await t.close();
+  });
+});

@@ -66,7 +66,7 @@ describe('store: compaction is crash-safe at every point', function () {
     const { run, lease } = await s.createRun(h.newRun('compact me'), h.owner('w'));
     const id = run.run_id;
     await s.append(id, h.runStarted());
-    let msgs = await buildRun(s, id, 1, 4, [{ role: 'user', content: 'go' }]);
+    const msgs = await buildRun(s, id, 1, 4, [{ role: 'user', content: 'go' }]);
     await s.flush();
     const logDir = path.join(root, 'runs', id, 'log');
     const before1 = await reading(s, id);
@@ -78,7 +78,7 @@ describe('store: compaction is crash-safe at every point', function () {
     assert.equal(after1.length, 1);
     assert.match(after1[0]!, /^000000000001-\d{12}\.json$/);
     assert.equal(await reading(s, id), before1);
-    msgs = await buildRun(s, id, 5, 6, msgs);
+    await buildRun(s, id, 5, 6, msgs);
     await s.flush();
     const before2 = await reading(s, id);
     cp.arm(true);

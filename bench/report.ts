@@ -106,6 +106,7 @@ export function buildReport(r: BenchResults): string {
   row(`on disk after ${r.workload.steps} steps (file bytes)`, (n) => r.storage[n]!.apparent, bytes);
   row('storage growth (file bytes / content)', (n) => r.storage[n]!.ratioApparent, x);
   row(`resume latency (median of ${r.resume.ours!.samples.length})`, (n) => r.resume[n]!.medianMs, fmtMs, ['faster', 'slower']);
+  row('resume latency (first, least warm)', (n) => r.resume[n]!.samples[0] ?? null, fmtMs, ['faster', 'slower']);
   lines.push('');
 
   // ── ours only ──
@@ -116,7 +117,7 @@ export function buildReport(r: BenchResults): string {
   for (const [i, p] of r.primitive.points.entries()) {
     const o = at('ours', p.point);
     lines.push(
-      `| distance to the disk's limit @${p.point}: ${ms(o.medianMs)} / (${x(o.durableWritesPerStep)} fsync'd writes × raw ${ms(p.medianMs)}) | ${x(r.distance[i]!.value)} |`,
+      `| distance to the disk's limit @${p.point}: median per step of (time / its fsync'd writes) ${ms(o.msPerDurableWrite)} / raw ${ms(p.medianMs)} (median ${x(o.durableWritesPerStep)} writes per step) | ${x(r.distance[i]!.value)} |`,
     );
   }
   lines.push(`| raw fsync'd 4 KB write + rename + dir fsync, whole run | median ${ms(r.primitive.medianMs)}, p95 ${ms(r.primitive.p95Ms)}, p99 ${ms(r.primitive.p99Ms)} |`);

@@ -102,6 +102,8 @@ async function main(): Promise<void> {
       for (let s = w.from; s <= w.to; s++) gcSteps.add(s);
     }
     const runs: RunSamples[] = [];
+    // Other work on the machine skews absolute times (ratios less so): sampled so the report says how loaded it was.
+    const loadDuring: number[] = [];
     let last: { workload: Workload; contenders: Contender[]; dir: string } | undefined;
     for (let r = 0; r < opts.repeats; r++) {
       const dir = tempDirIn(root, `run${r}`);
@@ -113,6 +115,7 @@ async function main(): Promise<void> {
         primitivePerStep: 3,
         gcSteps,
         onProgress: (s) => {
+          if (s % tick === 0) loadDuring.push(os.loadavg()[0]!);
           if (s % tick === 0) log(`  repeat ${r + 1}/${opts.repeats}: step ${s}/${opts.steps} (${((performance.now() - startedAt) / 1000).toFixed(0)} s)`);
         },
       });
@@ -135,7 +138,7 @@ async function main(): Promise<void> {
     const primitive = primitiveFigures(runs, points);
     const results: BenchResults & { options: Options; samples: unknown } = {
       mode: opts.quick ? 'quick' : 'full',
-      machine: { ...machine, loadAvgAfter: os.loadavg() },
+      machine: { ...machine, loadAvgAfter: os.loadavg(), loadMaxDuring: Math.max(...loadDuring) },
       durationS: (performance.now() - startedAt) / 1000,
       options: opts,
       workload: {

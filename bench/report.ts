@@ -6,7 +6,7 @@ import type { ContenderFigures, PrimitivePoint } from './summarize';
 
 export interface BenchResults {
   mode: string;
-  machine: MachineInfo & { loadAvgAfter: number[] };
+  machine: MachineInfo & { loadAvgAfter: number[]; loadMaxDuring: number };
   durationS: number;
   workload: { steps: number; seed: number; conversationBytes: number; contentBytes: number; checkpoints: number; effects: number; toolCalls: number };
   points: number[];
@@ -51,7 +51,7 @@ export function buildReport(r: BenchResults): string {
   const m = r.machine;
   lines.push(`### Benchmark (${r.mode}: N = ${r.workload.steps} steps, conversation ${bytes(r.workload.conversationBytes)} at step ${r.workload.steps})`);
   lines.push('');
-  lines.push(`${m.date.slice(0, 10)} · ${m.cpu}, ${m.cores} cores · Node ${m.node} · ${m.tempFs} · load ${m.loadAvg.map((l) => l.toFixed(2)).join(' ')} → ${m.loadAvgAfter.map((l) => l.toFixed(2)).join(' ')} · ${r.durationS.toFixed(0)} s`);
+  lines.push(`${m.date.slice(0, 10)} · ${m.cpu}, ${m.cores} cores · Node ${m.node} · ${m.tempFs} · load avg (1/5/15 min) ${m.loadAvg.map((l) => l.toFixed(2)).join(' ')} at start, ${m.loadAvgAfter.map((l) => l.toFixed(2)).join(' ')} at end, 1-min max ${m.loadMaxDuring.toFixed(2)} during the steps · ${r.durationS.toFixed(0)} s`);
   lines.push('');
 
   // ── targets ──

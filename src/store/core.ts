@@ -2,6 +2,7 @@
 // durability classes, ownership checks, events, deep copies at the edge. An Engine underneath owns
 // the bytes. Ops that build or ship whole runs (fork, export, import) are in portable.ts.
 import crypto from 'node:crypto';
+import { copyJson } from './copy';
 import type { Engine, EngineLock } from './engine';
 import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, RunNotOwnedError, StoreClosedError, StoreConflictError } from './errors';
 import { exportRun, forkRun, importRun, type PortableHost } from './portable';
@@ -50,10 +51,12 @@ export const newRunId = (now: number): string => `${now.toString(36)}-${crypto.r
 
 export class StoreCore extends StoreReads implements T.CheckpointStore, PortableHost {
   readonly deferMs: number;
+  private readonly compactAfter: number;
 
   constructor(engine: Engine, opts: CoreOptions = {}) {
     super(engine, opts);
     this.deferMs = opts.deferMs ?? 200;
+    this.compactAfter = opts.compactAfterCommits ?? 64;
   }
 
   // ── runs ──────────────────────────────────────────────────────────────────────────────────
@@ -168,7 +171,10 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
       h.serial(async () => {
         // A lease that was taken over can write nothing more: what it queued dies with it (never durable).
         if (lock.lost) h.writer!.discard(new RunNotOwnedError(runId));
-        else await h.writer!.flush();
+        else {
+          await h.writer!.flush();
+          await this.compactIfDue(h);
+        }
       }),
     );
     this.runs.set(runId, h);
@@ -186,7 +192,7 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
         h.writer!.defer(op);
         this.afterDurable(h, op, false);
       }
-      return structuredClone(op.record);
+      return copyJson(op.record);
     });
   }
 
@@ -195,11 +201,11 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
     const a = parseInput(NewApprovalInput, input, 'approval');
     return this.write(runId, async (h) => {
       const prev = h.model.approvals.get(a.tool_call_id);
-      if (prev && prev.decision === null && prev.input_hash === a.input_hash) return structuredClone(prev); // re-shown after a reload
+      if (prev && prev.decision === null && prev.input_hash === a.input_hash) return copyJson(prev); // re-shown after a reload
       if (prev && prev.decision === null) throw new StoreConflictError(`Run ${runId} already has a pending approval for ${a.tool_call_id} with other arguments.`, runId);
       const approval: Approval = { run_id: runId, ...a, requested_ms: this.now(), decision: null };
       await h.writer!.durable([{ op: 'approval', approval }]);
-      return structuredClone(approval);
+      return copyJson(approval);
     });
   }
 
@@ -214,7 +220,7 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
       if (prev.decision) throw new StoreConflictError(`The approval for ${toolCallId} in run ${runId} was already decided (${prev.decision.kind}).`, runId);
       const approval: Approval = { ...prev, decision: { ...d, decided_ms: this.now() } };
       await h.writer!.durable([{ op: 'approval', approval }]);
-      return structuredClone(approval);
+      return copyJson(approval);
     });
   }
 
@@ -224,7 +230,7 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
     return this.write(runId, async (h) => {
       const prev = h.model.effects.get(i.tool_call_id);
       if (prev?.result) throw new StoreConflictError(`Tool call ${i.tool_call_id} of run ${runId} already has a result; it must be replayed, not run again.`, runId);
-      if (prev && prev.input_hash === i.input_hash) return structuredClone(prev); // intent re-recorded after resume
+      if (prev && prev.input_hash === i.input_hash) return copyJson(prev); // intent re-recorded after resume
       const effect: Effect = {
         run_id: runId,
         ...i,
@@ -233,7 +239,7 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
         result: null,
       };
       await h.writer!.durable([{ op: 'effect', effect }]);
-      return structuredClone(effect);
+      return copyJson(effect);
     });
   }
 
@@ -243,12 +249,12 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
       const prev = h.model.effects.get(toolCallId);
       if (!prev) throw new StoreConflictError(`Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`, runId);
       if (prev.result) {
-        if (prev.result.output_hash === r.output_hash) return structuredClone(prev);
+        if (prev.result.output_hash === r.output_hash) return copyJson(prev);
         throw new StoreConflictError(`Tool call ${toolCallId} of run ${runId} already has a different result.`, runId);
       }
       const effect: Effect = { ...prev, result: { ...r, finished_ms: this.now() } };
       await h.writer!.durable([{ op: 'effect', effect }]);
-      return structuredClone(effect);
+      return copyJson(effect);
     });
   }
 
@@ -283,6 +289,23 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
         throw toWriteError(runId, err);
       }
     });
+  }
+
+  /**
+   * When a run is let go, its log is compacted once it has grown at least as much as the part
+   * compacted before (and by ≥ 64 commits): each byte is rewritten O(log n) times in all, never on a
+   * step's write path, and the next resume reads a few files instead of thousands. A failure here
+   * is reported, not thrown: the log is intact either way.
+   */
+  private async compactIfDue(h: RunHandle): Promise<void> {
+    const runId = h.model.meta.run_id;
+    const shape = this.engine.logShape(runId);
+    if (shape.singles < this.compactAfter || shape.singles < shape.covered) return;
+    try {
+      await this.engine.compact(runId, h.model.rebuildOps(), h.model.meta);
+    } catch (err) {
+      this.emit({ kind: 'write-error', run_id: runId, error: toWriteError(runId, err) });
+    }
   }
 
   // ── fork / export / import ────────────────────────────────────────────────────────────────
@@ -362,6 +385,12 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
     if (this.closed) return;
     let error: unknown;
     await this.flush(timeoutMs).catch((err: unknown) => (error = err));
+    if (!error) {
+      const owned = [...this.runs.values()].filter((h) => h.owned && !h.lease!.lost);
+      await this.bounded(timeoutMs, 'close', async () => {
+        for (const h of owned) await h.serial(() => this.compactIfDue(h));
+      }).catch(() => undefined); // compaction is an optimisation: a slow one must not block closing
+    }
     this.closed = true;
     this.index.stop();
     for (const h of this.runs.values()) {
@@ -418,9 +447,9 @@ export class StoreCore extends StoreReads implements T.CheckpointStore, Portable
     const runId = h.model.meta.run_id;
     const structural = op.op !== 'record' || op.record.phase === 'run_terminal';
     this.index.set(h.model.summary(), h.durableCommits, structural && durable);
-    if (op.op === 'record') this.emit({ kind: 'checkpoint', run_id: runId, record: structuredClone(op.record) });
-    else if (op.op === 'approval') this.emit({ kind: 'approval', run_id: runId, approval: structuredClone(op.approval) });
-    else if (op.op === 'effect') this.emit({ kind: 'effect', run_id: runId, effect: structuredClone(op.effect) });
+    if (op.op === 'record') this.emit({ kind: 'checkpoint', run_id: runId, record: copyJson(op.record) });
+    else if (op.op === 'approval') this.emit({ kind: 'approval', run_id: runId, approval: copyJson(op.approval) });
+    else if (op.op === 'effect') this.emit({ kind: 'effect', run_id: runId, effect: copyJson(op.effect) });
     if (op.op !== 'record' || op.record.phase === 'run_terminal') this.emit({ kind: 'run-updated', run_id: runId });
   }
 }

@@ -1,6 +1,7 @@
 // The read half of the store core: opening, lazy loading of runs, reads, events. A run's log is
 // read when the run is first touched; a run another window owns is refreshed from its new commits
 // on every read (cheap: a directory listing), so a read-only view follows the owner.
+import { copyJson } from './copy';
 import type { Engine, LoadSink } from './engine';
 import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, StoreClosedError } from './errors';
 import { IndexCache } from './indexCache';
@@ -19,6 +20,8 @@ export interface CoreOptions {
   indexProgressMs?: number;
   /** Attached before open, so corruption found while opening is reported too. */
   onEvent?: (e: T.StoreEvent) => void;
+  /** A released run's log is compacted once it has this many commits since the last compaction (and as many as before it). */
+  compactAfterCommits?: number;
   /** Runs that are only read (owned elsewhere or not at all) kept in memory. */
   cachedRuns?: number;
 }
@@ -175,7 +178,7 @@ export abstract class StoreReads {
     const all = [...this.index.entries.values()].sort((a, b) => b.updated_ms - a.updated_ms || (a.run_id < b.run_id ? 1 : -1));
     const start = after ? all.findIndex((e) => e.updated_ms < after[0] || (e.updated_ms === after[0] && e.run_id < after[1])) : 0;
     const page = start < 0 ? [] : all.slice(start, start + limit);
-    const runs = page.map(({ durable_commits: _, ...s }) => structuredClone(s));
+    const runs = page.map(({ durable_commits: _, ...s }) => copyJson(s));
     const last = page[page.length - 1];
     const more = start >= 0 && start + limit < all.length;
     return more && last ? { runs, cursor: encodeCursor(last.updated_ms, last.run_id) } : { runs };
@@ -197,15 +200,15 @@ export abstract class StoreReads {
 
   async latest(runId: string): Promise<CheckpointRecord> {
     const h = await this.mustPeek(runId);
-    const rec = h.model.records[h.model.records.length - 1];
+    const rec = h.model.verified(h.model.lastSeq);
     if (!rec) throw new CheckpointNotFoundError(`Run ${runId} has no usable checkpoint${h.damaged ? ' (its log is damaged; see the corruption report)' : ''}.`, runId);
-    return structuredClone(rec);
+    return copyJson(rec);
   }
 
   async get(runId: string, seq: number): Promise<CheckpointRecord | undefined> {
     const h = await this.mustPeek(runId);
-    const rec = Number.isInteger(seq) && seq >= 1 ? h.model.records[seq - 1] : undefined;
-    return rec ? structuredClone(rec) : undefined;
+    const rec = Number.isInteger(seq) && seq >= 1 ? h.model.verified(seq) : undefined;
+    return rec ? copyJson(rec) : undefined;
   }
 
   async list(runId: string, opts: T.ListOptions = {}): Promise<CheckpointRecord[]> {
@@ -213,28 +216,28 @@ export abstract class StoreReads {
     const limit = opts.limit ?? 100;
     const top = Math.min(h.model.records.length, (opts.before ?? Infinity) - 1);
     const out: CheckpointRecord[] = [];
-    for (let s = top; s >= 1 && out.length < limit; s--) out.push(structuredClone(h.model.records[s - 1]!));
+    for (let s = top; s >= 1 && out.length < limit; s--) out.push(copyJson(h.model.verified(s)!));
     return out;
   }
 
   async loadSnapshot(runId: string, seq?: number): Promise<T.LoadedSnapshot> {
     const h = await this.mustPeek(runId);
-    const found = h.model.snapshotAt(seq ?? h.model.lastSeq);
+    const found = h.model.verifiedSnapshotAt(seq ?? h.model.lastSeq);
     if (!found) {
       const where = seq === undefined ? '' : ` at or before seq ${seq}`;
       throw new CheckpointNotFoundError(`Run ${runId} has no snapshot checkpoint${where}${h.damaged ? ' (its log is damaged)' : ''}.`, runId);
     }
-    return structuredClone(found);
+    return copyJson(found);
   }
 
   async listApprovals(runId: string, opts: { pendingOnly?: boolean } = {}): Promise<Approval[]> {
     const h = await this.mustPeek(runId);
-    return [...h.model.approvals.values()].filter((a) => !opts.pendingOnly || a.decision === null).map((a) => structuredClone(a));
+    return [...h.model.approvals.values()].filter((a) => !opts.pendingOnly || a.decision === null).map((a) => copyJson(a));
   }
 
   async listEffects(runId: string): Promise<Effect[]> {
     const h = await this.mustPeek(runId);
-    return [...h.model.effects.values()].map((e) => structuredClone(e));
+    return [...h.model.effects.values()].map((e) => copyJson(e));
   }
 
   async storageBytes(runId: string): Promise<number> {
@@ -247,10 +250,11 @@ export abstract class StoreReads {
 export function sinkInto(model: () => RunModel, onMeta?: (m: RunMeta) => void): LoadSink {
   return {
     meta: (m) => onMeta?.(m),
-    commit: (body) => {
+    commit: (body, file) => {
       const mdl = model();
       mdl.check(body.ops, true);
       mdl.apply(body.ops);
+      if (file) for (const op of body.ops) if (op.op === 'record') mdl.unverified.set(op.record.seq, file);
     },
   };
 }

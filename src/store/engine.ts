@@ -8,7 +8,8 @@ import type { CorruptionReport, OwnerInfo } from './types';
 /** Receives a run being loaded. `commit` throws to reject a commit (the chain stops before it). */
 export interface LoadSink {
   meta(meta: RunMeta): void;
-  commit(body: CommitBody): void;
+  /** `file`: the commit was read from disk with its records only skeleton-checked (RunModel.verified). */
+  commit(body: CommitBody, file?: string): void;
 }
 
 export interface LoadResult {
@@ -51,6 +52,8 @@ export interface Engine {
   loadMore(runId: string, sink: LoadSink): Promise<number | 'reload'>;
   /** Writes the next commit durably (numbers are the engine's). `meta` goes into the first commit. */
   writeCommit(runId: string, ops: readonly CommitOp[], meta: RunMeta | undefined): Promise<void>;
+  /** Commits written since the last compaction (`singles`) and how many the compacted part covers. */
+  logShape(runId: string): { singles: number; covered: number };
   /** Replaces the whole log by one commit holding `ops` (crash-safe at every point). */
   compact(runId: string, ops: readonly CommitOp[], meta: RunMeta): Promise<void>;
   deleteRun(runId: string): Promise<void>;

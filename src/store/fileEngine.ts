@@ -6,22 +6,28 @@ import { Low } from 'lowdb';
 import { DurableJsonFile, UnsyncedPublishError, fsyncDir, sha256, writeDurably } from './durableFile';
 import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from './engine';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunNotOwnedError, SchemaVersionError, StoreWriteError } from './errors';
-import { loadRunFiles, readCommit, type LoadCtx } from './fileLoad';
+import { RawCommit, decodeCommit, loadRunFiles, readCommit, type LoadCtx } from './fileLoad';
 import { FileLock, lockHolder, type LockOptions } from './fileLock';
-import { commitName, decodeOps, encodeOps, parseLogNames } from './fileLog';
+import { advance, commitName, encodeOps, newCodec, parseLogNames, type Codec } from './fileLog';
 import { errCode, isMissing, type FsLayer } from './fsLayer';
 import { quarantine } from './quarantine';
 import { RunId, RunMeta } from './schema';
-import { CommitBody, IndexBody, type CommitOp, type IndexEntry } from './storedSchema';
+import { IndexBody, type CommitOp, type IndexEntry } from './storedSchema';
 import type { CorruptionReport, OwnerInfo } from './types';
 
 interface RunFiles {
   next: number;
-  outputs: Map<string, string>;
+  /** Encoding state after the last commit (fileLog.encodeOps); null until the run's meta is known. */
+  codec: Codec;
+  meta: RunMeta;
+  /** Commits the last compacted file covers (0: none). */
+  covered: number;
   /** A commit published whose directory fsync failed and could not be rolled back: may be replaced. */
   uncertain: number | null;
   lock?: FileLock;
 }
+
+const PLACEHOLDER_META: RunMeta = { run_id: '-', thread_id: '-', title: '', task: '', agent_name: '', model: '', created_ms: 0, forked_from: null, parent_run_id: null };
 
 export interface FileEngineOptions {
   fs: FsLayer;
@@ -110,7 +116,7 @@ export class FileEngine implements Engine {
       await this.fsl.rmrf(dir).catch(() => undefined);
       throw err;
     }
-    this.runs.set(meta.run_id, { next: 1, outputs: new Map(), uncertain: null, lock });
+    this.runs.set(meta.run_id, { next: 1, covered: 0, codec: newCodec(), meta, uncertain: null, lock });
     return lock;
   }
 
@@ -119,7 +125,7 @@ export class FileEngine implements Engine {
     if (!loaded) return undefined;
     if (opts.repair) await this.sweepTemps(runId);
     const prev = this.runs.get(runId);
-    this.runs.set(runId, { next: loaded.next, outputs: loaded.outputs, uncertain: null, lock: prev?.lock && !prev.lock.lost ? prev.lock : undefined });
+    this.runs.set(runId, { next: loaded.next, covered: loaded.covered, codec: loaded.codec, meta: loaded.meta, uncertain: null, lock: prev?.lock && !prev.lock.lost ? prev.lock : undefined });
     return loaded.result;
   }
 
@@ -139,10 +145,10 @@ export class FileEngine implements Engine {
     for (const x of files.filter((x) => x.first > cursor && x.first === x.last)) {
       if (x.first !== f.next) break;
       try {
-        const body = await readCommit(this.ctx, runId, x);
-        const added = decodeOps(body.ops, f.outputs);
-        sink.commit(body);
-        for (const [k, v] of added) f.outputs.set(k, v);
+        const file = path.posix.join('runs', runId, 'log', x.name);
+        const d = decodeCommit(await readCommit(this.ctx, runId, x), f.codec, f.meta, file, runId);
+        sink.commit(d.body, file);
+        advance(f.codec, d.delta);
       } catch {
         return 'reload'; // a full load reports (and, if allowed, repairs) what is wrong
       }
@@ -157,9 +163,9 @@ export class FileEngine implements Engine {
     if (!f?.lock) throw new RunNotOwnedError(runId);
     await f.lock.verify(runId);
     const n = f.next;
-    const enc = encodeOps(ops, f.outputs);
-    const body: CommitBody = { run_id: runId, first: n, last: n, ...(meta ? { meta } : {}), ops: enc.ops };
-    const file = new DurableJsonFile(this.fsl, this.runDir(runId, 'log', commitName(n, n)), 'commit', CommitBody, runId, this.o.retryDelaysMs);
+    const enc = encodeOps(ops, f.codec, f.meta);
+    const body: RawCommit = { run_id: runId, first: n, last: n, ...(meta ? { meta } : {}), ops: enc.ops };
+    const file = new DurableJsonFile(this.fsl, this.runDir(runId, 'log', commitName(n, n)), 'commit', RawCommit, runId, this.o.retryDelaysMs);
     try {
       await file.create(body);
     } catch (err) {
@@ -172,7 +178,12 @@ export class FileEngine implements Engine {
     }
     f.uncertain = null;
     f.next = n + 1;
-    for (const [k, v] of enc.added) f.outputs.set(k, v);
+    advance(f.codec, enc.next);
+  }
+
+  logShape(runId: string): { singles: number; covered: number } {
+    const f = this.runs.get(runId);
+    return f ? { singles: f.next - 1 - f.covered, covered: f.covered } : { singles: 0, covered: 0 };
   }
 
   /**
@@ -187,12 +198,14 @@ export class FileEngine implements Engine {
     const last = f.next - 1;
     if (last < 1) return;
     const name = commitName(1, last);
-    const body: CommitBody = { run_id: runId, first: 1, last, meta, ops: encodeOps(ops, new Map()).ops };
-    const file = new DurableJsonFile(this.fsl, this.runDir(runId, 'log', name), 'commit', CommitBody, runId, this.o.retryDelaysMs);
+    const body: RawCommit = { run_id: runId, first: 1, last, meta, ops: encodeOps(ops, newCodec(), meta).ops };
+    const file = new DurableJsonFile(this.fsl, this.runDir(runId, 'log', name), 'commit', RawCommit, runId, this.o.retryDelaysMs);
     await file.create(body).catch((err: unknown) => {
       if (errCode(err) !== 'EEXIST') throw err; // EEXIST: compacted already at this length
     });
-    await readCommit(this.ctx, runId, { name, first: 1, last }); // verify what landed before removing anything
+    const check = await readCommit(this.ctx, runId, { name, first: 1, last }); // verify what landed before removing anything
+    decodeCommit(check, newCodec(), meta, name, runId);
+    f.covered = last;
     const old = parseLogNames(await this.fsl.readdir(this.runDir(runId, 'log'))).filter((x) => x.name !== name && x.last <= last);
     for (const x of old) await this.fsl.unlink(this.runDir(runId, 'log', x.name)).catch(() => undefined);
     await fsyncDir(this.fsl, this.runDir(runId, 'log'));
@@ -294,7 +307,7 @@ export class FileEngine implements Engine {
     });
     const f = this.runs.get(runId);
     if (f) f.lock = lock;
-    else this.runs.set(runId, { next: 1, outputs: new Map(), uncertain: null, lock });
+    else this.runs.set(runId, { next: 1, covered: 0, codec: newCodec(), meta: PLACEHOLDER_META, uncertain: null, lock }); // filled by the load that follows
     return lock;
   }
 

@@ -7,10 +7,11 @@ import { DurableJsonFile } from './durableFile';
 import type { LoadResult, LoadSink } from './engine';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from './errors';
 import { isMissing, type FsLayer } from './fsLayer';
-import { candidatesAt, decodeOps, parseLogNames, peekLost, type LogFile } from './fileLog';
+import { advance, byFirst, decodeOps, newCodec, parseLogNames, peekLost, type Codec, type CodecDelta, type LogFile } from './fileLog';
 import type { Quarantined } from './quarantine';
 import { RunMeta } from './schema';
-import { CommitBody } from './storedSchema';
+import { StoredCommitBody, type CommitBody } from './storedSchema';
+import { z } from 'zod';
 import type { CorruptionReport } from './types';
 
 export interface LoadCtx {
@@ -24,8 +25,11 @@ export interface LoadedFiles {
   result: LoadResult;
   /** Next commit number to write. */
   next: number;
-  /** Effect outputs seen (tool messages may refer to them). */
-  outputs: Map<string, string>;
+  /** The codec state after the last commit (the next commit is encoded against it). */
+  codec: Codec;
+  meta: RunMeta;
+  /** Commits covered by the compacted file the chain starts with (0: none). */
+  covered: number;
 }
 
 interface Bad {
@@ -35,14 +39,29 @@ interface Bad {
 
 const rel = (runId: string, ...parts: string[]) => path.posix.join('runs', runId, ...parts);
 
-export async function readCommit(ctx: LoadCtx, runId: string, f: LogFile): Promise<CommitBody> {
+/** A commit file as written: verified envelope, not yet decoded (fileLog.decodeOps). */
+export const RawCommit = z.object({ run_id: z.string(), first: z.number().int().positive(), last: z.number().int().positive(), meta: RunMeta.optional(), ops: z.array(z.unknown()) });
+export type RawCommit = z.infer<typeof RawCommit>;
+
+export async function readCommit(ctx: LoadCtx, runId: string, f: LogFile): Promise<RawCommit> {
   const file = rel(runId, 'log', f.name);
-  const body = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'commit', CommitBody, runId).read();
+  const body = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'commit', RawCommit, runId).read();
   if (!body) throw new AgentCheckpointCorruptionError(`${file} vanished while it was read`, runId, file);
   if (body.first !== f.first || body.last !== f.last || body.run_id !== runId) {
     throw new AgentCheckpointCorruptionError(`${file} is corrupt: it holds commits ${body.first}-${body.last} of run ${body.run_id}`, runId, file);
   }
   return body;
+}
+
+/** Decodes a raw commit (in place) against the log before it and validates it. Returns the body and the codec after it. */
+export function decodeCommit(raw: RawCommit, codec: Codec, meta: RunMeta, file: string, runId: string): { body: CommitBody; delta: CodecDelta } {
+  const next = decodeOps(raw.ops, codec, meta);
+  const r = StoredCommitBody.safeParse(raw);
+  if (!r.success) {
+    const i = r.error.issues[0];
+    throw new AgentCheckpointCorruptionError(`${file} is corrupt: does not match its schema (${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'})`, runId, file);
+  }
+  return { body: r.data, delta: next };
 }
 
 async function readMeta(ctx: LoadCtx, runId: string): Promise<{ meta: RunMeta | null; bad: Bad | null }> {
@@ -71,7 +90,8 @@ export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, 
     names = [];
   }
   const files = parseLogNames(names);
-  const cache = new Map<string, CommitBody | Error>();
+  const cache = new Map<string, RawCommit | Error>();
+  const at = byFirst(files);
   const read = async (f: LogFile) => {
     if (!cache.has(f.name)) cache.set(f.name, await readCommit(ctx, runId, f).catch((err: unknown) => (err instanceof SchemaVersionError ? Promise.reject(err) : (err as Error))));
     return cache.get(f.name)!;
@@ -80,7 +100,7 @@ export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, 
   const { meta: stored, bad: metaBad } = await readMeta(ctx, runId);
   let meta = stored;
   if (!meta) {
-    const first = candidatesAt(files, 1)[0];
+    const first = at.get(1)?.[0];
     const body = first ? await read(first) : undefined;
     meta = body && !(body instanceof Error) ? (body.meta ?? null) : null;
     if (!meta && !metaBad) return undefined; // created but never written: not a run yet
@@ -93,23 +113,25 @@ export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, 
     if (!meta) throw new AgentCheckpointCorruptionError(`Run ${runId} cannot be opened: ${reason}, and no commit holds its meta.`, runId, file);
   }
   sink.meta(meta);
-  const outputs = new Map<string, string>();
+  const codec = newCodec();
   const bad: Bad[] = [];
   const used = new Set<string>();
   let p = 1;
   let lastSeq = 0;
+  let covered = 0;
   for (;;) {
-    const cands = candidatesAt(files, p);
+    const cands = at.get(p) ?? [];
     let advanced = false;
     for (const c of cands) {
-      const body = await read(c);
+      const raw = await read(c);
       try {
-        if (body instanceof Error) throw body;
-        const added = decodeOps(body.ops, outputs);
-        sink.commit(body);
-        for (const [k, v] of added) outputs.set(k, v);
-        for (const op of body.ops) if (op.op === 'record') lastSeq = op.record.seq;
+        if (raw instanceof Error) throw raw;
+        const d = decodeCommit(raw, codec, meta, rel(runId, 'log', c.name), runId);
+        sink.commit(d.body, rel(runId, 'log', c.name));
+        advance(codec, d.delta);
+        for (const op of d.body.ops) if (op.op === 'record') lastSeq = op.record.seq;
         used.add(c.name);
+        if (c.first !== c.last) covered = c.last;
         p = c.last + 1;
         advanced = true;
         break;
@@ -122,13 +144,13 @@ export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, 
   const after = files.filter((f) => !used.has(f.name) && f.last >= p && !bad.some((b) => b.file.endsWith(f.name)));
   const superseded = files.filter((f) => !used.has(f.name) && f.last < p && !bad.some((b) => b.file.endsWith(f.name)));
   if (opts.repair) for (const f of superseded) await ctx.fsl.unlink(path.join(dir, 'log', f.name)).catch(() => undefined); // an interrupted compaction's leftovers
-  const stopBad = bad.find((b) => b.file === rel(runId, 'log', candidatesAt(files, p)[0]?.name ?? ''));
+  const stopBad = bad.find((b) => b.file === rel(runId, 'log', at.get(p)?.[0]?.name ?? ''));
   const missing = !stopBad && (after.length > 0 || opts.expectCommits >= p) ? `${rel(runId, 'log', `${String(p).padStart(12, '0')}.json`)}` : null;
   for (const r of reports) r.fell_back_to_seq = lastSeq > 0 ? lastSeq : null;
   if (bad.length > 0 || missing) {
     reports.push(await chainReport(ctx, runId, { bad, after, missing, stopBad, lastSeq, repair: opts.repair, expectCommits: opts.expectCommits, dir }));
   }
-  return { result: { report: mergeReports(reports), commits: p - 1 }, next: p, outputs };
+  return { result: { report: mergeReports(reports), commits: p - 1 }, next: p, codec, meta, covered };
 }
 
 async function chainReport(

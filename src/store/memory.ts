@@ -79,6 +79,12 @@ class MemoryEngine implements Engine {
     this.cursors.set(runId, n);
   }
 
+  logShape(runId: string): { singles: number; covered: number } {
+    const commits = this.disk.runs.get(runId)?.commits ?? [];
+    const range = commits.find((c) => c.first !== c.last);
+    return { singles: commits.filter((c) => c.first === c.last).length, covered: range ? range.last : 0 };
+  }
+
   async compact(runId: string, ops: readonly CommitOp[], meta: RunMeta): Promise<void> {
     const r = this.owned(runId);
     const n = lastCommit(r);

@@ -1,6 +1,7 @@
 // Whole-run operations: fork (a new run from any snapshot), export (one self-checking JSON object)
 // and import (validated; legacy AFK-style checkpoints are normalised first, legacy.ts).
 import { canonicalJson } from './canonical';
+import { copyJson } from './copy';
 import { sha256 } from './durableFile';
 import { CheckpointNotFoundError, InvalidInputError, SchemaVersionError } from './errors';
 import { isLegacyInput, normalizeLegacy } from './legacy';
@@ -34,15 +35,15 @@ export interface PortableHost {
 export async function forkRun(host: PortableHost, runId: string, seq: number, owner: OwnerInfo, opts?: { title?: string }): Promise<{ run: RunSummary; lease: RunLease }> {
   if (!Number.isInteger(seq) || seq < 1) throw new InvalidInputError(`fork seq must be a positive integer, got ${String(seq)}`);
   const src = (await host.readHandle(runId)).model;
-  const found = src.snapshotAt(seq);
+  const found = src.verifiedSnapshotAt(seq);
   if (!found) throw new CheckpointNotFoundError(`Run ${runId} has no snapshot checkpoint at or before seq ${seq} to fork from.`, runId);
-  const { record, snapshot } = structuredClone(found);
+  const { record, snapshot } = copyJson(found);
   const pendingIds = new Set((snapshot.pending_llm_response?.message.tool_calls ?? []).map((c) => c.id));
-  const effects = [...src.effects.values()].filter((e) => pendingIds.has(e.tool_call_id)).map((e) => structuredClone(e));
+  const effects = [...src.effects.values()].filter((e) => pendingIds.has(e.tool_call_id)).map((e) => copyJson(e));
   const now = host.now();
   const build = (newId: string) => {
     const meta: RunMeta = {
-      ...structuredClone(src.meta),
+      ...copyJson(src.meta),
       run_id: newId,
       thread_id: newId,
       title: opts?.title ?? `${src.meta.title} (fork of seq ${record.seq})`,
@@ -61,11 +62,12 @@ export async function forkRun(host: PortableHost, runId: string, seq: number, ow
 
 export async function exportRun(host: PortableHost, runId: string): Promise<unknown> {
   const m = (await host.readHandle(runId)).model;
+  m.verifyAll();
   const lists: RunExportBody['lists'] = [];
   for (const [seq, tails] of m.tails) for (const field of LIST_FIELDS) if (tails[field]) lists.push({ seq, field, ...tails[field] });
   const blobs: Record<string, string> = {};
   for (const e of m.effects.values()) if (e.result?.blob) blobs[e.result.blob] = await host.getBlob(runId, e.result.blob);
-  const body: RunExportBody = structuredClone({
+  const body: RunExportBody = copyJson({
     meta: m.meta,
     state: m.state,
     state_detail: m.detail,

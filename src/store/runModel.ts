@@ -1,7 +1,8 @@
 // The in-memory state of one run, built by applying commit ops in order. Both backends use it:
 // live writes apply the same ops that a reload replays, so a reopened run is the run that was
 // written. It never copies: callers clone what they hand out (structuredClone at the API edge).
-import { LIST_FIELDS, RunState, type Approval, type CheckpointRecord, type Effect, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from './schema';
+import { AgentCheckpointCorruptionError } from './errors';
+import { CheckpointRecord, LIST_FIELDS, RunState, type Approval, type Effect, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from './schema';
 import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
 
 export type Lists = Record<ListField, unknown[]>;
@@ -25,6 +26,8 @@ export class RunModel {
   readonly approvals = new Map<string, Approval>();
   readonly effects = new Map<string, Effect>();
   private pending = 0;
+  /** Records loaded from disk not yet checked against the full schema: seq → the file they came from. */
+  readonly unverified = new Map<number, string>();
   /** JSON of each list's last item, for the cheap "is this still an append?" check. */
   readonly boundary: Partial<Record<ListField, string>> = {};
 
@@ -138,6 +141,32 @@ export class RunModel {
     };
   }
 
+  /** The record, checked against the full CheckpointRecord schema before it is first handed out. */
+  verified(seq: number): CheckpointRecord | undefined {
+    const rec = this.records[seq - 1];
+    const file = this.unverified.get(seq);
+    if (!rec || file === undefined) return rec;
+    const r = CheckpointRecord.safeParse(rec);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      const why = `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`;
+      throw new AgentCheckpointCorruptionError(`${file} is corrupt: checkpoint ${seq} does not match its schema (${why})`, this.meta.run_id, file);
+    }
+    this.records[seq - 1] = r.data;
+    this.unverified.delete(seq);
+    return r.data;
+  }
+
+  verifyAll(): void {
+    for (const seq of [...this.unverified.keys()]) this.verified(seq);
+  }
+
+  verifiedSnapshotAt(seq: number): { record: CheckpointRecord; snapshot: RuntimeSnapshot } | undefined {
+    const s = newestAtOrBefore(this.snapshotSeqs, seq);
+    if (s !== undefined) this.verified(s);
+    return this.snapshotAt(seq);
+  }
+
   /** The newest snapshot-bearing record at or before `seq` (internal references: clone before handing out). */
   snapshotAt(seq: number): { record: CheckpointRecord; snapshot: RuntimeSnapshot } | undefined {
     const s = newestAtOrBefore(this.snapshotSeqs, seq);
@@ -171,6 +200,7 @@ export class RunModel {
 
   /** Every op needed to rebuild this run from nothing (compaction, export). Effects first: tool messages may refer to them. */
   rebuildOps(): CommitOp[] {
+    this.verifyAll();
     const ops: CommitOp[] = [];
     for (const effect of this.effects.values()) ops.push({ op: 'effect', effect });
     for (const approval of this.approvals.values()) ops.push({ op: 'approval', approval });

@@ -2,6 +2,7 @@
 // themselves live in schema.ts; these are the containers around them. Every read parses with them.
 import { z } from 'zod';
 import {
+  PHASES,
   Approval,
   ChatMessage,
   CheckpointRecord,
@@ -41,6 +42,39 @@ export type CommitOp = z.infer<typeof CommitOp>;
 export type RecordOp = Extract<CommitOp, { op: 'record' }>;
 
 /**
+ * What a commit file's records are checked for when a run loads: the fields the run model uses.
+ * The full CheckpointRecord schema runs when a record is first handed out (RunModel.verified):
+ * validating thousands of snapshot headers up front was most of the resume time, and every file's
+ * checksum is verified at load anyway, so only a writer bug could make a late check fail.
+ */
+export function isRecordSkeleton(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  const nat = (x: unknown) => typeof x === 'number' && Number.isInteger(x) && x >= 0;
+  const snap = r.snapshot as Record<string, unknown> | null | undefined;
+  return (
+    typeof r.run_id === 'string' &&
+    nat(r.seq) &&
+    (r.seq as number) >= 1 &&
+    nat(r.step) &&
+    typeof r.timestamp_ms === 'number' &&
+    typeof r.phase === 'string' &&
+    (PHASES as readonly string[]).includes(r.phase) &&
+    typeof r.payload === 'object' &&
+    r.payload !== null &&
+    (snap === null || (typeof snap === 'object' && nat(snap.message_count) && nat(snap.tool_execution_count) && nat(snap.subagent_execution_count)))
+  );
+}
+
+const StoredRecord = z.custom<CheckpointRecord>(isRecordSkeleton, 'not a checkpoint record');
+const StoredCommitOp = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('record'), record: StoredRecord, lists: ListTails.optional() }),
+  z.object({ op: z.literal('approval'), approval: Approval }),
+  z.object({ op: z.literal('effect'), effect: Effect }),
+  z.object({ op: z.literal('state'), state: RunState, detail: z.string().nullable(), ms: z.number().int() }),
+]);
+
+/**
  * One commit file. `first`..`last` are the commit numbers it covers: equal for a normal commit,
  * 1..N for a compacted one. The first commit of a run carries its meta (run.json can be rebuilt).
  */
@@ -52,6 +86,8 @@ export const CommitBody = z.object({
   ops: z.array(CommitOp),
 });
 export type CommitBody = z.infer<typeof CommitBody>;
+/** The same, as read from disk (records checked for their skeleton; see isRecordSkeleton). */
+export const StoredCommitBody = CommitBody.extend({ ops: z.array(StoredCommitOp) });
 
 /** index.json: summaries plus how many commits each run had durably (a shorter log = files lost). */
 export const IndexEntry = RunSummary.extend({ durable_commits: z.number().int().nonnegative() });

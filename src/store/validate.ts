@@ -1,6 +1,7 @@
 // Input validation shared by both backends, and the write-cost rule: an append validates and
 // copies only what is new (the snapshot header and the new tails of its lists), never the history.
 import type { z } from 'zod';
+import { toJsonData } from './copy';
 import { InvalidInputError, InvalidKeyError } from './errors';
 import type { RunModel } from './runModel';
 import {
@@ -32,13 +33,7 @@ export function checkBlobHash(hash: unknown): string {
 
 /** Parses a copy of `value` (the caller keeps its object; the store keeps its own). */
 export function parseInput<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
-  let copy: unknown;
-  try {
-    copy = structuredClone(value);
-  } catch (err) {
-    throw new InvalidInputError(`${what} is not plain data: ${(err as Error).message}`);
-  }
-  const r = schema.safeParse(copy);
+  const r = schema.safeParse(toJsonData(value, what));
   if (!r.success) {
     const issue = r.error.issues[0];
     throw new InvalidInputError(`${what} is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);

@@ -139,3 +139,34 @@ describe('store: compaction is crash-safe at every point', function () {
     await t.close();
   });
 });
+
+describe('store: compaction when a run is let go', () => {
+  it('compacts on release once the log has grown as much as its compacted part, and not before', async () => {
+    const dir = h.tmpDir('aw-autocompact-');
+    try {
+      const s = await openLowdbStore(dir, { compactAfterCommits: 4 });
+      const { run, lease } = await s.createRun(h.newRun(), h.owner('w'));
+      const id = run.run_id;
+      const logFiles = () => fs.readdirSync(path.join(dir, 'runs', id, 'log')).filter((n) => !n.startsWith('.')).sort();
+      for (let i = 0; i < 6; i++) await s.append(id, i === 0 ? h.runStarted() : h.terminal(i));
+      assert.equal(logFiles().length, 6);
+      await lease.release();
+      assert.deepEqual(logFiles(), ['000000000001-000000000006.json']);
+      let l = await s.acquire(id, h.owner('w'));
+      for (let i = 0; i < 4; i++) await s.append(id, h.terminal(7 + i));
+      await l.release();
+      assert.equal(logFiles().length, 5, '4 new commits < the 6 compacted: not yet');
+      l = await s.acquire(id, h.owner('w'));
+      for (let i = 0; i < 2; i++) await s.append(id, h.terminal(11 + i));
+      await l.release();
+      assert.deepEqual(logFiles(), ['000000000001-000000000012.json']);
+      assert.equal((await s.latest(id)).seq, 12);
+      await s.close();
+      const t = await openLowdbStore(dir);
+      assert.deepEqual((await t.list(id, { limit: 100 })).map((r) => r.seq), [12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+      await t.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

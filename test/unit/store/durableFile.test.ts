@@ -26,8 +26,9 @@ describe('store: durable lowdb adapter', () => {
     await again.read();
     assert.deepEqual(again.data, { n: 42, s: 'héllo "quoted"\n' });
     const text = fs.readFileSync(path.join(dir, 'doc.json'), 'utf8');
-    const body = JSON.stringify({ n: 42, s: 'héllo "quoted"\n' });
+    const body = String.raw`{"n":42,"s":"h\u00e9llo \"quoted\"\n"}`; // non-ASCII is written as \u escapes
     assert.equal(text, `{"schema_version":1,"kind":"run","sha256":"${sha256(body)}","body":${body}}\n`);
+    assert.ok([...text].every((c) => c.charCodeAt(0) < 128), 'the file is pure ASCII');
     assert.deepEqual(fs.readdirSync(dir), ['doc.json'], 'no temp file left behind');
   });
 

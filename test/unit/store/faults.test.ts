@@ -26,7 +26,7 @@ describe('store: disk faults through the fs layer', function () {
     { op: 'write', match: /\/log\//, what: 'writing a commit' },
     { op: 'fsync', match: /\.tmp$/, what: 'fsync of a commit' },
     { op: 'fsync', match: /\/log$/, what: 'fsync of the log directory (after the commit was published)' },
-    { op: 'link', match: /\/log\//, what: 'publishing a commit (link)' },
+    { op: 'rename', match: /\/log\//, what: 'publishing a commit (rename)' },
     { op: 'createExclusive', match: /\/log\//, what: 'creating the temp file' },
   ];
   for (const code of ['ENOSPC', 'EACCES', 'EIO']) {
@@ -89,16 +89,16 @@ describe('store: disk faults through the fs layer', function () {
   });
 
   for (const code of ['EPERM', 'EBUSY']) {
-    it(`${code} on publish (link) and on index rename: retried with backoff, then succeeds`, async () => {
+    it(`${code} on publishing a commit and on the index rename: retried with backoff, then succeeds`, async () => {
       const ffs = new FaultyFs();
       const s = await open(ffs);
       const { run } = await s.createRun(h.newRun(), h.owner('w'));
-      ffs.inject('link', code, { times: 2, match: /\/log\// });
+      ffs.inject('rename', code, { times: 2, match: /\/log\// });
       await s.append(run.run_id, h.runStarted());
-      assert.equal(ffs.fired.link, 2, 'failed twice, retried, succeeded');
+      assert.equal(ffs.fired.rename, 2, 'failed twice, retried, succeeded');
       ffs.inject('rename', code, { times: 2, match: /index\.json$/ });
       await s.flush();
-      assert.equal(ffs.fired.rename, 2);
+      assert.equal(ffs.fired.rename, 4);
       await s.close();
       const again = await openLowdbStore(dir);
       assert.equal((await again.latest(run.run_id)).seq, 1);
@@ -110,10 +110,10 @@ describe('store: disk faults through the fs layer', function () {
       const ffs = new FaultyFs();
       const s = await open(ffs);
       const { run } = await s.createRun(h.newRun(), h.owner('w'));
-      ffs.inject('link', code, { match: /\/log\// });
+      ffs.inject('rename', code, { match: /\/log\// });
       const t0 = Date.now();
       await h.rejects(s.append(run.run_id, h.runStarted()), StoreWriteError, new RegExp(code));
-      assert.equal(ffs.fired.link, 4, 'one try + three retries');
+      assert.equal(ffs.fired.rename, 4, 'one try + three retries');
       assert.ok(Date.now() - t0 < 5_000);
       ffs.clear();
       assert.equal((await s.append(run.run_id, h.runStarted())).seq, 1);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../../../src/store/errors';
+import { encodeEnvelope } from '../../../src/store/durableFile';
 import { openLowdbStore } from '../../../src/store/lowdbStore';
 import type { CorruptionReport } from '../../../src/store/types';
 import type { ChatMessage } from '../../../src/store/schema';
@@ -215,4 +216,32 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     await b.close();
     return { detected, quarantined: bad ? true : ('n/a' as const), fellBackTo: 'n/a' as const };
   }
+});
+
+describe('store: a checkpoint whose checksum is right but whose content breaks the schema', () => {
+  it('is refused with an error naming its file when it is first read (records are checked in full on first use)', async () => {
+    const dir = h.tmpDir('aw-schema-');
+    try {
+      const s = await openLowdbStore(dir);
+      const { run, lease } = await s.createRun(h.newRun(), h.owner('w'));
+      const id = run.run_id;
+      await s.append(id, h.runStarted());
+      await s.append(id, h.terminal(1));
+      await lease.release();
+      await s.close();
+      const rel = path.posix.join('runs', id, 'log', '000000000002.json');
+      const file = path.join(dir, rel);
+      const body = JSON.parse(fs.readFileSync(file, 'utf8')).body;
+      body.ops[0].record.thread_id = 42; // a writer bug, faithfully checksummed
+      fs.writeFileSync(file, encodeEnvelope('commit', body));
+      const t = await openLowdbStore(dir);
+      assert.equal((await t.get(id, 1))?.phase, 'run_started');
+      const err = await h.rejects(t.latest(id), AgentCheckpointCorruptionError, /000000000002\.json.*checkpoint 2 does not match its schema/);
+      assert.equal(err.file, rel);
+      await h.rejects(t.list(id), AgentCheckpointCorruptionError);
+      await t.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

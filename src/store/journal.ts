@@ -1,0 +1,79 @@
+// The rules of the approval and effect journal, as pure functions of the run: what a request,
+// decision, intent or result means given what the run already holds. The core writes the op.
+import { StoreConflictError, InvalidInputError } from './errors';
+import type { RunModel } from './runModel';
+import { ApprovalDecision, type Approval, type Effect, type EffectResult } from './schema';
+import type { CommitOp } from './storedSchema';
+import type { NewApproval, NewEffectIntent } from './types';
+import { parseInput } from './validate';
+import { z } from 'zod';
+
+/** `op` undefined: nothing to write, `value` is what the run already holds (an idempotent repeat). */
+export interface Outcome<V> {
+  value: V;
+  op?: CommitOp;
+}
+
+const NewApprovalInput = z.object({
+  tool_call_id: z.string().min(1),
+  step: z.number().int().nonnegative(),
+  tool_name: z.string(),
+  category: z.enum(['read', 'write', 'command', 'subagent']),
+  arguments: z.unknown(),
+  input_hash: z.string(),
+  uncertain: z.boolean(),
+  reason: z.string(),
+});
+const NewIntent = z.object({ tool_call_id: z.string().min(1), step: z.number().int().nonnegative(), tool_name: z.string(), input_hash: z.string(), side_effecting: z.boolean() });
+const ResultInput = z.object({ output: z.string(), output_hash: z.string(), is_error: z.boolean(), blob: z.string().nullable() });
+const DecisionInput = ApprovalDecision.omit({ decided_ms: true });
+
+/** A pending request asked again (a reload re-shows it) returns it; a decided one can be asked again. */
+export function approvalRequest(m: RunModel, input: NewApproval, now: number): Outcome<Approval> {
+  const a = parseInput(NewApprovalInput, input, 'approval');
+  const runId = m.meta.run_id;
+  const prev = m.approvals.get(a.tool_call_id);
+  if (prev && prev.decision === null && prev.input_hash === a.input_hash) return { value: prev };
+  if (prev && prev.decision === null) throw new StoreConflictError(`Run ${runId} already has a pending approval for ${a.tool_call_id} with other arguments.`, runId);
+  const approval: Approval = { run_id: runId, ...a, requested_ms: now, decision: null };
+  return { value: approval, op: { op: 'approval', approval } };
+}
+
+/** Only a pending approval can be decided, once: stale ids and replayed decisions are refused. */
+export function approvalDecision(m: RunModel, toolCallId: string, decision: Omit<ApprovalDecision, 'decided_ms'>, now: number): Outcome<Approval> {
+  const d = parseInput(DecisionInput, decision, 'decision');
+  if (d.kind === 'approve_edited' && (d.arguments === undefined || d.input_hash === null)) {
+    throw new InvalidInputError('approve_edited needs the edited arguments and their input_hash');
+  }
+  const runId = m.meta.run_id;
+  const prev = m.approvals.get(toolCallId);
+  if (!prev) throw new StoreConflictError(`Run ${runId} has no approval request for tool call ${JSON.stringify(toolCallId)}.`, runId);
+  if (prev.decision) throw new StoreConflictError(`The approval for ${toolCallId} in run ${runId} was already decided (${prev.decision.kind}).`, runId);
+  const approval: Approval = { ...prev, decision: { ...d, decided_ms: now } };
+  return { value: approval, op: { op: 'approval', approval } };
+}
+
+/** An intent is written before a side effect; once a result exists the call is replayed, never re-run. */
+export function effectIntent(m: RunModel, input: NewEffectIntent, now: number): Outcome<Effect> {
+  const i = parseInput(NewIntent, input, 'effect intent');
+  const runId = m.meta.run_id;
+  const prev = m.effects.get(i.tool_call_id);
+  if (prev?.result) throw new StoreConflictError(`Tool call ${i.tool_call_id} of run ${runId} already has a result; it must be replayed, not run again.`, runId);
+  if (prev && prev.input_hash === i.input_hash) return { value: prev }; // re-recorded after a resume
+  const effect: Effect = { run_id: runId, ...i, idempotency_key: `${runId}/${i.step}/${i.tool_call_id}`, intent_ms: now, result: null };
+  return { value: effect, op: { op: 'effect', effect } };
+}
+
+/** A result needs its intent; the same result again is a no-op, a different one a conflict. */
+export function effectResult(m: RunModel, toolCallId: string, input: Omit<EffectResult, 'finished_ms'>, now: number): Outcome<Effect> {
+  const r = parseInput(ResultInput, input, 'effect result');
+  const runId = m.meta.run_id;
+  const prev = m.effects.get(toolCallId);
+  if (!prev) throw new StoreConflictError(`Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`, runId);
+  if (prev.result) {
+    if (prev.result.output_hash === r.output_hash) return { value: prev };
+    throw new StoreConflictError(`Tool call ${toolCallId} of run ${runId} already has a different result.`, runId);
+  }
+  const effect: Effect = { ...prev, result: { ...r, finished_ms: now } };
+  return { value: effect, op: { op: 'effect', effect } };
+}

@@ -9,8 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileEngine } from '../src/store/fileEngine';
-import { nodeFs, type FsLayer } from '../src/store/fsLayer';
+import { nodeFs, treeUsage, type FsLayer } from '../src/store/fsLayer';
 import { openLowdbStore } from '../src/store/lowdbStore';
 import type { ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../src/store/schema';
 
@@ -173,17 +172,16 @@ async function main(): Promise<void> {
   await store.flush();
   const raw = await rawFsyncWrite(dir);
   const runDir = (d: string) => path.join(d, 'runs', id);
-  const engine = new FileEngine(storeDir, { fs: nodeFs, lock: { heartbeatMs: 5000, staleMs: 30000, hostname: os.hostname(), now: Date.now }, now: Date.now });
   // the state a crash would leave: every commit as written, no compaction
   const crashed = `${storeDir}-crashed`;
   fs.cpSync(storeDir, crashed, { recursive: true });
   fs.rmSync(path.join(runDir(crashed), 'owner.lock'));
-  const usage = await engine.usage(runDir(storeDir));
+  const usage = await treeUsage(nodeFs, runDir(storeDir));
   const beforeRelease = counted.bytes;
   await lease.release(); // a clean pause: the log is compacted (it has grown ≥ 64 commits)
   await store.close();
   const compactionBytes = counted.bytes - beforeRelease;
-  const usageReleased = await engine.usage(runDir(storeDir));
+  const usageReleased = await treeUsage(nodeFs, runDir(storeDir));
 
   // ── resume: open the store, acquire the run, load its latest snapshot ──
   const resume = async (where: string) => {

@@ -3,14 +3,15 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { Low } from 'lowdb';
-import { DurableJsonFile, UnsyncedPublishError, fsyncDir, sha256, writeDurably } from './durableFile';
+import { DurableJsonFile, UnsyncedPublishError, fsyncDir } from './durableFile';
 import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from './engine';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunNotOwnedError, SchemaVersionError, StoreWriteError } from './errors';
 import { RawCommit, decodeCommit, loadRunFiles, readCommit, type LoadCtx } from './fileLoad';
 import { FileLock, lockHolder, type LockOptions } from './fileLock';
 import { advance, commitName, encodeOps, newCodec, parseLogNames, type Codec } from './fileLog';
-import { errCode, isMissing, type FsLayer } from './fsLayer';
+import { errCode, isMissing, treeUsage, type FsLayer } from './fsLayer';
 import { quarantine } from './quarantine';
+import { getBlob, putBlob, type BlobCtx } from './fileBlobs';
 import { RunId, RunMeta } from './schema';
 import { IndexBody, type CommitOp, type IndexEntry } from './storedSchema';
 import type { CorruptionReport, OwnerInfo } from './types';
@@ -220,73 +221,21 @@ export class FileEngine implements Engine {
   }
 
   async storageBytes(runId: string): Promise<number> {
-    return (await this.usage(this.runDir(runId))).size;
+    return (await treeUsage(this.fsl, this.runDir(runId))).size;
   }
 
-  /** Logical and allocated bytes of a folder tree. */
-  async usage(dir: string): Promise<{ size: number; allocated: number; files: number }> {
-    const out = { size: 0, allocated: 0, files: 0 };
-    let names: string[];
-    try {
-      names = await this.fsl.readdir(dir);
-    } catch (err) {
-      if (isMissing(err)) return out;
-      throw err;
-    }
-    for (const n of names) {
-      const st = await this.fsl.stat(path.join(dir, n)).catch(() => undefined);
-      if (!st) continue;
-      if (st.isDirectory) {
-        const sub = await this.usage(path.join(dir, n));
-        out.size += sub.size;
-        out.allocated += sub.allocated;
-        out.files += sub.files;
-      } else {
-        out.size += st.size;
-        out.allocated += st.allocated;
-        out.files++;
-      }
-    }
-    return out;
-  }
-
-  // ── blobs ─────────────────────────────────────────────────────────────────────────────────
+  // ── blobs (fileBlobs.ts) ──────────────────────────────────────────────────────────────────
   async putBlob(runId: string, hash: string, content: string): Promise<void> {
-    const f = this.runs.get(runId);
-    if (!f?.lock) throw new RunNotOwnedError(runId);
-    const file = this.runDir(runId, 'blobs', hash);
-    await this.fsl.mkdir(this.runDir(runId, 'blobs'), { recursive: true });
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        return await writeDurably(this.fsl, file, content, { mode: 'create', retryDelaysMs: this.o.retryDelaysMs });
-      } catch (err) {
-        if (errCode(err) !== 'EEXIST') throw err;
-      }
-      // Content-addressed: an existing intact blob is the same content. A bad one is replaced.
-      try {
-        return void (await this.getBlob(runId, hash, true));
-      } catch (err) {
-        if (!(err instanceof AgentCheckpointCorruptionError)) throw err;
-      }
-    }
+    if (!this.runs.get(runId)?.lock) throw new RunNotOwnedError(runId);
+    await putBlob(this.blobCtx(), runId, hash, content);
   }
 
-  async getBlob(runId: string, hash: string, repair: boolean): Promise<string> {
-    const relFile = path.posix.join('runs', runId, 'blobs', hash);
-    let buf: Buffer;
-    try {
-      buf = await this.fsl.readFile(path.join(this.root, relFile));
-    } catch (err) {
-      if (!isMissing(err)) throw err;
-      const e = new CheckpointNotFoundError(`${relFile} is missing (run ${runId}): the blob was deleted or never written.`, runId, relFile);
-      this.onReport(blobReport(runId, relFile, e.message, []));
-      throw e;
-    }
-    if (sha256(buf) === hash) return buf.toString('utf8');
-    const reason = `${relFile} is corrupt: its content does not match its sha256 name`;
-    const q = repair ? await quarantine(this.fsl, this.root, relFile, reason, runId, this.o.now()) : null;
-    this.onReport(blobReport(runId, relFile, reason, q ? [q] : []));
-    throw new AgentCheckpointCorruptionError(reason, runId, relFile);
+  getBlob(runId: string, hash: string, repair: boolean): Promise<string> {
+    return getBlob(this.blobCtx(), runId, hash, repair);
+  }
+
+  private blobCtx(): BlobCtx {
+    return { fsl: this.fsl, root: this.root, now: this.o.now, retryDelaysMs: this.o.retryDelaysMs, report: (r) => this.onReport(r) };
   }
 
   // ── locks ─────────────────────────────────────────────────────────────────────────────────
@@ -335,8 +284,4 @@ export class FileEngine implements Engine {
 
 function indexReport(reason: string, quarantined: CorruptionReport['quarantined']): CorruptionReport {
   return { run_id: null, file: 'index.json', reason, quarantined, fell_back_to_seq: null, lost_seqs: null, effects_lost: false, lost: 'nothing: the index is a cache, rebuilt from runs/' };
-}
-
-function blobReport(runId: string, file: string, reason: string, quarantined: CorruptionReport['quarantined']): CorruptionReport {
-  return { run_id: runId, file, reason, quarantined, fell_back_to_seq: null, lost_seqs: null, effects_lost: null, lost: `the blob ${path.posix.basename(file)} (a full tool output); checkpoints are unaffected` };
 }

@@ -162,3 +162,48 @@ describe('store: disk faults through the fs layer', function () {
     await s.close();
   });
 });
+
+describe('store: bounded flush and close, lazy opening', () => {
+  it('flush(timeout) and close(timeout) give up on a hung disk with a clear error', async () => {
+    const dir = h.tmpDir('aw-hang-');
+    try {
+      const ffs = new FaultyFs();
+      const s = await openLowdbStore(dir, { fs: ffs, deferMs: 60_000 });
+      const { run } = await s.createRun(h.newRun(), h.owner('w'));
+      await s.append(run.run_id, h.preLlm(1, 1));
+      ffs.inject('fsync', 'EIO', { hang: true });
+      const t0 = Date.now();
+      await h.rejects(s.flush(100), StoreWriteError, /did not finish within 100 ms/);
+      await h.rejects(s.close(100), StoreWriteError, /within 100 ms/);
+      assert.ok(Date.now() - t0 < 5_000);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('opening reads index.json only; a run’s log is read when that run is first touched', async () => {
+    const dir = h.tmpDir('aw-lazy-');
+    try {
+      const s = await openLowdbStore(dir);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const { run, lease } = await s.createRun(h.newRun(`r${i}`), h.owner('w'));
+        await s.append(run.run_id, h.runStarted());
+        await s.append(run.run_id, h.terminal(1));
+        await lease.release();
+        ids.push(run.run_id);
+      }
+      await s.close();
+      const ffs = new FaultyFs();
+      const t = await openLowdbStore(dir, { fs: ffs });
+      assert.equal((await t.listRuns()).runs.length, 3);
+      assert.deepEqual(ffs.reads.map((p) => p.slice(dir.length)), ['/index.json']);
+      assert.equal((await t.getRun(ids[1]!))?.state, 'completed');
+      const touched = ffs.reads.filter((p) => p.includes('/runs/')).map((p) => p.split('/runs/')[1]!.split('/')[0]);
+      assert.deepEqual([...new Set(touched)], [ids[1]]);
+      await t.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -10,6 +10,8 @@ interface Rule {
   code: string;
   times: number;
   match?: RegExp;
+  /** Never settle instead of failing (a hung disk or network share). */
+  hang?: boolean;
 }
 
 export class FaultyFs implements FsLayer {
@@ -19,11 +21,13 @@ export class FaultyFs implements FsLayer {
   readonly fired: Partial<Record<Op, number>> = {};
   /** Bytes passed to write() (for the write-amplification numbers). */
   bytesWritten = 0;
+  /** Every path read with readFile, in order. */
+  readonly reads: string[] = [];
 
   constructor(private readonly inner: FsLayer = nodeFs) {}
 
-  inject(op: Op, code: string, opts: { times?: number; match?: RegExp } = {}): this {
-    this.rules.push({ op, code, times: opts.times ?? Infinity, match: opts.match });
+  inject(op: Op, code: string, opts: { times?: number; match?: RegExp; hang?: boolean } = {}): this {
+    this.rules.push({ op, code, times: opts.times ?? Infinity, match: opts.match, hang: opts.hang });
     return this;
   }
 
@@ -31,75 +35,77 @@ export class FaultyFs implements FsLayer {
     this.rules = [];
   }
 
-  private check(op: Op, p: string): void {
+  private check(op: Op, p: string): void | Promise<never> {
     const rule = this.rules.find((r) => r.op === op && r.times > 0 && (!r.match || r.match.test(p.split('\\').join('/'))));
     if (!rule) return;
     rule.times--;
     this.fired[op] = (this.fired[op] ?? 0) + 1;
+    if (rule.hang) return new Promise<never>(() => undefined);
     throw Object.assign(new Error(`${rule.code}: injected fault on ${op} ${p}`), { code: rule.code, syscall: op, path: p });
   }
 
   async readFile(p: string) {
-    this.check('readFile', p);
+    await this.check('readFile', p);
+    this.reads.push(p.split('\\').join('/'));
     return this.inner.readFile(p);
   }
   async readdir(p: string) {
-    this.check('readdir', p);
+    await this.check('readdir', p);
     return this.inner.readdir(p);
   }
   async mkdir(p: string, o: { recursive: boolean }) {
-    this.check('mkdir', p);
+    await this.check('mkdir', p);
     return this.inner.mkdir(p, o);
   }
   async createExclusive(p: string) {
-    this.check('createExclusive', p);
+    await this.check('createExclusive', p);
     const fd = await this.inner.createExclusive(p);
     this.fdPath.set(fd, p);
     return fd;
   }
   async openDir(p: string) {
-    this.check('openDir', p);
+    await this.check('openDir', p);
     const fd = await this.inner.openDir(p);
     this.fdPath.set(fd, p);
     return fd;
   }
   async write(fd: number, data: Buffer) {
-    this.check('write', this.fdPath.get(fd) ?? '');
+    await this.check('write', this.fdPath.get(fd) ?? '');
     await this.inner.write(fd, data);
     this.bytesWritten += data.length;
   }
   async fsync(fd: number) {
-    this.check('fsync', this.fdPath.get(fd) ?? '');
+    await this.check('fsync', this.fdPath.get(fd) ?? '');
     return this.inner.fsync(fd);
   }
   async close(fd: number) {
     const p = this.fdPath.get(fd) ?? '';
     this.fdPath.delete(fd);
     await this.inner.close(fd);
-    this.check('close', p);
+    await this.check('close', p);
   }
   async rename(a: string, b: string) {
-    this.check('rename', b);
+    await this.check('rename', b);
     return this.inner.rename(a, b);
   }
   async link(a: string, b: string) {
-    this.check('link', b);
+    await this.check('link', b);
     return this.inner.link(a, b);
   }
   async unlink(p: string) {
-    this.check('unlink', p);
+    await this.check('unlink', p);
     return this.inner.unlink(p);
   }
   async rmrf(p: string) {
-    this.check('rmrf', p);
+    await this.check('rmrf', p);
     return this.inner.rmrf(p);
   }
   async stat(p: string) {
-    this.check('stat', p);
+    await this.check('stat', p);
     return this.inner.stat(p);
   }
   async utimes(p: string, t: number) {
-    this.check('utimes', p);
+    await this.check('utimes', p);
     return this.inner.utimes(p, t);
   }
 }

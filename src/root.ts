@@ -51,7 +51,6 @@ export class ExtensionRoot extends DisposableStore {
   readonly log: vscode.LogOutputChannel;
   private readonly store: CheckpointStore | undefined;
   private readonly runner: AgentRunner | undefined;
-  private apiKey: string | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     super();
@@ -90,7 +89,7 @@ export class ExtensionRoot extends DisposableStore {
     const registry = createCodingRegistry();
     const runner = new AgentRunner({
       store,
-      provider: (model) => this.provider(model),
+      provider: async (model) => this.provider(model, await context.secrets.get(API_KEY_SECRET)),
       tools: registry,
       policy: (tool, args) => {
         const s = readSettings();
@@ -140,7 +139,7 @@ export class ExtensionRoot extends DisposableStore {
         },
       }),
     );
-    const sessions = this.register(new RunSessions(runner, panels, this.log));
+    const sessions = this.register(new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id));
     this.register(registerCheckpointDocuments(store));
 
     const commands: CommandContext = {
@@ -151,19 +150,17 @@ export class ExtensionRoot extends DisposableStore {
       panels,
       log: this.log,
       settings: readSettings,
-      hasUsableKey: async () => this.apiKey !== undefined || isLocal(readSettings().baseUrl),
+      hasUsableKey: async () => (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocal(readSettings().baseUrl),
     };
     this.register(registerRunCommands(commands));
     this.register(registerApprovalCommands(commands));
     this.register(registerCheckpointCommands(commands));
     this.register(registerTransferCommands(commands));
 
-    this.register(context.secrets.onDidChange(async (e) => e.key === API_KEY_SECRET && (this.apiKey = await context.secrets.get(API_KEY_SECRET))));
     this.register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.setRestricted()));
     this.setRestricted();
 
     const ready = (async () => {
-      this.apiKey = await context.secrets.get(API_KEY_SECRET);
       await model.load();
       updateBadge();
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
@@ -171,12 +168,12 @@ export class ExtensionRoot extends DisposableStore {
     this.api = { storageDir, pid: process.pid, store, runner, panels, tree, ready };
   }
 
-  private provider(model: string) {
+  private provider(model: string, apiKey: string | undefined) {
     const s = readSettings();
     return createProvider({
       baseURL: s.baseUrl,
       model,
-      ...(this.apiKey ? { apiKey: this.apiKey } : {}),
+      ...(apiKey ? { apiKey } : {}),
       authHeader: s.authHeader,
       ...(s.apiVersion ? { defaultQuery: { 'api-version': s.apiVersion } } : {}),
       stream: s.stream,

@@ -39,6 +39,7 @@ async function runPass(pass: Pass): Promise<SuiteResults> {
     extensionsDir: path.join(tmp, 'extensions'),
     logFile: path.join(resultsDir, `host-${pass.name}-code-server.log`),
     workspaceTrust: !pass.trust,
+    developmentOptions: true,
     env: { AW_RESULTS_FILE: resultsFile, AW_PASS: pass.name, ...(process.env.AW_GREP ? { AW_GREP: process.env.AW_GREP } : {}) },
   });
   const browser = await launchChromium();

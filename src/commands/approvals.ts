@@ -12,6 +12,7 @@ export function registerApprovalCommands(c: CommandContext): vscode.Disposable {
       placeHolder: 'Which run?',
       filter: (r) => r.pending_approvals > 0,
       empty: 'Agent Waypoints: no tool call is waiting for approval.',
+      autoPickSingle: true,
     });
     if (!run) return false;
     c.panels.show(run.run_id);

@@ -3,7 +3,16 @@ import type { Approval, CheckpointRecord, RunState } from '../store/schema';
 
 export type RunnerEvent =
   | { type: 'phase'; runId: string; record: CheckpointRecord }
-  | { type: 'state'; runId: string; state: RunState; detail: string | null }
+  | {
+      type: 'state';
+      runId: string;
+      state: RunState;
+      detail: string | null;
+      /** The answer, when the run completed. */
+      finalText?: string | null;
+      /** A delegate's child run (its parent reports for it). */
+      subagent?: boolean;
+    }
   | { type: 'approval-requested'; runId: string; approval: Approval }
   | { type: 'approval-decided'; runId: string; approval: Approval }
   | { type: 'effect-replayed'; runId: string; toolCallId: string; toolName: string }

@@ -313,8 +313,8 @@ export class RunExecution {
     } catch (err) {
       this.log('error', `could not record state ${state}: ${errorMessage(err)}; the last durable checkpoint stands`);
     }
-    this.deps.events.emit({ type: 'state', runId: this.runId, state, detail });
     const terminal = state === 'completed' || state === 'failed';
+    this.deps.events.emit({ type: 'state', runId: this.runId, state, detail, finalText: terminal ? this.rt.final_text : null, subagent: Boolean(this.context.parent) });
     return { runId: this.runId, state, detail, finalText: terminal ? this.rt.final_text : null, terminalResult: terminal ? terminalResult(this.rt) : null };
   }
 

@@ -16,8 +16,8 @@ import type { Tool } from './tools/types';
 
 export interface RunnerDeps {
   store: CheckpointStore;
-  /** A provider for a model (settings supply base URL and key). */
-  provider(model: string): ChatProvider;
+  /** A provider for a model (settings supply the base URL; the key is read from SecretStorage each time). */
+  provider(model: string): ChatProvider | Promise<ChatProvider>;
   tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyDecision;
   workspaceRoot: string;
@@ -80,7 +80,7 @@ export class AgentRunner {
 
   async start(opts: StartOptions): Promise<RunHandle> {
     const model = opts.model ?? this.deps.defaultModel;
-    const provider = this.deps.provider(model);
+    const provider = await this.deps.provider(model);
     const title = opts.title ?? titleFrom(opts.task);
     const { run, lease } = await this.deps.store.createRun(
       { title, task: opts.task, agent_name: opts.agentName ?? 'agent-waypoints', model },
@@ -133,7 +133,7 @@ export class AgentRunner {
       ctx.extension_version = this.deps.extensionVersion;
       ctx.tool_schema_hash = this.deps.tools.schemaHash();
       const run = await store.getRun(runId);
-      return this.launch(runId, lease, this.deps.provider(run?.model ?? rt.requested_model), rt, true);
+      return this.launch(runId, lease, await this.deps.provider(run?.model ?? rt.requested_model), rt, true);
     } catch (err) {
       await lease.release();
       throw err;
@@ -144,7 +144,7 @@ export class AgentRunner {
   private async restartUnstarted(runId: string): Promise<RunHandle> {
     const run = (await this.deps.store.getRun(runId))!;
     const lease = await this.deps.store.acquire(runId, this.deps.owner);
-    const provider = this.deps.provider(run.model);
+    const provider = await this.deps.provider(run.model);
     const parent = run.parent_run_id ? { run_id: run.parent_run_id, tool_call_id: '' } : null;
     return this.launch(runId, lease, provider, this.freshSnapshot(run.task, run.model, provider, undefined, parent), false);
   }
@@ -329,7 +329,7 @@ export class AgentRunner {
       handle = await this.resume(childId, { confirmed: true });
     } else {
       const model = parent.rt.requested_model;
-      const provider = this.deps.provider(model);
+      const provider = await this.deps.provider(model);
       const { run, lease } = await this.deps.store.createRun(
         { run_id: childId, title: `Subagent: ${titleFrom(task)}`, task, agent_name: 'agent-waypoints/subagent', model, parent_run_id: parent.runId },
         this.deps.owner,

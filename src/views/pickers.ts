@@ -34,7 +34,7 @@ interface RunItem extends vscode.QuickPickItem {
 export async function pickRun(
   model: RunsModel,
   arg: unknown,
-  opts: { title: string; placeHolder: string; filter?: (r: RunSummary) => boolean; empty: string },
+  opts: { title: string; placeHolder: string; filter?: (r: RunSummary) => boolean; empty: string; autoPickSingle?: boolean },
 ): Promise<RunSummary | undefined> {
   await model.load();
   const id = runIdOf(arg);
@@ -48,6 +48,7 @@ export async function pickRun(
     void vscode.window.showInformationMessage(opts.empty);
     return undefined;
   }
+  if (opts.autoPickSingle && runs.length === 1) return runs[0];
   // What needs the user first, then newest.
   runs.sort((a, b) => Number(groupOf(b) === 'attention') - Number(groupOf(a) === 'attention') || b.updated_ms - a.updated_ms);
   const items: RunItem[] = runs.map((run) => ({

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../runner/loop';
 import type { AgentRunner, RunHandle } from '../runner/runner';
+import type { RunState } from '../store/schema';
 import { CommandIds } from '../commands/ids';
 import type { ApprovalPanels } from './approval/panel';
 import { ContextKeys } from './contextValues';
@@ -11,12 +12,14 @@ import { ContextKeys } from './contextValues';
 export class RunSessions implements vscode.Disposable {
   private readonly status = vscode.window.createStatusBarItem('agentWaypoints.activeRun', vscode.StatusBarAlignment.Left, 50);
   private readonly activity = new Map<string, string>();
+  private readonly titles = new Map<string, string>();
   private readonly subscription: { dispose(): void };
 
   constructor(
     private readonly runner: AgentRunner,
     private readonly panels: ApprovalPanels,
     private readonly log: vscode.LogOutputChannel,
+    private readonly runTitle: (runId: string) => Promise<string>,
   ) {
     this.status.name = 'Agent Waypoints: active run';
     this.status.command = 'agentWaypoints.runs.focus';
@@ -32,7 +35,15 @@ export class RunSessions implements vscode.Disposable {
           this.panels.show(e.runId);
           break;
         case 'state':
-          if (e.state !== 'running') this.setActivity(e.runId, undefined);
+          if (e.state === 'running') {
+            this.setActivity(e.runId, this.activity.get(e.runId) ?? '$(sync~spin) Agent: working');
+          } else {
+            this.setActivity(e.runId, undefined);
+            // One notification per outcome of a run this window executed (started, resumed, or
+            // continued from the approval panel); a subagent's parent reports for it.
+            if (!e.subagent) void this.notify(e.runId, e.state, e.detail, e.finalText ?? null);
+          }
+          void vscode.commands.executeCommand('setContext', ContextKeys.hasActiveRun, this.runner.activeRunIds().length > 0);
           break;
         case 'log':
           this.log[e.level](`${e.runId ? `[${e.runId}] ` : ''}${e.message}`);
@@ -50,43 +61,40 @@ export class RunSessions implements vscode.Disposable {
     });
   }
 
-  /** Follows a run started or resumed from a command until it finishes or pauses. */
+  /** Shows a run started or resumed from a command in the status bar until its first event. */
   track(handle: RunHandle, title: string): void {
+    this.titles.set(handle.runId, title);
     this.setActivity(handle.runId, `$(sync~spin) Agent: ${title}`);
     void vscode.commands.executeCommand('setContext', ContextKeys.hasActiveRun, true);
-    void handle.done.then((outcome) => {
-      this.setActivity(handle.runId, undefined);
-      void vscode.commands.executeCommand('setContext', ContextKeys.hasActiveRun, this.runner.activeRunIds().length > 0);
-      void this.notify(title, outcome);
-    });
   }
 
-  private async notify(title: string, o: RunOutcome): Promise<void> {
+  private async notify(runId: string, state: RunState, detail: string | null, finalText: string | null): Promise<void> {
+    const title = this.titles.get(runId) ?? (await this.runTitle(runId));
     const run = `“${title}”`;
-    switch (o.state) {
+    switch (state) {
       case 'completed': {
-        const text = (o.finalText ?? '').trim();
+        const text = (finalText ?? '').trim();
         const pick = await vscode.window.showInformationMessage(
           `Agent run ${run} completed${text ? `: ${text.length > 160 ? `${text.slice(0, 157)}…` : text}` : '.'}`,
           'Show result',
         );
-        if (pick) await this.showResult(o.runId);
+        if (pick) await this.showResult(runId);
         return;
       }
-      case 'awaiting_approval': {
-        const pick = await vscode.window.showInformationMessage(`Agent run ${run} is waiting for your approval.`, 'Show approvals');
-        if (pick) this.panels.show(o.runId);
+      case 'awaiting_approval':
+        // The panel opens on its own (approval-requested); the notification is for a hidden panel.
+        if (this.panels.get(runId)?.panel.visible) return;
+        if (await vscode.window.showInformationMessage(`Agent run ${run} is waiting for your approval.`, 'Show approvals')) this.panels.show(runId);
         return;
-      }
       case 'interrupted':
         return; // the window is closing; the next activation offers to resume
       case 'failed':
-        void vscode.window.showErrorMessage(`Agent run ${run} failed. ${o.detail ?? ''}`);
+        void vscode.window.showErrorMessage(`Agent run ${run} failed. ${detail ?? ''}`);
         return;
       default: {
-        const show = o.state === 'paused_error' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-        const pick = await show(`Agent run ${run}: ${o.detail ?? o.state}`, 'Resume', 'Show log');
-        if (pick === 'Resume') await vscode.commands.executeCommand(CommandIds.resumeRun, o.runId);
+        const show = state === 'paused_error' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+        const pick = await show(`Agent run ${run}: ${detail ?? state}`, 'Resume', 'Show log');
+        if (pick === 'Resume') await vscode.commands.executeCommand(CommandIds.resumeRun, runId);
         if (pick === 'Show log') this.log.show();
       }
     }

@@ -47,8 +47,9 @@ function settingsFor(model: ModelServer, extra: Record<string, unknown> = {}): R
 
 async function startRun(wb: Workbench, task: string): Promise<void> {
   await wb.runCommand('Agent Waypoints: Start agent run');
+  // The task input box (not the palette it replaces): recognisable by its prompt.
+  await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
   const input = wb.page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
   await input.fill(task);
   await input.press('Enter');
 }
@@ -125,13 +126,19 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
     const wb = workbench();
     await startRun(wb, 'Approve me after a reload');
     await approvalFrame(wb);
+    // A person does not reload within a second; the workbench saves open editors' state lazily.
+    await wb.page.waitForTimeout(2000);
     await wb.reload();
-    // Restored by the panel serializer (content read from the store), or reachable from the notification.
+    // The activation announces the waiting approval…
+    await wb.notification('waiting for your approval').waitFor({ timeout: 60_000 });
+    await wb.screenshot('e2e-b-after-reload-notification');
+    // …and the panel comes back: restored by its serializer when the workbench saved it before the
+    // reload, else through "Show pending approvals" (content read from the store either way).
     let frame: Frame;
     try {
-      frame = await wb.webviewFrame('section.approval', 20_000);
+      frame = await wb.webviewFrame('section.approval', 10_000);
     } catch {
-      await wb.notification('waiting for your approval').getByRole('button', { name: 'Show approvals' }).click();
+      await wb.runCommand('Agent Waypoints: Show pending approvals');
       frame = await approvalFrame(wb);
     }
     assert.match(await frame.locator('pre.command').first().innerText(), /echo approved/);
@@ -211,7 +218,7 @@ describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', 
     await resumeFromPalette(wb, 'Two commands, one slow');
     // `echo one` is replayed from the journal; `sleep 8` may have been running: the user decides.
     const frame = await approvalFrame(wb);
-    await frame.getByText('May already have run', { exact: false }).waitFor();
+    await frame.locator('.warning', { hasText: 'May already have run' }).waitFor();
     await wb.screenshot('e2e-c-uncertain-approval');
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
     await wb.notification('completed').waitFor({ timeout: 90_000 });

@@ -70,15 +70,23 @@ export class Workbench {
     await this.page.locator('.activitybar [aria-label^="Agent Waypoints"]').first().waitFor({ timeout: 60_000 });
   }
 
-  /** F1, type the command's title, Enter. */
-  async runCommand(title: string): Promise<void> {
-    await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 }, force: true }).catch(() => undefined);
-    await this.page.keyboard.press('F1');
+  /**
+   * F1, type the command's title, Enter. Retries while the command is not offered yet (commands
+   * gated by a context key appear once the extension has activated).
+   */
+  async runCommand(title: string, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     const input = this.page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(`>${title}`);
     const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-    await row.waitFor({ state: 'visible', timeout: 15_000 });
+    for (;;) {
+      await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 }, force: true }).catch(() => undefined);
+      await this.page.keyboard.press('F1');
+      await input.waitFor({ state: 'visible' });
+      await input.fill(`>${title}`);
+      if (await row.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) break;
+      await this.page.keyboard.press('Escape');
+      if (Date.now() > deadline) throw new Error(`the command palette never offered "${title}"`);
+    }
     await input.press('Enter');
   }
 

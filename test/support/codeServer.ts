@@ -66,6 +66,12 @@ export interface CodeServerOptions {
   logFile: string;
   /** Keep workspace trust on (tests of restricted mode). */
   workspaceTrust?: boolean;
+  /**
+   * Honour development options (extensionDevelopmentPath / extensionTestsPath): a built VS Code
+   * ignores them unless its smoke-test driver is on. Off for the e2e tests and the demo, because the
+   * driver also suppresses notification toasts.
+   */
+  developmentOptions?: boolean;
   env?: Record<string, string>;
   port?: number;
 }
@@ -99,7 +105,7 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
     '--disable-update-check',
     '--disable-getting-started-override',
     ...(opts.workspaceTrust ? [] : ['--disable-workspace-trust']),
-    '--vscode-option', 'enable-smoke-test-driver',
+    ...(opts.developmentOptions ? ['--vscode-option', 'enable-smoke-test-driver'] : []),
     opts.workspace,
   ];
   // Own process group, so stop() takes the extension hosts and helpers down with it.

@@ -6,6 +6,7 @@
 // post_tool_batch. 1–3 tool calls per step; outputs 0.5–4 KB, 2.5 % of them 50–200 KB, cut from real
 // source files.
 // "Content" = the JSON bytes of the new messages (what the conversation grew by).
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -111,7 +112,27 @@ async function rawFsyncWrite(dir: string): Promise<number> {
   return median(times);
 }
 
+/** Resume in a fresh process (what a reload of VS Code pays): cold JIT, empty heap. */
+async function resumeColdChild(where: string, id: string): Promise<void> {
+  const me = { owner_id: 'cold', label: 'cold', pid: process.pid, hostname: os.hostname() };
+  const t0 = performance.now();
+  const s = await openLowdbStore(where, { compactAfterCommits: Infinity });
+  const l = await s.acquire(id, me);
+  await s.loadSnapshot(id);
+  const ms = performance.now() - t0;
+  await l.release();
+  await s.close();
+  process.stdout.write(JSON.stringify({ ms }));
+}
+
+function resumeCold(where: string, id: string): number {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', __filename, '--resume-cold', where, id], { encoding: 'utf8' });
+  return (JSON.parse(out) as { ms: number }).ms;
+}
+
 async function main(): Promise<void> {
+  const cold = process.argv.indexOf('--resume-cold');
+  if (cold >= 0) return resumeColdChild(process.argv[cold + 1]!, process.argv[cold + 2]!);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-numbers-'));
   const storeDir = path.join(dir, 'store');
   const store = await openLowdbStore(storeDir, { fs: countingFs });
@@ -206,6 +227,8 @@ async function main(): Promise<void> {
   };
   const before = await resume(crashed);
   const compacted = await resume(storeDir);
+  const coldCrashed = median([0, 1, 2].map(() => resumeCold(crashed, id)));
+  const coldCompacted = median([0, 1, 2].map(() => resumeCold(storeDir, id)));
   const usageCompacted = usageReleased;
 
   // ── report ──
@@ -220,7 +243,7 @@ async function main(): Promise<void> {
   const amps = per.slice(1).map((x, i) => x.bytes / ((per[i]!.content + x.content) / 2)); // a step's messages are written in the next step's commit
   const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
   const mb = (b: number) => `${(b / 1024 / 1024).toFixed(2)} MB`;
-  console.log(`\nstore numbers — ${STEPS} steps, content ${mb(contentTotal)} (${os.cpus().length} CPUs, Node ${process.versions.node})\n`);
+  console.log(`\nstore numbers — ${STEPS} steps, content ${mb(contentTotal)} (${os.cpus().length} CPUs, Node ${process.versions.node}, load average ${os.loadavg()[0]!.toFixed(2)})\n`);
   console.log('| step | write time (mean of 11 steps around it) | that step alone | bytes written / step | write amplification | fsyncs / step |');
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.k} | ${r.ms.toFixed(2)} ms | ${r.single.toFixed(2)} ms | ${kb(r.bytes)} | ${r.amp.toFixed(2)} | ${r.fsyncs.toFixed(1)} |`);
@@ -238,6 +261,7 @@ async function main(): Promise<void> {
   console.log(`| storage / content after the run is released (auto-compacted; logical / allocated) | ${(usageCompacted.size / contentTotal).toFixed(2)} / ${(usageCompacted.allocated / contentTotal).toFixed(2)} (${usageCompacted.files} files) | ≤ 2 |`);
   console.log(`| resume after a clean pause (compacted log): open + acquire + loadSnapshot / read-only (median of 5) | ${compacted.acquire.toFixed(1)} / ${compacted.readOnly.toFixed(1)} ms | ≤ 150 ms |`);
   console.log(`| resume after a crash (${usage.files} files, never compacted): open + acquire + loadSnapshot / read-only | ${before.acquire.toFixed(1)} / ${before.readOnly.toFixed(1)} ms | ≤ 150 ms |`);
+  console.log(`| the same in a fresh process (a reload: cold JIT; median of 3): compacted / after a crash | ${coldCompacted.toFixed(1)} / ${coldCrashed.toFixed(1)} ms | ≤ 150 ms |`);
   const durablePerStep = avg(per.map((x) => x.fsyncs)) / 2;
   console.log(`| distance to the disk's limit: step${rLast.k} time / (durable commits per step × raw fsync'd 4 KB write+rename+dir fsync = ${durablePerStep.toFixed(1)} × ${raw.toFixed(2)} ms) | ${(rLast.ms / (durablePerStep * raw)).toFixed(2)} | ≤ 1.5 |`);
   if (process.argv.includes('--keep')) console.log(`\nkept: ${storeDir} (run ${id})`);

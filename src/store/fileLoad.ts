@@ -40,8 +40,22 @@ interface Bad {
 const rel = (runId: string, ...parts: string[]) => path.posix.join('runs', runId, ...parts);
 
 /** A commit file as written: verified envelope, not yet decoded (fileLog.decodeOps). */
-export const RawCommit = z.object({ run_id: z.string(), first: z.number().int().positive(), last: z.number().int().positive(), meta: RunMeta.optional(), ops: z.array(z.unknown()) });
-export type RawCommit = z.infer<typeof RawCommit>;
+export interface RawCommit {
+  run_id: string;
+  first: number;
+  last: number;
+  meta?: RunMeta;
+  ops: unknown[];
+}
+/**
+ * Only the shape needed to decode; the decoded body is then validated in full (StoredCommitBody).
+ * z.custom checks without copying: a crash leaves thousands of small commits, and a second full
+ * parse of each was a measurable part of resuming.
+ */
+export const RawCommit = z.custom<RawCommit>((v) => {
+  const b = v as Partial<RawCommit> | null;
+  return typeof b === 'object' && b !== null && typeof b.run_id === 'string' && Number.isInteger(b.first) && Number.isInteger(b.last) && Array.isArray(b.ops);
+}, 'not a commit body');
 
 export async function readCommit(ctx: LoadCtx, runId: string, f: LogFile): Promise<RawCommit> {
   const file = rel(runId, 'log', f.name);
@@ -102,7 +116,8 @@ export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, 
   if (!meta) {
     const first = at.get(1)?.[0];
     const body = first ? await read(first) : undefined;
-    meta = body && !(body instanceof Error) ? (body.meta ?? null) : null;
+    const parsed = body && !(body instanceof Error) ? RunMeta.safeParse(body.meta) : undefined;
+    meta = parsed?.success ? parsed.data : null;
     if (!meta && !metaBad) return undefined; // created but never written: not a run yet
     const file = metaBad?.file ?? rel(runId, 'run.json');
     const reason = metaBad?.reason ?? `${file} is missing`;

@@ -14,9 +14,9 @@ import type { Contender } from './contenders/types';
 import { measureActivation, measureListing, tempDirIn } from './extras';
 import { diskUsage } from './fsutil';
 import { machineInfo } from './machine';
-import { measureResume, measureRun, type RunSamples } from './measure';
+import { measureResume, measureRun, type Resumable, type RunSamples } from './measure';
 import { RawDurableWrite } from './primitive';
-import { type BenchResults, buildReport } from './report';
+import { type BenchResults, buildReport, type ReleaseCost } from './report';
 import { median, windowAround } from './stats';
 import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures, windowWidth } from './summarize';
 import { Workload } from './workload';
@@ -104,7 +104,7 @@ async function main(): Promise<void> {
     const runs: RunSamples[] = [];
     // Other work on the machine skews absolute times (ratios less so): sampled so the report says how loaded it was.
     const loadDuring: number[] = [];
-    let last: { workload: Workload; contenders: Contender[]; dir: string } | undefined;
+    let last: { workload: Workload; contenders: Contender[]; dir: string; crash: Resumable; release: ReleaseCost } | undefined;
     for (let r = 0; r < opts.repeats; r++) {
       const dir = tempDirIn(root, `run${r}`);
       const workload = new Workload(opts.seed, RUN_ID);
@@ -119,15 +119,22 @@ async function main(): Promise<void> {
           if (s % tick === 0) log(`  repeat ${r + 1}/${opts.repeats}: step ${s}/${opts.steps} (${((performance.now() - startedAt) / 1000).toFixed(0)} s)`);
         },
       });
-      for (const c of contenders) await c.close();
+      const ours = contenders[0] as OursContender;
+      const crash = ours.crashCopy(path.join(dir, 'ours-after-crash'));
+      // Letting the run go flushes and compacts its log (once per run, off the step path): timed apart.
+      const before = { bytes: ours.bytesWritten(), files: await ours.durableWrites() };
+      const t0 = performance.now();
+      await ours.close();
+      const release = { ms: performance.now() - t0, bytes: ours.bytesWritten() - before.bytes, files: (await ours.durableWrites()) - before.files };
+      for (const c of contenders.slice(1)) await c.close();
       runs.push(samples);
       if (last && !opts.keep) fs.rmSync(last.dir, { recursive: true, force: true });
-      last = { workload, contenders, dir };
+      last = { workload, contenders, dir, crash, release };
     }
-    const { workload, contenders } = last!;
+    const { workload, contenders, crash, release } = last!;
     log(`  conversation at step ${opts.steps}: ${(workload.conversationBytes / 1e6).toFixed(2)} MB; resume …`);
-    const resume = await measureResume(contenders, opts.resumeRounds, workload.lastSnapshotMessages);
     const storage = Object.fromEntries(contenders.map((c) => [c.name, diskUsage(c.dir)]));
+    const resume = await measureResume([...contenders, crash], opts.resumeRounds, workload.lastSnapshotMessages);
     log('  listing checkpoints (ours) …');
     const listing = await measureListing(openOurs, contenders[0]!.dir, RUN_ID);
     if (listing.checkpoints !== workload.checkpointCount) throw new Error(`listing found ${listing.checkpoints} checkpoints, wrote ${workload.checkpointCount}`);
@@ -160,6 +167,7 @@ async function main(): Promise<void> {
       ),
       activation,
       listing,
+      release,
       notes: Object.assign({}, ...contenders.map((c) => c.notes())) as Record<string, string>,
       samples: runs.map((s) => ({ contentBytes: s.contentBytes, startBytes: s.startBytes, byContender: s.byContender })),
     };

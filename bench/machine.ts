@@ -15,6 +15,8 @@ export interface MachineInfo {
   tempFs: string;
   tempDir: string;
   loadAvg: [number, number, number];
+  /** The commit measured, and whether src/store had uncommitted changes. */
+  git: string;
 }
 
 export function machineInfo(tempDir: string): MachineInfo {
@@ -30,7 +32,18 @@ export function machineInfo(tempDir: string): MachineInfo {
     tempFs: fsType(tempDir),
     tempDir,
     loadAvg: [load[0]!, load[1]!, load[2]!],
+    git: gitRevision(),
   };
+}
+
+function gitRevision(): string {
+  try {
+    const rev = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src/store'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return dirty ? `${rev} (src/store modified)` : rev;
+  } catch {
+    return 'unknown';
+  }
 }
 
 function fsType(dir: string): string {

@@ -11,8 +11,13 @@ import { type Workload } from './workload';
 export interface StepSample {
   step: number;
   ms: number;
-  /** Bytes handed to write syscalls during the step (null: no /proc/self/io). */
+  /**
+   * Bytes written during the step: the contender's own count where it has one (ours, through the
+   * store's fs layer), else the process's write syscalls (null: no /proc/self/io).
+   */
   bytes: number | null;
+  /** Bytes the whole process handed to write syscalls during the step (/proc/self/io wchar). */
+  processBytes: number | null;
   /** Page-cache bytes dirtied during the step (page-granular). */
   pageBytes: number | null;
   /** fsync'd writes during the step. */
@@ -64,17 +69,21 @@ export async function measureRun(workload: Workload, contenders: Contender[], ra
       // collected on this contender's clock in the reported windows.
       if (gc && opts.gcSteps.has(step)) gc();
       const writes0 = await slot.durableWrites();
+      const own0 = slot.bytesWritten?.();
       const io0 = ioCounters();
       const t0 = performance.now();
       for (const op of plan.ops) await slot.apply(op);
       await slot.endStep();
       const ms = performance.now() - t0;
       const io1 = ioCounters();
+      const own1 = slot.bytesWritten?.();
       const writes1 = await slot.durableWrites();
+      const processBytes = io0 && io1 ? io1.wchar - io0.wchar : null;
       out.byContender[slot.name]!.push({
         step,
         ms,
-        bytes: io0 && io1 ? io1.wchar - io0.wchar : null,
+        bytes: own0 !== undefined && own1 !== undefined ? own1 - own0 : processBytes,
+        processBytes,
         pageBytes: io0 && io1 ? io1.writeBytes - io0.writeBytes : null,
         durableWrites: writes1 - writes0,
       });
@@ -84,8 +93,11 @@ export async function measureRun(workload: Workload, contenders: Contender[], ra
   return out;
 }
 
+/** Anything that can be reopened from disk and timed. */
+export type Resumable = { readonly name: string; resume: Contender['resume'] };
+
 /** Resume latency: fresh open + rebuild of the message list, interleaved over rounds. */
-export async function measureResume(contenders: Contender[], rounds: number, expectMessages: number): Promise<Record<string, number[]>> {
+export async function measureResume(contenders: Resumable[], rounds: number, expectMessages: number): Promise<Record<string, number[]>> {
   const out: Record<string, number[]> = Object.fromEntries(contenders.map((c) => [c.name, []]));
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < contenders.length; k++) {

@@ -4,6 +4,7 @@
 // interleaved, that timer would fire while a peer is on the clock and hide our cost, so every step
 // ends with flush(): the step pays for everything it handed over. In the extension the same commit
 // happens on the timer during the next LLM call, so this adds no commit the product does not make.
+import fs from 'node:fs';
 import path from 'node:path';
 import { type FsLayer, nodeFs } from '../../src/store';
 import type { CheckpointStore, NewRunInput, OwnerInfo, RunLease } from '../../src/store/types';
@@ -51,6 +52,15 @@ export class OursContender implements Contender {
     await this.store!.flush();
   }
 
+  /**
+   * Every byte the store writes goes through its fs layer: counted there, exactly. (The process
+   * counter also sees a few stray writes of other threads — tens of KB in a handful of the 1000
+   * steps — that are not the store's.)
+   */
+  bytesWritten(): number {
+    return this.counter.bytes;
+  }
+
   /** Files written durably (temp + fsync + rename/link + folder fsync), whatever the file. */
   async durableWrites(): Promise<number> {
     return this.counter.fileFsyncs;
@@ -63,8 +73,22 @@ export class OursContender implements Contender {
     this.lease = undefined;
   }
 
-  async resume(): Promise<{ messages: number; close(): Promise<void> }> {
-    const store = this.open(this.dir);
+  resume(): Promise<{ messages: number; close(): Promise<void> }> {
+    return this.resumeFrom(this.dir);
+  }
+
+  /**
+   * A copy of the store as it is now, while the run is still held: what a crash (SIGKILL) leaves.
+   * The store compacts a run's log only when the run is let go, so after a crash resume reads every
+   * commit written since the last compaction; this measures that case.
+   */
+  crashCopy(to: string): { name: string; resume: () => Promise<{ messages: number; close(): Promise<void> }> } {
+    fs.cpSync(this.dir, to, { recursive: true });
+    return { name: 'ours_after_crash', resume: () => this.resumeFrom(to) };
+  }
+
+  private async resumeFrom(dir: string): Promise<{ messages: number; close(): Promise<void> }> {
+    const store = this.open(dir);
     // Reads the index, then the run's log: every file's checksum and schema verified, lists replayed.
     const loaded = await store.loadSnapshot(this.runId);
     return { messages: loaded.snapshot.messages.length, close: () => store.close() };

@@ -12,6 +12,11 @@ export interface Contender {
   apply(op: Op): Promise<void>;
   /** End of a step (timed): ours flushes its queued writes so the step pays for all it wrote. */
   endStep(): Promise<void>;
+  /**
+   * Bytes written to its files so far, when the contender can count them exactly (ours: the
+   * store's fs layer). Otherwise the process's write syscalls are the meter.
+   */
+  bytesWritten?(): number;
   /** fsync'd writes so far (commits for ours, document rewrites for lowdb, transactions for sqlite). */
   durableWrites(): Promise<number>;
   /** Releases everything; the files stay for resume and size measurements. */

@@ -164,6 +164,7 @@ export class ExtensionRoot extends DisposableStore {
       await model.load();
       updateBadge();
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
+      await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${err instanceof Error ? err.message : String(err)}`));
     this.api = { storageDir, pid: process.pid, store, runner, panels, tree, ready };
   }
@@ -181,6 +182,14 @@ export class ExtensionRoot extends DisposableStore {
       maxRetries: s.maxRetries,
       prices: s.prices,
     });
+  }
+
+  /** Deletes finished runs older than the retention setting (off by default). Never blocks activation. */
+  private async applyRetention(store: CheckpointStore): Promise<void> {
+    const days = readSettings().finishedRunTtlDays;
+    if (!(days > 0)) return;
+    const deleted = await store.pruneFinished(days * 24 * 60 * 60 * 1000);
+    if (deleted.length > 0) this.log.info(`retention: deleted ${deleted.length} finished run(s) older than ${days} days`);
   }
 
   private setRestricted(): void {

@@ -57,7 +57,7 @@ function card(runId: string, a: ApprovalView, readOnly: boolean): HTMLElement {
   if (a.command !== null) {
     root.append(el('div', { class: 'label' }, 'Command'), el('pre', { class: 'command' }, a.command));
   }
-  root.append(el('div', { class: 'label' }, 'Arguments'), el('pre', { class: 'args' }, a.argumentsJson));
+  root.append(...argumentBlocks(a));
   if (readOnly) return root;
 
   const actions = el('div', { class: 'actions' });
@@ -87,6 +87,26 @@ function card(runId: string, a: ApprovalView, readOnly: boolean): HTMLElement {
   }
   root.append(actions, rejectBox, editBox, el('p', { class: 'error hidden', role: 'alert' }));
   return root;
+}
+
+/** Each argument under its name; multi-line text (file contents, edits) shown as text, not escaped JSON. */
+function argumentBlocks(a: ApprovalView): HTMLElement[] {
+  let args: unknown;
+  try {
+    args = JSON.parse(a.argumentsJson);
+  } catch {
+    args = undefined;
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return [el('div', { class: 'label' }, 'Arguments'), el('pre', { class: 'args' }, a.argumentsJson)];
+  }
+  const out: HTMLElement[] = [];
+  for (const [key, value] of Object.entries(args)) {
+    if (key === 'command' && a.command !== null) continue; // shown above as the exact command
+    out.push(el('div', { class: 'label' }, key.replace(/_/g, ' ')));
+    out.push(el('pre', { class: typeof value === 'string' ? 'args text' : 'args' }, typeof value === 'string' ? value : JSON.stringify(value, null, 2)));
+  }
+  return out;
 }
 
 function iconFor(category: ApprovalView['category']): string {

@@ -20,9 +20,15 @@ const codeServerDir = path.join(toolsDir, 'code-server');
 export const codeServerEntry = path.join(codeServerDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 export const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
-/** Environment for running code-server: Node 24 first in PATH. */
+/**
+ * Environment for installing and running code-server: Node 24 first in PATH, and none of the
+ * `npm_*` variables an enclosing `npm test` exports. npm reads `npm_config_*` variables as its own
+ * config, so an inherited `npm_config_user_agent` (".. node/v20 ..") made code-server's postinstall
+ * refuse to install ("requires node v24") even though Node 24 ran it.
+ */
 export function codeServerEnv(extra = {}) {
-  return { ...process.env, PATH: `${node24Bin}${path.delimiter}${process.env.PATH}`, ...extra };
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'NODE'));
+  return { ...env, PATH: `${node24Bin}${path.delimiter}${process.env.PATH}`, ...extra };
 }
 
 function log(msg) {

@@ -82,8 +82,13 @@ function apply(st: RunState, a: Ack): void {
   }
 }
 
-/** Runs one child until it exits or is killed after `killAfterMs` (from its first line). */
-function runChild(cmd: string[], env: NodeJS.ProcessEnv, st: RunState, killAfterMs: number): Promise<{ killed: boolean; error: string | null }> {
+/**
+ * Runs one child until it exits or is killed `kill.delayMs` after its `kill.afterAcks`-th ACK. The
+ * moment is drawn against the child's progress rather than the wall clock, so a faster or slower
+ * disk does not turn most trials into runs that finish before the kill; the extra 0–3 ms delay lands
+ * kills inside writes, not only between them.
+ */
+function runChild(cmd: string[], env: NodeJS.ProcessEnv, st: RunState, kill: { afterAcks: number; delayMs: number }): Promise<{ killed: boolean; error: string | null }> {
   return new Promise((resolve) => {
     const child = spawn(cmd[0]!, cmd.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let buf = '';
@@ -91,6 +96,7 @@ function runChild(cmd: string[], env: NodeJS.ProcessEnv, st: RunState, killAfter
     let error: string | null = null;
     let killed = false;
     let timer: NodeJS.Timeout | undefined;
+    let acks = 0;
     child.stdout.on('data', (d: Buffer) => {
       buf += d.toString('utf8');
       let i: number;
@@ -99,7 +105,7 @@ function runChild(cmd: string[], env: NodeJS.ProcessEnv, st: RunState, killAfter
         buf = buf.slice(i + 1);
         if (!line.startsWith(ACK)) continue;
         const a = JSON.parse(line.slice(ACK.length)) as Ack;
-        if (a.k === 'ready' && !timer) timer = setTimeout(() => ((killed = true), child.kill('SIGKILL')), killAfterMs);
+        if (a.k !== 'ready' && ++acks === kill.afterAcks) timer = setTimeout(() => ((killed = true), child.kill('SIGKILL')), kill.delayMs);
         if (a.k === 'error') error = a.message;
         apply(st, a);
       }
@@ -195,14 +201,17 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
   let runSeed = (o.seed ?? 1) * 1000;
   let st = newRunState(++runSeed, steps);
   for (let t = 1; t <= o.trials; t++) {
-    const killAfter = 20 + Math.floor(rand() * 600);
+    // A 12-step run ACKs ≈130 writes: a kill somewhere in the next 1–100 leaves most trials killed
+    // and still finishes a run every few trials.
+    const kill = { afterAcks: 1 + Math.floor(rand() * 100), delayMs: Math.floor(rand() * 4) };
+    const killAfter = `ACK ${kill.afterAcks} + ${kill.delayMs} ms`;
     const env = { STORE_DIR: storeDir, EFFECTS_LOG: effectsLog, SEED: String(st.seed), STEPS: String(st.steps), ...(st.runId ? { RUN_ID: st.runId } : {}) };
-    const r = await runChild(cmd, env, st, killAfter);
+    const r = await runChild(cmd, env, st, kill);
     res.trials++;
     if (r.killed) res.kills++;
     const problems = r.error ? [`child failed: ${r.error}`] : st.runId ? await verify(storeDir, st, effectsLog) : [];
-    for (const p of problems) res.failures.push(`trial ${t} (run ${st.runId}, kill after ${killAfter} ms): ${p}`);
-    log(`trial ${t}: ${r.killed ? `killed after ${killAfter} ms` : 'ran to the end'}, ${st.recs.size} checkpoints + ${st.effects.size} effects ACKed, ${problems.length ? `FAILED: ${problems.join('; ')}` : 'ok'}`);
+    for (const p of problems) res.failures.push(`trial ${t} (run ${st.runId}, kill after ${killAfter}): ${p}`);
+    log(`trial ${t}: ${r.killed ? `killed after ${killAfter}` : 'ran to the end'}, ${st.recs.size} checkpoints + ${st.effects.size} effects ACKed, ${problems.length ? `FAILED: ${problems.join('; ')}` : 'ok'}`);
     if (st.done) {
       res.runsFinished++;
       st = newRunState(++runSeed, steps);

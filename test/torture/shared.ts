@@ -2,6 +2,7 @@
 // uninterrupted transcript and check every resumed run against it. Also the ACK line format.
 import crypto from 'node:crypto';
 import type { ChatMessage, ToolExecutionRecord } from '../../src/store/schema';
+import { canonicalJson } from '../../src/store/canonical';
 
 export function mulberry32(seed: number): () => number {
   return () => {
@@ -12,19 +13,8 @@ export function mulberry32(seed: number): () => number {
   };
 }
 
-/** JSON with sorted keys: equal data → equal text. */
-export function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
+/** JSON with sorted keys: equal data → equal text, whatever the key order (the store's own). */
+export const canonical = canonicalJson;
 
 export const digest = (v: unknown): string => crypto.createHash('sha256').update(canonical(v)).digest('hex').slice(0, 24);
 

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AppendInput, OwnerInfo } from '../../../src/store/types';
 import type { ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../../../src/store/schema';
+import { canonicalJson } from '../../../src/store/canonical';
 
 export function owner(label: string, id = label): OwnerInfo {
   return { owner_id: id, label, pid: process.pid, hostname: os.hostname() };
@@ -88,19 +89,8 @@ export function toolExec(step: number, callId: string): ToolExecutionRecord {
   return { tool_call_id: callId, tool_name: 'write_file', step, input_hash: `in_${callId}`, output_hash: `out_${callId}`, is_error: false, replayed: false, started_ms: 1, finished_ms: 2 };
 }
 
-/** A JSON string with sorted keys: equal data → equal text, whatever the key order. */
-export function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v);
-}
+/** JSON with sorted keys: equal data → equal text, whatever the key order (the store's own). */
+export const canonical = canonicalJson;
 
 export async function rejects<E extends Error>(p: Promise<unknown>, cls: new (...a: never[]) => E, match?: RegExp): Promise<E> {
   try {

@@ -157,6 +157,13 @@ export class ExtensionRoot extends DisposableStore {
     this.register(registerCheckpointCommands(commands));
     this.register(registerTransferCommands(commands));
 
+    this.register(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('agentWaypoints.retention.finishedRunDays')) {
+          this.applyRetention(store).catch((err) => log.error(`retention: ${err instanceof Error ? err.message : String(err)}`));
+        }
+      }),
+    );
     this.register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.setRestricted()));
     this.setRestricted();
 
@@ -184,7 +191,7 @@ export class ExtensionRoot extends DisposableStore {
     });
   }
 
-  /** Deletes finished runs older than the retention setting (off by default). Never blocks activation. */
+  /** Deletes finished runs older than the retention setting (off by default): after startup and when the setting changes. */
   private async applyRetention(store: CheckpointStore): Promise<void> {
     const days = readSettings().finishedRunTtlDays;
     if (!(days > 0)) return;

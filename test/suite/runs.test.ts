@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../src/commands/ids';
+import { canonicalJson } from '../../src/store/canonical';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import type { RunsTreeNode } from '../../src/views/runs/nodes';
@@ -101,6 +104,54 @@ describe('agent runs in a real extension host', () => {
     assert.equal(model.stats().total, before, 'no request reached the model');
     const doc = vscode.window.activeTextEditor?.document.getText() ?? '';
     assert.match(doc, /greet\.js exports greet\(name\)/);
+  });
+
+  it('Export run… / Import run… round trip a run; a modified export is refused; retention deletes old finished runs', async () => {
+    const api = await activated();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-transfer-'));
+    const exported = await vscode.commands.executeCommand<string>(CommandIds.exportRun, runId, vscode.Uri.file(path.join(dir, 'run.json')));
+    assert.equal(exported, path.join(dir, 'run.json'));
+    const data = JSON.parse(fs.readFileSync(exported, 'utf8')) as {
+      sha256: string;
+      body: { meta: { created_ms: number }; state_ms: number; records: { timestamp_ms: number }[] };
+    };
+    // The same run as if it had finished 30 days ago, re-signed the way an export is.
+    const shift = 30 * 24 * 60 * 60 * 1000;
+    data.body.meta.created_ms -= shift;
+    data.body.state_ms -= shift;
+    for (const r of data.body.records) r.timestamp_ms -= shift;
+    const tampered = path.join(dir, 'tampered.json');
+    fs.writeFileSync(tampered, JSON.stringify(data));
+    const before = (await api.store!.listRuns()).runs.length;
+    assert.equal(await vscode.commands.executeCommand(CommandIds.importRun, vscode.Uri.file(tampered)), undefined, 'a modified export is refused');
+    assert.equal((await api.store!.listRuns()).runs.length, before, 'a refused import changes nothing');
+
+    data.sha256 = createHash('sha256').update(canonicalJson(data.body)).digest('hex');
+    const old = path.join(dir, 'old.json');
+    fs.writeFileSync(old, JSON.stringify(data));
+    const imported = (await vscode.commands.executeCommand<string>(CommandIds.importRun, vscode.Uri.file(old)))!;
+    assert.ok(imported && imported !== runId, 'the import is a run of its own');
+    const summary = (await api.store!.getRun(imported))!;
+    assert.equal(summary.state, 'completed');
+    assert.equal(summary.last_seq, (await api.store!.getRun(runId))!.last_seq, 'every checkpoint came along');
+    assert.ok(Date.now() - summary.updated_ms > 29 * 24 * 60 * 60 * 1000, 'its timestamps are kept');
+    assert.deepEqual((await api.store!.loadSnapshot(imported)).snapshot.messages, (await api.store!.loadSnapshot(runId)).snapshot.messages);
+
+    try {
+      await configure({ 'agentWaypoints.retention.finishedRunDays': 7 });
+      for (let i = 0; i < 100 && (await api.store!.getRun(imported)); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(await api.store!.getRun(imported), undefined, 'the 30-day-old finished run is deleted');
+      assert.ok(await api.store!.getRun(runId), 'the recent finished run is kept');
+      const listed = async () => {
+        const finished = (await api.tree!.getChildren()).find((g) => g.kind === 'group' && g.group === 'finished')!;
+        return (await api.tree!.getChildren(finished)).flatMap((n) => (n.kind === 'run' ? [n.run.run_id] : []));
+      };
+      for (let i = 0; i < 50 && (await listed()).includes(imported); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual((await listed()).filter((id) => id === runId || id === imported), [runId], 'the tree follows');
+    } finally {
+      await configure({ 'agentWaypoints.retention.finishedRunDays': undefined });
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the commands that need no arguments run: refresh, show log', async () => {

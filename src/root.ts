@@ -106,9 +106,9 @@ export class ExtensionRoot extends DisposableStore {
       workspaceRoot: workspace.uri.fsPath,
       owner,
       extensionVersion: String(context.extension.packageJSON.version),
-      defaultModel: readSettings().model,
-      defaultBudget: readSettings().budget,
-      outputCap: readSettings().outputCapBytes,
+      defaultModel: () => readSettings().model,
+      defaultBudget: () => readSettings().budget,
+      outputCap: () => readSettings().outputCapBytes,
     });
     this.runner = runner;
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));

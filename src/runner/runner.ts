@@ -23,9 +23,10 @@ export interface RunnerDeps {
   workspaceRoot: string;
   owner: OwnerInfo;
   extensionVersion: string;
-  defaultModel: string;
-  defaultBudget?: Budget;
-  outputCap?: number;
+  /** Values or getters: a getter is read at each start, so settings changed since activation apply. */
+  defaultModel: string | (() => string);
+  defaultBudget?: Budget | (() => Budget);
+  outputCap?: number | (() => number);
   systemPrompt?: string;
   now?: () => number;
 }
@@ -79,7 +80,7 @@ export class AgentRunner {
   }
 
   async start(opts: StartOptions): Promise<RunHandle> {
-    const model = opts.model ?? this.deps.defaultModel;
+    const model = opts.model ?? current(this.deps.defaultModel);
     const provider = await this.deps.provider(model);
     const title = opts.title ?? titleFrom(opts.task);
     const { run, lease } = await this.deps.store.createRun(
@@ -285,7 +286,7 @@ export class AgentRunner {
       tools: this.deps.tools,
       policy: this.deps.policy,
       events: this.events,
-      outputCap: this.deps.outputCap ?? 32 * 1024,
+      outputCap: current(this.deps.outputCap) ?? 32 * 1024,
       now: this.now,
       delegate: (parent, call, task) => this.delegate(parent, call, task),
     };
@@ -294,7 +295,7 @@ export class AgentRunner {
   private freshSnapshot(task: string, model: string, provider: ChatProvider, budget?: Partial<Budget>, parent?: RunContext['parent']): RuntimeSnapshot {
     const context: RunContext = {
       workspace_root: this.deps.workspaceRoot,
-      budget: { ...(this.deps.defaultBudget ?? DEFAULT_BUDGET), ...budget },
+      budget: { ...(current(this.deps.defaultBudget) ?? DEFAULT_BUDGET), ...budget },
       active_ms: 0,
       extension_version: this.deps.extensionVersion,
       tool_schema_hash: this.deps.tools.schemaHash(),
@@ -352,4 +353,8 @@ export class AgentRunner {
 function titleFrom(task: string): string {
   const line = task.trim().split('\n')[0] ?? '';
   return line.length > 60 ? `${line.slice(0, 57)}…` : line || 'Agent run';
+}
+
+function current<T>(v: T | (() => T)): T {
+  return typeof v === 'function' ? (v as () => T)() : v;
 }

@@ -34,9 +34,11 @@ export class ApprovalPanels implements vscode.Disposable {
         deserializeWebviewPanel: async (panel, state: unknown) => {
           const runId = typeof state === 'object' && state !== null ? (state as { runId?: unknown }).runId : undefined;
           if (typeof runId !== 'string' || !(await deps.store.getRun(runId).catch(() => undefined))) {
+            deps.log.info(`approval panel not restored: ${typeof runId === 'string' ? `run ${runId} no longer exists` : 'it kept no run id'}`);
             panel.dispose(); // nothing to restore: the run is gone or the state is not ours
             return;
           }
+          deps.log.info(`approval panel of run ${runId} restored after a reload`);
           this.adopt(runId, panel);
         },
       }),

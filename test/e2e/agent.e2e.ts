@@ -89,7 +89,8 @@ describe('e2e: start, approve, browse, resume a finished run', () => {
     const frame = await approvalFrame(wb);
     assert.match(await frame.locator('pre.command').first().innerText(), /echo approved >> effects\.txt/);
     // The codicons (tool icon, button icons) load under the panel's CSP: font-src = the webview's source.
-    await frame.waitForFunction(() => [...document.fonts].some((f) => f.family === 'codicon' && f.status === 'loaded'), undefined, { timeout: 15_000 });
+    type Fonts = { document: { fonts: Iterable<{ family: string; status: string }> } };
+    await frame.waitForFunction(() => [...(globalThis as unknown as Fonts).document.fonts].some((f) => f.family === 'codicon' && f.status === 'loaded'), undefined, { timeout: 15_000 });
     await wb.screenshot('e2e-a-approval-panel');
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), [], 'nothing runs before the click');
     await wb.clickInWebview(frame, 'Approve', 'section.approval');

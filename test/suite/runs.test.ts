@@ -18,7 +18,15 @@ const SCENARIO: Scenario = {
   subconversations: [],
   turns: [
     { reply: { content: '(offline demo model) Looking around.', tool_calls: [{ name: 'list_files', arguments: { path: '.' } }] } },
-    { reply: { content: null, tool_calls: [{ name: 'read_file', arguments: { path: 'src/greet.js' } }] } },
+    {
+      reply: {
+        content: null,
+        tool_calls: [
+          { name: 'read_file', arguments: { path: 'src/greet.js' } },
+          { name: 'search_text', arguments: { pattern: 'exports\\.\\w+\\s*=' } },
+        ],
+      },
+    },
     { reply: { content: '(offline demo model) greet.js exports greet(name).' } },
   ],
 };
@@ -47,6 +55,10 @@ describe('agent runs in a real extension host', () => {
     assert.equal(model.requests[0]!.auth.key, 'sk-in-host-secret-4242', 'the key from SecretStorage reached the server');
     const loaded = await api.store!.loadSnapshot(runId);
     assert.ok(loaded?.snapshot.messages.some((m) => m.role === 'tool' && m.content.includes('Hello')), 'read_file output is in the transcript');
+    assert.ok(
+      loaded?.snapshot.messages.some((m) => m.role === 'tool' && /^src\/greet\.js:1: exports\.greet = /.test(m.content)),
+      'search_text (a worker thread in the extension host) found the definition',
+    );
   });
 
   it('SecretStorage only: the API key appears nowhere in the storage folder', async () => {

@@ -1,6 +1,10 @@
 // search_text: a regex over the workspace's text files in pure Node (no ripgrep to ship or find).
+// The matching runs in a worker thread with a deadline: a model-written pattern that backtracks
+// catastrophically (e.g. "(a+)+$") would otherwise freeze the extension host; here it ends as a
+// clear tool error and the worker is terminated.
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { SKIPPED_DIRS } from './fsTools';
 import { makeGlobMatcher } from './glob';
@@ -13,6 +17,9 @@ const MAX_FILE_BYTES = 2 * 1024 * 1024;
 /** Lines are cut for display; very long lines also bound the regex's work per line. */
 const MAX_LINE_CHARS = 300;
 const MAX_FILES = 20_000;
+
+/** How long one search may take. Mutable for tests only. */
+export const searchLimits = { deadlineMs: 20_000 };
 
 export const searchText = defineTool({
   name: 'search_text',
@@ -42,13 +49,15 @@ export const searchText = defineTool({
     const st = await fs.stat(abs);
     if (st.isDirectory()) await collect(abs, realRoot, matches, files, ctx.signal);
     else files.push(abs);
-    const hits: string[] = [];
-    let limited = false;
-    for (const file of files) {
-      if (ctx.signal.aborted) throw new ToolFailure('Cancelled.');
-      limited = await searchFile(file, path.relative(realRoot, file).split(path.sep).join('/'), re, hits, args.max_results);
-      if (limited) break;
-    }
+    const job: SearchJob = {
+      pattern: args.pattern,
+      flags: re.flags,
+      files: files.map((f) => ({ abs: f, rel: path.relative(realRoot, f).split(path.sep).join('/') })),
+      max: args.max_results,
+      maxFileBytes: MAX_FILE_BYTES,
+      maxLineChars: MAX_LINE_CHARS,
+    };
+    const { hits, limited } = await searchInWorker(job, ctx.signal);
     if (hits.length === 0) return { output: `No matches for ${JSON.stringify(args.pattern)} in ${files.length} files.`, is_error: false, blob: null };
     const note = limited ? `\n[stopped at ${args.max_results} matches; narrow the search or raise max_results]` : '';
     const capped = await capOutput(hits.join('\n') + note, ctx, 'head');
@@ -68,18 +77,71 @@ async function collect(dir: string, realRoot: string, matches: (rel: string) => 
   }
 }
 
-/** Appends "rel:line: text" hits; returns true when max was reached. */
-async function searchFile(file: string, rel: string, re: RegExp, hits: string[], max: number): Promise<boolean> {
-  const st = await fs.stat(file);
-  if (st.size > MAX_FILE_BYTES) return false;
-  const buf = await fs.readFile(file);
-  if (buf.subarray(0, 8192).includes(0)) return false;
-  const lines = buf.toString('utf8').split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = (lines[i] as string).replace(/\r$/, '').slice(0, 4 * MAX_LINE_CHARS);
-    if (!re.test(line)) continue;
-    hits.push(`${rel}:${i + 1}: ${line.length > MAX_LINE_CHARS ? line.slice(0, MAX_LINE_CHARS) + '…' : line}`);
-    if (hits.length >= max) return true;
+interface SearchJob {
+  pattern: string;
+  flags: string;
+  files: { abs: string; rel: string }[];
+  max: number;
+  maxFileBytes: number;
+  maxLineChars: number;
+}
+
+/** Self-contained (the extension is one bundle): reads each file, tests each line, posts the hits. */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+const { pattern, flags, files, max, maxFileBytes, maxLineChars } = workerData;
+const re = new RegExp(pattern, flags);
+const hits = [];
+let limited = false;
+outer: for (const f of files) {
+  let buf;
+  try {
+    if (fs.statSync(f.abs).size > maxFileBytes) continue;
+    buf = fs.readFileSync(f.abs);
+  } catch {
+    continue; // gone or unreadable since it was listed
   }
-  return false;
+  if (buf.subarray(0, 8192).includes(0)) continue; // binary
+  const lines = buf.toString('utf8').split('\\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].replace(/\\r$/, '').slice(0, 4 * maxLineChars);
+    if (!re.test(line)) continue;
+    hits.push(f.rel + ':' + (i + 1) + ': ' + (line.length > maxLineChars ? line.slice(0, maxLineChars) + '\u2026' : line));
+    if (hits.length >= max) { limited = true; break outer; }
+  }
+}
+parentPort.postMessage({ hits, limited });
+`;
+
+function searchInWorker(job: SearchJob, signal: AbortSignal): Promise<{ hits: string[]; limited: boolean }> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: job });
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      void worker.terminate();
+      fn();
+    };
+    const timer = setTimeout(
+      () =>
+        finish(() =>
+          reject(
+            new ToolFailure(
+              `search_text stopped after ${Math.round(searchLimits.deadlineMs / 1000)} s: the pattern ${JSON.stringify(job.pattern)} is too slow ` +
+                '(nested quantifiers like "(a+)+" backtrack exponentially). Use a simpler pattern or narrow path/glob.',
+            ),
+          ),
+        ),
+      searchLimits.deadlineMs,
+    );
+    const onAbort = () => finish(() => reject(new ToolFailure('Cancelled.')));
+    signal.addEventListener('abort', onAbort);
+    worker.once('message', (m: { hits: string[]; limited: boolean }) => finish(() => resolve(m)));
+    worker.once('error', (err) => finish(() => reject(new ToolFailure(`search_text failed: ${err.message}`))));
+    worker.once('exit', (code) => finish(() => reject(new ToolFailure(`search_text failed: the search worker exited with code ${code}`))));
+  });
 }

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolCall } from '../../../src/store/schema';
 import { createCodingRegistry, type ToolContext } from '../../../src/runner/tools';
+import { searchLimits } from '../../../src/runner/tools/searchText';
 import { blobSink, rmrf, tmpDir, toolCtx } from './helpers';
 
 const registry = createCodingRegistry();
@@ -124,6 +125,36 @@ describe('runner/tools file tools', () => {
       const bad = await run('search_text', { pattern: '(unclosed' });
       assert.equal(bad.is_error, true);
       assert.match(bad.output, /Invalid regular expression "\(unclosed"/);
+    });
+
+    it('a catastrophically backtracking pattern ends as a clear error at the deadline; the host stays responsive', async () => {
+      fs.writeFileSync(path.join(root, 'src/long.txt'), `${'a'.repeat(40)}!\n`);
+      const saved = searchLimits.deadlineMs;
+      searchLimits.deadlineMs = 1000;
+      try {
+        let ticks = 0;
+        const ticker = setInterval(() => ticks++, 50);
+        const t0 = Date.now();
+        const r = await run('search_text', { pattern: '^(a+)+$' });
+        clearInterval(ticker);
+        assert.equal(r.is_error, true);
+        assert.match(r.output, /search_text stopped after 1 s: the pattern "\^\(a\+\)\+\$" is too slow/);
+        assert.ok(Date.now() - t0 < 5000, 'ended at the deadline');
+        assert.ok(ticks >= 10, `the event loop kept running while the worker searched (${ticks} ticks)`);
+      } finally {
+        searchLimits.deadlineMs = saved;
+      }
+    });
+
+    it('cancel stops a running search', async () => {
+      fs.writeFileSync(path.join(root, 'src/long.txt'), `${'a'.repeat(40)}!\n`);
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 200);
+      const t0 = Date.now();
+      const r = await run('search_text', { pattern: '^(a+)+$' }, toolCtx(root, { signal: ac.signal }));
+      assert.equal(r.is_error, true);
+      assert.match(r.output, /Cancelled/);
+      assert.ok(Date.now() - t0 < 5000);
     });
 
     it('searches only inside the workspace', async () => {

@@ -14,6 +14,7 @@ import { createProvider } from './runner/provider';
 import { AgentRunner } from './runner/runner';
 import { createCodingRegistry, decide } from './runner/tools';
 import { readSettings } from './settings';
+import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
 import type { CheckpointStore, OwnerInfo } from './store/types';
 import { ApprovalPanels } from './views/approval/panel';
@@ -56,7 +57,7 @@ export class ExtensionRoot extends DisposableStore {
     super();
     const log = vscode.window.createOutputChannel('Agent Waypoints', { log: true });
     this.log = this.register(log);
-    const storageDir = context.storageUri?.fsPath;
+    const storageDir = context.storageUri ? checkpointStorageDir(context.storageUri.fsPath) : undefined;
     const workspace = vscode.workspace.workspaceFolders?.[0];
     this.log.info(`activated (storage: ${storageDir ?? 'none, no folder open'})`);
     this.register(registerApiKeyCommands(context.secrets, this.log));
@@ -162,6 +163,17 @@ export class ExtensionRoot extends DisposableStore {
         if (e.affectsConfiguration('agentWaypoints.retention.finishedRunDays')) {
           this.applyRetention(store).catch((err) => log.error(`retention: ${err instanceof Error ? err.message : String(err)}`));
         }
+      }),
+    );
+    // Another window on this workspace (code-server tabs, remote clients) shares the storage: catch up
+    // with what it did when this window comes back into focus — no polling.
+    this.register(
+      vscode.window.onDidChangeWindowState((w) => {
+        if (!w.focused) return;
+        store
+          .rescan()
+          .then((changed) => (changed ? model.reload() : undefined))
+          .catch((err) => log.warn(`re-reading the runs folder failed: ${err instanceof Error ? err.message : String(err)}`));
       }),
     );
     this.register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.setRestricted()));

@@ -26,6 +26,10 @@ export function registerCheckpointCommands(c: CommandContext): vscode.Disposable
       const runId = runIdOf(arg);
       if (runId) await c.model.loadMore(runId);
     }),
-    registerCommand(CommandIds.refreshRuns, () => c.model.reload()),
+    // Re-reads the storage too: another window on this workspace may have created or advanced runs.
+    registerCommand(CommandIds.refreshRuns, async () => {
+      await c.store.rescan();
+      await c.model.reload();
+    }),
   );
 }

@@ -116,7 +116,11 @@ async function tryResume(c: CommandContext, run: RunSummary, opts: { budget?: { 
       return ok ? tryResume(c, run, { ...opts, confirmed: true }) : undefined;
     }
     if (err instanceof RunLockedError) {
-      const pick = await vscode.window.showWarningMessage(err.message, 'Open latest checkpoint (read-only)');
+      const h = err.holder;
+      const pick = await vscode.window.showWarningMessage(
+        `“${run.title}” is held by ${h.label} (pid ${h.pid} on ${h.hostname}). Only one window can run it; here you can view it read-only.`,
+        'Open latest checkpoint (read-only)',
+      );
       if (pick) await vscode.window.showTextDocument(checkpointUri(run.run_id, run.last_seq));
       return undefined;
     }

@@ -8,7 +8,7 @@ import { IndexCache } from './indexCache';
 import { toWriteError } from './runWriter';
 import { RunHandle } from './runHandle';
 import { RunModel } from './runModel';
-import type { Approval, CheckpointRecord, Effect, RunMeta, RunSummary } from './schema';
+import { isTerminalState, type Approval, type CheckpointRecord, type Effect, type RunMeta, type RunSummary } from './schema';
 import type * as T from './types';
 import { checkRunId } from './validate';
 
@@ -182,6 +182,31 @@ export abstract class StoreReads {
     const last = page[page.length - 1];
     const more = start >= 0 && start + limit < all.length;
     return more && last ? { runs, cursor: encodeCursor(last.updated_ms, last.run_id) } : { runs };
+  }
+
+  async rescan(): Promise<boolean> {
+    await this.opened();
+    let changed = false;
+    const present = new Set(await this.engine.listRunIds());
+    for (const id of [...this.index.entries.keys()]) {
+      if (present.has(id) || this.runs.get(id)?.owned) continue;
+      this.runs.delete(id);
+      this.index.delete(id);
+      this.emit({ kind: 'run-deleted', run_id: id });
+      changed = true;
+    }
+    for (const id of present) {
+      const known = this.index.get(id);
+      if (this.runs.get(id)?.owned || (known && isTerminalState(known.state))) continue;
+      const h = await this.peek(id).catch(() => undefined); // an unreadable run was reported by its load
+      if (!h) continue;
+      const now = h.model.summary();
+      if (known && now.last_seq === known.last_seq && now.state === known.state && now.pending_approvals === known.pending_approvals) continue;
+      this.index.set(now, h.durableCommits, !known);
+      this.emit({ kind: known ? 'run-updated' : 'run-created', run_id: id });
+      changed = true;
+    }
+    return changed;
   }
 
   async getRun(runId: string): Promise<RunSummary | undefined> {

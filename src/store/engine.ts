@@ -37,6 +37,8 @@ export interface Engine {
   /** Where the engine reports corruption it finds outside a run load (blobs, locks). */
   setReporter(fn: (r: CorruptionReport) => void): void;
   openIndex(): Promise<IndexState>;
+  /** Run ids present in storage now (another window may have added or removed some). */
+  listRunIds(): Promise<string[]>;
   /** Written behind by the core; the index is a cache of what the runs hold. */
   saveIndex(entries: IndexEntry[]): Promise<void>;
 

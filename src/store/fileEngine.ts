@@ -87,6 +87,10 @@ export class FileEngine implements Engine {
     return { entries: this.index.data.runs, present, reports, writable };
   }
 
+  async listRunIds(): Promise<string[]> {
+    return (await this.fsl.readdir(path.join(this.root, 'runs'))).filter((n) => RunId.safeParse(n).success);
+  }
+
   async saveIndex(entries: IndexEntry[]): Promise<void> {
     if (!this.index) return;
     this.index.data = { runs: entries };

@@ -42,6 +42,10 @@ class MemoryEngine implements Engine {
     return { entries: structuredClone(this.disk.index ?? []), present: [...this.disk.runs.keys()], reports: [], writable: true };
   }
 
+  async listRunIds(): Promise<string[]> {
+    return [...this.disk.runs.keys()];
+  }
+
   async saveIndex(entries: IndexEntry[]): Promise<void> {
     this.disk.index = structuredClone(entries);
   }

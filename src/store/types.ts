@@ -129,6 +129,12 @@ export interface CheckpointStore {
   // runs
   createRun(input: NewRunInput, owner: OwnerInfo): Promise<{ run: RunSummary; lease: RunLease }>;
   listRuns(opts?: { limit?: number; cursor?: string }): Promise<RunPage>;
+  /**
+   * Picks up what other windows changed since this store opened: runs they created or deleted, and
+   * new commits of unfinished runs this store does not own. Finished runs are not re-read.
+   * Resolves to whether anything changed.
+   */
+  rescan(): Promise<boolean>;
   getRun(runId: string): Promise<RunSummary | undefined>;
   setRunState(runId: string, state: RunState, detail?: string | null): Promise<RunSummary>;
   deleteRun(runId: string): Promise<void>;

@@ -228,3 +228,57 @@ describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', 
     assert.deepEqual(lines(effects), ['one'], 'the finished side effect was not run again');
   });
 });
+
+/** A command long enough for a second window to open and try to take the run. */
+const HOLD_SCENARIO: Scenario = {
+  name: 'e2e-hold',
+  description: 'offline demo model: a quick command, then a long one',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [
+    reply('(offline demo model) Two commands.', [
+      { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
+      { name: 'run_command', arguments: { command: 'sleep 30' } },
+    ]),
+    reply('(offline demo model) Both commands ran.'),
+  ],
+};
+
+describe('e2e: two windows on one workspace', () => {
+  let model: ModelServer;
+  before(async () => (model = await startModelServer({ scenario: HOLD_SCENARIO })));
+  after(async () => model.close());
+  const workbench = useWorkbench(() => ({
+    settings: settingsFor(model, { 'agentWaypoints.approval.command': 'auto' }),
+  }));
+
+  it('(f) a second window cannot take a run the first is running: it names the holder and opens the run read-only', async () => {
+    const wb = workbench();
+    const effects = path.join(wb.workspace, 'effects.txt');
+    await startRun(wb, 'Held by the first window');
+    await waitFor('the first command', () => lines(effects).length === 1);
+    const second = await wb.openAnotherWindow(); // its own extension host, the same storage
+    try {
+      await resumeFromPalette(second, 'Held by the first window');
+      const toast = second.notification('is held by');
+      await toast.waitFor({ timeout: 30_000 });
+      assert.match(await toast.innerText(), /“Held by the first window” is held by VS Code window .*\(pid \d+ on .*read-only/s);
+      await second.page.waitForTimeout(600); // the toast's fade-in
+      await second.screenshot('e2e-f-second-window-held');
+      await toast.getByRole('button', { name: 'Open latest checkpoint (read-only)' }).click();
+      await second.page.locator('.monaco-editor', { hasText: '"run_id"' }).first().waitFor({ timeout: 30_000 });
+
+      await wb.notification('completed').waitFor({ timeout: 90_000 });
+      assert.deepEqual(lines(effects), ['one'], 'the first window ran it, once; the second ran nothing');
+      // The second window catches up with the first's progress from the shared storage.
+      await second.runCommand('Agent Waypoints: Refresh runs');
+      await second.openRunsView();
+      const sidebar = second.page.locator('#workbench\\.parts\\.sidebar');
+      await sidebar.getByText('Finished', { exact: true }).click();
+      await sidebar.getByText('Held by the first window').first().waitFor({ timeout: 15_000 });
+      await second.screenshot('e2e-f-second-window-caught-up');
+    } finally {
+      await second.close();
+    }
+  });
+});

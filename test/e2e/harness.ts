@@ -40,6 +40,8 @@ export class Workbench {
     readonly workspace: string,
     readonly userDataDir: string,
     private readonly tmp: string,
+    /** A second window on the same server: closing it closes only its page. */
+    private readonly secondary = false,
   ) {}
 
   static async start(opts: WorkbenchOptions = {}): Promise<Workbench> {
@@ -60,6 +62,18 @@ export class Workbench {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const wb = new Workbench(server, browser, page, workspace, userDataDir, tmp);
     await page.goto(server.url());
+    await wb.waitForWorkbench();
+    return wb;
+  }
+
+  /**
+   * Another browser window on the same workspace: code-server gives it an extension host of its
+   * own (as desktop VS Code gives each window), sharing the workspace's checkpoint storage.
+   */
+  async openAnotherWindow(): Promise<Workbench> {
+    const page = await this.browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const wb = new Workbench(this.server, this.browser, page, this.workspace, this.userDataDir, this.tmp, true);
+    await page.goto(this.server.url());
     await wb.waitForWorkbench();
     return wb;
   }
@@ -163,6 +177,10 @@ export class Workbench {
   }
 
   async close(): Promise<void> {
+    if (this.secondary) {
+      await this.page.close().catch(() => undefined);
+      return;
+    }
     await this.browser.close().catch(() => undefined);
     await this.server.stop();
     fs.rmSync(this.tmp, { recursive: true, force: true });

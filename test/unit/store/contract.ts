@@ -271,6 +271,24 @@ export function contractSuite(name: string, factory: () => Backend): void {
       await h.rejects(store.importRun({ hello: 'world' }, h.owner('imp')), InvalidInputError, /not an Agent Waypoints run export/);
     });
 
+    it('rescan picks up what another window did: a new run, its progress, its deletion', async () => {
+      const other = await openStore(); // a second window, open before the first creates anything
+      assert.deepEqual((await other.listRuns()).runs, []);
+      const { runId, lease } = await runWithStep(store, 'made elsewhere');
+      await store.flush();
+      assert.equal(await other.rescan(), true);
+      assert.equal(await other.rescan(), false, 'nothing new the second time');
+      const seen = (await other.listRuns()).runs;
+      assert.deepEqual(seen.map((r) => [r.run_id, r.title, r.last_seq]), [[runId, 'made elsewhere', 3]]);
+      await store.append(runId, h.terminal(1));
+      await other.rescan();
+      assert.equal((await other.listRuns()).runs[0]?.state, 'completed', 'an unfinished run is re-read');
+      await lease.release();
+      await store.deleteRun(runId);
+      await other.rescan();
+      assert.deepEqual((await other.listRuns()).runs, [], 'a deleted run leaves the listing');
+    });
+
     it('deletes runs and prunes finished ones past their TTL', async () => {
       let t = 10_000;
       const s = await openStore({ now: () => t });

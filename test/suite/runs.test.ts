@@ -86,6 +86,8 @@ describe('agent runs in a real extension host', () => {
     const item = tree.getTreeItem(node);
     assert.equal(item.label, 'Describe greet.js');
     assert.match(String(item.description), /completed · step 3/);
+    const resolved = await tree.resolveTreeItem(item, node);
+    assert.match((resolved.tooltip as vscode.MarkdownString).value, /Storage on disk: \d+(\.\d)? KB/);
     const checkpoints = await tree.getChildren(node);
     const phases = checkpoints.flatMap((c) => (c.kind === 'checkpoint' ? [c.record.phase] : []));
     assert.equal(phases[0], 'run_terminal');

@@ -46,6 +46,19 @@ export const PHASE_ICONS: Record<Phase, string> = {
   run_terminal: 'flag',
 };
 
+/** 1536 → "1.5 KB"; binary units, as the file explorer shows them. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ${units[i]}`;
+}
+
 export function runDescription(run: RunSummary, now = Date.now()): string {
   const parts = [STATE_LABELS[run.state], `step ${run.step}`];
   if (run.pending_approvals > 0) parts.push(`${run.pending_approvals} to approve`);

@@ -78,6 +78,11 @@ export class RunsModel {
     this.fire(undefined);
   }
 
+  /** Bytes the run takes on disk (its log, blobs and meta). */
+  storageBytes(runId: string): Promise<number> {
+    return this.store.storageBytes(runId);
+  }
+
   get(runId: string): RunSummary | undefined {
     return this.runs.get(runId);
   }

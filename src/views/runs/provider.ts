@@ -1,5 +1,6 @@
 // TreeDataProvider over RunsModel: groups → runs → checkpoints (paged, "Load more").
 import * as vscode from 'vscode';
+import { formatBytes } from './format';
 import { CheckpointNode, GroupNode, LoadMoreNode, RunNode, type RunsTreeNode } from './nodes';
 import { GROUPS, groupOf, type RunsModel } from './model';
 
@@ -24,6 +25,14 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, 
 
   getTreeItem(node: RunsTreeNode): vscode.TreeItem {
     return node.toTreeItem();
+  }
+
+  /** On hover: a run's tooltip also says how much storage it takes (read only when asked). */
+  async resolveTreeItem(item: vscode.TreeItem, node: RunsTreeNode): Promise<vscode.TreeItem> {
+    if (node.kind !== 'run' || !(item.tooltip instanceof vscode.MarkdownString)) return item;
+    const bytes = await this.model.storageBytes(node.run.run_id).catch(() => undefined);
+    if (bytes !== undefined) item.tooltip.appendMarkdown(`\n\nStorage on disk: ${formatBytes(bytes)}`);
+    return item;
   }
 
   getParent(node: RunsTreeNode): RunsTreeNode | undefined {

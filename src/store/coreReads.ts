@@ -198,6 +198,8 @@ export abstract class StoreReads {
     for (const id of present) {
       const known = this.index.get(id);
       if (this.runs.get(id)?.owned || (known && isTerminalState(known.state))) continue;
+      // A run not in memory is loaded only if its log grew: a focus event must not re-read every paused run.
+      if (known && !this.runs.has(id) && ((await this.engine.lastCommit(id).catch(() => undefined)) ?? Infinity) <= known.durable_commits) continue;
       const h = await this.peek(id).catch(() => undefined); // an unreadable run was reported by its load
       if (!h) continue;
       const now = h.model.summary();

@@ -39,6 +39,8 @@ export interface Engine {
   openIndex(): Promise<IndexState>;
   /** Run ids present in storage now (another window may have added or removed some). */
   listRunIds(): Promise<string[]>;
+  /** Number of the run's newest commit (one directory listing, nothing read); undefined: no such run. */
+  lastCommit(runId: string): Promise<number | undefined>;
   /** Written behind by the core; the index is a cache of what the runs hold. */
   saveIndex(entries: IndexEntry[]): Promise<void>;
 

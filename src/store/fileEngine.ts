@@ -91,6 +91,15 @@ export class FileEngine implements Engine {
     return (await this.fsl.readdir(path.join(this.root, 'runs'))).filter((n) => RunId.safeParse(n).success);
   }
 
+  async lastCommit(runId: string): Promise<number | undefined> {
+    try {
+      return parseLogNames(await this.fsl.readdir(this.runDir(runId, 'log'))).reduce((m, f) => Math.max(m, f.last), 0);
+    } catch (err) {
+      if (errCode(err) === 'ENOENT') return undefined;
+      throw err;
+    }
+  }
+
   async saveIndex(entries: IndexEntry[]): Promise<void> {
     if (!this.index) return;
     this.index.data = { runs: entries };

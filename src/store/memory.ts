@@ -46,6 +46,11 @@ class MemoryEngine implements Engine {
     return [...this.disk.runs.keys()];
   }
 
+  async lastCommit(runId: string): Promise<number | undefined> {
+    const r = this.disk.runs.get(runId);
+    return r ? lastCommit(r) : undefined;
+  }
+
   async saveIndex(entries: IndexEntry[]): Promise<void> {
     this.disk.index = structuredClone(entries);
   }

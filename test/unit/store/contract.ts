@@ -280,9 +280,13 @@ export function contractSuite(name: string, factory: () => Backend): void {
       assert.equal(await other.rescan(), false, 'nothing new the second time');
       const seen = (await other.listRuns()).runs;
       assert.deepEqual(seen.map((r) => [r.run_id, r.title, r.last_seq]), [[runId, 'made elsewhere', 3]]);
+      const late = await openStore(); // a window opened now knows the run from the index, unread
+      assert.equal(await late.rescan(), false, 'an unread run whose log did not grow is left alone');
       await store.append(runId, h.terminal(1));
       await other.rescan();
       assert.equal((await other.listRuns()).runs[0]?.state, 'completed', 'an unfinished run is re-read');
+      assert.equal(await late.rescan(), true, 'its log grew: read now');
+      assert.equal((await late.listRuns()).runs[0]?.state, 'completed');
       await lease.release();
       await store.deleteRun(runId);
       await other.rescan();

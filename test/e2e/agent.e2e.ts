@@ -26,20 +26,30 @@ const APPEND_SCENARIO: Scenario = {
   ],
 };
 
-/** A tool batch with a fast side effect and a slow one, so the host can be killed in between. */
-const CRASH_SCENARIO: Scenario = {
-  name: 'e2e-crash',
-  description: 'offline demo model: a two-call tool batch, the second slow',
-  model: DEMO_MODEL_ID,
-  subconversations: [],
-  turns: [
-    reply('(offline demo model) Two commands.', [
-      { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
-      { name: 'run_command', arguments: { command: 'sleep 8' } },
-    ]),
-    reply('(offline demo model) Both commands ran.'),
-  ],
-};
+/** A tool batch with a fast side effect and a slow one (the host can be killed, or a second window can try, in between). */
+function twoCommands(name: string, slowSeconds: number): Scenario {
+  return {
+    name,
+    description: 'offline demo model: a two-call tool batch, the second slow',
+    model: DEMO_MODEL_ID,
+    subconversations: [],
+    turns: [
+      reply('(offline demo model) Two commands.', [
+        { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
+        { name: 'run_command', arguments: { command: `sleep ${slowSeconds}` } },
+      ]),
+      reply('(offline demo model) Both commands ran.'),
+    ],
+  };
+}
+
+/** A scripted model server for the describe block, and a workbench whose command tools run without asking. */
+function autoCommandWorkbench(scenario: Scenario): () => Workbench {
+  let model: ModelServer;
+  before(async () => (model = await startModelServer({ scenario })));
+  after(async () => model.close());
+  return useWorkbench(() => ({ settings: settingsFor(model, { 'agentWaypoints.approval.command': 'auto' }) }));
+}
 
 function settingsFor(model: ModelServer, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID, ...extra };
@@ -201,12 +211,7 @@ async function readPanelIds(frame: Frame): Promise<{ runId: string; inputHash: s
 }
 
 describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', () => {
-  let model: ModelServer;
-  before(async () => (model = await startModelServer({ scenario: CRASH_SCENARIO })));
-  after(async () => model.close());
-  const workbench = useWorkbench(() => ({
-    settings: settingsFor(model, { 'agentWaypoints.approval.command': 'auto' }),
-  }));
+  const workbench = autoCommandWorkbench(twoCommands('e2e-crash', 8));
 
   it('(c) interrupted notification → Resume agent session → the run completes, each side effect once', async () => {
     const wb = workbench();
@@ -229,28 +234,9 @@ describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', 
   });
 });
 
-/** A command long enough for a second window to open and try to take the run. */
-const HOLD_SCENARIO: Scenario = {
-  name: 'e2e-hold',
-  description: 'offline demo model: a quick command, then a long one',
-  model: DEMO_MODEL_ID,
-  subconversations: [],
-  turns: [
-    reply('(offline demo model) Two commands.', [
-      { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
-      { name: 'run_command', arguments: { command: 'sleep 30' } },
-    ]),
-    reply('(offline demo model) Both commands ran.'),
-  ],
-};
-
 describe('e2e: two windows on one workspace', () => {
-  let model: ModelServer;
-  before(async () => (model = await startModelServer({ scenario: HOLD_SCENARIO })));
-  after(async () => model.close());
-  const workbench = useWorkbench(() => ({
-    settings: settingsFor(model, { 'agentWaypoints.approval.command': 'auto' }),
-  }));
+  // The slow command is long enough for a second window to open and try to take the run.
+  const workbench = autoCommandWorkbench(twoCommands('e2e-hold', 30));
 
   it('(f) a second window cannot take a run the first is running: it names the holder and opens the run read-only', async () => {
     const wb = workbench();

@@ -40,7 +40,12 @@ export function registerRunCommands(c: CommandContext): vscode.Disposable {
           'Delete',
         )) === 'Delete';
       if (!ok) return false;
-      await c.store.deleteRun(run.run_id);
+      try {
+        await c.store.deleteRun(run.run_id);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Agent Waypoints: could not delete “${run.title}”: ${errorMessage(err)}`);
+        return false;
+      }
       c.log.info(`deleted run ${run.run_id}`);
       return true;
     }),
@@ -157,8 +162,10 @@ async function forkRun(c: CommandContext, arg?: unknown): Promise<string | undef
     } finally {
       await lease.release();
     }
-    const pick = await vscode.window.showInformationMessage(`Forked into “${run.title}”. Resume it to continue from checkpoint #${target.seq}.`, 'Resume now');
-    if (pick) await resumeRun(c, run.run_id);
+    // Not awaited: the command returns the fork at once; the button resumes it whenever clicked.
+    void vscode.window
+      .showInformationMessage(`Forked into “${run.title}”. Resume it to continue from checkpoint #${target.seq}.`, 'Resume now')
+      .then((pick) => (pick ? resumeRun(c, run.run_id) : undefined));
     return run.run_id;
   } catch (err) {
     void vscode.window.showErrorMessage(`Agent Waypoints: could not fork: ${errorMessage(err)}`);

@@ -31,6 +31,18 @@ const SCENARIO: Scenario = {
   ],
 };
 
+/** One command that takes a minute: something to approve, or to cancel while it runs. */
+const SLOW_COMMAND: Scenario = {
+  name: 'in-host-slow-command',
+  description: 'offline demo model: a command that takes long',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [
+    { reply: { content: '(offline demo model) Waiting.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 60' } }] } },
+    { reply: { content: '(offline demo model) Done.' } },
+  ],
+};
+
 function filesUnder(dir: string): string[] {
   return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => path.join(dir, f)).filter((f) => fs.statSync(f).isFile());
 }
@@ -165,6 +177,65 @@ describe('agent runs in a real extension host', () => {
     } finally {
       await configure({ 'agentWaypoints.retention.finishedRunDays': undefined });
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('Fork from checkpoint → Resume continues from there with one model call → Delete removes the fork', async () => {
+    const api = await activated();
+    const records = await api.store!.list(runId, { limit: 100 });
+    const secondResponse = records.filter((r) => r.phase === 'post_llm').sort((a, b) => a.seq - b.seq)[1]!;
+    const forkId = (await vscode.commands.executeCommand<string>(CommandIds.forkFromCheckpoint, { runId, seq: secondResponse.seq }))!;
+    assert.ok(forkId && forkId !== runId, 'the fork is a run of its own');
+    const fork = (await api.store!.getRun(forkId))!;
+    assert.equal(fork.state, 'paused_cancelled', 'a fork waits to be resumed');
+    assert.deepEqual(fork.forked_from, { run_id: runId, seq: secondResponse.seq });
+
+    const before = model.stats().total;
+    assert.equal(await vscode.commands.executeCommand<string>(CommandIds.resumeRun, forkId), 'running');
+    assert.equal(await waitForState(api, forkId, ['completed', 'paused_error']), 'completed');
+    assert.equal(model.stats().total - before, 1, "the fork reuses the source's response at that checkpoint: only the last turn is requested");
+    assert.deepEqual((await api.store!.loadSnapshot(forkId)).snapshot.messages, (await api.store!.loadSnapshot(runId)).snapshot.messages, 'the same conversation');
+
+    assert.equal(await vscode.commands.executeCommand(CommandIds.deleteRun, forkId, { confirmed: true }), true);
+    assert.equal(await api.store!.getRun(forkId), undefined);
+    assert.ok(await api.store!.getRun(runId), 'the source is untouched');
+  });
+
+  it('Show pending approvals opens the panel of a run that waits; nothing runs meanwhile', async () => {
+    const api = await activated();
+    assert.equal(await vscode.commands.executeCommand(CommandIds.showApprovals), false, 'no run waits yet');
+    const slow = await startModelServer({ scenario: SLOW_COMMAND });
+    try {
+      await configure({ 'agentWaypoints.provider.baseUrl': slow.url });
+      const id = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Ask before waiting'))!;
+      assert.equal(await waitForState(api, id, ['awaiting_approval', 'completed', 'paused_error']), 'awaiting_approval');
+      assert.equal(await vscode.commands.executeCommand(CommandIds.showApprovals, id), true);
+      assert.ok(api.panels!.get(id), 'the approval panel of that run is open');
+      assert.deepEqual(await api.store!.listEffects(id), [], 'nothing ran before a decision');
+      api.panels!.get(id)!.panel.dispose();
+      assert.equal(await vscode.commands.executeCommand(CommandIds.deleteRun, id, { confirmed: true }), true);
+    } finally {
+      await configure({ 'agentWaypoints.provider.baseUrl': model.url });
+      await slow.close();
+    }
+  });
+
+  it('Cancel run stops a running command and pauses resumably', async () => {
+    const api = await activated();
+    const slow = await startModelServer({ scenario: SLOW_COMMAND });
+    try {
+      await configure({ 'agentWaypoints.provider.baseUrl': slow.url, 'agentWaypoints.approval.command': 'auto' });
+      const id = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Wait a minute'))!;
+      for (let i = 0; i < 100 && (await api.store!.listEffects(id)).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal((await api.store!.listEffects(id)).length, 1, 'the command started');
+      const t0 = Date.now();
+      assert.equal(await vscode.commands.executeCommand(CommandIds.cancelRun, id), true);
+      assert.equal(await waitForState(api, id, ['paused_cancelled', 'completed', 'paused_error'], 15_000), 'paused_cancelled');
+      assert.ok(Date.now() - t0 < 10_000, 'the sleep was stopped, not waited out');
+      assert.equal(api.runner!.isActive(id), false);
+    } finally {
+      await configure({ 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.approval.command': undefined });
+      await slow.close();
     }
   });
 

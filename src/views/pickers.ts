@@ -13,6 +13,7 @@ export function runIdOf(arg: unknown): string | undefined {
     const a = arg as { run?: RunSummary; record?: CheckpointRecord; parent?: { run?: RunSummary }; runId?: unknown };
     if (a.run) return a.run.run_id;
     if (a.record) return a.record.run_id;
+    if (a.parent?.run) return a.parent.run.run_id; // "Load more…" under a run
     if (typeof a.runId === 'string') return a.runId;
   }
   return undefined;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../src/commands/ids';
 import { canonicalJson } from '../../src/store/canonical';
+import * as h from '../unit/store/helpers';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import type { RunsTreeNode } from '../../src/views/runs/nodes';
@@ -237,6 +238,37 @@ describe('agent runs in a real extension host', () => {
       await configure({ 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.approval.command': undefined });
       await slow.close();
     }
+  });
+
+  it('a long checkpoint chain loads in pages: "Load more…" fetches the next page', async () => {
+    const api = await activated();
+    const store = api.store!;
+    const { run, lease } = await store.createRun(h.newRun('A long chain'), h.owner('in-host test'));
+    await store.append(run.run_id, h.runStarted());
+    const msgs = [{ role: 'system' as const, content: 'sys' }, { role: 'user' as const, content: 'go' }];
+    for (let step = 1; step <= 30; step++) {
+      await store.append(run.run_id, h.stepStarted(h.snapshot(step, msgs)));
+      await store.append(run.run_id, h.preLlm(step, msgs.length));
+    }
+    await store.append(run.run_id, h.terminal(30));
+    await lease.release();
+    const total = 62; // run_started + 30 × 2 + run_terminal
+    await vscode.commands.executeCommand(CommandIds.refreshRuns);
+    const tree = api.tree!;
+    const finished = (await tree.getChildren()).find((g) => g.kind === 'group' && g.group === 'finished')!;
+    const node = (await tree.getChildren(finished)).find((n) => n.kind === 'run' && n.run.run_id === run.run_id)!;
+    assert.ok(node, 'the run is listed');
+    let children = await tree.getChildren(node);
+    assert.equal(children.filter((c) => c.kind === 'checkpoint').length, 50, 'the first page');
+    const more = children.at(-1)!;
+    assert.equal(more.kind, 'loadMore');
+    assert.equal(tree.getTreeItem(more).label, 'Load more…');
+    await vscode.commands.executeCommand(CommandIds.loadMoreCheckpoints, more);
+    children = await tree.getChildren(node);
+    const seqs = children.flatMap((c) => (c.kind === 'checkpoint' ? [c.record.seq] : []));
+    assert.deepEqual(seqs, Array.from({ length: total }, (_, i) => total - i), 'every checkpoint once, newest first');
+    assert.ok(!children.some((c) => c.kind === 'loadMore'), 'nothing more to load');
+    assert.equal(await vscode.commands.executeCommand(CommandIds.deleteRun, run.run_id, { confirmed: true }), true);
   });
 
   it('the commands that need no arguments run: refresh, show log', async () => {

@@ -271,6 +271,21 @@ describe('agent runs in a real extension host', () => {
     assert.equal(await vscode.commands.executeCommand(CommandIds.deleteRun, run.run_id, { confirmed: true }), true);
   });
 
+  it('the context-menu commands accept the nodes the tree hands them', async () => {
+    const api = await activated();
+    const tree = api.tree!;
+    const finished = (await tree.getChildren()).find((g) => g.kind === 'group' && g.group === 'finished')!;
+    const runNode = (await tree.getChildren(finished)).find((n) => n.kind === 'run' && n.run.run_id === runId)!;
+    const checkpointNode = (await tree.getChildren(runNode)).find((n) => n.kind === 'checkpoint')!;
+    assert.equal(await vscode.commands.executeCommand(CommandIds.resumeRun, runNode), 'completed');
+    const uri = await vscode.commands.executeCommand<string>(CommandIds.openCheckpoint, checkpointNode);
+    assert.ok(uri && checkpointNode.kind === 'checkpoint' && uri.includes(String(checkpointNode.record.seq)), 'the checkpoint the node shows');
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'aw-node-')), 'run.json');
+    assert.equal(await vscode.commands.executeCommand(CommandIds.exportRun, runNode, vscode.Uri.file(file)), file);
+    assert.equal((JSON.parse(fs.readFileSync(file, 'utf8')) as { body: { meta: { run_id: string } } }).body.meta.run_id, runId);
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+
   it('the commands that need no arguments run: refresh, show log', async () => {
     await activated();
     await vscode.commands.executeCommand(CommandIds.refreshRuns);

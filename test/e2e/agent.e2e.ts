@@ -268,3 +268,54 @@ describe('e2e: two windows on one workspace', () => {
     }
   });
 });
+
+/** Two commands in one batch, both needing approval: one to reject, one to edit. */
+const TWO_APPROVALS: Scenario = {
+  name: 'e2e-two-approvals',
+  description: 'offline demo model: two commands that need approval, then a final answer',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [
+    reply('(offline demo model) Two commands.', [
+      { name: 'run_command', arguments: { command: 'echo first >> effects.txt' } },
+      { name: 'run_command', arguments: { command: 'echo second >> effects.txt' } },
+    ]),
+    reply('(offline demo model) One ran as edited, one was rejected.'),
+  ],
+};
+
+describe('e2e: reject with a reason, approve edited arguments', () => {
+  let model: ModelServer;
+  before(async () => (model = await startModelServer({ scenario: TWO_APPROVALS })));
+  after(async () => model.close());
+  const workbench = useWorkbench(() => ({ settings: settingsFor(model) }));
+
+  it('(g) Reject… with a reason and Edit arguments… in the panel: only the edited command runs', async () => {
+    const wb = workbench();
+    const effects = path.join(wb.workspace, 'effects.txt');
+    await startRun(wb, 'Two commands to decide');
+    const frame = await approvalFrame(wb);
+    await frame.locator('section.approval').nth(1).waitFor();
+    assert.match(await frame.locator('vscode-button', { hasText: 'Approve all 2' }).innerText(), /Approve all 2/);
+
+    // Reject the second with a reason.
+    const second = frame.locator('section.approval', { hasText: 'echo second' });
+    await second.locator('vscode-button', { hasText: 'Reject…' }).click();
+    await second.locator('.reject vscode-textarea textarea').fill('not this one');
+    await second.locator('vscode-button', { hasText: 'Reject with reason' }).click();
+    await frame.locator('section.approval', { hasText: 'echo second' }).waitFor({ state: 'detached', timeout: 15_000 });
+
+    await frame.locator('.detail', { hasText: '1 tool call waiting for approval.' }).waitFor({ timeout: 15_000 });
+
+    // Edit the first, then approve the edited call.
+    const first = frame.locator('section.approval', { hasText: 'echo first' });
+    await first.locator('vscode-button', { hasText: 'Edit arguments…' }).click();
+    await first.locator('.edit vscode-textarea textarea').fill(JSON.stringify({ command: 'echo edited >> effects.txt' }));
+    await wb.screenshot('e2e-g-edit-arguments');
+    await first.locator('vscode-button', { hasText: 'Approve edited' }).click();
+
+    await wb.notification('completed').waitFor({ timeout: 60_000 });
+    assert.deepEqual(lines(effects), ['edited'], 'the edited command ran once; the original and the rejected one never');
+    assert.equal(model.stats().total, 2, 'one request per turn');
+  });
+});

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { AgentRunner, DecisionInput } from '../../runner/runner';
 import { errorMessage } from '../../runner/errors';
-import type { Approval } from '../../store/schema';
+import type { Approval, RunSummary } from '../../store/schema';
 import type { CheckpointStore } from '../../store/types';
 import { type ApprovalView, type HostMessage, parseWebviewMessage, type WebviewMessage } from './protocol';
 import type { ProposedDocuments } from './proposed';
@@ -116,7 +116,7 @@ export class ApprovalPanel {
     this.panel.title = run ? `Approvals: ${run.title}` : 'Agent approvals';
     await this.post({
       type: 'state',
-      run: run ? { runId: run.run_id, title: run.title, state: run.state, stateDetail: run.state_detail, step: run.step } : null,
+      run: run ? { runId: run.run_id, title: run.title, state: run.state, stateDetail: detailOf(run, approvals.length), step: run.step } : null,
       approvals: approvals.map(toView),
       readOnly: run ? await this.deps.readOnlyReason(this.runId) : null,
     });
@@ -215,4 +215,10 @@ export function toView(a: Approval): ApprovalView {
     reason: a.reason,
     step: a.step,
   };
+}
+
+/** While calls wait, the count is today's, not the one stored when the run paused (some may be decided). */
+function detailOf(run: RunSummary, pending: number): string | null {
+  if (run.state !== 'awaiting_approval') return run.state_detail;
+  return pending > 0 ? `${pending} tool call${pending > 1 ? 's' : ''} waiting for approval.` : 'Decisions recorded; the run continues.';
 }

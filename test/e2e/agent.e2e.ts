@@ -284,7 +284,7 @@ const TWO_APPROVALS: Scenario = {
   ],
 };
 
-describe('e2e: reject with a reason, approve edited arguments', () => {
+describe('e2e: the approval panel’s other decisions: reject with a reason, edited arguments, approve all', () => {
   let model: ModelServer;
   before(async () => (model = await startModelServer({ scenario: TWO_APPROVALS })));
   after(async () => model.close());
@@ -317,5 +317,17 @@ describe('e2e: reject with a reason, approve edited arguments', () => {
     await wb.notification('completed').waitFor({ timeout: 60_000 });
     assert.deepEqual(lines(effects), ['edited'], 'the edited command ran once; the original and the rejected one never');
     assert.equal(model.stats().total, 2, 'one request per turn');
+  });
+
+  it('(h) Approve all: every waiting call of the batch runs, each once', async () => {
+    const wb = workbench();
+    const effects = path.join(wb.workspace, 'effects.txt');
+    await startRun(wb, 'Two commands to approve at once');
+    const frame = await approvalFrame(wb);
+    await frame.locator('section.approval').nth(1).waitFor();
+    await frame.locator('vscode-button', { hasText: 'Approve all 2' }).click();
+    await waitFor('both commands', () => lines(effects).length === 3);
+    await wb.notification('“Two commands to approve at once” completed').waitFor({ timeout: 60_000 });
+    assert.deepEqual(lines(effects), ['edited', 'first', 'second'], 'both ran, in order, once');
   });
 });

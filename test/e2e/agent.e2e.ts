@@ -331,3 +331,44 @@ describe('e2e: the approval panel’s other decisions: reject with a reason, edi
     assert.deepEqual(lines(effects), ['edited', 'first', 'second'], 'both ran, in order, once');
   });
 });
+
+/** An edit that needs approval (write tools ask by default). */
+const EDIT_SCENARIO: Scenario = {
+  name: 'e2e-edit',
+  description: 'offline demo model: one edit to approve, then a final answer',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [
+    reply('(offline demo model) Greeting in French.', [
+      { name: 'edit_file', arguments: { path: 'src/greet.js', old_text: 'Hello', new_text: 'Bonjour' } },
+    ]),
+    reply('(offline demo model) greet() now says Bonjour.'),
+  ],
+};
+
+describe('e2e: reviewing an edit before approving it', () => {
+  let model: ModelServer;
+  before(async () => (model = await startModelServer({ scenario: EDIT_SCENARIO })));
+  after(async () => model.close());
+  const workbench = useWorkbench(() => ({ settings: settingsFor(model) }));
+
+  it('(i) Show diff opens VS Code’s diff editor on the proposed change; the file changes only after Approve', async () => {
+    const wb = workbench();
+    const file = path.join(wb.workspace, 'src/greet.js');
+    const original = fs.readFileSync(file, 'utf8');
+    await startRun(wb, 'Greet in French');
+    const frame = await approvalFrame(wb);
+    await frame.locator('vscode-button', { hasText: 'Show diff' }).click();
+    const diff = wb.page.locator('.monaco-diff-editor').first();
+    await diff.waitFor({ timeout: 30_000 });
+    await diff.locator('.modified', { hasText: 'Bonjour' }).first().waitFor({ timeout: 15_000 });
+    await diff.locator('.original', { hasText: 'Hello' }).first().waitFor({ timeout: 15_000 });
+    await wb.screenshot('e2e-i-show-diff');
+    assert.equal(fs.readFileSync(file, 'utf8'), original, 'showing the diff changed nothing');
+
+    const panel = await approvalFrame(wb);
+    await wb.clickInWebview(panel, 'Approve', 'section.approval');
+    await wb.notification('completed').waitFor({ timeout: 60_000 });
+    assert.equal(fs.readFileSync(file, 'utf8'), original.replace('Hello', 'Bonjour'));
+  });
+});

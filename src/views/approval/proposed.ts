@@ -40,7 +40,11 @@ export class ProposedDocuments implements vscode.TextDocumentContentProvider, vs
     this.docs.set(key, proposed);
     const right = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: key });
     const left = current === null ? vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `${key}.empty` }) : vscode.Uri.joinPath(workspaceRoot, path);
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${path} ↔ proposed by ${approval.tool_name} (${approval.tool_call_id})`, { preview: true });
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${path} ↔ proposed by ${approval.tool_name} (${approval.tool_call_id})`, {
+      preview: true,
+      // Beside the approval panel, so the change and the decision are on screen together.
+      viewColumn: vscode.ViewColumn.Beside,
+    });
   }
 
   dispose(): void {

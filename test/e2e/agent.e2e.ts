@@ -14,46 +14,49 @@ const reply = (content: string, calls: { name: string; arguments: Record<string,
   reply: { content, ...(calls.length ? { tool_calls: calls } : {}) },
 });
 
-/** One approval-gated side effect per run, countable on disk: `effects.txt` gets one line per execution. */
-const APPEND_SCENARIO: Scenario = {
-  name: 'e2e-append',
-  description: 'offline demo model: one command that needs approval, then a final answer',
+/** A scenario of the offline demo model: one main conversation, its turns in order. */
+const scenario = (name: string, description: string, turns: Scenario['turns']): Scenario => ({
+  name,
+  description: `offline demo model: ${description}`,
   model: DEMO_MODEL_ID,
   subconversations: [],
-  turns: [
+  turns,
+});
+
+/** One approval-gated side effect per run, countable on disk: `effects.txt` gets one line per execution. */
+const APPEND_SCENARIO = scenario('e2e-append', 'one command that needs approval, then a final answer', [
     reply('(offline demo model) Recording the approval.', [{ name: 'run_command', arguments: { command: 'echo approved >> effects.txt' } }]),
     reply('(offline demo model) Done: appended one line to effects.txt.'),
-  ],
-};
+]);
 
 /** A tool batch with a fast side effect and a slow one (the host can be killed, or a second window can try, in between). */
 function twoCommands(name: string, slowSeconds: number): Scenario {
-  return {
-    name,
-    description: 'offline demo model: a two-call tool batch, the second slow',
-    model: DEMO_MODEL_ID,
-    subconversations: [],
-    turns: [
+  return scenario(name, 'a two-call tool batch, the second slow', [
       reply('(offline demo model) Two commands.', [
         { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
         { name: 'run_command', arguments: { command: `sleep ${slowSeconds}` } },
       ]),
       reply('(offline demo model) Both commands ran.'),
-    ],
+  ]);
+}
+
+/** For a describe block: the scripted model server playing `played`, and a workbench pointed at it. */
+function scriptedWorkbench(played: Scenario, settings: Record<string, unknown> = {}): { workbench: () => Workbench; model: () => ModelServer } {
+  let server: ModelServer | undefined;
+  before(async () => (server = await startModelServer({ scenario: played })));
+  after(async () => server?.close());
+  const model = () => {
+    if (!server) throw new Error('model server not started');
+    return server;
   };
+  const workbench = useWorkbench(() => ({
+    settings: { 'agentWaypoints.provider.baseUrl': model().url, 'agentWaypoints.provider.model': DEMO_MODEL_ID, ...settings },
+  }));
+  return { workbench, model };
 }
 
-/** A scripted model server for the describe block, and a workbench whose command tools run without asking. */
-function autoCommandWorkbench(scenario: Scenario): () => Workbench {
-  let model: ModelServer;
-  before(async () => (model = await startModelServer({ scenario })));
-  after(async () => model.close());
-  return useWorkbench(() => ({ settings: settingsFor(model, { 'agentWaypoints.approval.command': 'auto' }) }));
-}
-
-function settingsFor(model: ModelServer, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID, ...extra };
-}
+/** Command tools run without asking (the tests that crash or contend mid-command). */
+const AUTO_COMMANDS = { 'agentWaypoints.approval.command': 'auto' };
 
 async function startRun(wb: Workbench, task: string): Promise<void> {
   await wb.runCommand('Agent Waypoints: Start agent run');
@@ -88,10 +91,7 @@ async function resumeFromPalette(wb: Workbench, title: string): Promise<void> {
 }
 
 describe('e2e: start, approve, browse, resume a finished run', () => {
-  let model: ModelServer;
-  before(async () => (model = await startModelServer({ scenario: APPEND_SCENARIO })));
-  after(async () => model.close());
-  const workbench = useWorkbench(() => ({ settings: settingsFor(model) }));
+  const { workbench, model } = scriptedWorkbench(APPEND_SCENARIO);
 
   it('(a) palette → approval panel → Approve → effect on disk → run and checkpoints in the tree', async () => {
     const wb = workbench();
@@ -119,21 +119,18 @@ describe('e2e: start, approve, browse, resume a finished run', () => {
 
   it('(e) Resume agent session on the finished run shows its result without calling the model', async () => {
     const wb = workbench();
-    const before = model.stats().total;
+    const before = model().stats().total;
     await resumeFromPalette(wb, 'Record the approval in effects.txt');
     await wb.page.locator('.monaco-editor', { hasText: 'Agent run result' }).first().waitFor({ timeout: 30_000 });
     assert.ok(await wb.page.getByText('nothing was executed to show it', { exact: false }).first().isVisible());
     await wb.screenshot('e2e-e-finished-run-result');
-    assert.equal(model.stats().total, before, 'no LLM request');
+    assert.equal(model().stats().total, before, 'no LLM request');
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved'], 'no tool ran');
   });
 });
 
 describe('e2e: a reload while an approval waits; forged webview messages', () => {
-  let model: ModelServer;
-  before(async () => (model = await startModelServer({ scenario: APPEND_SCENARIO })));
-  after(async () => model.close());
-  const workbench = useWorkbench(() => ({ settings: settingsFor(model) }));
+  const { workbench } = scriptedWorkbench(APPEND_SCENARIO);
 
   it('(b) reload with an approval pending → the approval is shown again → Approve → the run completes', async () => {
     const wb = workbench();
@@ -211,7 +208,7 @@ async function readPanelIds(frame: Frame): Promise<{ runId: string; inputHash: s
 }
 
 describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', () => {
-  const workbench = autoCommandWorkbench(twoCommands('e2e-crash', 8));
+  const { workbench } = scriptedWorkbench(twoCommands('e2e-crash', 8), AUTO_COMMANDS);
 
   it('(c) interrupted notification → Resume agent session → the run completes, each side effect once', async () => {
     const wb = workbench();
@@ -236,7 +233,7 @@ describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', 
 
 describe('e2e: two windows on one workspace', () => {
   // The slow command is long enough for a second window to open and try to take the run.
-  const workbench = autoCommandWorkbench(twoCommands('e2e-hold', 30));
+  const { workbench } = scriptedWorkbench(twoCommands('e2e-hold', 30), AUTO_COMMANDS);
 
   it('(f) a second window cannot take a run the first is running: it names the holder and opens the run read-only', async () => {
     const wb = workbench();
@@ -270,25 +267,16 @@ describe('e2e: two windows on one workspace', () => {
 });
 
 /** Two commands in one batch, both needing approval: one to reject, one to edit. */
-const TWO_APPROVALS: Scenario = {
-  name: 'e2e-two-approvals',
-  description: 'offline demo model: two commands that need approval, then a final answer',
-  model: DEMO_MODEL_ID,
-  subconversations: [],
-  turns: [
+const TWO_APPROVALS = scenario('e2e-two-approvals', 'two commands that need approval, then a final answer', [
     reply('(offline demo model) Two commands.', [
       { name: 'run_command', arguments: { command: 'echo first >> effects.txt' } },
       { name: 'run_command', arguments: { command: 'echo second >> effects.txt' } },
     ]),
     reply('(offline demo model) One ran as edited, one was rejected.'),
-  ],
-};
+]);
 
 describe('e2e: the approval panel’s other decisions: reject with a reason, edited arguments, approve all', () => {
-  let model: ModelServer;
-  before(async () => (model = await startModelServer({ scenario: TWO_APPROVALS })));
-  after(async () => model.close());
-  const workbench = useWorkbench(() => ({ settings: settingsFor(model) }));
+  const { workbench, model } = scriptedWorkbench(TWO_APPROVALS);
 
   it('(g) Reject… with a reason and Edit arguments… in the panel: only the edited command runs', async () => {
     const wb = workbench();
@@ -316,7 +304,7 @@ describe('e2e: the approval panel’s other decisions: reject with a reason, edi
 
     await wb.notification('completed').waitFor({ timeout: 60_000 });
     assert.deepEqual(lines(effects), ['edited'], 'the edited command ran once; the original and the rejected one never');
-    assert.equal(model.stats().total, 2, 'one request per turn');
+    assert.equal(model().stats().total, 2, 'one request per turn');
   });
 
   it('(h) Approve all: every waiting call of the batch runs, each once', async () => {
@@ -333,24 +321,15 @@ describe('e2e: the approval panel’s other decisions: reject with a reason, edi
 });
 
 /** An edit that needs approval (write tools ask by default). */
-const EDIT_SCENARIO: Scenario = {
-  name: 'e2e-edit',
-  description: 'offline demo model: one edit to approve, then a final answer',
-  model: DEMO_MODEL_ID,
-  subconversations: [],
-  turns: [
+const EDIT_SCENARIO = scenario('e2e-edit', 'one edit to approve, then a final answer', [
     reply('(offline demo model) Greeting in French.', [
       { name: 'edit_file', arguments: { path: 'src/greet.js', old_text: 'Hello', new_text: 'Bonjour' } },
     ]),
     reply('(offline demo model) greet() now says Bonjour.'),
-  ],
-};
+]);
 
 describe('e2e: reviewing an edit before approving it', () => {
-  let model: ModelServer;
-  before(async () => (model = await startModelServer({ scenario: EDIT_SCENARIO })));
-  after(async () => model.close());
-  const workbench = useWorkbench(() => ({ settings: settingsFor(model) }));
+  const { workbench } = scriptedWorkbench(EDIT_SCENARIO);
 
   it('(i) Show diff opens VS Code’s diff editor on the proposed change; the file changes only after Approve', async () => {
     const wb = workbench();

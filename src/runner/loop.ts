@@ -16,6 +16,11 @@ import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } fro
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
+/** The state detail of a run that waits for `n` decisions (also recomputed by the approval panel). */
+export function awaitingApprovalDetail(n: number): string {
+  return `${n} tool call${n > 1 ? 's' : ''} waiting for approval.`;
+}
+
 export interface LoopDeps {
   store: CheckpointStore;
   provider: ChatProvider;
@@ -156,8 +161,7 @@ export class RunExecution {
     const asks = plans.filter((p) => p.kind === 'ask');
     if (asks.length > 0) {
       await this.requestApprovals(asks, byCall(approvals));
-      const n = asks.length;
-      return { stop: true, state: 'awaiting_approval', detail: `${n} tool call${n > 1 ? 's' : ''} waiting for approval.` };
+      return { stop: true, state: 'awaiting_approval', detail: awaitingApprovalDetail(asks.length) };
     }
 
     const toolPlans = plans.filter((p) => p.kind !== 'delegate');

@@ -202,9 +202,8 @@ export abstract class StoreReads {
       if (known && !this.runs.has(id) && ((await this.engine.lastCommit(id).catch(() => undefined)) ?? Infinity) <= known.durable_commits) continue;
       const h = await this.peek(id).catch(() => undefined); // an unreadable run was reported by its load
       if (!h) continue;
-      const now = h.model.summary();
+      const now = h.model.summary(); // peek has already put it in the index
       if (known && now.last_seq === known.last_seq && now.state === known.state && now.pending_approvals === known.pending_approvals) continue;
-      this.index.set(now, h.durableCommits, !known);
       this.emit({ kind: known ? 'run-updated' : 'run-created', run_id: id });
       changed = true;
     }

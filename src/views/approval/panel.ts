@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { AgentRunner, DecisionInput } from '../../runner/runner';
 import { errorMessage } from '../../runner/errors';
+import { awaitingApprovalDetail } from '../../runner/loop';
 import type { Approval, RunSummary } from '../../store/schema';
 import type { CheckpointStore } from '../../store/types';
 import { type ApprovalView, type HostMessage, parseWebviewMessage, type WebviewMessage } from './protocol';
@@ -220,5 +221,5 @@ export function toView(a: Approval): ApprovalView {
 /** While calls wait, the count is today's, not the one stored when the run paused (some may be decided). */
 function detailOf(run: RunSummary, pending: number): string | null {
   if (run.state !== 'awaiting_approval') return run.state_detail;
-  return pending > 0 ? `${pending} tool call${pending > 1 ? 's' : ''} waiting for approval.` : 'Decisions recorded; the run continues.';
+  return pending > 0 ? awaitingApprovalDetail(pending) : 'Decisions recorded; the run continues.';
 }

@@ -9,8 +9,8 @@
 // are left out. Nothing here is timed: a step's calls are generated before the contenders run them.
 import { inputHash, outputHash, sha256 } from '../src/runner/hash';
 import { initialSnapshot, type RunContext, snapshotForWrite } from '../src/runner/runtime';
-import type { AssistantMessage, EffectResult, LlmResponse, RuntimeSnapshot, ToolCall } from '../src/store/schema';
-import type { AppendInput, NewEffectIntent, NewRunInput } from '../src/store/types';
+import type { AssistantMessage, EffectResult, LlmResponse, RuntimeSnapshot, ToolCall } from '../src/store/api/schema';
+import type { AppendInput, NewEffectIntent, NewRunInput } from '../src/store/api/types';
 import { codeText, mulberry32, type Rng } from './text';
 
 export type Op =

@@ -10,9 +10,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { nodeFs, treeUsage, type FsLayer } from '../src/store/fsLayer';
-import { openLowdbStore } from '../src/store/lowdbStore';
-import type { ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../src/store/schema';
+import { nodeFs, treeUsage, type FsLayer } from '../src/store/disk/fsLayer';
+import { openDiskStoreReady } from '../src/store/disk/store';
+import type { ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../src/store/api/schema';
 
 const arg = (name: string, d: number) => {
   const i = process.argv.indexOf(name);
@@ -116,7 +116,7 @@ async function rawFsyncWrite(dir: string): Promise<number> {
 async function resumeColdChild(where: string, id: string): Promise<void> {
   const me = { owner_id: 'cold', label: 'cold', pid: process.pid, hostname: os.hostname() };
   const t0 = performance.now();
-  const s = await openLowdbStore(where, { compactAfterCommits: Infinity });
+  const s = await openDiskStoreReady(where, { compactAfterCommits: Infinity });
   const l = await s.acquire(id, me);
   await s.loadSnapshot(id);
   const ms = performance.now() - t0;
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
   if (cold >= 0) return resumeColdChild(process.argv[cold + 1]!, process.argv[cold + 2]!);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-numbers-'));
   const storeDir = path.join(dir, 'store');
-  const store = await openLowdbStore(storeDir, { fs: countingFs });
+  const store = await openDiskStoreReady(storeDir, { fs: countingFs });
   const me = { owner_id: 'bench', label: 'bench', pid: process.pid, hostname: os.hostname() };
   const { run, lease } = await store.createRun({ title: 'numbers', task: 'synthetic', agent_name: 'bench', model: 'gpt-4.1-mini' }, me);
   const id = run.run_id;
@@ -210,7 +210,7 @@ async function main(): Promise<void> {
     const readOnly: number[] = [];
     for (let i = 0; i < 5; i++) {
       let t0 = performance.now();
-      let s = await openLowdbStore(where, { compactAfterCommits: Infinity }); // measure, do not compact
+      let s = await openDiskStoreReady(where, { compactAfterCommits: Infinity }); // measure, do not compact
       const l = await s.acquire(id, me);
       const snap = await s.loadSnapshot(id);
       times.push(performance.now() - t0);
@@ -218,7 +218,7 @@ async function main(): Promise<void> {
       await l.release();
       await s.close();
       t0 = performance.now();
-      s = await openLowdbStore(where, { compactAfterCommits: Infinity });
+      s = await openDiskStoreReady(where, { compactAfterCommits: Infinity });
       await s.loadSnapshot(id);
       readOnly.push(performance.now() - t0);
       await s.close();

@@ -1,3 +1,4 @@
+import { errorMessage } from './common/errors';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import * as vscode from 'vscode';
@@ -9,14 +10,14 @@ import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
 import { registerRunCommands } from './commands/runs';
 import { registerTransferCommands } from './commands/transfer';
-import { DisposableStore, toDisposable } from './lifecycle';
+import { DisposableStore, toDisposable } from './common/lifecycle';
 import { createProvider } from './runner/provider';
 import { AgentRunner } from './runner/runner';
 import { createCodingRegistry, decide } from './runner/tools';
 import { readSettings } from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
-import type { CheckpointStore, OwnerInfo } from './store/types';
+import type { CheckpointStore, OwnerInfo } from './store/api/types';
 import { ApprovalPanels } from './views/approval/panel';
 import { ProposedDocuments } from './views/approval/proposed';
 import { registerCheckpointDocuments } from './views/checkpointDocument';
@@ -161,7 +162,7 @@ export class ExtensionRoot extends DisposableStore {
     this.register(
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('agentWaypoints.retention.finishedRunDays')) {
-          this.applyRetention(store).catch((err) => log.error(`retention: ${err instanceof Error ? err.message : String(err)}`));
+          this.applyRetention(store).catch((err) => log.error(`retention: ${errorMessage(err)}`));
         }
       }),
     );
@@ -173,7 +174,7 @@ export class ExtensionRoot extends DisposableStore {
         store
           .rescan()
           .then((changed) => (changed ? model.reload() : undefined))
-          .catch((err) => log.warn(`re-reading the runs folder failed: ${err instanceof Error ? err.message : String(err)}`));
+          .catch((err) => log.warn(`re-reading the runs folder failed: ${errorMessage(err)}`));
       }),
     );
     this.register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.setRestricted()));
@@ -184,7 +185,7 @@ export class ExtensionRoot extends DisposableStore {
       updateBadge();
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
       await this.applyRetention(store);
-    })().catch((err) => log.error(`startup: ${err instanceof Error ? err.message : String(err)}`));
+    })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
     this.api = { storageDir, pid: process.pid, store, runner, panels, tree, ready };
   }
 
@@ -233,7 +234,7 @@ export class ExtensionRoot extends DisposableStore {
       await this.runner?.shutdown(FLUSH_TIMEOUT_MS);
       await this.store?.close(FLUSH_TIMEOUT_MS);
     } catch (err) {
-      this.log.error(`shutdown: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.error(`shutdown: ${errorMessage(err)}`);
     } finally {
       this.dispose();
     }

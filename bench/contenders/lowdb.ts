@@ -6,8 +6,8 @@
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
-import type { ChatMessage, Effect, SubagentExecutionRecord, ToolExecutionRecord } from '../../src/store/schema';
-import type { NewRunInput } from '../../src/store/types';
+import type { ChatMessage, Effect, SubagentExecutionRecord, ToolExecutionRecord } from '../../src/store/api/schema';
+import type { NewRunInput } from '../../src/store/api/types';
 import { fsyncPath } from '../fsutil';
 import type { Op } from '../workload';
 import type { Contender } from './types';

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type FsLayer, nodeFs } from '../../src/store';
-import type { CheckpointStore, NewRunInput, OwnerInfo, RunLease } from '../../src/store/types';
+import type { CheckpointStore, NewRunInput, OwnerInfo, RunLease } from '../../src/store/api/types';
 import type { Op } from '../workload';
 import type { Contender } from './types';
 

@@ -9,8 +9,8 @@
 import path from 'node:path';
 import { type Checkpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import type { RuntimeSnapshot } from '../../src/store/schema';
-import type { NewRunInput } from '../../src/store/types';
+import type { RuntimeSnapshot } from '../../src/store/api/schema';
+import type { NewRunInput } from '../../src/store/api/types';
 import type { Op } from '../workload';
 import type { Contender } from './types';
 

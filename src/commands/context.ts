@@ -1,7 +1,7 @@
 // What command handlers get from the composition root. Passed explicitly (no globals).
 import type * as vscode from 'vscode';
 import type { AgentRunner } from '../runner/runner';
-import type { CheckpointStore } from '../store/types';
+import type { CheckpointStore } from '../store/api/types';
 import type { Settings } from '../settings';
 import type { ApprovalPanels } from '../views/approval/panel';
 import type { RunsModel } from '../views/runs/model';

@@ -2,8 +2,8 @@
 import * as vscode from 'vscode';
 import { ResumeNeedsConfirmationError, errorMessage } from '../runner/errors';
 import type { RunHandle } from '../runner/runner';
-import { RunLockedError } from '../store/errors';
-import { isTerminalState, type RunSummary } from '../store/schema';
+import { RunLockedError } from '../store/api/errors';
+import { isTerminalState, type RunSummary } from '../store/api/schema';
 import { checkpointUri } from '../views/checkpointDocument';
 import { checkpointOf, pickCheckpoint, pickRun } from '../views/pickers';
 import type { CommandContext } from './context';

@@ -1,7 +1,7 @@
 // Bounded execution (seed 004, V9): a hit limit pauses the run with a checkpoint; it can be
 // resumed with a raised budget. Zero/absent limits mean "no limit".
 import { z } from 'zod';
-import type { SnapshotHeader } from '../store/schema';
+import type { SnapshotHeader } from '../store/api/schema';
 
 export const Budget = z.object({
   max_steps: z.number().int().positive().nullable(),

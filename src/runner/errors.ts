@@ -29,6 +29,4 @@ export class InvalidEditedArgumentsError extends Error {
   override name = 'InvalidEditedArgumentsError';
 }
 
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
+export { errorMessage } from '../common/errors';

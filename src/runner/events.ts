@@ -1,5 +1,5 @@
 // Typed events of the runner, for the UI and the log (no polling anywhere).
-import type { Approval, CheckpointRecord, RunState } from '../store/schema';
+import type { Approval, CheckpointRecord, RunState } from '../store/api/schema';
 
 export type RunnerEvent =
   | { type: 'phase'; runId: string; record: CheckpointRecord }
@@ -20,28 +20,4 @@ export type RunnerEvent =
   | { type: 'tool'; runId: string; step: number; toolCallId: string; toolName: string; status: 'start' | 'end'; isError?: boolean }
   | { type: 'log'; runId: string | null; level: 'info' | 'warn' | 'error'; message: string };
 
-export type Listener<T> = (event: T) => void;
-
-/** A tiny typed emitter; listener errors are isolated so one bad subscriber cannot stop a run. */
-export class Emitter<T> {
-  private readonly listeners = new Set<Listener<T>>();
-
-  on(listener: Listener<T>): { dispose(): void } {
-    this.listeners.add(listener);
-    return { dispose: () => this.listeners.delete(listener) };
-  }
-
-  emit(event: T): void {
-    for (const l of [...this.listeners]) {
-      try {
-        l(event);
-      } catch {
-        /* a subscriber's bug must not break the run */
-      }
-    }
-  }
-
-  dispose(): void {
-    this.listeners.clear();
-  }
-}
+export { Emitter, type Listener } from '../common/emitter';

@@ -1,14 +1,12 @@
 // Hashes that make effect replay safe (product.md, "Effect replay"): a tool call's identity is its
 // tool name plus its arguments in canonical form, so the same call re-sent by the model after a
 // resume hashes the same no matter how the model ordered the keys or spaced the JSON.
-import { createHash } from 'node:crypto';
-import { canonicalJson } from '../store/canonical';
+import { sha256 } from '../common/hash';
+import { canonicalJson } from '../store/api/canonical';
 
 export { canonicalJson };
 
-export function sha256(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
+export { sha256 };
 
 /** input_hash of a tool call whose arguments are already parsed. */
 export function inputHash(toolName: string, args: unknown): string {

@@ -3,8 +3,8 @@
 //   step_started → pre_llm → [LLM] → post_llm(pending response) → tool batch → subagent batch → next step
 //   … → run_terminal
 // Resume enters the same machine: a pending response skips the LLM call and goes to its tool calls.
-import type { Approval, RunState, RuntimeSnapshot, ToolCall } from '../store/schema';
-import type { CheckpointStore, RunLease } from '../store/types';
+import type { Approval, RunState, RuntimeSnapshot, ToolCall } from '../store/api/schema';
+import type { CheckpointStore, RunLease } from '../store/api/types';
 import { budgetExceeded } from './budget';
 import { errorMessage } from './errors';
 import type { Emitter, RunnerEvent } from './events';

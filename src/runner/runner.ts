@@ -1,8 +1,9 @@
 // AgentRunner: start, resume, decide approvals, cancel. Owns one RunExecution per active run and
 // holds the run's lease (one window per run) only while it executes. vscode-free.
-import { LlmResponse, type RunState, type RuntimeSnapshot, type ToolCall } from '../store/schema';
-import { AgentCheckpointCorruptionError, CheckpointNotFoundError } from '../store/errors';
-import type { CheckpointStore, OwnerInfo, RunLease } from '../store/types';
+import { errorMessage } from '../common/errors';
+import { LlmResponse, type RunState, type RuntimeSnapshot, type ToolCall } from '../store/api/schema';
+import { AgentCheckpointCorruptionError, CheckpointNotFoundError } from '../store/api/errors';
+import type { CheckpointStore, OwnerInfo, RunLease } from '../store/api/types';
 import { type Budget, DEFAULT_BUDGET } from './budget';
 import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprovalError } from './errors';
 import { Emitter, type RunnerEvent } from './events';
@@ -251,7 +252,7 @@ export class AgentRunner {
         this.continueParent(rt.context as RunContext, outcome);
         return outcome;
       } catch (err) {
-        const detail = `Could not start: ${err instanceof Error ? err.message : String(err)}`;
+        const detail = `Could not start: ${errorMessage(err)}`;
         this.events.emit({ type: 'log', runId, level: 'error', message: detail });
         return { runId, state: 'paused_error' as RunState, detail, finalText: null, terminalResult: null };
       } finally {

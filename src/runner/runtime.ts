@@ -1,6 +1,6 @@
 // The in-memory runtime of one run: a RuntimeSnapshot (product.md) that the loop mutates and
 // checkpoints. The store is the source of truth; this is rebuilt from it on resume.
-import type { ChatMessage, RunState, RuntimeSnapshot } from '../store/schema';
+import type { ChatMessage, RunState, RuntimeSnapshot } from '../store/api/schema';
 import type { Budget } from './budget';
 
 export interface RunContext extends Record<string, unknown> {

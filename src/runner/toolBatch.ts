@@ -3,7 +3,7 @@
 // The two-phase journal: a durable *intent* before a side-effecting tool runs, the *result* after.
 // An intent without a result is *uncertain*: side-effecting tools go back to the user, never re-run
 // silently (product.md, resume semantics 6).
-import type { Approval, Effect, ToolCall } from '../store/schema';
+import type { Approval, Effect, ToolCall } from '../store/api/schema';
 import { inputHash } from './hash';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';

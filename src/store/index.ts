@@ -1,7 +1,7 @@
 // The store's public surface: the interface, its records, its errors and the two backends.
-export * from './types';
-export * from './schema';
-export * from './errors';
-export { openDiskStore, openLowdbStore, LowdbStore, type LowdbStoreOptions } from './lowdbStore';
-export { createMemoryStore, openMemoryStore, MemoryDisk, type MemoryStoreOptions } from './memory';
-export { nodeFs, type FsLayer } from './fsLayer';
+export * from './api/types';
+export * from './api/schema';
+export * from './api/errors';
+export { openDiskStore, openDiskStoreReady, DiskStore, type DiskStoreOptions } from './disk/store';
+export { createMemoryStore, openMemoryStore, MemoryDisk, type MemoryStoreOptions } from './memory/store';
+export { nodeFs, type FsLayer } from './disk/fsLayer';

@@ -1,7 +1,8 @@
 // Read-only JSON documents for checkpoints: agent-waypoints-checkpoint:/<run_id>/<seq>.json.
 // The content always comes from the store (a snapshot-bearing checkpoint shows its full snapshot).
+import { errorMessage } from '../common/errors';
 import * as vscode from 'vscode';
-import type { CheckpointStore } from '../store/types';
+import type { CheckpointStore } from '../store/api/types';
 
 export const CHECKPOINT_SCHEME = 'agent-waypoints-checkpoint';
 
@@ -28,7 +29,7 @@ export class CheckpointDocumentProvider implements vscode.TextDocumentContentPro
       return JSON.stringify(doc, null, 2);
     } catch (err) {
       // A corrupt checkpoint is shown as such, never as an empty document.
-      return `// Could not read checkpoint #${key.seq} of run ${key.runId}:\n// ${err instanceof Error ? err.message : String(err)}`;
+      return `// Could not read checkpoint #${key.seq} of run ${key.runId}:\n// ${errorMessage(err)}`;
     }
   }
 }

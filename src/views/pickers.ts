@@ -1,8 +1,8 @@
 // Quick picks shared by commands: choose a run, choose a checkpoint. Arguments from tree items,
 // notifications or tests (a node, or a run id string) skip the picker.
 import * as vscode from 'vscode';
-import type { CheckpointRecord, RunSummary } from '../store/schema';
-import type { CheckpointStore } from '../store/types';
+import type { CheckpointRecord, RunSummary } from '../store/api/schema';
+import type { CheckpointStore } from '../store/api/types';
 import { relativeTime, STATE_ICONS, STATE_LABELS } from './runs/format';
 import { groupOf, type RunsModel } from './runs/model';
 

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../runner/loop';
 import type { AgentRunner, RunHandle } from '../runner/runner';
-import type { RunState } from '../store/schema';
+import type { RunState } from '../store/api/schema';
 import { CommandIds } from '../commands/ids';
 import type { ApprovalPanels } from './approval/panel';
 import { ContextKeys } from './contextValues';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { ExtensionApi } from '../../src/root';
-import type { RunState } from '../../src/store/schema';
+import type { RunState } from '../../src/store/api/schema';
 
 export const EXTENSION_ID = 'agent-waypoints.agent-waypoints';
 

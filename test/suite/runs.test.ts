@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../src/commands/ids';
-import { canonicalJson } from '../../src/store/canonical';
+import { canonicalJson } from '../../src/store/api/canonical';
 import * as h from '../unit/store/helpers';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';

@@ -4,9 +4,9 @@
 // at random moments, checks the store, and starts another child to continue.
 import fs from 'node:fs';
 import os from 'node:os';
-import { openDiskStore } from '../../src/store/lowdbStore';
-import type { Approval, ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../../src/store/schema';
-import type { AppendInput, CheckpointStore } from '../../src/store/types';
+import { openDiskStore } from '../../src/store/disk/store';
+import type { Approval, ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../../src/store/api/schema';
+import type { AppendInput, CheckpointStore } from '../../src/store/api/types';
 import { ACK, digest, initialMessages, planStep, toolExec, type Ack } from './shared';
 
 const env = process.env;

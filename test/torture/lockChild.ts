@@ -2,9 +2,9 @@
 // acquire the run (OWNER / LOCKED <holder>), releases it, or exits. One JSON line per answer.
 import os from 'node:os';
 import readline from 'node:readline';
-import { RunLockedError } from '../../src/store/errors';
-import { openDiskStore } from '../../src/store/lowdbStore';
-import type { RunLease } from '../../src/store/types';
+import { RunLockedError } from '../../src/store/api/errors';
+import { openDiskStore } from '../../src/store/disk/store';
+import type { RunLease } from '../../src/store/api/types';
 
 const env = process.env;
 const say = (v: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(v)}\n`);

@@ -13,8 +13,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
-import { openLowdbStore } from '../../src/store/lowdbStore';
-import type { CorruptionReport } from '../../src/store/types';
+import { openDiskStoreReady } from '../../src/store/disk/store';
+import type { CorruptionReport } from '../../src/store/api/types';
 import { ACK, canonical, digest, expectedTranscript, mulberry32, type Ack } from './shared';
 
 export interface TortureOptions {
@@ -123,7 +123,7 @@ function runChild(cmd: string[], env: NodeJS.ProcessEnv, st: RunState, kill: { a
 async function verify(dir: string, st: RunState, effectsLog: string): Promise<string[]> {
   const problems: string[] = [];
   const reports: CorruptionReport[] = [];
-  const store = await openLowdbStore(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+  const store = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
   try {
     const id = st.runId!;
     const latest = (await store.getRun(id))?.last_seq ?? 0;

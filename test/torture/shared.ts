@@ -1,8 +1,8 @@
 // What the torture child writes, as a pure function of (seed, step), so the parent can rebuild the
 // uninterrupted transcript and check every resumed run against it. Also the ACK line format.
 import crypto from 'node:crypto';
-import type { ChatMessage, ToolExecutionRecord } from '../../src/store/schema';
-import { canonicalJson } from '../../src/store/canonical';
+import type { ChatMessage, ToolExecutionRecord } from '../../src/store/api/schema';
+import { canonicalJson } from '../../src/store/api/canonical';
 
 export function mulberry32(seed: number): () => number {
   return () => {

@@ -2,7 +2,7 @@
 // defensively: local servers differ in small ways (tool calls in one chunk, no index, `stop` with
 // tool calls), and a misbehaving one must give a clear error or a repaired call, never a crash.
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
-import type { AssistantMessage, ToolCall, Usage } from '../../store/schema';
+import type { AssistantMessage, ToolCall, Usage } from '../../store/api/schema';
 import { ProviderError } from './errors';
 
 export interface Assembled {

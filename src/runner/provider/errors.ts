@@ -1,5 +1,6 @@
 // One error type for everything that can go wrong talking to a model, so the loop decides
 // "pause resumably" vs "fail" from `kind` and `retryable`, never from SDK classes or messages.
+import { errorMessage } from '../../common/errors';
 import OpenAI from 'openai';
 
 export type ProviderErrorKind =
@@ -46,7 +47,7 @@ export interface ErrorContext {
 export function toProviderError(err: unknown, ctx: ErrorContext): ProviderError {
   const where = `${ctx.baseURL} (model ${ctx.model})`;
   const scrub = (s: string): string => (ctx.apiKey && ctx.apiKey.length >= 4 ? s.split(ctx.apiKey).join('***') : s);
-  const detail = scrub(err instanceof Error ? err.message : String(err));
+  const detail = scrub(errorMessage(err));
   const make = (kind: ProviderErrorKind, msg: string, status: number | null = null, retryAfter: number | null = null) =>
     new ProviderError(kind, scrub(msg), status, retryAfter, { cause: err });
 

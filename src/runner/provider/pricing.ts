@@ -1,6 +1,6 @@
 // Cost is an estimate from a per-model price table. A model we have no price for costs `null`
 // (unknown), never 0: a made-up zero would silently defeat the run's cost budget.
-import type { Usage } from '../../store/schema';
+import type { Usage } from '../../store/api/schema';
 
 export interface ModelPrice {
   /** USD per million input (prompt) tokens. */

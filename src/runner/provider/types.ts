@@ -1,6 +1,6 @@
 // Public shapes of the provider: what the loop passes in and gets back.
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
-import type { ChatMessage, LlmResponse } from '../../store/schema';
+import type { ChatMessage, LlmResponse } from '../../store/api/schema';
 import type { PriceTable } from './pricing';
 
 export const PROVIDER_ADAPTER = 'openai-compatible' as const;

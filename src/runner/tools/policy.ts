@@ -1,6 +1,6 @@
 // Approval policy: decides per tool call whether it runs now, waits for the user, or is refused.
 // Pure and synchronous so the same decision can be recomputed on resume and shown in the UI.
-import type { ToolCategory } from '../../store/schema';
+import type { ToolCategory } from '../../store/api/schema';
 import { normalizeCommand, splitShellCommand } from './shellSplit';
 
 export type CategoryMode = 'auto' | 'ask' | 'deny';

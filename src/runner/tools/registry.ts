@@ -5,7 +5,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
-import type { ToolCall } from '../../store/schema';
+import type { ToolCall } from '../../store/api/schema';
 import { canonicalJson, inputHashFromRaw, outputHash, sha256 } from '../hash';
 import { showPath } from './paths';
 import { ToolFailure, type Tool, type ToolContext, type ToolOutput, type ToolResult } from './types';

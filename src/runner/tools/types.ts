@@ -1,7 +1,7 @@
 // What a tool is, what it gets, what it returns. vscode-free: tools touch the workspace through
 // Node's fs and child_process only, always via paths.ts.
 import type { z } from 'zod';
-import type { ToolCategory } from '../../store/schema';
+import type { ToolCategory } from '../../store/api/schema';
 
 export interface DelegateResult {
   /** The child run's final answer. */

@@ -7,8 +7,8 @@ import * as vscode from 'vscode';
 import type { AgentRunner, DecisionInput } from '../../runner/runner';
 import { errorMessage } from '../../runner/errors';
 import { awaitingApprovalDetail } from '../../runner/loop';
-import type { Approval, RunSummary } from '../../store/schema';
-import type { CheckpointStore } from '../../store/types';
+import type { Approval, RunSummary } from '../../store/api/schema';
+import type { CheckpointStore } from '../../store/api/types';
 import { type ApprovalView, type HostMessage, parseWebviewMessage, type WebviewMessage } from './protocol';
 import type { ProposedDocuments } from './proposed';
 

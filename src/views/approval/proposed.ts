@@ -1,7 +1,7 @@
 // "Show diff" for write_file / edit_file approvals: VS Code's diff editor between the file on
 // disk and what the tool call would write. The proposed side is a read-only virtual document.
 import * as vscode from 'vscode';
-import type { Approval } from '../../store/schema';
+import type { Approval } from '../../store/api/schema';
 
 export const PROPOSED_SCHEME = 'agent-waypoints-proposed';
 

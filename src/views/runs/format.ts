@@ -1,5 +1,5 @@
 // Text for the tree and quick picks: relative times, state and phase names, payload summaries.
-import type { CheckpointRecord, Phase, RunState, RunSummary } from '../../store/schema';
+import type { CheckpointRecord, Phase, RunState, RunSummary } from '../../store/api/schema';
 
 export function relativeTime(ms: number, now = Date.now()): string {
   const s = Math.max(0, Math.round((now - ms) / 1000));

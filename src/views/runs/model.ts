@@ -1,8 +1,8 @@
 // The runs tree's model: run summaries (from the store's index, cheap) and, per expanded run,
 // pages of its checkpoints. Updated from store events; never polls. vscode-free.
 import { Emitter } from '../../runner/events';
-import type { CheckpointRecord, RunSummary } from '../../store/schema';
-import type { CheckpointStore } from '../../store/types';
+import type { CheckpointRecord, RunSummary } from '../../store/api/schema';
+import type { CheckpointStore } from '../../store/api/types';
 
 export type RunGroup = 'attention' | 'running' | 'finished' | 'failed';
 export const GROUPS: readonly RunGroup[] = ['attention', 'running', 'finished', 'failed'];

@@ -1,7 +1,7 @@
 // Tree nodes: each knows how to render itself as a TreeItem. The model owns the data.
 import * as vscode from 'vscode';
-import type { CheckpointRecord, RunSummary } from '../../store/schema';
-import { isTerminalState } from '../../store/schema';
+import type { CheckpointRecord, RunSummary } from '../../store/api/schema';
+import { isTerminalState } from '../../store/api/schema';
 import { ContextValues } from '../contextValues';
 import { checkpointSummary, PHASE_ICONS, relativeTime, runDescription, STATE_ICONS } from './format';
 import type { RunGroup } from './model';

@@ -3,7 +3,7 @@
 // Prints one JSON line per event on stdout.
 import { makeRunner } from './support';
 import { openDiskStore } from '../../../src/store';
-import type { CheckpointStore } from '../../../src/store/types';
+import type { CheckpointStore } from '../../../src/store/api/types';
 
 const WRITES = new Set(['append', 'recordIntent', 'recordResult', 'requestApproval', 'decideApproval', 'setRunState', 'createRun']);
 

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../fixtures/modelServer/scenario';
-import { PHASES } from '../../../src/store/schema';
-import { CheckpointNotFoundError } from '../../../src/store/errors';
+import { PHASES } from '../../../src/store/api/schema';
+import { CheckpointNotFoundError } from '../../../src/store/api/errors';
 import { ResumeNeedsConfirmationError, StaleApprovalError } from '../../../src/runner/errors';
 import { lines, makeRunner, phases, REPO, tmp } from './support';
 

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { AgentRunner, type RunnerDeps } from '../../../src/runner/runner';
 import { createProvider } from '../../../src/runner/provider';
 import { createCodingRegistry, decide, DEFAULT_POLICY, type ApprovalPolicy } from '../../../src/runner/tools';
-import type { CheckpointStore, OwnerInfo } from '../../../src/store/types';
-import { createMemoryStore } from '../../../src/store/memory';
+import type { CheckpointStore, OwnerInfo } from '../../../src/store/api/types';
+import { createMemoryStore } from '../../../src/store/memory/store';
 import { openDiskStore } from '../../../src/store';
 
 export const REPO = path.resolve(__dirname, '../../..');

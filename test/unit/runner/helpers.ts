@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import type { ChatMessage } from '../../../src/store/schema';
+import type { ChatMessage } from '../../../src/store/api/schema';
 import type { ChatProvider } from '../../../src/runner/provider';
 import { ProviderError } from '../../../src/runner/provider';
 import type { ToolContext, ToolRegistry, ToolResult } from '../../../src/runner/tools';

@@ -2,7 +2,7 @@
 // usage and cost, Azure-style configuration.
 import assert from 'node:assert/strict';
 import { createProvider, PLACEHOLDER_API_KEY, type ProviderConfig } from '../../../src/runner/provider';
-import type { ChatMessage } from '../../../src/store/schema';
+import type { ChatMessage } from '../../../src/store/api/schema';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import type { Scenario } from '../../fixtures/modelServer/scenario';
 

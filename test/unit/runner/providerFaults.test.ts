@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createProvider, ProviderError, type ProviderConfig, type ProviderErrorKind } from '../../../src/runner/provider';
-import type { ChatMessage } from '../../../src/store/schema';
+import type { ChatMessage } from '../../../src/store/api/schema';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { Scenario, type Fault } from '../../fixtures/modelServer/scenario';
 

@@ -2,7 +2,7 @@
 // become clear error results; nothing throws; the toolset hash.
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import type { ToolCall } from '../../../src/store/schema';
+import type { ToolCall } from '../../../src/store/api/schema';
 import { inputHash, inputHashFromRaw, outputHash } from '../../../src/runner/hash';
 import { CODING_TOOLS, createCodingRegistry, defineTool, toolSchemaHash, ToolRegistry, type Tool } from '../../../src/runner/tools';
 import { rmrf, tmpDir, toolCtx } from './helpers';

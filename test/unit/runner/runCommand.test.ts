@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ToolCall } from '../../../src/store/schema';
+import type { ToolCall } from '../../../src/store/api/schema';
 import { createCodingRegistry, type ToolContext } from '../../../src/runner/tools';
 import { blobSink, rmrf, tmpDir, toolCtx } from './helpers';
 

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { nodeFs, type FsLayer } from '../../../src/store/fsLayer';
-import { openLowdbStore } from '../../../src/store/lowdbStore';
-import type { CheckpointStore, CorruptionReport } from '../../../src/store/types';
-import type { ChatMessage } from '../../../src/store/schema';
+import { nodeFs, type FsLayer } from '../../../src/store/disk/fsLayer';
+import { openDiskStoreReady } from '../../../src/store/disk/store';
+import type { CheckpointStore, CorruptionReport } from '../../../src/store/api/types';
+import type { ChatMessage } from '../../../src/store/api/schema';
 import { canonical } from './helpers';
 import * as h from './helpers';
 
@@ -62,7 +62,7 @@ describe('store: compaction is crash-safe at every point', function () {
     const states = path.join(dir, 'states');
     const root = path.join(dir, 'store');
     const cp = crashPoints(root, states);
-    const s = await openLowdbStore(root, { fs: cp.fs });
+    const s = await openDiskStoreReady(root, { fs: cp.fs });
     const { run, lease } = await s.createRun(h.newRun('compact me'), h.owner('w'));
     const id = run.run_id;
     await s.append(id, h.runStarted());
@@ -94,7 +94,7 @@ describe('store: compaction is crash-safe at every point', function () {
       const state = path.join(states, String(i));
       fs.rmSync(path.join(state, 'runs', id, 'owner.lock')); // the crashed owner is gone (its pid here is still ours)
       const reports: CorruptionReport[] = [];
-      const t = await openLowdbStore(state, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+      const t = await openDiskStoreReady(state, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
       const l = await t.acquire(id, h.owner('after crash'));
       assert.equal(await reading(t, id), i < first ? before1 : before2, `crash point ${i}`);
       assert.deepEqual(reports, [], `crash point ${i}: nothing reported`);
@@ -110,7 +110,7 @@ describe('store: compaction is crash-safe at every point', function () {
   });
 
   it('a damaged compacted file falls back to the single commits while they still exist', async () => {
-    const s = await openLowdbStore(dir);
+    const s = await openDiskStoreReady(dir);
     const { run, lease } = await s.createRun(h.newRun(), h.owner('w'));
     const id = run.run_id;
     await s.append(id, h.runStarted());
@@ -127,7 +127,7 @@ describe('store: compaction is crash-safe at every point', function () {
     const range = fs.readdirSync(logDir).find((n) => n.includes('-'))!;
     fs.writeFileSync(path.join(logDir, range), fs.readFileSync(path.join(logDir, range)).subarray(0, 100));
     const reports: CorruptionReport[] = [];
-    const t = await openLowdbStore(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+    const t = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
     const l = await t.acquire(id, h.owner('w'));
     assert.equal(await reading(t, id), before);
     assert.equal(reports.length, 1);
@@ -144,7 +144,7 @@ describe('store: compaction when a run is let go', () => {
   it('compacts on release once the log has grown as much as its compacted part, and not before', async () => {
     const dir = h.tmpDir('aw-autocompact-');
     try {
-      const s = await openLowdbStore(dir, { compactAfterCommits: 4 });
+      const s = await openDiskStoreReady(dir, { compactAfterCommits: 4 });
       const { run, lease } = await s.createRun(h.newRun(), h.owner('w'));
       const id = run.run_id;
       const logFiles = () => fs.readdirSync(path.join(dir, 'runs', id, 'log')).filter((n) => !n.startsWith('.')).sort();
@@ -162,7 +162,7 @@ describe('store: compaction when a run is let go', () => {
       assert.deepEqual(logFiles(), ['000000000001-000000000012.json']);
       assert.equal((await s.latest(id)).seq, 12);
       await s.close();
-      const t = await openLowdbStore(dir);
+      const t = await openDiskStoreReady(dir);
       assert.deepEqual((await t.list(id, { limit: 100 })).map((r) => r.seq), [12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
       await t.close();
     } finally {

@@ -1,7 +1,7 @@
-// The contract suite against both backends: memory (a shared MemoryDisk per test) and lowdb (a temp folder).
+// The contract suite against both backends: memory (a shared MemoryDisk per test) and disk (a temp folder).
 import fs from 'node:fs';
-import { openLowdbStore } from '../../../src/store/lowdbStore';
-import { MemoryDisk, openMemoryStore } from '../../../src/store/memory';
+import { openDiskStoreReady } from '../../../src/store/disk/store';
+import { MemoryDisk, openMemoryStore } from '../../../src/store/memory/store';
 import { contractSuite } from './contract';
 import { tmpDir } from './helpers';
 
@@ -10,7 +10,7 @@ contractSuite('memory', () => {
   return { open: (o) => openMemoryStore({ ...o, disk }), cleanup: () => undefined };
 });
 
-contractSuite('lowdb', () => {
+contractSuite('disk', () => {
   const dir = tmpDir();
-  return { open: (o) => openLowdbStore(dir, o), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+  return { open: (o) => openDiskStoreReady(dir, o), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
 });

@@ -1,9 +1,9 @@
 // The one contract every CheckpointStore backend must pass (like langgraph's checkpoint-validation).
-// contract.test.ts runs it against the memory and the lowdb backend.
+// contract.test.ts runs it against the memory and the disk backend.
 import assert from 'node:assert/strict';
-import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, RunNotOwnedError, StoreConflictError } from '../../../src/store/errors';
-import type { CheckpointStore, StoreEvent } from '../../../src/store/types';
-import type { ChatMessage } from '../../../src/store/schema';
+import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, RunNotOwnedError, StoreConflictError } from '../../../src/store/api/errors';
+import type { CheckpointStore, StoreEvent } from '../../../src/store/api/types';
+import type { ChatMessage } from '../../../src/store/api/schema';
 import * as h from './helpers';
 
 export type TestStore = CheckpointStore & { whenOpen(): Promise<void> };

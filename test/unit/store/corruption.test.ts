@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../../../src/store/errors';
-import { encodeEnvelope } from '../../../src/store/durableFile';
-import { openLowdbStore } from '../../../src/store/lowdbStore';
-import type { CorruptionReport } from '../../../src/store/types';
-import type { ChatMessage } from '../../../src/store/schema';
+import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../../../src/store/api/errors';
+import { encodeEnvelope } from '../../../src/store/disk/durableFile';
+import { openDiskStoreReady } from '../../../src/store/disk/store';
+import type { CorruptionReport } from '../../../src/store/api/types';
+import type { ChatMessage } from '../../../src/store/api/schema';
 import * as h from './helpers';
 
 const DAMAGES = ['truncate', 'bit-flip', 'zero-fill', 'delete', 'garbage'] as const;
@@ -56,7 +56,7 @@ interface Pristine {
 
 async function buildPristine(): Promise<Pristine> {
   const dir = h.tmpDir('aw-matrix-');
-  const s = await openLowdbStore(dir);
+  const s = await openDiskStoreReady(dir);
   const { run, lease } = await s.createRun(h.newRun('victim'), h.owner('builder'));
   const id = run.run_id;
   await s.append(id, h.runStarted()); // commit 1
@@ -139,7 +139,7 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     const expectedSeq = commitNo ? (commitNo === 1 ? null : pristine.commitLastSeq[commitNo - 2]!) : fullSeq;
     const bad = damage(path.join(dir, target), how, rand, kind === 'blob');
     const reports: CorruptionReport[] = [];
-    const s = await openLowdbStore(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+    const s = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
     try {
       const lease = await s.acquire(id, h.owner('recoverer')); // the owner loads fresh and repairs
       let detected = reports.some((r) => r.file === target);
@@ -172,7 +172,7 @@ describe('store: corruption matrix (every file kind × every damage)', function 
       assert.equal(rec.seq, next);
       await lease.release();
       await s.close();
-      const again = await openLowdbStore(dir);
+      const again = await openDiskStoreReady(dir);
       assert.equal((await again.latest(id)).seq, next);
       await again.close();
       return { detected, quarantined: bad ? true : ('n/a' as const), fellBackTo: expectedSeq };
@@ -187,14 +187,14 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     const lockPath = path.join(dir, lockRel);
     // (1) the holder is alive: its heartbeat finds the damage, quarantines it and re-creates its lock
     const reports: CorruptionReport[] = [];
-    const a = await openLowdbStore(dir, { heartbeatMs: 20, onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+    const a = await openDiskStoreReady(dir, { heartbeatMs: 20, onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
     const lease = await a.acquire(id, h.owner('holder'));
     const bad = damage(lockPath, how, rand, false);
     for (let i = 0; i < 200 && !reports.some((r) => r.file === lockRel); i++) await new Promise((r) => setTimeout(r, 10));
     const detected = reports.some((r) => r.file === lockRel);
     if (bad) assertQuarantined(dir, lockRel, bad, reports);
     for (let i = 0; i < 100 && !fs.existsSync(lockPath); i++) await new Promise((r) => setTimeout(r, 10));
-    const b = await openLowdbStore(dir);
+    const b = await openDiskStoreReady(dir);
     await h.rejects(b.acquire(id, h.owner('intruder')), RunLockedError, /holder/);
     assert.equal(lease.lost, false);
     assert.equal((await a.append(id, h.preTools(9))).seq, pristine.commitLastSeq.at(-1)! + 1, 'the holder keeps writing');
@@ -222,7 +222,7 @@ describe('store: a checkpoint whose checksum is right but whose content breaks t
   it('is refused with an error naming its file when it is first read (records are checked in full on first use)', async () => {
     const dir = h.tmpDir('aw-schema-');
     try {
-      const s = await openLowdbStore(dir);
+      const s = await openDiskStoreReady(dir);
       const { run, lease } = await s.createRun(h.newRun(), h.owner('w'));
       const id = run.run_id;
       await s.append(id, h.runStarted());
@@ -234,7 +234,7 @@ describe('store: a checkpoint whose checksum is right but whose content breaks t
       const body = JSON.parse(fs.readFileSync(file, 'utf8')).body;
       body.ops[0].record.thread_id = 42; // a writer bug, faithfully checksummed
       fs.writeFileSync(file, encodeEnvelope('commit', body));
-      const t = await openLowdbStore(dir);
+      const t = await openDiskStoreReady(dir);
       assert.equal((await t.get(id, 1))?.phase, 'run_started');
       const err = await h.rejects(t.latest(id), AgentCheckpointCorruptionError, /000000000002\.json.*checkpoint 2 does not match its schema/);
       assert.equal(err.file, rel);

@@ -4,10 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { z } from 'zod';
-import { DurableJsonFile, decodeEnvelope, encodeEnvelope, sha256 } from '../../../src/store/durableFile';
-import { AgentCheckpointCorruptionError, SchemaVersionError } from '../../../src/store/errors';
-import { nodeFs } from '../../../src/store/fsLayer';
-import { MigrationGapError, migrate, type Migration } from '../../../src/store/migrations';
+import { sha256 } from '../../../src/common/hash';
+import { DurableJsonFile, decodeEnvelope, encodeEnvelope } from '../../../src/store/disk/durableFile';
+import { AgentCheckpointCorruptionError, SchemaVersionError } from '../../../src/store/api/errors';
+import { nodeFs } from '../../../src/store/disk/fsLayer';
+import { MigrationGapError, migrate, type Migration } from '../../../src/store/core/migrations';
 import { rejects, tmpDir } from './helpers';
 
 const Doc = z.object({ n: z.number(), s: z.string() });

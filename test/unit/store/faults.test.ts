@@ -2,10 +2,10 @@
 // lost, the run exactly as before the failed write, the store usable once the fault clears.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { StoreWriteError } from '../../../src/store/errors';
-import { openLowdbStore } from '../../../src/store/lowdbStore';
-import type { StoreEvent } from '../../../src/store/types';
-import type { ChatMessage } from '../../../src/store/schema';
+import { StoreWriteError } from '../../../src/store/api/errors';
+import { openDiskStoreReady } from '../../../src/store/disk/store';
+import type { StoreEvent } from '../../../src/store/api/types';
+import type { ChatMessage } from '../../../src/store/api/schema';
 import { FaultyFs, type Op } from './faultyFs';
 import * as h from './helpers';
 
@@ -15,7 +15,7 @@ describe('store: disk faults through the fs layer', function () {
   beforeEach(() => (dir = h.tmpDir('aw-faults-')));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  const open = (ffs: FaultyFs, extra = {}) => openLowdbStore(dir, { fs: ffs, retryDelaysMs: [1, 2, 4], ...extra });
+  const open = (ffs: FaultyFs, extra = {}) => openDiskStoreReady(dir, { fs: ffs, retryDelaysMs: [1, 2, 4], ...extra });
   const durablePost = (step: number, msgs: ChatMessage[]) => {
     const a = h.assistantWithCall(step);
     return h.postLlm(h.snapshot(step, [...msgs, a], { pending_llm_response: h.pendingResponse(a, step) }));
@@ -52,7 +52,7 @@ describe('store: disk faults through the fs layer', function () {
         await lease.release();
         await s.close();
         assert.deepEqual(tempFiles(), [], 'no temp files left');
-        const again = await openLowdbStore(dir);
+        const again = await openDiskStoreReady(dir);
         assert.deepEqual((await again.list(id)).map((r) => r.phase), ['post_llm', 'pre_llm', 'run_started']);
         assert.equal((await again.listEffects(id)).length, 1);
         assert.equal((await again.loadSnapshot(id)).snapshot.messages.length, 2);
@@ -100,7 +100,7 @@ describe('store: disk faults through the fs layer', function () {
       await s.flush();
       assert.equal(ffs.fired.rename, 4);
       await s.close();
-      const again = await openLowdbStore(dir);
+      const again = await openDiskStoreReady(dir);
       assert.equal((await again.latest(run.run_id)).seq, 1);
       assert.equal((await again.listRuns()).runs.length, 1);
       await again.close();
@@ -140,7 +140,7 @@ describe('store: disk faults through the fs layer', function () {
     await h.rejects(s.append(id, h.preTools(1)), StoreWriteError, /retry succeeded/);
     assert.equal((await s.append(id, h.preTools(1))).seq, 3, 'then writes go through again');
     await s.close();
-    const again = await openLowdbStore(dir);
+    const again = await openDiskStoreReady(dir);
     assert.deepEqual(await again.get(id, 2), queued);
     assert.equal((await again.latest(id)).seq, 3);
     await again.close();
@@ -156,7 +156,7 @@ describe('store: disk faults through the fs layer', function () {
     await h.rejects(s.flush(), StoreWriteError, /EIO/);
     ffs.clear();
     await s.flush();
-    const other = await openLowdbStore(dir);
+    const other = await openDiskStoreReady(dir);
     assert.equal((await other.latest(run.run_id)).seq, 2);
     await other.close();
     await s.close();
@@ -168,7 +168,7 @@ describe('store: bounded flush and close, lazy opening', () => {
     const dir = h.tmpDir('aw-hang-');
     try {
       const ffs = new FaultyFs();
-      const s = await openLowdbStore(dir, { fs: ffs, deferMs: 60_000 });
+      const s = await openDiskStoreReady(dir, { fs: ffs, deferMs: 60_000 });
       const { run } = await s.createRun(h.newRun(), h.owner('w'));
       await s.append(run.run_id, h.preLlm(1, 1));
       ffs.inject('fsync', 'EIO', { hang: true });
@@ -184,7 +184,7 @@ describe('store: bounded flush and close, lazy opening', () => {
   it('opening reads index.json only; a run’s log is read when that run is first touched', async () => {
     const dir = h.tmpDir('aw-lazy-');
     try {
-      const s = await openLowdbStore(dir);
+      const s = await openDiskStoreReady(dir);
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) {
         const { run, lease } = await s.createRun(h.newRun(`r${i}`), h.owner('w'));
@@ -195,7 +195,7 @@ describe('store: bounded flush and close, lazy opening', () => {
       }
       await s.close();
       const ffs = new FaultyFs();
-      const t = await openLowdbStore(dir, { fs: ffs });
+      const t = await openDiskStoreReady(dir, { fs: ffs });
       assert.equal((await t.listRuns()).runs.length, 3);
       assert.deepEqual(ffs.reads.map((p) => p.slice(dir.length)), ['/index.json']);
       assert.equal((await t.getRun(ids[1]!))?.state, 'completed');

@@ -1,7 +1,7 @@
 // An FsLayer that fails on command: inject(op, code, {times, match}) makes the next matching calls
 // throw a Node-style error with that code. fd-based calls (write, fsync, close) match on the path
 // the fd was opened for, so "fsync of the log directory" and "fsync of a commit" are different.
-import { nodeFs, type FsLayer } from '../../../src/store/fsLayer';
+import { nodeFs, type FsLayer } from '../../../src/store/disk/fsLayer';
 
 export type Op = keyof FsLayer;
 

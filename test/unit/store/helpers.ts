@@ -2,9 +2,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AppendInput, OwnerInfo } from '../../../src/store/types';
-import type { ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../../../src/store/schema';
-import { canonicalJson } from '../../../src/store/canonical';
+import type { AppendInput, OwnerInfo } from '../../../src/store/api/types';
+import type { ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../../../src/store/api/schema';
+import { canonicalJson } from '../../../src/store/api/canonical';
 
 export function owner(label: string, id = label): OwnerInfo {
   return { owner_id: id, label, pid: process.pid, hostname: os.hostname() };

@@ -5,9 +5,9 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { encodeEnvelope } from '../../../src/store/durableFile';
-import { RunLockedError, RunNotOwnedError } from '../../../src/store/errors';
-import { openLowdbStore } from '../../../src/store/lowdbStore';
+import { encodeEnvelope } from '../../../src/store/disk/durableFile';
+import { RunLockedError, RunNotOwnedError } from '../../../src/store/api/errors';
+import { openDiskStoreReady } from '../../../src/store/disk/store';
 import { bundleChild } from '../../torture/run';
 import * as h from './helpers';
 
@@ -68,7 +68,7 @@ describe('store: one owner per run', function () {
     fs.rmSync(dir, { recursive: true, force: true });
   });
   beforeEach(async () => {
-    const s = await openLowdbStore(path.join(dir, 'store'));
+    const s = await openDiskStoreReady(path.join(dir, 'store'));
     const { run, lease } = await s.createRun(h.newRun('contended'), h.owner('creator'));
     runId = run.run_id;
     await s.append(runId, h.runStarted());
@@ -102,7 +102,7 @@ describe('store: one owner per run', function () {
     }
     a.send('EXIT');
     b.send('EXIT');
-    const s = await openLowdbStore(path.join(dir, 'store'));
+    const s = await openDiskStoreReady(path.join(dir, 'store'));
     assert.equal((await s.latest(runId)).seq, 1 + 15, 'one write per round, by its one owner');
     await s.close();
   });
@@ -127,7 +127,7 @@ describe('store: one owner per run', function () {
     const now = Date.now();
     const body = { owner_id: 'far', pid: 4242, hostname: 'another-host', label: 'window on another host', acquired_ms: now, heartbeat_ms: now };
     fs.writeFileSync(lockFile, encodeEnvelope('lock', body));
-    const s = await openLowdbStore(path.join(dir, 'store'), { staleMs: 30_000 });
+    const s = await openDiskStoreReady(path.join(dir, 'store'), { staleMs: 30_000 });
     await h.rejects(s.acquire(runId, h.owner('here')), RunLockedError, /another host/);
     const old = (now - 60_000) / 1000;
     fs.writeFileSync(lockFile, encodeEnvelope('lock', { ...body, heartbeat_ms: now - 60_000, acquired_ms: now - 60_000 }));
@@ -140,8 +140,8 @@ describe('store: one owner per run', function () {
   });
 
   it('a window that stalls past staleMs loses its lease: its writes are refused, and its release leaves the new lock alone', async () => {
-    const a = await openLowdbStore(path.join(dir, 'store'), { heartbeatMs: 60_000 });
-    const b = await openLowdbStore(path.join(dir, 'store'), { staleMs: 50 });
+    const a = await openDiskStoreReady(path.join(dir, 'store'), { heartbeatMs: 60_000 });
+    const b = await openDiskStoreReady(path.join(dir, 'store'), { staleMs: 50 });
     const la = await a.acquire(runId, h.owner('stalled'));
     await new Promise((r) => setTimeout(r, 120));
     const lb = await b.acquire(runId, h.owner('new owner'));
@@ -154,13 +154,13 @@ describe('store: one owner per run', function () {
     await h.rejects(a.append(runId, h.preTools(1)), RunNotOwnedError);
     await b.append(runId, h.preTools(1));
     await lb.release();
-    const c = await openLowdbStore(path.join(dir, 'store'));
+    const c = await openDiskStoreReady(path.join(dir, 'store'));
     assert.deepEqual((await c.list(runId)).map((r) => r.phase), ['pre_tool_batch', 'pre_tool_batch', 'run_started']);
     await Promise.all([a.close(), b.close(), c.close()]);
   });
 
   it('hostname and pid in the lock are this machine’s', async () => {
-    const s = await openLowdbStore(path.join(dir, 'store'));
+    const s = await openDiskStoreReady(path.join(dir, 'store'));
     const lease = await s.acquire(runId, { owner_id: 'x', label: 'me', pid: process.pid, hostname: os.hostname() });
     const lock = JSON.parse(fs.readFileSync(path.join(dir, 'store', 'runs', runId, 'owner.lock'), 'utf8')).body;
     assert.deepEqual(Object.keys(lock).sort(), ['acquired_ms', 'heartbeat_ms', 'hostname', 'label', 'owner_id', 'pid']);

@@ -3,9 +3,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { encodeEnvelope, sha256 } from '../../../src/store/durableFile';
-import { InvalidInputError, SchemaVersionError } from '../../../src/store/errors';
-import { openLowdbStore } from '../../../src/store/lowdbStore';
+import { sha256 } from '../../../src/common/hash';
+import { encodeEnvelope } from '../../../src/store/disk/durableFile';
+import { InvalidInputError, SchemaVersionError } from '../../../src/store/api/errors';
+import { openDiskStoreReady } from '../../../src/store/disk/store';
 import { describeStore } from '../../fixtures/store-v1/generate';
 import * as h from './helpers';
 
@@ -27,7 +28,7 @@ describe('store: versions and migrations', function () {
     assert.deepEqual(Object.keys(expected.runs).sort(), ['v1-awaiting', 'v1-finished', 'v1-midtools']);
     assert.deepEqual(await describeStore(dir), expected);
     assert.deepEqual(bytes(dir), before, 'reading never rewrites a file');
-    const s = await openLowdbStore(dir);
+    const s = await openDiskStoreReady(dir);
     assert.equal((await s.getRun('v1-finished'))?.state, 'completed');
     assert.equal((await s.listApprovals('v1-awaiting', { pendingOnly: true }))[0]?.tool_call_id, 'call_cmd');
     const fx = await s.listEffects('v1-midtools');
@@ -39,7 +40,7 @@ describe('store: versions and migrations', function () {
     await s.decideApproval('v1-awaiting', 'call_cmd', { kind: 'approve', reason: null, input_hash: null });
     await lease.release();
     await s.close();
-    const again = await openLowdbStore(dir);
+    const again = await openDiskStoreReady(dir);
     assert.equal((await again.listApprovals('v1-awaiting'))[0]?.decision?.kind, 'approve');
     await again.close();
   });
@@ -48,7 +49,7 @@ describe('store: versions and migrations', function () {
     const file = path.join(dir, 'runs', 'v1-midtools', 'log', '000000000007.json');
     const newer = encodeEnvelope('commit', { run_id: 'v1-midtools', first: 7, last: 7, ops: [], added_in_v2: true }).replace('"schema_version":1', '"schema_version":2');
     fs.writeFileSync(file, newer);
-    const s = await openLowdbStore(dir);
+    const s = await openDiskStoreReady(dir);
     const err = await h.rejects(s.loadSnapshot('v1-midtools'), SchemaVersionError, /newer than this version/);
     assert.ok(err.message.includes('000000000007.json'));
     await h.rejects(s.acquire('v1-midtools', h.owner('old version')), SchemaVersionError);
@@ -63,20 +64,20 @@ describe('store: versions and migrations', function () {
     const index = path.join(dir, 'index.json');
     const newer = `{"schema_version":3,"kind":"index","sha256":"${'0'.repeat(64)}","body":{"v3":"layout"}}`;
     fs.writeFileSync(index, newer);
-    const s = await openLowdbStore(dir);
+    const s = await openDiskStoreReady(dir);
     assert.deepEqual((await s.listRuns()).runs.map((r) => r.run_id).sort(), ['v1-awaiting', 'v1-finished', 'v1-midtools']);
     const { run, lease } = await s.createRun(h.newRun('new'), h.owner('w'));
     await lease.release();
     await s.close();
     assert.equal(fs.readFileSync(index, 'utf8'), newer, 'never overwritten by an older version');
-    const again = await openLowdbStore(dir);
+    const again = await openDiskStoreReady(dir);
     assert.ok((await again.getRun(run.run_id))?.run_id);
     await again.close();
   });
 
   it('imports legacy AFK-style checkpoints (string schema_version, no seq, snapshot in the payload)', async () => {
     const legacy = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'legacy-afk.json'), 'utf8'));
-    const s = await openLowdbStore(dir);
+    const s = await openDiskStoreReady(dir);
     const run = await s.importRun(legacy, h.owner('importer'));
     assert.equal(run.run_id, 'afk-7f3c2a10-9b1e-4c55-8f0e-2d6a1c9e4b77');
     assert.equal(run.thread_id, 'thread-42');

@@ -1,12 +1,12 @@
 // Property tests: the memory backend against a simple model (fast-check model-based commands), and
-// lowdb against memory: the same random operation sequence gives the same answers and the same runs.
+// disk against memory: the same random operation sequence gives the same answers and the same runs.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import fc from 'fast-check';
-import { openLowdbStore } from '../../../src/store/lowdbStore';
-import { MemoryDisk, openMemoryStore } from '../../../src/store/memory';
-import type { CheckpointStore } from '../../../src/store/types';
-import { CheckpointNotFoundError } from '../../../src/store/errors';
+import { openDiskStoreReady } from '../../../src/store/disk/store';
+import { MemoryDisk, openMemoryStore } from '../../../src/store/memory/store';
+import type { CheckpointStore } from '../../../src/store/api/types';
+import { CheckpointNotFoundError } from '../../../src/store/api/errors';
 import { CREATE_ALL, Driver, Model, opArb, runIdOf, type Op } from './ops';
 import * as h from './helpers';
 
@@ -65,7 +65,7 @@ describe('store: properties', function () {
     );
   });
 
-  it('lowdb and memory agree after the same random sequence, and lowdb still agrees after a reopen', async () => {
+  it('disk and memory agree after the same random sequence, and disk still agrees after a reopen', async () => {
     const done: Record<string, number> = {};
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 10, maxLength: 35, size: 'max' }), async (ops) => {
@@ -74,7 +74,7 @@ describe('store: properties', function () {
         const now = () => t; // advanced per op: both stores see the same time however often they ask
         const disk = new MemoryDisk();
         const mem = new Driver(await openMemoryStore({ disk, now }), () => openMemoryStore({ disk, now }));
-        const low = new Driver(await openLowdbStore(dir, { now }), () => openLowdbStore(dir, { now }));
+        const low = new Driver(await openDiskStoreReady(dir, { now }), () => openDiskStoreReady(dir, { now }));
         try {
           for (const op of [...CREATE_ALL, ...ops]) {
             t += 1_000;
@@ -90,7 +90,7 @@ describe('store: properties', function () {
           const expected = await exports(mem.store);
           assert.deepEqual(await exports(low.store), expected);
           await low.store.close();
-          const reopened = await openLowdbStore(dir, { now });
+          const reopened = await openDiskStoreReady(dir, { now });
           assert.deepEqual(await exports(reopened), expected);
           await reopened.close();
         } finally {

@@ -1,9 +1,9 @@
 // A small language of store operations for the property tests: fast-check generates Op sequences;
 // `applyOp` runs one against a real store; `Model` says what a correct store would answer.
 import fc from 'fast-check';
-import { CheckpointNotFoundError, RunLockedError, RunNotOwnedError, StoreConflictError, InvalidKeyError } from '../../../src/store/errors';
-import type { ChatMessage, RunState, RuntimeSnapshot } from '../../../src/store/schema';
-import type { CheckpointStore, RunLease } from '../../../src/store/types';
+import { CheckpointNotFoundError, RunLockedError, RunNotOwnedError, StoreConflictError, InvalidKeyError } from '../../../src/store/api/errors';
+import type { ChatMessage, RunState, RuntimeSnapshot } from '../../../src/store/api/schema';
+import type { CheckpointStore, RunLease } from '../../../src/store/api/types';
 import * as h from './helpers';
 
 export type Op =

@@ -1,13 +1,13 @@
-// The memory backend: the same store core as the lowdb backend over an in-memory "disk". Several
+// The memory backend: the same store core as the disk backend over an in-memory "disk". Several
 // store instances can share one MemoryDisk (like two windows over one folder): each sees only what
 // the others committed, and leases exclude each other in-process. Everything crossing the disk
 // boundary is structuredClone'd, so no instance can alias another's objects.
-import { StoreCore, type CoreOptions } from './core';
-import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from './engine';
-import { CheckpointNotFoundError, RunLockedError, RunNotOwnedError } from './errors';
-import type { RunMeta } from './schema';
-import type { CommitBody, CommitOp, IndexEntry } from './storedSchema';
-import type { OwnerInfo } from './types';
+import { StoreCore, type CoreOptions } from '../core/store';
+import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from '../core/engine';
+import { CheckpointNotFoundError, RunLockedError, RunNotOwnedError } from '../api/errors';
+import type { RunMeta } from '../api/schema';
+import type { CommitBody, CommitOp, IndexEntry } from '../core/storedSchema';
+import type { OwnerInfo } from '../api/types';
 
 interface MemRun {
   meta: RunMeta;

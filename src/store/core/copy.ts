@@ -1,7 +1,7 @@
 // Copies at the store's edge. Stored data is JSON data, so a copy only needs fresh objects and
 // arrays: strings are immutable and can be shared. For a 10 MB conversation that is ~1000× less work
 // than structuredClone, which copies every string's bytes.
-import { InvalidInputError } from './errors';
+import { InvalidInputError } from '../api/errors';
 
 /** A fresh object tree of stored (already JSON) data. */
 export function copyJson<T>(v: T): T {

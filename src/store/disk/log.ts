@@ -1,7 +1,7 @@
 // A run's commit log on disk: runs/<id>/log/<12-digit n>.json, or <first>-<last>.json after
 // compaction, and the compact encoding of its records (encodeOps / decodeOps).
-import type { RunMeta } from './schema';
-import type { CommitOp } from './storedSchema';
+import type { RunMeta } from '../api/schema';
+import type { CommitOp } from '../core/storedSchema';
 
 export const pad = (n: number): string => String(n).padStart(12, '0');
 export const commitName = (first: number, last: number): string => (first === last ? `${pad(first)}.json` : `${pad(first)}-${pad(last)}.json`);

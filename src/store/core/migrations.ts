@@ -1,11 +1,11 @@
 // Schema migrations, applied on read: a file written at version v goes through MIGRATIONS[v],
 // MIGRATIONS[v+1], … up to STORE_SCHEMA_VERSION. Files are never rewritten by a read; a newer file
-// is refused (SchemaVersionError, in durableFile.ts) and left untouched.
+// is refused (SchemaVersionError, in disk/durableFile.ts) and left untouched.
 //
 // Version 1 is the first version, so the chain is empty today. To change a stored shape: bump
 // STORE_SCHEMA_VERSION, add MIGRATIONS[old] = (kind, body) => newBody, and keep the committed
 // fixtures in test/fixtures/store-v1/ loading (test/unit/store/migration.test.ts).
-import { STORE_SCHEMA_VERSION } from './schema';
+import { STORE_SCHEMA_VERSION } from '../api/schema';
 
 export type MigrationKind = 'commit' | 'run' | 'index' | 'lock' | 'export';
 

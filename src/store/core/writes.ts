@@ -1,17 +1,17 @@
 // The write half of the store core: ownership of a run (lease + writer), appends, the approval and
 // effect journal, blobs, compaction, and the rule every write follows (owned, one at a time,
-// refused once after an unreported write-behind failure). Run lifecycle ops are in core.ts.
-import crypto from 'node:crypto';
+// refused once after an unreported write-behind failure). Run lifecycle ops are in store.ts.
+import { sha256 } from '../../common/hash';
 import { copyJson } from './copy';
-import { StoreReads, type CoreOptions } from './coreReads';
+import { StoreReads, type CoreOptions } from './reads';
 import type { Engine, EngineLock } from './engine';
-import { InvalidInputError, RunNotOwnedError } from './errors';
+import { InvalidInputError, RunNotOwnedError } from '../api/errors';
 import * as J from './journal';
 import { Lease, notOwned, type RunHandle } from './runHandle';
 import { RunWriter, toWriteError } from './runWriter';
-import { RunState, type ApprovalDecision, type Approval, type CheckpointRecord, type Effect, type EffectResult, type RunSummary } from './schema';
+import { RunState, type ApprovalDecision, type Approval, type CheckpointRecord, type Effect, type EffectResult, type RunSummary } from '../api/schema';
 import type { CommitOp } from './storedSchema';
-import type * as T from './types';
+import type * as T from '../api/types';
 import { checkBlobHash, checkRunId, isDurableAppend, parseInput, prepareAppend } from './validate';
 
 export abstract class StoreWrites extends StoreReads {
@@ -111,7 +111,7 @@ export abstract class StoreWrites extends StoreReads {
     await this.opened();
     this.ownedHandle(runId);
     if (typeof content !== 'string') throw new InvalidInputError('blob content must be a string');
-    const hash = crypto.createHash('sha256').update(content, 'utf8').digest('hex');
+    const hash = sha256(content);
     try {
       await this.engine.putBlob(runId, hash, content);
     } catch (err) {

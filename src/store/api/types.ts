@@ -1,4 +1,4 @@
-// The checkpoint store's one interface. Two backends implement it (memory, lowdb on disk) and one
+// The checkpoint store's one interface. Two backends implement it (memory, disk) and one
 // contract suite (test/unit/store/contract.ts) runs against both. vscode-free.
 import type {
   Approval,
@@ -12,9 +12,9 @@ import type {
   RuntimeSnapshot,
 } from './schema';
 
-export interface Disposable {
-  dispose(): void;
-}
+import type { Disposable } from '../../common/lifecycle';
+
+export type { Disposable };
 
 export interface NewRunInput {
   /** Generated when absent (sortable: time prefix + random). */

@@ -45,3 +45,24 @@ export class DisposableStore implements Disposable {
 export function toDisposable(fn: () => unknown): Disposable {
   return { dispose: fn };
 }
+
+/**
+ * Base of every component that owns disposables (VS Code's `Disposable` with `_register`):
+ * `this._register(x)` instead of a hand-rolled subscription list; `dispose()` disposes them in
+ * reverse order. Subclasses that override dispose() call super.dispose().
+ */
+export abstract class DisposableBase implements Disposable {
+  private readonly _store = new DisposableStore();
+
+  protected get isDisposed(): boolean {
+    return this._store.isDisposed;
+  }
+
+  protected _register<T extends Disposable>(item: T): T {
+    return this._store.register(item);
+  }
+
+  dispose(): void {
+    this._store.dispose();
+  }
+}

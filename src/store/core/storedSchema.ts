@@ -1,5 +1,5 @@
 // zod schemas of what the store writes (commit log, index, owner lock, export). The record types
-// themselves live in schema.ts; these are the containers around them. Every read parses with them.
+// themselves live in api/schema.ts; these are the containers around them. Every read parses with them.
 import { z } from 'zod';
 import {
   PHASES,
@@ -13,7 +13,7 @@ import {
   SubagentExecutionRecord,
   ToolExecutionRecord,
   type ListField,
-} from './schema';
+} from '../api/schema';
 
 /** The item schema of each append-only snapshot list. */
 export const LIST_ITEM: Record<ListField, z.ZodType> = {

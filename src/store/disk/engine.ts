@@ -1,20 +1,20 @@
-// The on-disk engine of the lowdb backend (layout in README.md). Every file goes through the
+// The engine of the disk backend (layout in README.md). Every file goes through the
 // injectable fs layer; every JSON file through the durable adapter; the index through lowdb.
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { DurableJsonFile, UnsyncedPublishError, fsyncDir } from './durableFile';
-import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from './engine';
-import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunNotOwnedError, SchemaVersionError, StoreWriteError } from './errors';
-import { RawCommit, decodeCommit, loadRunFiles, readCommit, type LoadCtx } from './fileLoad';
-import { FileLock, lockHolder, type LockOptions } from './fileLock';
-import { advance, commitName, encodeOps, newCodec, parseLogNames, type Codec } from './fileLog';
+import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from '../core/engine';
+import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunNotOwnedError, SchemaVersionError, StoreWriteError } from '../api/errors';
+import { RawCommit, decodeCommit, loadRunFiles, readCommit, type LoadCtx } from './load';
+import { FileLock, lockHolder, type LockOptions } from './lock';
+import { advance, commitName, encodeOps, newCodec, parseLogNames, type Codec } from './log';
 import { errCode, isMissing, treeUsage, type FsLayer } from './fsLayer';
 import { quarantine } from './quarantine';
-import { getBlob, putBlob, type BlobCtx } from './fileBlobs';
-import { RunId, RunMeta } from './schema';
-import { IndexBody, type CommitOp, type IndexEntry } from './storedSchema';
-import type { CorruptionReport, OwnerInfo } from './types';
+import { getBlob, putBlob, type BlobCtx } from './blobs';
+import { RunId, RunMeta } from '../api/schema';
+import { IndexBody, type CommitOp, type IndexEntry } from '../core/storedSchema';
+import type { CorruptionReport, OwnerInfo } from '../api/types';
 
 interface RunFiles {
   next: number;
@@ -30,14 +30,14 @@ interface RunFiles {
 
 const PLACEHOLDER_META: RunMeta = { run_id: '-', thread_id: '-', title: '', task: '', agent_name: '', model: '', created_ms: 0, forked_from: null, parent_run_id: null };
 
-export interface FileEngineOptions {
+export interface DiskEngineOptions {
   fs: FsLayer;
   lock: LockOptions;
   retryDelaysMs?: readonly number[];
   now: () => number;
 }
 
-export class FileEngine implements Engine {
+export class DiskEngine implements Engine {
   private readonly runs = new Map<string, RunFiles>();
   private index: Low<IndexBody> | undefined;
   private readonly fsl: FsLayer;
@@ -46,7 +46,7 @@ export class FileEngine implements Engine {
 
   constructor(
     readonly root: string,
-    private readonly o: FileEngineOptions,
+    private readonly o: DiskEngineOptions,
   ) {
     this.fsl = o.fs;
     this.ctx = { fsl: o.fs, root, retryDelaysMs: o.retryDelaysMs, quarantine: (rel, reason, runId) => quarantine(this.fsl, root, rel, reason, runId, o.now()) };
@@ -237,7 +237,7 @@ export class FileEngine implements Engine {
     return (await treeUsage(this.fsl, this.runDir(runId))).size;
   }
 
-  // ── blobs (fileBlobs.ts) ──────────────────────────────────────────────────────────────────
+  // ── blobs (blobs.ts) ──────────────────────────────────────────────────────────────────
   async putBlob(runId: string, hash: string, content: string): Promise<void> {
     if (!this.runs.get(runId)?.lock) throw new RunNotOwnedError(runId);
     await putBlob(this.blobCtx(), runId, hash, content);

@@ -1,10 +1,10 @@
 // The rules of the approval and effect journal, as pure functions of the run: what a request,
 // decision, intent or result means given what the run already holds. The core writes the op.
-import { StoreConflictError, InvalidInputError } from './errors';
+import { StoreConflictError, InvalidInputError } from '../api/errors';
 import type { RunModel } from './runModel';
-import { ApprovalDecision, type Approval, type Effect, type EffectResult } from './schema';
+import { ApprovalDecision, type Approval, type Effect, type EffectResult } from '../api/schema';
 import type { CommitOp } from './storedSchema';
-import type { NewApproval, NewEffectIntent } from './types';
+import type { NewApproval, NewEffectIntent } from '../api/types';
 import { parseInput } from './validate';
 import { z } from 'zod';
 

@@ -1,12 +1,12 @@
 // The product's store: the shared core over the on-disk engine (README.md). Opening reads
 // index.json and lists runs/ — never a run's log; a run's log is read when the run is touched.
 import os from 'node:os';
-import { StoreCore, type CoreOptions } from './core';
-import { FileEngine } from './fileEngine';
-import { defaultLockOptions, type LockOptions } from './fileLock';
+import { StoreCore, type CoreOptions } from '../core/store';
+import { DiskEngine } from './engine';
+import { defaultLockOptions, type LockOptions } from './lock';
 import { nodeFs, type FsLayer } from './fsLayer';
 
-export interface LowdbStoreOptions extends CoreOptions {
+export interface DiskStoreOptions extends CoreOptions {
   /** The file-system layer (tests inject faults here). */
   fs?: FsLayer;
   /** Owner-lock heartbeat and staleness (defaults 5 s / 30 s). */
@@ -16,18 +16,18 @@ export interface LowdbStoreOptions extends CoreOptions {
   retryDelaysMs?: readonly number[];
 }
 
-export class LowdbStore extends StoreCore {
+export class DiskStore extends StoreCore {
   constructor(
     readonly dir: string,
-    readonly files: FileEngine,
-    opts: LowdbStoreOptions,
+    readonly files: DiskEngine,
+    opts: DiskStoreOptions,
   ) {
     super(files, opts);
   }
 }
 
 /** The store in `dir`, usable at once (calls wait for the open to finish; its errors surface there). */
-export function openDiskStore(dir: string, opts: LowdbStoreOptions = {}): LowdbStore {
+export function openDiskStore(dir: string, opts: DiskStoreOptions = {}): DiskStore {
   const now = opts.now ?? Date.now;
   const lock: LockOptions = {
     ...defaultLockOptions(),
@@ -36,12 +36,12 @@ export function openDiskStore(dir: string, opts: LowdbStoreOptions = {}): LowdbS
     ...(opts.heartbeatMs !== undefined ? { heartbeatMs: opts.heartbeatMs } : {}),
     ...(opts.staleMs !== undefined ? { staleMs: opts.staleMs } : {}),
   };
-  const engine = new FileEngine(dir, { fs: opts.fs ?? nodeFs, lock, retryDelaysMs: opts.retryDelaysMs, now });
-  return new LowdbStore(dir, engine, opts).start();
+  const engine = new DiskEngine(dir, { fs: opts.fs ?? nodeFs, lock, retryDelaysMs: opts.retryDelaysMs, now });
+  return new DiskStore(dir, engine, opts).start();
 }
 
 /** The same, resolved once open (rejects if the folder cannot be opened). */
-export async function openLowdbStore(dir: string, opts: LowdbStoreOptions = {}): Promise<LowdbStore> {
+export async function openDiskStoreReady(dir: string, opts: DiskStoreOptions = {}): Promise<DiskStore> {
   const store = openDiskStore(dir, opts);
   await store.whenOpen();
   return store;

@@ -6,17 +6,18 @@
 // and never turns a file that exists into null or empty data.
 import { isAscii } from 'node:buffer';
 import crypto from 'node:crypto';
+import { sha256 } from '../../common/hash';
 import path from 'node:path';
 import type { Adapter } from 'lowdb';
 import type { z } from 'zod';
-import { AgentCheckpointCorruptionError, SchemaVersionError } from './errors';
+import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/errors';
 import { errCode, isMissing, type FsLayer } from './fsLayer';
-import { migrate } from './migrations';
-import { STORE_SCHEMA_VERSION } from './schema';
+import { migrate } from '../core/migrations';
+import { STORE_SCHEMA_VERSION } from '../api/schema';
 
 export type FileKind = 'commit' | 'run' | 'index' | 'lock';
 
-export const sha256 = (text: string | Buffer): string => crypto.createHash('sha256').update(text).digest('hex');
+
 
 const HEADER = /^\{"schema_version":(\d{1,6}),"kind":"([a-z_]{1,20})","sha256":"([0-9a-f]{64})","body":/;
 

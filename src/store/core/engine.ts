@@ -1,9 +1,9 @@
-// What a backend must provide under the shared store core (core.ts): durable commits, run meta,
+// What a backend must provide under the shared store core (store.ts): durable commits, run meta,
 // blobs, the index cache and locks. The core owns every semantic (validation, seqs, durability
-// classes, events); an engine owns bytes. memory.ts and lowdbStore.ts are the two engines.
-import type { RunMeta } from './schema';
+// classes, events); an engine owns bytes. memory/store.ts and disk/engine.ts are the two engines.
+import type { RunMeta } from '../api/schema';
 import type { CommitBody, CommitOp, IndexEntry } from './storedSchema';
-import type { CorruptionReport, OwnerInfo } from './types';
+import type { CorruptionReport, OwnerInfo } from '../api/types';
 
 /** Receives a run being loaded. `commit` throws to reject a commit (the chain stops before it). */
 export interface LoadSink {

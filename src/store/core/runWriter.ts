@@ -3,8 +3,8 @@
 // fsync'd file per durable point, not one per checkpoint). A durable op is applied to the model
 // only after its commit is on disk, so a failed write leaves the run exactly as it was.
 import type { Engine } from './engine';
-import { RunNotOwnedError, StoreWriteError } from './errors';
-import { errCode } from './fsLayer';
+import { RunNotOwnedError, StoreWriteError } from '../api/errors';
+import { errCode } from '../disk/fsLayer';
 import type { RunModel } from './runModel';
 import type { CommitOp } from './storedSchema';
 

@@ -1,9 +1,9 @@
 // A run as the core holds it: the model, and while this instance owns it, the lease and writer.
 import type { EngineLock } from './engine';
-import { RunNotOwnedError } from './errors';
+import { RunNotOwnedError } from '../api/errors';
 import type { RunModel } from './runModel';
 import type { RunWriter } from './runWriter';
-import type { OwnerInfo, RunLease } from './types';
+import type { OwnerInfo, RunLease } from '../api/types';
 
 export class RunHandle {
   lease: Lease | undefined;

@@ -4,7 +4,7 @@
 // pending approvals) are written within structuralMs. Either way the index is a cache: the
 // runs are the truth, and a stale or lost index is rebuilt from them.
 import type { Engine } from './engine';
-import type { RunSummary } from './schema';
+import type { RunSummary } from '../api/schema';
 import type { IndexEntry } from './storedSchema';
 
 export class IndexCache {

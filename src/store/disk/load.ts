@@ -4,15 +4,15 @@
 // commit can be trusted), and the run falls back to the checkpoint before it.
 import path from 'node:path';
 import { DurableJsonFile } from './durableFile';
-import type { LoadResult, LoadSink } from './engine';
-import { AgentCheckpointCorruptionError, SchemaVersionError } from './errors';
+import type { LoadResult, LoadSink } from '../core/engine';
+import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/errors';
 import { isMissing, type FsLayer } from './fsLayer';
-import { advance, byFirst, decodeOps, newCodec, parseLogNames, peekLost, type Codec, type CodecDelta, type LogFile } from './fileLog';
+import { advance, byFirst, decodeOps, newCodec, parseLogNames, peekLost, type Codec, type CodecDelta, type LogFile } from './log';
 import type { Quarantined } from './quarantine';
-import { RunMeta } from './schema';
-import { StoredCommitBody, type CommitBody } from './storedSchema';
+import { RunMeta } from '../api/schema';
+import { StoredCommitBody, type CommitBody } from '../core/storedSchema';
 import { z } from 'zod';
-import type { CorruptionReport } from './types';
+import type { CorruptionReport } from '../api/types';
 
 export interface LoadCtx {
   fsl: FsLayer;

@@ -1,8 +1,8 @@
 // The in-memory state of one run, built by applying commit ops in order. Both backends use it:
 // live writes apply the same ops that a reload replays, so a reopened run is the run that was
 // written. It never copies: callers clone what they hand out (structuredClone at the API edge).
-import { AgentCheckpointCorruptionError } from './errors';
-import { CheckpointRecord, LIST_FIELDS, RunState, type Approval, type Effect, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from './schema';
+import { AgentCheckpointCorruptionError } from '../api/errors';
+import { CheckpointRecord, LIST_FIELDS, RunState, type Approval, type Effect, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
 import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
 
 export type Lists = Record<ListField, unknown[]>;

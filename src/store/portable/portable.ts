@@ -1,16 +1,16 @@
 // Whole-run operations: fork (a new run from any snapshot), export (one self-checking JSON object)
 // and import (validated; legacy AFK-style checkpoints are normalised first, legacy.ts).
-import { canonicalJson } from './canonical';
-import { copyJson } from './copy';
-import { sha256 } from './durableFile';
-import { CheckpointNotFoundError, InvalidInputError, SchemaVersionError } from './errors';
+import { canonicalJson } from '../api/canonical';
+import { copyJson } from '../core/copy';
+import { sha256 } from '../../common/hash';
+import { CheckpointNotFoundError, InvalidInputError, SchemaVersionError } from '../api/errors';
 import { isLegacyInput, normalizeLegacy } from './legacy';
-import { migrate } from './migrations';
-import type { RunHandle, Lease } from './runHandle';
-import { CommitMismatchError } from './runModel';
-import { LIST_FIELDS, STORE_SCHEMA_VERSION, type CheckpointRecord, type RunMeta, type RunSummary } from './schema';
-import { EXPORT_FORMAT, RunExport, type CommitOp, type ListTails, type RunExportBody } from './storedSchema';
-import type { OwnerInfo, RunLease } from './types';
+import { migrate } from '../core/migrations';
+import type { RunHandle, Lease } from '../core/runHandle';
+import { CommitMismatchError } from '../core/runModel';
+import { LIST_FIELDS, STORE_SCHEMA_VERSION, type CheckpointRecord, type RunMeta, type RunSummary } from '../api/schema';
+import { EXPORT_FORMAT, RunExport, type CommitOp, type ListTails, type RunExportBody } from '../core/storedSchema';
+import type { OwnerInfo, RunLease } from '../api/types';
 
 export interface PortableHost {
   now: () => number;

@@ -1,4 +1,4 @@
-// The few file-system calls the lowdb backend makes, behind one interface so tests can inject
+// The few file-system calls the disk backend makes, behind one interface so tests can inject
 // ENOSPC / EACCES / EIO / EPERM / EBUSY at any step (test/unit/store/faults.test.ts). vscode-free.
 import fs from 'node:fs';
 import { promisify } from 'node:util';

@@ -10,11 +10,11 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { DurableJsonFile, encodeEnvelope, fsyncDir } from './durableFile';
-import { AgentCheckpointCorruptionError, RunLockedError, RunNotOwnedError } from './errors';
+import { AgentCheckpointCorruptionError, RunLockedError, RunNotOwnedError } from '../api/errors';
 import { errCode, isMissing, type FsLayer } from './fsLayer';
-import { LockBody } from './storedSchema';
-import type { EngineLock } from './engine';
-import type { OwnerInfo } from './types';
+import { LockBody } from '../core/storedSchema';
+import type { EngineLock } from '../core/engine';
+import type { OwnerInfo } from '../api/types';
 
 export interface LockOptions {
   heartbeatMs: number;

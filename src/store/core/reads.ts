@@ -3,13 +3,13 @@
 // on every read (cheap: a directory listing), so a read-only view follows the owner.
 import { copyJson } from './copy';
 import type { Engine, LoadSink } from './engine';
-import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, StoreClosedError } from './errors';
+import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, StoreClosedError } from '../api/errors';
 import { IndexCache } from './indexCache';
 import { toWriteError } from './runWriter';
 import { RunHandle } from './runHandle';
 import { RunModel } from './runModel';
-import { isTerminalState, type Approval, type CheckpointRecord, type Effect, type RunMeta, type RunSummary } from './schema';
-import type * as T from './types';
+import { isTerminalState, type Approval, type CheckpointRecord, type Effect, type RunMeta, type RunSummary } from '../api/schema';
+import type * as T from '../api/types';
 import { checkRunId } from './validate';
 
 export interface CoreOptions {

@@ -1,11 +1,12 @@
 // Content-addressed blobs: runs/<id>/blobs/<sha256>, raw text whose name is its checksum. Written
 // durably once; read back only if the content still hashes to the name.
 import path from 'node:path';
-import { sha256, writeDurably } from './durableFile';
-import { AgentCheckpointCorruptionError, CheckpointNotFoundError } from './errors';
+import { sha256 } from '../../common/hash';
+import { writeDurably } from './durableFile';
+import { AgentCheckpointCorruptionError, CheckpointNotFoundError } from '../api/errors';
 import { errCode, isMissing, type FsLayer } from './fsLayer';
 import { quarantine } from './quarantine';
-import type { CorruptionReport } from './types';
+import type { CorruptionReport } from '../api/types';
 
 export interface BlobCtx {
   fsl: FsLayer;

@@ -2,7 +2,7 @@
 // copies only what is new (the snapshot header and the new tails of its lists), never the history.
 import type { z } from 'zod';
 import { toJsonData } from './copy';
-import { InvalidInputError, InvalidKeyError } from './errors';
+import { InvalidInputError, InvalidKeyError } from '../api/errors';
 import type { RunModel } from './runModel';
 import {
   LIST_FIELDS,
@@ -15,9 +15,9 @@ import {
   type CheckpointRecord,
   type ListField,
   type SnapshotHeader,
-} from './schema';
+} from '../api/schema';
 import { LIST_ITEM, type ListTail, type ListTails, type RecordOp } from './storedSchema';
-import type { AppendInput } from './types';
+import type { AppendInput } from '../api/types';
 
 /** Run ids become folder names: validated before any use. */
 export function checkRunId(runId: unknown): string {

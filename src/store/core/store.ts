@@ -1,19 +1,19 @@
-// The store's semantics, shared by both backends (memory.ts, lowdbStore.ts): validation, seqs,
+// The store's semantics, shared by both backends (memory/, disk/): validation, seqs,
 // durability classes, ownership checks, events, copies at the edge — over an Engine that owns the
-// bytes. Reads in coreReads.ts, writes in coreWrites.ts; here the lifecycle of runs (create, acquire,
+// bytes. Reads in reads.ts, writes in writes.ts; here the lifecycle of runs (create, acquire,
 // delete, prune, fork/export/import via portable.ts) and of the store (flush, close).
 import crypto from 'node:crypto';
-import { type CoreOptions } from './coreReads';
-import { StoreWrites } from './coreWrites';
+import { type CoreOptions } from './reads';
+import { StoreWrites } from './writes';
 import type { Engine } from './engine';
-import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, StoreClosedError } from './errors';
-import { exportRun, forkRun, importRun, type PortableHost } from './portable';
+import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, StoreClosedError } from '../api/errors';
+import { exportRun, forkRun, importRun, type PortableHost } from '../portable/portable';
 import { RunHandle, type Lease } from './runHandle';
 import { RunModel } from './runModel';
 import { toWriteError } from './runWriter';
-import type { RunMeta, RunSummary } from './schema';
+import type { RunMeta, RunSummary } from '../api/schema';
 import type { CommitOp } from './storedSchema';
-import type * as T from './types';
+import type * as T from '../api/types';
 import { checkRunId, parseInput } from './validate';
 import { z } from 'zod';
 

@@ -3,7 +3,7 @@
 // with no seq, and the whole runtime snapshot inside the payload of step_started/post_llm. Import
 // normalises such records (one, or a run's list) into this store's export body; the normal import
 // path then validates it like any export.
-import { InvalidInputError } from './errors';
+import { InvalidInputError } from '../api/errors';
 import {
   ChatMessage,
   LIST_FIELDS,
@@ -17,9 +17,9 @@ import {
   type ListField,
   type Phase,
   type SnapshotHeader,
-} from './schema';
-import { sha256 } from './durableFile';
-import type { RunExportBody } from './storedSchema';
+} from '../api/schema';
+import { sha256 } from '../../common/hash';
+import type { RunExportBody } from '../core/storedSchema';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -17,6 +17,8 @@ export type RunnerEvent =
   | { type: 'approval-decided'; runId: string; approval: Approval }
   | { type: 'effect-replayed'; runId: string; toolCallId: string; toolName: string }
   | { type: 'llm'; runId: string; step: number; status: 'start' | 'end' }
+  /** Streamed text or reasoning of the model call in progress (UI only: the post_llm checkpoint is the source of truth). */
+  | { type: 'llm-delta'; runId: string; step: number; kind: 'text' | 'reasoning'; delta: string }
   | { type: 'tool'; runId: string; step: number; toolCallId: string; toolName: string; status: 'start' | 'end'; isError?: boolean }
   | { type: 'log'; runId: string | null; level: 'info' | 'warn' | 'error'; message: string };
 

@@ -100,10 +100,14 @@ export class RunExecution {
     this.deps.events.emit({ type: 'llm', runId: this.runId, step: this.rt.step, status: 'start' });
     let result;
     try {
+      const step = this.rt.step;
+      const delta = (kind: 'text' | 'reasoning') => (d: string) => this.deps.events.emit({ type: 'llm-delta', runId: this.runId, step, kind, delta: d });
       result = await provider.complete({
         messages: this.rt.messages,
         tools: this.deps.tools.definitions(),
         signal: this.signal,
+        onText: delta('text'),
+        onReasoning: delta('reasoning'),
       });
     } catch (err) {
       if (err instanceof ProviderError && err.kind === 'cancelled') {

@@ -46,6 +46,8 @@ export interface CompletionRequest {
   stream?: boolean;
   /** Live text as it streams in (UI only; the returned response is the source of truth). */
   onText?: (delta: string) => void;
+  /** Live reasoning ("thinking") as it streams in (UI only), for servers that send it apart from the answer. */
+  onReasoning?: (delta: string) => void;
 }
 
 export interface ProviderResult {

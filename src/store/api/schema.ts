@@ -58,6 +58,8 @@ export const AssistantMessage = z.looseObject({
   role: z.literal('assistant'),
   content: z.string().nullable(),
   tool_calls: z.array(ToolCall).optional(),
+  /** The model's reasoning ("thinking"), kept apart from the answer; shown collapsed, not sent back as content. */
+  reasoning: z.string().nullable().optional(),
 });
 export const ToolMessage = z.looseObject({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() });
 export const ChatMessage = z.discriminatedUnion('role', [SystemMessage, UserMessage, AssistantMessage, ToolMessage]);

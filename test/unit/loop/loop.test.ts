@@ -67,6 +67,25 @@ describe('agent loop: scenarios end to end', function () {
     for (const r of records) assert.equal(r.parent?.seq ?? 0, r.seq - 1, 'parent is the previous checkpoint');
   });
 
+  it('streams the answer as llm-delta events before post_llm, and the deltas add up to the stored answer', async () => {
+    const answer = 'Streaming works: ' + 'word '.repeat(40).trim();
+    server = await startModelServer({ scenario: scenario('stream', [turn(answer)]) });
+    const { runner, store } = makeRunner({ baseURL: server.url });
+    const seen: string[] = [];
+    let deltasBeforePostLlm = 0;
+    const sub = runner.events.on((e) => {
+      if (e.type === 'llm-delta' && e.kind === 'text') seen.push(e.delta);
+      if (e.type === 'phase' && e.record.phase === 'post_llm') deltasBeforePostLlm = seen.length;
+    });
+    const h = await runner.start({ task: 'say something' });
+    assert.equal((await h.done).state, 'completed');
+    sub.dispose();
+    assert.ok(seen.length > 1, `the answer arrived in several deltas (got ${seen.length})`);
+    assert.equal(deltasBeforePostLlm, seen.length, 'every delta came before the durable post_llm checkpoint');
+    assert.equal(seen.join(''), answer);
+    assert.equal((await store.loadSnapshot(h.runId)).snapshot.final_text, answer);
+  });
+
   it('bad model output becomes clear tool errors or a resumable pause, never a crash (faults scenario)', async () => {
     server = await startModelServer({ scenario: 'faults' });
     const { runner, store } = makeRunner({ baseURL: server.url, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });

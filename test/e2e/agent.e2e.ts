@@ -30,11 +30,16 @@ const APPEND_SCENARIO = scenario('e2e-append', 'one command that needs approval,
 ]);
 
 /** A tool batch with a fast side effect and a slow one (the host can be killed, or a second window can try, in between). */
-function twoCommands(name: string, slowSeconds: number): Scenario {
+/**
+ * A two-call batch whose second call is slow: it sleeps `slowSeconds`, or — with `gate` — waits until
+ * the test creates that file (at most 2 minutes), so a slow machine cannot make it end too early.
+ */
+function twoCommands(name: string, slow: { seconds: number } | { gate: string }): Scenario {
+  const second = 'gate' in slow ? `for i in $(seq 1 600); do [ -f ${slow.gate} ] && break; sleep 0.2; done` : `sleep ${slow.seconds}`;
   return scenario(name, 'a two-call tool batch, the second slow', [
       reply('(offline demo model) Two commands.', [
         { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
-        { name: 'run_command', arguments: { command: `sleep ${slowSeconds}` } },
+        { name: 'run_command', arguments: { command: second } },
       ]),
       reply('(offline demo model) Both commands ran.'),
   ]);
@@ -208,7 +213,7 @@ async function readPanelIds(frame: Frame): Promise<{ runId: string; inputHash: s
 }
 
 describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', () => {
-  const { workbench } = scriptedWorkbench(twoCommands('e2e-crash', 8), AUTO_COMMANDS);
+  const { workbench } = scriptedWorkbench(twoCommands('e2e-crash', { seconds: 8 }), AUTO_COMMANDS);
 
   it('(c) interrupted notification → Resume agent session → the run completes, each side effect once', async () => {
     const wb = workbench();
@@ -233,7 +238,7 @@ describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', 
 
 describe('e2e: two windows on one workspace', () => {
   // The slow command is long enough for a second window to open and try to take the run.
-  const { workbench } = scriptedWorkbench(twoCommands('e2e-hold', 30), AUTO_COMMANDS);
+  const { workbench } = scriptedWorkbench(twoCommands('e2e-hold', { gate: 'release.txt' }), AUTO_COMMANDS);
 
   it('(f) a second window cannot take a run the first is running: it names the holder and opens the run read-only', async () => {
     const wb = workbench();
@@ -251,6 +256,7 @@ describe('e2e: two windows on one workspace', () => {
       await toast.getByRole('button', { name: 'Open latest checkpoint (read-only)' }).click();
       await second.page.locator('.monaco-editor', { hasText: '"run_id"' }).first().waitFor({ timeout: 30_000 });
 
+      fs.writeFileSync(path.join(wb.workspace, 'release.txt'), ''); // the first window's slow command may end now
       await wb.notification('completed').waitFor({ timeout: 90_000 });
       assert.deepEqual(lines(effects), ['one'], 'the first window ran it, once; the second ran nothing');
       // The second window catches up with the first's progress from the shared storage.
@@ -340,8 +346,10 @@ describe('e2e: reviewing an edit before approving it', () => {
     await frame.locator('vscode-button', { hasText: 'Show diff' }).click();
     const diff = wb.page.locator('.monaco-diff-editor').first();
     await diff.waitFor({ timeout: 30_000 });
-    await diff.locator('.modified', { hasText: 'Bonjour' }).first().waitFor({ timeout: 15_000 });
-    await diff.locator('.original', { hasText: 'Hello' }).first().waitFor({ timeout: 15_000 });
+    // Side by side when the group is wide enough, inline (both lines in one editor) when it is not.
+    await wb.page.locator('.monaco-diff-editor', { hasText: 'Bonjour' }).first().waitFor({ timeout: 15_000 });
+    // (inline, the removed line is drawn in a view zone whose text is not in the DOM: the tab names both sides)
+    await wb.page.locator('.tab', { hasText: 'proposed by edit_file' }).first().waitFor({ timeout: 15_000 });
     await wb.screenshot('e2e-i-show-diff');
     assert.equal(fs.readFileSync(file, 'utf8'), original, 'showing the diff changed nothing');
 

@@ -176,6 +176,17 @@ export class Workbench {
     return file;
   }
 
+  /** Copies every window's "Agent Waypoints" log into test-results (what the extension saw, for a failed test). */
+  keepExtensionLogs(name: string): string[] {
+    const logs = (fs.readdirSync(this.userDataDir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('Agent Waypoints.log'));
+    const safe = name.replace(/[^a-z0-9]+/gi, '-').slice(0, 120);
+    return logs.map((f, i) => {
+      const to = path.join(resultsDir, `${safe}-${i + 1}.log`);
+      fs.copyFileSync(path.join(this.userDataDir, f), to);
+      return to;
+    });
+  }
+
   async close(): Promise<void> {
     if (this.secondary) {
       await this.page.close().catch(() => undefined);
@@ -207,6 +218,7 @@ export function useWorkbench(opts: WorkbenchOptions | (() => WorkbenchOptions) =
     if (wb && this.currentTest?.state === 'failed') {
       const file = await wb.screenshot(`failed-${this.currentTest.fullTitle()}`).catch(() => undefined);
       if (file) console.log(`    screenshot: ${path.relative(repoRoot, file)}`);
+      for (const log of wb.keepExtensionLogs(`failed-${this.currentTest.fullTitle()}`)) console.log(`    extension log: ${path.relative(repoRoot, log)}`);
     }
   });
   after(async () => {

@@ -8,20 +8,20 @@ import fs from 'node:fs';
 import { createProvider } from '../../../src/runner/provider';
 import { ToolRegistry, type Tool } from '../../../src/runner/tools';
 import { recordedDir } from '../../fixtures/modelServer/replay';
-import type { Scenario } from '../../fixtures/modelServer/scenario';
+import type { ScenarioInput } from '../../fixtures/modelServer/scenario';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { RECORDED_TOOLS, RECORDINGS, type Recording } from '../runner/recordings';
 import { makeRunner, tmp } from './support';
 
 const FINAL = '(offline demo model) All done.';
-const scenarioFor = (r: Recording, replay: Record<string, unknown> = {}): Scenario =>
+const scenarioFor = (r: Recording, replay: Record<string, unknown> = {}): ScenarioInput =>
   ({
     name: 'recorded-run',
     description: `recorded: ${r.file}, then a scripted answer`,
     model: 'waypoints-demo-model',
     turns: [{ replay: { file: r.file, ...replay } }, { reply: { content: FINAL, usage: { prompt_tokens: 10, completion_tokens: 5 } } }],
     subconversations: [],
-  }) as Scenario;
+  });
 
 /** The recorded tools, counting how often each runs. */
 function countingTools(): { registry: ToolRegistry; runs: Map<string, number> } {
@@ -110,7 +110,7 @@ describe('agent loop: recorded responses of real servers', function () {
   it('a server that repeats a tool-call id in a later response (Gemini: none at all) gets a unique, stored id', async () => {
     const r = RECORDINGS.find((x) => x.file.startsWith('gemini'))!;
     const scenario = scenarioFor(r);
-    scenario.turns.unshift({ replay: { file: r.file, status: 200, delay_ms: 0, event_delay_ms: 0 } });
+    scenario.turns.unshift({ replay: { file: r.file } });
     server = await startModelServer({ scenario });
     const { runner, store, runs } = runnerFor(server, r);
     const h = await runner.start({ task: 'twice' });

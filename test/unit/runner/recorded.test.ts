@@ -6,12 +6,12 @@ import fs from 'node:fs';
 import { createProvider, ProviderError } from '../../../src/runner/provider';
 import { wireMessages } from '../../../src/runner/provider/client';
 import { recordedDir, replayPieces } from '../../fixtures/modelServer/replay';
-import type { Scenario } from '../../fixtures/modelServer/scenario';
+import type { ScenarioInput } from '../../fixtures/modelServer/scenario';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { RECORDINGS } from './recordings';
 
-const replaying = (file: string, extra: Record<string, unknown> = {}): Scenario =>
-  ({ name: 'replay', description: `recorded: ${file}`, model: 'waypoints-demo-model', turns: [{ replay: { file, ...extra } }], subconversations: [] }) as Scenario;
+const replaying = (file: string, extra: Record<string, unknown> = {}): ScenarioInput =>
+  ({ name: 'replay', description: `recorded: ${file}`, model: 'waypoints-demo-model', turns: [{ replay: { file, ...extra } }], subconversations: [] });
 
 describe('recorded responses of real servers, through the openai client', function () {
   this.timeout(20_000);

@@ -102,7 +102,7 @@ describe('scenarios end to end through the run loop (offline demo model)', funct
     assert.match(r[4] ?? '', /^ERR Invalid arguments for read_file: path/);
     const huge = snap.tool_executions[5];
     const hugeMessage = snap.messages.find((m) => m.role === 'tool' && m.tool_call_id === huge?.tool_call_id);
-    assert.ok(hugeMessage && Buffer.byteLength(hugeMessage.content) < 4096 + 300, 'huge command output capped for the model');
+    assert.ok(hugeMessage && Buffer.byteLength(hugeMessage.content ?? '') < 4096 + 300, 'huge command output capped for the model');
     const effect = (await t.store.listEffects(h.runId)).find((e) => e.tool_call_id === huge?.tool_call_id);
     assert.ok(effect?.result?.blob && (await t.store.getBlob(h.runId, effect.result.blob))?.includes('x'.repeat(300000)), 'the full output kept with the run');
     assert.ok(snap.messages.some((m) => m.role === 'assistant' && (m.content?.length ?? 0) > 100_000), 'a huge assistant text arrives whole');

@@ -69,9 +69,9 @@ export class ModelProviders {
 
   /** "Check model connection" for one model. */
   async check(ref: ModelRef): Promise<CheckResult> {
-    const where = ref.adapter === VSCODE_LM_ADAPTER ? 'VS Code' : this.settings().baseUrl;
+    const lm = ref.adapter === VSCODE_LM_ADAPTER;
     try {
-      return await checkConnection(await this.create(ref.model, ref.adapter), where);
+      return await checkConnection(await this.create(ref.model, ref.adapter), lm ? 'VS Code' : this.settings().baseUrl, { offeredBy: lm ? 'VS Code' : 'the server' });
     } catch (err) {
       return { ok: false, problem: 'other', message: `The check could not run: ${errorMessage(err)}`, models: null };
     }

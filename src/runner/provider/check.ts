@@ -23,14 +23,15 @@ const CHECK_TOOL: ToolDefinition = {
   function: { name: CHECK_TOOL_NAME, description: 'Confirms that tool calling works.', parameters: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } },
 };
 
-/** `where` names the endpoint in messages (its base URL, or "VS Code"). */
-export async function checkConnection(provider: ChatProvider, where: string, signal?: AbortSignal): Promise<CheckResult> {
+/** `where` names the endpoint in messages (its base URL, or "VS Code"); `offeredBy` who lists the models. */
+export async function checkConnection(provider: ChatProvider, where: string, opts: { offeredBy?: string; signal?: AbortSignal } = {}): Promise<CheckResult> {
+  const { signal, offeredBy = 'the server' } = opts;
   const model = provider.requested_model;
   let models: string[] | null = null;
   try {
     models = await provider.listModels(signal);
   } catch (err) {
-    const early = asProblem(err, { model, where, models: null, listing: true });
+    const early = asProblem(err, { model, where, offeredBy, models: null, listing: true });
     if (early) return early;
     // No model list (Azure deployment URLs, some proxies): the chat request below still decides.
   }
@@ -43,7 +44,7 @@ export async function checkConnection(provider: ChatProvider, where: string, sig
     }
     return { ok: true, problem: null, message: `Connected: \`${model}\` at ${where} answered and called a tool.`, models };
   } catch (err) {
-    return asProblem(err, { model, where, models, listing: false }) ?? fail('other', `The check request to ${where} failed: ${String(err)}`, models);
+    return asProblem(err, { model, where, offeredBy, models, listing: false }) ?? fail('other', `The check request to ${where} failed: ${String(err)}`, models);
   }
 }
 
@@ -52,7 +53,7 @@ function fail(problem: CheckProblem, message: string, models: string[] | null): 
 }
 
 /** A ProviderError as a check result; null for "no model list here, go on" while listing. */
-function asProblem(err: unknown, c: { model: string; where: string; models: string[] | null; listing: boolean }): CheckResult | null {
+function asProblem(err: unknown, c: { model: string; where: string; offeredBy: string; models: string[] | null; listing: boolean }): CheckResult | null {
   if (!(err instanceof ProviderError)) return c.listing ? null : fail('other', String(err), c.models);
   switch (err.kind) {
     case 'auth':
@@ -62,7 +63,7 @@ function asProblem(err: unknown, c: { model: string; where: string; models: stri
       return fail('unreachable', `Cannot reach ${c.where}: ${err.message} Check agentWaypoints.provider.baseUrl and that the server is running.`, c.models);
     case 'not_found':
       if (c.listing) return null;
-      return fail('model_not_found', c.models ? `Model \`${c.model}\` not found; the server offers: ${c.models.join(', ') || 'no models'}.` : `Model \`${c.model}\` not found: ${err.message}`, c.models);
+      return fail('model_not_found', c.models ? `Model \`${c.model}\` not found; ${c.offeredBy} offers: ${c.models.join(', ') || 'no models'}.` : `Model \`${c.model}\` not found: ${err.message}`, c.models);
     case 'bad_request':
       if (c.listing) return null;
       if (/tool/i.test(err.message)) return fail('no_tools', `This model does not call tools: ${c.where} refused a request with tools for \`${c.model}\`. ${err.message}`, c.models);

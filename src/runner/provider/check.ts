@@ -48,6 +48,13 @@ export async function checkConnection(provider: ChatProvider, where: string, opt
   }
 }
 
+/** What went wrong underneath (the SDK's words), without our own "Could not reach <url>" around it. */
+function reason(err: ProviderError): string {
+  if (err.kind === 'timeout') return 'no answer within the timeout.';
+  const cause = err.cause instanceof Error ? err.cause.message : '';
+  return cause ? (/[.!]$/.test(cause) ? cause : `${cause}.`) : err.message;
+}
+
 function fail(problem: CheckProblem, message: string, models: string[] | null): CheckResult {
   return { ok: false, problem, message, models };
 }
@@ -60,7 +67,7 @@ function asProblem(err: unknown, c: { model: string; where: string; offeredBy: s
       return fail('auth', `${err.status ?? 401}: the API key was refused by ${c.where}. Set the right one with “Agent Waypoints: Set API key”.`, c.models);
     case 'connection':
     case 'timeout':
-      return fail('unreachable', `Cannot reach ${c.where}: ${err.message} Check agentWaypoints.provider.baseUrl and that the server is running.`, c.models);
+      return fail('unreachable', `Cannot reach ${c.where}: ${reason(err)} Check agentWaypoints.provider.baseUrl and that the server is running.`, c.models);
     case 'not_found':
       if (c.listing) return null;
       return fail('model_not_found', c.models ? `Model \`${c.model}\` not found; ${c.offeredBy} offers: ${c.models.join(', ') || 'no models'}.` : `Model \`${c.model}\` not found: ${err.message}`, c.models);

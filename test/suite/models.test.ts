@@ -104,6 +104,10 @@ describe('VS Code language models (vscode.lm) in a real extension host', () => {
     await configureLm({ baseUrl: server.url });
     const out = await (await api.runner!.resume(runId)).done;
     assert.equal(out.state, 'awaiting_approval', out.detail ?? '');
+    // Leave nothing waiting for the suites after this one.
+    const [a] = await api.store!.listApprovals(runId, { pendingOnly: true });
+    const done = await (await api.runner!.decide(runId, [{ toolCallId: a!.tool_call_id, inputHash: a!.input_hash, kind: 'reject', reason: 'test over' }]))!.done;
+    assert.equal(done.state, 'completed', done.detail ?? '');
   });
 
   it('Check model connection works for a VS Code language model', async () => {

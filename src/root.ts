@@ -5,13 +5,14 @@ import * as vscode from 'vscode';
 import { API_KEY_SECRET, registerApiKeyCommands } from './commands/apiKey';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerCheckpointCommands } from './commands/checkpoints';
+import { registerModelCommands } from './commands/models';
 import type { CommandContext } from './commands/context';
 import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
 import { registerRunCommands } from './commands/runs';
 import { registerTransferCommands } from './commands/transfer';
 import { DisposableStore, toDisposable } from './common/lifecycle';
-import { createProvider } from './runner/provider';
+import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
 import { createCodingRegistry, decide } from './runner/tools';
 import { readSettings } from './settings';
@@ -63,6 +64,8 @@ export class ExtensionRoot extends DisposableStore {
     this.log.info(`activated (storage: ${storageDir ?? 'none, no folder open'})`);
     this.register(registerApiKeyCommands(context.secrets, this.log));
     this.register(registerCommand(CommandIds.showLog, () => this.log.show()));
+    const models = new ModelProviders(() => context.secrets.get(API_KEY_SECRET), readSettings);
+    this.register(registerModelCommands(models, readSettings, this.log));
     void vscode.commands.executeCommand('setContext', ContextKeys.hasStorage, storageDir !== undefined);
 
     if (!storageDir || !workspace) {
@@ -98,7 +101,7 @@ export class ExtensionRoot extends DisposableStore {
     const registry = createCodingRegistry();
     const runner = new AgentRunner({
       store,
-      provider: async (model) => this.provider(model, await context.secrets.get(API_KEY_SECRET)),
+      provider: (model, adapter) => models.create(model, adapter),
       tools: registry,
       policy: (tool, args) => {
         const s = readSettings();
@@ -160,6 +163,8 @@ export class ExtensionRoot extends DisposableStore {
       log: this.log,
       settings: readSettings,
       hasUsableKey: async () => (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocal(readSettings().baseUrl),
+      models,
+      memento: context.workspaceState,
     };
     this.register(registerRunCommands(commands));
     this.register(registerApprovalCommands(commands));
@@ -196,21 +201,6 @@ export class ExtensionRoot extends DisposableStore {
     this.api = { storageDir, pid: process.pid, store, runner, panels, tree, ready };
   }
 
-  private provider(model: string, apiKey: string | undefined) {
-    const s = readSettings();
-    return createProvider({
-      baseURL: s.baseUrl,
-      model,
-      ...(apiKey ? { apiKey } : {}),
-      authHeader: s.authHeader,
-      ...(s.apiVersion ? { defaultQuery: { 'api-version': s.apiVersion } } : {}),
-      stream: s.stream,
-      timeoutMs: s.timeoutMs,
-      maxRetries: s.maxRetries,
-      prices: s.prices,
-    });
-  }
-
   /** Deletes finished runs older than the retention setting (off by default): after startup and when the setting changes. */
   private async applyRetention(store: CheckpointStore): Promise<void> {
     const days = readSettings().finishedRunTtlDays;
@@ -230,7 +220,7 @@ export class ExtensionRoot extends DisposableStore {
         if (p) void vscode.commands.executeCommand('vscode.openFolder');
       });
     for (const id of Object.values(CommandIds)) {
-      if (id === CommandIds.setApiKey || id === CommandIds.clearApiKey || id === CommandIds.showLog) continue;
+      if (id === CommandIds.setApiKey || id === CommandIds.clearApiKey || id === CommandIds.showLog || id === CommandIds.checkConnection) continue;
       this.register(registerCommand(id, explain));
     }
   }

@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { launchChromium } from './support/browser';
-import { makeTempDir, startCodeServer, writeUserSettings } from './support/codeServer';
+import { installVsix, makeTempDir, startCodeServer, writeUserSettings } from './support/codeServer';
+import { lmExtensionVsix } from './support/lmExtension';
 import { printResults, type SuiteResults } from './support/results';
 
 const root = path.resolve(__dirname, '..');
@@ -33,6 +34,8 @@ async function runPass(pass: Pass): Promise<SuiteResults> {
   );
 
   const t0 = Date.now();
+  // A LanguageModelChatProvider backed by the scripted server, for the vscode.lm tests.
+  await installVsix(await lmExtensionVsix(), path.join(tmp, 'extensions'));
   const server = await startCodeServer({
     workspace,
     userDataDir,

@@ -1,5 +1,6 @@
 // What command handlers get from the composition root. Passed explicitly (no globals).
 import type * as vscode from 'vscode';
+import type { ModelProviders } from '../models/providers';
 import type { AgentRunner } from '../runner/runner';
 import type { CheckpointStore } from '../store/api/types';
 import type { Settings } from '../settings';
@@ -17,4 +18,8 @@ export interface CommandContext {
   settings(): Settings;
   /** True when a key is stored, or the endpoint is local and needs none. */
   hasUsableKey(): Promise<boolean>;
+  /** The endpoint's and VS Code's models (start-run picker). */
+  models: ModelProviders;
+  /** Remembers the model last picked. */
+  memento: vscode.Memento;
 }

@@ -1,6 +1,9 @@
 // Start, resume, cancel, fork and delete runs.
 import * as vscode from 'vscode';
+import { pickModel } from '../models/picker';
 import { ResumeNeedsConfirmationError, errorMessage } from '../runner/errors';
+import type { ModelRef } from '../runner/modelRef';
+import { PROVIDER_ADAPTER } from '../runner/provider';
 import type { RunHandle } from '../runner/runner';
 import { RunLockedError } from '../store/api/errors';
 import { isTerminalState, type RunSummary } from '../store/api/schema';
@@ -12,7 +15,7 @@ import { registerCommand } from './register';
 
 export function registerRunCommands(c: CommandContext): vscode.Disposable {
   return vscode.Disposable.from(
-    registerCommand(CommandIds.startRun, (task?: string) => startRun(c, task)),
+    registerCommand(CommandIds.startRun, (task?: string, opts?: Partial<ModelRef>) => startRun(c, task, opts)),
     registerCommand(CommandIds.resumeRun, (arg?: unknown) => resumeRun(c, arg)),
     registerCommand(CommandIds.cancelRun, async (arg?: unknown) => {
       const run = await pickRun(c.model, arg, {
@@ -52,7 +55,8 @@ export function registerRunCommands(c: CommandContext): vscode.Disposable {
   );
 }
 
-async function startRun(c: CommandContext, taskArg?: string): Promise<string | undefined> {
+/** `model`/`adapter` (tests, other callers) skip the picker; `adapter: 'vscode-lm'` uses VS Code's language models. */
+async function startRun(c: CommandContext, taskArg?: string, opts: Partial<ModelRef> = {}): Promise<string | undefined> {
   const task =
     typeof taskArg === 'string'
       ? taskArg
@@ -65,22 +69,21 @@ async function startRun(c: CommandContext, taskArg?: string): Promise<string | u
         });
   if (!task?.trim()) return undefined;
   const s = c.settings();
-  if (!(await c.hasUsableKey())) {
+  const ref =
+    opts.model !== undefined || typeof taskArg === 'string'
+      ? { adapter: opts.adapter ?? PROVIDER_ADAPTER, model: opts.model ?? s.model }
+      : await pickModel(c.models, c.memento);
+  if (!ref) return undefined;
+  if (ref.adapter === PROVIDER_ADAPTER && !(await c.hasUsableKey())) {
     const pick = await vscode.window.showWarningMessage(`No API key is set for ${s.baseUrl}. Set one now? It is kept in VS Code SecretStorage only.`, 'Set API key');
     if (pick) await vscode.commands.executeCommand(CommandIds.setApiKey);
     if (!(await c.hasUsableKey())) return undefined;
   }
-  let model = s.model;
-  if (typeof taskArg !== 'string' && s.models.length > 0) {
-    const choice = await vscode.window.showQuickPick([s.model, ...s.models.filter((m) => m !== s.model)], { title: 'Model for this run', placeHolder: s.model });
-    if (!choice) return undefined;
-    model = choice;
-  }
   try {
-    const handle = await c.runner.start({ task: task.trim(), model, budget: s.budget });
+    const handle = await c.runner.start({ task: task.trim(), model: ref.model, adapter: ref.adapter, budget: s.budget });
     const run = await c.store.getRun(handle.runId);
     c.sessions.track(handle, run?.title ?? task);
-    c.log.info(`started run ${handle.runId} with ${model} at ${s.baseUrl}`);
+    c.log.info(`started run ${handle.runId} with ${ref.model} ${ref.adapter === PROVIDER_ADAPTER ? `at ${s.baseUrl}` : `(${ref.adapter})`}`);
     return handle.runId;
   } catch (err) {
     void vscode.window.showErrorMessage(`Agent Waypoints: could not start the run: ${errorMessage(err)}`);

@@ -12,6 +12,7 @@ import type { Emitter, RunnerEvent } from './events';
 import { idempotencyKey, inputHashFromRaw, outputHash } from './hash';
 import type { ChatProvider } from './provider/types';
 import { ProviderError } from './provider/errors';
+import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
 import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
@@ -135,7 +136,8 @@ export class RunExecution {
       this.deps.events.emit({ type: 'llm', runId: this.runId, step: this.rt.step, status: 'end' });
     }
     const { response } = result;
-    for (const w of result.warnings) this.log('warn', `model response repaired: ${w}`);
+    const renamed = makeToolCallIdsUnique(response.message, this.rt.messages, this.rt.step);
+    for (const w of [...result.warnings, ...renamed]) this.log('warn', `model response repaired: ${w}`);
     this.rt.llm_calls += 1;
     if (response.usage) {
       this.rt.usage.input_tokens += response.usage.input_tokens;

@@ -9,7 +9,8 @@ import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprova
 import { Emitter, type RunnerEvent } from './events';
 import { inputHash, sha256 } from './hash';
 import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome } from './loop';
-import type { ChatProvider } from './provider/types';
+import { modelLabel, parseModelLabel } from './modelRef';
+import { type ChatProvider, PROVIDER_ADAPTER } from './provider/types';
 import { DEFAULT_SYSTEM_PROMPT, initialSnapshot, type RunContext, type TerminalResult } from './runtime';
 import type { PolicyDecision } from './toolBatch';
 import type { ToolRegistry } from './tools/registry';
@@ -17,8 +18,12 @@ import type { Tool } from './tools/types';
 
 export interface RunnerDeps {
   store: CheckpointStore;
-  /** A provider for a model (settings supply the base URL; the key is read from SecretStorage each time). */
-  provider(model: string): ChatProvider | Promise<ChatProvider>;
+  /**
+   * A provider for a model of an adapter (`openai-compatible`: settings supply the base URL, the key
+   * is read from SecretStorage each time; `vscode-lm`: VS Code's language models). A resumed run
+   * asks for the adapter its checkpoints recorded.
+   */
+  provider(model: string, adapter: string): ChatProvider | Promise<ChatProvider>;
   tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyDecision;
   workspaceRoot: string;
@@ -36,6 +41,8 @@ export interface StartOptions {
   task: string;
   title?: string;
   model?: string;
+  /** Default: the OpenAI-compatible endpoint. */
+  adapter?: string;
   budget?: Partial<Budget>;
   agentName?: string;
 }
@@ -82,10 +89,11 @@ export class AgentRunner {
 
   async start(opts: StartOptions): Promise<RunHandle> {
     const model = opts.model ?? current(this.deps.defaultModel);
-    const provider = await this.deps.provider(model);
+    const adapter = opts.adapter ?? PROVIDER_ADAPTER;
+    const provider = await this.deps.provider(model, adapter);
     const title = opts.title ?? titleFrom(opts.task);
     const { run, lease } = await this.deps.store.createRun(
-      { title, task: opts.task, agent_name: opts.agentName ?? 'agent-waypoints', model },
+      { title, task: opts.task, agent_name: opts.agentName ?? 'agent-waypoints', model: modelLabel({ adapter, model }) },
       this.deps.owner,
     );
     return this.launch(run.run_id, lease, provider, this.freshSnapshot(opts.task, model, provider, opts.budget), false);
@@ -141,8 +149,8 @@ export class AgentRunner {
       ctx.budget = { ...ctx.budget, ...opts.budget };
       ctx.extension_version = this.deps.extensionVersion;
       ctx.tool_schema_hash = this.deps.tools.schemaHash();
-      const run = await store.getRun(runId);
-      return this.launch(runId, lease, await this.deps.provider(run?.model ?? rt.requested_model), rt, true);
+      // The checkpoint says which provider the run used; legacy adapter names fall back to the endpoint.
+      return this.launch(runId, lease, await this.deps.provider(rt.requested_model, rt.provider_adapter || PROVIDER_ADAPTER), rt, true);
     } catch (err) {
       await lease.release();
       throw err;
@@ -153,9 +161,10 @@ export class AgentRunner {
   private async restartUnstarted(runId: string): Promise<RunHandle> {
     const run = (await this.deps.store.getRun(runId))!;
     const lease = await this.deps.store.acquire(runId, this.deps.owner);
-    const provider = await this.deps.provider(run.model);
+    const ref = parseModelLabel(run.model);
+    const provider = await this.deps.provider(ref.model, ref.adapter);
     const parent = run.parent_run_id ? { run_id: run.parent_run_id, tool_call_id: '' } : null;
-    return this.launch(runId, lease, provider, this.freshSnapshot(run.task, run.model, provider, undefined, parent), false);
+    return this.launch(runId, lease, provider, this.freshSnapshot(run.task, ref.model, provider, undefined, parent), false);
   }
 
   /** Writes decisions durably, then resumes the run when nothing is left waiting. */
@@ -347,10 +356,11 @@ export class AgentRunner {
     if (existing) {
       handle = await this.resume(childId, { confirmed: true });
     } else {
-      const model = parent.rt.requested_model;
-      const provider = await this.deps.provider(model);
+      const ref = { model: parent.rt.requested_model, adapter: parent.rt.provider_adapter || PROVIDER_ADAPTER };
+      const model = ref.model;
+      const provider = await this.deps.provider(ref.model, ref.adapter);
       const { run, lease } = await this.deps.store.createRun(
-        { run_id: childId, title: `Subagent: ${titleFrom(task)}`, task, agent_name: 'agent-waypoints/subagent', model, parent_run_id: parent.runId },
+        { run_id: childId, title: `Subagent: ${titleFrom(task)}`, task, agent_name: 'agent-waypoints/subagent', model: modelLabel(ref), parent_run_id: parent.runId },
         this.deps.owner,
       );
       const budget = { ...(parent.context.budget as Budget), max_steps: Math.min(10, parent.context.budget.max_steps ?? 10) };

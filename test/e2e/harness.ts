@@ -30,6 +30,8 @@ export interface WorkbenchOptions {
   settings?: Record<string, unknown>;
   /** Extra environment for code-server and so for the extension host. */
   env?: Record<string, string>;
+  /** More VSIX files installed beside the extension (in an extensions folder of this workbench's own). */
+  extraVsix?: string[];
 }
 
 export class Workbench {
@@ -45,8 +47,14 @@ export class Workbench {
   ) {}
 
   static async start(opts: WorkbenchOptions = {}): Promise<Workbench> {
-    const extensionsDir = await installedExtensions();
     const tmp = makeTempDir('e2e');
+    let extensionsDir = await installedExtensions();
+    if (opts.extraVsix?.length) {
+      const own = path.join(tmp, 'extensions');
+      fs.cpSync(extensionsDir, own, { recursive: true });
+      for (const vsix of opts.extraVsix) await installVsix(vsix, own);
+      extensionsDir = own;
+    }
     const workspace = path.join(tmp, 'workspace');
     fs.cpSync(opts.workspaceTemplate ?? path.join(repoRoot, 'test/fixtures/workspace'), workspace, { recursive: true });
     const userDataDir = path.join(tmp, 'user-data');

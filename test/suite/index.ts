@@ -15,10 +15,9 @@ export async function run(): Promise<void> {
     reporterOptions: { output: resultsFile },
   });
   // The harness runs two passes: trusted (everything else) and untrusted (the restricted-mode tests).
-  mocha.grep('restricted mode');
-  if (process.env.AW_PASS !== 'restricted') mocha.invert();
-  const grep = process.env.AW_GREP;
-  if (grep) mocha.grep(grep);
+  // AW_GREP narrows both passes (one regex: mocha keeps a single grep).
+  const only = process.env.AW_GREP ? `(?=.*(?:${process.env.AW_GREP}))` : '';
+  mocha.grep(new RegExp(process.env.AW_PASS === 'restricted' ? `^${only}(?=.*restricted mode)` : `^${only}(?!.*restricted mode)`));
   for (const f of fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort()) {
     mocha.addFile(path.join(__dirname, f));
   }

@@ -41,9 +41,9 @@ describe('extension manifest', () => {
     }
   });
 
-  it('targets VS Code ^1.90.0 with types no newer than that', () => {
-    assert.equal(manifest.engines.vscode, '^1.90.0');
-    assert.equal(manifest.devDependencies['@types/vscode'], '1.90.0');
+  it('targets VS Code ^1.95.0 (vscode.lm tool calling) with types no newer than that', () => {
+    assert.equal(manifest.engines.vscode, '^1.95.0');
+    assert.equal(manifest.devDependencies['@types/vscode'], '1.95.0');
   });
 
   it('points views at a container and the welcome view at a view that exists', () => {

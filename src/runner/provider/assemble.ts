@@ -4,6 +4,7 @@
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { AssistantMessage, ToolCall, Usage } from '../../store/api/schema';
 import { ProviderError } from './errors';
+import { type ReasoningFrom, reasoningBeside, splitContent } from './parts';
 
 export interface Assembled {
   id: string | null;
@@ -39,43 +40,63 @@ interface PartialCall {
   args: string;
 }
 
+/** What one chunk added, for live display. */
+export interface ChunkDeltas {
+  text: string;
+  reasoning: string;
+}
+
 /** Accumulates stream chunks; tool-call deltas are joined by `index` into complete calls. */
 export class StreamAssembler {
   private id: string | null = null;
   private model: string | null = null;
   private text = '';
   private sawText = false;
+  private reasoning = '';
+  private reasoningFrom: ReasoningFrom | null = null;
   private finish: string | null = null;
   private sawChoice = false;
   private usage: Usage | null = null;
   private readonly calls = new Map<number, PartialCall>();
+  private readonly unknownParts = new Set<string>();
 
-  /** Returns the text delta of this chunk (for live display), if any. */
-  push(chunk: ChatCompletionChunk): string {
+  push(chunk: ChatCompletionChunk): ChunkDeltas {
     if (!chunk || typeof chunk !== 'object') throw new ProviderError('bad_response', 'Malformed stream: a chunk is not an object.');
-    this.id ??= typeof chunk.id === 'string' ? chunk.id : null;
-    this.model ??= typeof chunk.model === 'string' && chunk.model ? chunk.model : null;
+    // The first non-empty id/model: Azure's first chunk carries only prompt filter results, with id "" and model "".
+    this.id ||= typeof chunk.id === 'string' && chunk.id ? chunk.id : null;
+    this.model ||= typeof chunk.model === 'string' && chunk.model ? chunk.model : null;
+    // The last usage wins: vLLM repeats a running total on every chunk, Groq sends it twice.
     if (chunk.usage) this.usage = toUsage(chunk.usage);
-    let textDelta = '';
+    const deltas: ChunkDeltas = { text: '', reasoning: '' };
     // Only choice 0: we never ask for n > 1.
     const choice = Array.isArray(chunk.choices) ? chunk.choices.find((c) => (c?.index ?? 0) === 0) : undefined;
-    if (!choice) return textDelta;
+    if (!choice) return deltas;
     this.sawChoice = true;
     const delta = choice.delta ?? {};
-    if (typeof delta.content === 'string') {
-      this.text += delta.content;
+    const split = splitContent(delta.content);
+    split.unknown.forEach((t) => this.unknownParts.add(t));
+    if (split.text !== null) {
+      this.text += split.text;
       this.sawText = true;
-      textDelta = delta.content;
+      deltas.text = split.text;
+    }
+    const beside = reasoningBeside(delta);
+    deltas.reasoning = split.reasoning + beside.text;
+    if (deltas.reasoning) {
+      this.reasoning += deltas.reasoning;
+      this.reasoningFrom ??= split.reasoning ? 'thinking_parts' : beside.from;
     }
     if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((tc, i) => this.pushToolDelta(tc, i));
     if (choice.finish_reason) this.finish = choice.finish_reason;
-    return textDelta;
+    return deltas;
   }
 
   private pushToolDelta(tc: ChatCompletionChunk.Choice.Delta.ToolCall, position: number): void {
     // Some servers omit `index` and send each call whole: fall back to the id, then to position.
     let index = typeof tc.index === 'number' ? tc.index : undefined;
     if (index === undefined && tc.id) index = [...this.calls].find(([, c]) => c.id === tc.id)?.[0] ?? this.calls.size;
+    // Neither index nor id (Gemini sends `id: ""`): a delta with a name where a named call already is starts a new call.
+    if (index === undefined && tc.function?.name && this.calls.get(position)?.name) index = this.calls.size;
     index ??= position;
     const call = this.calls.get(index) ?? { id: null, name: null, args: '' };
     if (tc.id) call.id = tc.id;
@@ -92,13 +113,13 @@ export class StreamAssembler {
     if (this.finish === null) {
       throw new ProviderError('bad_response', 'Malformed stream: it ended before a finish_reason (connection cut or server error).');
     }
-    const warnings: string[] = [];
+    const warnings = [...this.unknownParts].map((t) => `ignored content part of type "${t}"`);
     const toolCalls = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([i, c]) => completeCall(c, i, this.id, warnings));
     return {
       id: this.id,
       model: this.model,
       finish_reason: normalizeFinishReason(this.finish, toolCalls.length > 0),
-      message: assistant(this.sawText ? this.text : null, toolCalls),
+      message: assistant(this.sawText ? this.text : null, toolCalls, { text: this.reasoning, from: this.reasoningFrom }),
       usage: this.usage,
       warnings,
     };
@@ -114,7 +135,8 @@ export function assembleCompletion(body: ChatCompletion): Assembled {
   const choice = body.choices.find((c) => (c?.index ?? 0) === 0) ?? body.choices[0];
   const msg = choice?.message;
   if (!msg || typeof msg !== 'object') throw new ProviderError('bad_response', 'Malformed response: choices[0] has no message.');
-  const warnings: string[] = [];
+  const split = splitContent(msg.content);
+  const warnings = split.unknown.map((t) => `ignored content part of type "${t}"`);
   const raw = Array.isArray(msg.tool_calls) ? msg.tool_calls : [];
   const toolCalls = raw.map((tc, i) => {
     const fn = (tc as { function?: { name?: string; arguments?: unknown } }).function;
@@ -125,7 +147,7 @@ export function assembleCompletion(body: ChatCompletion): Assembled {
     id: typeof body.id === 'string' ? body.id : null,
     model: typeof body.model === 'string' && body.model ? body.model : null,
     finish_reason: normalizeFinishReason(choice?.finish_reason, toolCalls.length > 0),
-    message: assistant(typeof msg.content === 'string' ? msg.content : null, toolCalls),
+    message: assistant(split.text, toolCalls, split.reasoning ? { text: split.reasoning, from: 'thinking_parts' } : reasoningBeside(msg)),
     usage: toUsage(body.usage),
     warnings,
   };
@@ -146,6 +168,12 @@ function completeCall(c: PartialCall, index: number, responseId: string | null, 
   return { id, type: 'function', function: { name: c.name ?? '', arguments: c.args } };
 }
 
-function assistant(content: string | null, toolCalls: ToolCall[]): AssistantMessage {
-  return toolCalls.length > 0 ? { role: 'assistant', content, tool_calls: toolCalls } : { role: 'assistant', content: content ?? '' };
+/** The stored message; `reasoning` only when the server sent some (kept apart from the answer). */
+function assistant(content: string | null, toolCalls: ToolCall[], reasoning: { text: string; from: ReasoningFrom | null }): AssistantMessage {
+  const message: AssistantMessage = toolCalls.length > 0 ? { role: 'assistant', content, tool_calls: toolCalls } : { role: 'assistant', content: content ?? '' };
+  if (reasoning.text) {
+    message.reasoning = reasoning.text;
+    if (reasoning.from) message.reasoning_from = reasoning.from;
+  }
+  return message;
 }

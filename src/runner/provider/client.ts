@@ -2,6 +2,7 @@
 // OpenAI, Azure, Ollama, LM Studio, vLLM and llama.cpp differ only in configuration (README.md).
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParams, ChatCompletionChunk } from 'openai/resources/chat/completions';
+import type { ChatMessage } from '../../store/api/schema';
 import { assembleCompletion, StreamAssembler, type Assembled } from './assemble';
 import { toProviderError, ProviderError, type ErrorContext } from './errors';
 import { costUsd, DEFAULT_PRICES, normalizeModel, type PriceTable } from './pricing';
@@ -44,7 +45,7 @@ export function createProvider(config: ProviderConfig): ChatProvider {
     const call = new CallControl(req.signal, timeoutMs);
     try {
       const body = requestBody(config, req, stream);
-      const assembled = stream ? await streamed(client, body, call, req.onText) : await single(client, body, call);
+      const assembled = stream ? await streamed(client, body, call, req) : await single(client, body, call);
       return toResult(assembled);
     } catch (err) {
       throw toProviderError(err, errCtx(call.abortedBy));
@@ -81,7 +82,7 @@ export function createProvider(config: ProviderConfig): ChatProvider {
 }
 
 function requestBody(config: ProviderConfig, req: CompletionRequest, stream: boolean): ChatCompletionCreateParams {
-  const body: Record<string, unknown> = { ...config.extraBody, model: config.model, messages: req.messages, stream };
+  const body: Record<string, unknown> = { ...config.extraBody, model: config.model, messages: wireMessages(req.messages), stream };
   if (req.tools && req.tools.length > 0) {
     body.tools = req.tools;
     body.tool_choice = 'auto';
@@ -92,7 +93,22 @@ function requestBody(config: ProviderConfig, req: CompletionRequest, stream: boo
   return body as unknown as ChatCompletionCreateParams;
 }
 
-async function streamed(client: OpenAI, body: ChatCompletionCreateParams, call: CallControl, onText?: (d: string) => void): Promise<Assembled> {
+/**
+ * The conversation as sent to a server: the model's reasoning is not part of the answer. It goes
+ * back only as `reasoning_content` on a tool-call turn of a server that sent it that way
+ * (DeepSeek's thinking mode refuses the next request without it; llama.cpp and vLLM accept it);
+ * never in `content`, and never to a server that sent it otherwise (Mistral refuses unknown fields).
+ */
+export function wireMessages(messages: readonly ChatMessage[]): unknown[] {
+  return messages.map((m) => {
+    if (m.role !== 'assistant' || (m.reasoning === undefined && m.reasoning_from === undefined)) return m;
+    const { reasoning, reasoning_from, ...rest } = m;
+    const echo = reasoning && reasoning_from === 'reasoning_content' && (m.tool_calls?.length ?? 0) > 0;
+    return echo ? { ...rest, reasoning_content: reasoning } : rest;
+  });
+}
+
+async function streamed(client: OpenAI, body: ChatCompletionCreateParams, call: CallControl, req: CompletionRequest): Promise<Assembled> {
   const stream = (await client.chat.completions.create(
     { ...body, stream: true } as ChatCompletionCreateParams & { stream: true },
     { signal: call.signal },
@@ -101,8 +117,9 @@ async function streamed(client: OpenAI, body: ChatCompletionCreateParams, call: 
   call.armStall();
   for await (const chunk of stream) {
     call.armStall();
-    const text = asm.push(chunk);
-    if (text && onText) onText(text);
+    const d = asm.push(chunk);
+    if (d.reasoning) req.onReasoning?.(d.reasoning);
+    if (d.text) req.onText?.(d.text);
   }
   // The SDK ends an aborted stream quietly: an abort must not look like a short but complete answer.
   call.throwIfAborted();

@@ -72,6 +72,10 @@ export function toProviderError(err: unknown, ctx: ErrorContext): ProviderError 
     return make('server_error', `Error in the stream from ${where}: ${detail}`);
   }
   if (err instanceof SyntaxError) return make('bad_response', `Malformed response from ${where}: ${detail}`);
+  // undici's word for a body whose connection closed before it ended.
+  if (err instanceof TypeError && err.message === 'terminated') {
+    return make('bad_response', `The connection to ${where} closed in the middle of the response; nothing of the partial response was used.`);
+  }
   return make('bad_response', `Unexpected failure talking to ${where}: ${detail}`);
 }
 

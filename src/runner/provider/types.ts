@@ -3,6 +3,7 @@ import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completio
 import type { ChatMessage, LlmResponse } from '../../store/api/schema';
 import type { PriceTable } from './pricing';
 
+/** The adapter of the OpenAI-compatible endpoint (this folder). Others live outside the runner (vscode.lm: src/models). */
 export const PROVIDER_ADAPTER = 'openai-compatible' as const;
 
 export interface ProviderConfig {
@@ -57,17 +58,19 @@ export interface ProviderResult {
   cost_usd: number | null;
   requested_model: string;
   normalized_model: string;
-  provider_adapter: typeof PROVIDER_ADAPTER;
+  /** Which adapter answered (recorded in checkpoints, so a resumed run uses the same one). */
+  provider_adapter: string;
   /** Repairs made to a misbehaving response (missing tool-call ids …). */
   warnings: string[];
 }
 
 export interface ChatProvider {
-  readonly provider_adapter: typeof PROVIDER_ADAPTER;
+  /** `openai-compatible`, or another adapter's name (`vscode-lm`); recorded as the run's provider_adapter. */
+  readonly provider_adapter: string;
   readonly requested_model: string;
   readonly normalized_model: string;
   /** One Chat Completions call. Throws only ProviderError. */
   complete(req: CompletionRequest): Promise<ProviderResult>;
-  /** GET /models: ids the server offers (to check settings). Throws only ProviderError. */
+  /** The model ids this provider offers (GET /models for an endpoint). Throws only ProviderError. */
   listModels(signal?: AbortSignal): Promise<string[]>;
 }

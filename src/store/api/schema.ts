@@ -64,6 +64,8 @@ export const AssistantMessage = z.looseObject({
   tool_calls: z.array(ToolCall).optional(),
   /** The model's reasoning ("thinking"), kept apart from the answer; shown collapsed, not sent back as content. */
   reasoning: z.string().nullable().optional(),
+  /** Where the server put the reasoning; only `reasoning_content` on a tool-call turn is sent back (DeepSeek requires it, others accept it). */
+  reasoning_from: z.enum(['reasoning_content', 'reasoning', 'thinking_parts']).optional(),
 });
 export const ToolMessage = z.looseObject({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() });
 export const ChatMessage = z.discriminatedUnion('role', [SystemMessage, UserMessage, AssistantMessage, ToolMessage]);

@@ -15,8 +15,11 @@ export class RipgrepUnavailable extends Error {
 
 const MAX_STDERR = 16 * 1024;
 
-function commonArgs(scope: Scope): string[] {
-  const args = ['--no-config', '--hidden', '--no-ignore-global', '--sort', 'path'];
+/** Matching lines collected from an unordered (parallel) search before it gives way to an ordered one. */
+const MAX_UNORDERED_HITS = 2_000;
+
+function commonArgs(scope: Scope, sorted = true): string[] {
+  const args = ['--no-config', '--hidden', '--no-ignore-global', ...(sorted ? ['--sort', 'path'] : [])];
   for (const g of scope.excludes) args.push('-g', `!${g}`);
   return args;
 }
@@ -38,21 +41,66 @@ export async function ripgrepList(rg: string, scope: Scope): Promise<FileList> {
   return { files, complete };
 }
 
+/**
+ * `--sort path` makes ripgrep search on one thread. So first search on all threads and sort the
+ * matches here (rg's order: depth first, names byte-wise); only when there are too many matches to
+ * hold does an ordered search stream them and stop after the page.
+ */
 export async function ripgrepSearch(rg: string, scope: Scope, q: SearchQuery): Promise<SearchResult> {
-  const args = [...commonArgs(scope), '--json', '--crlf', '--engine', 'auto', q.caseSensitive ? '--case-sensitive' : '--ignore-case'];
-  if (q.nameGlob !== null) args.push('--type-add', `awglob:${q.nameGlob}`, '--type', 'awglob');
-  args.push('-e', q.pattern, '--', target(scope));
+  const deadline = Date.now() + fileLimits.deadlineMs;
+  const all: Hit[] = [];
+  const fast = await runRipgrep(rg, scope, searchArgs(scope, q, false), '\n', deadline, (rec) => {
+    const hit = matchRecord(rec, q);
+    if (hit) all.push(hit);
+    return all.length > MAX_UNORDERED_HITS ? 'stop' : 'more';
+  });
+  if (fast.deadline || all.length <= MAX_UNORDERED_HITS) {
+    const page = all.sort(byPathThenLine).slice(q.offset, q.offset + q.limit + 1);
+    // Out of time, the unordered matches are a random subset: only the ones known so far, in order.
+    return result(page, q, fast.deadline, fast.warnings);
+  }
   const hits: Hit[] = [];
   let seen = 0;
-  const run = await runRipgrep(rg, scope, args, '\n', Date.now() + fileLimits.deadlineMs, (rec) => {
-    if (!rec.startsWith('{"type":"match"')) return 'more';
-    const hit = toHit(JSON.parse(rec) as RgMatch);
-    if ((q.filter !== null && !q.filter(hit.rel)) || seen++ < q.offset) return 'more';
+  const ordered = await runRipgrep(rg, scope, searchArgs(scope, q, true), '\n', deadline, (rec) => {
+    const hit = matchRecord(rec, q);
+    if (hit === null || seen++ < q.offset) return 'more';
     hits.push(hit);
     return hits.length > q.limit ? 'stop' : 'more';
   });
-  const stopped = run.deadline ? { kind: 'deadline' as const, searchedFiles: null, totalFiles: null, currentFile: null } : null;
-  return { hits: hits.slice(0, q.limit), more: hits.length > q.limit, stopped, warnings: run.warnings };
+  return result(hits, q, ordered.deadline, ordered.warnings);
+}
+
+function searchArgs(scope: Scope, q: SearchQuery, sorted: boolean): string[] {
+  const args = [...commonArgs(scope, sorted), '--json', '--crlf', '--engine', 'auto', q.caseSensitive ? '--case-sensitive' : '--ignore-case'];
+  if (q.nameGlob !== null) args.push('--type-add', `awglob:${q.nameGlob}`, '--type', 'awglob');
+  args.push('-e', q.pattern, '--', target(scope));
+  return args;
+}
+
+function matchRecord(rec: string, q: SearchQuery): Hit | null {
+  if (!rec.startsWith('{"type":"match"')) return null;
+  const hit = toHit(JSON.parse(rec) as RgMatch);
+  return q.filter === null || q.filter(hit.rel) ? hit : null;
+}
+
+function result(hits: Hit[], q: SearchQuery, deadline: boolean, warnings: string[]): SearchResult {
+  const stopped = deadline ? { kind: 'deadline' as const, searchedFiles: null, totalFiles: null, currentFile: null } : null;
+  return { hits: hits.slice(0, q.limit), more: hits.length > q.limit, stopped, warnings };
+}
+
+/** ripgrep's `--sort path` order: component by component, names compared as strings. */
+export function byPathThenLine(a: Hit, b: Hit): number {
+  if (a.rel !== b.rel) {
+    const pa = a.rel.split('/');
+    const pb = b.rel.split('/');
+    for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+      const x = pa[i] as string;
+      const y = pb[i] as string;
+      if (x !== y) return x < y ? -1 : 1;
+    }
+    return pa.length - pb.length;
+  }
+  return a.line - b.line;
 }
 
 interface RgText {

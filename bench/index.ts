@@ -20,6 +20,7 @@ import { type BenchResults, buildReport, type ReleaseCost } from './report';
 import { median, windowAround } from './stats';
 import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures, windowWidth } from './summarize';
 import { Workload } from './workload';
+import { measureWorkspaceTools, toolsReport } from './workspaceTools';
 
 interface Options {
   quick: boolean;
@@ -141,6 +142,10 @@ async function main(): Promise<void> {
     log(`  activation with ${opts.activationRuns} runs (ours) …`);
     const activation = await measureActivation(openOurs, tempDirIn(root, 'activation'), opts.activationRuns, opts.activationRepeats);
 
+    const toolsSize = opts.quick ? { srcFiles: 5_000, distFiles: 500, repeats: 3 } : { srcFiles: 32_000, distFiles: 2_000, repeats: 7 };
+    log(`  workspace tools on ${toolsSize.srcFiles + toolsSize.distFiles} generated files, ripgrep vs the Node fallback …`);
+    const workspaceTools = await measureWorkspaceTools({ dir: root, ...toolsSize });
+
     const figures = Object.fromEntries(contenders.map((c) => [c.name, contenderFigures(runs, c.name, points)]));
     const primitive = primitiveFigures(runs, points);
     const results: BenchResults & { options: Options; samples: unknown } = {
@@ -171,9 +176,9 @@ async function main(): Promise<void> {
       notes: Object.assign({}, ...contenders.map((c) => c.notes())) as Record<string, string>,
       samples: runs.map((s) => ({ contentBytes: s.contentBytes, startBytes: s.startBytes, byContender: s.byContender })),
     };
-    const report = buildReport(results);
+    const report = `${buildReport(results)}\n\n${toolsReport(workspaceTools, toolsSize.repeats)}`;
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
-    fs.writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, table: report }, null, 2) + '\n');
+    fs.writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, workspaceTools, table: report }, null, 2) + '\n');
     process.stdout.write(report + '\n');
     log(`bench: done in ${results.durationS.toFixed(0)} s; bench/results/latest.json written`);
   } finally {

@@ -18,6 +18,8 @@ export const node24Bin = path.join(node24Dir, 'node_modules', 'node', 'bin');
 export const node24 = path.join(node24Bin, 'node');
 const codeServerDir = path.join(toolsDir, 'code-server');
 export const codeServerEntry = path.join(codeServerDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+/** code-server's VS Code: what `vscode.env.appRoot` is inside its extension host (its ripgrep lives below it). */
+export const vscodeAppRoot = path.join(codeServerDir, 'node_modules', 'code-server', 'lib', 'vscode');
 export const chromium = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 /**

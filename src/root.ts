@@ -14,8 +14,9 @@ import { registerTransferCommands } from './commands/transfer';
 import { DisposableStore, toDisposable } from './common/lifecycle';
 import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
-import { createCodingRegistry, decide } from './runner/tools';
-import { readSettings } from './settings';
+import { createCodingRegistry, createFileFinder, decide, type FileFinder } from './runner/tools';
+import { findRipgrep } from './ripgrepPath';
+import { readExcludes, readSettings } from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
@@ -38,6 +39,8 @@ export interface ExtensionApi {
   readonly runner: AgentRunner | undefined;
   readonly panels: ApprovalPanels | undefined;
   readonly tree: RunsTreeProvider | undefined;
+  /** How list_files and search_text reach the files: VS Code's ripgrep when found, else the Node engine. */
+  readonly files: FileFinder | undefined;
   /** Resolves when activation-time work (interrupted-run detection) is done. */
   readonly ready: Promise<void>;
 }
@@ -70,7 +73,7 @@ export class ExtensionRoot extends DisposableStore {
 
     if (!storageDir || !workspace) {
       this.registerWithoutFolder();
-      this.api = { storageDir, pid: process.pid, store: undefined, runner: undefined, panels: undefined, tree: undefined, ready: Promise.resolve() };
+      this.api = { storageDir, pid: process.pid, store: undefined, runner: undefined, panels: undefined, tree: undefined, files: undefined, ready: Promise.resolve() };
       return;
     }
 
@@ -98,7 +101,8 @@ export class ExtensionRoot extends DisposableStore {
       }
     }));
 
-    const registry = createCodingRegistry();
+    const files = this.fileFinder();
+    const registry = createCodingRegistry({ files });
     const runner = new AgentRunner({
       store,
       provider: (model, adapter) => models.create(model, adapter),
@@ -198,7 +202,14 @@ export class ExtensionRoot extends DisposableStore {
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
       await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
-    this.api = { storageDir, pid: process.pid, store, runner, panels, tree, ready };
+    this.api = { storageDir, pid: process.pid, store, runner, panels, tree, files, ready };
+  }
+
+  /** VS Code's own ripgrep (under appRoot) for list_files and search_text; the exclude settings are read at each call. */
+  private fileFinder(): FileFinder {
+    const ripgrepPath = findRipgrep(vscode.env.appRoot);
+    this.log.info(ripgrepPath ? `search: ripgrep at ${ripgrepPath}` : `search: no ripgrep under ${vscode.env.appRoot}; using the built-in Node search`);
+    return createFileFinder({ ripgrepPath, excludes: readExcludes, onFallback: (reason) => this.log.warn(`search: ${reason}; using the built-in Node search`) });
   }
 
   /** Deletes finished runs older than the retention setting (off by default): after startup and when the setting changes. */

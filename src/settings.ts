@@ -1,6 +1,7 @@
 // Typed access to the extension's settings (contributes.configuration in package.json).
 import * as vscode from 'vscode';
 import type { Budget } from './runner/budget';
+import { enabledExcludes } from './runner/tools';
 
 export type PolicyMode = 'auto' | 'ask' | 'deny';
 
@@ -55,4 +56,15 @@ export function readSettings(): Settings {
     finishedRunTtlDays: c.get('retention.finishedRunDays', 0),
     resumeOnStartup: c.get('resumeOnStartup', 'ask'),
   };
+}
+
+/**
+ * The globs list_files and search_text leave out: VS Code's `files.exclude` and `search.exclude`
+ * of the first workspace folder (the settings the Explorer and Search view use), switched-on entries only.
+ */
+export function readExcludes(): string[] {
+  const scope = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const files = vscode.workspace.getConfiguration('files', scope).get<unknown>('exclude');
+  const search = vscode.workspace.getConfiguration('search', scope).get<unknown>('exclude');
+  return [...new Set([...enabledExcludes(files), ...enabledExcludes(search)])];
 }

@@ -1,6 +1,5 @@
-// Read-only file tools: read_file and list_files.
+// read_file: a text file, or a line range of it.
 import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
 import { capOutput } from './output';
 import { confinePath } from './paths';
@@ -8,8 +7,6 @@ import { defineTool, ToolFailure } from './types';
 
 /** Reading more than this is refused (ask for a line range): a tool result is not a file transfer. */
 export const MAX_READ_BYTES = 10 * 1024 * 1024;
-/** Directories never listed or searched: noise, and huge. */
-export const SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
 
 export const readFile = defineTool({
   name: 'read_file',
@@ -45,47 +42,4 @@ function lineRange(text: string, rel: string, start: number, end: number | undef
   if (start > lines.length) throw new ToolFailure(`"${rel}" has ${lines.length} lines; start_line ${start} is past the end.`);
   const last = Math.min(end ?? lines.length, lines.length);
   return lines.slice(start - 1, last).join('\n') + (last < lines.length || text.endsWith('\n') ? '\n' : '');
-}
-
-export const listFiles = defineTool({
-  name: 'list_files',
-  category: 'read',
-  sideEffecting: false,
-  description:
-    'List files and folders (folders end with "/") under a workspace directory. Skips .git and node_modules. Symlinks are listed, not followed.',
-  args: z.object({
-    path: z.string().default('.').describe('Directory relative to the workspace root (default: the root)'),
-    recursive: z.boolean().default(false).describe('Include subdirectories'),
-    limit: z.number().int().min(1).max(5000).default(500).describe('Maximum number of entries'),
-  }),
-  async run(args, ctx) {
-    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
-    const st = await fs.stat(abs);
-    if (!st.isDirectory()) throw new ToolFailure(`"${rel}" is not a directory; use read_file to read it.`);
-    const entries: string[] = [];
-    const complete = await walk(abs, '', args.recursive, args.limit, entries, ctx.signal);
-    if (entries.length === 0) return { output: `"${rel}" is empty.`, is_error: false, blob: null };
-    const note = complete ? '' : `\n[listing stopped at ${args.limit} entries; narrow the path or raise limit]`;
-    const capped = await capOutput(entries.join('\n') + note, ctx, 'head');
-    return { output: capped.text, is_error: false, blob: capped.blob };
-  },
-});
-
-/** Breadth-first within a directory, sorted, so the listing is stable. Returns false when the limit cut it. */
-async function walk(dir: string, prefix: string, recursive: boolean, limit: number, out: string[], signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) throw new ToolFailure('Cancelled.');
-  const dirents = (await fs.readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const subdirs: string[] = [];
-  for (const d of dirents) {
-    if (d.isDirectory() && SKIPPED_DIRS.has(d.name)) continue;
-    if (out.length >= limit) return false;
-    const name = prefix + d.name;
-    out.push(d.isDirectory() ? `${name}/` : d.isSymbolicLink() ? `${name}@` : name);
-    if (d.isDirectory()) subdirs.push(d.name);
-  }
-  if (!recursive) return true;
-  for (const sub of subdirs) {
-    if (!(await walk(path.join(dir, sub), `${prefix}${sub}/`, true, limit, out, signal))) return false;
-  }
-  return true;
 }

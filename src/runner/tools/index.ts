@@ -1,21 +1,40 @@
 // The coding toolset and its public surface.
 import { delegate } from './delegate';
 import { editFile, writeFile } from './editTools';
-import { listFiles, readFile } from './fsTools';
+import { createFileFinder } from './files/finder';
+import type { FileFinder } from './files/types';
+import { readFile } from './fsTools';
+import { makeListFiles } from './listFiles';
 import { ToolRegistry } from './registry';
 import { runCommand } from './runCommand';
-import { searchText } from './searchText';
+import { makeSearchText } from './searchText';
 import type { Tool } from './types';
 
-/** Every built-in tool, in the order the model sees them. */
-export const CODING_TOOLS: readonly Tool[] = [readFile, listFiles, searchText, writeFile, editFile, runCommand, delegate] as readonly Tool[];
-
-/** The registry a run uses; `withDelegate: false` for a subagent that may not delegate again. */
-export function createCodingRegistry(opts: { withDelegate?: boolean } = {}): ToolRegistry {
-  return new ToolRegistry(opts.withDelegate === false ? CODING_TOOLS.filter((t) => t.name !== 'delegate') : CODING_TOOLS);
+/** The tools over a file finder, in the order the model sees them. */
+export function codingTools(files: FileFinder): readonly Tool[] {
+  return [readFile, makeListFiles(files), makeSearchText(files), writeFile, editFile, runCommand, delegate] as readonly Tool[];
 }
 
-export { delegate, editFile, listFiles, readFile, runCommand, searchText, writeFile };
+/** Every built-in tool (listing and search on the pure-Node engine): the toolset as the model sees it. */
+export const CODING_TOOLS: readonly Tool[] = codingTools(createFileFinder());
+
+export interface CodingRegistryOptions {
+  /** false for a subagent that may not delegate again. */
+  withDelegate?: boolean;
+  /** How list_files and search_text reach the files (ripgrep or Node); default: the Node engine with VS Code's default excludes. */
+  files?: FileFinder;
+}
+
+/** The registry a run uses. */
+export function createCodingRegistry(opts: CodingRegistryOptions = {}): ToolRegistry {
+  const tools = codingTools(opts.files ?? createFileFinder());
+  return new ToolRegistry(opts.withDelegate === false ? tools.filter((t) => t.name !== 'delegate') : tools);
+}
+
+export { delegate, editFile, readFile, runCommand, writeFile };
+export { createFileFinder, type FileFinderOptions } from './files/finder';
+export { DEFAULT_EXCLUDES, enabledExcludes } from './files/excludes';
+export { fileLimits, type EngineName, type FileFinder } from './files/types';
 export { ToolRegistry, toolSchemaHash, toolDefinition, argsJsonSchema, errorResult, describeFailure, type PreparedCall } from './registry';
 export { confinePath, PathError, MAX_PATH_BYTES, MAX_COMPONENT_BYTES, type ConfinedPath } from './paths';
 export { capOutput, truncationNote } from './output';

@@ -1,147 +1,110 @@
-// search_text: a regex over the workspace's text files in pure Node (no ripgrep to ship or find).
-// The matching runs in a worker thread with a deadline: a model-written pattern that backtracks
-// catastrophically (e.g. "(a+)+$") would otherwise freeze the extension host; here it ends as a
-// clear tool error and the worker is terminated.
+// search_text: a regular expression over the workspace's files, through the FileFinder (ripgrep
+// when the host has it, the pure-Node engine otherwise; the same answers either way). Ignored
+// files are not searched. Every early stop is said in the output, with how to go on: pages
+// (offset), the deadline, the fallback's walk limit, problems ripgrep reported.
 import { promises as fs } from 'node:fs';
-import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
-import { SKIPPED_DIRS } from './fsTools';
-import { makeGlobMatcher } from './glob';
-import { capOutput } from './output';
+import { toIgnoreGlobs } from './files/excludes';
+import { globRegExp } from './files/gitignore';
+import { fileLimits, type FileFinder, type Hit, type SearchQuery, type SearchResult } from './files/types';
+import { count, fitPage, plural } from './paging';
 import { confinePath } from './paths';
-import { defineTool, ToolFailure } from './types';
+import { defineTool, ToolFailure, type ToolContext } from './types';
 
-/** Bigger files are skipped: almost always generated or data, and slow to scan. */
-const MAX_FILE_BYTES = 2 * 1024 * 1024;
-/** Lines are cut for display; very long lines also bound the regex's work per line. */
-const MAX_LINE_CHARS = 300;
-const MAX_FILES = 20_000;
+/** Matching lines are shown up to this many characters, as a window around the match. */
+export const LINE_WIDTH = 300;
 
-/** How long one search may take. Mutable for tests only. */
-export const searchLimits = { deadlineMs: 20_000 };
-
-export const searchText = defineTool({
-  name: 'search_text',
-  category: 'read',
-  sideEffecting: false,
-  description:
-    'Search text files in the workspace for a JavaScript regular expression. Prints "path:line: text" per match. ' +
-    'Skips .git, node_modules, binary and files over 2 MB.',
-  args: z.object({
-    pattern: z.string().min(1).describe('JavaScript regular expression (no slashes), e.g. "function\\s+slugify"'),
-    path: z.string().default('.').describe('Directory or file to search (default: the workspace root)'),
-    glob: z.string().optional().describe('Only files matching this glob, e.g. "*.ts" or "src/**/*.js"'),
-    case_sensitive: z.boolean().default(true),
-    max_results: z.number().int().min(1).max(1000).default(100).describe('Stop after this many matching lines'),
-  }),
-  async run(args, ctx) {
-    let re: RegExp;
-    try {
-      re = new RegExp(args.pattern, args.case_sensitive ? '' : 'i');
-    } catch (e) {
-      throw new ToolFailure(`Invalid regular expression ${JSON.stringify(args.pattern)}: ${(e as Error).message}`);
-    }
-    const { abs } = await confinePath(ctx.workspaceRoot, args.path);
-    const realRoot = await fs.realpath(ctx.workspaceRoot);
-    const matches = makeGlobMatcher(args.glob ?? '**');
-    const files: string[] = [];
-    const st = await fs.stat(abs);
-    if (st.isDirectory()) await collect(abs, realRoot, matches, files, ctx.signal);
-    else files.push(abs);
-    const job: SearchJob = {
-      pattern: args.pattern,
-      flags: re.flags,
-      files: files.map((f) => ({ abs: f, rel: path.relative(realRoot, f).split(path.sep).join('/') })),
-      max: args.max_results,
-      maxFileBytes: MAX_FILE_BYTES,
-      maxLineChars: MAX_LINE_CHARS,
-    };
-    const { hits, limited } = await searchInWorker(job, ctx.signal);
-    if (hits.length === 0) return { output: `No matches for ${JSON.stringify(args.pattern)} in ${files.length} files.`, is_error: false, blob: null };
-    const note = limited ? `\n[stopped at ${args.max_results} matches; narrow the search or raise max_results]` : '';
-    const capped = await capOutput(hits.join('\n') + note, ctx, 'head');
-    return { output: capped.text, is_error: false, blob: capped.blob };
-  },
-});
-
-async function collect(dir: string, realRoot: string, matches: (rel: string) => boolean, out: string[], signal: AbortSignal): Promise<void> {
-  if (signal.aborted) throw new ToolFailure('Cancelled.');
-  const dirents = (await fs.readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const d of dirents) {
-    if (out.length >= MAX_FILES) return;
-    const full = path.join(dir, d.name);
-    // Symlinks are not followed: they could lead out of the workspace or into a cycle.
-    if (d.isDirectory() && !SKIPPED_DIRS.has(d.name)) await collect(full, realRoot, matches, out, signal);
-    else if (d.isFile() && matches(path.relative(realRoot, full).split(path.sep).join('/'))) out.push(full);
-  }
-}
-
-interface SearchJob {
-  pattern: string;
-  flags: string;
-  files: { abs: string; rel: string }[];
-  max: number;
-  maxFileBytes: number;
-  maxLineChars: number;
-}
-
-/** Self-contained (the extension is one bundle): reads each file, tests each line, posts the hits. */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const fs = require('node:fs');
-const { pattern, flags, files, max, maxFileBytes, maxLineChars } = workerData;
-const re = new RegExp(pattern, flags);
-const hits = [];
-let limited = false;
-outer: for (const f of files) {
-  let buf;
-  try {
-    if (fs.statSync(f.abs).size > maxFileBytes) continue;
-    buf = fs.readFileSync(f.abs);
-  } catch {
-    continue; // gone or unreadable since it was listed
-  }
-  if (buf.subarray(0, 8192).includes(0)) continue; // binary
-  const lines = buf.toString('utf8').split('\\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].replace(/\\r$/, '').slice(0, 4 * maxLineChars);
-    if (!re.test(line)) continue;
-    hits.push(f.rel + ':' + (i + 1) + ': ' + (line.length > maxLineChars ? line.slice(0, maxLineChars) + '\u2026' : line));
-    if (hits.length >= max) { limited = true; break outer; }
-  }
-}
-parentPort.postMessage({ hits, limited });
-`;
-
-function searchInWorker(job: SearchJob, signal: AbortSignal): Promise<{ hits: string[]; limited: boolean }> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: job });
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      void worker.terminate();
-      fn();
-    };
-    const timer = setTimeout(
-      () =>
-        finish(() =>
-          reject(
-            new ToolFailure(
-              `search_text stopped after ${Math.round(searchLimits.deadlineMs / 1000)} s: the pattern ${JSON.stringify(job.pattern)} is too slow ` +
-                '(nested quantifiers like "(a+)+" backtrack exponentially). Use a simpler pattern or narrow path/glob.',
-            ),
-          ),
-        ),
-      searchLimits.deadlineMs,
-    );
-    const onAbort = () => finish(() => reject(new ToolFailure('Cancelled.')));
-    signal.addEventListener('abort', onAbort);
-    worker.once('message', (m: { hits: string[]; limited: boolean }) => finish(() => resolve(m)));
-    worker.once('error', (err) => finish(() => reject(new ToolFailure(`search_text failed: ${err.message}`))));
-    worker.once('exit', (code) => finish(() => reject(new ToolFailure(`search_text failed: the search worker exited with code ${code}`))));
+export function makeSearchText(finder: FileFinder) {
+  return defineTool({
+    name: 'search_text',
+    category: 'read',
+    sideEffecting: false,
+    description:
+      'Search the workspace\'s text files for a regular expression (JavaScript syntax; keep to what ripgrep also reads: no \\u{…}, no [^] ). ' +
+      'Prints "path:line: text" per matching line, in path order; long lines are shown as 300 characters around the match. ' +
+      'Skips files ignored by .gitignore, .ignore or the exclude settings, .git, and binary files. ' +
+      'When more matches exist the output says so and gives the offset for the next page.',
+    args: z.object({
+      pattern: z.string().min(1).describe('Regular expression (no slashes), e.g. "function\\s+slugify"'),
+      path: z.string().default('.').describe('Folder or file to search, relative to the workspace root (default: the root)'),
+      glob: z.string().optional().describe('Only files matching this glob: "*.ts" matches names in any folder, "src/**/*.js" paths from the root'),
+      case_sensitive: z.boolean().default(true),
+      max_results: z.number().int().min(1).max(1000).default(100).describe('Matching lines per page'),
+      offset: z.number().int().min(0).default(0).describe('Matching lines to skip: the offset the previous page gave'),
+    }),
+    async run(args, ctx) {
+      try {
+        new RegExp(args.pattern, args.case_sensitive ? '' : 'i');
+      } catch (e) {
+        throw new ToolFailure(`Invalid regular expression ${JSON.stringify(args.pattern)}: ${(e as Error).message}`);
+      }
+      const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+      const st = await fs.stat(abs);
+      if (!st.isDirectory() && !st.isFile()) throw new ToolFailure(`"${rel}" is not a regular file or folder.`);
+      const scope = { root: await fs.realpath(ctx.workspaceRoot), rel, excludes: toIgnoreGlobs(finder.excludes()), signal: ctx.signal };
+      const query: SearchQuery = { pattern: args.pattern, caseSensitive: args.case_sensitive, offset: args.offset, limit: args.max_results, ...globQuery(args.glob) };
+      const result = await finder.search(scope, query);
+      return render(result, { pattern: args.pattern, where: rel === '.' ? 'the workspace' : `"${rel}"`, offset: args.offset }, ctx);
+    },
   });
+}
+
+function globQuery(glob: string | undefined): Pick<SearchQuery, 'filter' | 'nameGlob'> {
+  if (glob === undefined || glob.trim() === '') return { filter: null, nameGlob: null };
+  const g = glob.trim().replace(/^\.\//, '');
+  let re: RegExp;
+  try {
+    re = globRegExp(g, { braces: true });
+  } catch (e) {
+    throw new ToolFailure(`Invalid glob ${JSON.stringify(glob)}: ${(e as Error).message}`);
+  }
+  if (g.includes('/')) return { filter: (rel) => re.test(rel), nameGlob: null };
+  return { filter: (rel) => re.test(rel.slice(rel.lastIndexOf('/') + 1)), nameGlob: g };
+}
+
+/** The line as shown: whole if short, else LINE_WIDTH characters around the first match. */
+export function displayLine(h: Hit): string {
+  if (h.lineLength <= LINE_WIDTH) return h.text;
+  const start = Math.max(0, Math.min(h.column - 100, h.lineLength - LINE_WIDTH));
+  const shown = h.text.slice(start - h.textStart, start - h.textStart + LINE_WIDTH);
+  return `${start > 0 ? '…' : ''}${shown}${start + LINE_WIDTH < h.lineLength ? '…' : ''}`;
+}
+
+interface RenderInput {
+  pattern: string;
+  where: string;
+  offset: number;
+}
+
+function render(r: SearchResult, input: RenderInput, ctx: ToolContext) {
+  const lines = r.hits.map((h) => `${h.rel}:${h.line}: ${displayLine(h)}`);
+  const page = fitPage(lines, ctx.outputCap);
+  const more = r.more || page.shown < lines.length;
+  const notes: string[] = [];
+  const first = input.offset + 1;
+  const last = input.offset + page.shown;
+  if (more) notes.push(`[matches ${count(first)}–${count(last)} shown; more follow: call search_text again with offset=${last}]`);
+  else if (input.offset > 0 && page.shown > 0) notes.push(`[matches ${count(first)}–${count(last)}; no more matches]`);
+  if (r.stopped?.kind === 'deadline') notes.push(deadlineNote(r.stopped));
+  if (r.stopped?.kind === 'walk_limit') {
+    notes.push(`[searched only the first ${count(r.stopped.walkedFiles)} files in path order (the built-in search's limit); narrow path or glob to search the rest]`);
+  }
+  if (r.warnings.length > 0) {
+    const shown = r.warnings.slice(0, 3).map((w) => JSON.stringify(w.length > 200 ? `${w.slice(0, 200)}…` : w));
+    notes.push(`[${plural(r.warnings.length, 'problem')} while searching, matches in those files may be missing: ${shown.join('; ')}${r.warnings.length > 3 ? '; …' : ''}]`);
+  }
+  const head = page.shown > 0 ? page.text : `No matches for ${JSON.stringify(input.pattern)}${input.offset > 0 ? ` after the first ${count(input.offset)}` : ''} in ${input.where}.`;
+  return { output: [head, ...notes].join('\n'), is_error: r.stopped?.kind === 'deadline', blob: null };
+}
+
+function deadlineNote(s: Extract<NonNullable<SearchResult['stopped']>, { kind: 'deadline' }>): string {
+  const secs = Math.round(fileLimits.deadlineMs / 1000);
+  const where =
+    s.currentFile !== null && s.totalFiles !== null && s.searchedFiles !== null
+      ? ` while searching ${s.currentFile} (file ${count(s.searchedFiles + 1)} of ${count(s.totalFiles)})`
+      : '';
+  return (
+    `[search_text stopped after ${secs} s${where}: matches after that point are missing. The pattern may be too slow ` +
+    '(nested quantifiers like "(a+)+" backtrack exponentially) or there is too much to search: simplify the pattern or narrow path/glob]'
+  );
 }

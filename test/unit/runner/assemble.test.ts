@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { StreamAssembler, assembleCompletion } from '../../../src/runner/provider/assemble';
 import { costUsd, normalizeFinishReason, normalizeModel, priceFor, ProviderError } from '../../../src/runner/provider';
-import { globToRegExp, makeGlobMatcher } from '../../../src/runner/tools/glob';
 
 const chunk = (delta: object, finish: string | null = null, extra: object = {}): ChatCompletionChunk =>
   ({ id: 'r1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], ...extra }) as ChatCompletionChunk;
@@ -72,18 +71,5 @@ describe('runner/provider assembly and pricing', () => {
     assert.equal(costUsd('llama3.1:8b', usage, table), null);
     assert.equal(costUsd('gpt-4o', null, table), null);
     assert.equal(normalizeModel('  OpenAI/GPT-4o '), 'gpt-4o');
-  });
-
-  it('glob matching: base-name globs, path globs, **, braces, classes', () => {
-    const m = (g: string, p: string) => makeGlobMatcher(g)(p);
-    assert.equal(m('*.ts', 'src/deep/a.ts'), true);
-    assert.equal(m('*.ts', 'src/a.tsx'), false);
-    assert.equal(m('src/*.ts', 'src/deep/a.ts'), false);
-    assert.equal(m('src/**/*.ts', 'src/a.ts'), true);
-    assert.equal(m('src/**/*.ts', 'src/x/y/a.ts'), true);
-    assert.equal(m('*.{js,md}', 'README.md'), true);
-    assert.equal(m('file[0-9].txt', 'file7.txt'), true);
-    assert.equal(m('a.b', 'axb'), false, 'dots are literal');
-    assert.equal(globToRegExp('**').test('any/thing'), true);
   });
 });

@@ -1,11 +1,10 @@
-// read_file, list_files, search_text, write_file, edit_file on real files in a temp workspace,
-// called through the registry exactly as the loop will call them.
+// read_file, write_file, edit_file on real files in a temp workspace, called through the registry
+// exactly as the loop will call them (list_files and search_text: files/engines.test.ts).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolCall } from '../../../src/store/api/schema';
 import { createCodingRegistry, type ToolContext } from '../../../src/runner/tools';
-import { searchLimits } from '../../../src/runner/tools/searchText';
 import { blobSink, rmrf, tmpDir, toolCtx } from './helpers';
 
 const registry = createCodingRegistry();
@@ -85,80 +84,6 @@ describe('runner/tools file tools', () => {
       const r = await run('read_file', { path: '../../etc/passwd' });
       assert.equal(r.is_error, true);
       assert.match(r.output, /Path "\.\.\/\.\.\/etc\/passwd" is outside the workspace/);
-    });
-  });
-
-  describe('list_files', () => {
-    it('lists one level, folders with /, skipping .git and node_modules', async () => {
-      assert.equal((await run('list_files', {})).output, 'README.md\nsrc/');
-    });
-
-    it('lists recursively and stops at the limit with a note', async () => {
-      assert.equal((await run('list_files', { path: '.', recursive: true })).output, 'README.md\nsrc/\nsrc/a.ts\nsrc/lib/\nsrc/lib/b.js');
-      const limited = await run('list_files', { recursive: true, limit: 2 });
-      assert.match(limited.output, /^README\.md\nsrc\/\n\[listing stopped at 2 entries/);
-    });
-
-    it('marks symlinks without following them; a file path is a clear error', async () => {
-      fs.symlinkSync('/etc', path.join(root, 'src/etc-link'));
-      assert.equal((await run('list_files', { path: 'src' })).output, 'a.ts\netc-link@\nlib/');
-      assert.match((await run('list_files', { path: 'README.md' })).output, /"README\.md" is not a directory/);
-    });
-  });
-
-  describe('search_text', () => {
-    it('finds regex matches as path:line: text, skipping .git and node_modules', async () => {
-      const r = await run('search_text', { pattern: 'function\\s+\\w+' });
-      assert.equal(r.output, 'src/a.ts:1: export function a() {\nsrc/lib/b.js:2: function helper() {}');
-    });
-
-    it('filters by glob (base name or path) and is case-insensitive on request', async () => {
-      assert.equal((await run('search_text', { pattern: 'function', glob: '*.js' })).output, 'src/lib/b.js:2: function helper() {}');
-      assert.equal((await run('search_text', { pattern: 'function', glob: 'src/*.ts' })).output, 'src/a.ts:1: export function a() {');
-      assert.equal((await run('search_text', { pattern: 'function', glob: '**/*.{md,js}' })).output, 'src/lib/b.js:2: function helper() {}');
-      assert.equal((await run('search_text', { pattern: 'README', case_sensitive: false })).output, 'README.md:1: # readme');
-    });
-
-    it('caps results, reports no matches, and explains a bad regex', async () => {
-      assert.match((await run('search_text', { pattern: 'const', max_results: 1 })).output, /^src\/lib\/b\.js:1: const x = 1;\n\[stopped at 1 matches/);
-      assert.match((await run('search_text', { pattern: 'zzz' })).output, /^No matches for "zzz" in 3 files\.$/);
-      const bad = await run('search_text', { pattern: '(unclosed' });
-      assert.equal(bad.is_error, true);
-      assert.match(bad.output, /Invalid regular expression "\(unclosed"/);
-    });
-
-    it('a catastrophically backtracking pattern ends as a clear error at the deadline; the host stays responsive', async () => {
-      fs.writeFileSync(path.join(root, 'src/long.txt'), `${'a'.repeat(40)}!\n`);
-      const saved = searchLimits.deadlineMs;
-      searchLimits.deadlineMs = 1000;
-      try {
-        let ticks = 0;
-        const ticker = setInterval(() => ticks++, 50);
-        const t0 = Date.now();
-        const r = await run('search_text', { pattern: '^(a+)+$' });
-        clearInterval(ticker);
-        assert.equal(r.is_error, true);
-        assert.match(r.output, /search_text stopped after 1 s: the pattern "\^\(a\+\)\+\$" is too slow/);
-        assert.ok(Date.now() - t0 < 5000, 'ended at the deadline');
-        assert.ok(ticks >= 10, `the event loop kept running while the worker searched (${ticks} ticks)`);
-      } finally {
-        searchLimits.deadlineMs = saved;
-      }
-    });
-
-    it('cancel stops a running search', async () => {
-      fs.writeFileSync(path.join(root, 'src/long.txt'), `${'a'.repeat(40)}!\n`);
-      const ac = new AbortController();
-      setTimeout(() => ac.abort(), 200);
-      const t0 = Date.now();
-      const r = await run('search_text', { pattern: '^(a+)+$' }, toolCtx(root, { signal: ac.signal }));
-      assert.equal(r.is_error, true);
-      assert.match(r.output, /Cancelled/);
-      assert.ok(Date.now() - t0 < 5000);
-    });
-
-    it('searches only inside the workspace', async () => {
-      assert.match((await run('search_text', { pattern: 'x', path: '..' })).output, /outside the workspace/);
     });
   });
 

@@ -1,0 +1,180 @@
+// The ripgrep engine: the `rg` binary VS Code ships, found by the extension (src/ripgrepPath.ts).
+// Flags that make its answers the fallback's: --sort path (a stable order, so pages line up),
+// --hidden (dotfiles count) with .git excluded by glob, --no-config and --no-ignore-global (no
+// per-user state), --crlf (`$` before \r\n), --engine auto (look-around and back-references via
+// PCRE2, closer to JavaScript). Cancel and the deadline kill the process; a finished call has
+// always waited for it to exit.
+import { spawn } from 'node:child_process';
+import { ToolFailure } from '../types';
+import { fileLimits, type FileList, type Hit, type Scope, type SearchQuery, type SearchResult } from './types';
+
+/** The binary could not be started (moved, not executable): the finder falls back to Node. */
+export class RipgrepUnavailable extends Error {
+  override readonly name = 'RipgrepUnavailable';
+}
+
+const MAX_STDERR = 16 * 1024;
+
+/** Matching lines collected from an unordered (parallel) search before it gives way to an ordered one. */
+const MAX_UNORDERED_HITS = 2_000;
+
+function commonArgs(scope: Scope, sorted = true): string[] {
+  const args = ['--no-config', '--hidden', '--no-ignore-global', ...(sorted ? ['--sort', 'path'] : [])];
+  for (const g of scope.excludes) args.push('-g', `!${g}`);
+  return args;
+}
+
+const target = (scope: Scope): string => (scope.rel === '.' ? '.' : scope.rel);
+const clean = (p: string): string => (p.startsWith('./') ? p.slice(2) : p);
+
+export async function ripgrepList(rg: string, scope: Scope): Promise<FileList> {
+  const files: string[] = [];
+  let complete = true;
+  await runRipgrep(rg, scope, [...commonArgs(scope), '--files', '--null', '--', target(scope)], '\0', null, (rec) => {
+    if (files.length >= fileLimits.maxFiles) {
+      complete = false;
+      return 'stop';
+    }
+    files.push(clean(rec));
+    return 'more';
+  });
+  return { files, complete };
+}
+
+/**
+ * `--sort path` makes ripgrep search on one thread. So first search on all threads and sort the
+ * matches here (rg's order: depth first, names byte-wise); only when there are too many matches to
+ * hold does an ordered search stream them and stop after the page.
+ */
+export async function ripgrepSearch(rg: string, scope: Scope, q: SearchQuery): Promise<SearchResult> {
+  const deadline = Date.now() + fileLimits.deadlineMs;
+  const all: Hit[] = [];
+  const fast = await runRipgrep(rg, scope, searchArgs(scope, q, false), '\n', deadline, (rec) => {
+    const hit = matchRecord(rec, q);
+    if (hit) all.push(hit);
+    return all.length > MAX_UNORDERED_HITS ? 'stop' : 'more';
+  });
+  if (fast.deadline || all.length <= MAX_UNORDERED_HITS) {
+    const page = all.sort(byPathThenLine).slice(q.offset, q.offset + q.limit + 1);
+    // Out of time, the unordered matches are a random subset: only the ones known so far, in order.
+    return result(page, q, fast.deadline, fast.warnings);
+  }
+  const hits: Hit[] = [];
+  let seen = 0;
+  const ordered = await runRipgrep(rg, scope, searchArgs(scope, q, true), '\n', deadline, (rec) => {
+    const hit = matchRecord(rec, q);
+    if (hit === null || seen++ < q.offset) return 'more';
+    hits.push(hit);
+    return hits.length > q.limit ? 'stop' : 'more';
+  });
+  return result(hits, q, ordered.deadline, ordered.warnings);
+}
+
+function searchArgs(scope: Scope, q: SearchQuery, sorted: boolean): string[] {
+  const args = [...commonArgs(scope, sorted), '--json', '--crlf', '--engine', 'auto', q.caseSensitive ? '--case-sensitive' : '--ignore-case'];
+  if (q.nameGlob !== null) args.push('--type-add', `awglob:${q.nameGlob}`, '--type', 'awglob');
+  args.push('-e', q.pattern, '--', target(scope));
+  return args;
+}
+
+function matchRecord(rec: string, q: SearchQuery): Hit | null {
+  if (!rec.startsWith('{"type":"match"')) return null;
+  const hit = toHit(JSON.parse(rec) as RgMatch);
+  return q.filter === null || q.filter(hit.rel) ? hit : null;
+}
+
+function result(hits: Hit[], q: SearchQuery, deadline: boolean, warnings: string[]): SearchResult {
+  const stopped = deadline ? { kind: 'deadline' as const, searchedFiles: null, totalFiles: null, currentFile: null } : null;
+  return { hits: hits.slice(0, q.limit), more: hits.length > q.limit, stopped, warnings };
+}
+
+/** ripgrep's `--sort path` order: component by component, names compared as strings. */
+export function byPathThenLine(a: Hit, b: Hit): number {
+  if (a.rel !== b.rel) {
+    const pa = a.rel.split('/');
+    const pb = b.rel.split('/');
+    for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
+      const x = pa[i] as string;
+      const y = pb[i] as string;
+      if (x !== y) return x < y ? -1 : 1;
+    }
+    return pa.length - pb.length;
+  }
+  return a.line - b.line;
+}
+
+interface RgText {
+  text?: string;
+  bytes?: string;
+}
+interface RgMatch {
+  data: { path: RgText; line_number: number; lines: RgText; submatches: { start: number }[] };
+}
+
+const decode = (t: RgText): string => t.text ?? Buffer.from(t.bytes ?? '', 'base64').toString('utf8');
+
+function toHit(m: RgMatch): Hit {
+  const raw = decode(m.data.lines);
+  const line = raw.replace(/\r?\n$/, '');
+  // ripgrep gives byte offsets; the display (and the fallback) count UTF-16 units.
+  const startByte = m.data.submatches[0]?.start ?? 0;
+  const column = Buffer.from(line, 'utf8').subarray(0, startByte).toString('utf8').length;
+  return { rel: clean(decode(m.data.path)), line: m.data.line_number, text: line, textStart: 0, lineLength: line.length, column };
+}
+
+interface RunOutcome {
+  deadline: boolean;
+  warnings: string[];
+}
+
+/**
+ * Spawns rg in the workspace root and hands each record (split on `sep`) to `onRecord` until it
+ * says 'stop'; then kills the process. Resolves after the process has exited.
+ */
+function runRipgrep(rg: string, scope: Scope, args: string[], sep: string, deadline: number | null, onRecord: (rec: string) => 'more' | 'stop'): Promise<RunOutcome> {
+  return new Promise((resolve, reject) => {
+    if (scope.signal.aborted) return reject(new ToolFailure('Cancelled.'));
+    const child = spawn(rg, args, { cwd: scope.root, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    let rest = '';
+    let stderr = '';
+    let records = 0;
+    let stoppedBy: 'enough' | 'deadline' | 'cancel' | null = null;
+    const stop = (why: 'enough' | 'deadline' | 'cancel'): void => {
+      stoppedBy ??= why;
+      child.kill('SIGKILL');
+    };
+    const timer = deadline === null ? null : setTimeout(() => stop('deadline'), Math.max(0, deadline - Date.now()));
+    const onAbort = (): void => stop('cancel');
+    scope.signal.addEventListener('abort', onAbort, { once: true });
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      if (stoppedBy !== null) return;
+      const parts = (rest + chunk).split(sep);
+      rest = parts.pop() ?? '';
+      for (const rec of parts) {
+        records++;
+        if (rec !== '' && onRecord(rec) === 'stop') return stop('enough');
+      }
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      if (stderr.length < MAX_STDERR) stderr += chunk;
+    });
+    let spawnError: NodeJS.ErrnoException | null = null;
+    child.on('error', (e: NodeJS.ErrnoException) => (spawnError = e));
+    child.on('close', (code) => {
+      if (timer) clearTimeout(timer);
+      scope.signal.removeEventListener('abort', onAbort);
+      if (spawnError) return reject(new RipgrepUnavailable(`ripgrep (${rg}) could not start: ${spawnError.message}`));
+      if (stoppedBy === null && rest !== '') {
+        records++;
+        onRecord(rest);
+      }
+      if (stoppedBy === 'cancel') return reject(new ToolFailure('Cancelled.'));
+      const warnings = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+      // Exit code 2 is "an error happened"; without a single record nothing ran (a bad pattern).
+      if (code === 2 && records === 0 && stoppedBy === null) return reject(new ToolFailure(`ripgrep could not run the search: ${warnings.join(' ') || 'exit code 2'}`));
+      resolve({ deadline: stoppedBy === 'deadline', warnings });
+    });
+  });
+}

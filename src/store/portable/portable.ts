@@ -76,6 +76,7 @@ export async function exportRun(host: PortableHost, runId: string): Promise<unkn
     lists,
     approvals: [...m.approvals.values()],
     effects: [...m.effects.values()],
+    inbox: [...m.inbox.values()],
     blobs,
   });
   return { format: EXPORT_FORMAT, schema_version: STORE_SCHEMA_VERSION, sha256: sha256(canonicalJson(body)), body };
@@ -146,6 +147,7 @@ function importOps(body: RunExportBody, oldId: string, newId: string): CommitOp[
     const lists = tails.get(rec.seq);
     ops.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
   }
+  for (const message of body.inbox) ops.push({ op: 'inbox', message: { ...message, run_id: newId } });
   ops.push({ op: 'state', state: body.state, detail: body.state_detail, ms: body.state_ms });
   return ops;
 }

@@ -13,17 +13,22 @@ import { registerTransferCommands } from './commands/transfer';
 import { DisposableStore, toDisposable } from './common/lifecycle';
 import { createProvider } from './runner/provider';
 import { AgentRunner } from './runner/runner';
-import { createCodingRegistry, decide } from './runner/tools';
-import { readSettings } from './settings';
+import { createCodingRegistry } from './runner/tools';
+import { readSettings, settingsPolicy } from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
-import { ApprovalPanels } from './views/approval/panel';
-import { ProposedDocuments } from './views/approval/proposed';
+import { runViewActions } from './views/run/actions';
+import { RunViewPanels } from './views/run/panel';
+import { ProposedDocuments } from './views/run/proposed';
+import { readOnlyReason } from './views/run/readOnly';
+import { threadRuns } from './views/run/thread';
 import { registerCheckpointDocuments } from './views/checkpointDocument';
 import { ContextKeys } from './views/contextValues';
 import { RunsModel } from './views/runs/model';
-import { RunsTreeProvider } from './views/runs/provider';
+import { type RunsTreeProvider } from './views/runs/provider';
+import { RunsView } from './views/runs/view';
+import { reportStoreEvents } from './views/storeEvents';
 import { RunSessions } from './views/session';
 import { restoreOnStartup } from './views/startup';
 
@@ -35,7 +40,7 @@ export interface ExtensionApi {
   readonly pid: number;
   readonly store: CheckpointStore | undefined;
   readonly runner: AgentRunner | undefined;
-  readonly panels: ApprovalPanels | undefined;
+  readonly panels: RunViewPanels | undefined;
   readonly tree: RunsTreeProvider | undefined;
   /** Resolves when activation-time work (interrupted-run detection) is done. */
   readonly ready: Promise<void>;
@@ -80,31 +85,13 @@ export class ExtensionRoot extends DisposableStore {
     const store = openDiskStore(storageDir);
     this.store = store;
     this.register(toDisposable(() => void store.close(FLUSH_TIMEOUT_MS)));
-    this.register(store.onEvent((e) => {
-      if (e.kind === 'write-error') this.log.error(`storage write failed${e.run_id ? ` for run ${e.run_id}` : ''}: ${e.error.message}`);
-      if (e.kind === 'corruption') {
-        this.log.error(`corrupt checkpoint data: ${e.report.lost}; quarantined: ${e.report.quarantined.map((q) => `${q.file} → ${q.to}`).join(', ')}`);
-        void vscode.window.showErrorMessage(`Agent Waypoints found damaged checkpoint data and kept a copy in quarantine. ${e.report.lost}`, 'Show log').then((p) => p && this.log.show());
-      }
-    }));
+    this.register(reportStoreEvents(store, log));
 
-    const registry = createCodingRegistry();
     const runner = new AgentRunner({
       store,
       provider: async (model) => this.provider(model, await context.secrets.get(API_KEY_SECRET)),
-      tools: registry,
-      policy: (tool, args) => {
-        const s = readSettings();
-        return decide(
-          { toolName: tool.name, category: tool.category, args },
-          {
-            categories: { read: s.approval.read, write: s.approval.write, command: s.approval.command, subagent: 'auto' },
-            commandAllow: s.commandAllow,
-            commandDeny: s.commandDeny,
-            restricted: !vscode.workspace.isTrusted,
-          },
-        );
-      },
+      tools: createCodingRegistry(),
+      policy: settingsPolicy,
       workspaceRoot: workspace.uri.fsPath,
       owner,
       extensionVersion: String(context.extension.packageJSON.version),
@@ -116,29 +103,17 @@ export class ExtensionRoot extends DisposableStore {
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
 
     const model = this.register(new RunsModel(store));
-    const tree = this.register(new RunsTreeProvider(model));
-    const treeView = this.register(vscode.window.createTreeView('agentWaypoints.runs', { treeDataProvider: tree, showCollapseAll: true }));
-    const updateBadge = () => {
-      const n = model.pendingApprovals();
-      treeView.badge = n > 0 ? { value: n, tooltip: `${n} tool call${n > 1 ? 's' : ''} waiting for approval` } : undefined;
-      void vscode.commands.executeCommand('setContext', ContextKeys.hasRuns, model.all().length > 0);
-    };
-    this.register(model.onDidChange(updateBadge));
+    const runsView = this.register(new RunsView(model));
     const proposed = this.register(new ProposedDocuments());
     const panels = this.register(
-      new ApprovalPanels({
+      new RunViewPanels({
         extensionUri: context.extensionUri,
-        workspaceRoot: workspace.uri,
         store,
         runner,
         log: this.log,
-        proposed,
-        readOnlyReason: async (runId) => {
-          if (!vscode.workspace.isTrusted) return 'Restricted mode: this workspace is not trusted, so write and command tools are disabled. Trust the workspace to decide.';
-          if (runner.isActive(runId)) return null;
-          const holder = await store.owner(runId);
-          return holder && holder.owner_id !== owner.owner_id ? `Read-only: this run is held by ${holder.label} (pid ${holder.pid}).` : null;
-        },
+        threadRuns: (threadId) => threadRuns(store, threadId),
+        readOnlyReason: readOnlyReason({ store, isActive: (id) => runner.isActive(id), owner }),
+        actions: runViewActions({ store, proposed, workspaceRoot: workspace.uri, revealInTree: (id) => runsView.reveal(id) }),
       }),
     );
     const sessions = this.register(new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id));
@@ -182,11 +157,11 @@ export class ExtensionRoot extends DisposableStore {
 
     const ready = (async () => {
       await model.load();
-      updateBadge();
+      runsView.update();
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
       await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
-    this.api = { storageDir, pid: process.pid, store, runner, panels, tree, ready };
+    this.api = { storageDir, pid: process.pid, store, runner, panels, tree: runsView.tree, ready };
   }
 
   private provider(model: string, apiKey: string | undefined) {

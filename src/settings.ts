@@ -1,6 +1,8 @@
 // Typed access to the extension's settings (contributes.configuration in package.json).
 import * as vscode from 'vscode';
 import type { Budget } from './runner/budget';
+import type { PolicyDecision } from './runner/toolBatch';
+import { decide } from './runner/tools';
 
 export type PolicyMode = 'auto' | 'ask' | 'deny';
 
@@ -55,4 +57,18 @@ export function readSettings(): Settings {
     finishedRunTtlDays: c.get('retention.finishedRunDays', 0),
     resumeOnStartup: c.get('resumeOnStartup', 'ask'),
   };
+}
+
+/** The approval policy the settings describe (read at each call, so changes apply at once). */
+export function settingsPolicy(tool: { name: string; category: 'read' | 'write' | 'command' | 'subagent' }, args: unknown): PolicyDecision {
+  const s = readSettings();
+  return decide(
+    { toolName: tool.name, category: tool.category, args },
+    {
+      categories: { read: s.approval.read, write: s.approval.write, command: s.approval.command, subagent: 'auto' },
+      commandAllow: s.commandAllow,
+      commandDeny: s.commandDeny,
+      restricted: !vscode.workspace.isTrusted,
+    },
+  );
 }

@@ -14,7 +14,8 @@ const LIVE_KEY = '__live__';
 
 let state: StateMessage | undefined;
 const items = new Map<number, TranscriptItem>();
-const requested = new Set<number>();
+/** Pages asked for (first index → when): a page whose answer got lost or went stale is asked again. */
+const requested = new Map<number, number>();
 let live: { runId: string; step: number; text: string; reasoning: string; buffered: string; bufferedReasoning: string } | null = null;
 let liveFrame = 0;
 /** For the benchmark: what arrived and what was drawn. */
@@ -65,12 +66,13 @@ function load(from: number, to: number): void {
   if (!state) return;
   const count = state.outline.length;
   for (let p = Math.floor(from / PAGE) * PAGE; p < Math.min(to, count); p += PAGE) {
-    if (requested.has(p)) continue;
-    requested.add(p);
+    if ((requested.get(p) ?? -Infinity) > performance.now() - 3000) continue;
+    requested.set(p, performance.now());
     const version = state.version;
     request('page', { from: p, to: p + PAGE }).then((r) => {
       if (!state || r.version !== state.version || version !== state.version) {
         requested.delete(p);
+        list.refresh(); // asks again for what is still missing
         return;
       }
       r.items.forEach((item, i) => {
@@ -113,7 +115,7 @@ function renderHeader(s: StateMessage): void {
   banner.replaceChildren();
   if (run.detail) banner.append(el('p', { class: 'detail' }, run.detail));
   if (s.readOnly) banner.append(el('p', { class: 'readonly', role: 'status' }, s.readOnly));
-  const pending = pendingApprovals(s);
+  const pending = run.pendingCalls;
   if (pending.length > 1 && !s.readOnly) {
     const all = button(`Approve all ${pending.length}`, 'check-all', () => {
       all.setAttribute('disabled', '');
@@ -122,13 +124,6 @@ function renderHeader(s: StateMessage): void {
     all.classList.add('approve-all');
     banner.append(all);
   }
-}
-
-function pendingApprovals(s: StateMessage): { toolCallId: string; inputHash: string }[] {
-  const run = s.runs[s.runs.length - 1]!;
-  const out: { toolCallId: string; inputHash: string }[] = [];
-  for (const [, item] of items) if (item.kind === 'tool' && item.runId === run.runId && item.approval?.pending) out.push({ toolCallId: item.toolCallId, inputHash: item.approval.inputHash });
-  return run.pendingApprovals > 1 ? out.slice(0, run.pendingApprovals) : out;
 }
 
 const ACTION_LABELS = { cancel: ['Cancel', 'debug-stop'], resume: ['Resume', 'debug-continue'], fork: ['Fork', 'repo-forked'], export: ['Export', 'export'], openInTree: ['Open in tree', 'list-tree'] } as const;

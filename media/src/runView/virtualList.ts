@@ -85,6 +85,11 @@ export class VirtualList {
     return true;
   }
 
+  /** Renders again at the next frame (e.g. data that was missing may have arrived). */
+  refresh(): void {
+    this.schedule();
+  }
+
   scrollToEnd(): void {
     this.following = true;
     this.schedule();

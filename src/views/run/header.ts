@@ -8,7 +8,7 @@ import type { RunAction } from './items';
 import type { RunHeader } from './protocol';
 
 export async function runHeader(store: CheckpointStore, run: RunSummary, active: boolean): Promise<RunHeader> {
-  const snap = await store.loadSnapshot(run.run_id).catch(() => undefined);
+  const [snap, pending] = await Promise.all([store.loadSnapshot(run.run_id).catch(() => undefined), run.pending_approvals > 0 ? store.listApprovals(run.run_id, { pendingOnly: true }) : []]);
   const s = snap?.snapshot;
   const budget = (s?.context as { budget?: { max_steps?: number | null; max_cost_usd?: number | null; max_tokens?: number | null } } | undefined)?.budget;
   const limits = [budget?.max_steps ? `${budget.max_steps} steps` : '', budget?.max_tokens ? `${budget.max_tokens} tokens` : '', budget?.max_cost_usd ? `$${budget.max_cost_usd}` : ''].filter(Boolean);
@@ -24,6 +24,7 @@ export async function runHeader(store: CheckpointStore, run: RunSummary, active:
     costUsd: s ? s.total_cost_usd : null,
     budget: limits.length > 0 ? limits.join(' · ') : null,
     pendingApprovals: run.pending_approvals,
+    pendingCalls: pending.map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
     actions: runActions(run, active),
   };
 }

@@ -74,6 +74,8 @@ export const RunHeader = z.object({
   /** "25 steps", "$0.50"…, or null when the run has no limit. */
   budget: z.string().nullable(),
   pendingApprovals: z.number().int(),
+  /** The calls waiting for a decision (for Approve all). */
+  pendingCalls: z.array(z.object({ toolCallId: Id, inputHash: InputHash })),
   actions: z.array(z.enum(RUN_ACTIONS)),
 });
 export type RunHeader = z.infer<typeof RunHeader>;

@@ -55,8 +55,9 @@ export function buildRunItems(d: RunData): TranscriptItem[] {
   for (const m of d.inbox) {
     if (!m.delivered) out.push({ kind: 'user', key: `${runId}:q:${m.id}`, runId, text: m.text, queued: true });
   }
-  if (d.run.state !== 'completed' && d.run.state !== 'running') {
-    out.push({ kind: 'status', key: `${runId}:status`, runId, state: d.run.state, detail: d.run.state_detail, resumable: !isTerminalState(d.run.state) && d.run.state !== 'awaiting_approval' });
+  // Why the run stopped (a wait for approval is said by the header and the cards themselves).
+  if (d.run.state !== 'completed' && d.run.state !== 'running' && d.run.state !== 'awaiting_approval') {
+    out.push({ kind: 'status', key: `${runId}:status`, runId, state: d.run.state, detail: d.run.state_detail, resumable: !isTerminalState(d.run.state) });
   }
   return out;
 }

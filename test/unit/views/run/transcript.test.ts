@@ -50,7 +50,7 @@ describe('run view: transcript model', function () {
     assert.equal(waiting.approval?.pending, true);
     assert.match(waiting.approval!.inputHash, /^[0-9a-f]{64}$/);
     assert.deepEqual(waiting.diff!.filter((l) => /^[-+]/.test(l)), ['-hello', '+bonjour']);
-    assert.equal(pending.at(-1)?.kind, 'status', 'why it stopped');
+    assert.equal(pending.at(-1)?.kind, 'tool', 'the header says it waits; no status line repeats it');
 
     const items = buildRunItems(await loadRunData(store, (await store.getRun(runId))!, 1, idle));
     assert.deepEqual(kinds(items), ['turn', 'user', 'waypoint', 'assistant', 'tool', 'tool', 'waypoint', 'assistant']);

@@ -19,7 +19,7 @@ const requested = new Map<number, number>();
 let live: { runId: string; step: number; text: string; reasoning: string; buffered: string; bufferedReasoning: string } | null = null;
 let liveFrame = 0;
 /** For the benchmark: what arrived and what was drawn. */
-const stats = { deltas: 0, charsReceived: 0, charsRendered: 0, maxBacklog: 0, firstPaintMs: -1 };
+const stats = { deltas: 0, charsReceived: 0, charsRendered: 0, maxBacklog: 0, frames: 0, firstPaintMs: -1 };
 (globalThis as unknown as { __runViewStats: typeof stats }).__runViewStats = stats;
 
 const app = document.getElementById('app')!;
@@ -176,6 +176,7 @@ function onDelta(d: { runId: string; step: number; kind: 'text' | 'reasoning'; t
   liveFrame ||= requestAnimationFrame(() => {
     liveFrame = 0;
     if (!live) return;
+    stats.frames += 1;
     stats.charsRendered += live.buffered.length + live.bufferedReasoning.length;
     live.text += live.buffered;
     live.reasoning += live.bufferedReasoning;

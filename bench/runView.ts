@@ -65,6 +65,8 @@ export async function measureRunView(o: { steps: number; streamSeconds: number; 
     const t0 = performance.now();
     await startScript(view.page);
     await view.page.waitForFunction('window.__runViewStats && window.__runViewStats.firstPaintMs > 0', undefined, { timeout: 120_000, polling: 'raf' });
+    const marks = (await view.page.evaluate('window.__runViewStats')) as Record<string, number>;
+    o.log(`    in the page: script ran ${marks.scriptStartMs!.toFixed(0)}, state ${(marks.stateMs! - marks.scriptStartMs!).toFixed(0)} ms later, first page +${(marks.firstPageMs! - marks.stateMs!).toFixed(0)} ms, painted +${(marks.firstPaintMs! - marks.firstPageMs!).toFixed(0)} ms`);
     return { view, ms: performance.now() - t0 };
   };
   o.log('  run view: open → first paint (cold, then warm) …');

@@ -19,7 +19,7 @@ const requested = new Map<number, number>();
 let live: { runId: string; step: number; text: string; reasoning: string; buffered: string; bufferedReasoning: string } | null = null;
 let liveFrame = 0;
 /** For the benchmark: what arrived and what was drawn. */
-const stats = { deltas: 0, charsReceived: 0, charsRendered: 0, maxBacklog: 0, frames: 0, firstPaintMs: -1 };
+const stats = { deltas: 0, charsReceived: 0, charsRendered: 0, maxBacklog: 0, frames: 0, scriptStartMs: performance.now(), stateMs: -1, firstPageMs: -1, firstPaintMs: -1 };
 (globalThis as unknown as { __runViewStats: typeof stats }).__runViewStats = stats;
 
 const app = document.getElementById('app')!;
@@ -80,12 +80,14 @@ function load(from: number, to: number): void {
         items.set(r.from + i, item);
         if (!before || JSON.stringify(before) !== JSON.stringify(item)) list.invalidate(item.key);
       });
+      if (stats.firstPageMs < 0) stats.firstPageMs = performance.now();
       if (stats.firstPaintMs < 0) requestAnimationFrame(() => (stats.firstPaintMs = performance.now()));
     }, () => void requested.delete(p));
   }
 }
 
 function onState(next: StateMessage): void {
+  if (stats.stateMs < 0) stats.stateMs = performance.now();
   const versionChanged = next.version !== state?.version;
   state = next;
   if (versionChanged) requested.clear();

@@ -51,6 +51,9 @@ export class RunSessions implements vscode.Disposable {
         case 'phase':
           this.log.trace(`[${e.runId}] #${e.record.seq} ${e.record.phase} (step ${e.record.step})`);
           break;
+        case 'leftovers':
+          if (e.status === 'waiting' && e.detail) void this.offerKill(e.runId, e.detail);
+          break;
         case 'effect-replayed':
           this.log.info(`[${e.runId}] ${e.toolName} ${e.toolCallId}: result replayed from the effect journal (not run again)`);
           break;
@@ -96,6 +99,13 @@ export class RunSessions implements vscode.Disposable {
         if (pick === 'Show log') this.log.show();
       }
     }
+  }
+
+  /** A command from before a crash is still running: the run waits for it; the user may end it. */
+  private async offerKill(runId: string, detail: string): Promise<void> {
+    const run = await this.runTitle(runId).catch(() => runId);
+    const pick = await vscode.window.showWarningMessage(`Agent run ${run}: ${detail}`, 'Kill it', 'Keep waiting');
+    if (pick === 'Kill it' && !this.runner.killLeftovers(runId)) void vscode.window.showInformationMessage('It has finished already.');
   }
 
   private setActivity(runId: string, text: string | undefined): void {

@@ -24,7 +24,7 @@ export async function openRunViewPage(o: { threadId: string; runId: string; deps
   const browser = o.browser ?? (await launchChromium());
   const page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
   const sent: Record<string, number> = {};
-  let controller: RunViewController | undefined;
+  const ref: { controller?: RunViewController } = {};
   const queue: HostMessage[] = [];
   let flushing = false;
   const flush = async () => {
@@ -36,12 +36,13 @@ export async function openRunViewPage(o: { threadId: string; runId: string; deps
     }
     flushing = false;
   };
-  await page.exposeBinding('__toHost', (_src, m: unknown) => void controller?.receive(m));
-  controller = new RunViewController(o.threadId, o.runId, o.deps, (m) => {
+  await page.exposeBinding('__toHost', (_src, m: unknown) => void ref.controller?.receive(m));
+  const controller = new RunViewController(o.threadId, o.runId, o.deps, (m) => {
     sent[m.type] = (sent[m.type] ?? 0) + 1;
     queue.push(m);
     void flush();
   });
+  ref.controller = controller;
   const css = [fs.readFileSync(path.join(ROOT, 'media/dist/codicon.css'), 'utf8').replace(/url\("\.\/codicon\.ttf[^"]*"\)/, 'local("none")'), fs.readFileSync(path.join(ROOT, 'media/runView.css'), 'utf8')];
   await page.setContent(`<!DOCTYPE html><html><head><style>${themeVars(o.theme ?? 'dark')}</style><style id="vscode-codicon-stylesheet">${css.join("\n")}</style></head><body><div id="app"></div></body></html>`);
   return {
@@ -50,7 +51,7 @@ export async function openRunViewPage(o: { threadId: string; runId: string; deps
     controller,
     sent,
     close: async () => {
-      controller?.dispose();
+      controller.dispose();
       if (!o.browser) await browser.close();
       else await page.close();
     },

@@ -2,7 +2,7 @@
 // decision, intent or result means given what the run already holds. The core writes the op.
 import { StoreConflictError, InvalidInputError } from '../api/errors';
 import type { RunModel } from './runModel';
-import { ApprovalDecision, InboxMessage, type Approval, type CheckpointRecord, type Effect, type EffectResult } from '../api/schema';
+import { ApprovalDecision, InboxMessage, type Approval, type CheckpointRecord, type Effect, type EffectProcess, type EffectResult } from '../api/schema';
 import type { CommitOp } from './storedSchema';
 import type { NewApproval, NewEffectIntent, NewInboxMessage } from '../api/types';
 import { parseInput } from './validate';
@@ -62,6 +62,19 @@ export function effectIntent(m: RunModel, input: NewEffectIntent, now: number): 
   if (prev?.result) throw new StoreConflictError(`Tool call ${i.tool_call_id} of run ${runId} already has a result; it must be replayed, not run again.`, runId);
   if (prev && prev.input_hash === i.input_hash) return { value: prev }; // re-recorded after a resume
   const effect: Effect = { run_id: runId, ...i, idempotency_key: `${runId}/${i.step}/${i.tool_call_id}`, intent_ms: now, result: null };
+  return { value: effect, op: { op: 'effect', effect } };
+}
+
+const ProcessInput = z.object({ pid: z.number().int().positive(), hostname: z.string(), started_ms: z.number().int() });
+
+/** The process a side effect started, while it runs (no result yet): resume can wait for it instead of asking. */
+export function effectProcess(m: RunModel, toolCallId: string, input: EffectProcess): Outcome<Effect> {
+  const proc = parseInput(ProcessInput, input, 'effect process');
+  const runId = m.meta.run_id;
+  const prev = m.effects.get(toolCallId);
+  if (!prev) throw new StoreConflictError(`Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`, runId);
+  if (prev.result || (prev.process?.pid === proc.pid && prev.process.hostname === proc.hostname)) return { value: prev };
+  const effect: Effect = { ...prev, process: proc };
   return { value: effect, op: { op: 'effect', effect } };
 }
 

@@ -2,7 +2,7 @@
 // live writes apply the same ops that a reload replays, so a reopened run is the run that was
 // written. It never copies: callers clone what they hand out (structuredClone at the API edge).
 import { AgentCheckpointCorruptionError } from '../api/errors';
-import { CheckpointRecord, LIST_FIELDS, RunState, type Approval, type Effect, type InboxMessage, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
+import { CheckpointRecord, isTerminalState, LIST_FIELDS, RunState, type Approval, type Damage, type Effect, type InboxMessage, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
 import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
 
 export type Lists = Record<ListField, unknown[]>;
@@ -27,6 +27,8 @@ export class RunModel {
   readonly effects = new Map<string, Effect>();
   /** Messages the user sent to this run, by id, in the order sent. */
   readonly inbox = new Map<string, InboxMessage>();
+  /** Damage records, oldest first: the run's history lost part of itself at these points. */
+  readonly damage: Damage[] = [];
   private pending = 0;
   /** Records loaded from disk not yet checked against the full schema: seq → the file they came from. */
   readonly unverified = new Map<number, string>();
@@ -91,7 +93,37 @@ export class RunModel {
       case 'inbox':
         this.inbox.set(op.message.id, op.message);
         return this.touch(Math.max(op.message.posted_ms, op.message.delivered?.ms ?? 0));
+      case 'damage':
+        return this.applyDamage(op.damage);
     }
+  }
+
+  /** A finished run stays finished; anything else waits for the user, who decides what may run again. */
+  private applyDamage(d: Damage): void {
+    this.damage.push(d);
+    const finished = d.state_before !== null && isTerminalState(d.state_before);
+    this.state = finished ? d.state_before! : 'paused_error';
+    this.detail = finished
+      ? `Finished; its history was damaged afterwards (${d.lost}). Nothing will run again.`
+      : `Its history was damaged (${d.lost}). Resuming asks before every side-effecting call that may already have run.`;
+    this.stateMs = d.ms;
+    this.touch(d.ms);
+  }
+
+  /** Every damage record merged: the widest step range, every lost call; null when never damaged. */
+  damageSummary(): Damage | null {
+    if (this.damage.length === 0) return null;
+    if (this.damage.length === 1) return this.damage[0]!;
+    const last = this.damage[this.damage.length - 1]!;
+    const unknownStep = this.damage.some((d) => d.step_before === null);
+    const effects = this.damage.some((d) => d.effects_lost === true) ? true : this.damage.some((d) => d.effects_lost === null) ? null : false;
+    return {
+      ...last,
+      effects_lost: effects,
+      step_before: unknownStep ? null : Math.max(...this.damage.map((d) => d.step_before!)),
+      lost_calls: this.damage.flatMap((d) => d.lost_calls),
+      lost: this.damage.map((d) => d.lost).join('; '),
+    };
   }
 
   private applyRecord(record: CheckpointRecord, tails: ListTails | undefined): void {
@@ -143,6 +175,7 @@ export class RunModel {
       last_phase: last?.phase ?? null,
       updated_ms: this.updatedMs,
       pending_approvals: this.pending,
+      ...(this.damage.length > 0 ? { damage: this.damageSummary() } : {}),
     };
   }
 
@@ -215,6 +248,7 @@ export class RunModel {
     }
     // After the records: a delivered message refers to the checkpoint that delivered it.
     for (const message of this.inbox.values()) ops.push({ op: 'inbox', message });
+    for (const damage of this.damage) ops.push({ op: 'damage', damage });
     ops.push({ op: 'state', state: this.state, detail: this.detail, ms: this.stateMs });
     return ops;
   }
@@ -232,6 +266,7 @@ function opRunId(op: CommitOp): string | undefined {
     case 'inbox':
       return op.message.run_id;
     case 'state':
+    case 'damage':
       return undefined;
   }
 }

@@ -16,6 +16,7 @@ import { diskUsage } from './fsutil';
 import { machineInfo } from './machine';
 import { measureResume, measureRun, type Resumable, type RunSamples } from './measure';
 import { RawDurableWrite } from './primitive';
+import { measureRunView, runViewTable } from './runView';
 import { type BenchResults, buildReport, type ReleaseCost } from './report';
 import { median, windowAround } from './stats';
 import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures, windowWidth } from './summarize';
@@ -176,7 +177,10 @@ async function main(): Promise<void> {
       notes: Object.assign({}, ...contenders.map((c) => c.notes())) as Record<string, string>,
       samples: runs.map((s) => ({ contentBytes: s.contentBytes, startBytes: s.startBytes, byContender: s.byContender })),
     };
-    const report = `${buildReport(results)}\n\n${toolsReport(workspaceTools, toolsSize.repeats)}`;
+    log('  run view …');
+    const runView = await measureRunView({ steps: 1000, streamSeconds: opts.quick ? 3 : 10, dir: tempDirIn(root, 'run-view'), log });
+    const report = `${buildReport(results)}\n\n${toolsReport(workspaceTools, toolsSize.repeats)}\n\n${runViewTable(runView)}`;
+    Object.assign(results, { runView });
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
     fs.writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, workspaceTools, table: report }, null, 2) + '\n');
     process.stdout.write(report + '\n');

@@ -50,7 +50,8 @@ const builds = [
     plugins: [problemMatcher],
   },
   {
-    entryPoints: listFiles(path.join(root, 'media/src'), '.ts').filter((f) => !f.endsWith('.d.ts')),
+    // One bundle per top-level script (media/src/*.ts); its modules live in folders beside it.
+    entryPoints: fs.readdirSync(path.join(root, 'media/src')).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).map((f) => path.join(root, 'media/src', f)),
     outdir: path.join(root, 'media/dist'),
     bundle: true,
     format: 'iife',

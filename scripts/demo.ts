@@ -50,8 +50,10 @@ async function main(): Promise<void> {
     Log:        ${path.join(demoDir, 'code-server.log')}
 
   Try it: open the Agent Waypoints view (activity bar), click "Start agent run" and ask
-  "Make slugify reject non-string input with a TypeError, and add a test". Approve the edits
-  and the test command in the approval panel; watch the checkpoints appear in the Runs view.
+  "Make slugify reject non-string input with a TypeError, and add a test". The run view opens:
+  watch the answer stream, approve the edits and the test command in their cards, see a
+  waypoint per step. When it is done, type a follow-up in the box at the bottom — e.g.
+  "Also document it in the README" — and press Send: a second turn runs in the same thread.
   Reload the window (F1 → Developer: Reload Window) while an approval is waiting: it comes back.
 
   Press Ctrl-C to stop.

@@ -13,7 +13,7 @@ export const vsixPath = path.join(root, 'dist', `${name}-${version}.vsix`);
 const t0 = Date.now();
 fs.mkdirSync(path.dirname(vsixPath), { recursive: true });
 const vsce = path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce');
-execFileSync(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--out', vsixPath], {
+execFileSync(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '--out', vsixPath], {
   cwd: root,
   stdio: 'inherit',
 });

@@ -14,18 +14,23 @@ import { registerTransferCommands } from './commands/transfer';
 import { DisposableStore, toDisposable } from './common/lifecycle';
 import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
-import { createCodingRegistry, createFileFinder, decide, type FileFinder } from './runner/tools';
+import { createCodingRegistry, createFileFinder, type FileFinder } from './runner/tools';
 import { findRipgrep } from './ripgrepPath';
-import { readExcludes, readSettings } from './settings';
+import { readExcludes, readSettings, settingsPolicy } from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
-import { ApprovalPanels } from './views/approval/panel';
-import { ProposedDocuments } from './views/approval/proposed';
+import { runViewActions } from './views/run/actions';
+import { RunViewPanels } from './views/run/panel';
+import { ProposedDocuments } from './views/run/proposed';
+import { readOnlyReason } from './views/run/readOnly';
+import { threadRuns } from './views/run/thread';
 import { registerCheckpointDocuments } from './views/checkpointDocument';
 import { ContextKeys } from './views/contextValues';
 import { RunsModel } from './views/runs/model';
-import { RunsTreeProvider } from './views/runs/provider';
+import { type RunsTreeProvider } from './views/runs/provider';
+import { RunsView } from './views/runs/view';
+import { reportStoreEvents } from './views/storeEvents';
 import { RunSessions } from './views/session';
 import { restoreOnStartup } from './views/startup';
 
@@ -37,7 +42,7 @@ export interface ExtensionApi {
   readonly pid: number;
   readonly store: CheckpointStore | undefined;
   readonly runner: AgentRunner | undefined;
-  readonly panels: ApprovalPanels | undefined;
+  readonly panels: RunViewPanels | undefined;
   readonly tree: RunsTreeProvider | undefined;
   /** How list_files and search_text reach the files: VS Code's ripgrep when found, else the Node engine. */
   readonly files: FileFinder | undefined;
@@ -86,39 +91,14 @@ export class ExtensionRoot extends DisposableStore {
     const store = openDiskStore(storageDir);
     this.store = store;
     this.register(toDisposable(() => void store.close(FLUSH_TIMEOUT_MS)));
-    this.register(store.onEvent((e) => {
-      if (e.kind === 'write-error') this.log.error(`storage write failed${e.run_id ? ` for run ${e.run_id}` : ''}: ${e.error.message}`);
-      if (e.kind === 'recovered') this.log.info(`recovered: ${e.message}`);
-      if (e.kind === 'corruption') {
-        const moved = e.report.quarantined.map((q) => `${q.file} → ${q.to}`).join(', ') || 'nothing moved';
-        if (!e.report.data_lost) {
-          this.log.warn(`repaired ${e.report.file}: ${e.report.reason}; lost ${e.report.lost}; quarantined: ${moved}`);
-          return;
-        }
-        this.log.error(`damaged checkpoint data: ${e.report.reason}; lost ${e.report.lost}; quarantined: ${moved}`);
-        const kept = e.report.quarantined.length > 0 ? ' The damaged files were kept in quarantine.' : '';
-        void vscode.window.showErrorMessage(`Agent Waypoints found damaged checkpoint data: ${e.report.lost}.${kept} Nothing from the lost part will run again without your decision.`, 'Show log').then((p) => p && this.log.show());
-      }
-    }));
+    this.register(reportStoreEvents(store, log));
 
     const files = this.fileFinder();
-    const registry = createCodingRegistry({ files });
     const runner = new AgentRunner({
       store,
       provider: (model, adapter) => models.create(model, adapter),
-      tools: registry,
-      policy: (tool, args) => {
-        const s = readSettings();
-        return decide(
-          { toolName: tool.name, category: tool.category, args },
-          {
-            categories: { read: s.approval.read, write: s.approval.write, command: s.approval.command, subagent: 'auto' },
-            commandAllow: s.commandAllow,
-            commandDeny: s.commandDeny,
-            restricted: !vscode.workspace.isTrusted,
-          },
-        );
-      },
+      tools: createCodingRegistry({ files }),
+      policy: settingsPolicy,
       workspaceRoot: workspace.uri.fsPath,
       owner,
       extensionVersion: String(context.extension.packageJSON.version),
@@ -130,29 +110,17 @@ export class ExtensionRoot extends DisposableStore {
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
 
     const model = this.register(new RunsModel(store));
-    const tree = this.register(new RunsTreeProvider(model));
-    const treeView = this.register(vscode.window.createTreeView('agentWaypoints.runs', { treeDataProvider: tree, showCollapseAll: true }));
-    const updateBadge = () => {
-      const n = model.pendingApprovals();
-      treeView.badge = n > 0 ? { value: n, tooltip: `${n} tool call${n > 1 ? 's' : ''} waiting for approval` } : undefined;
-      void vscode.commands.executeCommand('setContext', ContextKeys.hasRuns, model.all().length > 0);
-    };
-    this.register(model.onDidChange(updateBadge));
+    const runsView = this.register(new RunsView(model));
     const proposed = this.register(new ProposedDocuments());
     const panels = this.register(
-      new ApprovalPanels({
+      new RunViewPanels({
         extensionUri: context.extensionUri,
-        workspaceRoot: workspace.uri,
         store,
         runner,
         log: this.log,
-        proposed,
-        readOnlyReason: async (runId) => {
-          if (!vscode.workspace.isTrusted) return 'Restricted mode: this workspace is not trusted, so write and command tools are disabled. Trust the workspace to decide.';
-          if (runner.isActive(runId)) return null;
-          const holder = await store.owner(runId);
-          return holder && holder.owner_id !== owner.owner_id ? `Read-only: this run is held by ${holder.label} (pid ${holder.pid}).` : null;
-        },
+        threadRuns: (threadId) => threadRuns(store, threadId),
+        readOnlyReason: readOnlyReason({ store, isActive: (id) => runner.isActive(id), owner }),
+        actions: runViewActions({ store, proposed, workspaceRoot: workspace.uri, revealInTree: (id) => runsView.reveal(id) }),
       }),
     );
     const sessions = this.register(new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id));
@@ -198,11 +166,11 @@ export class ExtensionRoot extends DisposableStore {
 
     const ready = (async () => {
       await model.load();
-      updateBadge();
+      runsView.update();
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
       await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
-    this.api = { storageDir, pid: process.pid, store, runner, panels, tree, files, ready };
+    this.api = { storageDir, pid: process.pid, store, runner, panels, tree: runsView.tree, files, ready };
   }
 
   /** VS Code's own ripgrep (under appRoot) for list_files and search_text; the exclude settings are read at each call. */

@@ -1,7 +1,8 @@
 // Typed access to the extension's settings (contributes.configuration in package.json).
 import * as vscode from 'vscode';
 import type { Budget } from './runner/budget';
-import { enabledExcludes } from './runner/tools';
+import type { PolicyDecision } from './runner/toolBatch';
+import { decide, enabledExcludes } from './runner/tools';
 
 export type PolicyMode = 'auto' | 'ask' | 'deny';
 
@@ -67,4 +68,18 @@ export function readExcludes(): string[] {
   const files = vscode.workspace.getConfiguration('files', scope).get<unknown>('exclude');
   const search = vscode.workspace.getConfiguration('search', scope).get<unknown>('exclude');
   return [...new Set([...enabledExcludes(files), ...enabledExcludes(search)])];
+}
+
+/** The approval policy the settings describe (read at each call, so changes apply at once). */
+export function settingsPolicy(tool: { name: string; category: 'read' | 'write' | 'command' | 'subagent' }, args: unknown): PolicyDecision {
+  const s = readSettings();
+  return decide(
+    { toolName: tool.name, category: tool.category, args },
+    {
+      categories: { read: s.approval.read, write: s.approval.write, command: s.approval.command, subagent: 'auto' },
+      commandAllow: s.commandAllow,
+      commandDeny: s.commandDeny,
+      restricted: !vscode.workspace.isTrusted,
+    },
+  );
 }

@@ -1,4 +1,4 @@
-// "Show pending approvals": the approval panel of a run that waits for decisions.
+// "Show pending approvals": the run view of a run that waits for decisions, at its first pending card.
 import type * as vscode from 'vscode';
 import { pickRun } from '../views/pickers';
 import type { CommandContext } from './context';
@@ -15,7 +15,7 @@ export function registerApprovalCommands(c: CommandContext): vscode.Disposable {
       autoPickSingle: true,
     });
     if (!run) return false;
-    c.panels.show(run.run_id);
+    await c.panels.show(run.run_id, { kind: 'firstPending' });
     return true;
   });
 }

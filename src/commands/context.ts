@@ -4,7 +4,7 @@ import type { ModelProviders } from '../models/providers';
 import type { AgentRunner } from '../runner/runner';
 import type { CheckpointStore } from '../store/api/types';
 import type { Settings } from '../settings';
-import type { ApprovalPanels } from '../views/approval/panel';
+import type { RunViewPanels } from '../views/run/panel';
 import type { RunsModel } from '../views/runs/model';
 import type { RunSessions } from '../views/session';
 
@@ -13,7 +13,7 @@ export interface CommandContext {
   runner: AgentRunner;
   model: RunsModel;
   sessions: RunSessions;
-  panels: ApprovalPanels;
+  panels: RunViewPanels;
   log: vscode.LogOutputChannel;
   settings(): Settings;
   /** True when a key is stored, or the endpoint is local and needs none. */

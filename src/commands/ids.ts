@@ -7,6 +7,7 @@ export const CommandIds = {
   startRun: 'agentWaypoints.startRun',
   resumeRun: 'agentWaypoints.resumeRun',
   showApprovals: 'agentWaypoints.showApprovals',
+  openRun: 'agentWaypoints.openRun',
   cancelRun: 'agentWaypoints.cancelRun',
   forkFromCheckpoint: 'agentWaypoints.forkFromCheckpoint',
   openCheckpoint: 'agentWaypoints.openCheckpoint',

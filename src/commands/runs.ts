@@ -8,7 +8,7 @@ import type { RunHandle } from '../runner/runner';
 import { RunLockedError } from '../store/api/errors';
 import { isTerminalState, type RunSummary } from '../store/api/schema';
 import { checkpointUri } from '../views/checkpointDocument';
-import { checkpointOf, pickCheckpoint, pickRun } from '../views/pickers';
+import { checkpointOf, pickCheckpoint, pickRun, stepOf } from '../views/pickers';
 import type { CommandContext } from './context';
 import { CommandIds } from './ids';
 import { registerCommand } from './register';
@@ -28,6 +28,13 @@ export function registerRunCommands(c: CommandContext): vscode.Disposable {
       return run !== undefined;
     }),
     registerCommand(CommandIds.forkFromCheckpoint, (arg?: unknown) => forkRun(c, arg)),
+    registerCommand(CommandIds.openRun, async (arg?: unknown) => {
+      const run = await pickRun(c.model, arg, { title: 'Open agent run', placeHolder: 'Which run?', empty: 'Agent Waypoints: there are no runs.' });
+      if (!run) return undefined;
+      const step = stepOf(arg);
+      await c.panels.show(run.run_id, step === undefined ? { kind: 'end' } : { kind: 'step', step });
+      return run.run_id;
+    }),
     registerCommand(CommandIds.deleteRun, async (arg?: unknown, opts?: { confirmed?: boolean }) => {
       const run = await pickRun(c.model, arg, { title: 'Delete agent run', placeHolder: 'Which run?', empty: 'Agent Waypoints: there are no runs.' });
       if (!run) return false;
@@ -100,12 +107,13 @@ async function resumeRun(c: CommandContext, arg?: unknown): Promise<string | und
     empty: 'Agent Waypoints: there is no run to resume. Start one with “Agent Waypoints: Start agent run”.',
   });
   if (!run) return undefined;
+  // A finished run shows its stored result in its run view (nothing runs); there the user can send a follow-up.
   if (isTerminalState(run.state)) {
-    await c.sessions.showResult(run.run_id);
+    await c.panels.show(run.run_id);
     return run.state;
   }
   if (run.pending_approvals > 0) {
-    c.panels.show(run.run_id);
+    await c.panels.show(run.run_id, { kind: 'firstPending' });
     return 'awaiting_approval';
   }
   const opts = run.state === 'paused_budget' ? await raisedBudget(c, run) : {};

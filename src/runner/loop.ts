@@ -9,6 +9,7 @@ import type { CheckpointStore, RunLease } from '../store/api/types';
 import { budgetExceeded } from './budget';
 import { errorMessage } from './errors';
 import type { Emitter, RunnerEvent } from './events';
+import { RunInbox } from './inbox';
 import { idempotencyKey, inputHashFromRaw, outputHash } from './hash';
 import type { ChatProvider } from './provider/types';
 import { ProviderError } from './provider/errors';
@@ -62,6 +63,8 @@ export interface ExecutionOptions {
 export class RunExecution {
   private sessionStartMs: number;
   private readonly activeBaseMs: number;
+  /** Messages the user sends while this run works, delivered at its step boundaries. */
+  readonly inbox: RunInbox;
   /** Commands still running from before this resume, while the run waits for them. */
   private leftovers: Leftover[] = [];
 
@@ -75,6 +78,7 @@ export class RunExecution {
   ) {
     this.sessionStartMs = deps.now();
     this.activeBaseMs = this.context.active_ms ?? 0;
+    this.inbox = new RunInbox(deps.store, runId);
   }
 
   /** Kills the commands this run waits for (still running from before a crash); the wait then ends. */
@@ -110,7 +114,10 @@ export class RunExecution {
 
     this.rt.step += 1;
     this.rt.state = 'running';
-    await this.checkpoint('step_started', { state: this.rt.state, message_count: this.rt.messages.length }, true);
+    // The step boundary: what the user sent meanwhile joins the conversation, delivered with this checkpoint.
+    const messages = await this.inbox.waiting();
+    for (const m of messages) this.rt.messages.push({ role: 'user', content: m.text });
+    await this.checkpoint('step_started', { state: this.rt.state, message_count: this.rt.messages.length }, { snapshot: true, deliver: messages.map((m) => m.id) });
     const { provider } = this.deps;
     await this.checkpoint('pre_llm', { model: provider.requested_model, provider: provider.provider_adapter, message_count: this.rt.messages.length });
 
@@ -161,7 +168,7 @@ export class RunExecution {
         checkpoint_token: this.rt.checkpoint_token,
         total_cost_usd: this.rt.total_cost_usd,
       },
-      true,
+      { snapshot: true },
     );
     return CONTINUE;
   }
@@ -170,7 +177,14 @@ export class RunExecution {
   private async toolPhase(): Promise<Stop | typeof CONTINUE> {
     const response = this.rt.pending_llm_response!;
     const calls = response.message.tool_calls ?? [];
-    if (calls.length === 0) return this.finish(response.message.content ?? '');
+    if (calls.length === 0) {
+      // The user wrote while the model answered: answer that too instead of finishing.
+      if (await this.inbox.holdsMessagesBeforeFinishing()) {
+        this.rt.pending_llm_response = null;
+        return CONTINUE;
+      }
+      return this.finish(response.message.content ?? '');
+    }
 
     const [approvals, effects] = await Promise.all([this.deps.store.listApprovals(this.runId), this.deps.store.listEffects(this.runId)]);
     const waited = await this.awaitLeftovers(effects, calls);
@@ -373,7 +387,7 @@ export class RunExecution {
       normalized_model: this.rt.normalized_model,
       provider_adapter: this.rt.provider_adapter,
       terminal_result: result,
-    }, true);
+    }, { snapshot: true });
     return { stop: true, state: 'completed', detail: null };
   }
 
@@ -391,13 +405,18 @@ export class RunExecution {
     return { runId: this.runId, state, detail, finalText: terminal ? this.rt.final_text : null, terminalResult: terminal ? terminalResult(this.rt) : null };
   }
 
-  private async checkpoint(phase: Parameters<CheckpointStore['append']>[1]['phase'], payload: Record<string, unknown>, snapshot = false): Promise<void> {
-    if (snapshot) this.context.active_ms = this.activeMs();
+  private async checkpoint(
+    phase: Parameters<CheckpointStore['append']>[1]['phase'],
+    payload: Record<string, unknown>,
+    opts: { snapshot?: boolean; deliver?: string[] } = {},
+  ): Promise<void> {
+    if (opts.snapshot) this.context.active_ms = this.activeMs();
     const record = await this.deps.store.append(this.runId, {
       phase,
       step: this.rt.step,
       payload,
-      ...(snapshot ? { snapshot: snapshotForWrite(this.rt) } : {}),
+      ...(opts.snapshot ? { snapshot: snapshotForWrite(this.rt) } : {}),
+      ...(opts.deliver?.length ? { deliver: opts.deliver } : {}),
     });
     this.deps.events.emit({ type: 'phase', runId: this.runId, record });
   }

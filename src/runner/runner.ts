@@ -1,8 +1,8 @@
 // AgentRunner: start, resume, decide approvals, cancel. Owns one RunExecution per active run and
 // holds the run's lease (one window per run) only while it executes. vscode-free.
 import { errorMessage } from '../common/errors';
-import { isTerminalState, LlmResponse, type RunState, type RuntimeSnapshot, type ToolCall } from '../store/api/schema';
-import { AgentCheckpointCorruptionError, CheckpointNotFoundError } from '../store/api/errors';
+import { isTerminalState, LlmResponse, type InboxMessage, type RunState, type RunSummary, type RuntimeSnapshot, type ToolCall } from '../store/api/schema';
+import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../store/api/errors';
 import type { CheckpointStore, OwnerInfo, RunLease } from '../store/api/types';
 import { type Budget, DEFAULT_BUDGET } from './budget';
 import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprovalError } from './errors';
@@ -11,7 +11,7 @@ import { inputHash, sha256 } from './hash';
 import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome } from './loop';
 import { modelLabel, parseModelLabel } from './modelRef';
 import { type ChatProvider, PROVIDER_ADAPTER } from './provider/types';
-import { DEFAULT_SYSTEM_PROMPT, initialSnapshot, type RunContext, type TerminalResult } from './runtime';
+import { continuationSnapshot, DEFAULT_SYSTEM_PROMPT, initialSnapshot, snapshotForWrite, type RunContext, type TerminalResult } from './runtime';
 import type { PolicyDecision } from './toolBatch';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
@@ -60,6 +60,13 @@ export interface RunHandle {
   done: Promise<RunOutcome>;
 }
 
+/** What became of a message the user sent to a run (see AgentRunner.send). */
+export type SendOutcome =
+  /** Stored in the run's inbox: delivered at its next step (`next-step`), or once its approvals are decided and it continues. */
+  | { kind: 'queued'; runId: string; message: InboxMessage; when: 'next-step' | 'after-approvals' }
+  /** The run had stopped: a follow-up turn started as a new run in the same thread. */
+  | { kind: 'follow-up'; runId: string; handle: RunHandle };
+
 export type DecisionInput =
   | { toolCallId: string; inputHash: string; kind: 'approve' }
   | { toolCallId: string; inputHash: string; kind: 'reject'; reason: string }
@@ -96,7 +103,40 @@ export class AgentRunner {
       { title, task: opts.task, agent_name: opts.agentName ?? 'agent-waypoints', model: modelLabel({ adapter, model }) },
       this.deps.owner,
     );
-    return this.launch(run.run_id, lease, provider, this.freshSnapshot(opts.task, model, provider, opts.budget), false);
+    return this.launch(run.run_id, lease, provider, this.freshSnapshot(opts.task, model, provider, opts.budget), { resumed: false });
+  }
+
+  /**
+   * A message from the user to a run (the run view's composer). A run working in this window gets
+   * it at its next step; a run waiting for approvals gets it when it continues; a run that has
+   * stopped (finished, paused, interrupted) is continued by a follow-up turn: a new run in the same
+   * thread, from its latest checkpoint. A run another window holds refuses (RunLockedError).
+   */
+  async send(runId: string, text: string, opts: { id?: string } = {}): Promise<SendOutcome> {
+    const active = this.active.get(runId);
+    if (active) {
+      const exec = active.ref.exec;
+      // Its loop has not begun (it delivers at its first step), or it is working: the message waits in its inbox.
+      if (!exec || exec.inbox.open) {
+        const message = await (exec ? exec.inbox.post({ text, ...opts }) : this.deps.store.postMessage(runId, { text, ...opts }));
+        return { kind: 'queued', runId, message, when: 'next-step' };
+      }
+      await active.handle.done; // it is finishing: the message becomes the next turn
+    }
+    const run = await this.deps.store.getRun(runId);
+    if (!run) throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
+    const holder = await this.deps.store.owner(runId);
+    if (holder && holder.owner_id !== this.deps.owner.owner_id) throw new RunLockedError(runId, holder);
+    if (run.pending_approvals > 0) {
+      const lease = await this.deps.store.acquire(runId, this.deps.owner);
+      try {
+        return { kind: 'queued', runId, message: await this.deps.store.postMessage(runId, { text, ...opts }), when: 'after-approvals' };
+      } finally {
+        await lease.release();
+      }
+    }
+    const handle = await this.followUp(run, { text, ...opts });
+    return { kind: 'follow-up', runId: handle.runId, handle };
   }
 
   /**
@@ -150,11 +190,43 @@ export class AgentRunner {
       ctx.extension_version = this.deps.extensionVersion;
       ctx.tool_schema_hash = this.deps.tools.schemaHash();
       // The checkpoint says which provider the run used; legacy adapter names fall back to the endpoint.
-      return this.launch(runId, lease, await this.deps.provider(rt.requested_model, rt.provider_adapter || PROVIDER_ADAPTER), rt, true);
+      return this.launch(runId, lease, await this.deps.provider(rt.requested_model, rt.provider_adapter || PROVIDER_ADAPTER), rt, { resumed: true });
     } catch (err) {
       await lease.release();
       throw err;
     }
+  }
+
+  /** A new run in the thread of `prev`, continuing from its latest checkpoint; `message` (and any it never delivered) in its inbox. */
+  private async followUp(prev: RunSummary, message: { id?: string; text: string }): Promise<RunHandle> {
+    const { store } = this.deps;
+    const latest = await store.latest(prev.run_id);
+    const { snapshot } = await store.loadSnapshot(prev.run_id);
+    const undelivered = await store.listInbox(prev.run_id, { pendingOnly: true });
+    const ref = parseModelLabel(prev.model);
+    const provider = await this.deps.provider(ref.model, ref.adapter);
+    const prevContext = snapshot.context as RunContext;
+    const context: RunContext = { ...prevContext, ...this.freshContext(), workspace_root: prevContext.workspace_root ?? this.deps.workspaceRoot };
+    const rt = continuationSnapshot(snapshot, {
+      context,
+      nowMs: this.now(),
+      requestedModel: ref.model,
+      normalizedModel: provider.normalized_model,
+      providerAdapter: provider.provider_adapter,
+    });
+    const { run, lease } = await store.continueRun(
+      {
+        from: { run_id: prev.run_id, seq: latest.seq },
+        title: titleFrom(message.text),
+        task: message.text,
+        agent_name: prev.agent_name,
+        model: prev.model,
+        first: { phase: 'run_started', step: 0, payload: this.startPayload(rt, { resumed: false, task: message.text }), snapshot: snapshotForWrite(rt) },
+        messages: [...undelivered.map((m) => ({ id: m.id, text: m.text })), message],
+      },
+      this.deps.owner,
+    );
+    return this.launch(run.run_id, lease, provider, rt, { resumed: false, startRecorded: true });
   }
 
   /** A run whose first step never began (no LLM call, no tool): it starts over from its stored task. */
@@ -164,7 +236,7 @@ export class AgentRunner {
     const ref = parseModelLabel(run.model);
     const provider = await this.deps.provider(ref.model, ref.adapter);
     const parent = run.parent_run_id ? { run_id: run.parent_run_id, tool_call_id: '' } : null;
-    return this.launch(runId, lease, provider, this.freshSnapshot(run.task, ref.model, provider, undefined, parent), false);
+    return this.launch(runId, lease, provider, this.freshSnapshot(run.task, ref.model, provider, undefined, parent), { resumed: false });
   }
 
   /** Writes decisions durably, then resumes the run when nothing is left waiting. */
@@ -257,7 +329,8 @@ export class AgentRunner {
   }
 
   // ── internals ────────────────────────────────────────────────────────────────────────────────
-  private launch(runId: string, lease: RunLease, provider: ChatProvider, rt: RuntimeSnapshot, resumed: boolean): RunHandle {
+  /** `startRecorded`: the run's run_started checkpoint is already written (a follow-up's first, by continueRun). */
+  private launch(runId: string, lease: RunLease, provider: ChatProvider, rt: RuntimeSnapshot, opts: { resumed: boolean; startRecorded?: boolean }): RunHandle {
     const controller = new AbortController();
     const handleRef: { exec?: RunExecution } = {};
     const done = (async () => {
@@ -267,13 +340,10 @@ export class AgentRunner {
         handleRef.exec = exec;
         await this.deps.store.setRunState(runId, 'running', null);
         this.events.emit({ type: 'state', runId, state: 'running', detail: null });
-        const ctx = rt.context as RunContext;
-        const record = await this.deps.store.append(runId, {
-          phase: 'run_started',
-          step: rt.step,
-          payload: { agent_name: 'agent-waypoints', resumed, task: rt.messages[1]?.content ?? '', extension_version: ctx.extension_version, tool_schema_hash: ctx.tool_schema_hash },
-        });
-        this.events.emit({ type: 'phase', runId, record });
+        if (!opts.startRecorded) {
+          const record = await this.deps.store.append(runId, { phase: 'run_started', step: rt.step, payload: this.startPayload(rt, { resumed: opts.resumed, task: rt.messages[1]?.content ?? '' }) });
+          this.events.emit({ type: 'phase', runId, record });
+        }
         const outcome = await exec.drive();
         this.continueParent(rt.context as RunContext, outcome);
         return outcome;
@@ -289,6 +359,11 @@ export class AgentRunner {
     const handle = { runId, done };
     this.active.set(runId, { controller, handle, ref: handleRef });
     return handle;
+  }
+
+  private startPayload(rt: RuntimeSnapshot, p: { resumed: boolean; task: string }): Record<string, unknown> {
+    const ctx = rt.context as RunContext;
+    return { agent_name: 'agent-waypoints', resumed: p.resumed, task: p.task, extension_version: ctx.extension_version, tool_schema_hash: ctx.tool_schema_hash };
   }
 
   /**
@@ -319,8 +394,8 @@ export class AgentRunner {
     };
   }
 
-  private freshSnapshot(task: string, model: string, provider: ChatProvider, budget?: Partial<Budget>, parent?: RunContext['parent']): RuntimeSnapshot {
-    const context: RunContext = {
+  private freshContext(budget?: Partial<Budget>, parent?: RunContext['parent']): RunContext {
+    return {
       workspace_root: this.deps.workspaceRoot,
       budget: { ...(current(this.deps.defaultBudget) ?? DEFAULT_BUDGET), ...budget },
       active_ms: 0,
@@ -328,6 +403,10 @@ export class AgentRunner {
       tool_schema_hash: this.deps.tools.schemaHash(),
       parent: parent ?? null,
     };
+  }
+
+  private freshSnapshot(task: string, model: string, provider: ChatProvider, budget?: Partial<Budget>, parent?: RunContext['parent']): RuntimeSnapshot {
+    const context = this.freshContext(budget, parent);
     return initialSnapshot({
       systemPrompt: this.deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
       task,
@@ -364,7 +443,7 @@ export class AgentRunner {
         this.deps.owner,
       );
       const budget = { ...(parent.context.budget as Budget), max_steps: Math.min(10, parent.context.budget.max_steps ?? 10) };
-      handle = this.launch(run.run_id, lease, provider, this.freshSnapshot(task, model, provider, budget, { run_id: parent.runId, tool_call_id: call.id }), false);
+      handle = this.launch(run.run_id, lease, provider, this.freshSnapshot(task, model, provider, budget, { run_id: parent.runId, tool_call_id: call.id }), { resumed: false });
     }
     // Cancelling the parent cancels the child.
     const onAbort = () => this.active.get(childId)?.controller.abort(parent.signal.reason);

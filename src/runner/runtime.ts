@@ -63,6 +63,34 @@ export function initialSnapshot(opts: {
   };
 }
 
+/**
+ * The runtime a follow-up turn starts with: the previous run's conversation (and its pending LLM
+ * response, whose finished calls replay), with this run's own counters, budget and clock. The
+ * follow-up message itself arrives through the new run's inbox at its first step.
+ */
+export function continuationSnapshot(prev: RuntimeSnapshot, opts: { context: RunContext; nowMs: number; requestedModel: string; normalizedModel: string; providerAdapter: string }): RuntimeSnapshot {
+  return {
+    ...prev,
+    messages: prev.messages.slice(),
+    step: 0,
+    state: 'running',
+    context: opts.context,
+    llm_calls: 0,
+    tool_calls: 0,
+    started_at_s: opts.nowMs / 1000,
+    usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 },
+    total_cost_usd: 0,
+    tool_executions: [],
+    subagent_executions: [],
+    requested_model: opts.requestedModel,
+    normalized_model: opts.normalizedModel,
+    provider_adapter: opts.providerAdapter,
+    final_text: '',
+    final_structured: null,
+    replayed_effect_count: 0,
+  };
+}
+
 export function terminalResult(rt: RuntimeSnapshot): TerminalResult {
   return {
     state: rt.state,

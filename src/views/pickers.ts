@@ -19,6 +19,12 @@ export function runIdOf(arg: unknown): string | undefined {
   return undefined;
 }
 
+/** The step a command was invoked for (a step node of the tree, or `{ runId, step }`). */
+export function stepOf(arg: unknown): number | undefined {
+  const step = typeof arg === 'object' && arg !== null ? (arg as { step?: unknown }).step : undefined;
+  return typeof step === 'number' && Number.isInteger(step) && step >= 0 ? step : undefined;
+}
+
 export function checkpointOf(arg: unknown): { runId: string; seq: number } | undefined {
   if (typeof arg === 'object' && arg !== null) {
     const a = arg as { record?: CheckpointRecord; runId?: unknown; seq?: unknown };

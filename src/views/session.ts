@@ -1,12 +1,12 @@
 // What the user sees of runs executing in this window: a status bar item (state, step, a spinner
-// while the model works), approval panels that open when a call needs a decision, and one
-// notification when a run finishes or pauses, with the next action on it.
+// while the model works), the run view (opened when a run starts or resumes, and at its first
+// pending approval when a call needs a decision), and one notification when a run finishes or
+// pauses, whose buttons open the run view or resume.
 import * as vscode from 'vscode';
-import type { RunOutcome } from '../runner/loop';
 import type { AgentRunner, RunHandle } from '../runner/runner';
 import type { RunState } from '../store/api/schema';
 import { CommandIds } from '../commands/ids';
-import type { ApprovalPanels } from './approval/panel';
+import type { OpenAt, RunViewPanels } from './run/panel';
 import { ContextKeys } from './contextValues';
 
 export class RunSessions implements vscode.Disposable {
@@ -17,7 +17,7 @@ export class RunSessions implements vscode.Disposable {
 
   constructor(
     private readonly runner: AgentRunner,
-    private readonly panels: ApprovalPanels,
+    private readonly panels: RunViewPanels,
     private readonly log: vscode.LogOutputChannel,
     private readonly runTitle: (runId: string) => Promise<string>,
   ) {
@@ -32,7 +32,7 @@ export class RunSessions implements vscode.Disposable {
           this.setActivity(e.runId, e.status === 'start' ? `$(tools) Agent: step ${e.step}, ${e.toolName}` : `$(pulse) Agent: step ${e.step}`);
           break;
         case 'approval-requested':
-          this.panels.show(e.runId);
+          void this.panels.show(e.runId, { kind: 'firstPending' });
           break;
         case 'state':
           if (e.state === 'running') {
@@ -64,55 +64,41 @@ export class RunSessions implements vscode.Disposable {
     });
   }
 
-  /** Shows a run started or resumed from a command in the status bar until its first event. */
+  /** Shows a run started or resumed from a command: its run view, and the status bar until its first event. */
   track(handle: RunHandle, title: string): void {
     this.titles.set(handle.runId, title);
+    void this.panels.show(handle.runId);
     this.setActivity(handle.runId, `$(sync~spin) Agent: ${title}`);
     void vscode.commands.executeCommand('setContext', ContextKeys.hasActiveRun, true);
   }
 
   private async notify(runId: string, state: RunState, detail: string | null, finalText: string | null): Promise<void> {
     const title = this.titles.get(runId) ?? (await this.runTitle(runId));
-    const run = `“${title}”`;
+    const open = (at?: OpenAt) => void this.panels.show(runId, at);
+    const visible = this.panels.get(runId)?.panel.visible === true;
+    const text = notificationText(title, state, detail, finalText);
     switch (state) {
-      case 'completed': {
-        const text = (finalText ?? '').trim();
-        const pick = await vscode.window.showInformationMessage(
-          `Agent run ${run} completed${text ? `: ${text.length > 160 ? `${text.slice(0, 157)}…` : text}` : '.'}`,
-          'Show result',
-        );
-        if (pick) await this.showResult(runId);
+      case 'completed':
+        if ((await vscode.window.showInformationMessage(text, 'Open run')) === 'Open run') open();
         return;
-      }
       case 'awaiting_approval':
-        // The panel opens on its own (approval-requested); the notification is for a hidden panel.
-        if (this.panels.get(runId)?.panel.visible) return;
-        if (await vscode.window.showInformationMessage(`Agent run ${run} is waiting for your approval.`, 'Show approvals')) this.panels.show(runId);
+        // The view opens at the card by itself (approval-requested); the notification is for a hidden view.
+        if (visible) return;
+        if (await vscode.window.showInformationMessage(text, 'Show approvals')) open({ kind: 'firstPending' });
         return;
       case 'interrupted':
         return; // the window is closing; the next activation offers to resume
       case 'failed':
-        void vscode.window.showErrorMessage(`Agent run ${run} failed. ${detail ?? ''}`);
+        if ((await vscode.window.showErrorMessage(text, 'Open run')) === 'Open run') open();
         return;
       default: {
         const show = state === 'paused_error' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-        const pick = await show(`Agent run ${run}: ${detail ?? state}`, 'Resume', 'Show log');
+        const pick = await show(text, 'Resume', 'Open run', 'Show log');
         if (pick === 'Resume') await vscode.commands.executeCommand(CommandIds.resumeRun, runId);
+        if (pick === 'Open run') open();
         if (pick === 'Show log') this.log.show();
       }
     }
-  }
-
-  /** Shows a finished run's stored result (resume of a terminal run executes nothing). */
-  async showResult(runId: string): Promise<void> {
-    const outcome = await (await this.runner.resume(runId)).done;
-    if (!outcome.terminalResult) {
-      const finished = outcome.state === 'completed' || outcome.state === 'failed';
-      void vscode.window.showInformationMessage(finished ? `Agent run ${runId} finished (${outcome.state}). ${outcome.detail ?? ''}` : `Agent run ${runId} has not finished (${outcome.state}).`);
-      return;
-    }
-    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: resultMarkdown(outcome) });
-    await vscode.window.showTextDocument(doc, { preview: true });
   }
 
   /** A command from before a crash is still running: the run waits for it; the user may end it. */
@@ -141,18 +127,19 @@ export class RunSessions implements vscode.Disposable {
   }
 }
 
-export function resultMarkdown(o: RunOutcome): string {
-  const r = o.terminalResult;
-  const cost = r?.total_cost_usd === null || r === null ? 'unknown' : `$${r.total_cost_usd.toFixed(4)}`;
-  return [
-    `# Agent run result`,
-    '',
-    o.finalText ?? '',
-    '',
-    '---',
-    r ? `State: ${r.state} · steps ${r.steps} · LLM calls ${r.llm_calls} · tool calls ${r.tool_calls} · tokens ${r.usage.total_tokens} · cost ${cost}` : '',
-    r && r.replayed_effect_count > 0 ? `Effects replayed from the journal on resume: ${r.replayed_effect_count}` : '',
-    '',
-    `Run \`${o.runId}\` — the stored result; nothing was executed to show it.`,
-  ].join('\n');
+/** The notification about a run's outcome. */
+export function notificationText(title: string, state: RunState, detail: string | null, finalText: string | null): string {
+  const run = `“${title}”`;
+  switch (state) {
+    case 'completed': {
+      const text = (finalText ?? '').trim();
+      return `Agent run ${run} completed${text ? `: ${text.length > 160 ? `${text.slice(0, 157)}…` : text}` : '.'}`;
+    }
+    case 'awaiting_approval':
+      return `Agent run ${run} is waiting for your approval.`;
+    case 'failed':
+      return `Agent run ${run} failed. ${detail ?? ''}`.trim();
+    default:
+      return `Agent run ${run}: ${detail ?? state}`;
+  }
 }

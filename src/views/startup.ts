@@ -5,13 +5,13 @@ import * as vscode from 'vscode';
 import { CommandIds } from '../commands/ids';
 import type { AgentRunner } from '../runner/runner';
 import type { Settings } from '../settings';
-import type { ApprovalPanels } from './approval/panel';
+import type { RunViewPanels } from './run/panel';
 import type { RunsModel } from './runs/model';
 
 export interface StartupDeps {
   runner: AgentRunner;
   model: RunsModel;
-  panels: ApprovalPanels;
+  panels: RunViewPanels;
   log: vscode.LogOutputChannel;
   settings(): Settings;
   /** Remembers interrupted runs the user chose "Not now" for, so a reload does not ask again. */
@@ -35,7 +35,8 @@ export async function restoreOnStartup(d: StartupDeps): Promise<void> {
       .showWarningMessage(`${n} agent run${n > 1 ? 's were' : ' was'} interrupted when VS Code closed or crashed. Nothing has run since.`, 'Resume', 'Show', 'Not now')
       .then((pick) => {
         if (pick === 'Resume') void vscode.commands.executeCommand(CommandIds.resumeRun, n === 1 ? interrupted[0]!.run_id : undefined);
-        if (pick === 'Show') void vscode.commands.executeCommand('agentWaypoints.runs.focus');
+        if (pick === 'Show' && n === 1) void d.panels.show(interrupted[0]!.run_id);
+        if (pick === 'Show' && n > 1) void vscode.commands.executeCommand('agentWaypoints.runs.focus');
         if (pick === 'Not now') void d.memento.update(DISMISSED_KEY, [...dismissed, ...interrupted.map((r) => r.run_id)]);
       });
   }

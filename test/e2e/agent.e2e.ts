@@ -1,4 +1,4 @@
-// The three doors users meet — Start/Resume from the palette, the approval panel, the Runs tree —
+// The three doors users meet — Start/Resume from the palette, the run view's approvals, the Runs tree —
 // and the moments that matter: a reload with an approval pending, a crash in a tool batch.
 // Everything real: the packaged VSIX in code-server, Chromium, the `openai` client over HTTP to
 // the scripted model server, checkpoints on disk.
@@ -72,9 +72,13 @@ async function startRun(wb: Workbench, task: string): Promise<void> {
   await input.press('Enter');
 }
 
+/** The run view's frame once an approval card waits in it. */
 async function approvalFrame(wb: Workbench): Promise<Frame> {
   return wb.webviewFrame('section.approval', 60_000);
 }
+
+/** A request as the run view's script sends it (for forged and replayed messages). */
+const request = (id: number, method: string, params: unknown) => ({ type: 'request', id, method, params });
 
 function lines(file: string): string[] {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
@@ -98,7 +102,7 @@ async function resumeFromPalette(wb: Workbench, title: string): Promise<void> {
 describe('e2e: start, approve, browse, resume a finished run', () => {
   const { workbench, model } = scriptedWorkbench(APPEND_SCENARIO);
 
-  it('(a) palette → approval panel → Approve → effect on disk → run and checkpoints in the tree', async () => {
+  it('(a) palette → the run view’s approval card → Approve → effect on disk → run and checkpoints in the tree', async () => {
     const wb = workbench();
     await startRun(wb, 'Record the approval in effects.txt');
     const frame = await approvalFrame(wb);
@@ -106,7 +110,7 @@ describe('e2e: start, approve, browse, resume a finished run', () => {
     // The codicons (tool icon, button icons) load under the panel's CSP: font-src = the webview's source.
     type Fonts = { document: { fonts: Iterable<{ family: string; status: string }> } };
     await frame.waitForFunction(() => [...(globalThis as unknown as Fonts).document.fonts].some((f) => f.family === 'codicon' && f.status === 'loaded'), undefined, { timeout: 15_000 });
-    await wb.screenshot('e2e-a-approval-panel');
+    await wb.screenshot('e2e-a-approval-in-run-view');
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), [], 'nothing runs before the click');
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
     await waitFor('effects.txt', () => lines(path.join(wb.workspace, 'effects.txt')).length === 1);
@@ -122,12 +126,12 @@ describe('e2e: start, approve, browse, resume a finished run', () => {
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved']);
   });
 
-  it('(e) Resume agent session on the finished run shows its result without calling the model', async () => {
+  it('(e) Resume agent session on the finished run shows its result in the run view without calling the model', async () => {
     const wb = workbench();
     const before = model().stats().total;
     await resumeFromPalette(wb, 'Record the approval in effects.txt');
-    await wb.page.locator('.monaco-editor', { hasText: 'Agent run result' }).first().waitFor({ timeout: 30_000 });
-    assert.ok(await wb.page.getByText('nothing was executed to show it', { exact: false }).first().isVisible());
+    const frame = await wb.webviewFrame('.msg.assistant.final', 30_000);
+    assert.match(await frame.locator('.msg.assistant.final').innerText(), /Done: appended one line to effects\.txt/);
     await wb.screenshot('e2e-e-finished-run-result');
     assert.equal(model().stats().total, before, 'no LLM request');
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved'], 'no tool ran');
@@ -148,14 +152,14 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
     // The activation announces the waiting approval…
     await wb.notification('waiting for your approval').waitFor({ timeout: 60_000 });
     await wb.screenshot('e2e-b-after-reload-notification');
-    // …and the panel comes back by itself: the workbench restores it through our serializer, which
-    // reads its content from the store (the webview kept only the run id).
+    // …and the run view comes back by itself: the workbench restores it through our serializer, which
+    // reads its content from the store (the webview kept only ids and its scroll position).
     const frame = await wb.webviewFrame('section.approval', 30_000);
     const extLogs = fs
       .readdirSync(wb.userDataDir, { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('Agent Waypoints.log'))
       .map((f) => fs.readFileSync(path.join(wb.userDataDir, f), 'utf8'));
-    assert.ok(extLogs.some((l) => /approval panel of run \S+ restored after a reload/.test(l)), 'restored by the serializer');
+    assert.ok(extLogs.some((l) => /run view of run \S+ restored after a reload/.test(l)), 'restored by the serializer');
     assert.match(await frame.locator('pre.command').first().innerText(), /echo approved/);
     await wb.screenshot('e2e-b-approval-after-reload');
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
@@ -173,20 +177,22 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
       null,
       'approve',
       42,
-      { type: 'approve' },
-      { type: 'launchMissiles', runId: 'x' },
-      { type: 'approve', requestId: 1, runId: 'not-this-run', toolCallId, inputHash: 'a'.repeat(64) },
-      { type: 'approve', requestId: 2, runId: '../../etc', toolCallId, inputHash: 'a'.repeat(64), extra: true },
-      { type: 'approveAll', requestId: 3, runId: 'r', items: [] },
-      { type: 'approveEdited', requestId: 4, runId: 'r', toolCallId, inputHash: 'zz', argumentsJson: '{}' },
+      { type: 'approve', requestId: 1, runId: 'r', toolCallId, inputHash: 'a'.repeat(64) }, // the old panel's shape
+      request(1, 'launchMissiles', { runId: 'x' }),
+      request(2, 'approve', { runId: 'not-this-run', toolCallId, inputHash: 'a'.repeat(64) }),
+      request(3, 'approve', { runId: '../../etc', toolCallId, inputHash: 'a'.repeat(64), extra: true }),
+      request(4, 'approveAll', { runId: 'r', items: [] }),
+      request(5, 'approveEdited', { runId: 'r', toolCallId, inputHash: 'zz', argumentsJson: '{}' }),
     ];
     for (const m of forged) await wb.postFromWebview(frame, m);
     // Well-formed but stale: the right run and call, the wrong input hash (arguments "changed").
     const state = await readPanelIds(frame);
-    await wb.postFromWebview(frame, { type: 'approve', requestId: 5, runId: state.runId, toolCallId, inputHash: 'b'.repeat(64) });
+    await wb.postFromWebview(frame, request(6, 'approve', { runId: state.runId, toolCallId, inputHash: 'b'.repeat(64) }));
     await wb.page.waitForTimeout(1500);
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved'], 'only (b)’s approved execution exists');
     assert.ok(await card.isVisible(), 'the approval is still pending');
+    await wb.runCommand('Agent Waypoints: Show log');
+    await wb.page.locator('#workbench\\.parts\\.panel').getByText('approve refused', { exact: false }).first().waitFor({ timeout: 15_000 });
 
     await wb.runCommand('Agent Waypoints: Show log');
     const panel = wb.page.locator('#workbench\\.parts\\.panel');
@@ -196,7 +202,7 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
     // The real click still works; replaying the same decision afterwards is rejected.
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
     await waitFor('the approved execution', () => lines(path.join(wb.workspace, 'effects.txt')).length === 2);
-    await wb.postFromWebview(frame, { type: 'approve', requestId: 6, runId: state.runId, toolCallId, inputHash: state.inputHash });
+    await wb.postFromWebview(frame, request(7, 'approve', { runId: state.runId, toolCallId, inputHash: state.inputHash }));
     await wb.page.waitForTimeout(1500);
     await wb.notification('completed').waitFor({ timeout: 60_000 });
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved', 'approved'], 'the replayed decision executed nothing');
@@ -281,10 +287,10 @@ const TWO_APPROVALS = scenario('e2e-two-approvals', 'two commands that need appr
     reply('(offline demo model) One ran as edited, one was rejected.'),
 ]);
 
-describe('e2e: the approval panel’s other decisions: reject with a reason, edited arguments, approve all', () => {
+describe('e2e: the run view’s other decisions: reject with a reason, edited arguments, approve all', () => {
   const { workbench, model } = scriptedWorkbench(TWO_APPROVALS);
 
-  it('(g) Reject… with a reason and Edit arguments… in the panel: only the edited command runs', async () => {
+  it('(g) Reject… with a reason and Edit arguments… in the run view: only the edited command runs', async () => {
     const wb = workbench();
     const effects = path.join(wb.workspace, 'effects.txt');
     await startRun(wb, 'Two commands to decide');

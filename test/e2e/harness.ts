@@ -238,3 +238,12 @@ export function useWorkbench(opts: WorkbenchOptions | (() => WorkbenchOptions) =
     return wb;
   };
 }
+
+/** Switches the colour theme through the user settings file, as a user editing settings.json would; waits for the workbench to show it. */
+export async function setColorTheme(wb: Workbench, theme: string, workbenchClass: 'vs' | 'vs-dark' | 'hc-black'): Promise<void> {
+  const file = path.join(wb.userDataDir, 'User', 'settings.json');
+  const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  fs.writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': theme }, null, 2));
+  await wb.page.locator(`.monaco-workbench.${workbenchClass}`).waitFor({ timeout: 30_000 });
+  await wb.page.waitForTimeout(1000); // webviews take the new colours on their next frame
+}

@@ -14,20 +14,23 @@ async function activated(): Promise<ExtensionApi> {
 }
 
 describe('activation (real VS Code extension host)', () => {
-  it('activates and exposes its API', async () => {
+  it('activates in this extension host with its services built', async () => {
     const api = await activated();
-    assert.equal(typeof api.pid, 'number');
     assert.equal(api.pid, process.pid, 'runs in this extension host');
+    assert.ok(api.store && api.runner && api.tree && api.panels, 'a folder is open: store, runner, tree and run views exist');
   });
 
-  it('has a writable workspace storage folder', async () => {
+  it('keeps its checkpoints in this workspace’s storage folder, which the store itself created', async () => {
     const api = await activated();
+    await api.ready;
     assert.ok(api.storageDir, 'a folder is open, so context.storageUri is set');
-    fs.mkdirSync(api.storageDir, { recursive: true });
-    const probe = path.join(api.storageDir, `probe-${process.pid}.txt`);
-    fs.writeFileSync(probe, 'ok');
-    assert.equal(fs.readFileSync(probe, 'utf8'), 'ok');
-    fs.rmSync(probe);
+    assert.ok(api.storageDir.split(path.sep).includes('workspaceStorage'), `under VS Code's workspace storage: ${api.storageDir}`);
+    assert.ok(fs.statSync(api.storageDir).isDirectory(), 'created at activation, not by this test');
+    const { run, lease } = await api.store!.createRun({ title: 'storage probe', task: 'probe', agent_name: 'test', model: 'm' }, api.runner!.owner);
+    await lease.release();
+    const files = fs.readdirSync(api.storageDir, { recursive: true, encoding: 'utf8' });
+    assert.ok(files.some((f) => f.split(path.sep).includes(run.run_id)), 'the run is written there');
+    await api.store!.deleteRun(run.run_id);
   });
 
   it('registers exactly the commands it contributes', async () => {

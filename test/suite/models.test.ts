@@ -80,7 +80,7 @@ describe('VS Code language models (vscode.lm) in a real extension host', () => {
       assert.equal(Buffer.from(written).toString('utf8'), 'written through vscode.lm\n');
       assert.deepEqual(server.stats().per_turn, { 'main#0': 1, 'main#1': 1, 'main#2': 1 }, 'each response requested once');
       // The tool results went back as LanguageModelToolResultParts, matched to their calls.
-      const last = server.requests.at(-1)!.messages as Array<{ role: string; tool_call_id?: string; tool_calls?: Array<{ id: string }> }>;
+      const last = server.requests.at(-1)!.raw_messages as Array<{ role: string; tool_call_id?: string; tool_calls?: Array<{ id: string }> }>;
       const calls = last.filter((m) => m.role === 'assistant').flatMap((m) => m.tool_calls ?? []).map((c) => c.id);
       assert.deepEqual(last.filter((m) => m.role === 'tool').map((m) => m.tool_call_id), calls);
       assert.deepEqual(server.requests.map((r) => r.tool_names.includes('write_file')), [true, true, true], 'our tools went as LanguageModelChatTools');

@@ -6,6 +6,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../src/commands/ids';
 import { canonicalJson } from '../../src/store/api/canonical';
+import { openDiskStoreReady } from '../../src/store';
 import * as h from '../unit/store/helpers';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
@@ -123,14 +124,17 @@ describe('agent runs in a real extension host', () => {
     assert.ok(Array.isArray(json.snapshot.messages) && json.snapshot.messages.length >= 3, 'the snapshot with its messages');
   });
 
-  it('Resume agent session on a finished run returns its stored result and calls no model', async () => {
-    await activated();
+  it('Resume agent session on a finished run shows its stored result in the run view and calls no model', async () => {
+    const api = await activated();
     const before = model.stats().total;
     const state = await vscode.commands.executeCommand<string>(CommandIds.resumeRun, runId);
     assert.equal(state, 'completed');
     assert.equal(model.stats().total, before, 'no request reached the model');
-    const doc = vscode.window.activeTextEditor?.document.getText() ?? '';
-    assert.match(doc, /greet\.js exports greet\(name\)/);
+    const view = api.panels!.get(runId);
+    assert.ok(view, 'the run view of that run is open');
+    const final = view.controller.transcript.find((i) => i.kind === 'assistant' && i.final);
+    assert.ok(final?.kind === 'assistant' && /greet\.js exports greet\(name\)/.test(final.text), 'it shows the stored final answer');
+    view.panel.dispose();
   });
 
   it('Export run… / Import run… round trip a run; a modified export is refused; retention deletes old finished runs', async () => {
@@ -286,9 +290,19 @@ describe('agent runs in a real extension host', () => {
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   });
 
-  it('the commands that need no arguments run: refresh, show log', async () => {
-    await activated();
+  it('Refresh runs picks up a run another window wrote to the same storage', async () => {
+    const api = await activated();
+    const other = await openDiskStoreReady(api.storageDir!); // a second window's store over the same folder
+    const { run, lease } = await other.createRun(h.newRun('Written by another window'), h.owner('other window'));
+    await lease.release();
+    await other.close();
+    const listed = async () => {
+      const ids: string[] = [];
+      for (const g of await api.tree!.getChildren()) for (const n of await api.tree!.getChildren(g)) if (n.kind === 'run') ids.push(n.run.run_id);
+      return ids;
+    };
     await vscode.commands.executeCommand(CommandIds.refreshRuns);
-    await vscode.commands.executeCommand(CommandIds.showLog);
+    assert.ok((await listed()).includes(run.run_id), 'the tree lists it after Refresh');
+    assert.equal(await vscode.commands.executeCommand(CommandIds.deleteRun, run.run_id, { confirmed: true }), true);
   });
 });

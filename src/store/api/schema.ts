@@ -323,10 +323,30 @@ export const RunMeta = z.object({
   created_ms: z.number().int(),
   /** Fork source. */
   forked_from: CheckpointRef.nullable(),
+  /**
+   * A follow-up turn: the previous run's checkpoint this run continues from, in the same thread
+   * (its first checkpoint's parent). Absent or null for a thread's first run and for forks.
+   */
+  continued_from: CheckpointRef.nullable().optional(),
   /** Parent run of a subagent (delegate tool). */
   parent_run_id: RunId.nullable(),
 });
 export type RunMeta = z.infer<typeof RunMeta>;
+
+// ── inbox (messages the user sends while a run works) ──────────────────────────────────────────
+/**
+ * A user message for a run, durable from the moment it is sent and delivered into the conversation
+ * at the run's next step boundary: in the same commit as the step_started checkpoint whose snapshot
+ * holds it, so a message is never lost and never delivered twice.
+ */
+export const InboxMessage = z.object({
+  run_id: RunId,
+  id: z.string().min(1).max(100),
+  text: z.string().min(1).max(100_000),
+  posted_ms: z.number().int(),
+  delivered: z.object({ seq: z.number().int().positive(), step: z.number().int().nonnegative(), ms: z.number().int() }).nullable(),
+});
+export type InboxMessage = z.infer<typeof InboxMessage>;
 
 export const RunSummary = RunMeta.extend({
   state: RunState,

@@ -5,9 +5,11 @@ import type {
   LostCall,
   ApprovalDecision,
   CheckpointRecord,
+  CheckpointRef,
   Effect,
   EffectProcess,
   EffectResult,
+  InboxMessage,
   Phase,
   RunState,
   RunSummary,
@@ -36,6 +38,34 @@ export interface AppendInput {
   payload: Record<string, unknown>;
   /** Required for step_started and post_llm; the store writes only the new tail of its lists. */
   snapshot?: RuntimeSnapshot;
+  /**
+   * Inbox messages this checkpoint's snapshot adds to the conversation: marked delivered in the same
+   * (durable) commit as the checkpoint, so each message enters the conversation exactly once.
+   */
+  deliver?: string[];
+}
+
+export interface NewInboxMessage {
+  /** Chosen by the sender so a retried send is not stored twice; generated when absent. */
+  id?: string;
+  text: string;
+}
+
+/** A follow-up turn: a new run in the thread of `from.run_id`, continuing its conversation. */
+export interface ContinueRunInput {
+  /** The checkpoint continued from (the previous run's latest): the new run's first checkpoint's parent. */
+  from: CheckpointRef;
+  title: string;
+  task: string;
+  agent_name: string;
+  model: string;
+  /**
+   * The new run's first checkpoint, with the snapshot it continues with. Effect records its pending
+   * LLM response refers to are carried over from the previous run (finished calls replay, never run twice).
+   */
+  first: AppendInput;
+  /** Messages for the new run's inbox, delivered at its first step boundary (the follow-up itself). */
+  messages: NewInboxMessage[];
 }
 
 export interface RunPage {
@@ -123,6 +153,7 @@ export type StoreEvent =
   | { kind: 'checkpoint'; run_id: string; record: CheckpointRecord }
   | { kind: 'approval'; run_id: string; approval: Approval }
   | { kind: 'effect'; run_id: string; effect: Effect }
+  | { kind: 'inbox'; run_id: string; message: InboxMessage }
   /** A write failed (never swallowed). The run is marked; its next write rejects until retried. */
   | { kind: 'write-error'; run_id: string | null; error: Error }
   | { kind: 'corruption'; report: CorruptionReport }
@@ -176,6 +207,8 @@ export interface CheckpointStore {
 
   // fork, export, import
   fork(runId: string, seq: number, owner: OwnerInfo, opts?: { title?: string }): Promise<{ run: RunSummary; lease: RunLease }>;
+  /** A follow-up turn as a new run in the same thread (one durable commit: meta, carried effects, first checkpoint, inbox). */
+  continueRun(input: ContinueRunInput, owner: OwnerInfo): Promise<{ run: RunSummary; lease: RunLease }>;
   exportRun(runId: string): Promise<unknown>;
   importRun(data: unknown, owner: OwnerInfo): Promise<RunSummary>;
 
@@ -190,6 +223,11 @@ export interface CheckpointStore {
   recordProcess(runId: string, toolCallId: string, process: EffectProcess): Promise<Effect>;
   recordResult(runId: string, toolCallId: string, result: Omit<EffectResult, 'finished_ms'>): Promise<Effect>;
   listEffects(runId: string): Promise<Effect[]>;
+
+  // inbox (user messages for a run; durable at once, delivered by an append's `deliver`)
+  postMessage(runId: string, message: NewInboxMessage): Promise<InboxMessage>;
+  /** In the order sent. */
+  listInbox(runId: string, opts?: { pendingOnly?: boolean }): Promise<InboxMessage[]>;
 
   // blobs (content-addressed, per run)
   putBlob(runId: string, content: string): Promise<string>;

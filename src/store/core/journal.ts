@@ -2,10 +2,11 @@
 // decision, intent or result means given what the run already holds. The core writes the op.
 import { StoreConflictError, InvalidInputError } from '../api/errors';
 import type { RunModel } from './runModel';
-import { ApprovalDecision, type Approval, type Effect, type EffectProcess, type EffectResult } from '../api/schema';
+import { ApprovalDecision, InboxMessage, type Approval, type CheckpointRecord, type Effect, type EffectProcess, type EffectResult } from '../api/schema';
 import type { CommitOp } from './storedSchema';
-import type { NewApproval, NewEffectIntent } from '../api/types';
+import type { NewApproval, NewEffectIntent, NewInboxMessage } from '../api/types';
 import { parseInput } from './validate';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 
 /** `op` undefined: nothing to write, `value` is what the run already holds (an idempotent repeat). */
@@ -89,4 +90,30 @@ export function effectResult(m: RunModel, toolCallId: string, input: Omit<Effect
   }
   const effect: Effect = { ...prev, result: { ...r, finished_ms: now } };
   return { value: effect, op: { op: 'effect', effect } };
+}
+
+const NewMessage = z.object({ id: InboxMessage.shape.id.optional(), text: InboxMessage.shape.text });
+
+/** A message for the run's inbox. The same id sent again (a retried send) returns the first; another text under it is a conflict. */
+export function inboxPost(m: RunModel, input: NewInboxMessage, now: number): Outcome<InboxMessage> {
+  const i = parseInput(NewMessage, input, 'message');
+  const runId = m.meta.run_id;
+  const id = i.id ?? `msg-${now.toString(36)}-${randomBytes(4).toString('hex')}`;
+  const prev = m.inbox.get(id);
+  if (prev && prev.text === i.text) return { value: prev };
+  if (prev) throw new StoreConflictError(`Run ${runId} already has a message ${id} with another text.`, runId);
+  const message: InboxMessage = { run_id: runId, id, text: i.text, posted_ms: now, delivered: null };
+  return { value: message, op: { op: 'inbox', message } };
+}
+
+/** Marks messages delivered by `record` (written in the same commit). Only waiting messages, each once. */
+export function inboxDelivered(m: RunModel, ids: readonly string[], record: CheckpointRecord, now: number): CommitOp[] {
+  const runId = m.meta.run_id;
+  if (!Array.isArray(ids) || new Set(ids).size !== ids.length) throw new InvalidInputError('deliver must list distinct message ids');
+  return ids.map((id) => {
+    const prev = m.inbox.get(id);
+    if (!prev) throw new StoreConflictError(`Run ${runId} has no message ${JSON.stringify(id)} to deliver.`, runId);
+    if (prev.delivered) throw new StoreConflictError(`Message ${id} of run ${runId} was already delivered (checkpoint ${prev.delivered.seq}).`, runId);
+    return { op: 'inbox', message: { ...prev, delivered: { seq: record.seq, step: record.step, ms: now } } };
+  });
 }

@@ -2,7 +2,7 @@
 // live writes apply the same ops that a reload replays, so a reopened run is the run that was
 // written. It never copies: callers clone what they hand out (structuredClone at the API edge).
 import { AgentCheckpointCorruptionError } from '../api/errors';
-import { CheckpointRecord, isTerminalState, LIST_FIELDS, RunState, type Approval, type Damage, type Effect, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
+import { CheckpointRecord, isTerminalState, LIST_FIELDS, RunState, type Approval, type Damage, type Effect, type InboxMessage, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
 import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
 
 export type Lists = Record<ListField, unknown[]>;
@@ -25,6 +25,8 @@ export class RunModel {
   readonly snapshotSeqs: number[] = [];
   readonly approvals = new Map<string, Approval>();
   readonly effects = new Map<string, Effect>();
+  /** Messages the user sent to this run, by id, in the order sent. */
+  readonly inbox = new Map<string, InboxMessage>();
   /** Damage records, oldest first: the run's history lost part of itself at these points. */
   readonly damage: Damage[] = [];
   private pending = 0;
@@ -48,7 +50,7 @@ export class RunModel {
     let seq = this.records.length;
     const lens = Object.fromEntries(LIST_FIELDS.map((f) => [f, this.lists[f].length])) as Record<ListField, number>;
     for (const op of ops) {
-      const owner = op.op === 'record' ? op.record.run_id : op.op === 'approval' ? op.approval.run_id : op.op === 'effect' ? op.effect.run_id : runId;
+      const owner = opRunId(op) ?? runId;
       if (owner !== runId) throw new CommitMismatchError(`holds data of run ${owner}`);
       if (op.op !== 'record') continue;
       if (op.record.seq !== ++seq) throw new CommitMismatchError(`checkpoint seq ${op.record.seq} where ${seq} was expected`);
@@ -88,6 +90,9 @@ export class RunModel {
         this.detail = op.detail;
         this.stateMs = op.ms;
         return this.touch(op.ms);
+      case 'inbox':
+        this.inbox.set(op.message.id, op.message);
+        return this.touch(Math.max(op.message.posted_ms, op.message.delivered?.ms ?? 0));
       case 'damage':
         return this.applyDamage(op.damage);
     }
@@ -241,9 +246,28 @@ export class RunModel {
       const lists = this.tails.get(record.seq);
       ops.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
     }
+    // After the records: a delivered message refers to the checkpoint that delivered it.
+    for (const message of this.inbox.values()) ops.push({ op: 'inbox', message });
     for (const damage of this.damage) ops.push({ op: 'damage', damage });
     ops.push({ op: 'state', state: this.state, detail: this.detail, ms: this.stateMs });
     return ops;
+  }
+}
+
+/** The run an op's data belongs to (undefined: the op carries none, e.g. a state change). */
+function opRunId(op: CommitOp): string | undefined {
+  switch (op.op) {
+    case 'record':
+      return op.record.run_id;
+    case 'approval':
+      return op.approval.run_id;
+    case 'effect':
+      return op.effect.run_id;
+    case 'inbox':
+      return op.message.run_id;
+    case 'state':
+    case 'damage':
+      return undefined;
   }
 }
 

@@ -8,11 +8,13 @@ import { type CoreOptions } from './reads';
 import { StoreWrites } from './writes';
 import type { Engine } from './engine';
 import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, StoreClosedError } from '../api/errors';
+import { continueRun } from '../portable/continue';
 import { exportRun, forkRun, importRun, type PortableHost } from '../portable/portable';
 import { RunHandle, type Lease } from './runHandle';
 import { RunModel } from './runModel';
+import { copyJson } from './copy';
 import { toWriteError } from './runWriter';
-import type { Damage, RunMeta, RunSummary } from '../api/schema';
+import type { Damage, InboxMessage, RunMeta, RunSummary } from '../api/schema';
 import type { CommitOp } from './storedSchema';
 import type * as T from '../api/types';
 import { checkRunId, parseInput } from './validate';
@@ -181,6 +183,17 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
   async fork(runId: string, seq: number, owner: T.OwnerInfo, opts?: { title?: string }): Promise<{ run: RunSummary; lease: T.RunLease }> {
     await this.opened();
     return forkRun(this, checkRunId(runId), seq, owner, opts);
+  }
+
+  async continueRun(input: T.ContinueRunInput, owner: T.OwnerInfo): Promise<{ run: RunSummary; lease: T.RunLease }> {
+    await this.opened();
+    return continueRun(this, input, owner);
+  }
+
+  // ── inbox reads (writes are in writes.ts) ─────────────────────────────────────────────────
+  async listInbox(runId: string, opts: { pendingOnly?: boolean } = {}): Promise<InboxMessage[]> {
+    const h = await this.mustPeek(runId);
+    return [...h.model.inbox.values()].filter((m) => !opts.pendingOnly || m.delivered === null).map((m) => copyJson(m));
   }
 
   async exportRun(runId: string): Promise<unknown> {

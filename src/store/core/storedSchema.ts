@@ -8,6 +8,7 @@ import {
   CheckpointRecord,
   Damage,
   Effect,
+  InboxMessage,
   RunMeta,
   RunState,
   RunSummary,
@@ -38,6 +39,7 @@ export const CommitOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('approval'), approval: Approval }),
   z.object({ op: z.literal('effect'), effect: Effect }),
   z.object({ op: z.literal('state'), state: RunState, detail: z.string().nullable(), ms: z.number().int() }),
+  z.object({ op: z.literal('inbox'), message: InboxMessage }),
   z.object({ op: z.literal('damage'), damage: Damage }),
 ]);
 export type CommitOp = z.infer<typeof CommitOp>;
@@ -74,6 +76,7 @@ const StoredCommitOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('approval'), approval: Approval }),
   z.object({ op: z.literal('effect'), effect: Effect }),
   z.object({ op: z.literal('state'), state: RunState, detail: z.string().nullable(), ms: z.number().int() }),
+  z.object({ op: z.literal('inbox'), message: InboxMessage }),
   z.object({ op: z.literal('damage'), damage: Damage }),
 ]);
 
@@ -144,6 +147,8 @@ export const RunExportBody = z.object({
   lists: z.array(ExportList),
   approvals: z.array(Approval),
   effects: z.array(Effect),
+  /** The run's inbox (absent in exports written before it existed). */
+  inbox: z.array(InboxMessage).default([]),
   /** Damage records (absent in exports of runs that never had any). */
   damage: z.array(Damage).optional(),
   /** Content-addressed blobs referenced by effects: sha256 → content. */

@@ -85,7 +85,7 @@ export function prepareAppend(model: RunModel, input: AppendInput, now: number):
     schema_version: STORE_SCHEMA_VERSION,
     phase,
     seq,
-    parent: seq > 1 ? { run_id: meta.run_id, seq: seq - 1 } : meta.forked_from,
+    parent: seq > 1 ? { run_id: meta.run_id, seq: seq - 1 } : (meta.forked_from ?? meta.continued_from ?? null),
     timestamp_ms: now,
     step,
     payload,

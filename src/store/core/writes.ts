@@ -9,7 +9,7 @@ import { InvalidInputError, RunNotOwnedError } from '../api/errors';
 import * as J from './journal';
 import { Lease, notOwned, type RunHandle } from './runHandle';
 import { RunWriter, toWriteError } from './runWriter';
-import { RunState, type ApprovalDecision, type Approval, type CheckpointRecord, type Effect, type EffectProcess, type EffectResult, type RunSummary } from '../api/schema';
+import { RunState, type ApprovalDecision, type Approval, type CheckpointRecord, type Effect, type EffectProcess, type EffectResult, type InboxMessage, type RunSummary } from '../api/schema';
 import type { CommitOp, TailWitness } from './storedSchema';
 import type * as T from '../api/types';
 import { checkBlobHash, checkRunId, isDurableAppend, parseInput, prepareAppend } from './validate';
@@ -79,7 +79,9 @@ export abstract class StoreWrites extends StoreReads {
     return this.write(runId, async (h) => {
       if (typeof input !== 'object' || input === null) throw new InvalidInputError('append input must be an object');
       const op = prepareAppend(h.model, input, this.now());
-      if (isDurableAppend(input)) await h.writer!.durable([op]);
+      // Delivered messages and the checkpoint holding them: one commit, so neither exists without the other.
+      const delivered = input.deliver === undefined ? [] : J.inboxDelivered(h.model, input.deliver, op.record, this.now());
+      if (isDurableAppend(input) || delivered.length > 0) await h.writer!.durable([op, ...delivered]);
       else {
         h.model.apply([op]);
         h.writer!.defer(op);
@@ -110,8 +112,12 @@ export abstract class StoreWrites extends StoreReads {
     return this.journal(runId, (h) => J.effectResult(h.model, toolCallId, input, this.now()));
   }
 
+  postMessage(runId: string, message: T.NewInboxMessage): Promise<InboxMessage> {
+    return this.journal(runId, (h) => J.inboxPost(h.model, message, this.now()));
+  }
+
   /** Validates (before taking the run's turn), then writes the op durably — or returns what is already there. */
-  private async journal<V extends Approval | Effect>(runId: string, decide: (h: RunHandle) => J.Outcome<V>): Promise<V> {
+  private async journal<V extends Approval | Effect | InboxMessage>(runId: string, decide: (h: RunHandle) => J.Outcome<V>): Promise<V> {
     return this.write(runId, async (h) => {
       const out = decide(h);
       if (out.op) await h.writer!.durable([out.op]);
@@ -215,6 +221,7 @@ export abstract class StoreWrites extends StoreReads {
     if (op.op === 'record') this.emit({ kind: 'checkpoint', run_id: runId, record: copyJson(op.record) });
     else if (op.op === 'approval') this.emit({ kind: 'approval', run_id: runId, approval: copyJson(op.approval) });
     else if (op.op === 'effect') this.emit({ kind: 'effect', run_id: runId, effect: copyJson(op.effect) });
+    else if (op.op === 'inbox') this.emit({ kind: 'inbox', run_id: runId, message: copyJson(op.message) });
     if (op.op !== 'record' || op.record.phase === 'run_terminal') this.emit({ kind: 'run-updated', run_id: runId });
   }
 }

@@ -68,6 +68,7 @@ export function normalizeLegacy(data: unknown): RunExportBody {
     records: [],
     lists: [],
     approvals: [],
+    inbox: [],
     effects: [],
     blobs: {},
   };

@@ -76,6 +76,7 @@ export async function exportRun(host: PortableHost, runId: string): Promise<unkn
     lists,
     approvals: [...m.approvals.values()],
     effects: [...m.effects.values()],
+    inbox: [...m.inbox.values()],
     ...(m.damage.length > 0 ? { damage: m.damage } : {}),
     blobs,
   });
@@ -147,6 +148,7 @@ function importOps(body: RunExportBody, oldId: string, newId: string): CommitOp[
     const lists = tails.get(rec.seq);
     ops.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
   }
+  for (const message of body.inbox) ops.push({ op: 'inbox', message: { ...message, run_id: newId } });
   for (const damage of body.damage ?? []) ops.push({ op: 'damage', damage }); // an imported run still knows what it lost
   ops.push({ op: 'state', state: body.state, detail: body.state_detail, ms: body.state_ms });
   return ops;

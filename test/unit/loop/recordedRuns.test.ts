@@ -81,7 +81,7 @@ describe('agent loop: recorded responses of real servers', function () {
       assert.equal(snap.llm_calls, 2);
       assert.deepEqual(snap.usage, { input_tokens: (r.usage?.input_tokens ?? 0) + 10, output_tokens: (r.usage?.output_tokens ?? 0) + 5, total_tokens: (r.usage?.total_tokens ?? 0) + 15 });
       // What went back: the assistant turn as the server sent it, without reasoning as content.
-      const sent = server.requests[1]!.messages as Array<Record<string, unknown>>;
+      const sent = server.requests[1]!.raw_messages as Array<Record<string, unknown>>;
       const { reasoning: _r, reasoning_from: from, ...plain } = r.message;
       const echoed = from === 'reasoning_content' ? { ...plain, reasoning_content: r.message.reasoning } : plain;
       assert.deepEqual(sent[2], echoed);

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, RunNotOwnedError, StoreConflictError } from '../../../src/store/api/errors';
 import type { CheckpointStore, StoreEvent } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
+import { turnsContract } from './contractTurns';
 import * as h from './helpers';
 
 export type TestStore = CheckpointStore & { whenOpen(): Promise<void> };
@@ -44,6 +45,8 @@ export function contractSuite(name: string, factory: () => Backend): void {
       await s.append(run.run_id, h.postLlm(post));
       return { runId: run.run_id, lease, post };
     }
+
+    turnsContract({ store: () => store, openStore, runWithStep });
 
     it('creates runs and pages them newest-updated first', async () => {
       let t = 1_000;

@@ -47,6 +47,21 @@ export class ProposedDocuments implements vscode.TextDocumentContentProvider, vs
     });
   }
 
+  /** An edit that already ran (or runs without asking): its own before and after, side by side. */
+  async showEdit(call: { runId: string; toolCallId: string; toolName: string; args: Record<string, unknown> }): Promise<void> {
+    const path = String(call.args.path ?? 'file');
+    const before = call.toolName === 'edit_file' ? String(call.args.old_text ?? '') : '';
+    const after = call.toolName === 'edit_file' ? String(call.args.new_text ?? '') : String(call.args.content ?? '');
+    const key = `/${call.runId}/${call.toolCallId}/${path.replace(/^\/+/, '')}`;
+    this.docs.set(`${key}.before`, before);
+    this.docs.set(`${key}.after`, after);
+    const uri = (p: string) => vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: p });
+    await vscode.commands.executeCommand('vscode.diff', uri(`${key}.before`), uri(`${key}.after`), `${path}: ${call.toolName} (${call.toolCallId})`, {
+      preview: true,
+      viewColumn: vscode.ViewColumn.Beside,
+    });
+  }
+
   dispose(): void {
     this.registration.dispose();
     this.docs.clear();

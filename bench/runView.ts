@@ -1,0 +1,125 @@
+// The run view's figures (targets.md): a 1000-step, ≈10 MB run opened in the real webview script
+// in Chromium against the real host controller and the disk store — time from "open" to first
+// paint, the webview's JS heap, and streaming at 200 tokens/s (backlog, lag after the last token).
+// Measured and printed, never asserted.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Emitter } from '../src/common/emitter';
+import type { RunnerEvent } from '../src/runner/events';
+import { createMemoryStore, openDiskStoreReady } from '../src/store';
+import { threadRuns } from '../src/views/run/thread';
+import { openRunViewPage, startScript } from '../test/support/runViewPage';
+import { BENCH_OWNER } from './contenders/ours';
+import { Workload } from './workload';
+
+export interface RunViewFigures {
+  steps: number;
+  conversationMB: number;
+  firstPaintMs: number;
+  /** The same with the run already in memory (a second open in one window). */
+  firstPaintWarmMs: number;
+  heapMB: number;
+  items: number;
+  streaming: { tokensPerSecond: number; seconds: number; tokens: number; maxBacklogTokens: number; lagAfterLastMs: number; frames: number };
+}
+
+const TOKEN = 'tok ';
+
+export async function measureRunView(o: { steps: number; streamSeconds: number; dir: string; log(m: string): void }): Promise<RunViewFigures> {
+  o.log(`  run view: writing a ${o.steps}-step run …`);
+  const runId = 'bench-view-run';
+  const workload = new Workload(20240601, runId);
+  const mem = createMemoryStore({ deferMs: 60_000 });
+  const { lease } = await mem.createRun({ ...workload.runInput, run_id: runId }, BENCH_OWNER);
+  await mem.append(runId, workload.runStarted);
+  for (let s = 0; s < o.steps; s++) {
+    for (const op of workload.nextStep().ops) {
+      if (op.kind === 'append') await mem.append(runId, op.input);
+      else if (op.kind === 'intent') await mem.recordIntent(runId, op.intent);
+      else await mem.recordResult(runId, op.toolCallId, op.result);
+    }
+  }
+  await mem.setRunState(runId, 'completed', null);
+  await lease.release();
+  const exported = await mem.exportRun(runId);
+  await mem.close();
+  const dir = path.join(o.dir, 'run-view-store');
+  fs.mkdirSync(dir, { recursive: true });
+  const writer = await openDiskStoreReady(dir);
+  await writer.importRun(exported, BENCH_OWNER);
+  await writer.close();
+
+  const store = await openDiskStoreReady(dir); // a fresh window: the run's log is read on first open
+  const events = new Emitter<RunnerEvent>();
+  let active = false;
+  const deps = {
+    store,
+    runner: { events, isActive: () => active, decide: async () => undefined, send: async () => Promise.reject(new Error('not in the benchmark')) },
+    threadRuns: (id: string) => threadRuns(store, id),
+    readOnlyReason: async () => null,
+    actions: { run: async () => undefined, waypoint: async () => undefined, showDiff: async () => undefined },
+    log: { info: () => undefined, warn: o.log },
+  };
+  const open = async (browser?: Awaited<ReturnType<typeof openRunViewPage>>['browser']) => {
+    const view = await openRunViewPage({ threadId: runId, runId, deps, ...(browser ? { browser } : {}) });
+    const t0 = performance.now();
+    await startScript(view.page);
+    await view.page.waitForFunction('window.__runViewStats && window.__runViewStats.firstPaintMs > 0', undefined, { timeout: 120_000, polling: 'raf' });
+    const marks = (await view.page.evaluate('window.__runViewStats')) as Record<string, number>;
+    o.log(`    in the page: script ran ${marks.scriptStartMs!.toFixed(0)}, state ${(marks.stateMs! - marks.scriptStartMs!).toFixed(0)} ms later, first page +${(marks.firstPageMs! - marks.stateMs!).toFixed(0)} ms, painted +${(marks.firstPaintMs! - marks.firstPageMs!).toFixed(0)} ms`);
+    return { view, ms: performance.now() - t0 };
+  };
+  o.log('  run view: open → first paint (cold, then warm) …');
+  const cold = await open();
+  const warm = await open(cold.view.browser);
+  await warm.view.close();
+  const { view } = cold;
+  const cdp = await view.page.context().newCDPSession(view.page);
+  await cdp.send('HeapProfiler.collectGarbage');
+  const heap = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number };
+  const items = view.controller.transcript.outline().length;
+
+  o.log(`  run view: streaming at 200 tokens/s for ${o.streamSeconds} s …`);
+  active = true;
+  events.emit({ type: 'llm', runId, step: o.steps + 1, status: 'start' });
+  const total = 200 * o.streamSeconds;
+  const started = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / 200;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    events.emit({ type: 'llm-delta', runId, step: o.steps + 1, kind: 'text', delta: TOKEN });
+  }
+  const last = performance.now();
+  const chars = total * TOKEN.length;
+  await view.page.waitForFunction(`window.__runViewStats.charsRendered >= ${chars}`, undefined, { timeout: 60_000, polling: 'raf' });
+  const lag = performance.now() - last;
+  const s = (await view.page.evaluate('window.__runViewStats')) as { maxBacklog: number; deltas: number };
+  const frames = (await view.page.evaluate('window.__runViewStats.frames ?? 0')) as number;
+  await view.close();
+  await store.close();
+  return {
+    steps: o.steps,
+    conversationMB: workload.conversationBytes / 1e6,
+    firstPaintMs: cold.ms,
+    firstPaintWarmMs: warm.ms,
+    heapMB: heap.usedSize / 1e6,
+    items,
+    streaming: { tokensPerSecond: 200, seconds: o.streamSeconds, tokens: total, maxBacklogTokens: Math.ceil(s.maxBacklog / TOKEN.length), lagAfterLastMs: lag, frames },
+  };
+}
+
+export function runViewTable(f: RunViewFigures): string {
+  const ok = (v: boolean) => (v ? '✔' : '✘');
+  return [
+    `**Run view** (${f.steps} steps, conversation ${f.conversationMB.toFixed(2)} MB, ${f.items} transcript items; real webview script in Chromium, host controller over the disk store)`,
+    '',
+    '| figure | measured | goal | |',
+    '|---|---|---|---|',
+    `| open → first paint, run not in memory (cold) | ${f.firstPaintMs.toFixed(0)} ms | ≤ 300 ms | ${ok(f.firstPaintMs <= 300)} |`,
+    `| open → first paint, run in memory (warm) | ${f.firstPaintWarmMs.toFixed(0)} ms | ≤ 300 ms | ${ok(f.firstPaintWarmMs <= 300)} |`,
+    `| webview JS heap after open (after GC) | ${f.heapMB.toFixed(1)} MB | ≤ 50 MB | ${ok(f.heapMB <= 50)} |`,
+    `| streaming ${f.streaming.tokensPerSecond} tokens/s for ${f.streaming.seconds} s: most tokens waiting for a frame | ${f.streaming.maxBacklogTokens} | no backlog | ${ok(f.streaming.lagAfterLastMs < 250)} |`,
+    `| streaming: last token sent → drawn | ${f.streaming.lagAfterLastMs.toFixed(0)} ms | no backlog | ${ok(f.streaming.lagAfterLastMs < 250)} |`,
+  ].join('\n');
+}

@@ -1,0 +1,127 @@
+// A tool call as a collapsible card: arguments, the edit as a unified diff, the result (a preview
+// with "Show all"), exit code and duration, replayed / may-already-have-run badges, and — while it
+// waits — the approval in place: Approve, Reject… (reason), Edit arguments…, Show diff.
+import type { ToolItem } from '../../../src/views/run/items';
+import type { Method, Params } from '../../../src/views/run/protocol';
+import type { RunAction, WaypointAction } from '../../../src/views/run/items';
+import { badge, button, el, icon } from './dom';
+import { highlight } from './markdown';
+
+export interface Actions {
+  /** Sends a decision; the card is disabled until the host answers (errors are shown in it). */
+  decide<M extends Extract<Method, 'approve' | 'reject' | 'approveEdited'>>(card: HTMLElement, method: M, params: Params<M>): void;
+  showDiff(runId: string, toolCallId: string): void;
+  toolOutput(runId: string, toolCallId: string): Promise<string>;
+  run(runId: string, action: RunAction): void;
+  waypoint(runId: string, seq: number, action: WaypointAction): void;
+  readOnly(): boolean;
+  /** Cards the user opened or closed keep that across re-renders. */
+  expanded: Map<string, boolean>;
+}
+
+const ICONS: Record<string, string> = { read_file: 'file', list_files: 'list-tree', search_text: 'search', write_file: 'new-file', edit_file: 'edit', run_command: 'terminal', delegate: 'organization' };
+const STATUS: Record<ToolItem['status'], [string, string]> = {
+  done: ['check', 'done'],
+  error: ['error', 'failed'],
+  running: ['loading codicon-modifier-spin', 'running'],
+  waiting: ['clock', 'waiting'],
+  awaiting: ['bell-dot', 'waiting for approval'],
+  rejected: ['circle-slash', 'rejected'],
+  interrupted: ['debug-disconnect', 'interrupted'],
+  'not-run': ['circle-outline', 'not run'],
+};
+
+export function toolCard(t: ToolItem, a: Actions): HTMLElement {
+  const pending = t.approval?.pending === true;
+  const root = el('section', { class: `tool status-${t.status}${pending ? ' approval' : ''}`, 'data-run-id': t.runId, 'data-tool-call-id': t.toolCallId });
+  if (t.approval) root.setAttribute('data-input-hash', t.approval.inputHash);
+  const open = a.expanded.get(t.key) ?? (pending || t.status === 'running');
+  const details = el('details', open ? { open: '' } : {});
+  details.addEventListener('toggle', () => a.expanded.set(t.key, (details as HTMLDetailsElement).open));
+  const summary = el('summary', { class: 'head' });
+  const [statusIcon, statusText] = STATUS[t.status];
+  summary.append(icon(ICONS[t.name] ?? 'tools'), el('span', { class: 'title' }, t.title));
+  if (t.replayed) summary.append(badge('replayed', 'info', 'Its recorded result was replayed from the effect journal; it did not run again'));
+  if (t.uncertain) summary.append(badge('may already have run', 'warn', 'The window closed while this call was running'));
+  if (t.exitCode !== null) summary.append(badge(`exit ${t.exitCode}`, t.exitCode === 0 ? 'ok' : 'warn'));
+  if (t.durationMs !== null) summary.append(el('span', { class: 'duration' }, formatMs(t.durationMs)));
+  if (t.approval?.decision && t.approval.decision !== 'approved') summary.append(badge(t.approval.decision, t.approval.decision === 'rejected' ? 'warn' : 'info'));
+  const status = el('span', { class: 'state', title: statusText });
+  status.append(icon(statusIcon), el('span', {}, statusText));
+  summary.append(status);
+  details.append(summary, body(t, a));
+  root.append(details);
+  return root;
+}
+
+function body(t: ToolItem, a: Actions): HTMLElement {
+  const b = el('div', { class: 'body' });
+  if (t.uncertain && t.approval?.pending) {
+    const warn = el('p', { class: 'warning', role: 'alert' });
+    warn.append(icon('warning'), document.createTextNode(' May already have run: the window closed while this call was executing. Approve only if running it again is safe.'));
+    b.append(warn);
+  }
+  if (t.approval?.pending) b.append(el('p', { class: 'reason' }, t.approval.reason));
+  if (t.approval?.decisionReason) b.append(el('p', { class: 'reason' }, `Reason: ${t.approval.decisionReason}`));
+  const command = t.name === 'run_command' ? t.args.find((x) => x.name === 'command') : undefined;
+  if (command) b.append(el('div', { class: 'label' }, 'Command'), el('pre', { class: 'command' }, command.value));
+  if (t.diff) b.append(el('div', { class: 'label' }, 'Change'), diffBlock(t.diff));
+  for (const arg of t.args) {
+    if (arg === command || (t.diff && ['old_text', 'new_text', 'content'].includes(arg.name))) continue;
+    b.append(el('div', { class: 'label' }, arg.name.replace(/_/g, ' ')), el('pre', { class: 'args' }, arg.value));
+  }
+  if (t.approval?.pending && !a.readOnly()) b.append(...approvalControls(t, a));
+  else if (t.diff) {
+    const row = el('div', { class: 'actions' });
+    row.append(button('Open diff', 'diff', () => a.showDiff(t.runId, t.toolCallId), { secondary: true }));
+    b.append(row);
+  }
+  if (t.output !== null) b.append(...outputBlock(t, a));
+  return b;
+}
+
+function approvalControls(t: ToolItem, a: Actions): HTMLElement[] {
+  const base = { runId: t.runId, toolCallId: t.toolCallId, inputHash: t.approval!.inputHash };
+  const card = () => document.querySelector(`section.tool[data-tool-call-id="${CSS.escape(t.toolCallId)}"]`) as HTMLElement;
+  const actions = el('div', { class: 'actions' });
+  actions.append(button('Approve', 'check', () => a.decide(card(), 'approve', base)));
+  const rejectBox = el('div', { class: 'reject hidden' });
+  const reason = el('vscode-textarea', { placeholder: 'Why? The model sees this reason.', rows: '2' }) as HTMLElement & { value: string };
+  rejectBox.append(reason, button('Reject with reason', 'close', () => a.decide(card(), 'reject', { ...base, reason: reason.value || 'Rejected by the user.' })));
+  actions.append(button('Reject…', 'close', () => rejectBox.classList.toggle('hidden'), { secondary: true }));
+  const editBox = el('div', { class: 'edit hidden' });
+  const editor = el('vscode-textarea', { rows: '8', monospace: '', 'aria-label': 'Edited arguments (JSON)' }) as HTMLElement & { value: string };
+  editor.value = t.argumentsJson;
+  editBox.append(editor, button('Approve edited', 'check', () => a.decide(card(), 'approveEdited', { ...base, argumentsJson: editor.value })));
+  actions.append(button('Edit arguments…', 'edit', () => editBox.classList.toggle('hidden'), { secondary: true }));
+  if (t.diff) actions.append(button('Show diff', 'diff', () => a.showDiff(t.runId, t.toolCallId), { secondary: true }));
+  return [actions, rejectBox, editBox, el('p', { class: 'error hidden', role: 'alert' })];
+}
+
+function outputBlock(t: ToolItem, a: Actions): HTMLElement[] {
+  const pre = el('pre', { class: `output${t.status === 'error' ? ' error-output' : ''}` }, t.output ?? '');
+  const out: HTMLElement[] = [el('div', { class: 'label' }, t.status === 'error' ? 'Error' : 'Result'), pre];
+  if (t.outputChars > (t.output?.length ?? 0)) {
+    const more = button(`Show all (${t.outputChars.toLocaleString()} characters)`, 'unfold', () => {
+      more.setAttribute('disabled', '');
+      a.toolOutput(t.runId, t.toolCallId).then(
+        (text) => ((pre.textContent = text), more.remove()),
+        (err: Error) => ((pre.textContent += `\n[${err.message}]`), more.removeAttribute('disabled')),
+      );
+    }, { secondary: true });
+    out.push(more);
+  }
+  return out;
+}
+
+function diffBlock(lines: string[]): HTMLElement {
+  const pre = el('pre', { class: 'diff' });
+  const code = el('code', { class: 'hljs language-diff' });
+  code.innerHTML = highlight(lines.join('\n'), 'diff');
+  pre.append(code);
+  return pre;
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+}

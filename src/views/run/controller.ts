@@ -1,0 +1,229 @@
+// The run view's host logic, vscode-free (the panel wires it to a webview; the benchmark drives it
+// from Chromium directly): answers the webview's typed requests, pushes the thread's state when
+// the store or the runner says something changed, and forwards streamed tokens coalesced.
+import { DisposableBase, toDisposable } from '../../common/lifecycle';
+import { errorMessage } from '../../common/errors';
+import type { RunnerEvent } from '../../runner/events';
+import type { DecisionInput, SendOutcome } from '../../runner/runner';
+import type { Emitter } from '../../common/emitter';
+import type { RunSummary } from '../../store/api/schema';
+import type { CheckpointStore } from '../../store/api/types';
+import type { RunAction, WaypointAction } from './items';
+import { type HostMessage, type Method, type Params, parseWebviewMessage, type RequestMessage, type Result } from './protocol';
+import { composerHint, runHeader } from './header';
+import { ThreadTranscript } from './thread';
+
+export interface RunViewDeps {
+  store: CheckpointStore;
+  runner: {
+    readonly events: Emitter<RunnerEvent>;
+    isActive(runId: string): boolean;
+    decide(runId: string, decisions: DecisionInput[]): Promise<unknown>;
+    send(runId: string, text: string, opts?: { id?: string }): Promise<SendOutcome>;
+  };
+  /** The runs of a thread, oldest first. */
+  threadRuns(threadId: string): Promise<RunSummary[]>;
+  /** Why nothing can be decided or sent in this window now (another window holds it, restricted mode), or null. */
+  readOnlyReason(runId: string): Promise<string | null>;
+  /** Editor-side actions (diff editor, checkpoint documents, tree, commands). */
+  actions: {
+    run(runId: string, action: RunAction): Promise<void>;
+    waypoint(runId: string, seq: number, action: WaypointAction): Promise<void>;
+    showDiff(runId: string, toolCallId: string): Promise<void>;
+  };
+  log: { info(m: string): void; warn(m: string): void };
+}
+
+const REFRESH_MS = 60;
+const DELTA_MS = 16;
+
+export class RunViewController extends DisposableBase {
+  readonly transcript: ThreadTranscript;
+  /** Inbound messages refused (malformed, forged, stale, read-only), for tests and the log. */
+  rejectedMessages = 0;
+  private readonly running = new Map<string, Set<string>>();
+  private streaming: { runId: string; step: number } | null = null;
+  private pendingDeltas: Extract<HostMessage, { type: 'delta' }>[] = [];
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  private deltaTimer: ReturnType<typeof setTimeout> | undefined;
+  private ready = false;
+  private revealOnReady: string | undefined;
+
+  constructor(
+    readonly threadId: string,
+    public focusRunId: string,
+    private readonly deps: RunViewDeps,
+    private readonly post: (m: HostMessage) => unknown,
+  ) {
+    super();
+    this.transcript = new ThreadTranscript(deps.store, { isActive: (id) => deps.runner.isActive(id), runningCalls: (id) => this.running.get(id) ?? new Set() });
+    this._register(deps.runner.events.on((e) => this.onRunnerEvent(e)));
+    this._register(deps.store.onEvent((e) => 'run_id' in e && e.run_id && this.touches(e.run_id) && this.schedule(e.run_id)));
+    this._register(toDisposable(() => [this.refreshTimer, this.deltaTimer].forEach((t) => t && clearTimeout(t))));
+  }
+
+  /** Scrolls the view to an item once it is shown (the first pending approval, a step's waypoint). */
+  reveal(key: string): void {
+    if (this.ready) void this.post({ type: 'reveal', key });
+    else this.revealOnReady = key;
+  }
+
+  /** Key of the first pending approval card of the thread, if any. */
+  firstPendingKey(): string | undefined {
+    return this.transcript.find((i) => i.kind === 'tool' && i.approval?.pending === true)?.key;
+  }
+
+  async receive(raw: unknown): Promise<void> {
+    const parsed = parseWebviewMessage(raw);
+    if (!parsed.ok) return this.reject(parsed.error);
+    const msg = parsed.message;
+    if (msg.type === 'ready') {
+      this.ready = true;
+      await this.pushState(true);
+      if (this.revealOnReady) void this.post({ type: 'reveal', key: this.revealOnReady });
+      this.revealOnReady = undefined;
+      return;
+    }
+    try {
+      const result = await this.handle(msg);
+      void this.post({ type: 'response', id: msg.id, ok: true, result });
+    } catch (err) {
+      this.reject(`${msg.method} refused: ${errorMessage(err)}`, msg.id);
+    }
+  }
+
+  /** Reads the thread again and sends it (after a reload, or when something changed). */
+  async pushState(force = false): Promise<void> {
+    const runs = await this.deps.threadRuns(this.threadId);
+    if (runs.length === 0) return;
+    const changed = await this.transcript.refresh(runs);
+    if (!changed && !force) return;
+    const last = runs[runs.length - 1]!;
+    if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
+    const readOnly = await this.deps.readOnlyReason(last.run_id);
+    await this.post({
+      type: 'state',
+      version: this.transcript.version,
+      threadId: this.threadId,
+      focusRunId: this.focusRunId,
+      runs: await Promise.all(runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id)))),
+      outline: this.transcript.outline(),
+      readOnly,
+      composerHint: composerHint(last, this.deps.runner.isActive(last.run_id)),
+      streaming: this.streaming,
+    });
+  }
+
+  private async handle(msg: RequestMessage): Promise<Result<Method>> {
+    if (msg.method === 'page') return { version: this.transcript.version, from: msg.params.from, items: this.transcript.page(msg.params.from, msg.params.to) };
+    const runId = msg.params.runId;
+    if (!this.transcript.runList.some((r) => r.run_id === runId)) throw new Error(`it names run ${runId}, which is not in this view's thread`);
+    switch (msg.method) {
+      case 'approve':
+      case 'reject':
+      case 'approveEdited':
+      case 'approveAll':
+        await this.mustBeWritable(runId);
+        await this.deps.runner.decide(runId, decisionsOf(msg));
+        this.deps.log.info(`run ${runId}: ${msg.method} accepted`);
+        return {};
+      case 'showDiff':
+        await this.deps.actions.showDiff(runId, msg.params.toolCallId);
+        return {};
+      case 'toolOutput':
+        return { text: await this.fullOutput(runId, msg.params.toolCallId) };
+      case 'runAction':
+        await this.deps.actions.run(runId, msg.params.action);
+        return {};
+      case 'waypointAction':
+        await this.deps.actions.waypoint(runId, msg.params.seq, msg.params.action);
+        return {};
+      case 'send': {
+        await this.mustBeWritable(runId);
+        const out = await this.deps.runner.send(runId, msg.params.text, { id: msg.params.clientId });
+        this.deps.log.info(`run ${runId}: message ${out.kind === 'queued' ? `queued (${out.when})` : `started follow-up run ${out.runId}`}`);
+        if (out.kind === 'follow-up') this.focusRunId = out.runId;
+        this.schedule(out.runId);
+        return { kind: out.kind, runId: out.runId, when: out.kind === 'queued' ? out.when : null };
+      }
+    }
+  }
+
+  private async mustBeWritable(runId: string): Promise<void> {
+    const reason = await this.deps.readOnlyReason(runId);
+    if (reason) throw new Error(reason);
+  }
+
+  private async fullOutput(runId: string, toolCallId: string): Promise<string> {
+    const { store } = this.deps;
+    const effect = (await store.listEffects(runId)).find((e) => e.tool_call_id === toolCallId);
+    if (effect?.result?.blob) return store.getBlob(runId, effect.result.blob);
+    const message = (await store.loadSnapshot(runId)).snapshot.messages.find((m) => m.role === 'tool' && m.tool_call_id === toolCallId);
+    const text = message?.content ?? effect?.result?.output;
+    if (text === undefined) throw new Error(`tool call ${toolCallId} of run ${runId} has no recorded result`);
+    return text;
+  }
+
+  private reject(reason: string, id?: number): void {
+    this.rejectedMessages += 1;
+    this.deps.log.warn(reason);
+    if (id !== undefined) void this.post({ type: 'response', id, ok: false, error: reason });
+  }
+
+  private touches(runId: string): boolean {
+    return this.transcript.runList.some((r) => r.run_id === runId) || this.transcript.runList.length === 0 || runId === this.focusRunId;
+  }
+
+  private onRunnerEvent(e: RunnerEvent): void {
+    if (e.type === 'log' || !this.touches(e.runId)) {
+      // A follow-up started elsewhere (the command, another panel) joins this thread on the next read.
+      if (e.type === 'state' && e.state === 'running') this.schedule(e.runId);
+      return;
+    }
+    if (e.type === 'llm-delta') return this.delta({ type: 'delta', runId: e.runId, step: e.step, kind: e.kind, text: e.delta });
+    if (e.type === 'llm' && e.status === 'start') this.streaming = { runId: e.runId, step: e.step };
+    if (e.type === 'tool') {
+      const set = this.running.get(e.runId) ?? new Set<string>();
+      if (e.status === 'start') set.add(e.toolCallId);
+      else set.delete(e.toolCallId);
+      this.running.set(e.runId, set);
+    }
+    if (e.type === 'phase' && e.record.phase === 'post_llm') this.streaming = null;
+    this.schedule(e.runId);
+  }
+
+  /** Streamed tokens go out every frame or so, several deltas in one message each time. */
+  private delta(d: Extract<HostMessage, { type: 'delta' }>): void {
+    const last = this.pendingDeltas[this.pendingDeltas.length - 1];
+    if (last && last.runId === d.runId && last.step === d.step && last.kind === d.kind) last.text += d.text;
+    else this.pendingDeltas.push({ ...d });
+    this.deltaTimer ??= setTimeout(() => {
+      this.deltaTimer = undefined;
+      for (const m of this.pendingDeltas.splice(0)) void this.post(m);
+    }, DELTA_MS);
+  }
+
+  private schedule(runId: string): void {
+    this.transcript.invalidate(runId);
+    if (!this.ready) return;
+    this.refreshTimer ??= setTimeout(() => {
+      this.refreshTimer = undefined;
+      this.pushState().catch((err) => this.deps.log.warn(`run view refresh failed: ${errorMessage(err)}`));
+    }, REFRESH_MS);
+  }
+}
+
+function decisionsOf(msg: Extract<RequestMessage, { method: 'approve' | 'reject' | 'approveEdited' | 'approveAll' }>): DecisionInput[] {
+  switch (msg.method) {
+    case 'approve':
+      return [{ kind: 'approve', toolCallId: msg.params.toolCallId, inputHash: msg.params.inputHash }];
+    case 'reject':
+      return [{ kind: 'reject', toolCallId: msg.params.toolCallId, inputHash: msg.params.inputHash, reason: msg.params.reason }];
+    case 'approveEdited':
+      return [{ kind: 'approve_edited', toolCallId: msg.params.toolCallId, inputHash: msg.params.inputHash, argumentsJson: msg.params.argumentsJson }];
+    case 'approveAll':
+      return msg.params.items.map((i) => ({ kind: 'approve' as const, toolCallId: i.toolCallId, inputHash: i.inputHash }));
+  }
+}
+
+export type { Params };

@@ -1,0 +1,51 @@
+// The run view's header and composer hint: rules that used to live in the approval panel and the
+// composition root, kept with the view that shows them.
+import { awaitingApprovalDetail } from '../../runner/loop';
+import { isTerminalState, type RunSummary } from '../../store/api/schema';
+import type { CheckpointStore } from '../../store/api/types';
+import { STATE_LABELS } from '../runs/format';
+import type { RunAction } from './items';
+import type { RunHeader } from './protocol';
+
+export async function runHeader(store: CheckpointStore, run: RunSummary, active: boolean): Promise<RunHeader> {
+  const [snap, pending] = await Promise.all([store.loadSnapshot(run.run_id).catch(() => undefined), run.pending_approvals > 0 ? store.listApprovals(run.run_id, { pendingOnly: true }) : []]);
+  const s = snap?.snapshot;
+  const budget = (s?.context as { budget?: { max_steps?: number | null; max_cost_usd?: number | null; max_tokens?: number | null } } | undefined)?.budget;
+  const limits = [budget?.max_steps ? `${budget.max_steps} steps` : '', budget?.max_tokens ? `${budget.max_tokens} tokens` : '', budget?.max_cost_usd ? `$${budget.max_cost_usd}` : ''].filter(Boolean);
+  return {
+    runId: run.run_id,
+    title: run.title,
+    state: run.state,
+    stateLabel: STATE_LABELS[run.state],
+    detail: stateDetail(run),
+    model: run.model,
+    step: run.step,
+    tokens: s?.usage.total_tokens ?? 0,
+    costUsd: s ? s.total_cost_usd : null,
+    budget: limits.length > 0 ? limits.join(' · ') : null,
+    pendingApprovals: run.pending_approvals,
+    pendingCalls: pending.map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
+    actions: runActions(run, active),
+  };
+}
+
+/** While calls wait, the count is today's, not the one stored when the run paused (some may be decided). */
+export function stateDetail(run: RunSummary): string | null {
+  if (run.state !== 'awaiting_approval') return run.state_detail;
+  return run.pending_approvals > 0 ? awaitingApprovalDetail(run.pending_approvals) : 'Decisions recorded; the run continues.';
+}
+
+export function runActions(run: RunSummary, active: boolean): RunAction[] {
+  const actions: RunAction[] = [];
+  if (active) actions.push('cancel');
+  else if (!isTerminalState(run.state) && run.state !== 'awaiting_approval') actions.push('resume');
+  actions.push('fork', 'export', 'openInTree');
+  return actions;
+}
+
+/** What Send does for the thread's latest run, said before the user sends. */
+export function composerHint(run: RunSummary, active: boolean): string {
+  if (active) return 'The agent is working: your message joins the conversation at its next step.';
+  if (run.pending_approvals > 0) return 'Queued until the waiting tool calls are decided; the run then continues with it.';
+  return isTerminalState(run.state) ? 'Send a follow-up: the conversation continues as a new run in this thread.' : 'Send a message to continue from where this run stopped (a new run in this thread).';
+}

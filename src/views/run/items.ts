@@ -1,0 +1,107 @@
+// The run view's transcript items: what the host sends and the webview renders. One zod schema per
+// item kind (the source of truth for both sides); vscode-free, bundled into the webview too.
+// A new kind (e.g. a file-restore record) is one more schema here, one builder case, one renderer.
+import { z } from 'zod';
+
+const Key = z.string().min(1).max(300);
+const RunId = z.string().min(1).max(100);
+
+export const TurnItem = z.object({ kind: z.literal('turn'), key: Key, runId: RunId, turn: z.number().int().positive(), title: z.string(), continued: z.boolean() });
+export const UserItem = z.object({ kind: z.literal('user'), key: Key, runId: RunId, text: z.string(), queued: z.boolean() });
+export const AssistantItem = z.object({
+  kind: z.literal('assistant'),
+  key: Key,
+  runId: RunId,
+  step: z.number().int(),
+  text: z.string(),
+  reasoning: z.string().nullable(),
+  /** The run's final answer. */
+  final: z.boolean(),
+});
+
+export const TOOL_STATUSES = ['done', 'error', 'running', 'waiting', 'awaiting', 'rejected', 'interrupted', 'not-run'] as const;
+export const ToolApproval = z.object({
+  pending: z.boolean(),
+  inputHash: z.string(),
+  /** Why approval is needed (policy text). */
+  reason: z.string(),
+  decision: z.enum(['approved', 'rejected', 'edited']).nullable(),
+  decisionReason: z.string().nullable(),
+});
+export const ToolItem = z.object({
+  kind: z.literal('tool'),
+  key: Key,
+  runId: RunId,
+  step: z.number().int(),
+  toolCallId: z.string(),
+  name: z.string(),
+  category: z.enum(['read', 'write', 'command', 'subagent']).nullable(),
+  /** "edit_file src/slugify.js", "run_command npm test". */
+  title: z.string(),
+  args: z.array(z.object({ name: z.string(), value: z.string() })),
+  argumentsJson: z.string(),
+  status: z.enum(TOOL_STATUSES),
+  /** The result, cut to a few KB; `outputChars` says how long the whole is ("show all"). */
+  output: z.string().nullable(),
+  outputChars: z.number().int().nonnegative(),
+  exitCode: z.number().int().nullable(),
+  durationMs: z.number().nullable(),
+  replayed: z.boolean(),
+  uncertain: z.boolean(),
+  approval: ToolApproval.nullable(),
+  /** Unified diff lines of an edit (`+`, `-`, ` `, `@@`). */
+  diff: z.array(z.string()).nullable(),
+});
+export const WaypointItem = z.object({
+  kind: z.literal('waypoint'),
+  key: Key,
+  runId: RunId,
+  step: z.number().int(),
+  /** A one-line summary: "edit_file src/slugify.js · approved". */
+  summary: z.string(),
+  phases: z.array(z.object({ seq: z.number().int(), phase: z.string() })),
+});
+export const StatusItem = z.object({
+  kind: z.literal('status'),
+  key: Key,
+  runId: RunId,
+  state: z.string(),
+  detail: z.string().nullable(),
+  resumable: z.boolean(),
+});
+
+export const TranscriptItem = z.discriminatedUnion('kind', [TurnItem, UserItem, AssistantItem, ToolItem, WaypointItem, StatusItem]);
+export type TranscriptItem = z.infer<typeof TranscriptItem>;
+export type ToolItem = z.infer<typeof ToolItem>;
+export type ItemKind = TranscriptItem['kind'];
+
+/** Per item, what the webview needs before the item itself: its key and a height estimate (px). */
+export const OutlineEntry = z.tuple([Key, z.number().int().nonnegative()]);
+export type OutlineEntry = z.infer<typeof OutlineEntry>;
+
+/** Waypoint actions: one more (e.g. "restore files to here") is one more entry. */
+export const WAYPOINT_ACTIONS = ['openCheckpoint', 'forkHere'] as const;
+export type WaypointAction = (typeof WAYPOINT_ACTIONS)[number];
+
+/** Run actions offered in the header, when they apply. */
+export const RUN_ACTIONS = ['cancel', 'resume', 'fork', 'export', 'openInTree'] as const;
+export type RunAction = (typeof RUN_ACTIONS)[number];
+
+/** A height estimate before the item is measured (px), from its kind and text length. */
+export function estimateHeight(item: TranscriptItem): number {
+  const lines = (s: string, width = 90) => s.split('\n').reduce((n, l) => n + Math.max(1, Math.ceil(l.length / width)), 0);
+  switch (item.kind) {
+    case 'turn':
+      return 44;
+    case 'user':
+      return 36 + 20 * Math.min(lines(item.text), 40);
+    case 'assistant':
+      return 24 + 21 * Math.min(lines(item.text), 200) + (item.reasoning ? 28 : 0);
+    case 'tool':
+      return item.approval?.pending ? 260 + 18 * Math.min(lines(item.argumentsJson), 16) : 40;
+    case 'waypoint':
+      return 30;
+    case 'status':
+      return 64;
+  }
+}

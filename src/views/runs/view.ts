@@ -1,0 +1,36 @@
+// The Runs view: the tree, its badge (calls waiting for approval) and the context keys it drives.
+import * as vscode from 'vscode';
+import { DisposableBase } from '../../common/lifecycle';
+import { ContextKeys } from '../contextValues';
+import type { RunsModel } from './model';
+import { RunsTreeProvider } from './provider';
+
+export function approvalsBadge(n: number): vscode.ViewBadge | undefined {
+  return n > 0 ? { value: n, tooltip: `${n} tool call${n > 1 ? 's' : ''} waiting for approval` } : undefined;
+}
+
+export class RunsView extends DisposableBase {
+  readonly tree: RunsTreeProvider;
+  private readonly view: vscode.TreeView<unknown>;
+
+  constructor(private readonly model: RunsModel) {
+    super();
+    this.tree = this._register(new RunsTreeProvider(model));
+    this.view = this._register(vscode.window.createTreeView('agentWaypoints.runs', { treeDataProvider: this.tree, showCollapseAll: true })) as vscode.TreeView<unknown>;
+    this._register(model.onDidChange(() => this.update()));
+  }
+
+  update(): void {
+    this.view.badge = approvalsBadge(this.model.pendingApprovals());
+    void vscode.commands.executeCommand('setContext', ContextKeys.hasRuns, this.model.all().length > 0);
+  }
+
+  /** Shows a run in the tree (the run view's "Open in tree"). */
+  async reveal(runId: string): Promise<void> {
+    await vscode.commands.executeCommand('agentWaypoints.runs.focus');
+    await this.tree.getChildren();
+    for (const group of await this.tree.getChildren()) await this.tree.getChildren(group);
+    const node = this.tree.runNode(runId);
+    if (node) await this.view.reveal(node, { select: true, focus: true, expand: true });
+  }
+}

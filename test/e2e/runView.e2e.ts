@@ -1,0 +1,157 @@
+// The run view as a user meets it: text streams in before the model's response ends, approvals in
+// place, the final answer, a follow-up turn (a new run in the same thread, the model shown the
+// earlier conversation), a reload mid-stream, a crash mid-tool with Resume in the view, and the
+// view in light, dark and high-contrast themes. Packaged VSIX, real workbench, scripted model over HTTP.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Frame } from 'playwright-core';
+import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
+import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
+import { repoRoot, setColorTheme, useWorkbench, type Workbench } from './harness';
+
+// Long enough (≈ 25 s at one chunk a second) that the view is surely open while it streams, on a busy machine too.
+const LONG = 'I will look at the project first. '.repeat(6).trim();
+const scenario = (name: string, turns: Scenario['turns']): Scenario => ({ name, description: `offline demo model: ${name}`, model: DEMO_MODEL_ID, subconversations: [], turns });
+
+const CONVERSATION = scenario('e2e-run-view', [
+  { chunk_delay_ms: 1000, reply: { content: `(offline demo model) ${LONG}`, tool_calls: [{ name: 'run_command', arguments: { command: 'echo approved >> effects.txt' } }] } },
+  { reply: { content: '(offline demo model) Done: **one line** appended to `effects.txt`.' } },
+  { reply: { content: '(offline demo model) Follow-up answered: the file has one line.' } },
+]);
+
+function scripted(played: Scenario, settings: Record<string, unknown> = {}): { workbench: () => Workbench; model: () => ModelServer } {
+  let server: ModelServer | undefined;
+  before(async () => (server = await startModelServer({ scenario: played })));
+  after(async () => server?.close());
+  const model = () => server!;
+  const workbench = useWorkbench(() => ({ settings: { 'agentWaypoints.provider.baseUrl': model().url, 'agentWaypoints.provider.model': DEMO_MODEL_ID, ...settings } }));
+  return { workbench, model };
+}
+
+async function startRun(wb: Workbench, task: string): Promise<void> {
+  await wb.runCommand('Agent Waypoints: Start agent run');
+  await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
+  const input = wb.page.locator('.quick-input-widget input');
+  await input.fill(task);
+  await input.press('Enter');
+}
+
+const lines = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
+
+async function userTexts(frame: Frame): Promise<string[]> {
+  return frame.locator('.msg.user .text').allInnerTexts();
+}
+
+describe('e2e: the run view', () => {
+  const { workbench, model } = scripted(CONVERSATION);
+
+  it('(j) streams text before the response ends → approve in place → final answer → a follow-up turn in the same thread', async function () {
+    this.timeout(360_000); // a 25 s stream, two model turns and a follow-up on a busy 2-core machine
+    const wb = workbench();
+    await startRun(wb, 'Record one line in effects.txt');
+    const frame = await wb.webviewFrame('main.transcript', 60_000);
+    // Part of the answer is on screen while the server is still writing the response.
+    await frame.locator('.msg.assistant.streaming', { hasText: 'I will look at the project' }).waitFor({ timeout: 30_000 });
+    const first = model().requests[0]!;
+    assert.equal(first.finished, false, 'the text was visible before the response ended');
+    await wb.screenshot('e2e-j-streaming');
+
+    const card = frame.locator('section.approval', { hasText: 'echo approved' });
+    await card.waitFor({ timeout: 30_000 });
+    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), [], 'nothing runs before the click');
+    await card.locator('vscode-button', { hasText: 'Approve' }).first().click();
+    const final = frame.locator('.msg.assistant.final', { hasText: 'one line' });
+    await final.waitFor({ timeout: 60_000 });
+    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved']);
+    assert.equal(await final.locator('strong').innerText(), 'one line', 'Markdown rendered');
+
+    await frame.locator('footer.composer vscode-textarea textarea').fill('How many lines does the file have now?');
+    await frame.locator('footer.composer vscode-button', { hasText: 'Send' }).click();
+    await frame.locator('.turn', { hasText: 'Turn 2' }).waitFor({ timeout: 30_000 });
+    await frame.locator('.msg.assistant.final', { hasText: 'Follow-up answered' }).waitFor({ timeout: 60_000 });
+    const followUp = model().requests.at(-1)!;
+    assert.deepEqual(
+      followUp.messages.filter((m) => m.role === 'user').map((m) => m.content),
+      ['Record one line in effects.txt', 'How many lines does the file have now?'],
+      'the follow-up request carries the earlier conversation',
+    );
+    assert.ok(followUp.messages.some((m) => m.role === 'assistant' && /one line\*\* appended/.test(m.content ?? '')), 'and the earlier answer');
+    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved'], 'the follow-up ran nothing again');
+    assert.equal(await frame.locator('.run-header .meta', { hasText: '2 turns' }).count(), 1, 'one view shows the whole thread');
+  });
+
+  it('(j2) the run view in light, dark and high-contrast themes', async () => {
+    const wb = workbench();
+    await wb.webviewFrame('.msg.assistant.final', 30_000);
+    for (const [theme, cls, name] of [
+      ['Default Light Modern', 'vs', 'light'],
+      ['Default Dark Modern', 'vs-dark', 'dark'],
+      ['Default High Contrast', 'hc-black', 'high-contrast'],
+    ] as const) {
+      await setColorTheme(wb, theme, cls);
+      await wb.screenshot(`e2e-j-run-view-${name}`);
+    }
+    await setColorTheme(wb, 'Default Light Modern', 'vs');
+    const box = await wb.page.locator('#workbench\\.parts\\.editor').boundingBox();
+    fs.mkdirSync(path.join(repoRoot, 'test-results'), { recursive: true });
+    if (box) await wb.page.screenshot({ path: path.join(repoRoot, 'test-results', 'readme-run-view.png'), clip: box });
+  });
+});
+
+describe('e2e: the run view across a reload mid-stream', () => {
+  const SLOW = scenario('e2e-reload-stream', [
+    { chunk_delay_ms: 150, reply: { content: `(offline demo model) ${'Streaming slowly, word by word. '.repeat(12)}` } },
+    { reply: { content: '(offline demo model) Answered after the reload.' } },
+  ]);
+  const { workbench } = scripted(SLOW);
+
+  it('(k) a reload while text streams restores the view with the same transcript; its Resume finishes the run', async () => {
+    const wb = workbench();
+    await startRun(wb, 'Stream slowly');
+    let frame = await wb.webviewFrame('.msg.assistant.streaming', 60_000);
+    const before = { users: await userTexts(frame), waypoints: await frame.locator('.waypoint .step').allInnerTexts() };
+    // VS Code in the browser saves the open editors' state when idle, at most every 5 s.
+    await wb.page.waitForTimeout(7000);
+    await wb.reload();
+    frame = await wb.webviewFrame('main.transcript .msg.user', 60_000);
+    assert.deepEqual(await userTexts(frame), before.users, 'the same conversation');
+    assert.deepEqual(await frame.locator('.waypoint .step').allInnerTexts(), before.waypoints, 'the same waypoints');
+    const status = frame.locator('.status', { hasText: 'interrupted' });
+    await status.waitFor({ timeout: 30_000 });
+    await wb.screenshot('e2e-k-after-reload');
+    await status.locator('vscode-button', { hasText: 'Resume' }).click();
+    await frame.locator('.msg.assistant.final', { hasText: 'Streaming slowly' }).waitFor({ timeout: 60_000 });
+  });
+});
+
+describe('e2e: the run view after a crash mid-tool', () => {
+  const CRASH = scenario('e2e-crash-view', [
+    { reply: { content: '(offline demo model) Two commands.', tool_calls: [{ name: 'run_command', arguments: { command: 'echo one >> effects.txt' } }, { name: 'run_command', arguments: { command: 'sleep 8' } }] } },
+    { reply: { content: '(offline demo model) Both commands ran.' } },
+  ]);
+  const { workbench } = scripted(CRASH, { 'agentWaypoints.approval.command': 'auto' });
+
+  it('(l) SIGKILL of the extension host mid-tool → the view shows interrupted → its Resume completes the run, each effect once', async () => {
+    const wb = workbench();
+    const effects = path.join(wb.workspace, 'effects.txt');
+    await startRun(wb, 'Crash in the middle');
+    const deadline = Date.now() + 60_000;
+    while (lines(effects).length < 1 && Date.now() < deadline) await wb.page.waitForTimeout(200);
+    await wb.page.waitForTimeout(1000); // inside `sleep 8`: its intent is durable, its result is not
+    await wb.crashAndReopen();
+    const toast = wb.notification('interrupted');
+    await toast.waitFor({ timeout: 60_000 });
+    await toast.getByRole('button', { name: 'Show' }).click();
+    const frame = await wb.webviewFrame('.status.state-interrupted', 30_000);
+    await wb.screenshot('e2e-l-interrupted-in-view');
+    await frame.locator('.status vscode-button', { hasText: 'Resume' }).click();
+    // `echo one` replays from the journal; `sleep 8` may have been running: the user decides, in place.
+    const card = frame.locator('section.approval', { hasText: 'sleep 8' });
+    await card.locator('.warning', { hasText: 'May already have run' }).waitFor({ timeout: 30_000 });
+    await card.locator('vscode-button', { hasText: 'Approve' }).first().click();
+    await frame.locator('.msg.assistant.final', { hasText: 'Both commands ran' }).waitFor({ timeout: 90_000 });
+    assert.deepEqual(lines(effects), ['one'], 'the finished side effect was not run again');
+    await frame.locator('section.tool', { hasText: 'echo one' }).locator('.badge', { hasText: 'replayed' }).waitFor({ timeout: 15_000 });
+  });
+});

@@ -1,0 +1,100 @@
+// The vscode-free transcript model: store records → view items, paging, threads. Runs are made by
+// the real runner against the scripted model server (memory store), so the records are real.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startModelServer, type ModelServer } from '../../../fixtures/modelServer/server';
+import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
+import type { ToolItem, TranscriptItem } from '../../../../src/views/run/items';
+import { buildRunItems } from '../../../../src/views/run/transcript';
+import { loadRunData, ThreadTranscript, threadRuns } from '../../../../src/views/run/thread';
+import { makeRunner } from '../../loop/support';
+
+const reply = (content: string | null, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({ reply: { content, ...(calls.length ? { tool_calls: calls } : {}) } });
+const scenario = (turns: Scenario['turns']): Scenario => ({ name: 'transcript', description: 'offline demo model: transcript', model: DEMO_MODEL_ID, turns, subconversations: [] });
+const idle = { isActive: () => false, runningCalls: () => new Set<string>() };
+const kinds = (items: TranscriptItem[]) => items.map((i) => i.kind);
+
+const EDIT_THEN_ANSWER = scenario([
+  reply('I will **edit** it.', [
+    { name: 'edit_file', arguments: { path: 'a.txt', old_text: 'hello', new_text: 'bonjour' } },
+    { name: 'run_command', arguments: { command: 'echo ran' } },
+  ]),
+  reply('Done: `a.txt` says bonjour.'),
+  reply('And the follow-up is answered.'),
+]);
+
+describe('run view: transcript model', function () {
+  this.timeout(30_000);
+  let server: ModelServer;
+  beforeEach(async () => (server = await startModelServer({ scenario: EDIT_THEN_ANSWER })));
+  afterEach(async () => server.close());
+
+  async function finishedRun() {
+    const t = makeRunner({ baseURL: server.url, policy: { categories: { read: 'auto', write: 'ask', command: 'auto', subagent: 'auto' } } });
+    fs.writeFileSync(path.join(t.workspace, 'a.txt'), 'hello world\n');
+    const h = await t.runner.start({ task: 'Say bonjour in a.txt' });
+    assert.equal((await h.done).state, 'awaiting_approval');
+    const pendingRun = (await t.store.getRun(h.runId))!;
+    const pending = buildRunItems(await loadRunData(t.store, pendingRun, 1, idle));
+    const [approval] = await t.store.listApprovals(h.runId, { pendingOnly: true });
+    const resumed = await t.runner.decide(h.runId, [{ kind: 'approve', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash }]);
+    assert.equal((await resumed!.done).state, 'completed');
+    return { ...t, runId: h.runId, pending };
+  }
+
+  it('a run reads as the task, the agent’s text, tool cards and a waypoint per step; a waiting approval is in its card', async () => {
+    const { store, runId, pending } = await finishedRun();
+    const waiting = pending.find((i): i is ToolItem => i.kind === 'tool' && i.name === 'edit_file')!;
+    assert.equal(waiting.status, 'awaiting');
+    assert.equal(waiting.approval?.pending, true);
+    assert.match(waiting.approval!.inputHash, /^[0-9a-f]{64}$/);
+    assert.deepEqual(waiting.diff!.filter((l) => /^[-+]/.test(l)), ['-hello', '+bonjour']);
+    assert.equal(pending.at(-1)?.kind, 'tool', 'the header says it waits; no status line repeats it');
+
+    const items = buildRunItems(await loadRunData(store, (await store.getRun(runId))!, 1, idle));
+    assert.deepEqual(kinds(items), ['turn', 'user', 'waypoint', 'assistant', 'tool', 'tool', 'waypoint', 'assistant']);
+    const [edit, command] = items.filter((i): i is ToolItem => i.kind === 'tool');
+    assert.equal(edit!.title, 'edit_file a.txt');
+    assert.deepEqual([edit!.status, edit!.approval?.decision], ['done', 'approved']);
+    assert.equal(command!.title, 'run_command echo ran');
+    assert.equal(command!.exitCode, 0);
+    assert.ok(command!.durationMs !== null && command!.durationMs >= 0);
+    const final = items.at(-1)!;
+    assert.ok(final.kind === 'assistant' && final.final && final.text === 'Done: `a.txt` says bonjour.', 'the final answer');
+    const [w1, w2] = items.filter((i) => i.kind === 'waypoint');
+    assert.ok(w1?.kind === 'waypoint' && w1.step === 1 && w1.summary === 'edit_file a.txt, run_command echo ran · approved');
+    assert.ok(w1.phases.some((p) => p.phase === 'post_llm') && w1.phases.some((p) => p.phase === 'post_tool_batch'));
+    assert.ok(w2?.kind === 'waypoint' && w2.step === 2 && w2.summary === 'answer');
+    assert.deepEqual(new Set(items.map((i) => i.key)).size, items.length, 'keys are unique');
+  });
+
+  it('a thread pages its items; a follow-up turn shows only what is new, and a queued message until it is delivered', async () => {
+    const { runner, store, runId } = await finishedRun();
+    const out = await runner.send(runId, 'Now the follow-up');
+    assert.equal(out.kind, 'follow-up');
+    if (out.kind === 'follow-up') await out.handle.done;
+    const thread = (await store.getRun(runId))!.thread_id;
+    const runs = await threadRuns(store, thread);
+    assert.equal(runs.length, 2);
+    const t = new ThreadTranscript(store, idle);
+    assert.equal(await t.refresh(runs), true);
+    assert.equal(await t.refresh(runs), false, 'nothing changed: nothing rebuilt');
+    const outline = t.outline();
+    const all = t.page(0, outline.length);
+    assert.deepEqual(all.map((i) => i.key), outline.map((o) => o[0]));
+    const secondTurn = all.slice(all.findIndex((i) => i.kind === 'turn' && i.turn === 2));
+    assert.deepEqual(kinds(secondTurn), ['turn', 'user', 'waypoint', 'assistant']);
+    assert.ok(secondTurn[1]!.kind === 'user' && secondTurn[1]!.text === 'Now the follow-up');
+    assert.equal(all.filter((i) => i.kind === 'user' && i.text === 'Say bonjour in a.txt').length, 1, 'the first turn is not repeated');
+    assert.deepEqual(t.page(3, 5).map((i) => i.key), outline.slice(3, 5).map((o) => o[0]));
+
+    const { lease } = { lease: await store.acquire(runs[1]!.run_id, { owner_id: 'x', label: 'x', pid: 1, hostname: 'h' }) };
+    await store.postMessage(runs[1]!.run_id, { id: 'q1', text: 'queued one' });
+    await lease.release();
+    t.invalidate(runs[1]!.run_id);
+    await t.refresh(await threadRuns(store, thread));
+    const last = t.page(0, 1000).at(-1)!;
+    assert.ok(last.kind === 'user' && last.queued && last.text === 'queued one');
+  });
+});

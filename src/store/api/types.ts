@@ -6,7 +6,10 @@ import type {
   CheckpointRecord,
   Effect,
   EffectResult,
+  FileChange,
+  FileScan,
   Phase,
+  RestoreRecord,
   RunState,
   RunSummary,
   RuntimeSnapshot,
@@ -66,6 +69,26 @@ export interface NewEffectIntent {
   tool_name: string;
   input_hash: string;
   side_effecting: boolean;
+  /** Pre-images of the files the call will write (their blobs already stored), `after` unknown. */
+  files?: FileChange[];
+}
+
+export interface NewEffectResult extends Omit<EffectResult, 'finished_ms'> {
+  /** What the call changed (replaces the intent's list); absent = keep the intent's. */
+  files?: FileChange[];
+  file_scan?: FileScan;
+}
+
+/** A restore of the run's files, as applied (the store numbers it and stamps the time). */
+export type NewRestore = Omit<RestoreRecord, 'id' | 'created_ms'>;
+
+export interface ForkOptions {
+  title?: string;
+  /**
+   * Tool calls whose effect records are not carried into the fork, so it runs them again instead of
+   * replaying them (a fork with files, whose pending calls' file changes were restored away).
+   */
+  omitEffects?: string[];
 }
 
 /** Who holds a run. Shown to the other window: "held by VS Code window 'proj' (pid 123)". */
@@ -108,6 +131,7 @@ export type StoreEvent =
   | { kind: 'checkpoint'; run_id: string; record: CheckpointRecord }
   | { kind: 'approval'; run_id: string; approval: Approval }
   | { kind: 'effect'; run_id: string; effect: Effect }
+  | { kind: 'restore'; run_id: string; restore: RestoreRecord }
   /** A write failed (never swallowed). The run is marked; its next write rejects until retried. */
   | { kind: 'write-error'; run_id: string | null; error: Error }
   | { kind: 'corruption'; report: CorruptionReport };
@@ -158,7 +182,7 @@ export interface CheckpointStore {
   loadSnapshot(runId: string, seq?: number): Promise<LoadedSnapshot>;
 
   // fork, export, import
-  fork(runId: string, seq: number, owner: OwnerInfo, opts?: { title?: string }): Promise<{ run: RunSummary; lease: RunLease }>;
+  fork(runId: string, seq: number, owner: OwnerInfo, opts?: ForkOptions): Promise<{ run: RunSummary; lease: RunLease }>;
   exportRun(runId: string): Promise<unknown>;
   importRun(data: unknown, owner: OwnerInfo): Promise<RunSummary>;
 
@@ -169,8 +193,13 @@ export interface CheckpointStore {
 
   // effect journal
   recordIntent(runId: string, intent: NewEffectIntent): Promise<Effect>;
-  recordResult(runId: string, toolCallId: string, result: Omit<EffectResult, 'finished_ms'>): Promise<Effect>;
+  recordResult(runId: string, toolCallId: string, result: NewEffectResult): Promise<Effect>;
+  /** In journal order (intents in the order they were written). */
   listEffects(runId: string): Promise<Effect[]>;
+
+  // restores of the run's files (an audit trail; allowed on finished runs, needs the lease)
+  recordRestore(runId: string, restore: NewRestore): Promise<RestoreRecord>;
+  listRestores(runId: string): Promise<RestoreRecord[]>;
 
   // blobs (content-addressed, per run)
   putBlob(runId: string, content: string): Promise<string>;

@@ -2,7 +2,7 @@
 // live writes apply the same ops that a reload replays, so a reopened run is the run that was
 // written. It never copies: callers clone what they hand out (structuredClone at the API edge).
 import { AgentCheckpointCorruptionError } from '../api/errors';
-import { CheckpointRecord, LIST_FIELDS, RunState, type Approval, type Effect, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
+import { CheckpointRecord, LIST_FIELDS, RunState, type Approval, type Effect, type ListField, type RestoreRecord, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
 import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
 
 export type Lists = Record<ListField, unknown[]>;
@@ -25,6 +25,8 @@ export class RunModel {
   readonly snapshotSeqs: number[] = [];
   readonly approvals = new Map<string, Approval>();
   readonly effects = new Map<string, Effect>();
+  /** Restores of the run's files, oldest first (an audit trail: never changes records or state). */
+  readonly restores: RestoreRecord[] = [];
   private pending = 0;
   /** Records loaded from disk not yet checked against the full schema: seq → the file they came from. */
   readonly unverified = new Map<number, string>();
@@ -81,6 +83,9 @@ export class RunModel {
       case 'effect':
         this.effects.set(op.effect.tool_call_id, op.effect);
         return this.touch(Math.max(op.effect.intent_ms, op.effect.result?.finished_ms ?? 0));
+      case 'restore':
+        this.restores.push(op.restore);
+        return this.touch(op.restore.created_ms);
       case 'state':
         this.state = op.state;
         this.detail = op.detail;
@@ -208,6 +213,7 @@ export class RunModel {
       const lists = this.tails.get(record.seq);
       ops.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
     }
+    for (const restore of this.restores) ops.push({ op: 'restore', restore });
     ops.push({ op: 'state', state: this.state, detail: this.detail, ms: this.stateMs });
     return ops;
   }

@@ -7,6 +7,7 @@ import {
   ChatMessage,
   CheckpointRecord,
   Effect,
+  RestoreRecord,
   RunMeta,
   RunState,
   RunSummary,
@@ -37,6 +38,7 @@ export const CommitOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('approval'), approval: Approval }),
   z.object({ op: z.literal('effect'), effect: Effect }),
   z.object({ op: z.literal('state'), state: RunState, detail: z.string().nullable(), ms: z.number().int() }),
+  z.object({ op: z.literal('restore'), restore: RestoreRecord }),
 ]);
 export type CommitOp = z.infer<typeof CommitOp>;
 export type RecordOp = Extract<CommitOp, { op: 'record' }>;
@@ -72,6 +74,7 @@ const StoredCommitOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('approval'), approval: Approval }),
   z.object({ op: z.literal('effect'), effect: Effect }),
   z.object({ op: z.literal('state'), state: RunState, detail: z.string().nullable(), ms: z.number().int() }),
+  z.object({ op: z.literal('restore'), restore: RestoreRecord }),
 ]);
 
 /**
@@ -126,7 +129,9 @@ export const RunExportBody = z.object({
   lists: z.array(ExportList),
   approvals: z.array(Approval),
   effects: z.array(Effect),
-  /** Content-addressed blobs referenced by effects: sha256 → content. */
+  /** Restores of the run's files (absent in exports written before restores existed). */
+  restores: z.array(RestoreRecord).optional(),
+  /** Content-addressed blobs referenced by effects (outputs and file versions): sha256 → content. */
   blobs: z.record(z.string().regex(/^[0-9a-f]{64}$/), z.string()),
 });
 export type RunExportBody = z.infer<typeof RunExportBody>;

@@ -324,6 +324,8 @@ export const RestoreRecord = z.object({
   id: z.string().min(1),
   /** Files were restored to how they were at this checkpoint of the run. */
   to_seq: z.number().int().positive(),
+  /** The newest checkpoint when the restore was applied: its writes are in the file journal after it. */
+  checkpoint_seq: z.number().int().nonnegative(),
   created_ms: z.number().int(),
   files: z.array(RestoreFile),
   /** Set when the restore came with a fork ("and rewind the conversation", "fork with files"). */

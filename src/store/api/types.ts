@@ -80,7 +80,7 @@ export interface NewEffectResult extends Omit<EffectResult, 'finished_ms'> {
 }
 
 /** A restore of the run's files, as applied (the store numbers it and stamps the time). */
-export type NewRestore = Omit<RestoreRecord, 'id' | 'created_ms'>;
+export type NewRestore = Omit<RestoreRecord, 'id' | 'created_ms' | 'checkpoint_seq'>;
 
 export interface ForkOptions {
   title?: string;

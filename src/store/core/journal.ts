@@ -40,7 +40,7 @@ const ResultInput = z.object({
   files: z.array(FileChange).optional(),
   file_scan: FileScan.optional(),
 });
-const RestoreInput = RestoreRecord.omit({ id: true, created_ms: true });
+const RestoreInput = RestoreRecord.omit({ id: true, created_ms: true, checkpoint_seq: true });
 const DecisionInput = ApprovalDecision.omit({ decided_ms: true });
 
 /** A pending request asked again (a reload re-shows it) returns it; a decided one can be asked again. */
@@ -108,6 +108,6 @@ export function restoreRecord(m: RunModel, input: NewRestore, now: number): Outc
   const r = parseInput(RestoreInput, input, 'restore');
   const runId = m.meta.run_id;
   if (r.to_seq > m.lastSeq) throw new InvalidInputError(`Run ${runId} has no checkpoint ${r.to_seq} to restore to (its last is ${m.lastSeq}).`);
-  const restore: RestoreRecord = { id: `restore-${m.restores.length + 1}`, created_ms: now, ...r };
+  const restore: RestoreRecord = { id: `restore-${m.restores.length + 1}`, checkpoint_seq: m.lastSeq, created_ms: now, ...r };
   return { value: restore, op: { op: 'restore', restore } };
 }

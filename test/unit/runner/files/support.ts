@@ -83,4 +83,4 @@ export function read(ws: string, paths: readonly string[]): Map<string, Buffer |
   return new Map(paths.map((p) => [p, fs.existsSync(path.join(ws, p)) ? fs.readFileSync(path.join(ws, p)) : null]));
 }
 
-export const same = (a: Buffer | null | undefined, b: Buffer | null | undefined): boolean => (a == null || b == null ? a == b : a.equals(b));
+export const same = (a: Buffer | null | undefined, b: Buffer | null | undefined): boolean => (!a || !b ? (a ?? null) === (b ?? null) : a.equals(b));

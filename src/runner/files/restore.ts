@@ -4,8 +4,8 @@
 import path from 'node:path';
 import type { FileVersion } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
-import { changesAfter, planRestore, type RestorePlan } from './restorePlan';
-import { decodeBlob, readVersion, sameVersion } from './versions';
+import { changesAfter, planRestore, restoreWrites, type RestorePlan } from './restorePlan';
+import { DEFAULT_MAX_KEPT_BYTES, decodeBlob, readVersion, sameVersion } from './versions';
 
 export interface PrepareRestoreInput {
   store: CheckpointStore;
@@ -40,4 +40,17 @@ export async function versionBytes(store: CheckpointStore, runId: string, v: Fil
   if (v.kind === 'absent') return null;
   if (v.kind !== 'file' || v.blob === null) throw new Error('this version of the file was not kept, so it cannot be written back');
   return decodeBlob(await store.getBlob(runId, v.blob), v.encoding);
+}
+
+/**
+ * Keeps (as blobs of the run) the content each write of the restore will replace, before it is
+ * replaced — the same rule as a tool's pre-image — so the restore itself can be undone by a later
+ * restore. Needs the run's lease. Returns path → the kept version.
+ */
+export async function keepReplaced(store: CheckpointStore, runId: string, workspaceRoot: string, plan: RestorePlan, overwrite: ReadonlySet<string>): Promise<Map<string, FileVersion>> {
+  const kept = new Map<string, FileVersion>();
+  for (const rel of restoreWrites(plan, overwrite).keys()) {
+    kept.set(rel, await readVersion(path.join(workspaceRoot, rel), (content) => store.putBlob(runId, content), DEFAULT_MAX_KEPT_BYTES));
+  }
+  return kept;
 }

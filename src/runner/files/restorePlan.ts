@@ -148,11 +148,14 @@ function revertReason(checkpoint: FileVersion, current: FileVersion): string {
   return 'the agent changed it: its checkpoint version is written back';
 }
 
-/** The record of what a restore did with each planned file, given the files the user chose to overwrite. */
-export function restoreOutcome(plan: RestorePlan, overwrite: ReadonlySet<string>, applied: boolean): RestoreFile[] {
+/**
+ * The record of what a restore did with each planned file, given the files the user chose to
+ * overwrite and the kept versions of what the writes replaced (keepReplaced), so that a later
+ * restore can bring those back.
+ */
+export function restoreOutcome(plan: RestorePlan, overwrite: ReadonlySet<string>, replaced: ReadonlyMap<string, FileVersion>): RestoreFile[] {
   return plan.files.map((f) => {
-    const from = f.current;
-    if (!applied) return { path: f.path, action: 'kept', reason: 'the restore was not applied', from, to: from };
+    const from = replaced.get(f.path) ?? f.current;
     if (overwrite.has(f.path) && f.overwritable) return { path: f.path, action: 'overwritten', reason: `you chose to overwrite it with its checkpoint version (${f.reason})`, from, to: f.checkpoint };
     switch (f.action) {
       case 'revert':

@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { prepareRestore } from '../../../../src/runner/files/restore';
-import type { Effect, FileChange } from '../../../../src/store/api/schema';
+import type { Effect, FileChange, FileVersion } from '../../../../src/store/api/schema';
 import { applyPlan, drive, git, read, same, workspace } from './support';
 
+const pick = <K extends 'size' | 'encoding' | 'blob'>(v: FileVersion, k: K) => (v.kind === 'file' ? v[k] : undefined);
 const byPath = (effects: Effect[]) => new Map(effects.flatMap((e) => (e.files ?? []).map((f) => [`${e.tool_name}:${f.path}`, f] as [string, FileChange])));
 
 describe('file journal: what the agent changed, and restoring it', function () {
@@ -33,7 +34,7 @@ describe('file journal: what the agent changed, and restoring it', function () {
     const files = byPath(effects);
     const edit = files.get('edit_file:crlf.txt')!;
     assert.equal(edit.before.kind === 'file' && (await store.getBlob(runId, edit.before.blob!)), crlf, 'the pre-image is the exact CRLF text');
-    assert.equal(files.get('write_file:big.txt')!.before.kind === 'file' && files.get('write_file:big.txt')!.before.size, big.length);
+    assert.deepEqual(pick(files.get('write_file:big.txt')!.before, 'size'), big.length);
     assert.deepEqual(files.get('write_file:new/made.txt')!.before, { kind: 'absent' });
     const made = files.get('write_file:new/made.txt')!.after;
     const same2 = files.get('write_file:new/same.txt')!.after;
@@ -81,7 +82,7 @@ describe('file journal: what the agent changed, and restoring it', function () {
     assert.equal(f.get('mine.txt')!.before.kind, 'file', 'the agent wrote it earlier in the run');
     assert.deepEqual(f.get('mine.txt')!.after, { kind: 'absent' });
     assert.deepEqual(f.get('moved.txt')!.before, { kind: 'absent' });
-    assert.deepEqual(f.get('new.bin')!.after.kind === 'file' && f.get('new.bin')!.after.encoding, 'base64');
+    assert.equal(pick(f.get('new.bin')!.after, 'encoding'), 'base64', 'binary content is kept as base64');
     const dirty = f.get('dirty.txt')!.before;
     assert.ok(dirty.kind === 'unknown' && /not known \(it had changes not committed to git\)/.test(dirty.reason), JSON.stringify(dirty));
     const untracked = f.get('untracked.txt')!.before;

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { API_KEY_SECRET, registerApiKeyCommands } from './commands/apiKey';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerCheckpointCommands } from './commands/checkpoints';
+import { registerRestoreCommands } from './commands/restore';
 import type { CommandContext } from './commands/context';
 import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
@@ -24,6 +25,8 @@ import { registerCheckpointDocuments } from './views/checkpointDocument';
 import { ContextKeys } from './views/contextValues';
 import { RunsModel } from './views/runs/model';
 import { RunsTreeProvider } from './views/runs/provider';
+import { VersionDocuments } from './views/restore/preview';
+import { FileRestorer } from './views/restore/restorer';
 import { RunSessions } from './views/session';
 import { restoreOnStartup } from './views/startup';
 
@@ -111,6 +114,7 @@ export class ExtensionRoot extends DisposableStore {
       defaultModel: () => readSettings().model,
       defaultBudget: () => readSettings().budget,
       outputCap: () => readSettings().outputCapBytes,
+      files: { exclude: filesExclude },
     });
     this.runner = runner;
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
@@ -143,6 +147,8 @@ export class ExtensionRoot extends DisposableStore {
     );
     const sessions = this.register(new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id));
     this.register(registerCheckpointDocuments(store));
+    const restorer = new FileRestorer({ store, workspaceRoot: workspace.uri, owner });
+    const versions = this.register(new VersionDocuments((runId, hash) => store.getBlob(runId, hash)));
 
     const commands: CommandContext = {
       store,
@@ -150,6 +156,8 @@ export class ExtensionRoot extends DisposableStore {
       model,
       sessions,
       panels,
+      restorer,
+      versions,
       log: this.log,
       settings: readSettings,
       hasUsableKey: async () => (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocal(readSettings().baseUrl),
@@ -158,6 +166,7 @@ export class ExtensionRoot extends DisposableStore {
     this.register(registerApprovalCommands(commands));
     this.register(registerCheckpointCommands(commands));
     this.register(registerTransferCommands(commands));
+    this.register(registerRestoreCommands(commands));
 
     this.register(
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -239,6 +248,12 @@ export class ExtensionRoot extends DisposableStore {
       this.dispose();
     }
   }
+}
+
+/** files.exclude globs that are on (the file journal's scan skips them, as the explorer does). */
+function filesExclude(): string[] {
+  const ex = vscode.workspace.getConfiguration('files').get<Record<string, unknown>>('exclude') ?? {};
+  return Object.entries(ex).filter(([, on]) => on === true).map(([glob]) => glob);
 }
 
 function isLocal(baseUrl: string): boolean {

@@ -18,6 +18,7 @@ export const CommandIds = {
   showLog: 'agentWaypoints.showLog',
   refreshRuns: 'agentWaypoints.refreshRuns',
   loadMoreCheckpoints: 'agentWaypoints.loadMoreCheckpoints',
+  restoreFiles: 'agentWaypoints.restoreFiles',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];

@@ -181,3 +181,23 @@ export function restoreWrites(plan: RestorePlan, overwrite: ReadonlySet<string>)
   }
   return writes;
 }
+
+/**
+ * The user's ticks in the preview: a default write left unticked is kept ("you chose to keep it"),
+ * a ticked overwritable file is overwritten with its checkpoint version; other ticks mean nothing.
+ */
+export function applyChoices(plan: RestorePlan, ticked: ReadonlySet<string>): { plan: RestorePlan; overwrite: Set<string> } {
+  const overwrite = new Set<string>();
+  const files = plan.files.map((f): PlannedFile => {
+    const isDefault = f.action === 'revert' || f.action === 'partial';
+    if (isDefault && !ticked.has(f.path)) return { ...f, action: 'conflict', reason: `you chose to keep it (${f.reason})`, target: null, overwritable: false };
+    if (!isDefault && f.overwritable && ticked.has(f.path)) overwrite.add(f.path);
+    return f;
+  });
+  return { plan: { ...plan, files }, overwrite };
+}
+
+/** Files a preview ticks by default. */
+export function defaultTicks(plan: RestorePlan): Set<string> {
+  return new Set(plan.files.filter((f) => f.action === 'revert' || f.action === 'partial').map((f) => f.path));
+}

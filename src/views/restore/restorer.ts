@@ -53,8 +53,10 @@ export class FileRestorer {
     const lease = await store.acquire(runId, this.deps.owner);
     try {
       const replaced = await keepReplaced(store, runId, this.root, plan, opts.overwrite);
-      const edit = await this.edit(runId, plan, opts.overwrite);
-      if (edit.size > 0 && !(await vscode.workspace.applyEdit(edit))) throw new Error('VS Code did not apply the restore (nothing was changed).');
+      // WorkspaceEdit.size counts text edits only: whether there is anything to apply is the plan's to say.
+      if (restoreWrites(plan, opts.overwrite).size > 0 && !(await vscode.workspace.applyEdit(await this.edit(runId, plan, opts.overwrite)))) {
+        throw new Error('VS Code did not apply the restore (nothing was changed).');
+      }
       const forkedRunId = opts.fork ? await opts.fork() : null;
       const record = await store.recordRestore(runId, {
         to_seq: plan.toSeq,

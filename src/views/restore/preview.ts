@@ -10,9 +10,9 @@ export const VERSION_SCHEME = 'agent-waypoints-version';
 
 const ICONS: Record<PlannedFile['action'], string> = { revert: 'discard', partial: 'discard', conflict: 'warning', unrestorable: 'circle-slash', unchanged: 'check' };
 const WHAT: Record<PlannedFile['action'], string> = {
-  revert: 'restore',
-  partial: 'restore partly',
-  conflict: 'keep',
+  revert: 'will be restored',
+  partial: 'will be restored partly',
+  conflict: 'kept',
   unrestorable: 'cannot be restored',
   unchanged: 'already as at the checkpoint',
 };
@@ -102,7 +102,7 @@ function items(plan: RestorePlan): Item[] {
       out.push({ file: f, tickable, label: `$(${ICONS[f.action]}) ${f.path}`, description: what, detail: f.reason, buttons: [COMPARE] });
     }
   };
-  group('Restored', plan.files.filter((f) => f.action === 'revert' || f.action === 'partial'));
+  group('Will be restored', plan.files.filter((f) => f.action === 'revert' || f.action === 'partial'));
   group('Kept: changed since the agent wrote them', plan.files.filter((f) => f.action === 'conflict'));
   group('Cannot be restored', plan.files.filter((f) => f.action === 'unrestorable'));
   group('Already as at the checkpoint', plan.files.filter((f) => f.action === 'unchanged'));

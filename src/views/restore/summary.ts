@@ -29,6 +29,7 @@ export function restoreMarkdown(r: RestoreRecord): string {
     ...r.files.map((f) => `| ${esc(f.path)} | ${RESTORE_ACTION_LABELS[f.action]} | ${esc(f.reason)} |`),
     ...(r.notes.length ? ['', '**Not known to the journal**', '', ...r.notes.map((n) => `- ${esc(n)}`)] : []),
     '',
-    `Recorded with the run as \`${r.id}\`. Files ignored by .gitignore or files.exclude, and node_modules, are never journaled or touched.`,
+    `Recorded with the run as \`${r.id}\`. To undo it, restore the files to checkpoint #${r.checkpoint_seq} (the notification's Undo restore, or this entry's context menu in the Runs tree).`,
+    'Files ignored by .gitignore or files.exclude, and node_modules, are never journaled or touched.',
   ].join('\n');
 }

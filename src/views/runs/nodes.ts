@@ -100,6 +100,15 @@ export class RestoreNode {
     readonly parent: RunNode,
   ) {}
 
+  /** Restoring to the checkpoint this restore followed undoes it (its writes are journaled after it). */
+  get runId(): string {
+    return this.parent.run.run_id;
+  }
+
+  get seq(): number {
+    return this.restore.checkpoint_seq;
+  }
+
   toTreeItem(): vscode.TreeItem {
     const r = this.restore;
     const item = new vscode.TreeItem(`Files restored to #${r.to_seq}`, vscode.TreeItemCollapsibleState.None);

@@ -12,6 +12,7 @@ import { type OpenStore, OursContender } from './contenders/ours';
 import { SqliteContender } from './contenders/sqlite';
 import type { Contender } from './contenders/types';
 import { measureActivation, measureListing, tempDirIn } from './extras';
+import { fileJournalReport, measureFileJournal, type FileJournalResult } from './files';
 import { diskUsage } from './fsutil';
 import { machineInfo } from './machine';
 import { measureResume, measureRun, type Resumable, type RunSamples } from './measure';
@@ -86,6 +87,13 @@ async function main(): Promise<void> {
   exposeGc();
   const root = fs.mkdtempSync(path.join(opts.dir, 'waypoints-bench-'));
   const startedAt = performance.now();
+  const fileJournal = () => measureFileJournal(tempDirIn(root, 'files'), { edits: opts.quick ? 100 : 1000, scanFiles: opts.quick ? 5_000 : 50_000, rounds: opts.quick ? 3 : 5 });
+  if (process.argv.includes('--files-only')) {
+    // The file journal's rows alone (they do not depend on the store workload).
+    process.stdout.write(fileJournalReport(await fileJournal()) + '\n');
+    if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
+    return;
+  }
   const machine = machineInfo(root);
   log(`bench: ${opts.quick ? 'quick' : 'full'}, N = ${opts.steps}, repeats = ${opts.repeats}, in ${root} (${machine.tempFs}), load ${machine.loadAvg.map((l) => l.toFixed(2)).join(' ')}`);
   try {
@@ -141,9 +149,11 @@ async function main(): Promise<void> {
     log(`  activation with ${opts.activationRuns} runs (ours) …`);
     const activation = await measureActivation(openOurs, tempDirIn(root, 'activation'), opts.activationRuns, opts.activationRepeats);
 
+    const files = await fileJournal();
+
     const figures = Object.fromEntries(contenders.map((c) => [c.name, contenderFigures(runs, c.name, points)]));
     const primitive = primitiveFigures(runs, points);
-    const results: BenchResults & { options: Options; samples: unknown } = {
+    const results: BenchResults & { options: Options; samples: unknown; files: FileJournalResult } = {
       mode: opts.quick ? 'quick' : 'full',
       machine: { ...machine, loadAvgAfter: os.loadavg(), loadMaxDuring: Math.max(...loadDuring) },
       durationS: (performance.now() - startedAt) / 1000,
@@ -167,11 +177,12 @@ async function main(): Promise<void> {
       ),
       activation,
       listing,
+      files,
       release,
       notes: Object.assign({}, ...contenders.map((c) => c.notes())) as Record<string, string>,
       samples: runs.map((s) => ({ contentBytes: s.contentBytes, startBytes: s.startBytes, byContender: s.byContender })),
     };
-    const report = buildReport(results);
+    const report = buildReport(results) + '\n' + fileJournalReport(files);
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
     fs.writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, table: report }, null, 2) + '\n');
     process.stdout.write(report + '\n');

@@ -100,8 +100,7 @@ describe('e2e: restore files to a checkpoint', () => {
     await (await quickPickRow(wb, TITLE)).click();
     await quickPickRow(wb, 'pre_tool_batch');
     await wb.page.locator('.quick-input-widget input').fill('pre_tool_batch');
-    const seqRows = wb.page.locator('.quick-input-widget .monaco-list-row', { hasText: 'pre_tool_batch' });
-    await seqRows.last().click(); // newest first: the last is step 1's
+    await wb.page.locator('.quick-input-widget .monaco-list-row', { hasText: 'pre_tool_batch' }).filter({ hasText: 'step 1 ' }).first().click();
     await (await quickPickRow(wb, 'Conversation and files')).click();
     await quickPickRow(wb, 'notes/a.txt');
     await wb.page.locator('.quick-input-widget input').press('Enter');

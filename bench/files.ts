@@ -46,7 +46,7 @@ export interface ScanResult {
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
 
 function git(cwd: string, args: string[], env: Record<string, string> = {}): void {
-  execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=bench', '-c', 'commit.gpgsign=false', ...args], { cwd, stdio: 'ignore', env: { ...process.env, ...env } });
+  execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=bench', '-c', 'commit.gpgsign=false', '-c', 'gc.auto=0', ...args], { cwd, stdio: 'ignore', env: { ...process.env, ...env } });
 }
 
 /** `count` small source files in folders of 100, deterministic. */

@@ -60,9 +60,17 @@ const countingFs: FsLayer = {
     counted.bytes += data.length;
     return nodeFs.write(fd, data);
   },
+  pwrite: async (fd, data, position) => {
+    counted.bytes += data.length;
+    return nodeFs.pwrite(fd, data, position);
+  },
   fsync: async (fd) => {
     counted.fsyncs++;
     return nodeFs.fsync(fd);
+  },
+  fdatasync: async (fd) => {
+    counted.fsyncs++;
+    return nodeFs.fdatasync(fd);
   },
 };
 

@@ -85,9 +85,16 @@ export class ExtensionRoot extends DisposableStore {
     this.register(toDisposable(() => void store.close(FLUSH_TIMEOUT_MS)));
     this.register(store.onEvent((e) => {
       if (e.kind === 'write-error') this.log.error(`storage write failed${e.run_id ? ` for run ${e.run_id}` : ''}: ${e.error.message}`);
+      if (e.kind === 'recovered') this.log.info(`recovered: ${e.message}`);
       if (e.kind === 'corruption') {
-        this.log.error(`corrupt checkpoint data: ${e.report.lost}; quarantined: ${e.report.quarantined.map((q) => `${q.file} → ${q.to}`).join(', ')}`);
-        void vscode.window.showErrorMessage(`Agent Waypoints found damaged checkpoint data and kept a copy in quarantine. ${e.report.lost}`, 'Show log').then((p) => p && this.log.show());
+        const moved = e.report.quarantined.map((q) => `${q.file} → ${q.to}`).join(', ') || 'nothing moved';
+        if (!e.report.data_lost) {
+          this.log.warn(`repaired ${e.report.file}: ${e.report.reason}; lost ${e.report.lost}; quarantined: ${moved}`);
+          return;
+        }
+        this.log.error(`damaged checkpoint data: ${e.report.reason}; lost ${e.report.lost}; quarantined: ${moved}`);
+        const kept = e.report.quarantined.length > 0 ? ' The damaged files were kept in quarantine.' : '';
+        void vscode.window.showErrorMessage(`Agent Waypoints found damaged checkpoint data: ${e.report.lost}.${kept} Nothing from the lost part will run again without your decision.`, 'Show log').then((p) => p && this.log.show());
       }
     }));
 

@@ -1,5 +1,6 @@
 // Typed events of the runner, for the UI and the log (no polling anywhere).
 import type { Approval, CheckpointRecord, RunState } from '../store/api/schema';
+import type { Leftover } from './tools/leftovers';
 
 export type RunnerEvent =
   | { type: 'phase'; runId: string; record: CheckpointRecord }
@@ -16,6 +17,8 @@ export type RunnerEvent =
   | { type: 'approval-requested'; runId: string; approval: Approval }
   | { type: 'approval-decided'; runId: string; approval: Approval }
   | { type: 'effect-replayed'; runId: string; toolCallId: string; toolName: string }
+  /** Commands still running from before a crash: the run waits for them (killRunLeftovers ends the wait). */
+  | { type: 'leftovers'; runId: string; status: 'waiting' | 'done'; leftovers: Leftover[]; detail: string | null }
   | { type: 'llm'; runId: string; step: number; status: 'start' | 'end' }
   /** Streamed text or reasoning of the model call in progress (UI only: the post_llm checkpoint is the source of truth). */
   | { type: 'llm-delta'; runId: string; step: number; kind: 'text' | 'reasoning'; delta: string }

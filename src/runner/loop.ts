@@ -3,7 +3,8 @@
 //   step_started → pre_llm → [LLM] → post_llm(pending response) → tool batch → subagent batch → next step
 //   … → run_terminal
 // Resume enters the same machine: a pending response skips the LLM call and goes to its tool calls.
-import type { Approval, Effect, RunState, RuntimeSnapshot, ToolCall } from '../store/api/schema';
+import type { Approval, Damage, Effect, RunState, RuntimeSnapshot, ToolCall } from '../store/api/schema';
+import { StoreWriteError } from '../store/api/errors';
 import type { CheckpointStore, RunLease } from '../store/api/types';
 import { budgetExceeded } from './budget';
 import { errorMessage } from './errors';
@@ -14,6 +15,7 @@ import { ProviderError } from './provider/errors';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
 import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
 import type { FileJournal, FileWatch } from './files/journal';
+import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
@@ -54,9 +56,16 @@ export interface RunOutcome {
 type Stop = { stop: true; state: RunState; detail: string | null };
 const CONTINUE = { stop: false } as const;
 
+export interface ExecutionOptions {
+  /** The run's damage records merged (RunSummary.damage): calls that may have run before it go to the user. */
+  damage: Damage | null;
+}
+
 export class RunExecution {
   private sessionStartMs: number;
   private readonly activeBaseMs: number;
+  /** Commands still running from before this resume, while the run waits for them. */
+  private leftovers: Leftover[] = [];
 
   constructor(
     readonly deps: LoopDeps,
@@ -64,9 +73,16 @@ export class RunExecution {
     readonly lease: RunLease,
     readonly rt: RuntimeSnapshot,
     readonly signal: AbortSignal,
+    private readonly opts: ExecutionOptions = { damage: null },
   ) {
     this.sessionStartMs = deps.now();
     this.activeBaseMs = this.context.active_ms ?? 0;
+  }
+
+  /** Kills the commands this run waits for (still running from before a crash); the wait then ends. */
+  killLeftovers(): boolean {
+    killLeftovers(this.leftovers);
+    return this.leftovers.length > 0;
   }
 
   get context(): RunContext {
@@ -158,12 +174,17 @@ export class RunExecution {
     if (calls.length === 0) return this.finish(response.message.content ?? '');
 
     const [approvals, effects] = await Promise.all([this.deps.store.listApprovals(this.runId), this.deps.store.listEffects(this.runId)]);
+    const waited = await this.awaitLeftovers(effects, calls);
+    if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
     const plans = planBatch({
       calls,
       tools: this.deps.tools,
       policy: (t, a) => this.deps.policy(t, a),
       approvals: byCall(approvals),
       effects: byCall(effects),
+      damage: this.opts.damage,
+      step: this.rt.step,
+      waited,
     });
     const asks = plans.filter((p) => p.kind === 'ask');
     if (asks.length > 0) {
@@ -188,6 +209,30 @@ export class RunExecution {
     }
     this.rt.pending_llm_response = null;
     return CONTINUE;
+  }
+
+  /**
+   * A call of this batch whose command is still running (the window died, its process group did
+   * not): wait for it before anything is asked, so "may already have run" is asked about something
+   * that has finished. Cancel stops the wait; killLeftovers() ends it.
+   */
+  private async awaitLeftovers(effects: Effect[], calls: readonly ToolCall[]): Promise<Set<string>> {
+    const ids = new Set(calls.map((c) => c.id));
+    const open = effects.filter((e) => ids.has(e.tool_call_id));
+    this.leftovers = await findLeftovers(open);
+    if (this.leftovers.length === 0) return new Set();
+    const names = this.leftovers.map((l) => {
+      const call = calls.find((c) => c.id === l.toolCallId);
+      return `${call?.function.name ?? 'a command'} (pid ${l.pids.join(', ')})`;
+    });
+    const detail = `Waiting for ${names.join(' and ')}, still running from before the window closed. Cancel the run to stop waiting, or kill it.`;
+    this.log('warn', detail);
+    this.deps.events.emit({ type: 'leftovers', runId: this.runId, status: 'waiting', leftovers: this.leftovers, detail });
+    await waitForLeftovers(open, this.signal);
+    const waited = new Set(this.leftovers.map((l) => l.toolCallId));
+    this.leftovers = [];
+    this.deps.events.emit({ type: 'leftovers', runId: this.runId, status: 'done', leftovers: [], detail: null });
+    return waited;
   }
 
   private async requestApprovals(asks: CallPlan[], existing: Map<string, Approval>): Promise<void> {
@@ -247,19 +292,37 @@ export class RunExecution {
     }
     this.deps.events.emit({ type: 'tool', runId: this.runId, step: this.rt.step, toolCallId: call.id, toolName: plan.tool.name, status: 'start' });
     const prepared = { ok: true as const, tool_call_id: call.id, tool: plan.tool, args: plan.args, input_hash: plan.hash };
+    let storageError: Error | null = null;
+    let processRecorded: Promise<unknown> = Promise.resolve();
     const result = await this.deps.tools.run(prepared, {
       workspaceRoot: this.context.workspace_root,
       signal: this.signal,
       idempotencyKey: idempotencyKey(this.runId, this.rt.step, call.id),
       outputCap: this.deps.outputCap,
-      putBlob: (content) => store.putBlob(this.runId, content),
+      putBlob: async (content) => {
+        try {
+          return await store.putBlob(this.runId, content);
+        } catch (err) {
+          storageError ??= err as Error;
+          throw err;
+        }
+      },
+      onSpawn: plan.tool.sideEffecting
+        ? (pid) => {
+            const proc = { pid, hostname: this.lease.owner.hostname, started_ms: this.deps.now() };
+            processRecorded = store.recordProcess(this.runId, call.id, proc).catch((err: unknown) => this.log('warn', `could not record the process of ${call.id}: ${errorMessage(err)}`));
+          }
+        : undefined,
     });
+    await processRecorded;
     this.deps.events.emit({ type: 'tool', runId: this.runId, step: this.rt.step, toolCallId: call.id, toolName: plan.tool.name, status: 'end', isError: result.is_error });
     const content = toolMessageContent(result.output, plan);
+    // A failure to record the result throws: the intent stays without a result, so resume asks (may already have run).
     if (plan.tool.sideEffecting) {
       const journaled = watch ? await this.finishWatch(watch, intentFiles) : {};
       await store.recordResult(this.runId, call.id, { output: content, output_hash: outputHash(content), is_error: result.is_error, blob: result.blob, ...journaled });
     }
+    if (storageError) throw storageFailure(plan.tool, storageError);
     this.addToolResult(call, content, plan.hash, outputHash(content), result.is_error, false, started);
     return !result.is_error;
   }
@@ -391,6 +454,15 @@ export class RunExecution {
   log(level: 'info' | 'warn' | 'error', message: string): void {
     this.deps.events.emit({ type: 'log', runId: this.runId, level, message });
   }
+}
+
+/** The tool did its work but the disk failed under it: pause with the disk's error, never a tool error. */
+function storageFailure(tool: Tool, cause: Error): StoreWriteError {
+  const after = tool.sideEffecting
+    ? 'Its result is recorded and is replayed on resume: it does not run again.'
+    : 'It only reads, so resuming runs it again.';
+  const code = (cause as { code?: string }).code;
+  return new StoreWriteError(`${tool.name} ran, but its full output could not be stored (${cause.message}). ${after} Free disk space, then resume.`, null, code, { cause });
 }
 
 function byCall<T extends { tool_call_id: string }>(items: T[]): Map<string, T> {

@@ -1,7 +1,7 @@
 // AgentRunner: start, resume, decide approvals, cancel. Owns one RunExecution per active run and
 // holds the run's lease (one window per run) only while it executes. vscode-free.
 import { errorMessage } from '../common/errors';
-import { LlmResponse, type RunState, type RuntimeSnapshot, type ToolCall } from '../store/api/schema';
+import { isTerminalState, LlmResponse, type RunState, type RuntimeSnapshot, type ToolCall } from '../store/api/schema';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError } from '../store/api/errors';
 import type { CheckpointStore, OwnerInfo, RunLease } from '../store/api/types';
 import { type Budget, DEFAULT_BUDGET } from './budget';
@@ -63,7 +63,7 @@ export type DecisionInput =
 
 export class AgentRunner {
   readonly events = new Emitter<RunnerEvent>();
-  private readonly active = new Map<string, { controller: AbortController; handle: RunHandle }>();
+  private readonly active = new Map<string, { controller: AbortController; handle: RunHandle; ref: { exec?: RunExecution } }>();
   private readonly now: () => number;
 
   constructor(private readonly deps: RunnerDeps) {
@@ -103,18 +103,25 @@ export class AgentRunner {
     const running = this.active.get(runId);
     if (running) return running.handle;
     const { store } = this.deps;
+    const run = await store.getRun(runId);
+    if (!run) throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
     const latest = await store.latest(runId).catch(async (err: unknown) => {
-      // Created, then the process died before run_started was durable: nothing has run yet.
-      // A run that does not exist stays an error.
-      if (err instanceof CheckpointNotFoundError && (await store.getRun(runId)) && (await store.list(runId, { limit: 1 })).length === 0) return null;
+      // No checkpoint at all: created, then the process died before run_started was durable (nothing
+      // has run yet) — or every checkpoint was lost to damage (run.damage says so; handled below).
+      if (err instanceof CheckpointNotFoundError && (await store.list(runId, { limit: 1 })).length === 0) return null;
       throw err;
     });
-    if (latest === null) return this.restartUnstarted(runId);
-    if (latest.phase === 'run_terminal' && 'terminal_result' in latest.payload) {
+    if (latest?.phase === 'run_terminal' && 'terminal_result' in latest.payload) {
       const result = latest.payload.terminal_result as TerminalResult;
       const outcome: RunOutcome = { runId, state: result.state, detail: null, finalText: result.final_text, terminalResult: result };
       return { runId, done: Promise.resolve(outcome) };
     }
+    if (run.damage && isTerminalState(run.state)) {
+      // It had finished, and its history was damaged afterwards: it stays finished, nothing runs.
+      const outcome: RunOutcome = { runId, state: run.state, detail: run.state_detail, finalText: null, terminalResult: null };
+      return { runId, done: Promise.resolve(outcome) };
+    }
+    if (latest === null) return this.restartUnstarted(runId);
     const lease = await store.acquire(runId, this.deps.owner);
     try {
       const loaded = await store.loadSnapshot(runId).catch(async (err: unknown) => {
@@ -193,6 +200,11 @@ export class AgentRunner {
     return left.length === 0 ? this.resume(runId, { confirmed: true }) : undefined;
   }
 
+  /** Kills the commands an active run waits for (still running from before a crash). False: none. */
+  killLeftovers(runId: string): boolean {
+    return this.active.get(runId)?.ref.exec?.killLeftovers() ?? false;
+  }
+
   /** Cancels an active run; it pauses with a checkpoint and can be resumed. */
   cancel(runId: string): boolean {
     const a = this.active.get(runId);
@@ -215,6 +227,8 @@ export class AgentRunner {
         const lease = await store.acquire(run.run_id, this.deps.owner).catch(() => undefined);
         if (!lease) continue;
         try {
+          // Loading it as its owner may have found damage and recorded it (a state of its own): keep that.
+          if ((await store.getRun(run.run_id))?.state !== 'running') continue;
           await store.setRunState(run.run_id, 'interrupted', `Interrupted at step ${run.step}: the window running it closed or crashed. Resume it to continue.`);
           marked.push(run.run_id);
         } finally {
@@ -239,9 +253,12 @@ export class AgentRunner {
   // ── internals ────────────────────────────────────────────────────────────────────────────────
   private launch(runId: string, lease: RunLease, provider: ChatProvider, rt: RuntimeSnapshot, resumed: boolean): RunHandle {
     const controller = new AbortController();
-    const exec = new RunExecution(this.loopDeps(provider), runId, lease, rt, controller.signal);
+    const handleRef: { exec?: RunExecution } = {};
     const done = (async () => {
       try {
+        const damage = (await this.deps.store.getRun(runId))?.damage ?? null;
+        const exec = new RunExecution(this.loopDeps(provider), runId, lease, rt, controller.signal, { damage });
+        handleRef.exec = exec;
         await this.deps.store.setRunState(runId, 'running', null);
         this.events.emit({ type: 'state', runId, state: 'running', detail: null });
         const ctx = rt.context as RunContext;
@@ -264,7 +281,7 @@ export class AgentRunner {
       }
     })();
     const handle = { runId, done };
-    this.active.set(runId, { controller, handle });
+    this.active.set(runId, { controller, handle, ref: handleRef });
     return handle;
   }
 

@@ -3,7 +3,7 @@
 // The two-phase journal: a durable *intent* before a side-effecting tool runs, the *result* after.
 // An intent without a result is *uncertain*: side-effecting tools go back to the user, never re-run
 // silently (product.md, resume semantics 6).
-import type { Approval, Effect, ToolCall } from '../store/api/schema';
+import type { Approval, Damage, Effect, ToolCall } from '../store/api/schema';
 import { inputHash } from './hash';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
@@ -31,6 +31,11 @@ export interface PlanInputs {
   policy(tool: Tool, args: unknown): PolicyDecision;
   approvals: ReadonlyMap<string, Approval>;
   effects: ReadonlyMap<string, Effect>;
+  /** The run's damage records merged (null: never damaged), and the step being planned. */
+  damage: Damage | null;
+  step: number;
+  /** Calls whose process was found still running on resume and waited for (their output is lost). */
+  waited: ReadonlySet<string>;
 }
 
 /** Decides every call of a batch. Pure: no I/O, so it is the same on first run and on resume. */
@@ -55,7 +60,7 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
     edited = true;
   }
   if (decision?.kind === 'reject') {
-    const prefix = approval!.uncertain ? 'Not run again (it may already have run before the interruption)' : 'The user rejected this tool call';
+    const prefix = approval!.uncertain ? 'Not run again (it may already have run before the interruption or the damage to the run\'s history)' : 'The user rejected this tool call';
     return { kind: 'error', call, output: `${prefix}: ${decision.reason ?? 'no reason given'}` };
   }
   if (tool.category === 'subagent') {
@@ -68,23 +73,31 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
   if (effect && !effect.result && tool.sideEffecting) {
     const decidedAfterIntent = approval?.uncertain && decision && decision.decided_ms >= effect.intent_ms;
     if (decidedAfterIntent) return { kind: 'run', call, tool, args, hash, edited };
-    return {
-      kind: 'ask',
-      call,
-      request: {
-        tool,
-        args,
-        hash,
-        uncertain: true,
-        reason: 'This call was started but its result was never recorded: the window closed or crashed while it ran. It may already have run.',
-      },
-    };
+    const reason = p.waited.has(call.id)
+      ? 'This call was still running when the run resumed and was waited for; it has finished now, but its output was lost with the window. It has probably done its work: check before running it again.'
+      : 'This call was started but its result was never recorded: the window closed or crashed while it ran. It may already have run.';
+    return { kind: 'ask', call, request: { tool, args, hash, uncertain: true, reason } };
   }
+  const damaged = !decision && tool.sideEffecting ? damageReason(p, hash) : null;
+  if (damaged) return { kind: 'ask', call, request: { tool, args, hash, uncertain: true, reason: damaged } };
 
   const policy = p.policy(tool, args);
   if (policy.decision === 'deny') return { kind: 'error', call, output: `Denied by policy: ${policy.reason}` };
   if (policy.decision === 'auto' || decision) return { kind: 'run', call, tool, args, hash, edited };
   return { kind: 'ask', call, request: { tool, args, hash, uncertain: false, reason: policy.reason } };
+}
+
+/**
+ * After damage to the run's history, a side-effecting call up to the step the run had reached may be
+ * one whose records were lost: it goes to the user, marked as possibly run, with what is known.
+ * Not when the lost part provably held no effect records (the witness counted them).
+ */
+function damageReason(p: PlanInputs, hash: string): string | null {
+  const d = p.damage;
+  if (!d || d.effects_lost === false || (d.step_before !== null && p.step > d.step_before)) return null;
+  const lost = d.lost_calls.find((c) => c.input_hash === hash);
+  const known = lost ? ` The lost history shows this exact call ${lost.finished ? 'ran to the end' : 'was started'} at step ${lost.step}.` : '';
+  return `This run's history was damaged (${d.lost}): this call may already have run before the damage.${known}`;
 }
 
 /** The tool message content the model sees for an executed call. */

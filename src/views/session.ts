@@ -51,6 +51,9 @@ export class RunSessions implements vscode.Disposable {
         case 'phase':
           this.log.trace(`[${e.runId}] #${e.record.seq} ${e.record.phase} (step ${e.record.step})`);
           break;
+        case 'leftovers':
+          if (e.status === 'waiting' && e.detail) void this.offerKill(e.runId, e.detail);
+          break;
         case 'effect-replayed':
           this.log.info(`[${e.runId}] ${e.toolName} ${e.toolCallId}: result replayed from the effect journal (not run again)`);
           break;
@@ -104,11 +107,19 @@ export class RunSessions implements vscode.Disposable {
   async showResult(runId: string): Promise<void> {
     const outcome = await (await this.runner.resume(runId)).done;
     if (!outcome.terminalResult) {
-      void vscode.window.showInformationMessage(`Agent run ${runId} has not finished (${outcome.state}).`);
+      const finished = outcome.state === 'completed' || outcome.state === 'failed';
+      void vscode.window.showInformationMessage(finished ? `Agent run ${runId} finished (${outcome.state}). ${outcome.detail ?? ''}` : `Agent run ${runId} has not finished (${outcome.state}).`);
       return;
     }
     const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: resultMarkdown(outcome) });
     await vscode.window.showTextDocument(doc, { preview: true });
+  }
+
+  /** A command from before a crash is still running: the run waits for it; the user may end it. */
+  private async offerKill(runId: string, detail: string): Promise<void> {
+    const run = await this.runTitle(runId).catch(() => runId);
+    const pick = await vscode.window.showWarningMessage(`Agent run ${run}: ${detail}`, 'Kill it', 'Keep waiting');
+    if (pick === 'Kill it' && !this.runner.killLeftovers(runId)) void vscode.window.showInformationMessage('It has finished already.');
   }
 
   private setActivity(runId: string, text: string | undefined): void {

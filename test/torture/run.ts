@@ -14,6 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { openDiskStoreReady } from '../../src/store/disk/store';
+import { nodeFs } from '../../src/store/disk/fsLayer';
+import { readWitness } from '../../src/store/disk/witness';
 import type { CorruptionReport } from '../../src/store/api/types';
 import { ACK, canonical, digest, expectedTranscript, mulberry32, type Ack } from './shared';
 
@@ -24,6 +26,8 @@ export interface TortureOptions {
   /** Run the child through tsx instead of a bundle. */
   tsx?: boolean;
   steps?: number;
+  /** Every Nth killed trial then deletes the run's newest commit file (a lost tail); 0 = never. */
+  lostTailEvery?: number;
   log?: (line: string) => void;
 }
 
@@ -31,6 +35,8 @@ export interface TortureResult {
   trials: number;
   kills: number;
   runsFinished: number;
+  /** Lost-tail trials: the newest commit deleted after a kill; how many were acknowledged (and so must be reported). */
+  lostTails: { trials: number; acknowledged: number; withEffects: number };
   failures: string[];
   dir: string;
 }
@@ -189,6 +195,50 @@ function sideEffectProblems(logFile: string, runId: string, effects: Map<string,
   return problems;
 }
 
+/**
+ * After a kill: delete the run's newest commit file. If its commit had been acknowledged (the witness,
+ * written before each ACK, counts it) the store must report the lost tail, naming the file and whether
+ * effect records went with it; if the kill came before the acknowledgement, deleting it loses nothing
+ * anyone was told about, and nothing may be reported.
+ */
+async function lostTailTrial(dir: string, runId: string, res: TortureResult): Promise<string[]> {
+  const runDir = path.join(dir, 'runs', runId);
+  const singles = fs.readdirSync(path.join(runDir, 'log')).filter((n) => /^\d{12}\.json$/.test(n)).sort();
+  const newest = singles.at(-1);
+  if (!newest) return [];
+  const n = Number(newest.slice(0, 12));
+  const text = fs.readFileSync(path.join(runDir, 'log', newest), 'utf8');
+  const w = await readWitness(nodeFs, runDir);
+  const acknowledged = w.kind === 'ok' && w.witness.commits >= n;
+  const effects = text.includes('"op":"effect"');
+  fs.rmSync(path.join(runDir, 'log', newest));
+  fs.rmSync(path.join(runDir, 'owner.lock'), { force: true }); // the killed owner's
+  res.lostTails.trials++;
+  if (acknowledged) res.lostTails.acknowledged++;
+  if (acknowledged && effects) res.lostTails.withEffects++;
+  const reports: CorruptionReport[] = [];
+  const store = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+  try {
+    await (await store.acquire(runId, { owner_id: 'verifier', label: 'verifier', pid: process.pid, hostname: os.hostname() })).release();
+    const damage = (await store.getRun(runId))?.damage;
+    const problems: string[] = [];
+    const r = reports.find((x) => x.file.endsWith(newest));
+    if (!acknowledged) {
+      // Written but not yet acknowledged when the kill came: its loss may go unseen — or be seen (the
+      // index may already have counted it) — but nothing else may be blamed.
+      const others = reports.filter((x) => !x.file.endsWith(newest));
+      if (others.length) problems.push(`an unacknowledged commit ${newest} was deleted, yet ${others.map((x) => x.file).join(', ')} reported`);
+    } else if (!r) problems.push(`the acknowledged newest commit ${newest} was deleted and nothing reported it`);
+    else {
+      if (r.effects_lost !== effects) problems.push(`lost tail ${newest}: effects_lost ${r.effects_lost}, the file ${effects ? 'held' : 'held no'} effect records`);
+      if (!damage) problems.push(`lost tail ${newest}: no damage recorded in the run`);
+    }
+    return problems;
+  } finally {
+    await store.close();
+  }
+}
+
 export async function runTorture(o: TortureOptions): Promise<TortureResult> {
   const log = o.log ?? (() => undefined);
   const dir = o.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'aw-torture-'));
@@ -197,7 +247,7 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
   const cmd = o.tsx ? [process.execPath, '--import', 'tsx', path.join(__dirname, 'child.ts')] : [process.execPath, await bundleChild(dir)];
   const rand = mulberry32(o.seed ?? 1);
   const steps = o.steps ?? 12;
-  const res: TortureResult = { trials: 0, kills: 0, runsFinished: 0, failures: [], dir };
+  const res: TortureResult = { trials: 0, kills: 0, runsFinished: 0, lostTails: { trials: 0, acknowledged: 0, withEffects: 0 }, failures: [], dir };
   let runSeed = (o.seed ?? 1) * 1000;
   let st = newRunState(++runSeed, steps);
   for (let t = 1; t <= o.trials; t++) {
@@ -210,9 +260,13 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
     res.trials++;
     if (r.killed) res.kills++;
     const problems = r.error ? [`child failed: ${r.error}`] : st.runId ? await verify(storeDir, st, effectsLog) : [];
+    // A lost-tail trial ends its run: the child (not the product's loop) would take the fallback for the whole truth.
+    const lostTail = !r.error && r.killed && st.runId && !st.done && o.lostTailEvery && res.kills % o.lostTailEvery === 0;
+    if (lostTail) problems.push(...(await lostTailTrial(storeDir, st.runId!, res)));
     for (const p of problems) res.failures.push(`trial ${t} (run ${st.runId}, kill after ${killAfter}): ${p}`);
-    log(`trial ${t}: ${r.killed ? `killed after ${killAfter}` : 'ran to the end'}, ${st.recs.size} checkpoints + ${st.effects.size} effects ACKed, ${problems.length ? `FAILED: ${problems.join('; ')}` : 'ok'}`);
-    if (st.done) {
+    log(`trial ${t}: ${r.killed ? `killed after ${killAfter}` : 'ran to the end'}${lostTail ? ', newest commit deleted' : ''}, ${st.recs.size} checkpoints + ${st.effects.size} effects ACKed, ${problems.length ? `FAILED: ${problems.join('; ')}` : 'ok'}`);
+    if (lostTail) st = newRunState(++runSeed, steps);
+    else if (st.done) {
       res.runsFinished++;
       st = newRunState(++runSeed, steps);
     }
@@ -228,9 +282,10 @@ async function main(): Promise<void> {
     return i >= 0 ? Number(args[i + 1]) : d;
   };
   const t0 = Date.now();
-  const r = await runTorture({ trials: num('--trials', 50), seed: num('--seed', 1), steps: num('--steps', 12), tsx: args.includes('--tsx'), log: (l) => console.log(l) });
+  const r = await runTorture({ trials: num('--trials', 50), seed: num('--seed', 1), steps: num('--steps', 12), lostTailEvery: num('--lost-tail-every', 4), tsx: args.includes('--tsx'), log: (l) => console.log(l) });
   for (const f of r.failures) console.error(`FAIL ${f}`);
-  console.log(`\ntorture: ${r.trials} trials, ${r.kills} SIGKILLs, ${r.runsFinished} runs finished, ${r.failures.length} failures (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  const lt = r.lostTails;
+  console.log(`\ntorture: ${r.trials} trials, ${r.kills} SIGKILLs, ${r.runsFinished} runs finished, ${lt.trials} lost tails (${lt.acknowledged} acknowledged, ${lt.withEffects} with effect records), ${r.failures.length} failures (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   if (!args.includes('--keep')) fs.rmSync(r.dir, { recursive: true, force: true });
   process.exit(r.failures.length ? 1 : 0);
 }

@@ -3,7 +3,7 @@
 // (nested ones, and .git/info/exclude) and the user's files.exclude globs, skips .git and
 // node_modules, and stops at its caps saying so. Self-contained on purpose (no ripgrep: it must
 // also run where VS Code's binary is not found, and it needs stats, not names).
-import { promises as fs, type Dirent } from 'node:fs';
+import { lstatSync, promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
@@ -79,11 +79,13 @@ export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promi
     if (out.files.size + files.length > maxFiles) {
       return stop(out, t0, `the scan stopped at ${maxFiles.toLocaleString('en')} files (the workspace has more)`);
     }
-    const sigs = await Promise.all(files.map((rel) => fs.lstat(path.join(root, rel)).then((s) => s, () => null)));
-    files.forEach((rel, i) => {
-      const s = sigs[i];
+    // Synchronous stats, a directory at a time: several times faster than a promise per file
+    // through the thread pool, and the event loop gets a turn between directories.
+    for (const rel of files) {
+      const s = lstatSync(path.join(root, rel), { throwIfNoEntry: false });
       if (s && !s.isDirectory()) out.files.set(rel, { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino });
-    });
+    }
+    await new Promise<void>((r) => setImmediate(r));
   }
   out.ms = performance.now() - t0;
   return out;

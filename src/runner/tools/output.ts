@@ -22,8 +22,24 @@ export function sliceBytes(text: string, maxBytes: number, from: 'start' | 'end'
   return buf.subarray(start).toString('utf8');
 }
 
-export function truncationNote(shown: number, total: number, blob: string | null): string {
-  return `[output truncated: ${shown} of ${total} bytes shown${blob ? `; full output in blob ${blob}` : ''}]`;
+export function truncationNote(shown: number, total: number, blob: string | null, blobError?: string): string {
+  const where = blob ? `; full output in blob ${blob}` : blobError ? `; the full output could not be kept (${blobError})` : '';
+  return `[output truncated: ${shown} of ${total} bytes shown${where}]`;
+}
+
+/**
+ * The blob of a full output. A storage failure (a full disk) must not turn the tool's result into an
+ * error: the tool did its work, so its capped output stands; the failure reaches the loop through
+ * putBlob's own wrapper, which pauses the run once the result is recorded.
+ */
+async function keepFullOutput(text: string, ctx: Pick<ToolContext, 'putBlob'>): Promise<{ blob: string | null; error?: string }> {
+  if (!ctx.putBlob) return { blob: null };
+  try {
+    return { blob: await ctx.putBlob(text) };
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    return { blob: null, error: typeof code === 'string' ? `storage error ${code}` : 'storage error' };
+  }
 }
 
 /**
@@ -34,13 +50,13 @@ export async function capOutput(text: string, ctx: Pick<ToolContext, 'outputCap'
   const total = Buffer.byteLength(text, 'utf8');
   const cap = Math.max(0, Math.floor(ctx.outputCap));
   if (total <= cap) return { text, blob: null, truncated: false };
-  const blob = ctx.putBlob ? await ctx.putBlob(text) : null;
+  const { blob, error } = await keepFullOutput(text, ctx);
   if (mode === 'head') {
     const head = sliceBytes(text, cap);
-    return { text: `${head}\n${truncationNote(Buffer.byteLength(head), total, blob)}`, blob, truncated: true };
+    return { text: `${head}\n${truncationNote(Buffer.byteLength(head), total, blob, error)}`, blob, truncated: true };
   }
   const head = sliceBytes(text, Math.floor(cap / 2));
   const tail = sliceBytes(text, cap - Buffer.byteLength(head), 'end');
   const shown = Buffer.byteLength(head) + Buffer.byteLength(tail);
-  return { text: `${head}\n${truncationNote(shown, total, blob)}\n${tail}`, blob, truncated: true };
+  return { text: `${head}\n${truncationNote(shown, total, blob, error)}\n${tail}`, blob, truncated: true };
 }

@@ -1,11 +1,12 @@
 // The registry turns a model's tool call into a result, whatever the model sent: unknown tools,
 // broken JSON and wrong arguments become clear error results (with the expected schema) that the
-// model can correct; a failing tool becomes an error result. Nothing here throws at the loop.
+// model can correct; a failing tool becomes an error result. Only the store failing throws at the loop.
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import type { ToolCall } from '../../store/api/schema';
+import { StoreWriteError } from '../../store/api/errors';
 import { canonicalJson, inputHashFromRaw, outputHash, sha256 } from '../hash';
 import { showPath } from './paths';
 import { ToolFailure, type Tool, type ToolContext, type ToolOutput, type ToolResult } from './types';
@@ -92,13 +93,15 @@ export class ToolRegistry {
     return { ok: true, tool_call_id: toolCallId, tool, args: r.data, input_hash: inputHash };
   }
 
-  /** Runs a prepared call. Never throws: every failure is an is_error result for the model. */
+  /** Runs a prepared call. Every tool failure is an is_error result for the model; only a storage failure throws. */
   async run(prepared: PreparedCall, ctx: ToolContext): Promise<ToolResult> {
     if (!prepared.ok) return prepared.error;
     let out: ToolOutput;
     try {
       out = await prepared.tool.run(prepared.args, ctx);
     } catch (e) {
+      // The store failing is not the tool failing: the loop pauses the run instead of telling the model.
+      if (e instanceof StoreWriteError) throw e;
       return errorResult(describeFailure(prepared.tool.name, e, ctx.workspaceRoot));
     }
     return { ...out, output_hash: outputHash(out.output) };

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
+import { EFFECT_ENV } from './leftovers';
 import { capOutput, sliceBytes } from './output';
 import { confinePath } from './paths';
 import { defineTool, ToolFailure, type ToolContext } from './types';
@@ -66,7 +67,10 @@ function execute(command: string, cwd: string, timeoutMs: number, ctx: ToolConte
   return new Promise((resolve) => {
     const r: Execution = { code: null, signal: null, stdout: new Capture(), stderr: new Capture(), stoppedBy: null, spawnError: null };
     const isWin = process.platform === 'win32';
-    const child = spawn(command, { cwd, shell: true, detached: !isWin, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    // The marker lets a resumed run find this command (and what it started) if the window dies first.
+    const env = { ...process.env, [EFFECT_ENV]: ctx.idempotencyKey };
+    const child = spawn(command, { cwd, env, shell: true, detached: !isWin, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    if (child.pid !== undefined) ctx.onSpawn?.(child.pid);
     child.stdout?.on('data', (b: Buffer) => r.stdout.add(b));
     child.stderr?.on('data', (b: Buffer) => r.stderr.add(b));
     let finished = false;

@@ -22,6 +22,8 @@ export interface ToolContext {
   outputCap: number;
   /** Stores a full output; returns its content hash (the store's blob id). */
   putBlob?: (content: string) => Promise<string>;
+  /** A command's process started (its pid is recorded with the effect intent; see leftovers.ts). */
+  onSpawn?: (pid: number) => void;
   /** Runs a subagent on `task`; supplied by the loop. */
   delegate?: (task: string, signal: AbortSignal) => Promise<DelegateResult>;
 }

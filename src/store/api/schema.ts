@@ -296,6 +296,8 @@ export const Effect = z.object({
   idempotency_key: z.string(),
   side_effecting: z.boolean(),
   intent_ms: z.number().int(),
+  /** The process a command started (recorded after the intent): on resume, a live one is waited for, not re-run. */
+  process: z.object({ pid: z.number().int().positive(), hostname: z.string(), started_ms: z.number().int() }).nullable().optional(),
   result: EffectResult.nullable(),
   /** The newest checkpoint when the intent was written: the call happened after it (restore to a checkpoint reverses calls with seq >= it). */
   checkpoint_seq: z.number().int().nonnegative().optional(),
@@ -305,6 +307,41 @@ export const Effect = z.object({
   file_scan: FileScan.optional(),
 });
 export type Effect = z.infer<typeof Effect>;
+export type EffectProcess = NonNullable<Effect['process']>;
+
+// ── damage ─────────────────────────────────────────────────────────────────────────────────────
+/** A tool call the lost part of a run's history held, as far as the damaged files could still be read. */
+export const LostCall = z.object({
+  tool_call_id: z.string(),
+  tool_name: z.string(),
+  input_hash: z.string(),
+  step: z.number().int().nonnegative(),
+  /** Its result had been recorded too (it ran to the end), not only its intent. */
+  finished: z.boolean(),
+});
+export type LostCall = z.infer<typeof LostCall>;
+
+/**
+ * Written into a run's log by whoever repaired it, after its history was found damaged and the run
+ * fell back: what was lost, so resume never takes the fallback for the whole truth.
+ */
+export const Damage = z.object({
+  ms: z.number().int(),
+  /** The first bad (or missing) file, and why. */
+  file: z.string(),
+  reason: z.string(),
+  lost_seqs: z.object({ from: z.number().int().positive(), to: z.number().int().positive() }).nullable(),
+  /** Whether effect records (intents/results) were lost; null = unknown (treated as lost). */
+  effects_lost: z.boolean().nullable(),
+  /** The run's state before the damage, if known: a finished run stays finished. */
+  state_before: RunState.nullable(),
+  /** The step the run had reached; side-effecting calls up to it may have run. null = unknown. */
+  step_before: z.number().int().nonnegative().nullable(),
+  lost_calls: z.array(LostCall),
+  /** Human-readable, for the run's state detail and the UI. */
+  lost: z.string(),
+});
+export type Damage = z.infer<typeof Damage>;
 
 // ── restores (auditable: the plan, what was applied, what was kept and why) ───────────────────
 export const RESTORE_ACTIONS = ['reverted', 'partly_reverted', 'overwritten', 'kept', 'unrestorable', 'unchanged'] as const;
@@ -361,5 +398,7 @@ export const RunSummary = RunMeta.extend({
   last_phase: Phase.nullable(),
   updated_ms: z.number().int(),
   pending_approvals: z.number().int().nonnegative(),
+  /** Present when the run's history was damaged: every damage record, merged (RunModel.damageSummary). */
+  damage: Damage.nullable().optional(),
 });
 export type RunSummary = z.infer<typeof RunSummary>;

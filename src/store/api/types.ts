@@ -2,9 +2,11 @@
 // contract suite (test/unit/store/contract.ts) runs against both. vscode-free.
 import type {
   Approval,
+  LostCall,
   ApprovalDecision,
   CheckpointRecord,
   Effect,
+  EffectProcess,
   EffectResult,
   FileChange,
   FileScan,
@@ -124,6 +126,19 @@ export interface CorruptionReport {
   effects_lost: boolean | null;
   /** Human-readable: which checkpoints/effects were lost. */
   lost: string;
+  /** Acknowledged run data was lost (false: a cache, a lock or a redundant copy was bad and is rebuilt). */
+  data_lost: boolean;
+  /** The run's state before the loss, when known (its tail witness, the index or the lost files). */
+  state_before: RunState | null;
+  /** The step the run had reached before the loss, when known. */
+  step_before: number | null;
+  /** Tool calls the lost files still show (best effort: only files that are readably this run's). */
+  lost_calls: LostCall[];
+}
+
+/** A report whose fields beyond the essentials take their "nothing lost" defaults. */
+export function corruptionReport(r: Pick<CorruptionReport, 'run_id' | 'file' | 'reason' | 'quarantined' | 'lost'> & Partial<CorruptionReport>): CorruptionReport {
+  return { fell_back_to_seq: null, lost_seqs: null, effects_lost: false, data_lost: false, state_before: null, step_before: null, lost_calls: [], ...r };
 }
 
 export type StoreEvent =
@@ -134,7 +149,9 @@ export type StoreEvent =
   | { kind: 'restore'; run_id: string; restore: RestoreRecord }
   /** A write failed (never swallowed). The run is marked; its next write rejects until retried. */
   | { kind: 'write-error'; run_id: string | null; error: Error }
-  | { kind: 'corruption'; report: CorruptionReport };
+  | { kind: 'corruption'; report: CorruptionReport }
+  /** Something redundant was missing and rebuilt (an index never written before a crash …): for the log, not an alarm. */
+  | { kind: 'recovered'; run_id: string | null; file: string; message: string };
 
 export interface ListOptions {
   /** Max records (default 100). */
@@ -193,6 +210,8 @@ export interface CheckpointStore {
 
   // effect journal
   recordIntent(runId: string, intent: NewEffectIntent): Promise<Effect>;
+  /** The process a running side effect started (durable): resume waits for a live one instead of asking. */
+  recordProcess(runId: string, toolCallId: string, process: EffectProcess): Promise<Effect>;
   recordResult(runId: string, toolCallId: string, result: NewEffectResult): Promise<Effect>;
   /** In journal order (intents in the order they were written). */
   listEffects(runId: string): Promise<Effect[]>;

@@ -2,7 +2,7 @@
 // blobs, the index cache and locks. The core owns every semantic (validation, seqs, durability
 // classes, events); an engine owns bytes. memory/store.ts and disk/engine.ts are the two engines.
 import type { RunMeta } from '../api/schema';
-import type { CommitBody, CommitOp, IndexEntry } from './storedSchema';
+import type { CommitBody, CommitOp, IndexEntry, TailWitness } from './storedSchema';
 import type { CorruptionReport, OwnerInfo } from '../api/types';
 
 /** Receives a run being loaded. `commit` throws to reject a commit (the chain stops before it). */
@@ -17,6 +17,16 @@ export interface LoadResult {
   report: CorruptionReport | null;
   /** Commits applied (the run's durable commit count). */
   commits: number;
+  /** The run's tail witness as read (null: none, or unreadable). */
+  witness: TailWitness | null;
+  /** Redundant things found missing and rebuilt (for the log, not an alarm). */
+  notices: Notice[];
+}
+
+/** Something redundant found missing and rebuilt: logged, never shown as corruption. */
+export interface Notice {
+  file: string;
+  message: string;
 }
 
 export interface EngineLock {
@@ -29,6 +39,8 @@ export interface IndexState {
   /** Run ids present in storage (a run missing from the index is loaded to rebuild its entry). */
   present: string[];
   reports: CorruptionReport[];
+  /** Redundant things found missing and rebuilt (for the log, not an alarm). */
+  notices: Notice[];
   /** false: index.json is from a newer version; it is left untouched (the index lives in memory only). */
   writable: boolean;
 }
@@ -56,6 +68,11 @@ export interface Engine {
   loadMore(runId: string, sink: LoadSink): Promise<number | 'reload'>;
   /** Writes the next commit durably (numbers are the engine's). `meta` goes into the first commit. */
   writeCommit(runId: string, ops: readonly CommitOp[], meta: RunMeta | undefined): Promise<void>;
+  /**
+   * Records what the run holds after an acknowledged commit, outside its log, so a lost tail is seen
+   * (disk/witness.ts). Never fails the caller. `reset`: rewrite it durably (after a load that found it stale).
+   */
+  writeWitness(runId: string, witness: TailWitness, opts?: { reset: boolean }): Promise<void>;
   /** Commits written since the last compaction (`singles`) and how many the compacted part covers. */
   logShape(runId: string): { singles: number; covered: number };
   /** Replaces the whole log by one commit holding `ops` (crash-safe at every point). */

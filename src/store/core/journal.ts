@@ -2,7 +2,7 @@
 // decision, intent or result means given what the run already holds. The core writes the op.
 import { StoreConflictError, InvalidInputError } from '../api/errors';
 import type { RunModel } from './runModel';
-import { ApprovalDecision, FileChange, FileScan, RestoreRecord, type Approval, type Effect } from '../api/schema';
+import { ApprovalDecision, FileChange, FileScan, RestoreRecord, type Approval, type Effect, type EffectProcess } from '../api/schema';
 import type { CommitOp } from './storedSchema';
 import type { NewApproval, NewEffectIntent, NewEffectResult, NewRestore } from '../api/types';
 import { parseInput } from './validate';
@@ -86,6 +86,19 @@ export function effectIntent(m: RunModel, input: NewEffectIntent, now: number): 
     checkpoint_seq: m.lastSeq,
     ...(files ? { files } : {}),
   };
+  return { value: effect, op: { op: 'effect', effect } };
+}
+
+const ProcessInput = z.object({ pid: z.number().int().positive(), hostname: z.string(), started_ms: z.number().int() });
+
+/** The process a side effect started, while it runs (no result yet): resume can wait for it instead of asking. */
+export function effectProcess(m: RunModel, toolCallId: string, input: EffectProcess): Outcome<Effect> {
+  const proc = parseInput(ProcessInput, input, 'effect process');
+  const runId = m.meta.run_id;
+  const prev = m.effects.get(toolCallId);
+  if (!prev) throw new StoreConflictError(`Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`, runId);
+  if (prev.result || (prev.process?.pid === proc.pid && prev.process.hostname === proc.hostname)) return { value: prev };
+  const effect: Effect = { ...prev, process: proc };
   return { value: effect, op: { op: 'effect', effect } };
 }
 

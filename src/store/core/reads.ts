@@ -10,6 +10,7 @@ import { RunHandle } from './runHandle';
 import { RunModel } from './runModel';
 import { isTerminalState, type Approval, type CheckpointRecord, type Effect, type RunMeta, type RunSummary } from '../api/schema';
 import type * as T from '../api/types';
+import type { IndexEntry } from './storedSchema';
 import { checkRunId } from './validate';
 
 export interface CoreOptions {
@@ -58,6 +59,8 @@ export abstract class StoreReads {
       const st = await this.engine.openIndex();
       if (!st.writable) this.index.disableWrites();
       for (const r of st.reports) this.report(r);
+      for (const n of st.notices) this.emit({ kind: 'recovered', run_id: null, file: n.file, message: n.message });
+      if (st.notices.length > 0) this.index.markDirty(0); // write the rebuilt index now: one notice, not one per open
       for (const e of st.entries) this.index.entries.set(e.run_id, e);
       const present = new Set(st.present);
       for (const id of [...this.index.entries.keys()]) if (!present.has(id)) this.index.delete(id);
@@ -120,16 +123,23 @@ export abstract class StoreReads {
     return !(await this.engine.holder(runId));
   }
 
+  /**
+   * Repairs a damaged run nobody holds: under its lock, like an owner would (bad files moved to
+   * quarantine, the damage recorded in its log). Implemented by the write half; false when someone
+   * else holds the run (then it is only read, and reported).
+   */
+  protected abstract repairUnowned(runId: string): Promise<boolean>;
+
   /** The run, loaded or refreshed; undefined if it does not exist. */
   protected async peek(runId: string): Promise<RunHandle | undefined> {
     checkRunId(runId);
     const h = this.runs.get(runId);
-    if (!h) return this.load(runId, await this.canRepair(runId));
+    if (!h) return this.loadForReading(runId);
     if (h.owned || h.damaged) return h;
     const more = await this.engine.loadMore(runId, sinkInto(() => h.model));
     if (more === 'reload') {
       this.runs.delete(runId);
-      return this.load(runId, await this.canRepair(runId));
+      return this.loadForReading(runId);
     }
     if (more > 0) {
       h.durableCommits += more;
@@ -138,20 +148,30 @@ export abstract class StoreReads {
     return h;
   }
 
+  /** A run this instance does not hold: read without moving anything; damage found → repaired under its lock if nobody holds it. */
+  private async loadForReading(runId: string): Promise<RunHandle | undefined> {
+    const h = await this.load(runId, false);
+    if (!h?.loadReport) return h;
+    if (await this.repairUnowned(runId).catch(() => false)) return this.runs.get(runId);
+    h.damaged = true;
+    this.report(h.loadReport);
+    return h;
+  }
+
+  /**
+   * Builds the run from its files. `repair`: this instance holds the run's lock, so bad files may be
+   * moved to quarantine. What was wrong is left on the handle (loadReport) for the caller to report.
+   */
   protected async load(runId: string, repair: boolean): Promise<RunHandle | undefined> {
     let model: RunModel | undefined;
     const sink = sinkInto(() => model!, (m) => (model = new RunModel(m)));
-    const expectCommits = this.index.get(runId)?.durable_commits ?? 0;
-    const res = await this.engine.loadRun(runId, sink, { repair, expectCommits });
+    const entry = this.index.get(runId);
+    const res = await this.engine.loadRun(runId, sink, { repair, expectCommits: entry?.durable_commits ?? 0 });
     if (!res || !model) return undefined;
     const h = new RunHandle(model, res.commits);
-    if (res.report) {
-      h.damaged = !repair;
-      const last = this.index.get(runId)?.last_seq ?? 0;
-      const fell = res.report.fell_back_to_seq ?? 0;
-      if (last > fell) res.report.lost_seqs = { from: fell + 1, to: Math.max(last, res.report.lost_seqs?.to ?? 0) };
-      this.report(res.report);
-    }
+    for (const n of res.notices) this.emit({ kind: 'recovered', run_id: runId, file: n.file, message: n.message });
+    h.loadWitness = res.witness;
+    if (res.report) h.loadReport = withIndexEvidence(res.report, entry);
     this.runs.set(runId, h);
     this.evictReadOnly();
     if (this.index.get(runId) || !this.opening) this.index.set(model.summary(), res.commits, false);
@@ -270,6 +290,23 @@ export abstract class StoreReads {
     await this.mustPeek(runId);
     return this.engine.storageBytes(runId);
   }
+}
+
+/**
+ * The index entry is a second (lagging) witness: it fills in what the run's own witness could not
+ * say (no witness: an older run, or the witness itself was bad).
+ */
+function withIndexEvidence(r: T.CorruptionReport, entry: IndexEntry | undefined): T.CorruptionReport {
+  if (!r.data_lost || !entry) return r;
+  const fell = r.fell_back_to_seq ?? 0;
+  const lostSeqs = entry.last_seq > fell ? { from: fell + 1, to: Math.max(entry.last_seq, r.lost_seqs?.to ?? 0) } : r.lost_seqs;
+  const indexKnows = entry.last_seq > fell;
+  return {
+    ...r,
+    lost_seqs: lostSeqs,
+    state_before: r.state_before ?? (indexKnows ? entry.state : null),
+    step_before: r.step_before ?? (indexKnows ? entry.step : null),
+  };
 }
 
 /** Applies loaded commits to a model; a commit that does not fit throws (the chain stops there). */

@@ -3,13 +3,17 @@ import type { EngineLock } from './engine';
 import { RunNotOwnedError } from '../api/errors';
 import type { RunModel } from './runModel';
 import type { RunWriter } from './runWriter';
-import type { OwnerInfo, RunLease } from '../api/types';
+import type { CorruptionReport, OwnerInfo, RunLease } from '../api/types';
+import type { TailWitness } from './storedSchema';
 
 export class RunHandle {
   lease: Lease | undefined;
   writer: RunWriter | undefined;
   /** The chain stopped at a bad file that this instance could not quarantine (someone else owns the run). */
   damaged = false;
+  /** What the load that built this handle found wrong (null: nothing), and the tail witness it read. */
+  loadReport: CorruptionReport | null = null;
+  loadWitness: TailWitness | null = null;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(

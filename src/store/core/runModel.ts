@@ -2,7 +2,7 @@
 // live writes apply the same ops that a reload replays, so a reopened run is the run that was
 // written. It never copies: callers clone what they hand out (structuredClone at the API edge).
 import { AgentCheckpointCorruptionError } from '../api/errors';
-import { CheckpointRecord, LIST_FIELDS, RunState, type Approval, type Effect, type ListField, type RestoreRecord, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
+import { CheckpointRecord, isTerminalState, LIST_FIELDS, RunState, type Approval, type Damage, type Effect, type ListField, type RestoreRecord, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
 import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
 
 export type Lists = Record<ListField, unknown[]>;
@@ -27,6 +27,8 @@ export class RunModel {
   readonly effects = new Map<string, Effect>();
   /** Restores of the run's files, oldest first (an audit trail: never changes records or state). */
   readonly restores: RestoreRecord[] = [];
+  /** Damage records, oldest first: the run's history lost part of itself at these points. */
+  readonly damage: Damage[] = [];
   private pending = 0;
   /** Records loaded from disk not yet checked against the full schema: seq → the file they came from. */
   readonly unverified = new Map<number, string>();
@@ -91,7 +93,37 @@ export class RunModel {
         this.detail = op.detail;
         this.stateMs = op.ms;
         return this.touch(op.ms);
+      case 'damage':
+        return this.applyDamage(op.damage);
     }
+  }
+
+  /** A finished run stays finished; anything else waits for the user, who decides what may run again. */
+  private applyDamage(d: Damage): void {
+    this.damage.push(d);
+    const finished = d.state_before !== null && isTerminalState(d.state_before);
+    this.state = finished ? d.state_before! : 'paused_error';
+    this.detail = finished
+      ? `Finished; its history was damaged afterwards (${d.lost}). Nothing will run again.`
+      : `Its history was damaged (${d.lost}). Resuming asks before every side-effecting call that may already have run.`;
+    this.stateMs = d.ms;
+    this.touch(d.ms);
+  }
+
+  /** Every damage record merged: the widest step range, every lost call; null when never damaged. */
+  damageSummary(): Damage | null {
+    if (this.damage.length === 0) return null;
+    if (this.damage.length === 1) return this.damage[0]!;
+    const last = this.damage[this.damage.length - 1]!;
+    const unknownStep = this.damage.some((d) => d.step_before === null);
+    const effects = this.damage.some((d) => d.effects_lost === true) ? true : this.damage.some((d) => d.effects_lost === null) ? null : false;
+    return {
+      ...last,
+      effects_lost: effects,
+      step_before: unknownStep ? null : Math.max(...this.damage.map((d) => d.step_before!)),
+      lost_calls: this.damage.flatMap((d) => d.lost_calls),
+      lost: this.damage.map((d) => d.lost).join('; '),
+    };
   }
 
   private applyRecord(record: CheckpointRecord, tails: ListTails | undefined): void {
@@ -143,6 +175,7 @@ export class RunModel {
       last_phase: last?.phase ?? null,
       updated_ms: this.updatedMs,
       pending_approvals: this.pending,
+      ...(this.damage.length > 0 ? { damage: this.damageSummary() } : {}),
     };
   }
 
@@ -214,6 +247,7 @@ export class RunModel {
       ops.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
     }
     for (const restore of this.restores) ops.push({ op: 'restore', restore });
+    for (const damage of this.damage) ops.push({ op: 'damage', damage });
     ops.push({ op: 'state', state: this.state, detail: this.detail, ms: this.stateMs });
     return ops;
   }

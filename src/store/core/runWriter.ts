@@ -18,8 +18,8 @@ interface Pending {
 export interface WriterHooks {
   /** A durable op reached disk and was applied to the model. */
   applied(op: CommitOp): void;
-  /** A commit reached disk (the run's durable commit count grew by one). */
-  committed(): void;
+  /** A commit reached disk (the run's durable commit count grew by one); its callers are told after this settles. */
+  committed(): Promise<void> | void;
   writeError(err: Error): void;
 }
 
@@ -99,13 +99,13 @@ export class RunWriter {
       }
       this.metaWritten = true;
       this.failed = null; // anything that had failed before was in this batch
-      this.hooks.committed();
       for (const p of batch) {
         if (!p.durable) continue;
         this.model.apply([p.op]);
         this.hooks.applied(p.op);
-        p.resolve?.();
       }
+      await this.hooks.committed(); // after applying: what it records (index, witness) is the run after the commit
+      for (const p of batch) if (p.durable) p.resolve?.();
     }
   }
 

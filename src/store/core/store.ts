@@ -3,6 +3,7 @@
 // bytes. Reads in reads.ts, writes in writes.ts; here the lifecycle of runs (create, acquire,
 // delete, prune, fork/export/import via portable.ts) and of the store (flush, close).
 import crypto from 'node:crypto';
+import os from 'node:os';
 import { type CoreOptions } from './reads';
 import { StoreWrites } from './writes';
 import type { Engine } from './engine';
@@ -12,7 +13,7 @@ import { copyJson } from './copy';
 import { RunHandle, type Lease } from './runHandle';
 import { RunModel } from './runModel';
 import { toWriteError } from './runWriter';
-import type { RestoreRecord, RunMeta, RunSummary } from '../api/schema';
+import type { Damage, RestoreRecord, RunMeta, RunSummary } from '../api/schema';
 import type { CommitOp } from './storedSchema';
 import type * as T from '../api/types';
 import { checkRunId, parseInput } from './validate';
@@ -104,7 +105,11 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
   // ── ownership ─────────────────────────────────────────────────────────────────────────────
   async acquire(runId: string, owner: T.OwnerInfo): Promise<T.RunLease> {
     await this.opened();
-    checkRunId(runId);
+    return this.take(checkRunId(runId), owner);
+  }
+
+  /** acquire() without waiting for the store to open (the opening itself may repair a run). */
+  private async take(runId: string, owner: T.OwnerInfo): Promise<Lease> {
     const held = this.runs.get(runId);
     if (held?.owned) throw new RunLockedError(runId, held.lease!.owner);
     const lock = await this.engine.lock(runId, owner);
@@ -117,7 +122,57 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
       await lock.release().catch(() => undefined);
       throw err;
     }
-    return this.own(h, lock, owner);
+    const lease = this.own(h, lock, owner);
+    try {
+      await h.serial(() => this.settleLoad(h));
+    } catch (err) {
+      await lease.forceRelease();
+      throw toWriteError(runId, err);
+    } finally {
+      if (h.loadReport) this.report(h.loadReport);
+    }
+    return lease;
+  }
+
+  /**
+   * After an owner's load: lost data is recorded in the run's own log (a damage op: what was lost,
+   * what the run had reached), so the fallback is never taken for the whole truth — not after a
+   * reload, not after the quarantined files are gone. Then the tail witness is made to match.
+   */
+  private async settleLoad(h: RunHandle): Promise<void> {
+    const r = h.loadReport;
+    if (r?.data_lost) {
+      const damage: Damage = {
+        ms: this.now(),
+        file: r.file,
+        reason: r.reason,
+        lost_seqs: r.lost_seqs,
+        effects_lost: r.effects_lost,
+        state_before: r.state_before,
+        step_before: r.step_before,
+        lost_calls: r.lost_calls,
+        lost: r.lost,
+      };
+      await h.writer!.durable([{ op: 'damage', damage }]);
+    }
+    const now = this.witnessOf(h);
+    const seen = h.loadWitness;
+    if (!seen || seen.commits !== now.commits || seen.seq !== now.seq || seen.intents !== now.intents || seen.results !== now.results) {
+      await this.engine.writeWitness(h.model.meta.run_id, now, { reset: true });
+    }
+  }
+
+  protected async repairUnowned(runId: string): Promise<boolean> {
+    if (await this.engine.holder(runId)) return false;
+    const repairer: T.OwnerInfo = { owner_id: `repair-${crypto.randomUUID()}`, label: 'Agent Waypoints (repairing a damaged run)', pid: process.pid, hostname: os.hostname() };
+    try {
+      const lease = await this.take(runId, repairer);
+      await lease.release();
+      return true;
+    } catch (err) {
+      if (err instanceof RunLockedError) return false;
+      throw err;
+    }
   }
 
   // ── restores (an audit trail beside the run; written by writes.ts recordRestore) ───────────

@@ -6,6 +6,7 @@ import {
   Approval,
   ChatMessage,
   CheckpointRecord,
+  Damage,
   Effect,
   RestoreRecord,
   RunMeta,
@@ -39,6 +40,7 @@ export const CommitOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('effect'), effect: Effect }),
   z.object({ op: z.literal('state'), state: RunState, detail: z.string().nullable(), ms: z.number().int() }),
   z.object({ op: z.literal('restore'), restore: RestoreRecord }),
+  z.object({ op: z.literal('damage'), damage: Damage }),
 ]);
 export type CommitOp = z.infer<typeof CommitOp>;
 export type RecordOp = Extract<CommitOp, { op: 'record' }>;
@@ -75,6 +77,7 @@ const StoredCommitOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('effect'), effect: Effect }),
   z.object({ op: z.literal('state'), state: RunState, detail: z.string().nullable(), ms: z.number().int() }),
   z.object({ op: z.literal('restore'), restore: RestoreRecord }),
+  z.object({ op: z.literal('damage'), damage: Damage }),
 ]);
 
 /**
@@ -97,6 +100,21 @@ export const IndexEntry = RunSummary.extend({ durable_commits: z.number().int().
 export type IndexEntry = z.infer<typeof IndexEntry>;
 export const IndexBody = z.object({ runs: z.array(IndexEntry) });
 export type IndexBody = z.infer<typeof IndexBody>;
+
+/** A run's tail witness (disk/witness.ts): what it held after its last acknowledged commit. */
+export const TailWitness = z.object({
+  /** Durable commits. */
+  commits: z.number().int().nonnegative(),
+  /** Last checkpoint seq and its step. */
+  seq: z.number().int().nonnegative(),
+  step: z.number().int().nonnegative(),
+  state: RunState,
+  /** Effects with an intent, and with a result. */
+  intents: z.number().int().nonnegative(),
+  results: z.number().int().nonnegative(),
+  ms: z.number().int(),
+});
+export type TailWitness = z.infer<typeof TailWitness>;
 
 /** owner.lock: written once (link of a complete temp file); the heartbeat is the file's mtime. */
 export const LockBody = z.object({
@@ -131,6 +149,8 @@ export const RunExportBody = z.object({
   effects: z.array(Effect),
   /** Restores of the run's files (absent in exports written before restores existed). */
   restores: z.array(RestoreRecord).optional(),
+  /** Damage records (absent in exports of runs that never had any). */
+  damage: z.array(Damage).optional(),
   /** Content-addressed blobs referenced by effects (outputs and file versions): sha256 → content. */
   blobs: z.record(z.string().regex(/^[0-9a-f]{64}$/), z.string()),
 });

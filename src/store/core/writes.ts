@@ -9,8 +9,8 @@ import { InvalidInputError, RunNotOwnedError } from '../api/errors';
 import * as J from './journal';
 import { Lease, notOwned, type RunHandle } from './runHandle';
 import { RunWriter, toWriteError } from './runWriter';
-import { RunState, type ApprovalDecision, type Approval, type CheckpointRecord, type Effect, type RestoreRecord, type RunSummary } from '../api/schema';
-import type { CommitOp } from './storedSchema';
+import { RunState, type ApprovalDecision, type Approval, type CheckpointRecord, type Effect, type EffectProcess, type RestoreRecord, type RunSummary } from '../api/schema';
+import type { CommitOp, TailWitness } from './storedSchema';
 import type * as T from '../api/types';
 import { checkBlobHash, checkRunId, isDurableAppend, parseInput, prepareAppend } from './validate';
 
@@ -44,6 +44,7 @@ export abstract class StoreWrites extends StoreReads {
         committed: () => {
           h.durableCommits++;
           this.index.set(h.model.summary(), h.durableCommits, false);
+          return this.engine.writeWitness(runId, this.witnessOf(h));
         },
         writeError: (error) => this.emit({ kind: 'write-error', run_id: runId, error }),
       },
@@ -64,6 +65,14 @@ export abstract class StoreWrites extends StoreReads {
     return h.lease;
   }
 
+
+  /** What the run holds now, as its tail witness records it (disk/witness.ts). */
+  protected witnessOf(h: RunHandle): TailWitness {
+    const m = h.model;
+    let results = 0;
+    for (const e of m.effects.values()) if (e.result) results++;
+    return { commits: h.durableCommits, seq: m.lastSeq, step: m.records[m.lastSeq - 1]?.step ?? 0, state: m.state, intents: m.effects.size, results, ms: this.now() };
+  }
 
   // ── checkpoints ───────────────────────────────────────────────────────────────────────────
   async append(runId: string, input: T.AppendInput): Promise<CheckpointRecord> {
@@ -91,6 +100,10 @@ export abstract class StoreWrites extends StoreReads {
 
   recordIntent(runId: string, input: T.NewEffectIntent): Promise<Effect> {
     return this.journal(runId, (h) => J.effectIntent(h.model, input, this.now()));
+  }
+
+  recordProcess(runId: string, toolCallId: string, process: EffectProcess): Promise<Effect> {
+    return this.journal(runId, (h) => J.effectProcess(h.model, toolCallId, process));
   }
 
   recordResult(runId: string, toolCallId: string, input: T.NewEffectResult): Promise<Effect> {

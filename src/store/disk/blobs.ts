@@ -6,7 +6,7 @@ import { writeDurably } from './durableFile';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError } from '../api/errors';
 import { errCode, isMissing, type FsLayer } from './fsLayer';
 import { quarantine } from './quarantine';
-import type { CorruptionReport } from '../api/types';
+import { corruptionReport, type CorruptionReport } from '../api/types';
 
 export interface BlobCtx {
   fsl: FsLayer;
@@ -53,5 +53,5 @@ export async function getBlob(c: BlobCtx, runId: string, hash: string, repair: b
 }
 
 function blobReport(runId: string, file: string, reason: string, quarantined: CorruptionReport['quarantined']): CorruptionReport {
-  return { run_id: runId, file, reason, quarantined, fell_back_to_seq: null, lost_seqs: null, effects_lost: null, lost: `the blob ${path.posix.basename(file)} (a full tool output); checkpoints are unaffected` };
+  return corruptionReport({ run_id: runId, file, reason, quarantined, data_lost: true, lost: `the blob ${path.posix.basename(file)} (a full tool output); checkpoints are unaffected` });
 }

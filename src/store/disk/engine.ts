@@ -13,8 +13,9 @@ import { errCode, isMissing, treeUsage, type FsLayer } from './fsLayer';
 import { quarantine } from './quarantine';
 import { getBlob, putBlob, type BlobCtx } from './blobs';
 import { RunId, RunMeta } from '../api/schema';
-import { IndexBody, type CommitOp, type IndexEntry } from '../core/storedSchema';
-import type { CorruptionReport, OwnerInfo } from '../api/types';
+import { IndexBody, type CommitOp, type IndexEntry, type TailWitness } from '../core/storedSchema';
+import { WitnessWriter } from './witness';
+import { corruptionReport, type CorruptionReport, type OwnerInfo } from '../api/types';
 
 interface RunFiles {
   next: number;
@@ -26,6 +27,8 @@ interface RunFiles {
   /** A commit published whose directory fsync failed and could not be rolled back: may be replaced. */
   uncertain: number | null;
   lock?: FileLock;
+  /** The tail witness, opened on first write while the run is held (witness.ts). */
+  witness?: Promise<WitnessWriter>;
 }
 
 const PLACEHOLDER_META: RunMeta = { run_id: '-', thread_id: '-', title: '', task: '', agent_name: '', model: '', created_ms: 0, forked_from: null, parent_run_id: null };
@@ -83,8 +86,9 @@ export class DiskEngine implements Engine {
       } else throw err;
       this.index.data = { runs: [] };
     }
-    if (!existed && present.length > 0) reports.push(indexReport('index.json is missing', []));
-    return { entries: this.index.data.runs, present, reports, writable };
+    // A missing index is a crash before its first write (or a deleted cache): rebuilt, not an alarm.
+    const notices = !existed && present.length > 0 ? [{ file: 'index.json', message: `index.json is missing: rebuilt from runs/ (${present.length} run${present.length > 1 ? 's' : ''})` }] : [];
+    return { entries: this.index.data.runs, present, reports, notices, writable };
   }
 
   async listRunIds(): Promise<string[]> {
@@ -120,7 +124,7 @@ export class DiskEngine implements Engine {
     try {
       await this.fsl.mkdir(path.join(dir, 'log'), { recursive: false });
       await this.fsl.mkdir(path.join(dir, 'blobs'), { recursive: false });
-      lock = await this.lock(meta.run_id, owner);
+      lock = await this.lockFile(meta.run_id, owner);
       await new DurableJsonFile(this.fsl, path.join(dir, 'run.json'), 'run', RunMeta, meta.run_id, this.o.retryDelaysMs).create(meta);
       await fsyncDir(this.fsl, path.join(this.root, 'runs'));
     } catch (err) {
@@ -131,7 +135,7 @@ export class DiskEngine implements Engine {
       throw err;
     }
     this.runs.set(meta.run_id, { next: 1, covered: 0, codec: newCodec(), meta, uncertain: null, lock });
-    return lock;
+    return this.engineLock(meta.run_id, lock);
   }
 
   async loadRun(runId: string, sink: LoadSink, opts: { repair: boolean; expectCommits: number }): Promise<LoadResult | undefined> {
@@ -139,7 +143,8 @@ export class DiskEngine implements Engine {
     if (!loaded) return undefined;
     if (opts.repair) await this.sweepTemps(runId);
     const prev = this.runs.get(runId);
-    this.runs.set(runId, { next: loaded.next, covered: loaded.covered, codec: loaded.codec, meta: loaded.meta, uncertain: null, lock: prev?.lock && !prev.lock.lost ? prev.lock : undefined });
+    const held = prev?.lock && !prev.lock.lost;
+    this.runs.set(runId, { next: loaded.next, covered: loaded.covered, codec: loaded.codec, meta: loaded.meta, uncertain: null, lock: held ? prev.lock : undefined, witness: held ? prev.witness : undefined });
     return loaded.result;
   }
 
@@ -178,7 +183,7 @@ export class DiskEngine implements Engine {
     await f.lock.verify(runId);
     const n = f.next;
     const enc = encodeOps(ops, f.codec, f.meta);
-    const body: RawCommit = { run_id: runId, first: n, last: n, ...(meta ? { meta } : {}), ops: enc.ops };
+    const body: RawCommit = { run_id: runId, first: n, last: n, ...(meta ? { meta } : {}), witnessed: true, ops: enc.ops };
     const file = new DurableJsonFile(this.fsl, this.runDir(runId, 'log', commitName(n, n)), 'commit', RawCommit, runId, this.o.retryDelaysMs);
     try {
       await file.create(body);
@@ -193,6 +198,25 @@ export class DiskEngine implements Engine {
     f.uncertain = null;
     f.next = n + 1;
     advance(f.codec, enc.next);
+  }
+
+  async writeWitness(runId: string, w: TailWitness, opts: { reset: boolean } = { reset: false }): Promise<void> {
+    const f = this.runs.get(runId);
+    if (!f?.lock || f.lock.lost) return;
+    try {
+      f.witness ??= WitnessWriter.open(this.fsl, this.runDir(runId));
+      const writer = await f.witness;
+      await (opts.reset ? writer.reset(w) : writer.write(w));
+    } catch {
+      f.witness = undefined; // a witness that cannot be written only weakens detection; the next commit tries again
+    }
+  }
+
+  private async closeWitness(f: RunFiles | undefined): Promise<void> {
+    const w = f?.witness;
+    if (!f || !w) return;
+    f.witness = undefined;
+    await (await w.catch(() => undefined))?.close();
   }
 
   logShape(runId: string): { singles: number; covered: number } {
@@ -212,7 +236,7 @@ export class DiskEngine implements Engine {
     const last = f.next - 1;
     if (last < 1) return;
     const name = commitName(1, last);
-    const body: RawCommit = { run_id: runId, first: 1, last, meta, ops: encodeOps(ops, newCodec(), meta).ops };
+    const body: RawCommit = { run_id: runId, first: 1, last, meta, witnessed: true, ops: encodeOps(ops, newCodec(), meta).ops };
     const file = new DurableJsonFile(this.fsl, this.runDir(runId, 'log', name), 'commit', RawCommit, runId, this.o.retryDelaysMs);
     await file.create(body).catch((err: unknown) => {
       if (errCode(err) !== 'EEXIST') throw err; // EEXIST: compacted already at this length
@@ -227,6 +251,7 @@ export class DiskEngine implements Engine {
 
   async deleteRun(runId: string): Promise<void> {
     const trash = path.join(this.root, 'runs', `.trash-${runId}-${crypto.randomBytes(4).toString('hex')}`);
+    await this.closeWitness(this.runs.get(runId));
     await this.fsl.rename(this.runDir(runId), trash); // atomic: the run is gone at once
     this.runs.get(runId)?.lock?.release().catch(() => undefined);
     this.runs.delete(runId);
@@ -252,7 +277,25 @@ export class DiskEngine implements Engine {
   }
 
   // ── locks ─────────────────────────────────────────────────────────────────────────────────
-  async lock(runId: string, owner: OwnerInfo): Promise<FileLock> {
+  async lock(runId: string, owner: OwnerInfo): Promise<EngineLock> {
+    return this.engineLock(runId, await this.lockFile(runId, owner));
+  }
+
+  /** What the core holds: releasing it closes the run's witness (synced) before the lock goes. */
+  private engineLock(runId: string, lock: FileLock): EngineLock {
+    return {
+      get lost() {
+        return lock.lost;
+      },
+      release: async () => {
+        const f = this.runs.get(runId);
+        if (f?.lock === lock) await this.closeWitness(f);
+        await lock.release();
+      },
+    };
+  }
+
+  private async lockFile(runId: string, owner: OwnerInfo): Promise<FileLock> {
     const dir = this.runDir(runId);
     try {
       await this.fsl.stat(dir);
@@ -264,7 +307,7 @@ export class DiskEngine implements Engine {
       corrupt: async (file, reason) => {
         const relFile = path.relative(this.root, file).split(path.sep).join('/');
         const q = await quarantine(this.fsl, this.root, relFile, reason, runId, this.o.now()).catch(() => null);
-        this.onReport({ run_id: runId, file: relFile, reason, quarantined: q ? [q] : [], fell_back_to_seq: null, lost_seqs: null, effects_lost: false, lost: 'nothing: the lock is re-created (it holds no run data)' });
+        this.onReport(corruptionReport({ run_id: runId, file: relFile, reason, quarantined: q ? [q] : [], lost: 'nothing: the lock is re-created (it holds no run data)' }));
       },
     });
     const f = this.runs.get(runId);
@@ -278,7 +321,10 @@ export class DiskEngine implements Engine {
   }
 
   async close(): Promise<void> {
-    for (const f of this.runs.values()) await f.lock?.release().catch(() => undefined);
+    for (const f of this.runs.values()) {
+      await this.closeWitness(f);
+      await f.lock?.release().catch(() => undefined);
+    }
   }
 
   /** Temp files of writes that never finished (a crash): never acknowledged, so not data. */
@@ -296,5 +342,5 @@ export class DiskEngine implements Engine {
 }
 
 function indexReport(reason: string, quarantined: CorruptionReport['quarantined']): CorruptionReport {
-  return { run_id: null, file: 'index.json', reason, quarantined, fell_back_to_seq: null, lost_seqs: null, effects_lost: false, lost: 'nothing: the index is a cache, rebuilt from runs/' };
+  return corruptionReport({ run_id: null, file: 'index.json', reason, quarantined, lost: 'nothing: the index is a cache, rebuilt from runs/' });
 }

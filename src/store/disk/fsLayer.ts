@@ -20,8 +20,14 @@ export interface FsLayer {
   createExclusive(path: string): Promise<number>;
   /** Opens a directory read-only so it can be fsync'd. */
   openDir(path: string): Promise<number>;
+  /** Opens (creating if missing) a file for in-place writes at given offsets; returns the fd. */
+  openForUpdate(path: string): Promise<number>;
   write(fd: number, data: Buffer): Promise<void>;
+  /** Writes `data` at byte offset `position` (no append, no truncation). */
+  pwrite(fd: number, data: Buffer, position: number): Promise<void>;
   fsync(fd: number): Promise<void>;
+  /** fdatasync: the file's data (and the metadata needed to read it back) reach the disk. */
+  fdatasync(fd: number): Promise<void>;
   close(fd: number): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   /** Hard link: fails with EEXIST instead of replacing (write-once files, the owner lock). */
@@ -35,6 +41,7 @@ export interface FsLayer {
 const openP = promisify(fs.open);
 const writeP = promisify(fs.write);
 const fsyncP = promisify(fs.fsync);
+const fdatasyncP = promisify(fs.fdatasync);
 const closeP = promisify(fs.close);
 
 /** The real file system. */
@@ -52,11 +59,17 @@ export const nodeFs: FsLayer = {
   },
   createExclusive: (p) => openP(p, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o600),
   openDir: (p) => openP(p, 'r'),
+  openForUpdate: (p) => openP(p, fs.constants.O_CREAT | fs.constants.O_RDWR, 0o600),
   async write(fd, data) {
     let off = 0;
     while (off < data.length) off += (await writeP(fd, data, off, data.length - off)).bytesWritten;
   },
+  async pwrite(fd, data, position) {
+    let off = 0;
+    while (off < data.length) off += (await writeP(fd, data, off, data.length - off, position + off)).bytesWritten;
+  },
   fsync: (fd) => fsyncP(fd),
+  fdatasync: (fd) => fdatasyncP(fd),
   close: (fd) => closeP(fd),
   rename: (a, b) => fs.promises.rename(a, b),
   link: (a, b) => fs.promises.link(a, b),

@@ -1,18 +1,22 @@
 // Loading a run from disk: run.json, then the commit chain from 1 with no gaps. The chain stops at
 // the first commit that is missing, unreadable, fails its checksum or schema, or does not fit the
 // run; that file and every later one move to quarantine (list tails chain, so nothing after a bad
-// commit can be trusted), and the run falls back to the checkpoint before it.
+// commit can be trusted), and the run falls back to the checkpoint before it. The run's tail witness
+// (witness.ts) says how far the log had reached: a chain shorter than it lost acknowledged commits.
 import path from 'node:path';
 import { DurableJsonFile } from './durableFile';
-import type { LoadResult, LoadSink } from '../core/engine';
+import type { LoadResult, LoadSink, Notice } from '../core/engine';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/errors';
 import { isMissing, type FsLayer } from './fsLayer';
 import { advance, byFirst, decodeOps, newCodec, parseLogNames, peekLost, type Codec, type CodecDelta, type LogFile } from './log';
 import type { Quarantined } from './quarantine';
 import { RunMeta } from '../api/schema';
-import { StoredCommitBody, type CommitBody } from '../core/storedSchema';
+import { StoredCommitBody, type CommitBody, type CommitOp } from '../core/storedSchema';
 import { z } from 'zod';
-import type { CorruptionReport } from '../api/types';
+import { corruptionReport, type CorruptionReport } from '../api/types';
+import type { LostCall, RunState } from '../api/schema';
+import type { TailWitness } from '../core/storedSchema';
+import { readWitness, WITNESS_FILE } from './witness';
 
 export interface LoadCtx {
   fsl: FsLayer;
@@ -45,6 +49,8 @@ export interface RawCommit {
   first: number;
   last: number;
   meta?: RunMeta;
+  /** Written by a store that keeps a tail witness: a run with such commits and no witness lost it. */
+  witnessed?: true;
   ops: unknown[];
 }
 /**
@@ -81,7 +87,10 @@ export function decodeCommit(raw: RawCommit, codec: Codec, meta: RunMeta, file: 
 async function readMeta(ctx: LoadCtx, runId: string): Promise<{ meta: RunMeta | null; bad: Bad | null }> {
   const file = rel(runId, 'run.json');
   try {
-    return { meta: await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'run', RunMeta, runId).read(), bad: null };
+    const meta = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'run', RunMeta, runId).read();
+    // A valid file of another run (copied over this one's) must not become this run's identity.
+    if (meta && meta.run_id !== runId) return { meta: null, bad: { file, reason: `${file} is corrupt: it holds the meta of run ${meta.run_id}` } };
+    return { meta, bad: null };
   } catch (err) {
     if (err instanceof AgentCheckpointCorruptionError) return { meta: null, bad: { file, reason: err.message } };
     throw err;
@@ -111,28 +120,29 @@ export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, 
     return cache.get(f.name)!;
   };
   const reports: CorruptionReport[] = [];
+  const notices: Notice[] = [];
   const { meta: stored, bad: metaBad } = await readMeta(ctx, runId);
   let meta = stored;
   if (!meta) {
     const first = at.get(1)?.[0];
     const body = first ? await read(first) : undefined;
     const parsed = body && !(body instanceof Error) ? RunMeta.safeParse(body.meta) : undefined;
-    meta = parsed?.success ? parsed.data : null;
+    meta = parsed?.success && parsed.data.run_id === runId ? parsed.data : null;
     if (!meta && !metaBad) return undefined; // created but never written: not a run yet
     const file = metaBad?.file ?? rel(runId, 'run.json');
     const reason = metaBad?.reason ?? `${file} is missing`;
     const q = opts.repair && metaBad ? await ctx.quarantine(file, reason, runId) : null;
     if (meta && opts.repair) await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'run', RunMeta, runId, ctx.retryDelaysMs).write(meta);
     const rebuilt = meta ? (opts.repair ? 'rebuilt from the first commit' : 'readable from the first commit') : 'and no commit holds the run meta';
-    reports.push(report(runId, file, reason, q ? [q] : [], null, null, false, `nothing: run.json ${rebuilt}`));
+    reports.push(corruptionReport({ run_id: runId, file, reason, quarantined: q ? [q] : [], lost: `nothing: run.json ${rebuilt}` }));
     if (!meta) throw new AgentCheckpointCorruptionError(`Run ${runId} cannot be opened: ${reason}, and no commit holds its meta.`, runId, file);
   }
   sink.meta(meta);
   const codec = newCodec();
   const bad: Bad[] = [];
   const used = new Set<string>();
+  const survived = new Survived();
   let p = 1;
-  let lastSeq = 0;
   let covered = 0;
   for (;;) {
     const cands = at.get(p) ?? [];
@@ -144,7 +154,7 @@ export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, 
         const d = decodeCommit(raw, codec, meta, rel(runId, 'log', c.name), runId);
         sink.commit(d.body, rel(runId, 'log', c.name));
         advance(codec, d.delta);
-        for (const op of d.body.ops) if (op.op === 'record') lastSeq = op.record.seq;
+        survived.add(d.body.ops);
         used.add(c.name);
         if (c.first !== c.last) covered = c.last;
         p = c.last + 1;
@@ -159,33 +169,79 @@ export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, 
   const after = files.filter((f) => !used.has(f.name) && f.last >= p && !bad.some((b) => b.file.endsWith(f.name)));
   const superseded = files.filter((f) => !used.has(f.name) && f.last < p && !bad.some((b) => b.file.endsWith(f.name)));
   if (opts.repair) for (const f of superseded) await ctx.fsl.unlink(path.join(dir, 'log', f.name)).catch(() => undefined); // an interrupted compaction's leftovers
+  const wit = await witnessOf(ctx, runId, [...cache.values()], opts.repair, reports, notices);
+  const expect = Math.max(opts.expectCommits, wit?.commits ?? 0);
   const stopBad = bad.find((b) => b.file === rel(runId, 'log', at.get(p)?.[0]?.name ?? ''));
-  const missing = !stopBad && (after.length > 0 || opts.expectCommits >= p) ? `${rel(runId, 'log', `${String(p).padStart(12, '0')}.json`)}` : null;
-  for (const r of reports) r.fell_back_to_seq = lastSeq > 0 ? lastSeq : null;
+  const missing = !stopBad && (after.length > 0 || expect >= p) ? `${rel(runId, 'log', `${String(p).padStart(12, '0')}.json`)}` : null;
+  for (const r of reports) r.fell_back_to_seq = survived.seq > 0 ? survived.seq : null;
   if (bad.length > 0 || missing) {
-    reports.push(await chainReport(ctx, runId, { bad, after, missing, stopBad, lastSeq, repair: opts.repair, expectCommits: opts.expectCommits, dir }));
+    const onDisk = Math.max(0, ...files.map((f) => f.last));
+    reports.push(await chainReport(ctx, runId, { bad, after, missing, stopBad, survived, witness: wit, onDisk, repair: opts.repair }));
   }
-  return { result: { report: mergeReports(reports), commits: p - 1 }, next: p, codec, meta, covered };
+  return { result: { report: mergeReports(reports), commits: p - 1, witness: wit, notices }, next: p, codec, meta, covered };
 }
 
-async function chainReport(
-  ctx: LoadCtx,
-  runId: string,
-  s: { bad: Bad[]; after: LogFile[]; missing: string | null; stopBad: Bad | undefined; lastSeq: number; repair: boolean; expectCommits: number; dir: string },
-): Promise<CorruptionReport> {
-  const lostSeqs: number[] = [];
-  let effects: boolean | null = false;
-  const lostFiles = [...(s.stopBad ? [s.stopBad.file] : []), ...s.after.map((f) => rel(runId, 'log', f.name))];
-  for (const file of lostFiles) {
-    const text = await ctx.fsl.readFile(path.join(ctx.root, file)).then(String, () => '');
-    const seen = peekLost(text);
-    if (!seen) effects = effects === true ? true : null;
-    else {
-      lostSeqs.push(...seen.seqs);
-      if (seen.effects) effects = true;
+/** What the surviving chain holds: the witness counts the same way, so the two compare. */
+class Survived {
+  seq = 0;
+  step = 0;
+  private readonly effects = new Map<string, boolean>();
+
+  add(ops: readonly CommitOp[]): void {
+    for (const op of ops) {
+      if (op.op === 'record') {
+        this.seq = op.record.seq;
+        this.step = op.record.step;
+      } else if (op.op === 'effect') this.effects.set(op.effect.tool_call_id, op.effect.result !== null);
     }
   }
-  if (s.missing && !s.stopBad) effects = effects === true ? true : null; // a missing file's content is unknown
+
+  get intents(): number {
+    return this.effects.size;
+  }
+
+  get results(): number {
+    return [...this.effects.values()].filter(Boolean).length;
+  }
+}
+
+/** The witness, when readable. A bad one is reported (nothing lost: it is rebuilt); a missing one that commits say existed is noted. */
+async function witnessOf(ctx: LoadCtx, runId: string, read: (RawCommit | Error)[], repair: boolean, reports: CorruptionReport[], notices: Notice[]): Promise<TailWitness | null> {
+  const w = await readWitness(ctx.fsl, path.join(ctx.root, 'runs', runId));
+  const file = rel(runId, WITNESS_FILE);
+  if (w.kind === 'ok') {
+    if (w.damaged) {
+      const reason = `${file} is corrupt: ${w.damaged}`;
+      const q = repair ? await ctx.quarantine(file, reason, runId) : null;
+      reports.push(corruptionReport({ run_id: runId, file, reason, quarantined: q ? [q] : [], lost: 'nothing: its intact slot was used, and it is rewritten' }));
+    }
+    return w.witness;
+  }
+  if (w.kind === 'bad') {
+    const reason = `${file} is corrupt: ${w.reason}`;
+    const q = repair ? await ctx.quarantine(file, reason, runId) : null;
+    reports.push(corruptionReport({ run_id: runId, file, reason, quarantined: q ? [q] : [], lost: 'nothing: the tail witness is rebuilt from the log (a lost tail of the log cannot be seen this once)' }));
+  } else if (read.some((c) => !(c instanceof Error) && c.witnessed)) {
+    notices.push({ file, message: `${file} is missing: rebuilt from the log (a lost tail of the log cannot be seen this once)` });
+  }
+  return null;
+}
+
+interface ChainState {
+  bad: Bad[];
+  after: LogFile[];
+  missing: string | null;
+  stopBad: Bad | undefined;
+  survived: Survived;
+  witness: TailWitness | null;
+  /** The highest commit number any file on disk claims. */
+  onDisk: number;
+  repair: boolean;
+}
+
+async function chainReport(ctx: LoadCtx, runId: string, s: ChainState): Promise<CorruptionReport> {
+  const lostFiles = [...(s.stopBad ? [s.stopBad.file] : []), ...s.after.map((f) => rel(runId, 'log', f.name))];
+  const peeked = await peekFiles(ctx, runId, lostFiles);
   const quarantined: Quarantined[] = [];
   if (s.repair) {
     for (const b of s.bad) {
@@ -198,33 +254,73 @@ async function chainReport(
     }
   }
   const file = s.stopBad?.file ?? s.missing ?? s.bad[0]!.file;
-  const reason = s.stopBad?.reason ?? (s.missing ? `${s.missing} is missing` : s.bad[0]!.reason);
+  const reason = s.stopBad?.reason ?? (s.missing ? `${s.missing} is missing${s.witness && s.witness.commits >= s.survived.seq ? ` (the run's witness says ${s.witness.commits} commits were written)` : ''}` : s.bad[0]!.reason);
   const dataLost = !!s.stopBad || !!s.missing;
-  const from = s.lastSeq + 1;
-  const to = Math.max(0, ...lostSeqs);
-  const lost = !dataLost
-    ? `nothing: an intact copy of the same commits was used`
-    : `${to >= from ? `checkpoints ${from}–${to}` : 'the checkpoints after seq ' + s.lastSeq}${effects ? ' and effect records' : effects === null ? ' (and possibly effect records)' : ''}; the run fell back to seq ${s.lastSeq}`;
-  return report(runId, file, reason, quarantined, s.lastSeq > 0 ? s.lastSeq : null, dataLost && to >= from ? { from, to } : null, dataLost ? effects : false, lost);
+  if (!dataLost) return corruptionReport({ run_id: runId, file, reason, quarantined, fell_back_to_seq: s.survived.seq || null, lost: 'nothing: an intact copy of the same commits was used' });
+  const effects = effectsLost(s, peeked);
+  const from = s.survived.seq + 1;
+  const to = Math.max(0, s.witness?.seq ?? 0, ...peeked.seqs);
+  const what = `${to >= from ? `checkpoints ${from}–${to}` : `the checkpoints after seq ${s.survived.seq}`}${effects ? ' and effect records' : effects === null ? ' (and possibly effect records)' : ''}`;
+  return corruptionReport({
+    run_id: runId,
+    file,
+    reason,
+    quarantined,
+    fell_back_to_seq: s.survived.seq || null,
+    lost_seqs: to >= from ? { from, to } : null,
+    effects_lost: effects,
+    data_lost: true,
+    state_before: s.witness?.state ?? peeked.terminal,
+    step_before: s.witness?.step ?? (peeked.maxStep > 0 ? peeked.maxStep : null),
+    lost_calls: peeked.calls,
+    lost: `${what}; the run fell back to seq ${s.survived.seq}`,
+  });
 }
 
-function report(
-  runId: string,
-  file: string,
-  reason: string,
-  quarantined: Quarantined[],
-  fell: number | null,
-  lostSeqs: { from: number; to: number } | null,
-  effects: boolean | null,
-  lost: string,
-): CorruptionReport {
-  return { run_id: runId, file, reason, quarantined, fell_back_to_seq: fell, lost_seqs: lostSeqs, effects_lost: effects, lost };
+/**
+ * Whether effect records were lost. The witness counts them after every acknowledged commit, so when
+ * it covers every file on disk its count is the answer; the lost files' own content can only add
+ * evidence that some were (it may be another run's, or unreadable): false needs proof, null = unknown.
+ */
+function effectsLost(s: ChainState, peeked: Peeked): boolean | null {
+  const w = s.witness;
+  if (w && (w.intents > s.survived.intents || w.results > s.survived.results)) return true;
+  if (peeked.effects === true) return true;
+  if (w && w.commits >= s.onDisk) return false;
+  return peeked.effects;
 }
 
-/** One report per load: the chain's (if any) leads; a run.json problem is folded in. */
+interface Peeked {
+  seqs: number[];
+  /** true: some lost file shows effect records; false: every lost file was read and shows none; null: some could not be read. */
+  effects: boolean | null;
+  calls: LostCall[];
+  terminal: RunState | null;
+  maxStep: number;
+}
+
+async function peekFiles(ctx: LoadCtx, runId: string, files: string[]): Promise<Peeked> {
+  const out: Peeked = { seqs: [], effects: files.length > 0 ? false : null, calls: [], terminal: null, maxStep: 0 };
+  for (const file of files) {
+    const text = await ctx.fsl.readFile(path.join(ctx.root, file)).then(String, () => '');
+    const seen = peekLost(text, runId);
+    if (!seen) {
+      if (out.effects === false) out.effects = null;
+      continue;
+    }
+    out.seqs.push(...seen.seqs);
+    out.calls.push(...seen.calls);
+    out.terminal ??= seen.terminal;
+    out.maxStep = Math.max(out.maxStep, seen.maxStep);
+    if (seen.effects) out.effects = true;
+  }
+  return out;
+}
+
+/** One report per load: the chain's (if any) leads; a run.json or witness problem is folded in. */
 function mergeReports(rs: CorruptionReport[]): CorruptionReport | null {
   if (rs.length === 0) return null;
-  const main = rs[rs.length - 1]!;
+  const main = rs.find((r) => r.data_lost) ?? rs[rs.length - 1]!;
   if (rs.length === 1) return main;
   return { ...main, quarantined: rs.flatMap((r) => r.quarantined), lost: rs.map((r) => `${r.file}: ${r.lost}`).join('; ') };
 }

@@ -2,7 +2,8 @@
 //  - created by link() of a complete, fsync'd temp file: atomic, never half-written, EEXIST if held;
 //  - never rewritten: the heartbeat is the file's mtime (utimes), so a slow owner can never
 //    overwrite the lock of the window that took over from it;
-//  - stale when its pid is dead on this host, or its heartbeat is older than staleMs;
+//  - stale when its pid is dead on this host, or its heartbeat is older than staleMs; a lock of the
+//    same owner in this very process is a leftover its release could not remove, taken over at once;
 //  - takeover renames the stale file to a unique name, checks it moved the file it judged stale
 //    (else puts it back and backs off), then links its own;
 //  - the owner re-reads the file before every commit and on every heartbeat: not ours → lost.
@@ -64,6 +65,14 @@ function isStale(seen: Extract<Seen, { kind: 'ok' }>, o: LockOptions): boolean {
   return o.now() - Math.max(seen.body.heartbeat_ms, seen.mtimeMs) > o.staleMs;
 }
 
+/**
+ * Our own lock that our release could not remove (a read-only remount, a full disk): same owner,
+ * same live process. The store only asks for a run it does not hold, so this lock is nobody's.
+ */
+function isOwnLeftover(b: LockBody, owner: OwnerInfo, o: LockOptions): boolean {
+  return b.owner_id === owner.owner_id && b.pid === process.pid && b.hostname === o.hostname;
+}
+
 const holderOf = (b: LockBody): OwnerInfo => ({ owner_id: b.owner_id, label: b.label, pid: b.pid, hostname: b.hostname });
 const unknownHolder = { label: 'an unknown window (its owner.lock is unreadable)', pid: 0, hostname: 'unknown' };
 
@@ -114,7 +123,7 @@ export class FileLock implements EngineLock {
           continue;
         }
         holder = holderOf(seen.body);
-        if (!isStale(seen, o)) throw new RunLockedError(runId, holder);
+        if (!isStale(seen, o) && !isOwnLeftover(seen.body, owner, o)) throw new RunLockedError(runId, holder);
         await takeOver(fsl, file, seen.text);
       }
       throw new RunLockedError(runId, holder);

@@ -1,6 +1,6 @@
 // A run's commit log on disk: runs/<id>/log/<12-digit n>.json, or <first>-<last>.json after
 // compaction, and the compact encoding of its records (encodeOps / decodeOps).
-import type { RunMeta } from '../api/schema';
+import { LostCall, RunState, type RunMeta } from '../api/schema';
 import type { CommitOp } from '../core/storedSchema';
 
 export const pad = (n: number): string => String(n).padStart(12, '0');
@@ -163,15 +163,42 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
 }
 
 /** What a lost commit file held, as far as it can still be read (for the corruption report). */
-export function peekLost(text: string): { seqs: number[]; effects: boolean } | null {
+export interface PeekedCommit {
+  seqs: number[];
+  effects: boolean;
+  /** Effect records it held (the calls that were started, and whether they finished). */
+  calls: LostCall[];
+  /** The state its run_terminal record gave, if it held one. */
+  terminal: RunState | null;
+  maxStep: number;
+}
+
+/**
+ * Reads a lost commit file without trusting it: its checksum may have failed. Only a body that says
+ * it belongs to `runId` is used (a file copied from another run says nothing about this one).
+ */
+export function peekLost(text: string, runId: string): PeekedCommit | null {
   const start = text.indexOf('"body":');
   if (start < 0) return null;
   const raw = text.slice(start + 7).trimEnd().replace(/}$/, '');
   try {
-    const body = JSON.parse(raw) as { ops?: { op?: string; record?: { seq?: unknown } }[] };
-    if (!Array.isArray(body.ops)) return null;
-    const seqs = body.ops.filter((o) => o?.op === 'record' && typeof o.record?.seq === 'number').map((o) => o.record!.seq as number);
-    return { seqs, effects: body.ops.some((o) => o?.op === 'effect') };
+    const body = JSON.parse(raw) as { run_id?: unknown; ops?: unknown };
+    if (body.run_id !== runId || !Array.isArray(body.ops)) return null;
+    const out: PeekedCommit = { seqs: [], effects: false, calls: [], terminal: null, maxStep: 0 };
+    for (const o of body.ops as { op?: unknown; record?: Record<string, unknown>; effect?: Record<string, unknown> }[]) {
+      if (o?.op === 'record' && typeof o.record?.seq === 'number') {
+        out.seqs.push(o.record.seq);
+        if (typeof o.record.step === 'number') out.maxStep = Math.max(out.maxStep, o.record.step);
+        const state = RunState.safeParse((o.record.payload as { state?: unknown } | undefined)?.state);
+        if (o.record.phase === 'run_terminal' && state.success) out.terminal = state.data;
+      }
+      if (o?.op === 'effect' && o.effect) {
+        out.effects = true;
+        const call = LostCall.safeParse({ ...o.effect, finished: o.effect.result != null });
+        if (call.success) out.calls.push(call.data);
+      }
+    }
+    return out;
   } catch {
     return null;
   }

@@ -6,7 +6,7 @@ import { StoreCore, type CoreOptions } from '../core/store';
 import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from '../core/engine';
 import { CheckpointNotFoundError, RunLockedError, RunNotOwnedError } from '../api/errors';
 import type { RunMeta } from '../api/schema';
-import type { CommitBody, CommitOp, IndexEntry } from '../core/storedSchema';
+import type { CommitBody, CommitOp, IndexEntry, TailWitness } from '../core/storedSchema';
 import type { OwnerInfo } from '../api/types';
 
 interface MemRun {
@@ -14,6 +14,7 @@ interface MemRun {
   commits: CommitBody[];
   blobs: Map<string, string>;
   lock: { owner: OwnerInfo; token: symbol } | null;
+  witness: TailWitness | null;
 }
 
 /** What a memory store persists; share it between instances to model two windows. */
@@ -39,7 +40,7 @@ class MemoryEngine implements Engine {
   setReporter(): void {} // nothing in memory can rot
 
   async openIndex(): Promise<IndexState> {
-    return { entries: structuredClone(this.disk.index ?? []), present: [...this.disk.runs.keys()], reports: [], writable: true };
+    return { entries: structuredClone(this.disk.index ?? []), present: [...this.disk.runs.keys()], reports: [], notices: [], writable: true };
   }
 
   async listRunIds(): Promise<string[]> {
@@ -57,7 +58,7 @@ class MemoryEngine implements Engine {
 
   async createRun(meta: RunMeta, owner: OwnerInfo): Promise<EngineLock | 'exists'> {
     if (this.disk.runs.has(meta.run_id)) return 'exists';
-    this.disk.runs.set(meta.run_id, { meta: structuredClone(meta), commits: [], blobs: new Map(), lock: null });
+    this.disk.runs.set(meta.run_id, { meta: structuredClone(meta), commits: [], blobs: new Map(), lock: null, witness: null });
     this.cursors.set(meta.run_id, 0);
     return this.lock(meta.run_id, owner);
   }
@@ -68,7 +69,7 @@ class MemoryEngine implements Engine {
     sink.meta(structuredClone(r.meta));
     for (const body of r.commits) sink.commit(structuredClone(body));
     this.cursors.set(runId, lastCommit(r));
-    return { report: null, commits: lastCommit(r) };
+    return { report: null, commits: lastCommit(r), witness: structuredClone(r.witness), notices: [] };
   }
 
   async loadMore(runId: string, sink: LoadSink): Promise<number | 'reload'> {
@@ -86,6 +87,11 @@ class MemoryEngine implements Engine {
     const n = lastCommit(r) + 1;
     r.commits.push(structuredClone({ run_id: runId, first: n, last: n, ...(meta ? { meta } : {}), ops: [...ops] }));
     this.cursors.set(runId, n);
+  }
+
+  async writeWitness(runId: string, w: TailWitness): Promise<void> {
+    const r = this.disk.runs.get(runId);
+    if (r) r.witness = structuredClone(w);
   }
 
   logShape(runId: string): { singles: number; covered: number } {

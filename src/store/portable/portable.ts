@@ -90,7 +90,8 @@ export async function exportRun(host: PortableHost, runId: string): Promise<unkn
     lists,
     approvals: [...m.approvals.values()],
     effects: [...m.effects.values()],
-    restores: m.restores,
+    ...(m.restores.length > 0 ? { restores: m.restores } : {}),
+    ...(m.damage.length > 0 ? { damage: m.damage } : {}),
     blobs,
   });
   return { format: EXPORT_FORMAT, schema_version: STORE_SCHEMA_VERSION, sha256: sha256(canonicalJson(body)), body };
@@ -163,6 +164,7 @@ function importOps(body: RunExportBody, oldId: string, newId: string): CommitOp[
     ops.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
   }
   for (const restore of body.restores ?? []) ops.push({ op: 'restore', restore: { ...restore } });
+  for (const damage of body.damage ?? []) ops.push({ op: 'damage', damage }); // an imported run still knows what it lost
   ops.push({ op: 'state', state: body.state, detail: body.state_detail, ms: body.state_ms });
   return ops;
 }

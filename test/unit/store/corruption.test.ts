@@ -13,7 +13,7 @@ import * as h from './helpers';
 
 const DAMAGES = ['truncate', 'bit-flip', 'zero-fill', 'delete', 'garbage'] as const;
 type Damage = (typeof DAMAGES)[number];
-const KINDS = ['index.json', 'run.json', 'commit:first', 'commit:middle', 'commit:last', 'blob', 'owner.lock'] as const;
+const KINDS = ['index.json', 'run.json', 'witness', 'commit:first', 'commit:middle', 'commit:last', 'blob', 'owner.lock'] as const;
 type Kind = (typeof KINDS)[number];
 
 /** Deterministic PRNG (mulberry32) so every run damages the same bytes. */
@@ -134,15 +134,23 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     const id = pristine.runId;
     const n = pristine.commitLastSeq.length;
     const fullSeq = pristine.commitLastSeq[n - 1]!;
-    const target = { 'index.json': 'index.json', 'run.json': rel('run.json'), 'commit:first': commitFile(1), 'commit:middle': commitFile(4), 'commit:last': commitFile(n), blob: rel('blobs', pristine.blob) }[kind];
+    const target = { 'index.json': 'index.json', 'run.json': rel('run.json'), witness: rel('witness'), 'commit:first': commitFile(1), 'commit:middle': commitFile(4), 'commit:last': commitFile(n), blob: rel('blobs', pristine.blob) }[kind];
     const commitNo = { 'commit:first': 1, 'commit:middle': 4, 'commit:last': n }[kind as string];
     const expectedSeq = commitNo ? (commitNo === 1 ? null : pristine.commitLastSeq[commitNo - 2]!) : fullSeq;
     const bad = damage(path.join(dir, target), how, rand, kind === 'blob');
     const reports: CorruptionReport[] = [];
-    const s = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+    const recovered: string[] = [];
+    const s = await openDiskStoreReady(dir, {
+      onEvent: (e) => {
+        if (e.kind === 'corruption') reports.push(e.report);
+        if (e.kind === 'recovered') recovered.push(e.file);
+      },
+    });
     try {
       const lease = await s.acquire(id, h.owner('recoverer')); // the owner loads fresh and repairs
-      let detected = reports.some((r) => r.file === target);
+      // Redundant files that are simply gone (a cache, the witness) are rebuilt and logged, not alarms.
+      const redundantGone = how === 'delete' && (kind === 'index.json' || kind === 'witness');
+      let detected = redundantGone ? recovered.includes(target) && !reports.some((r) => r.file === target) : reports.some((r) => r.file === target);
       if (kind === 'blob') {
         const err = await h.rejects(s.getBlob(id, pristine.blob), AgentCheckpointCorruptionError);
         assert.ok(err.message.includes(target), err.message);
@@ -164,6 +172,17 @@ describe('store: corruption matrix (every file kind × every damage)', function 
         assert.equal(report.lost_seqs?.from, (expectedSeq ?? 0) + 1);
         assert.equal(report.lost_seqs?.to, fullSeq);
         if (commitNo <= 5) assert.notEqual(report.effects_lost, false, 'effects were among the lost commits');
+        assert.equal(report.data_lost, true);
+        // The loss is recorded in the run itself, and the finished run stays finished.
+        const run = (await s.getRun(id))!;
+        assert.equal(run.damage?.file, target, 'the damage is recorded in the run');
+        assert.equal(run.damage?.state_before, 'completed', 'the witness says the run had finished');
+        assert.equal(run.state, 'completed', 'a finished run stays finished');
+        if (commitNo <= 5) assert.equal(run.damage?.effects_lost, true, 'the witness counts the lost effect records');
+      } else if (kind !== 'blob') {
+        const report = reports.find((r) => r.file === target);
+        if (report) assert.equal(report.data_lost, false, `${kind}: nothing but a redundant file was lost`);
+        assert.equal((await s.getRun(id))!.damage, undefined, 'no damage recorded when no run data was lost');
       }
       if (kind === 'run.json') assert.equal(JSON.parse(fs.readFileSync(path.join(dir, target), 'utf8')).body.run_id, id, 'run.json rebuilt');
       // the store keeps working

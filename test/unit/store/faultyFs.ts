@@ -26,6 +26,21 @@ export class FaultyFs implements FsLayer {
 
   constructor(private readonly inner: FsLayer = nodeFs) {}
 
+  private capacity: number | undefined;
+  private used = 0;
+
+  /** Like a nearly full disk: writes fail with ENOSPC once `bytes` more have been written (undefined: no limit). */
+  setCapacity(bytes: number | undefined): void {
+    this.capacity = bytes;
+    this.used = 0;
+  }
+
+  private spend(n: number, p: string): void {
+    if (this.capacity === undefined) return;
+    if (this.used + n > this.capacity) throw Object.assign(new Error(`ENOSPC: no space left on device, write ${p}`), { code: 'ENOSPC', syscall: 'write', path: p });
+    this.used += n;
+  }
+
   inject(op: Op, code: string, opts: { times?: number; match?: RegExp; hang?: boolean } = {}): this {
     this.rules.push({ op, code, times: opts.times ?? Infinity, match: opts.match, hang: opts.hang });
     return this;
@@ -69,8 +84,25 @@ export class FaultyFs implements FsLayer {
     this.fdPath.set(fd, p);
     return fd;
   }
+  async openForUpdate(p: string) {
+    await this.check('openForUpdate', p);
+    const fd = await this.inner.openForUpdate(p);
+    this.fdPath.set(fd, p);
+    return fd;
+  }
+  async pwrite(fd: number, data: Buffer, position: number) {
+    await this.check('pwrite', this.fdPath.get(fd) ?? '');
+    this.spend(data.length, this.fdPath.get(fd) ?? '');
+    await this.inner.pwrite(fd, data, position);
+    this.bytesWritten += data.length;
+  }
+  async fdatasync(fd: number) {
+    await this.check('fdatasync', this.fdPath.get(fd) ?? '');
+    return this.inner.fdatasync(fd);
+  }
   async write(fd: number, data: Buffer) {
     await this.check('write', this.fdPath.get(fd) ?? '');
+    this.spend(data.length, this.fdPath.get(fd) ?? '');
     await this.inner.write(fd, data);
     this.bytesWritten += data.length;
   }

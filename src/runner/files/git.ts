@@ -58,22 +58,49 @@ export function parsePorcelainZ(out: string): Set<string> {
 }
 
 /**
- * The content a path had in HEAD as the working tree would have it, or a reason why not. Paths
- * with a filter attribute (git-lfs …) are not read: running a filter may fetch or execute things.
+ * The content each path had in HEAD as the working tree would have it, or a reason why not — in
+ * three git calls for all of them (check-attr, ls-tree, cat-file --batch). Paths with a filter
+ * attribute (git-lfs …) are not read: running a filter may fetch or execute things.
  */
-export async function cleanContentAtHead(workspaceRoot: string, repo: RepoBefore, pathInRepo: string): Promise<Buffer | string> {
-  if (repo.dirty.has(pathInRepo)) return 'it had changes not committed to git';
+export async function cleanContentsAtHead(workspaceRoot: string, repo: RepoBefore, paths: readonly string[]): Promise<Map<string, Buffer | string>> {
+  const out = new Map<string, Buffer | string>();
+  const ask = paths.filter((p) => {
+    if (repo.dirty.has(p)) out.set(p, 'it had changes not committed to git');
+    return !repo.dirty.has(p);
+  });
+  if (ask.length === 0) return out;
   const cwd = path.join(workspaceRoot, repo.rel);
   try {
-    const attr = (await git(cwd, ['check-attr', '-z', 'filter', '--', pathInRepo])).toString('utf8').split('\0');
-    const filter = attr[2];
-    if (filter && filter !== 'unspecified' && filter !== 'unset') return `git reads it through the "${filter}" filter`;
+    const attrs = (await git(cwd, ['check-attr', '-z', '--stdin', 'filter'], ask.join('\0') + '\0')).toString('utf8').split('\0');
+    for (let i = 0; i + 2 < attrs.length; i += 3) {
+      const filter = attrs[i + 2]!;
+      if (filter !== 'unspecified' && filter !== 'unset') out.set(attrs[i]!, `git reads it through the "${filter}" filter`);
+    }
+    const blobs = new Map<string, string>(); // path → blob id in HEAD
+    const tree = (await git(cwd, ['ls-tree', '-z', repo.head, '--', ...ask.filter((p) => !out.has(p))])).toString('utf8').split('\0');
+    for (const entry of tree) {
+      const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(entry);
+      if (m) blobs.set(m[2]!, m[1]!);
+    }
+    const wanted = ask.filter((p) => !out.has(p) && blobs.has(p));
+    const batch = wanted.length ? await git(cwd, ['cat-file', '--batch', '--filters'], wanted.map((p) => `${blobs.get(p)} ${p}\n`).join('')) : Buffer.alloc(0);
+    let at = 0;
+    for (const p of wanted) {
+      const eol = batch.indexOf(10, at);
+      const header = batch.subarray(at, eol).toString('utf8').split(' ');
+      if (header[1] !== 'blob') return fail(out, ask, 'git could not read it');
+      const size = Number(header[2]);
+      out.set(p, batch.subarray(eol + 1, eol + 1 + size));
+      at = eol + 1 + size + 1;
+    }
   } catch {
-    return 'git could not be asked about it';
+    return fail(out, ask, 'git could not be asked about it');
   }
-  try {
-    return await git(cwd, ['cat-file', '--filters', `${repo.head}:${pathInRepo}`]);
-  } catch {
-    return 'it was not tracked by git';
-  }
+  for (const p of ask) if (!out.has(p)) out.set(p, 'it was not tracked by git');
+  return out;
+}
+
+function fail(out: Map<string, Buffer | string>, paths: readonly string[], reason: string): Map<string, Buffer | string> {
+  for (const p of paths) if (!out.has(p)) out.set(p, reason);
+  return out;
 }

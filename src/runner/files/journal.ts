@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Effect, FileChange, FileScan, FileVersion } from '../../store/api/schema';
 import { confinePath } from '../tools/paths';
 import type { Tool } from '../tools/types';
-import { cleanContentAtHead, repoBefore, type RepoBefore } from './git';
+import { cleanContentsAtHead, repoBefore, type RepoBefore } from './git';
 import { changedPaths, repoOf, scanWorkspace, type Scan, type ScanOptions } from './scan';
 import { ABSENT, DEFAULT_MAX_KEPT_BYTES, readVersion, sameVersion, unknownVersion, versionOf, type PutBlob } from './versions';
 
@@ -93,9 +93,10 @@ export class FileJournal {
         const changed = changedPaths(before, after);
         const limit = this.opts.maxChangedFiles ?? DEFAULT_MAX_CHANGED_FILES;
         const files: FileChange[] = [];
+        const fromGit = await this.fromGit(changed.slice(0, limit).filter((rel) => before.files.has(rel) && !known.has(rel)), repos);
         for (const rel of changed.slice(0, limit)) {
           const afterV = await readVersion(path.join(root, rel), ctx.put, this.maxKept);
-          const beforeV = await this.beforeOf(rel, { command, before, known, repos, put: ctx.put });
+          const beforeV = await this.beforeOf(rel, { command, before, known, fromGit, put: ctx.put });
           if (!sameVersion(beforeV, afterV)) files.push({ path: rel, before: beforeV, after: afterV });
         }
         const notes = [before.note && `before the command: ${before.note}`, after.note && `after the command: ${after.note}`];
@@ -119,18 +120,32 @@ export class FileJournal {
     return out;
   }
 
+  /** What git knew of each path (by workspace-relative path): content at HEAD, or why not; absent = no repository. */
+  private async fromGit(paths: string[], repos: Map<string, RepoBefore>): Promise<Map<string, Buffer | string>> {
+    const byRepo = new Map<string, string[]>();
+    for (const rel of paths) {
+      const repoRel = repoOf([...repos.keys()], rel);
+      if (repoRel !== undefined) byRepo.set(repoRel, [...(byRepo.get(repoRel) ?? []), rel]);
+    }
+    const out = new Map<string, Buffer | string>();
+    for (const [repoRel, rels] of byRepo) {
+      const inRepo = (rel: string) => (repoRel ? rel.slice(repoRel.length + 1) : rel);
+      const got = await cleanContentsAtHead(this.opts.workspaceRoot, repos.get(repoRel)!, rels.map(inRepo));
+      for (const rel of rels) out.set(rel, got.get(inRepo(rel)) ?? 'git could not be asked about it');
+    }
+    return out;
+  }
+
   private async beforeOf(
     rel: string,
-    c: { command: string; before: Scan; known: Map<string, FileVersion>; repos: Map<string, RepoBefore>; put: PutBlob },
+    c: { command: string; before: Scan; known: Map<string, FileVersion>; fromGit: Map<string, Buffer | string>; put: PutBlob },
   ): Promise<FileVersion> {
     const sig = c.before.files.get(rel);
     if (!sig) return c.before.complete ? ABSENT : unknownVersion(`changed by \`${c.command}\`; the scan before it was incomplete, so its earlier state is not known`);
     const mine = c.known.get(rel);
     if (mine) return mine;
-    const repoRel = repoOf([...c.repos.keys()], rel);
-    const repo = repoRel === undefined ? undefined : c.repos.get(repoRel);
-    if (!repo) return unknownVersion(`changed by \`${c.command}\`; its earlier content is not known (the agent had not written it, and git does not track it)`);
-    const got = await cleanContentAtHead(this.opts.workspaceRoot, repo, repoRel ? rel.slice(repoRel.length + 1) : rel);
+    const got = c.fromGit.get(rel);
+    if (got === undefined) return unknownVersion(`changed by \`${c.command}\`; its earlier content is not known (the agent had not written it, and git does not track it)`);
     if (typeof got === 'string') return unknownVersion(`changed by \`${c.command}\`; its earlier content is not known (${got})`);
     if (got.length !== sig.size) return unknownVersion(`changed by \`${c.command}\`; git's copy does not match the file as it was (size ${got.length} ≠ ${sig.size})`);
     return versionOf(got, c.put, this.maxKept);

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { changedPaths, repoOf, scanWorkspace } from '../../../../src/runner/files/scan';
 import { decodeBlob, encodeBytes } from '../../../../src/runner/files/versions';
-import { workspace } from './support';
+import { cleanContentsAtHead, repoBefore } from '../../../../src/runner/files/git';
+import { git, workspace } from './support';
 
 describe('file journal: the workspace scan', () => {
   it('honours .gitignore (nested, negated), .git/info/exclude and files.exclude; skips .git and node_modules', async () => {
@@ -61,5 +62,21 @@ describe('file journal: the workspace scan', () => {
       assert.equal(e.encoding, encoding);
       assert.ok(decodeBlob(e.text, e.encoding).equals(bytes));
     }
+  });
+});
+
+describe('file journal: read-only git', () => {
+  it('reads clean files from HEAD in one batch (spaces, subfolders), and says why not for dirty, filtered and untracked ones', async () => {
+    const ws = workspace({ 'a b/c d.txt': 'spaced\n', 'top.txt': 'top\n', 'dirty.txt': 'd\n', 'pic.lfs': 'pointer\n', '.gitattributes': '*.lfs filter=lfs\n' }, { git: true });
+    fs.writeFileSync(path.join(ws, 'dirty.txt'), 'changed\n');
+    const repo = (await repoBefore(ws, ''))!;
+    assert.deepEqual([...repo.dirty], ['dirty.txt']);
+    const got = await cleanContentsAtHead(ws, repo, ['a b/c d.txt', 'top.txt', 'dirty.txt', 'pic.lfs', 'new.txt']);
+    assert.equal(String(got.get('a b/c d.txt')), 'spaced\n');
+    assert.equal(String(got.get('top.txt')), 'top\n');
+    assert.equal(got.get('dirty.txt'), 'it had changes not committed to git');
+    assert.equal(got.get('pic.lfs'), 'git reads it through the "lfs" filter');
+    assert.equal(got.get('new.txt'), 'it was not tracked by git');
+    assert.match(git(ws, 'status', '--porcelain'), /^ M dirty\.txt$/m, 'nothing in the repository changed');
   });
 });

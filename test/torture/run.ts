@@ -16,6 +16,7 @@ import * as esbuild from 'esbuild';
 import { openDiskStoreReady } from '../../src/store/disk/store';
 import { nodeFs } from '../../src/store/disk/fsLayer';
 import { readWitness } from '../../src/store/disk/witness';
+import { parseSegment } from '../../src/store/disk/segment';
 import type { CorruptionReport } from '../../src/store/api/types';
 import { ACK, canonical, digest, expectedTranscript, mulberry32, type Ack } from './shared';
 
@@ -26,7 +27,7 @@ export interface TortureOptions {
   /** Run the child through tsx instead of a bundle. */
   tsx?: boolean;
   steps?: number;
-  /** Every Nth killed trial then deletes the run's newest commit file (a lost tail); 0 = never. */
+  /** Every Nth killed trial then cuts the run's newest commit off its segment (a lost tail); 0 = never. */
   lostTailEvery?: number;
   log?: (line: string) => void;
 }
@@ -196,22 +197,26 @@ function sideEffectProblems(logFile: string, runId: string, effects: Map<string,
 }
 
 /**
- * After a kill: delete the run's newest commit file. If its commit had been acknowledged (the witness,
+ * After a kill: cut the run's newest commit off its segment. If it had been acknowledged (the witness,
  * written before each ACK, counts it) the store must report the lost tail, naming the file and whether
  * effect records went with it; if the kill came before the acknowledgement, deleting it loses nothing
  * anyone was told about, and nothing may be reported.
  */
 async function lostTailTrial(dir: string, runId: string, res: TortureResult): Promise<string[]> {
   const runDir = path.join(dir, 'runs', runId);
-  const singles = fs.readdirSync(path.join(runDir, 'log')).filter((n) => /^\d{12}\.json$/.test(n)).sort();
-  const newest = singles.at(-1);
-  if (!newest) return [];
-  const n = Number(newest.slice(0, 12));
-  const text = fs.readFileSync(path.join(runDir, 'log', newest), 'utf8');
+  const newestSegment = fs.readdirSync(runDir).filter((n) => n.startsWith('segment-')).sort().at(-1);
+  if (!newestSegment) return [];
+  const seg = path.join(runDir, newestSegment);
+  const parsed = parseSegment(fs.readFileSync(seg));
+  const last = parsed.frames.at(-1);
+  const commit = last?.value as { first?: number; ops?: unknown[] } | undefined;
+  if (!last || parsed.frames.length < 2 || typeof commit?.first !== 'number') return [];
+  const n = commit.first;
+  const newest = newestSegment;
   const w = await readWitness(nodeFs, runDir);
   const acknowledged = w.kind === 'ok' && w.witness.commits >= n;
-  const effects = text.includes('"op":"effect"');
-  fs.rmSync(path.join(runDir, 'log', newest));
+  const effects = JSON.stringify(commit.ops).includes('"op":"effect"');
+  fs.truncateSync(seg, last.start); // the newest commit gone, cut at its frame boundary (and any torn bytes after it)
   fs.rmSync(path.join(runDir, 'owner.lock'), { force: true }); // the killed owner's
   res.lostTails.trials++;
   if (acknowledged) res.lostTails.acknowledged++;
@@ -227,11 +232,11 @@ async function lostTailTrial(dir: string, runId: string, res: TortureResult): Pr
       // Written but not yet acknowledged when the kill came: its loss may go unseen — or be seen (the
       // index may already have counted it) — but nothing else may be blamed.
       const others = reports.filter((x) => !x.file.endsWith(newest));
-      if (others.length) problems.push(`an unacknowledged commit ${newest} was deleted, yet ${others.map((x) => x.file).join(', ')} reported`);
-    } else if (!r) problems.push(`the acknowledged newest commit ${newest} was deleted and nothing reported it`);
+      if (others.length) problems.push(`an unacknowledged commit ${n} was cut off, yet ${others.map((x) => x.file).join(', ')} reported`);
+    } else if (!r) problems.push(`the acknowledged newest commit ${n} (in ${newest}) was cut off and nothing reported it`);
     else {
-      if (r.effects_lost !== effects) problems.push(`lost tail ${newest}: effects_lost ${r.effects_lost}, the file ${effects ? 'held' : 'held no'} effect records`);
-      if (!damage) problems.push(`lost tail ${newest}: no damage recorded in the run`);
+      if (r.effects_lost !== effects) problems.push(`lost tail (commit ${n}): effects_lost ${r.effects_lost}, the commit ${effects ? 'held' : 'held no'} effect records`);
+      if (!damage) problems.push(`lost tail (commit ${n}): no damage recorded in the run`);
     }
     return problems;
   } finally {

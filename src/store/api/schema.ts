@@ -3,8 +3,12 @@
 // Field names follow the AFK checkpoint reference (product.md, seeds/000): snake_case on purpose.
 import { z } from 'zod';
 
-/** Version of every file the store writes. Bump it together with a migration in migrations.ts. */
-export const STORE_SCHEMA_VERSION = 1;
+/**
+ * Version of every file the store writes. Bump it together with a migration in core/migrations.ts.
+ * 2: a run's log is one append-only segment (disk/segment.ts) instead of one file per commit; the
+ * records themselves did not change.
+ */
+export const STORE_SCHEMA_VERSION = 2;
 
 // ── keys ────────────────────────────────────────────────────────────────────────────────────────
 /** Run ids become folder names: checked before use so no id can escape the store folder. */

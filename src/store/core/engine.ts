@@ -29,6 +29,15 @@ export interface Notice {
   message: string;
 }
 
+export interface LoadOptions {
+  /** This instance holds the run's lock: bad files may be moved to quarantine, torn tails cut off. */
+  repair: boolean;
+  /** The index's durable commit count (a shorter chain = lost files). */
+  expectCommits: number;
+  /** The run's meta as the index knows it: the last resort when no file of the run holds it any more. */
+  knownMeta?: RunMeta;
+}
+
 export interface EngineLock {
   readonly lost: boolean;
   release(): Promise<void>;
@@ -63,7 +72,7 @@ export interface Engine {
    * the run, or nobody does). `expectCommits`: the index's durable count (a shorter chain = lost files).
    * undefined: no such run.
    */
-  loadRun(runId: string, sink: LoadSink, opts: { repair: boolean; expectCommits: number }): Promise<LoadResult | undefined>;
+  loadRun(runId: string, sink: LoadSink, opts: LoadOptions): Promise<LoadResult | undefined>;
   /** Commits written since the last load/loadMore (another window's progress), or 'reload'. */
   loadMore(runId: string, sink: LoadSink): Promise<number | 'reload'>;
   /** Writes the next commit durably (numbers are the engine's). `meta` goes into the first commit. */
@@ -73,6 +82,8 @@ export interface Engine {
    * (disk/witness.ts). Never fails the caller. `reset`: rewrite it durably (after a load that found it stale).
    */
   writeWitness(runId: string, witness: TailWitness, opts?: { reset: boolean }): Promise<void>;
+  /** The run (loaded while held) is in an older on-disk format: compact() converts it before its next write. */
+  needsConversion(runId: string): boolean;
   /** Commits written since the last compaction (`singles`) and how many the compacted part covers. */
   logShape(runId: string): { singles: number; covered: number };
   /** Replaces the whole log by one commit holding `ops` (crash-safe at every point). */

@@ -166,7 +166,7 @@ export abstract class StoreReads {
     let model: RunModel | undefined;
     const sink = sinkInto(() => model!, (m) => (model = new RunModel(m)));
     const entry = this.index.get(runId);
-    const res = await this.engine.loadRun(runId, sink, { repair, expectCommits: entry?.durable_commits ?? 0 });
+    const res = await this.engine.loadRun(runId, sink, { repair, expectCommits: entry?.durable_commits ?? 0, ...(entry ? { knownMeta: metaOf(entry) } : {}) });
     if (!res || !model) return undefined;
     const h = new RunHandle(model, res.commits);
     for (const n of res.notices) this.emit({ kind: 'recovered', run_id: runId, file: n.file, message: n.message });
@@ -290,6 +290,11 @@ export abstract class StoreReads {
     await this.mustPeek(runId);
     return this.engine.storageBytes(runId);
   }
+}
+
+/** The RunMeta part of an index entry. */
+function metaOf(e: IndexEntry): RunMeta {
+  return { run_id: e.run_id, thread_id: e.thread_id, title: e.title, task: e.task, agent_name: e.agent_name, model: e.model, created_ms: e.created_ms, forked_from: e.forked_from, parent_run_id: e.parent_run_id };
 }
 
 /**

@@ -140,6 +140,9 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
    * reload, not after the quarantined files are gone. Then the tail witness is made to match.
    */
   private async settleLoad(h: RunHandle): Promise<void> {
+    const runId = h.model.meta.run_id;
+    // An older on-disk format is converted before anything is written (one snapshot + a segment).
+    if (this.engine.needsConversion(runId)) await this.engine.compact(runId, h.model.rebuildOps(), h.model.meta);
     const r = h.loadReport;
     if (r?.data_lost) {
       const damage: Damage = {
@@ -158,7 +161,7 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
     const now = this.witnessOf(h);
     const seen = h.loadWitness;
     if (!seen || seen.commits !== now.commits || seen.seq !== now.seq || seen.intents !== now.intents || seen.results !== now.results) {
-      await this.engine.writeWitness(h.model.meta.run_id, now, { reset: true });
+      await this.engine.writeWitness(runId, now, { reset: true });
     }
   }
 

@@ -1,31 +1,28 @@
-// The engine of the disk backend (layout in README.md). Every file goes through the
-// injectable fs layer; every JSON file through the durable adapter; the index through lowdb.
+// The engine of the disk backend (layout in README.md). Every file goes through the injectable fs
+// layer; a run's log is one append-only segment (runLog.ts), its snapshot and the index go through
+// the durable lowdb adapter; the tail witness (witness.ts) sits beside the log.
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { Low } from 'lowdb';
-import { DurableJsonFile, UnsyncedPublishError, fsyncDir } from './durableFile';
-import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from '../core/engine';
-import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunNotOwnedError, SchemaVersionError, StoreWriteError } from '../api/errors';
-import { RawCommit, decodeCommit, loadRunFiles, readCommit, type LoadCtx } from './load';
+import { DurableJsonFile, fsyncDir } from './durableFile';
+import type { Engine, EngineLock, IndexState, LoadOptions, LoadResult, LoadSink } from '../core/engine';
+import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunNotOwnedError, SchemaVersionError } from '../api/errors';
+import type { LoadCtx } from './commit';
+import { loadRunFiles } from './load';
 import { FileLock, lockHolder, type LockOptions } from './lock';
-import { advance, commitName, encodeOps, newCodec, parseLogNames, type Codec } from './log';
+import { newCodec } from './codec';
 import { errCode, isMissing, treeUsage, type FsLayer } from './fsLayer';
-import { quarantine } from './quarantine';
+import { quarantine, quarantineCopy } from './quarantine';
 import { getBlob, putBlob, type BlobCtx } from './blobs';
-import { RunId, RunMeta } from '../api/schema';
+import { RunId, type RunMeta } from '../api/schema';
 import { IndexBody, type CommitOp, type IndexEntry, type TailWitness } from '../core/storedSchema';
-import { WitnessWriter } from './witness';
+import { RunLog } from './runLog';
+import { parseLogNames } from './v1';
+import { readWitness, WitnessWriter } from './witness';
 import { corruptionReport, type CorruptionReport, type OwnerInfo } from '../api/types';
 
 interface RunFiles {
-  next: number;
-  /** Encoding state after the last commit (fileLog.encodeOps); null until the run's meta is known. */
-  codec: Codec;
-  meta: RunMeta;
-  /** Commits the last compacted file covers (0: none). */
-  covered: number;
-  /** A commit published whose directory fsync failed and could not be rolled back: may be replaced. */
-  uncertain: number | null;
+  log: RunLog;
   lock?: FileLock;
   /** The tail witness, opened on first write while the run is held (witness.ts). */
   witness?: Promise<WitnessWriter>;
@@ -52,7 +49,13 @@ export class DiskEngine implements Engine {
     private readonly o: DiskEngineOptions,
   ) {
     this.fsl = o.fs;
-    this.ctx = { fsl: o.fs, root, retryDelaysMs: o.retryDelaysMs, quarantine: (rel, reason, runId) => quarantine(this.fsl, root, rel, reason, runId, o.now()) };
+    this.ctx = {
+      fsl: o.fs,
+      root,
+      retryDelaysMs: o.retryDelaysMs,
+      quarantine: (rel, reason, runId) => quarantine(this.fsl, root, rel, reason, runId, o.now()),
+      quarantineCopy: (rel, reason, runId) => quarantineCopy(this.fsl, root, rel, reason, runId, o.now()),
+    };
   }
 
   setReporter(fn: (r: CorruptionReport) => void): void {
@@ -95,11 +98,15 @@ export class DiskEngine implements Engine {
     return (await this.fsl.readdir(path.join(this.root, 'runs'))).filter((n) => RunId.safeParse(n).success);
   }
 
+  /** The run's durable commit count as its witness says (one small read); a version-1 run: its last file. */
   async lastCommit(runId: string): Promise<number | undefined> {
+    const w = await readWitness(this.fsl, this.runDir(runId));
+    if (w.kind === 'ok') return w.witness.commits;
     try {
-      return parseLogNames(await this.fsl.readdir(this.runDir(runId, 'log'))).reduce((m, f) => Math.max(m, f.last), 0);
+      const files = parseLogNames(await this.fsl.readdir(this.runDir(runId, 'log')));
+      return files.reduce((m, f) => Math.max(m, f.last), 0);
     } catch (err) {
-      if (errCode(err) === 'ENOENT') return undefined;
+      if (errCode(err) === 'ENOENT') return (await this.fsl.stat(this.runDir(runId)).then(() => Infinity, () => undefined)) as number | undefined;
       throw err;
     }
   }
@@ -122,11 +129,11 @@ export class DiskEngine implements Engine {
     }
     let lock: FileLock | undefined;
     try {
-      await this.fsl.mkdir(path.join(dir, 'log'), { recursive: false });
-      await this.fsl.mkdir(path.join(dir, 'blobs'), { recursive: false });
       lock = await this.lockFile(meta.run_id, owner);
-      await new DurableJsonFile(this.fsl, path.join(dir, 'run.json'), 'run', RunMeta, meta.run_id, this.o.retryDelaysMs).create(meta);
+      const log = new RunLog(this.fsl, this.root, meta.run_id, { format: 2, next: 1, codec: newCodec(), meta, covered: 0, tail: null }, this.o.retryDelaysMs);
+      await log.create(); // the meta lives in the segment's header
       await fsyncDir(this.fsl, path.join(this.root, 'runs'));
+      this.runs.set(meta.run_id, { log, lock });
     } catch (err) {
       // createRun never resolved: the half-made folder holds nothing anyone was told about
       await lock?.release().catch(() => undefined);
@@ -134,70 +141,35 @@ export class DiskEngine implements Engine {
       await this.fsl.rmrf(dir).catch(() => undefined);
       throw err;
     }
-    this.runs.set(meta.run_id, { next: 1, covered: 0, codec: newCodec(), meta, uncertain: null, lock });
     return this.engineLock(meta.run_id, lock);
   }
 
-  async loadRun(runId: string, sink: LoadSink, opts: { repair: boolean; expectCommits: number }): Promise<LoadResult | undefined> {
+  async loadRun(runId: string, sink: LoadSink, opts: LoadOptions): Promise<LoadResult | undefined> {
     const loaded = await loadRunFiles(this.ctx, runId, sink, opts);
     if (!loaded) return undefined;
     if (opts.repair) await this.sweepTemps(runId);
     const prev = this.runs.get(runId);
+    await prev?.log.closeFd();
     const held = prev?.lock && !prev.lock.lost;
-    this.runs.set(runId, { next: loaded.next, covered: loaded.covered, codec: loaded.codec, meta: loaded.meta, uncertain: null, lock: held ? prev.lock : undefined, witness: held ? prev.witness : undefined });
+    const log = new RunLog(this.fsl, this.root, runId, { format: loaded.format, next: loaded.next, codec: loaded.codec, meta: loaded.meta, covered: loaded.covered, tail: loaded.tail }, this.o.retryDelaysMs);
+    this.runs.set(runId, { log, lock: held ? prev.lock : undefined, witness: held ? prev.witness : undefined });
     return loaded.result;
   }
 
   async loadMore(runId: string, sink: LoadSink): Promise<number | 'reload'> {
     const f = this.runs.get(runId);
-    if (!f) return 'reload';
-    let names: string[];
-    try {
-      names = await this.fsl.readdir(this.runDir(runId, 'log'));
-    } catch {
-      return 'reload';
-    }
-    const files = parseLogNames(names);
-    const cursor = f.next - 1;
-    if (files.some((x) => x.first <= cursor && x.last > cursor) || (cursor > 0 && !files.some((x) => x.last === cursor))) return 'reload';
-    let n = 0;
-    for (const x of files.filter((x) => x.first > cursor && x.first === x.last)) {
-      if (x.first !== f.next) break;
-      try {
-        const file = path.posix.join('runs', runId, 'log', x.name);
-        const d = decodeCommit(await readCommit(this.ctx, runId, x), f.codec, f.meta, file, runId);
-        sink.commit(d.body, file);
-        advance(f.codec, d.delta);
-      } catch {
-        return 'reload'; // a full load reports (and, if allowed, repairs) what is wrong
-      }
-      f.next++;
-      n++;
-    }
-    return n;
+    return f ? f.log.follow(sink) : 'reload';
   }
 
-  async writeCommit(runId: string, ops: readonly CommitOp[], meta: RunMeta | undefined): Promise<void> {
+  needsConversion(runId: string): boolean {
+    return this.runs.get(runId)?.log.s.format === 1;
+  }
+
+  async writeCommit(runId: string, ops: readonly CommitOp[]): Promise<void> {
     const f = this.runs.get(runId);
     if (!f?.lock) throw new RunNotOwnedError(runId);
     await f.lock.verify(runId);
-    const n = f.next;
-    const enc = encodeOps(ops, f.codec, f.meta);
-    const body: RawCommit = { run_id: runId, first: n, last: n, ...(meta ? { meta } : {}), witnessed: true, ops: enc.ops };
-    const file = new DurableJsonFile(this.fsl, this.runDir(runId, 'log', commitName(n, n)), 'commit', RawCommit, runId, this.o.retryDelaysMs);
-    try {
-      await file.create(body);
-    } catch (err) {
-      if (errCode(err) === 'EEXIST' && f.uncertain === n) await file.write(body); // our own unacknowledged attempt
-      else if (errCode(err) === 'EEXIST') throw new StoreWriteError(`Commit ${n} of run ${runId} already exists: another window wrote to this run.`, runId, 'EEXIST');
-      else {
-        if (err instanceof UnsyncedPublishError) await this.fsl.unlink(file.file).catch(() => (f.uncertain = n)); // not acknowledged: roll back
-        throw err;
-      }
-    }
-    f.uncertain = null;
-    f.next = n + 1;
-    advance(f.codec, enc.next);
+    await f.log.append(ops);
   }
 
   async writeWitness(runId: string, w: TailWitness, opts: { reset: boolean } = { reset: false }): Promise<void> {
@@ -221,37 +193,21 @@ export class DiskEngine implements Engine {
 
   logShape(runId: string): { singles: number; covered: number } {
     const f = this.runs.get(runId);
-    return f ? { singles: f.next - 1 - f.covered, covered: f.covered } : { singles: 0, covered: 0 };
+    return f ? { singles: f.log.s.next - 1 - f.log.s.covered, covered: f.log.s.covered } : { singles: 0, covered: 0 };
   }
 
-  /**
-   * Crash-safe at every point: the new file (covering 1..N) is written, fsync'd and read back
-   * before any old file goes; a loader prefers the longest readable range at each position and
-   * falls back to the single commits while they exist, so a crash mid-way leaves a readable run.
-   */
-  async compact(runId: string, ops: readonly CommitOp[], meta: RunMeta): Promise<void> {
+  /** The whole log as one snapshot and a fresh segment (runLog.ts); a version-1 run is converted. */
+  async compact(runId: string, ops: readonly CommitOp[]): Promise<void> {
     const f = this.runs.get(runId);
     if (!f?.lock) throw new RunNotOwnedError(runId);
     await f.lock.verify(runId);
-    const last = f.next - 1;
-    if (last < 1) return;
-    const name = commitName(1, last);
-    const body: RawCommit = { run_id: runId, first: 1, last, meta, witnessed: true, ops: encodeOps(ops, newCodec(), meta).ops };
-    const file = new DurableJsonFile(this.fsl, this.runDir(runId, 'log', name), 'commit', RawCommit, runId, this.o.retryDelaysMs);
-    await file.create(body).catch((err: unknown) => {
-      if (errCode(err) !== 'EEXIST') throw err; // EEXIST: compacted already at this length
-    });
-    const check = await readCommit(this.ctx, runId, { name, first: 1, last }); // verify what landed before removing anything
-    decodeCommit(check, newCodec(), meta, name, runId);
-    f.covered = last;
-    const old = parseLogNames(await this.fsl.readdir(this.runDir(runId, 'log'))).filter((x) => x.name !== name && x.last <= last);
-    for (const x of old) await this.fsl.unlink(this.runDir(runId, 'log', x.name)).catch(() => undefined);
-    await fsyncDir(this.fsl, this.runDir(runId, 'log'));
+    await f.log.compact(ops);
   }
 
   async deleteRun(runId: string): Promise<void> {
     const trash = path.join(this.root, 'runs', `.trash-${runId}-${crypto.randomBytes(4).toString('hex')}`);
     await this.closeWitness(this.runs.get(runId));
+    await this.runs.get(runId)?.log.closeFd();
     await this.fsl.rename(this.runDir(runId), trash); // atomic: the run is gone at once
     this.runs.get(runId)?.lock?.release().catch(() => undefined);
     this.runs.delete(runId);
@@ -289,7 +245,10 @@ export class DiskEngine implements Engine {
       },
       release: async () => {
         const f = this.runs.get(runId);
-        if (f?.lock === lock) await this.closeWitness(f);
+        if (f?.lock === lock) {
+          await f.log.closeFd();
+          await this.closeWitness(f);
+        }
         await lock.release();
       },
     };
@@ -312,7 +271,7 @@ export class DiskEngine implements Engine {
     });
     const f = this.runs.get(runId);
     if (f) f.lock = lock;
-    else this.runs.set(runId, { next: 1, covered: 0, codec: newCodec(), meta: PLACEHOLDER_META, uncertain: null, lock }); // filled by the load that follows
+    else this.runs.set(runId, { log: new RunLog(this.fsl, this.root, runId, { format: 2, next: 1, codec: newCodec(), meta: PLACEHOLDER_META, covered: 0, tail: null }), lock }); // filled by the load that follows
     return lock;
   }
 
@@ -322,6 +281,7 @@ export class DiskEngine implements Engine {
 
   async close(): Promise<void> {
     for (const f of this.runs.values()) {
+      await f.log.closeFd();
       await this.closeWitness(f);
       await f.lock?.release().catch(() => undefined);
     }

@@ -33,6 +33,10 @@ export interface FsLayer {
   /** Hard link: fails with EEXIST instead of replacing (write-once files, the owner lock). */
   link(existing: string, newPath: string): Promise<void>;
   unlink(path: string): Promise<void>;
+  /** Cuts a file to `length` bytes (a torn or damaged tail of a segment). */
+  truncate(path: string, length: number): Promise<void>;
+  /** The bytes of a file from `position` to its end (a follower reading what was appended). */
+  readFrom(path: string, position: number): Promise<Buffer>;
   rmrf(path: string): Promise<void>;
   stat(path: string): Promise<FsStat>;
   utimes(path: string, timeMs: number): Promise<void>;
@@ -74,6 +78,31 @@ export const nodeFs: FsLayer = {
   rename: (a, b) => fs.promises.rename(a, b),
   link: (a, b) => fs.promises.link(a, b),
   unlink: (p) => fs.promises.unlink(p),
+  async truncate(p, length) {
+    const fd = fs.openSync(p, 'r+');
+    try {
+      fs.ftruncateSync(fd, length);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
+  async readFrom(p, position) {
+    const fd = fs.openSync(p, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const buf = Buffer.allocUnsafe(Math.max(0, size - position));
+      let off = 0;
+      while (off < buf.length) {
+        const n = fs.readSync(fd, buf, off, buf.length - off, position + off);
+        if (n === 0) break;
+        off += n;
+      }
+      return buf.subarray(0, off);
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
   rmrf: (p) => fs.promises.rm(p, { recursive: true, force: true }),
   async stat(p) {
     const s = fs.statSync(p);

@@ -1,326 +1,262 @@
-// Loading a run from disk: run.json, then the commit chain from 1 with no gaps. The chain stops at
-// the first commit that is missing, unreadable, fails its checksum or schema, or does not fit the
-// run; that file and every later one move to quarantine (list tails chain, so nothing after a bad
-// commit can be trusted), and the run falls back to the checkpoint before it. The run's tail witness
-// (witness.ts) says how far the log had reached: a chain shorter than it lost acknowledged commits.
+// Loading a run from disk. Version 2 (segment.ts): snapshot.json (the compacted commits 1..N, if the
+// run was ever compacted), then the frames of its segment file(s) from N+1, in order, no gaps. The
+// chain stops at the first frame that does not check out:
+//  - a torn tail (an append cut short by a crash, nothing valid after it) was never acknowledged
+//    unless the run's witness says so: it is cut off and noted, not reported as corruption;
+//  - anything else — a bad frame with valid ones after it, a torn tail the witness had counted, a
+//    segment or a snapshot that is bad or missing — lost acknowledged data: reported, the segment
+//    copied to quarantine (the bad file moved there), the run falls back to the last good commit.
+// Version-1 runs (one file per commit) are read by v1.ts.
 import path from 'node:path';
-import { DurableJsonFile } from './durableFile';
-import type { LoadResult, LoadSink, Notice } from '../core/engine';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/errors';
-import { isMissing, type FsLayer } from './fsLayer';
-import { advance, byFirst, decodeOps, newCodec, parseLogNames, peekLost, type Codec, type CodecDelta, type LogFile } from './log';
-import type { Quarantined } from './quarantine';
 import { RunMeta } from '../api/schema';
-import { StoredCommitBody, type CommitBody, type CommitOp } from '../core/storedSchema';
-import { z } from 'zod';
 import { corruptionReport, type CorruptionReport } from '../api/types';
-import type { LostCall, RunState } from '../api/schema';
-import type { TailWitness } from '../core/storedSchema';
-import { readWitness, WITNESS_FILE } from './witness';
+import type { LoadOptions, LoadSink, Notice } from '../core/engine';
+import { advance, newCodec, peekBody } from './codec';
+import { decodeCommit, emptyPeek, isRawCommit, lostTailReport, mergeReports, peekInto, RawCommit, rel, Survived, witnessOf, type LoadCtx, type LoadedFiles, type Peeked } from './commit';
+import { DurableJsonFile } from './durableFile';
+import { isMissing } from './fsLayer';
+import type { Quarantined } from './quarantine';
+import { parseSegment, parseSegmentNames, scanFrames, SEGMENT_VERSION, SegmentHeader, type Frame, type ParsedSegment } from './segment';
+import { loadV1 } from './v1';
 
-export interface LoadCtx {
-  fsl: FsLayer;
-  root: string;
-  retryDelaysMs?: readonly number[];
-  quarantine(rel: string, reason: string, runId: string): Promise<Quarantined | null>;
-}
+export const SNAPSHOT_FILE = 'snapshot.json';
 
-export interface LoadedFiles {
-  result: LoadResult;
-  /** Next commit number to write. */
-  next: number;
-  /** The codec state after the last commit (the next commit is encoded against it). */
-  codec: Codec;
-  meta: RunMeta;
-  /** Commits covered by the compacted file the chain starts with (0: none). */
-  covered: number;
-}
-
-interface Bad {
-  file: string;
-  reason: string;
-}
-
-const rel = (runId: string, ...parts: string[]) => path.posix.join('runs', runId, ...parts);
-
-/** A commit file as written: verified envelope, not yet decoded (fileLog.decodeOps). */
-export interface RawCommit {
-  run_id: string;
+/** Where the run's log continues: the segment the next commit is appended to. */
+export interface SegmentTail {
+  name: string;
   first: number;
-  last: number;
-  meta?: RunMeta;
-  /** Written by a store that keeps a tail witness: a run with such commits and no witness lost it. */
-  witnessed?: true;
-  ops: unknown[];
-}
-/**
- * Only the shape needed to decode; the decoded body is then validated in full (StoredCommitBody).
- * z.custom checks without copying: a crash leaves thousands of small commits, and a second full
- * parse of each was a measurable part of resuming.
- */
-export const RawCommit = z.custom<RawCommit>((v) => {
-  const b = v as Partial<RawCommit> | null;
-  return typeof b === 'object' && b !== null && typeof b.run_id === 'string' && Number.isInteger(b.first) && Number.isInteger(b.last) && Array.isArray(b.ops);
-}, 'not a commit body');
-
-export async function readCommit(ctx: LoadCtx, runId: string, f: LogFile): Promise<RawCommit> {
-  const file = rel(runId, 'log', f.name);
-  const body = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'commit', RawCommit, runId).read();
-  if (!body) throw new AgentCheckpointCorruptionError(`${file} vanished while it was read`, runId, file);
-  if (body.first !== f.first || body.last !== f.last || body.run_id !== runId) {
-    throw new AgentCheckpointCorruptionError(`${file} is corrupt: it holds commits ${body.first}-${body.last} of run ${body.run_id}`, runId, file);
-  }
-  return body;
+  /** Bytes of valid frames: the next frame goes here. */
+  size: number;
 }
 
-/** Decodes a raw commit (in place) against the log before it and validates it. Returns the body and the codec after it. */
-export function decodeCommit(raw: RawCommit, codec: Codec, meta: RunMeta, file: string, runId: string): { body: CommitBody; delta: CodecDelta } {
-  const next = decodeOps(raw.ops, codec, meta);
-  const r = StoredCommitBody.safeParse(raw);
-  if (!r.success) {
-    const i = r.error.issues[0];
-    throw new AgentCheckpointCorruptionError(`${file} is corrupt: does not match its schema (${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'})`, runId, file);
-  }
-  return { body: r.data, delta: next };
+export interface LoadedRun extends LoadedFiles {
+  format: 1 | 2;
+  /** Version 2: the segment to append to (null: none yet; the first write creates one). */
+  tail: SegmentTail | null;
 }
 
-async function readMeta(ctx: LoadCtx, runId: string): Promise<{ meta: RunMeta | null; bad: Bad | null }> {
-  const file = rel(runId, 'run.json');
-  try {
-    const meta = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'run', RunMeta, runId).read();
-    // A valid file of another run (copied over this one's) must not become this run's identity.
-    if (meta && meta.run_id !== runId) return { meta: null, bad: { file, reason: `${file} is corrupt: it holds the meta of run ${meta.run_id}` } };
-    return { meta, bad: null };
-  } catch (err) {
-    if (err instanceof AgentCheckpointCorruptionError) return { meta: null, bad: { file, reason: err.message } };
-    throw err;
-  }
+interface SegmentFile {
+  name: string;
+  first: number;
+  buf: Buffer;
+  parsed: ParsedSegment;
+  /** The header's complaint, or null when the header is this run's. */
+  headerBad: string | null;
+  header: SegmentHeader | null;
 }
 
-export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, opts: { repair: boolean; expectCommits: number }): Promise<LoadedFiles | undefined> {
+export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, opts: LoadOptions): Promise<LoadedRun | undefined> {
   const dir = path.join(ctx.root, 'runs', runId);
   let names: string[];
   try {
-    names = await ctx.fsl.readdir(path.join(dir, 'log'));
+    names = await ctx.fsl.readdir(dir);
   } catch (err) {
-    if (!isMissing(err)) throw err;
-    try {
-      await ctx.fsl.stat(dir);
-    } catch (e) {
-      if (isMissing(e)) return undefined;
-      throw e;
-    }
-    names = [];
+    if (isMissing(err)) return undefined;
+    throw err;
   }
-  const files = parseLogNames(names);
-  const cache = new Map<string, RawCommit | Error>();
-  const at = byFirst(files);
-  const read = async (f: LogFile) => {
-    if (!cache.has(f.name)) cache.set(f.name, await readCommit(ctx, runId, f).catch((err: unknown) => (err instanceof SchemaVersionError ? Promise.reject(err) : (err as Error))));
-    return cache.get(f.name)!;
-  };
+  const segNames = parseSegmentNames(names);
+  if (segNames.length === 0 && !names.includes(SNAPSHOT_FILE)) {
+    const v1 = names.includes('log') || names.includes('run.json') ? await loadV1(ctx, runId, sink, opts) : undefined;
+    return v1 && { ...v1, format: 1, tail: null };
+  }
+  return loadV2(ctx, runId, sink, opts, segNames);
+}
+
+function readSegmentFile(runId: string, name: string, first: number, buf: Buffer): SegmentFile {
+  const parsed = parseSegment(buf);
+  const version = (parsed.frames[0]?.value as { segment?: unknown } | undefined)?.segment;
+  // A newer version's segment is not damage: refused, left untouched (as a newer envelope is).
+  if (typeof version === 'number' && version > SEGMENT_VERSION) throw new SchemaVersionError(rel(runId, name), version, SEGMENT_VERSION);
+  const h = parsed.frames[0] ? SegmentHeader.safeParse(parsed.frames[0].value) : null;
+  let headerBad: string | null = null;
+  if (!h) headerBad = parsed.stop ? `its header frame is bad (${parsed.stop.reason})` : 'it has no header frame';
+  else if (!h.success) headerBad = 'its header frame is not a segment header';
+  else if (h.data.run_id !== runId || h.data.meta.run_id !== runId) headerBad = `it belongs to run ${h.data.run_id}`;
+  else if (h.data.first !== first) headerBad = `its header says it starts at commit ${h.data.first}, its name at ${first}`;
+  return { name, first, buf, parsed, headerBad, header: h?.success && !headerBad ? h.data : null };
+}
+
+/** Where the chain stopped on something bad (null: it ran to the end of what is there). */
+interface Stop {
+  file: string;
+  reason: string;
+  /** An append cut short at the very end of the last segment. */
+  torn: boolean;
+  /** The segment it stopped in (its good part stays in use), or null (a snapshot, a gap). */
+  seg: SegmentFile | null;
+  /** Byte offset in `seg` of the frame that failed (0 with a bad header). */
+  frameAt: number;
+}
+
+async function loadV2(ctx: LoadCtx, runId: string, sink: LoadSink, opts: LoadOptions, segNames: { name: string; first: number }[]): Promise<LoadedRun> {
   const reports: CorruptionReport[] = [];
   const notices: Notice[] = [];
-  const { meta: stored, bad: metaBad } = await readMeta(ctx, runId);
-  let meta = stored;
-  if (!meta) {
-    const first = at.get(1)?.[0];
-    const body = first ? await read(first) : undefined;
-    const parsed = body && !(body instanceof Error) ? RunMeta.safeParse(body.meta) : undefined;
-    meta = parsed?.success && parsed.data.run_id === runId ? parsed.data : null;
-    if (!meta && !metaBad) return undefined; // created but never written: not a run yet
-    const file = metaBad?.file ?? rel(runId, 'run.json');
-    const reason = metaBad?.reason ?? `${file} is missing`;
-    const q = opts.repair && metaBad ? await ctx.quarantine(file, reason, runId) : null;
-    if (meta && opts.repair) await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'run', RunMeta, runId, ctx.retryDelaysMs).write(meta);
-    const rebuilt = meta ? (opts.repair ? 'rebuilt from the first commit' : 'readable from the first commit') : 'and no commit holds the run meta';
-    reports.push(corruptionReport({ run_id: runId, file, reason, quarantined: q ? [q] : [], lost: `nothing: run.json ${rebuilt}` }));
-    if (!meta) throw new AgentCheckpointCorruptionError(`Run ${runId} cannot be opened: ${reason}, and no commit holds its meta.`, runId, file);
-  }
+  const segs: SegmentFile[] = [];
+  for (const s of segNames) segs.push(readSegmentFile(runId, s.name, s.first, await ctx.fsl.readFile(path.join(ctx.root, rel(runId, s.name)))));
+  const snapRel = rel(runId, SNAPSHOT_FILE);
+  const snap = await readSnapshot(ctx, runId, snapRel);
+  const meta = metaOf(snap, segs, runId) ?? (opts.knownMeta?.run_id === runId ? opts.knownMeta : null);
+  if (!meta) throw new AgentCheckpointCorruptionError(`Run ${runId} cannot be opened: no segment header and no snapshot holds its meta.`, runId, segs[0] ? rel(runId, segs[0].name) : snapRel);
   sink.meta(meta);
+
   const codec = newCodec();
-  const bad: Bad[] = [];
-  const used = new Set<string>();
   const survived = new Survived();
   let p = 1;
   let covered = 0;
-  for (;;) {
-    const cands = at.get(p) ?? [];
-    let advanced = false;
-    for (const c of cands) {
-      const raw = await read(c);
-      try {
-        if (raw instanceof Error) throw raw;
-        const d = decodeCommit(raw, codec, meta, rel(runId, 'log', c.name), runId);
-        sink.commit(d.body, rel(runId, 'log', c.name));
-        advance(codec, d.delta);
-        survived.add(d.body.ops);
-        used.add(c.name);
-        if (c.first !== c.last) covered = c.last;
-        p = c.last + 1;
-        advanced = true;
-        break;
-      } catch (err) {
-        bad.push({ file: rel(runId, 'log', c.name), reason: (err as Error).message });
-      }
+  let witnessed = false;
+  const apply = (raw: RawCommit, file: string) => {
+    const d = decodeCommit(raw, codec, meta, file, runId);
+    sink.commit(d.body, file);
+    advance(codec, d.delta);
+    survived.add(d.body.ops);
+    witnessed ||= raw.witnessed === true;
+    p = raw.last + 1;
+  };
+  let snapBad = snap instanceof Error ? snap.message : null;
+  if (snap && !(snap instanceof Error)) {
+    try {
+      apply(snap, snapRel);
+      covered = snap.last;
+    } catch (err) {
+      snapBad = (err as Error).message;
     }
-    if (!advanced) break;
   }
-  const after = files.filter((f) => !used.has(f.name) && f.last >= p && !bad.some((b) => b.file.endsWith(f.name)));
-  const superseded = files.filter((f) => !used.has(f.name) && f.last < p && !bad.some((b) => b.file.endsWith(f.name)));
-  if (opts.repair) for (const f of superseded) await ctx.fsl.unlink(path.join(dir, 'log', f.name)).catch(() => undefined); // an interrupted compaction's leftovers
-  const wit = await witnessOf(ctx, runId, [...cache.values()], opts.repair, reports, notices);
+  let stop: Stop | null = null;
+  let tail: SegmentTail | null = null;
+  const used = new Set<SegmentFile>();
+  for (const seg of segs) {
+    const file = rel(runId, seg.name);
+    if (seg.first > p) {
+      // Commits before this segment are missing: the snapshot that held them (bad or gone), or a segment.
+      const snapshotGone = p === 1;
+      const reason = snapBad ?? (snapshotGone ? `${snapRel} is missing: ${file} starts at commit ${seg.first}` : `${file} starts at commit ${seg.first}, but the log before it ends at ${p - 1}`);
+      stop = { file: snapshotGone ? snapRel : file, reason, torn: false, seg: null, frameAt: 0 };
+      break;
+    }
+    if (seg.headerBad) {
+      // A segment being created when the process died: its header never (fully) reached the file.
+      const unfinished = seg === segs[segs.length - 1] && seg.parsed.frames.length === 0 && (seg.parsed.stop?.torn ?? true);
+      stop = { file, reason: unfinished ? `${file} was being created (${seg.buf.length} bytes, no complete header)` : `${file} is corrupt: ${seg.headerBad}`, torn: unfinished, seg, frameAt: 0 };
+      break;
+    }
+    used.add(seg);
+    stop = applyFrames(seg, file, runId, () => p, apply);
+    tail = { name: seg.name, first: seg.first, size: stop ? stop.frameAt : seg.parsed.validEnd };
+    if (stop) {
+      stop.torn &&= seg === segs[segs.length - 1];
+      break;
+    }
+  }
+  if (!stop && snapBad && segs.length === 0) stop = { file: snapRel, reason: snapBad, torn: false, seg: null, frameAt: 0 };
+  const wit = await witnessOf(ctx, runId, { repair: opts.repair, witnessedCommits: witnessed, reports, notices });
   const expect = Math.max(opts.expectCommits, wit?.commits ?? 0);
-  const stopBad = bad.find((b) => b.file === rel(runId, 'log', at.get(p)?.[0]?.name ?? ''));
-  const missing = !stopBad && (after.length > 0 || expect >= p) ? `${rel(runId, 'log', `${String(p).padStart(12, '0')}.json`)}` : null;
-  for (const r of reports) r.fell_back_to_seq = survived.seq > 0 ? survived.seq : null;
-  if (bad.length > 0 || missing) {
-    const onDisk = Math.max(0, ...files.map((f) => f.last));
-    reports.push(await chainReport(ctx, runId, { bad, after, missing, stopBad, survived, witness: wit, onDisk, repair: opts.repair }));
+  const later = segs.filter((s) => !used.has(s) && s !== stop?.seg);
+  if (stop?.torn && expect < p) {
+    // A crash mid-append: never acknowledged. Cut off (by the owner) and noted, not an alarm.
+    notices.push({ file: stop.file, message: `${stop.reason}: an append cut short by a crash (never acknowledged)${opts.repair ? ', cut off' : ''}` });
+    if (opts.repair && stop.seg?.headerBad) await ctx.fsl.unlink(path.join(ctx.root, stop.file));
+    else if (opts.repair) await ctx.fsl.truncate(path.join(ctx.root, stop.file), stop.frameAt);
+  } else if (stop || expect >= p || later.length > 0) {
+    const file = stop?.file ?? (tail ? rel(runId, tail.name) : snapRel);
+    const reason = stop?.reason ?? `${file} ends at commit ${p - 1}, but the run's witness says ${expect} commits were written`;
+    const peeked = peekLostFrames(stop, later, runId);
+    const quarantined = opts.repair ? await quarantineLost(ctx, runId, { stop, later, snapRel: snapBad ? snapRel : null }) : [];
+    const onDisk = Math.max(p - 1, covered, ...segs.map(lastCommitIn));
+    reports.push(lostTailReport({ runId, file, reason, quarantined, survived, witness: wit, onDisk, peeked }));
+  } else if (snapBad) {
+    // The segments still held every commit (a compaction that never retired them): nothing lost.
+    const q = opts.repair ? await ctx.quarantine(snapRel, snapBad, runId) : null;
+    reports.push(corruptionReport({ run_id: runId, file: snapRel, reason: snapBad, quarantined: q ? [q] : [], lost: 'nothing: the segments still held every commit' }));
   }
-  return { result: { report: mergeReports(reports), commits: p - 1, witness: wit, notices }, next: p, codec, meta, covered };
+  if (opts.repair) await retireCovered(ctx, runId, segs, covered, tail);
+  for (const r of reports) r.fell_back_to_seq ??= survived.seq > 0 ? survived.seq : null;
+  return { result: { report: mergeReports(reports), commits: p - 1, witness: wit, notices }, next: p, codec, meta, covered, format: 2, tail };
 }
 
-/** What the surviving chain holds: the witness counts the same way, so the two compare. */
-class Survived {
-  seq = 0;
-  step = 0;
-  private readonly effects = new Map<string, boolean>();
-
-  add(ops: readonly CommitOp[]): void {
-    for (const op of ops) {
-      if (op.op === 'record') {
-        this.seq = op.record.seq;
-        this.step = op.record.step;
-      } else if (op.op === 'effect') this.effects.set(op.effect.tool_call_id, op.effect.result !== null);
-    }
-  }
-
-  get intents(): number {
-    return this.effects.size;
-  }
-
-  get results(): number {
-    return [...this.effects.values()].filter(Boolean).length;
+async function readSnapshot(ctx: LoadCtx, runId: string, snapRel: string): Promise<RawCommit | Error | null> {
+  try {
+    const snap = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, snapRel), 'commit', RawCommit, runId).read();
+    if (snap && (snap.run_id !== runId || snap.first !== 1 || snap.last < 1)) return new AgentCheckpointCorruptionError(`${snapRel} is corrupt: it holds commits ${snap.first}-${snap.last} of run ${snap.run_id}`, runId, snapRel);
+    return snap;
+  } catch (err) {
+    if (err instanceof SchemaVersionError || !(err instanceof AgentCheckpointCorruptionError)) throw err;
+    return err;
   }
 }
 
-/** The witness, when readable. A bad one is reported (nothing lost: it is rebuilt); a missing one that commits say existed is noted. */
-async function witnessOf(ctx: LoadCtx, runId: string, read: (RawCommit | Error)[], repair: boolean, reports: CorruptionReport[], notices: Notice[]): Promise<TailWitness | null> {
-  const w = await readWitness(ctx.fsl, path.join(ctx.root, 'runs', runId));
-  const file = rel(runId, WITNESS_FILE);
-  if (w.kind === 'ok') {
-    if (w.damaged) {
-      const reason = `${file} is corrupt: ${w.damaged}`;
-      const q = repair ? await ctx.quarantine(file, reason, runId) : null;
-      reports.push(corruptionReport({ run_id: runId, file, reason, quarantined: q ? [q] : [], lost: 'nothing: its intact slot was used, and it is rewritten' }));
+/** Applies a segment's commit frames from commit `next()`; returns where it stopped on something bad. */
+function applyFrames(seg: SegmentFile, file: string, runId: string, next: () => number, apply: (raw: RawCommit, file: string) => void): Stop | null {
+  for (const f of seg.parsed.frames.slice(1)) {
+    const raw = f.value;
+    try {
+      if (!isRawCommit(raw) || raw.run_id !== runId || raw.first !== raw.last) throw new Error(`the frame at byte ${f.start} is not a commit of this run`);
+      if (raw.last < next()) continue; // already in the snapshot (a compaction that had not yet retired this segment)
+      if (raw.first !== next()) throw new Error(`the frame at byte ${f.start} holds commit ${raw.first} where ${next()} was expected`);
+      apply(raw, file);
+    } catch (err) {
+      return { file, reason: `${file} is corrupt: ${(err as Error).message}`, torn: false, seg, frameAt: f.start };
     }
-    return w.witness;
   }
-  if (w.kind === 'bad') {
-    const reason = `${file} is corrupt: ${w.reason}`;
-    const q = repair ? await ctx.quarantine(file, reason, runId) : null;
-    reports.push(corruptionReport({ run_id: runId, file, reason, quarantined: q ? [q] : [], lost: 'nothing: the tail witness is rebuilt from the log (a lost tail of the log cannot be seen this once)' }));
-  } else if (read.some((c) => !(c instanceof Error) && c.witnessed)) {
-    notices.push({ file, message: `${file} is missing: rebuilt from the log (a lost tail of the log cannot be seen this once)` });
+  const s = seg.parsed.stop;
+  return s ? { file, reason: `${file} ${s.torn ? 'ends in a torn frame' : 'is corrupt'} at byte ${s.offset}: ${s.reason}`, torn: s.torn, seg, frameAt: s.offset } : null;
+}
+
+/** The run's meta: the snapshot's, a segment header's, or — headers damaged — a segment's first commit's. */
+function metaOf(snap: RawCommit | Error | null, segs: SegmentFile[], runId: string): RunMeta | null {
+  if (snap && !(snap instanceof Error) && snap.meta?.run_id === runId) return snap.meta;
+  const header = segs.find((s) => s.header)?.header?.meta;
+  if (header) return header;
+  for (const s of segs) {
+    for (const f of framesAfter(s, 0)) {
+      const m = isRawCommit(f.value) && f.value.run_id === runId ? RunMeta.safeParse(f.value.meta) : null;
+      if (m?.success && m.data.run_id === runId) return m.data;
+    }
   }
   return null;
 }
 
-interface ChainState {
-  bad: Bad[];
-  after: LogFile[];
-  missing: string | null;
-  stopBad: Bad | undefined;
-  survived: Survived;
-  witness: TailWitness | null;
-  /** The highest commit number any file on disk claims. */
-  onDisk: number;
-  repair: boolean;
+/** The frames that still check out in a segment after byte `from` (past a damaged one). */
+function framesAfter(s: SegmentFile, from: number): Frame[] {
+  return scanFrames(s.buf, from);
 }
 
-async function chainReport(ctx: LoadCtx, runId: string, s: ChainState): Promise<CorruptionReport> {
-  const lostFiles = [...(s.stopBad ? [s.stopBad.file] : []), ...s.after.map((f) => rel(runId, 'log', f.name))];
-  const peeked = await peekFiles(ctx, runId, lostFiles);
-  const quarantined: Quarantined[] = [];
-  if (s.repair) {
-    for (const b of s.bad) {
-      const q = await ctx.quarantine(b.file, b.reason, runId);
-      if (q) quarantined.push(q);
-    }
-    for (const f of s.after) {
-      const q = await ctx.quarantine(rel(runId, 'log', f.name), `follows ${s.stopBad?.file ?? s.missing}, where the chain broke`, runId);
-      if (q) quarantined.push(q);
-    }
-  }
-  const file = s.stopBad?.file ?? s.missing ?? s.bad[0]!.file;
-  const reason = s.stopBad?.reason ?? (s.missing ? `${s.missing} is missing${s.witness && s.witness.commits >= s.survived.seq ? ` (the run's witness says ${s.witness.commits} commits were written)` : ''}` : s.bad[0]!.reason);
-  const dataLost = !!s.stopBad || !!s.missing;
-  if (!dataLost) return corruptionReport({ run_id: runId, file, reason, quarantined, fell_back_to_seq: s.survived.seq || null, lost: 'nothing: an intact copy of the same commits was used' });
-  const effects = effectsLost(s, peeked);
-  const from = s.survived.seq + 1;
-  const to = Math.max(0, s.witness?.seq ?? 0, ...peeked.seqs);
-  const what = `${to >= from ? `checkpoints ${from}–${to}` : `the checkpoints after seq ${s.survived.seq}`}${effects ? ' and effect records' : effects === null ? ' (and possibly effect records)' : ''}`;
-  return corruptionReport({
-    run_id: runId,
-    file,
-    reason,
-    quarantined,
-    fell_back_to_seq: s.survived.seq || null,
-    lost_seqs: to >= from ? { from, to } : null,
-    effects_lost: effects,
-    data_lost: true,
-    state_before: s.witness?.state ?? peeked.terminal,
-    step_before: s.witness?.step ?? (peeked.maxStep > 0 ? peeked.maxStep : null),
-    lost_calls: peeked.calls,
-    lost: `${what}; the run fell back to seq ${s.survived.seq}`,
-  });
+/** The highest commit number a segment's frames claim. */
+function lastCommitIn(s: SegmentFile): number {
+  let n = 0;
+  for (const f of s.parsed.frames) if (isRawCommit(f.value)) n = Math.max(n, f.value.last);
+  return n;
 }
 
-/**
- * Whether effect records were lost. The witness counts them after every acknowledged commit, so when
- * it covers every file on disk its count is the answer; the lost files' own content can only add
- * evidence that some were (it may be another run's, or unreadable): false needs proof, null = unknown.
- */
-function effectsLost(s: ChainState, peeked: Peeked): boolean | null {
-  const w = s.witness;
-  if (w && (w.intents > s.survived.intents || w.results > s.survived.results)) return true;
-  if (peeked.effects === true) return true;
-  if (w && w.commits >= s.onDisk) return false;
-  return peeked.effects;
-}
-
-interface Peeked {
-  seqs: number[];
-  /** true: some lost file shows effect records; false: every lost file was read and shows none; null: some could not be read. */
-  effects: boolean | null;
-  calls: LostCall[];
-  terminal: RunState | null;
-  maxStep: number;
-}
-
-async function peekFiles(ctx: LoadCtx, runId: string, files: string[]): Promise<Peeked> {
-  const out: Peeked = { seqs: [], effects: files.length > 0 ? false : null, calls: [], terminal: null, maxStep: 0 };
-  for (const file of files) {
-    const text = await ctx.fsl.readFile(path.join(ctx.root, file)).then(String, () => '');
-    const seen = peekLost(text, runId);
-    if (!seen) {
-      if (out.effects === false) out.effects = null;
-      continue;
-    }
-    out.seqs.push(...seen.seqs);
-    out.calls.push(...seen.calls);
-    out.terminal ??= seen.terminal;
-    out.maxStep = Math.max(out.maxStep, seen.maxStep);
-    if (seen.effects) out.effects = true;
-  }
+/** What the lost frames still show: those after the stop in its segment, and every later segment's. */
+function peekLostFrames(stop: Stop | null, later: SegmentFile[], runId: string): Peeked {
+  const out = emptyPeek();
+  const lost = [...(stop?.seg ? framesAfter(stop.seg, stop.frameAt + 1) : []), ...later.flatMap((s) => s.parsed.frames)];
+  for (const f of lost) if (isRawCommit(f.value)) peekInto(out, peekBody(f.value, runId));
+  if (stop || lost.length === 0) out.unreadable++; // the frame that failed, or frames cut off at a boundary: unknown
   return out;
 }
 
-/** One report per load: the chain's (if any) leads; a run.json or witness problem is folded in. */
-function mergeReports(rs: CorruptionReport[]): CorruptionReport | null {
-  if (rs.length === 0) return null;
-  const main = rs.find((r) => r.data_lost) ?? rs[rs.length - 1]!;
-  if (rs.length === 1) return main;
-  return { ...main, quarantined: rs.flatMap((r) => r.quarantined), lost: rs.map((r) => `${r.file}: ${r.lost}`).join('; ') };
+/** The owner's repair: a segment with a bad frame is copied to quarantine and cut at its last good frame; other bad files move. */
+async function quarantineLost(ctx: LoadCtx, runId: string, s: { stop: Stop | null; later: SegmentFile[]; snapRel: string | null }): Promise<Quarantined[]> {
+  const out: Quarantined[] = [];
+  const keep = (q: Quarantined | null) => {
+    if (q) out.push(q);
+  };
+  if (s.stop?.seg?.headerBad) keep(await ctx.quarantine(s.stop.file, s.stop.reason, runId));
+  else if (s.stop?.seg) {
+    keep(await ctx.quarantineCopy(s.stop.file, s.stop.reason, runId));
+    await ctx.fsl.truncate(path.join(ctx.root, s.stop.file), s.stop.frameAt);
+  }
+  if (s.snapRel) keep(await ctx.quarantine(s.snapRel, s.stop?.file === s.snapRel ? s.stop.reason : `${s.snapRel} is corrupt`, runId));
+  for (const seg of s.later) keep(await ctx.quarantine(rel(runId, seg.name), `follows ${s.stop?.file ?? 'the end of the chain'}, where the chain broke`, runId));
+  return out;
+}
+
+/** Segments whose every commit is in the snapshot are leftovers of a finished compaction: removed. */
+async function retireCovered(ctx: LoadCtx, runId: string, segs: SegmentFile[], covered: number, tail: SegmentTail | null): Promise<void> {
+  if (covered === 0) return;
+  for (const s of segs) {
+    if (s.name !== tail?.name && lastCommitIn(s) <= covered && !s.parsed.stop && !s.headerBad) await ctx.fsl.unlink(path.join(ctx.root, rel(runId, s.name))).catch(() => undefined);
+  }
 }

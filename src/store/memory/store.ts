@@ -94,6 +94,10 @@ class MemoryEngine implements Engine {
     if (r) r.witness = structuredClone(w);
   }
 
+  needsConversion(): boolean {
+    return false; // one format in memory
+  }
+
   logShape(runId: string): { singles: number; covered: number } {
     const commits = this.disk.runs.get(runId)?.commits ?? [];
     const range = commits.find((c) => c.first !== c.last);

@@ -7,26 +7,32 @@ import path from 'node:path';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { openDiskStore } from '../../../src/store';
 import type { CheckpointStore } from '../../../src/store/api/types';
+import { parseSegment } from '../../../src/store/disk/segment';
 import { lines, makeRunner, tmp } from './support';
 
 const DAMAGES = ['truncate', 'bit-flip', 'zero-fill', 'delete', 'garbage'] as const;
 type Damage = (typeof DAMAGES)[number];
-const KINDS = ['index.json', 'run.json', 'witness', 'commit:first', 'commit:middle', 'commit:last'] as const;
-type Kind = (typeof KINDS)[number];
+const KINDS = ['index.json', 'witness', 'segment:header', 'commit:first', 'commit:middle', 'commit:last'] as const;
+type Kind = (typeof KINDS)[number] | 'snapshot';
 const ALL_LINES = ['step 1', 'step 2', 'step 3'];
 
-function damageFile(file: string, how: Damage, seed: number): void {
+/** Damages a file, or only the bytes [at, end) of it (one frame of a segment; delete = its bytes cut out). */
+function damageFile(file: string, how: Damage, seed: number, range?: { at: number; end: number }): void {
   const good = fs.readFileSync(file);
-  if (how === 'delete') return fs.rmSync(file);
-  let bad = Buffer.from(good);
-  if (how === 'truncate') bad = good.subarray(0, Math.floor(good.length / 2));
-  else if (how === 'zero-fill') bad = Buffer.alloc(good.length);
-  else if (how === 'garbage') bad = Buffer.from(Array.from({ length: good.length }, (_, i) => (i * 7919 + seed * 104729) & 0xff));
+  const { at, end } = range ?? { at: 0, end: good.length };
+  if (how === 'delete' && !range) return fs.rmSync(file);
+  const part = good.subarray(at, end);
+  let mid: Buffer;
+  if (how === 'delete') mid = Buffer.alloc(0);
+  else if (how === 'truncate') return fs.writeFileSync(file, good.subarray(0, at + Math.floor(part.length / 2)));
+  else if (how === 'zero-fill') mid = Buffer.alloc(part.length);
+  else if (how === 'garbage') mid = Buffer.from(Array.from({ length: part.length }, (_, i) => (i * 7919 + seed * 104729) & 0xff));
   else {
-    const at = Math.floor(good.length / 2) + (seed % 13);
-    bad[at] = bad[at]! ^ 0x10;
+    mid = Buffer.from(part);
+    const p = Math.floor(part.length / 2) + (seed % 13);
+    mid[p] = mid[p]! ^ 0x10;
   }
-  fs.writeFileSync(file, bad);
+  fs.writeFileSync(file, Buffer.concat([good.subarray(0, at), mid, good.subarray(end)]));
 }
 
 interface Pristine {
@@ -59,18 +65,16 @@ function copyOf(p: Pristine): Pristine {
   return { ...p, store };
 }
 
-function target(p: Pristine, kind: Kind): string {
+/** The file a kind of damage hits, and the byte range in it when it is one frame of the run's segment. */
+function target(p: Pristine, kind: Kind): { file: string; range?: { at: number; end: number } } {
   const runDir = path.join(p.store, 'runs', p.runId);
-  const log = fs.readdirSync(path.join(runDir, 'log')).filter((n) => n.endsWith('.json')).sort();
-  const pick: Record<Kind, string> = {
-    'index.json': path.join(p.store, 'index.json'),
-    'run.json': path.join(runDir, 'run.json'),
-    witness: path.join(runDir, 'witness'),
-    'commit:first': path.join(runDir, 'log', log[0]!),
-    'commit:middle': path.join(runDir, 'log', log[Math.floor(log.length / 2)]!),
-    'commit:last': path.join(runDir, 'log', log[log.length - 1]!),
-  };
-  return pick[kind];
+  if (kind === 'index.json') return { file: path.join(p.store, 'index.json') };
+  if (kind === 'witness' || kind === 'snapshot') return { file: path.join(runDir, kind === 'snapshot' ? 'snapshot.json' : 'witness') };
+  const seg = path.join(runDir, fs.readdirSync(runDir).filter((n) => n.startsWith('segment-')).sort().at(-1)!);
+  const frames = parseSegment(fs.readFileSync(seg)).frames;
+  const commits = frames.slice(1);
+  const pick = { 'segment:header': frames[0]!, 'commit:first': commits[0]!, 'commit:middle': commits[Math.floor(commits.length / 2)]!, 'commit:last': commits[commits.length - 1]! }[kind];
+  return { file: seg, range: { at: pick.start, end: pick.end } };
 }
 
 /** A user who looks at log.txt: rejects what already happened, approves what did not. Returns how many were rejected. */
@@ -116,7 +120,7 @@ describe('agent loop: damage, then resume (every file kind × every damage, effe
     finished = await pristineRun(server, {});
     server.reset();
     compacted = await pristineRun(server, { compactAfterCommits: 1 });
-    assert.ok(fs.readdirSync(path.join(compacted.store, 'runs', compacted.runId, 'log')).some((n) => n.includes('-')), 'the finished run was compacted on release');
+    assert.ok(fs.existsSync(path.join(compacted.store, 'runs', compacted.runId, 'snapshot.json')), 'the finished run was compacted on release');
   });
   after(async () => server?.close());
 
@@ -126,7 +130,8 @@ describe('agent loop: damage, then resume (every file kind × every damage, effe
     for (const kind of KINDS) {
       for (const how of DAMAGES) {
         const c = copyOf(paused);
-        damageFile(target(c, kind), how, seed++);
+        const t = target(c, kind);
+        damageFile(t.file, how, seed++, t.range);
         server.reset();
         const store = openDiskStore(c.store);
         const { runner } = makeRunner({ baseURL: server.url, store, workspace: c.workspace, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });
@@ -145,13 +150,14 @@ describe('agent loop: damage, then resume (every file kind × every damage, effe
     const rows: string[] = [];
     let seed = 100;
     const cases = [
-      ...(['commit:first', 'commit:middle', 'commit:last', 'witness', 'run.json', 'index.json'] as const).map((k) => [finished, k] as const),
-      [compacted, 'commit:last'] as const, // the compacted log: one file holding every commit
+      ...KINDS.map((k) => [finished, k] as const),
+      [compacted, 'snapshot'] as const, // the compacted log: one file holding every commit
     ];
     for (const [pristine, kind] of cases) {
       for (const how of DAMAGES) {
         const c = copyOf(pristine);
-        damageFile(target(c, kind), how, seed++);
+        const t = target(c, kind);
+        damageFile(t.file, how, seed++, t.range);
         server.reset();
         const store = openDiskStore(c.store);
         const { runner } = makeRunner({ baseURL: server.url, store, workspace: c.workspace, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });

@@ -11,7 +11,10 @@ import type { ChatMessage } from '../../../src/store/api/schema';
 import { canonical } from './helpers';
 import * as h from './helpers';
 
-const MUTATING = new Set<keyof FsLayer>(['createExclusive', 'write', 'fsync', 'close', 'rename', 'link', 'unlink', 'rmrf', 'mkdir', 'utimes']);
+const MUTATING = new Set<keyof FsLayer>(['createExclusive', 'openForUpdate', 'write', 'pwrite', 'fsync', 'fdatasync', 'truncate', 'close', 'rename', 'link', 'unlink', 'rmrf', 'mkdir', 'utimes']);
+
+/** The run's log files: snapshot.json and its segment(s). */
+const logFiles = (runDir: string) => fs.readdirSync(runDir).filter((n) => n === 'snapshot.json' || n.startsWith('segment-')).sort();
 
 /** Before each mutating call (while armed), copies `root` to states/<n>. */
 function crashPoints(root: string, states: string): { fs: FsLayer; arm(on: boolean): void; count(): number } {
@@ -68,15 +71,16 @@ describe('store: compaction is crash-safe at every point', function () {
     await s.append(id, h.runStarted());
     const msgs = await buildRun(s, id, 1, 4, [{ role: 'user', content: 'go' }]);
     await s.flush();
-    const logDir = path.join(root, 'runs', id, 'log');
+    const runDir = path.join(root, 'runs', id);
     const before1 = await reading(s, id);
     cp.arm(true);
     await s.compact(id);
     cp.arm(false);
     const first = cp.count();
-    const after1 = fs.readdirSync(logDir).filter((n) => !n.startsWith('.'));
-    assert.equal(after1.length, 1);
-    assert.match(after1[0]!, /^000000000001-\d{12}\.json$/);
+    const after1 = logFiles(runDir);
+    assert.equal(after1.length, 2, `${after1}`);
+    assert.match(after1[0]!, /^segment-\d{12}\.log$/, 'a fresh segment for what comes next');
+    assert.equal(after1[1], 'snapshot.json');
     assert.equal(await reading(s, id), before1);
     await buildRun(s, id, 5, 6, msgs);
     await s.flush();
@@ -84,7 +88,7 @@ describe('store: compaction is crash-safe at every point', function () {
     cp.arm(true);
     await s.compact(id);
     cp.arm(false);
-    assert.equal(fs.readdirSync(logDir).filter((n) => !n.startsWith('.')).length, 1, 'one commit file after compaction');
+    assert.equal(logFiles(runDir).length, 2, 'one snapshot and one segment after compaction');
     await lease.release();
     await s.close();
     assert.ok(first >= 6 && cp.count() > first, `crash points captured: ${first} + ${cp.count() - first}`);
@@ -96,20 +100,28 @@ describe('store: compaction is crash-safe at every point', function () {
       const reports: CorruptionReport[] = [];
       const t = await openDiskStoreReady(state, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
       const l = await t.acquire(id, h.owner('after crash'));
-      assert.equal(await reading(t, id), i < first ? before1 : before2, `crash point ${i}`);
+      const got = await reading(t, id);
+      const want = i < first ? before1 : before2;
+      if (got !== want) {
+        const a = JSON.parse(got);
+        const b = JSON.parse(want);
+        const diff = Object.keys(b).filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+        assert.fail(`crash point ${i}: ${diff.map((k) => `${k}: ${JSON.stringify(a[k]).slice(0, 300)} vs ${JSON.stringify(b[k]).slice(0, 300)}`).join('; ')}`);
+      }
       assert.deepEqual(reports, [], `crash point ${i}: nothing reported`);
       await t.append(id, h.preTools(99));
       await l.release();
       await t.close();
-      const names = fs.readdirSync(path.join(state, 'runs', id, 'log')).filter((n) => !n.startsWith('.'));
-      const ranges = names.filter((n) => n.includes('-'));
-      const covered = Math.max(0, ...ranges.map((n) => Number(n.slice(13, 25))));
-      assert.ok(ranges.length <= 1, `crash point ${i}: one compacted file at most (${names})`);
-      assert.ok(names.filter((n) => !n.includes('-')).every((n) => Number(n.slice(0, 12)) > covered), `crash point ${i}: superseded commits were cleaned up (${names})`);
+      const names = logFiles(path.join(state, 'runs', id));
+      assert.ok(names.filter((n) => n.startsWith('segment-')).length <= 2, `crash point ${i}: no more than the segment before and after the compaction (${names})`);
+      const again = await openDiskStoreReady(state);
+      await (await again.acquire(id, h.owner('again'))).release();
+      await again.close();
+      assert.ok(logFiles(path.join(state, 'runs', id)).filter((n) => n.startsWith('segment-')).length <= 2, `crash point ${i}: leftovers are retired`);
     }
   });
 
-  it('a damaged compacted file falls back to the single commits while they still exist', async () => {
+  it('a damaged snapshot falls back to the segment while it still exists', async () => {
     const s = await openDiskStoreReady(dir);
     const { run, lease } = await s.createRun(h.newRun(), h.owner('w'));
     const id = run.run_id;
@@ -117,22 +129,23 @@ describe('store: compaction is crash-safe at every point', function () {
     await buildRun(s, id, 1, 3, [{ role: 'user', content: 'go' }]);
     await s.flush();
     const before = await reading(s, id);
-    const logDir = path.join(dir, 'runs', id, 'log');
-    const singles = fs.readdirSync(logDir).map((n) => [n, fs.readFileSync(path.join(logDir, n))] as const);
+    const runDir = path.join(dir, 'runs', id);
+    const segments = logFiles(runDir).map((n) => [n, fs.readFileSync(path.join(runDir, n))] as const);
     await s.compact(id);
     await lease.release();
     await s.close();
-    // the state of a crash right after the new file was linked, with the new file then damaged
-    for (const [n, b] of singles) fs.writeFileSync(path.join(logDir, n), b);
-    const range = fs.readdirSync(logDir).find((n) => n.includes('-'))!;
-    fs.writeFileSync(path.join(logDir, range), fs.readFileSync(path.join(logDir, range)).subarray(0, 100));
+    // the state of a crash right after the snapshot was published, with the snapshot then damaged
+    for (const n of logFiles(runDir)) if (n !== 'snapshot.json') fs.rmSync(path.join(runDir, n));
+    for (const [n, b] of segments) fs.writeFileSync(path.join(runDir, n), b);
+    fs.writeFileSync(path.join(runDir, 'snapshot.json'), fs.readFileSync(path.join(runDir, 'snapshot.json')).subarray(0, 100));
     const reports: CorruptionReport[] = [];
     const t = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
     const l = await t.acquire(id, h.owner('w'));
     assert.equal(await reading(t, id), before);
     assert.equal(reports.length, 1);
-    assert.equal(reports[0]!.file, `runs/${id}/log/${range}`);
+    assert.equal(reports[0]!.file, `runs/${id}/snapshot.json`);
     assert.equal(reports[0]!.lost_seqs, null);
+    assert.equal(reports[0]!.data_lost, false);
     assert.match(reports[0]!.lost, /nothing/);
     assert.equal(reports[0]!.quarantined.length, 1);
     await l.release();
@@ -147,19 +160,19 @@ describe('store: compaction when a run is let go', () => {
       const s = await openDiskStoreReady(dir, { compactAfterCommits: 4 });
       const { run, lease } = await s.createRun(h.newRun(), h.owner('w'));
       const id = run.run_id;
-      const logFiles = () => fs.readdirSync(path.join(dir, 'runs', id, 'log')).filter((n) => !n.startsWith('.')).sort();
+      const files = () => logFiles(path.join(dir, 'runs', id));
       for (let i = 0; i < 6; i++) await s.append(id, i === 0 ? h.runStarted() : h.terminal(i));
-      assert.equal(logFiles().length, 6);
+      assert.deepEqual(files(), ['segment-000000000001.log']);
       await lease.release();
-      assert.deepEqual(logFiles(), ['000000000001-000000000006.json']);
+      assert.deepEqual(files(), ['segment-000000000007.log', 'snapshot.json'], 'compacted: commits 1–6 in the snapshot');
       let l = await s.acquire(id, h.owner('w'));
       for (let i = 0; i < 4; i++) await s.append(id, h.terminal(7 + i));
       await l.release();
-      assert.equal(logFiles().length, 5, '4 new commits < the 6 compacted: not yet');
+      assert.deepEqual(files(), ['segment-000000000007.log', 'snapshot.json'], '4 new commits < the 6 compacted: not yet');
       l = await s.acquire(id, h.owner('w'));
       for (let i = 0; i < 2; i++) await s.append(id, h.terminal(11 + i));
       await l.release();
-      assert.deepEqual(logFiles(), ['000000000001-000000000012.json']);
+      assert.deepEqual(files(), ['segment-000000000013.log', 'snapshot.json']);
       assert.equal((await s.latest(id)).seq, 12);
       await s.close();
       const t = await openDiskStoreReady(dir);

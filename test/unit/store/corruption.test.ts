@@ -1,19 +1,21 @@
-// The corruption matrix: every file kind × {truncate, bit-flip, zero-fill, delete, garbage}.
-// Each case: detected with a report/error naming the file; the bad file quarantined (its bytes kept,
-// never deleted, never read as empty); the run falls back to its last good checkpoint; new writes work.
+// The corruption matrix: every file kind × {truncate, bit-flip, zero-fill, delete, garbage}. A run's
+// log is one segment file, so its "commits" are frames: the damage hits the first, a middle or the
+// last commit frame of the segment (delete = the frame's bytes cut out), or its header frame.
+// Each case: detected with a report/error naming the file; the bad bytes kept in quarantine (never
+// deleted, never read as empty); the run falls back to its last good checkpoint; new writes work.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../../../src/store/api/errors';
-import { encodeEnvelope } from '../../../src/store/disk/durableFile';
-import { openDiskStoreReady } from '../../../src/store/disk/store';
+import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
+import { encodeFrame, parseSegment } from '../../../src/store/disk/segment';
 import type { CorruptionReport } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import * as h from './helpers';
 
 const DAMAGES = ['truncate', 'bit-flip', 'zero-fill', 'delete', 'garbage'] as const;
 type Damage = (typeof DAMAGES)[number];
-const KINDS = ['index.json', 'run.json', 'witness', 'commit:first', 'commit:middle', 'commit:last', 'blob', 'owner.lock'] as const;
+const KINDS = ['index.json', 'witness', 'segment:header', 'commit:first', 'commit:middle', 'commit:last', 'snapshot', 'blob', 'owner.lock'] as const;
 type Kind = (typeof KINDS)[number];
 
 /** Deterministic PRNG (mulberry32) so every run damages the same bytes. */
@@ -26,20 +28,31 @@ function rng(seed: number): () => number {
   };
 }
 
-function damage(file: string, how: Damage, rand: () => number, raw: boolean): Buffer | null {
+/** Damages `file`, or only the bytes [at, end) of it (a frame); returns what the file holds after, null when it is gone. */
+function damage(file: string, how: Damage, rand: () => number, raw: boolean, range?: { at: number; end: number }): Buffer | null {
   const good = fs.readFileSync(file);
+  const { at, end } = range ?? { at: 0, end: good.length };
+  const part = good.subarray(at, end);
   let bad: Buffer;
   if (how === 'delete') {
-    fs.rmSync(file);
-    return null;
-  } else if (how === 'truncate') bad = good.subarray(0, Math.floor(good.length / 2));
-  else if (how === 'zero-fill') bad = Buffer.alloc(good.length);
-  else if (how === 'garbage') bad = Buffer.from(Array.from({ length: good.length }, () => Math.floor(rand() * 256)));
+    if (!range) {
+      fs.rmSync(file);
+      return null;
+    }
+    bad = Buffer.concat([good.subarray(0, at), good.subarray(end)]);
+  } else if (how === 'truncate') bad = good.subarray(0, at + Math.floor(part.length / 2));
   else {
-    const start = raw ? 0 : good.indexOf('"body":') + 8; // inside the checksummed body
-    const at = start + Math.floor(rand() * (good.length - start - 2));
-    bad = Buffer.from(good);
-    bad[at] = bad[at]! ^ (1 << Math.floor(rand() * 8));
+    let mid: Buffer;
+    if (how === 'zero-fill') mid = Buffer.alloc(part.length);
+    else if (how === 'garbage') mid = Buffer.from(Array.from({ length: part.length }, () => Math.floor(rand() * 256)));
+    else {
+      const body = raw || range ? 0 : part.indexOf('"body":') + 8; // inside the checksummed body
+      const inside = range ? part.indexOf('\t', part.indexOf('\t') + 1) + 1 : body; // a frame: inside its JSON
+      const pos = inside + Math.floor(rand() * (part.length - inside - 2));
+      mid = Buffer.from(part);
+      mid[pos] = mid[pos]! ^ (1 << Math.floor(rand() * 8));
+    }
+    bad = Buffer.concat([good.subarray(0, at), mid, good.subarray(end)]);
   }
   fs.writeFileSync(file, bad);
   return bad;
@@ -49,19 +62,17 @@ interface Pristine {
   dir: string;
   runId: string;
   blob: string;
-  /** last seq held by each commit number (1-based index). */
-  commitLastSeq: number[];
+  /** The run's one segment, and its commit frames: byte range and the last seq each holds (after the header). */
+  segment: string;
+  header: { at: number; end: number };
+  frames: { at: number; end: number; lastSeq: number }[];
   lockBytes: Buffer;
+  /** The same run in a second store, compacted after step 2: snapshot.json + a segment. */
+  compacted: { dir: string; snapshotSeq: number };
 }
 
-async function buildPristine(): Promise<Pristine> {
-  const dir = h.tmpDir('aw-matrix-');
-  const s = await openDiskStoreReady(dir);
-  const { run, lease } = await s.createRun(h.newRun('victim'), h.owner('builder'));
-  const id = run.run_id;
-  await s.append(id, h.runStarted()); // commit 1
-  let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
-  for (let step = 1; step <= 3; step++) {
+async function writeRun(s: DiskStore, id: string, from: number, to: number, msgs: ChatMessage[]): Promise<ChatMessage[]> {
+  for (let step = from; step <= to; step++) {
     await s.append(id, h.stepStarted(h.snapshot(step, msgs)));
     await s.append(id, h.preLlm(step, msgs.length));
     const a = h.assistantWithCall(step);
@@ -71,21 +82,42 @@ async function buildPristine(): Promise<Pristine> {
     await s.recordResult(id, `call_${step}`, { output: `wrote ${step} `.repeat(20), output_hash: `oh${step}`, is_error: false, blob: null });
     msgs = [...msgs, { role: 'tool', tool_call_id: `call_${step}`, content: `wrote ${step} `.repeat(20) }];
   }
+  return msgs;
+}
+
+async function buildPristine(): Promise<Pristine> {
+  const dir = h.tmpDir('aw-matrix-');
+  const s = await openDiskStoreReady(dir);
+  const { run, lease } = await s.createRun(h.newRun('victim'), h.owner('builder'));
+  const id = run.run_id;
+  await s.append(id, h.runStarted()); // commit 1
+  await writeRun(s, id, 1, 3, [{ role: 'user', content: 'go' }]);
   const blob = await s.putBlob(id, 'a large tool output\n'.repeat(500));
   await s.append(id, h.terminal(3));
   const lockBytes = fs.readFileSync(path.join(dir, 'runs', id, 'owner.lock'));
   await lease.release();
   await s.close();
-  const logDir = path.join(dir, 'runs', id, 'log');
-  const commitLastSeq = fs
-    .readdirSync(logDir)
-    .sort()
-    .map((n) => {
-      const body = JSON.parse(fs.readFileSync(path.join(logDir, n), 'utf8')).body as { ops: { op: string; record?: { seq: number } }[] };
-      return Math.max(0, ...body.ops.filter((o) => o.op === 'record').map((o) => o.record!.seq));
-    });
-  for (let i = 1; i < commitLastSeq.length; i++) commitLastSeq[i] = Math.max(commitLastSeq[i]!, commitLastSeq[i - 1]!);
-  return { dir, runId: id, blob, commitLastSeq, lockBytes };
+  const segment = fs.readdirSync(path.join(dir, 'runs', id)).find((n) => n.startsWith('segment-'))!;
+  const parsed = parseSegment(fs.readFileSync(path.join(dir, 'runs', id, segment)));
+  let lastSeq = 0;
+  const frames = parsed.frames.slice(1).map((f) => {
+    const ops = (f.value as { ops: { op: string; record?: { seq: number } }[] }).ops;
+    lastSeq = Math.max(lastSeq, ...ops.filter((o) => o.op === 'record').map((o) => o.record!.seq));
+    return { at: f.start, end: f.end, lastSeq };
+  });
+  // The compacted twin: steps 1–2, compaction, step 3 and the end.
+  const cdir = h.tmpDir('aw-matrix-compacted-');
+  const c = await openDiskStoreReady(cdir);
+  const { lease: cl } = await c.createRun({ ...h.newRun('victim'), run_id: id }, h.owner('builder'));
+  await c.append(id, h.runStarted());
+  const msgs = await writeRun(c, id, 1, 2, [{ role: 'user', content: 'go' }]);
+  await c.compact(id);
+  const snapshotSeq = (await c.latest(id)).seq;
+  await writeRun(c, id, 3, 3, msgs);
+  await c.append(id, h.terminal(3));
+  await cl.release();
+  await c.close();
+  return { dir, runId: id, blob, segment, header: { at: parsed.frames[0]!.start, end: parsed.frames[0]!.end }, frames, lockBytes, compacted: { dir: cdir, snapshotSeq } };
 }
 
 describe('store: corruption matrix (every file kind × every damage)', function () {
@@ -95,6 +127,7 @@ describe('store: corruption matrix (every file kind × every damage)', function 
   before(async () => (pristine = await buildPristine()));
   after(() => {
     fs.rmSync(pristine.dir, { recursive: true, force: true });
+    fs.rmSync(pristine.compacted.dir, { recursive: true, force: true });
     const detected = results.filter((r) => r.detected).length;
     console.log(`      corruption matrix: ${detected}/${results.length} detected (${((100 * detected) / Math.max(1, results.length)).toFixed(0)} %)`);
     for (const r of results) console.log(`        ${r.kind.padEnd(14)} ${r.how.padEnd(10)} detected=${r.detected} quarantined=${r.quarantined} fell_back_to=${r.fellBackTo}`);
@@ -106,7 +139,7 @@ describe('store: corruption matrix (every file kind × every damage)', function 
       it(`${kind} × ${how}`, async () => {
         const rand = rng(seed++);
         const dir = h.tmpDir('aw-case-');
-        fs.cpSync(pristine.dir, dir, { recursive: true });
+        fs.cpSync(kind === 'snapshot' ? pristine.compacted.dir : pristine.dir, dir, { recursive: true });
         try {
           const r = kind === 'owner.lock' ? await lockCase(dir, how, rand) : await fileCase(dir, kind, how, rand);
           results.push({ kind, how, ...r });
@@ -119,7 +152,6 @@ describe('store: corruption matrix (every file kind × every damage)', function 
   }
 
   const rel = (...p: string[]) => path.posix.join('runs', pristine.runId, ...p);
-  const commitFile = (n: number) => rel('log', `${String(n).padStart(12, '0')}.json`);
 
   /** The damaged bytes sit in quarantine with a .why.json; the original path is gone (or rebuilt). */
   function assertQuarantined(dir: string, relFile: string, bytes: Buffer, reports: CorruptionReport[]): void {
@@ -132,12 +164,16 @@ describe('store: corruption matrix (every file kind × every damage)', function 
 
   async function fileCase(dir: string, kind: Exclude<Kind, 'owner.lock'>, how: Damage, rand: () => number) {
     const id = pristine.runId;
-    const n = pristine.commitLastSeq.length;
-    const fullSeq = pristine.commitLastSeq[n - 1]!;
-    const target = { 'index.json': 'index.json', 'run.json': rel('run.json'), witness: rel('witness'), 'commit:first': commitFile(1), 'commit:middle': commitFile(4), 'commit:last': commitFile(n), blob: rel('blobs', pristine.blob) }[kind];
-    const commitNo = { 'commit:first': 1, 'commit:middle': 4, 'commit:last': n }[kind as string];
-    const expectedSeq = commitNo ? (commitNo === 1 ? null : pristine.commitLastSeq[commitNo - 2]!) : fullSeq;
-    const bad = damage(path.join(dir, target), how, rand, kind === 'blob');
+    const frames = pristine.frames;
+    const fullSeq = frames[frames.length - 1]!.lastSeq;
+    const inSegment = { 'segment:header': pristine.header, 'commit:first': frames[0], 'commit:middle': frames[3], 'commit:last': frames[frames.length - 1] } as const;
+    const range = (inSegment as Record<string, { at: number; end: number } | undefined>)[kind];
+    const target = range ? rel(pristine.segment) : { 'index.json': 'index.json', witness: rel('witness'), snapshot: rel('snapshot.json'), blob: rel('blobs', pristine.blob) }[kind as 'index.json'];
+    // Commits lost from where the damage is: a frame and everything after it; the snapshot and everything after it.
+    const lostFrom = kind === 'segment:header' || kind === 'commit:first' || kind === 'snapshot' ? 1 : range ? frames.indexOf(range as (typeof frames)[number]) + 1 : null;
+    const expectedSeq = lostFrom === null ? fullSeq : lostFrom === 1 ? null : frames[lostFrom - 2]!.lastSeq;
+    const fullSeqOfRun = kind === 'snapshot' ? null : fullSeq;
+    const bad = damage(path.join(dir, target), how, rand, kind === 'blob', range);
     const reports: CorruptionReport[] = [];
     const recovered: string[] = [];
     const s = await openDiskStoreReady(dir, {
@@ -157,7 +193,9 @@ describe('store: corruption matrix (every file kind × every damage)', function 
         if (how === 'delete') assert.ok(err instanceof CheckpointNotFoundError);
         detected = detected || reports.some((r) => r.file === target);
       }
-      if (bad) assertQuarantined(dir, target, bad, reports);
+      // The last frame cut out leaves a segment whose every byte is good: nothing to quarantine (as a deleted file).
+      const nothingBad = how === 'delete' && kind === 'commit:last';
+      if (bad && !nothingBad) assertQuarantined(dir, target, bad, reports);
       // fall back to the last good checkpoint
       if (expectedSeq === null) await h.rejects(s.latest(id), CheckpointNotFoundError, new RegExp(id));
       else {
@@ -166,25 +204,25 @@ describe('store: corruption matrix (every file kind × every damage)', function 
         assert.ok(snap.record.seq <= expectedSeq);
         assert.equal(snap.snapshot.messages.length, snap.record.snapshot!.message_count, 'never empty: the lists are whole');
       }
-      if (commitNo) {
+      if (lostFrom !== null) {
         const report = reports.find((r) => r.file === target)!;
         assert.equal(report.fell_back_to_seq, expectedSeq);
         assert.equal(report.lost_seqs?.from, (expectedSeq ?? 0) + 1);
-        assert.equal(report.lost_seqs?.to, fullSeq);
-        if (commitNo <= 5) assert.notEqual(report.effects_lost, false, 'effects were among the lost commits');
+        if (fullSeqOfRun !== null) assert.equal(report.lost_seqs?.to, fullSeqOfRun);
+        const effectsInLostPart = lostFrom <= 5;
+        if (effectsInLostPart) assert.notEqual(report.effects_lost, false, 'effects were among the lost commits');
         assert.equal(report.data_lost, true);
         // The loss is recorded in the run itself, and the finished run stays finished.
         const run = (await s.getRun(id))!;
         assert.equal(run.damage?.file, target, 'the damage is recorded in the run');
         assert.equal(run.damage?.state_before, 'completed', 'the witness says the run had finished');
         assert.equal(run.state, 'completed', 'a finished run stays finished');
-        if (commitNo <= 5) assert.equal(run.damage?.effects_lost, true, 'the witness counts the lost effect records');
+        if (effectsInLostPart) assert.equal(run.damage?.effects_lost, true, 'the witness counts the lost effect records');
       } else if (kind !== 'blob') {
         const report = reports.find((r) => r.file === target);
         if (report) assert.equal(report.data_lost, false, `${kind}: nothing but a redundant file was lost`);
         assert.equal((await s.getRun(id))!.damage, undefined, 'no damage recorded when no run data was lost');
       }
-      if (kind === 'run.json') assert.equal(JSON.parse(fs.readFileSync(path.join(dir, target), 'utf8')).body.run_id, id, 'run.json rebuilt');
       // the store keeps working
       const next = (expectedSeq ?? 0) + 1;
       const rec = await s.append(id, expectedSeq === null ? h.runStarted() : h.preTools(9));
@@ -216,7 +254,7 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     const b = await openDiskStoreReady(dir);
     await h.rejects(b.acquire(id, h.owner('intruder')), RunLockedError, /holder/);
     assert.equal(lease.lost, false);
-    assert.equal((await a.append(id, h.preTools(9))).seq, pristine.commitLastSeq.at(-1)! + 1, 'the holder keeps writing');
+    assert.equal((await a.append(id, h.preTools(9))).seq, pristine.frames.at(-1)!.lastSeq + 1, 'the holder keeps writing');
     await lease.release();
     await a.close();
     // (2) nobody alive: a damaged lock left behind is refused while young, quarantined and taken over when old
@@ -248,14 +286,16 @@ describe('store: a checkpoint whose checksum is right but whose content breaks t
       await s.append(id, h.terminal(1));
       await lease.release();
       await s.close();
-      const rel = path.posix.join('runs', id, 'log', '000000000002.json');
+      const seg = fs.readdirSync(path.join(dir, 'runs', id)).find((n) => n.startsWith('segment-'))!;
+      const rel = path.posix.join('runs', id, seg);
       const file = path.join(dir, rel);
-      const body = JSON.parse(fs.readFileSync(file, 'utf8')).body;
-      body.ops[0].record.thread_id = 42; // a writer bug, faithfully checksummed
-      fs.writeFileSync(file, encodeEnvelope('commit', body));
+      const frames = parseSegment(fs.readFileSync(file)).frames;
+      const body = frames[2]!.value as { ops: { record: { thread_id: unknown } }[] };
+      body.ops[0]!.record.thread_id = 42; // a writer bug, faithfully checksummed
+      fs.writeFileSync(file, Buffer.concat([fs.readFileSync(file).subarray(0, frames[2]!.start), encodeFrame(body)]));
       const t = await openDiskStoreReady(dir);
       assert.equal((await t.get(id, 1))?.phase, 'run_started');
-      const err = await h.rejects(t.latest(id), AgentCheckpointCorruptionError, /000000000002\.json.*checkpoint 2 does not match its schema/);
+      const err = await h.rejects(t.latest(id), AgentCheckpointCorruptionError, /segment-\d{12}\.log.*checkpoint 2 does not match its schema/);
       assert.equal(err.file, rel);
       await h.rejects(t.list(id), AgentCheckpointCorruptionError);
       await t.close();

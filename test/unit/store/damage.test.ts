@@ -8,6 +8,7 @@ import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/stor
 import type { CorruptionReport, StoreEvent } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import { FaultyFs } from './faultyFs';
+import { parseSegment } from '../../../src/store/disk/segment';
 import { withSmallDisk } from './smallDisk';
 import * as h from './helpers';
 
@@ -45,8 +46,9 @@ async function runWithEffects(s: DiskStore, steps: number, title = 'victim'): Pr
   return { id, lease };
 }
 
-const logDir = (dir: string, id: string) => path.join(dir, 'runs', id, 'log');
-const commits = (dir: string, id: string) => fs.readdirSync(logDir(dir, id)).filter((n) => /^\d{12}\.json$/.test(n)).sort();
+const segmentOf = (dir: string, id: string) => path.join(dir, 'runs', id, fs.readdirSync(path.join(dir, 'runs', id)).find((n) => n.startsWith('segment-'))!);
+/** The run's commit frames (the header left out). */
+const frames = (dir: string, id: string) => parseSegment(fs.readFileSync(segmentOf(dir, id))).frames.slice(1);
 
 /** What a SIGKILL leaves: every acknowledged write is on disk; the dead owner's lock is stale (removed here). */
 function crashCopy(dir: string, id: string): string {
@@ -86,15 +88,17 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     assert.deepEqual(p.reports, [], 'a plain crash is not reported');
     await p.store.close();
 
-    const newest = commits(crashed, id).at(-1)!;
-    fs.rmSync(path.join(logDir(crashed, id), newest));
+    // The newest commit gone, cut exactly at its frame boundary (a deleted tail leaves no torn bytes to see).
+    const seg = segmentOf(crashed, id);
+    const newest = frames(crashed, id).at(-1)!;
+    fs.truncateSync(seg, newest.start);
     const o = await open(crashed);
     const lease = await o.store.acquire(id, h.owner('next'));
-    const r = o.reports.find((x) => x.file.endsWith(newest));
-    assert.ok(r, `the missing ${newest} is reported (reports: ${JSON.stringify(o.reports.map((x) => x.file))})`);
+    const r = o.reports.find((x) => x.file === `runs/${id}/${path.basename(seg)}`);
+    assert.ok(r, `the lost tail is reported (reports: ${JSON.stringify(o.reports.map((x) => x.file))})`);
     assert.equal(r.data_lost, true);
     assert.equal(r.effects_lost, true, 'the witness counted an intent the log no longer has');
-    assert.match(r.reason, /witness says \d+ commits/);
+    assert.match(r.reason, /witness says \d+ commits were written/);
     const run = (await o.store.getRun(id))!;
     assert.equal(run.damage?.effects_lost, true, 'recorded in the run');
     assert.equal(run.damage?.step_before, 3);
@@ -116,44 +120,43 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     const dir = tmp('aw-replace-');
     const { store: s } = await open(dir);
     const victim = await runWithEffects(s, 3, 'victim');
-    const other = await runWithEffects(s, 1, 'other'); // its commit 2 (a post_llm) is a valid file too — with no effect record
+    const other = await runWithEffects(s, 1, 'other'); // its commit 2 (a post_llm) is a valid frame too — with no effect record
     await victim.lease.release();
     await other.lease.release();
     await s.close();
-    const name = '000000000002.json';
-    const foreign = fs.readFileSync(path.join(logDir(dir, other.id), name), 'utf8');
-    assert.ok(!foreign.includes('"op":"effect"'), 'the replacement itself holds no effect record');
-    fs.writeFileSync(path.join(logDir(dir, victim.id), name), foreign);
+    const foreign = frames(dir, other.id)[1]!;
+    const foreignBytes = fs.readFileSync(segmentOf(dir, other.id)).subarray(foreign.start, foreign.end);
+    assert.ok(!foreignBytes.includes('"op":"effect"'), 'the replacement itself holds no effect record');
+    const seg = segmentOf(dir, victim.id);
+    const bytes = fs.readFileSync(seg);
+    const mine = frames(dir, victim.id)[1]!;
+    fs.writeFileSync(seg, Buffer.concat([bytes.subarray(0, mine.start), foreignBytes, bytes.subarray(mine.end)]));
     const o = await open(dir);
     await (await o.store.acquire(victim.id, h.owner('next'))).release();
-    const r = o.reports.find((x) => x.file.endsWith(name))!;
+    const r = o.reports.find((x) => x.file === `runs/${victim.id}/${path.basename(seg)}`)!;
     assert.ok(r, 'the replaced commit is reported');
-    assert.match(r.reason, /of run/);
+    assert.match(r.reason, /not a commit of this run/);
     assert.equal(r.effects_lost, true, 'the lost commits held effect records (the witness counts them), whatever the replacement holds');
     await o.store.close();
   });
 
-  it('another run’s run.json copied over a run’s own is refused: named, quarantined, rebuilt; the healthy log is kept', async () => {
+  it('another run’s run.json copied over a run’s own (a version-1 store) is refused: named, quarantined, rebuilt; the healthy log is kept', async () => {
     const dir = tmp('aw-foreign-meta-');
-    const { store: s } = await open(dir);
-    const victim = await runWithEffects(s, 3, 'victim');
-    const other = await runWithEffects(s, 1, 'other');
-    await victim.lease.release();
-    await other.lease.release();
-    await s.close();
-    const before = commits(dir, victim.id);
-    fs.copyFileSync(path.join(dir, 'runs', other.id, 'run.json'), path.join(dir, 'runs', victim.id, 'run.json'));
+    fs.cpSync(path.resolve(__dirname, '../../fixtures/store-v1/store'), dir, { recursive: true });
+    const [victim, other] = ['v1-finished', 'v1-awaiting'];
+    const before = fs.readdirSync(path.join(dir, 'runs', victim, 'log')).sort();
+    fs.copyFileSync(path.join(dir, 'runs', other, 'run.json'), path.join(dir, 'runs', victim, 'run.json'));
     const o = await open(dir);
-    const lease = await o.store.acquire(victim.id, h.owner('next')); // resuming as its owner works
-    const r = o.reports.find((x) => x.run_id === victim.id)!;
-    assert.equal(r.file, `runs/${victim.id}/run.json`, 'the report names run.json');
-    assert.match(r.reason, new RegExp(`meta of run ${other.id}`));
+    assert.equal((await o.store.getRun(victim))?.title, 'Finished run', 'read from its first commit, not the foreign file');
+    const lease = await o.store.acquire(victim, h.owner('next')); // resuming as its owner works
+    const r = o.reports.find((x) => x.run_id === victim)!;
+    assert.equal(r.file, `runs/${victim}/run.json`, 'the report names run.json');
+    assert.match(r.reason, new RegExp(`meta of run ${other}`));
     assert.equal(r.data_lost, false);
-    assert.deepEqual(r.quarantined.map((q) => q.file), [`runs/${victim.id}/run.json`], 'only run.json is quarantined');
-    assert.deepEqual(commits(dir, victim.id), before, 'no healthy commit is judged bad');
-    assert.equal((await o.store.getRun(victim.id))!.title, 'victim');
-    assert.equal((await o.store.listEffects(victim.id)).length, 3);
-    assert.equal(JSON.parse(fs.readFileSync(path.join(dir, 'runs', victim.id, 'run.json'), 'utf8')).body.run_id, victim.id, 'rebuilt from the first commit');
+    assert.deepEqual(r.quarantined.map((q) => q.file), [`runs/${victim}/run.json`], 'only run.json is quarantined');
+    assert.ok(before.length >= 5);
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'quarantine')).filter((n) => !n.endsWith('.why.json')).length, 1, 'no healthy commit was judged bad');
+    assert.equal((await o.store.latest(victim)).phase, 'run_terminal');
     await lease.release();
     await o.store.close();
   });

@@ -28,7 +28,7 @@ describe('store: durable lowdb adapter', () => {
     assert.deepEqual(again.data, { n: 42, s: 'héllo "quoted"\n' });
     const text = fs.readFileSync(path.join(dir, 'doc.json'), 'utf8');
     const body = String.raw`{"n":42,"s":"h\u00e9llo \"quoted\"\n"}`; // non-ASCII is written as \u escapes
-    assert.equal(text, `{"schema_version":1,"kind":"run","sha256":"${sha256(body)}","body":${body}}\n`);
+    assert.equal(text, `{"schema_version":2,"kind":"run","sha256":"${sha256(body)}","body":${body}}\n`);
     assert.ok([...text].every((c) => c.charCodeAt(0) < 128), 'the file is pure ASCII');
     assert.deepEqual(fs.readdirSync(dir), ['doc.json'], 'no temp file left behind');
   });
@@ -58,10 +58,10 @@ describe('store: durable lowdb adapter', () => {
   });
 
   it('refuses a file from a newer version and leaves it untouched', async () => {
-    const text = `{"schema_version":2,"kind":"run","sha256":"${'0'.repeat(64)}","body":{"whatever":true}}`;
+    const text = `{"schema_version":3,"kind":"run","sha256":"${'0'.repeat(64)}","body":{"whatever":true}}`;
     fs.writeFileSync(path.join(dir, 'doc.json'), text);
     const err = await rejects(file().read(), SchemaVersionError, /newer/);
-    assert.equal(err.found, 2);
+    assert.equal(err.found, 3);
     assert.equal(fs.readFileSync(path.join(dir, 'doc.json'), 'utf8'), text);
     assert.throws(() => decodeEnvelope(JSON.stringify({ schema_version: 7, other: 'layout' }), 'x.json', 'run', null), SchemaVersionError);
   });
@@ -79,7 +79,8 @@ describe('store: durable lowdb adapter', () => {
     };
     assert.deepEqual(migrate('commit', 1, { a: 1 }, 3, chain), { a: 1, v2: true, v3: true });
     assert.deepEqual(migrate('commit', 2, { a: 1, v2: false }, 3, chain), { a: 1, v2: false, v3: false });
-    assert.deepEqual(migrate('commit', 1, { a: 1 }), { a: 1 }, 'version 1 is current: nothing to do');
+    assert.deepEqual(migrate('commit', 1, { a: 1 }), { a: 1 }, 'version 1 to 2 changed the layout, not the bodies');
+    assert.deepEqual(migrate('commit', 2, { a: 1 }), { a: 1 }, 'version 2 is current: nothing to do');
     assert.throws(() => migrate('commit', 0, {}, 3, chain), MigrationGapError);
   });
 });

@@ -22,23 +22,22 @@ describe('store: disk faults through the fs layer', function () {
   };
   const tempFiles = () => h.listFiles(dir).filter((f) => f.endsWith('.tmp'));
 
-  const cases: { op: Op; match: RegExp; what: string }[] = [
-    { op: 'write', match: /\/log\//, what: 'writing a commit' },
-    { op: 'fsync', match: /\.tmp$/, what: 'fsync of a commit' },
-    { op: 'fsync', match: /\/log$/, what: 'fsync of the log directory (after the commit was published)' },
-    { op: 'rename', match: /\/log\//, what: 'publishing a commit (rename)' },
-    { op: 'createExclusive', match: /\/log\//, what: 'creating the temp file' },
+  const cases: { op: Op; match: RegExp; what: string; partial?: boolean }[] = [
+    { op: 'pwrite', match: /segment-/, what: 'appending a commit' },
+    { op: 'pwrite', match: /segment-/, what: 'appending a commit, half of it reaching the disk', partial: true },
+    { op: 'fdatasync', match: /segment-/, what: 'fdatasync of the segment' },
   ];
   for (const code of ['ENOSPC', 'EACCES', 'EIO']) {
     for (const c of cases) {
       it(`${code} on ${c.what}: StoreWriteError, nothing acknowledged lost, usable after`, async () => {
         const ffs = new FaultyFs();
+        const reports: StoreEvent[] = [];
         const s = await open(ffs);
         const { run, lease } = await s.createRun(h.newRun(), h.owner('w'));
         const id = run.run_id;
         await s.append(id, h.runStarted());
         await s.append(id, h.preLlm(1, 1)); // write-behind, travels with the next commit
-        ffs.inject(c.op, code, { match: c.match });
+        ffs.inject(c.op, code, { match: c.match, partial: c.partial });
         const msgs: ChatMessage[] = [{ role: 'user', content: 'x' }];
         const err = await h.rejects(s.append(id, durablePost(1, msgs)), StoreWriteError, new RegExp(`${code}.*pause`));
         assert.equal(err.code, code);
@@ -52,8 +51,9 @@ describe('store: disk faults through the fs layer', function () {
         await lease.release();
         await s.close();
         assert.deepEqual(tempFiles(), [], 'no temp files left');
-        const again = await openDiskStoreReady(dir);
+        const again = await openDiskStoreReady(dir, { onEvent: (e) => (e.kind === 'corruption' || e.kind === 'recovered') && reports.push(e) });
         assert.deepEqual((await again.list(id)).map((r) => r.phase), ['post_llm', 'pre_llm', 'run_started']);
+        assert.deepEqual(reports, [], 'what the failed append left was cut off before the next one: nothing to repair');
         assert.equal((await again.listEffects(id)).length, 1);
         assert.equal((await again.loadSnapshot(id)).snapshot.messages.length, 2);
         await again.close();
@@ -65,7 +65,7 @@ describe('store: disk faults through the fs layer', function () {
     it(`${code} on mkdir: createRun fails clearly, then works`, async () => {
       const ffs = new FaultyFs();
       const s = await open(ffs);
-      ffs.inject('mkdir', code, { match: /\/runs\/[^/]+(\/(log|blobs))?$/ });
+      ffs.inject('mkdir', code, { match: /\/runs\/[^/]+$/ });
       const err = await h.rejects(s.createRun({ ...h.newRun(), run_id: 'fixed-id' }, h.owner('w')), StoreWriteError, new RegExp(code));
       assert.equal(err.code, code);
       ffs.clear();
@@ -89,15 +89,16 @@ describe('store: disk faults through the fs layer', function () {
   });
 
   for (const code of ['EPERM', 'EBUSY']) {
-    it(`${code} on publishing a commit and on the index rename: retried with backoff, then succeeds`, async () => {
+    it(`${code} on the index rename and on publishing a snapshot (compaction): retried with backoff, then succeeds`, async () => {
       const ffs = new FaultyFs();
       const s = await open(ffs);
       const { run } = await s.createRun(h.newRun(), h.owner('w'));
-      ffs.inject('rename', code, { times: 2, match: /\/log\// });
       await s.append(run.run_id, h.runStarted());
-      assert.equal(ffs.fired.rename, 2, 'failed twice, retried, succeeded');
       ffs.inject('rename', code, { times: 2, match: /index\.json$/ });
       await s.flush();
+      assert.equal(ffs.fired.rename, 2, 'failed twice, retried, succeeded');
+      ffs.inject('rename', code, { times: 2, match: /snapshot\.json$/ });
+      await s.compact(run.run_id);
       assert.equal(ffs.fired.rename, 4);
       await s.close();
       const again = await openDiskStoreReady(dir);
@@ -110,13 +111,14 @@ describe('store: disk faults through the fs layer', function () {
       const ffs = new FaultyFs();
       const s = await open(ffs);
       const { run } = await s.createRun(h.newRun(), h.owner('w'));
-      ffs.inject('rename', code, { match: /\/log\// });
+      await s.append(run.run_id, h.runStarted());
+      ffs.inject('rename', code, { match: /snapshot\.json$/ });
       const t0 = Date.now();
-      await h.rejects(s.append(run.run_id, h.runStarted()), StoreWriteError, new RegExp(code));
+      await h.rejects(s.compact(run.run_id), StoreWriteError, new RegExp(code));
       assert.equal(ffs.fired.rename, 4, 'one try + three retries');
       assert.ok(Date.now() - t0 < 5_000);
       ffs.clear();
-      assert.equal((await s.append(run.run_id, h.runStarted())).seq, 1);
+      assert.equal((await s.append(run.run_id, h.preLlm(1, 1))).seq, 2, 'the log is intact and writable');
       await s.close();
     });
   }
@@ -128,7 +130,7 @@ describe('store: disk faults through the fs layer', function () {
     const { run } = await s.createRun(h.newRun(), h.owner('w'));
     const id = run.run_id;
     await s.append(id, h.runStarted());
-    ffs.inject('write', 'ENOSPC', { match: /\/log\// });
+    ffs.inject('pwrite', 'ENOSPC', { match: /segment-/ });
     const queued = await s.append(id, h.preLlm(1, 1)); // acknowledged as queued, not as durable
     for (let i = 0; i < 200 && !events.some((e) => e.kind === 'write-error'); i++) await new Promise((r) => setTimeout(r, 5));
     const we = events.find((e) => e.kind === 'write-error');
@@ -152,7 +154,7 @@ describe('store: disk faults through the fs layer', function () {
     const { run } = await s.createRun(h.newRun(), h.owner('w'));
     await s.append(run.run_id, h.runStarted());
     await s.append(run.run_id, h.preLlm(1, 1));
-    ffs.inject('fsync', 'EIO', { match: /\.tmp$/ });
+    ffs.inject('fdatasync', 'EIO', { match: /segment-/ });
     await h.rejects(s.flush(), StoreWriteError, /EIO/);
     ffs.clear();
     await s.flush();
@@ -171,7 +173,7 @@ describe('store: bounded flush and close, lazy opening', () => {
       const s = await openDiskStoreReady(dir, { fs: ffs, deferMs: 60_000 });
       const { run } = await s.createRun(h.newRun(), h.owner('w'));
       await s.append(run.run_id, h.preLlm(1, 1));
-      ffs.inject('fsync', 'EIO', { hang: true });
+      ffs.inject('fdatasync', 'EIO', { hang: true });
       const t0 = Date.now();
       await h.rejects(s.flush(100), StoreWriteError, /did not finish within 100 ms/);
       await h.rejects(s.close(100), StoreWriteError, /within 100 ms/);

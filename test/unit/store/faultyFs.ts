@@ -12,6 +12,8 @@ interface Rule {
   match?: RegExp;
   /** Never settle instead of failing (a hung disk or network share). */
   hang?: boolean;
+  /** write/pwrite: half the bytes reach the file before the error (a disk that filled up mid-write). */
+  partial?: boolean;
 }
 
 export class FaultyFs implements FsLayer {
@@ -41,8 +43,8 @@ export class FaultyFs implements FsLayer {
     this.used += n;
   }
 
-  inject(op: Op, code: string, opts: { times?: number; match?: RegExp; hang?: boolean } = {}): this {
-    this.rules.push({ op, code, times: opts.times ?? Infinity, match: opts.match, hang: opts.hang });
+  inject(op: Op, code: string, opts: { times?: number; match?: RegExp; hang?: boolean; partial?: boolean } = {}): this {
+    this.rules.push({ op, code, times: opts.times ?? Infinity, match: opts.match, hang: opts.hang, partial: opts.partial });
     return this;
   }
 
@@ -50,9 +52,16 @@ export class FaultyFs implements FsLayer {
     this.rules = [];
   }
 
-  private check(op: Op, p: string): void | Promise<never> {
+  private check(op: Op, p: string, partially?: () => Promise<void>): void | Promise<never> {
     const rule = this.rules.find((r) => r.op === op && r.times > 0 && (!r.match || r.match.test(p.split('\\').join('/'))));
     if (!rule) return;
+    if (rule.partial && partially) {
+      rule.times--;
+      this.fired[op] = (this.fired[op] ?? 0) + 1;
+      return partially().then(() => {
+        throw Object.assign(new Error(`${rule.code}: injected fault after a partial ${op} ${p}`), { code: rule.code, syscall: op, path: p });
+      });
+    }
     rule.times--;
     this.fired[op] = (this.fired[op] ?? 0) + 1;
     if (rule.hang) return new Promise<never>(() => undefined);
@@ -91,7 +100,7 @@ export class FaultyFs implements FsLayer {
     return fd;
   }
   async pwrite(fd: number, data: Buffer, position: number) {
-    await this.check('pwrite', this.fdPath.get(fd) ?? '');
+    await this.check('pwrite', this.fdPath.get(fd) ?? '', () => this.inner.pwrite(fd, data.subarray(0, data.length >> 1), position));
     this.spend(data.length, this.fdPath.get(fd) ?? '');
     await this.inner.pwrite(fd, data, position);
     this.bytesWritten += data.length;
@@ -101,7 +110,7 @@ export class FaultyFs implements FsLayer {
     return this.inner.fdatasync(fd);
   }
   async write(fd: number, data: Buffer) {
-    await this.check('write', this.fdPath.get(fd) ?? '');
+    await this.check('write', this.fdPath.get(fd) ?? '', () => this.inner.write(fd, data.subarray(0, data.length >> 1)));
     this.spend(data.length, this.fdPath.get(fd) ?? '');
     await this.inner.write(fd, data);
     this.bytesWritten += data.length;
@@ -127,6 +136,14 @@ export class FaultyFs implements FsLayer {
   async unlink(p: string) {
     await this.check('unlink', p);
     return this.inner.unlink(p);
+  }
+  async truncate(p: string, length: number) {
+    await this.check('truncate', p);
+    return this.inner.truncate(p, length);
+  }
+  async readFrom(p: string, position: number) {
+    await this.check('readFrom', p);
+    return this.inner.readFrom(p, position);
   }
   async rmrf(p: string) {
     await this.check('rmrf', p);

@@ -1,5 +1,7 @@
-// Versions: the committed version-1 store loads with the current code, exactly; a file from a newer
-// version is refused and left untouched; legacy AFK-style checkpoints are normalised on import.
+// Versions: the committed version-1 and version-2 stores load with the current code, exactly; a
+// version-1 run is converted to the segment log when it is next acquired, and reads the same after;
+// a file from a newer version is refused and left untouched; legacy AFK-style checkpoints are
+// normalised on import.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,10 +9,11 @@ import { sha256 } from '../../../src/common/hash';
 import { encodeEnvelope } from '../../../src/store/disk/durableFile';
 import { InvalidInputError, SchemaVersionError } from '../../../src/store/api/errors';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
-import { describeStore } from '../../fixtures/store-v1/generate';
+import { describeStore } from '../../fixtures/generateStore';
 import * as h from './helpers';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/store-v1');
+const FIXTURE_V2 = path.resolve(__dirname, '../../fixtures/store-v2');
 const bytes = (dir: string) => Object.fromEntries(h.listFiles(dir).filter((f) => f !== 'index.json').map((f) => [f, sha256(fs.readFileSync(path.join(dir, f)))]));
 
 describe('store: versions and migrations', function () {
@@ -26,7 +29,7 @@ describe('store: versions and migrations', function () {
     const before = bytes(dir);
     const expected = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'expected.json'), 'utf8'));
     assert.deepEqual(Object.keys(expected.runs).sort(), ['v1-awaiting', 'v1-finished', 'v1-midtools']);
-    assert.deepEqual(await describeStore(dir), expected);
+    assert.deepEqual(await describeStore(dir, 1), expected);
     assert.deepEqual(bytes(dir), before, 'reading never rewrites a file');
     const s = await openDiskStoreReady(dir);
     assert.equal((await s.getRun('v1-finished'))?.state, 'completed');
@@ -35,8 +38,10 @@ describe('store: versions and migrations', function () {
     assert.deepEqual(fx.map((e) => [e.tool_call_id, e.result !== null]), [['call_a', true], ['call_b', false]]);
     assert.equal((await s.getBlob('v1-midtools', fx[0]!.result!.blob!)).length, 'line of build output\n'.length * 400);
     assert.equal((await s.loadSnapshot('v1-midtools')).snapshot.pending_llm_response?.message.tool_calls?.length, 2);
-    // and the old runs go on: the next writes land beside the v1 files
+    // and the old runs go on: acquired to be written, a run is converted to the segment log first
     const lease = await s.acquire('v1-awaiting', h.owner('new version'));
+    const runDir = path.join(dir, 'runs', 'v1-awaiting');
+    assert.deepEqual(fs.readdirSync(runDir).filter((n) => !n.startsWith('.') && n !== 'owner.lock').sort(), ['segment-000000000005.log', 'snapshot.json', 'witness'], 'converted: no log/ folder, no run.json');
     await s.decideApproval('v1-awaiting', 'call_cmd', { kind: 'approve', reason: null, input_hash: null });
     await lease.release();
     await s.close();
@@ -45,9 +50,32 @@ describe('store: versions and migrations', function () {
     await again.close();
   });
 
+  it('converts every v1 run to the segment log without changing what it reads', async () => {
+    const expected = JSON.parse(fs.readFileSync(path.join(FIXTURE, 'expected.json'), 'utf8'));
+    const s = await openDiskStoreReady(dir);
+    for (const id of Object.keys(expected.runs)) await (await s.acquire(id, h.owner('converter'))).release();
+    await s.close();
+    for (const id of Object.keys(expected.runs)) assert.ok(!fs.existsSync(path.join(dir, 'runs', id, 'log')), `${id} converted`);
+    assert.deepEqual(await describeStore(dir, 1), expected);
+  });
+
+  it('loads every run of the committed v2 store exactly, the compacted one included', async () => {
+    const v2 = h.tmpDir('aw-v2-');
+    try {
+      fs.cpSync(path.join(FIXTURE_V2, 'store'), v2, { recursive: true });
+      const before = bytes(v2);
+      const expected = JSON.parse(fs.readFileSync(path.join(FIXTURE_V2, 'expected.json'), 'utf8'));
+      assert.deepEqual(Object.keys(expected.runs).sort(), ['v2-awaiting', 'v2-compacted', 'v2-finished', 'v2-midtools']);
+      assert.deepEqual(await describeStore(v2, 2), expected);
+      assert.deepEqual(bytes(v2), before, 'reading never rewrites a file');
+    } finally {
+      fs.rmSync(v2, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a run whose log holds a commit from a newer version, leaves the file untouched, keeps the rest readable', async () => {
     const file = path.join(dir, 'runs', 'v1-midtools', 'log', '000000000007.json');
-    const newer = encodeEnvelope('commit', { run_id: 'v1-midtools', first: 7, last: 7, ops: [], added_in_v2: true }).replace('"schema_version":1', '"schema_version":2');
+    const newer = encodeEnvelope('commit', { run_id: 'v1-midtools', first: 7, last: 7, ops: [], added_in_v3: true }).replace('"schema_version":2', '"schema_version":3');
     fs.writeFileSync(file, newer);
     const s = await openDiskStoreReady(dir);
     const err = await h.rejects(s.loadSnapshot('v1-midtools'), SchemaVersionError, /newer than this version/);
@@ -84,7 +112,7 @@ describe('store: versions and migrations', function () {
     assert.equal(run.state, 'interrupted');
     assert.equal(run.task, 'fix the failing test');
     const records = (await s.list(run.run_id)).reverse();
-    assert.deepEqual(records.map((r) => [r.seq, r.phase, r.schema_version]), [[1, 'run_started', 1], [2, 'step_started', 1], [3, 'post_llm', 1], [4, 'pre_tool_batch', 1]]);
+    assert.deepEqual(records.map((r) => [r.seq, r.phase, r.schema_version]), [[1, 'run_started', 2], [2, 'step_started', 2], [3, 'post_llm', 2], [4, 'pre_tool_batch', 2]]);
     assert.deepEqual(records[2]!.parent, { run_id: run.run_id, seq: 2 });
     const snap = await s.loadSnapshot(run.run_id);
     assert.equal(snap.record.seq, 3);

@@ -1,36 +1,7 @@
-// A run's commit log on disk: runs/<id>/log/<12-digit n>.json, or <first>-<last>.json after
-// compaction, and the compact encoding of its records (encodeOps / decodeOps).
+// The compact encoding of a run's commits (encodeOps / decodeOps, exact inverses), whatever file
+// holds them (a segment frame, a snapshot, a version-1 commit file), and peekLost for damaged ones.
 import { LostCall, RunState, type RunMeta } from '../api/schema';
 import type { CommitOp } from '../core/storedSchema';
-
-export const pad = (n: number): string => String(n).padStart(12, '0');
-export const commitName = (first: number, last: number): string => (first === last ? `${pad(first)}.json` : `${pad(first)}-${pad(last)}.json`);
-
-export interface LogFile {
-  name: string;
-  first: number;
-  last: number;
-}
-
-/** Commit files in a log folder (temp files and anything else are ignored). */
-export function parseLogNames(names: readonly string[]): LogFile[] {
-  const out: LogFile[] = [];
-  for (const name of names) {
-    const m = /^(\d{12})(?:-(\d{12}))?\.json$/.exec(name);
-    if (!m) continue;
-    const first = Number(m[1]);
-    const last = m[2] ? Number(m[2]) : first;
-    if (first >= 1 && last >= first) out.push({ name, first, last });
-  }
-  return out.sort((a, b) => a.first - b.first || b.last - a.last);
-}
-
-/** Candidates for each chain position: the longest range first, the single file last. */
-export function byFirst(files: readonly LogFile[]): Map<number, LogFile[]> {
-  const m = new Map<number, LogFile[]>();
-  for (const f of files) m.set(f.first, [...(m.get(f.first) ?? []), f].sort((a, b) => b.last - a.last));
-  return m;
-}
 
 /**
  * What the encoder and decoder carry from one commit to the next. Decoding is the exact inverse of
@@ -180,26 +151,30 @@ export interface PeekedCommit {
 export function peekLost(text: string, runId: string): PeekedCommit | null {
   const start = text.indexOf('"body":');
   if (start < 0) return null;
-  const raw = text.slice(start + 7).trimEnd().replace(/}$/, '');
   try {
-    const body = JSON.parse(raw) as { run_id?: unknown; ops?: unknown };
-    if (body.run_id !== runId || !Array.isArray(body.ops)) return null;
-    const out: PeekedCommit = { seqs: [], effects: false, calls: [], terminal: null, maxStep: 0 };
-    for (const o of body.ops as { op?: unknown; record?: Record<string, unknown>; effect?: Record<string, unknown> }[]) {
-      if (o?.op === 'record' && typeof o.record?.seq === 'number') {
-        out.seqs.push(o.record.seq);
-        if (typeof o.record.step === 'number') out.maxStep = Math.max(out.maxStep, o.record.step);
-        const state = RunState.safeParse((o.record.payload as { state?: unknown } | undefined)?.state);
-        if (o.record.phase === 'run_terminal' && state.success) out.terminal = state.data;
-      }
-      if (o?.op === 'effect' && o.effect) {
-        out.effects = true;
-        const call = LostCall.safeParse({ ...o.effect, finished: o.effect.result != null });
-        if (call.success) out.calls.push(call.data);
-      }
-    }
-    return out;
+    return peekBody(JSON.parse(text.slice(start + 7).trimEnd().replace(/}$/, '')), runId);
   } catch {
     return null;
   }
+}
+
+/** The same, for a commit body already parsed (a segment frame that checked out, after the one that did not). */
+export function peekBody(value: unknown, runId: string): PeekedCommit | null {
+  const body = value as { run_id?: unknown; ops?: unknown } | null;
+  if (typeof body !== 'object' || body === null || body.run_id !== runId || !Array.isArray(body.ops)) return null;
+  const out: PeekedCommit = { seqs: [], effects: false, calls: [], terminal: null, maxStep: 0 };
+  for (const o of body.ops as ({ op?: unknown; record?: Record<string, unknown>; effect?: Record<string, unknown> } | null)[]) {
+    if (o?.op === 'record' && typeof o.record?.seq === 'number') {
+      out.seqs.push(o.record.seq);
+      if (typeof o.record.step === 'number') out.maxStep = Math.max(out.maxStep, o.record.step);
+      const state = RunState.safeParse((o.record.payload as { state?: unknown } | undefined)?.state);
+      if (o.record.phase === 'run_terminal' && state.success) out.terminal = state.data;
+    }
+    if (o?.op === 'effect' && o.effect) {
+      out.effects = true;
+      const call = LostCall.safeParse({ ...o.effect, finished: o.effect.result != null });
+      if (call.success) out.calls.push(call.data);
+    }
+  }
+  return out;
 }

@@ -1,0 +1,168 @@
+// One run's log on disk, as its holder writes it and another window follows it (format: segment.ts,
+// loading: load.ts). A commit is one frame appended at the segment's known end and fdatasync'd; a
+// failed append is cut off before the next one, so a half-written frame never sits before a good one.
+import path from 'node:path';
+import type { LoadSink } from '../core/engine';
+import type { CommitOp } from '../core/storedSchema';
+import type { RunMeta } from '../api/schema';
+import { advance, encodeOps, newCodec, type Codec } from './codec';
+import { decodeCommit, isRawCommit, RawCommit, rel } from './commit';
+import { DurableJsonFile, fsyncDir } from './durableFile';
+import type { FsLayer } from './fsLayer';
+import { SNAPSHOT_FILE, type SegmentTail } from './load';
+import { encodeFrame, parseSegment, parseSegmentNames, SEGMENT_VERSION, segmentName, type SegmentHeader } from './segment';
+
+export interface RunLogState {
+  /** 1: a version-1 run (one file per commit), read only until it is converted by compact(). */
+  format: 1 | 2;
+  next: number;
+  codec: Codec;
+  meta: RunMeta;
+  covered: number;
+  tail: SegmentTail | null;
+}
+
+export class RunLog {
+  private fd: number | null = null;
+  /** An append failed part-way: the segment's end is unknown until it is cut back to `tail.size`. */
+  private dirty = false;
+  /** What a follower last saw of the snapshot (a compaction by the holder means: reload). */
+  private snapshotStamp: number | null = null;
+
+  constructor(
+    private readonly fsl: FsLayer,
+    private readonly root: string,
+    readonly runId: string,
+    readonly s: RunLogState,
+    private readonly retryDelaysMs?: readonly number[],
+  ) {}
+
+  private file(...parts: string[]): string {
+    return path.join(this.root, rel(this.runId, ...parts));
+  }
+
+  /** A new segment holding only its header, fsync'd, its directory fsync'd: the only directory fsync a segment costs. */
+  private async newSegment(first: number): Promise<SegmentTail> {
+    const name = segmentName(first);
+    const header: SegmentHeader = { segment: SEGMENT_VERSION, run_id: this.runId, first, meta: this.s.meta };
+    const frame = encodeFrame(header);
+    const fd = await this.fsl.createExclusive(this.file(name));
+    try {
+      await this.fsl.write(fd, frame);
+      await this.fsl.fsync(fd);
+    } finally {
+      await this.fsl.close(fd);
+    }
+    await fsyncDir(this.fsl, path.dirname(this.file(name)));
+    return { name, first, size: frame.length };
+  }
+
+  /** A new run: its first segment (the meta in its header). */
+  async create(): Promise<void> {
+    this.s.tail = await this.newSegment(1);
+  }
+
+  /** Appends the next commit durably: one write at the segment's end, one fdatasync. */
+  async append(ops: readonly CommitOp[]): Promise<void> {
+    if (this.s.format !== 2) throw new Error(`run ${this.runId} is in the version-1 format: it is converted before it is written`);
+    const n = this.s.next;
+    const enc = encodeOps(ops, this.s.codec, this.s.meta);
+    this.s.tail ??= await this.newSegment(n);
+    const tail = this.s.tail;
+    // The first commit of a segment repeats the meta: a damaged header does not make the run unopenable.
+    const body: RawCommit = { run_id: this.runId, first: n, last: n, ...(n === tail.first ? { meta: this.s.meta } : {}), witnessed: true, ops: enc.ops };
+    const frame = encodeFrame(body);
+    if (this.dirty) {
+      await this.fsl.truncate(this.file(tail.name), tail.size);
+      this.dirty = false;
+    }
+    this.fd ??= await this.fsl.openForUpdate(this.file(tail.name));
+    try {
+      await this.fsl.pwrite(this.fd, frame, tail.size);
+      await this.fsl.fdatasync(this.fd);
+    } catch (err) {
+      this.dirty = true; // not acknowledged: whatever reached the file is cut off before the next append
+      throw err;
+    }
+    tail.size += frame.length;
+    this.s.next = n + 1;
+    advance(this.s.codec, enc.next);
+  }
+
+  /**
+   * The whole log as snapshot.json (durably, through the lowdb adapter), read back, then a fresh
+   * segment for what comes next, then the old files go. A crash at any point leaves a readable run:
+   * the loader takes the snapshot and skips the frames it covers; leftovers go at the next load.
+   * A version-1 run is converted here.
+   */
+  async compact(ops: readonly CommitOp[]): Promise<void> {
+    const last = this.s.next - 1;
+    const meta = this.s.meta;
+    if (last >= 1) {
+      const enc = encodeOps(ops, newCodec(), meta);
+      const body: RawCommit = { run_id: this.runId, first: 1, last, meta, witnessed: true, ops: enc.ops };
+      const snap = new DurableJsonFile(this.fsl, this.file(SNAPSHOT_FILE), 'commit', RawCommit, this.runId, this.retryDelaysMs);
+      await snap.write(body);
+      const check = (await snap.read())!; // verify what landed before anything is removed
+      decodeCommit(check, newCodec(), meta, rel(this.runId, SNAPSHOT_FILE), this.runId);
+      this.s.codec = advance(newCodec(), enc.next); // exactly what a load computes after the snapshot
+    }
+    await this.closeFd();
+    const old = parseSegmentNames(await this.fsl.readdir(this.file()));
+    const fresh = await this.newSegment(last + 1).catch(async (err: unknown) => {
+      if ((err as { code?: string }).code !== 'EEXIST') throw err;
+      return { name: segmentName(last + 1), first: last + 1, size: (await this.fsl.stat(this.file(segmentName(last + 1)))).size }; // compacted at this length before
+    });
+    for (const s of old) if (s.name !== fresh.name) await this.fsl.unlink(this.file(s.name));
+    if (this.s.format === 1) {
+      await this.fsl.rmrf(this.file('log'));
+      await this.fsl.unlink(this.file('run.json')).catch(() => undefined);
+    }
+    await fsyncDir(this.fsl, this.file());
+    this.s.tail = fresh;
+    this.s.covered = last;
+    this.s.format = 2;
+  }
+
+  /**
+   * Another window's progress: the frames appended since we last read. A half-written last frame
+   * (the holder mid-append) waits for the next call; anything else unexpected means: reload.
+   */
+  async follow(sink: LoadSink): Promise<number | 'reload'> {
+    const tail = this.s.tail;
+    if (this.s.format !== 2 || !tail) return 'reload';
+    const names = await this.fsl.readdir(this.file()).catch(() => null);
+    if (!names) return 'reload';
+    const segs = parseSegmentNames(names);
+    if (segs[segs.length - 1]?.name !== tail.name) return 'reload'; // compacted, or the holder moved on
+    const stamp = names.includes(SNAPSHOT_FILE) ? (await this.fsl.stat(this.file(SNAPSHOT_FILE)).catch(() => null))?.mtimeMs ?? -1 : null;
+    if (this.snapshotStamp !== null && stamp !== this.snapshotStamp) return 'reload';
+    this.snapshotStamp = stamp;
+    const buf = await this.fsl.readFrom(this.file(tail.name), tail.size).catch(() => null);
+    if (!buf) return 'reload';
+    const parsed = parseSegment(buf);
+    if (parsed.stop && !parsed.stop.torn) return 'reload'; // a full load reports (and, if allowed, repairs) it
+    let n = 0;
+    for (const f of parsed.frames) {
+      const raw = f.value;
+      if (!isRawCommit(raw) || raw.first !== this.s.next || raw.run_id !== this.runId) return 'reload';
+      try {
+        const d = decodeCommit(raw, this.s.codec, this.s.meta, rel(this.runId, tail.name), this.runId);
+        sink.commit(d.body, rel(this.runId, tail.name));
+        advance(this.s.codec, d.delta);
+      } catch {
+        return 'reload';
+      }
+      tail.size += f.end - f.start;
+      this.s.next++;
+      n++;
+    }
+    return n;
+  }
+
+  async closeFd(): Promise<void> {
+    const fd = this.fd;
+    this.fd = null;
+    if (fd !== null) await this.fsl.close(fd).catch(() => undefined);
+  }
+}

@@ -1,0 +1,143 @@
+// A run's log: one append-only segment file, runs/<id>/segment-<first commit, 12 digits>.log.
+// One commit is one framed line, written with one append and one fdatasync — no temp file, no rename,
+// no directory fsync on the step path (the directory is fsync'd once, when the segment is created).
+//
+//   frame  = <length of json, decimal> \t <crc32 of json, 8 hex> \t <json> \n
+//   header = the first frame: {"segment":2,"run_id":…,"first":…,"meta":…} — whose run, from which commit
+//
+// Reading stops at the first frame that does not check out. If no valid frame follows it, it is a
+// torn tail: an append cut short by a crash, never acknowledged (unless the run's witness says
+// otherwise), so it is cut off. A bad frame with valid ones after it is damage: corruption.
+import zlib from 'node:zlib';
+import { z } from 'zod';
+import { RunMeta } from '../api/schema';
+
+export const SEGMENT_VERSION = 2;
+const TAB = 0x09;
+const NL = 0x0a;
+
+export const segmentName = (first: number): string => `segment-${String(first).padStart(12, '0')}.log`;
+
+/** Segment files in a run folder, oldest first. */
+export function parseSegmentNames(names: readonly string[]): { name: string; first: number }[] {
+  const out: { name: string; first: number }[] = [];
+  for (const name of names) {
+    const m = /^segment-(\d{12})\.log$/.exec(name);
+    if (m && Number(m[1]) >= 1) out.push({ name, first: Number(m[1]) });
+  }
+  return out.sort((a, b) => a.first - b.first);
+}
+
+export const SegmentHeader = z.object({ segment: z.literal(SEGMENT_VERSION), run_id: z.string(), first: z.number().int().positive(), meta: RunMeta });
+export type SegmentHeader = z.infer<typeof SegmentHeader>;
+
+const hex8 = (n: number) => (n >>> 0).toString(16).padStart(8, '0');
+
+/** Table-driven CRC-32 (IEEE), for hosts whose Node predates zlib.crc32 (VS Code before 1.101 ships Node 20.9). */
+let table: Int32Array | undefined;
+function crc32Js(buf: Uint8Array): number {
+  if (!table) {
+    table = new Int32Array(256);
+    for (let i = 0; i < 256; i++) {
+      let c = i;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      table[i] = c;
+    }
+  }
+  let crc = -1;
+  for (let i = 0; i < buf.length; i++) crc = table[(crc ^ buf[i]!) & 0xff]! ^ (crc >>> 8);
+  return (crc ^ -1) >>> 0;
+}
+
+export const crc32: (buf: Uint8Array) => number = typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (b) => zlib.crc32(b) : crc32Js;
+export { crc32Js as crc32Portable };
+
+/** JSON with non-ASCII escaped (the file stays one-byte text, as the envelopes do), framed. */
+export function encodeFrame(value: unknown): Buffer {
+  const json = JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const body = Buffer.from(json, 'latin1');
+  return Buffer.concat([Buffer.from(`${body.length}\t${hex8(crc32(body))}\t`, 'latin1'), body, Buffer.from('\n', 'latin1')]);
+}
+
+export interface Frame {
+  /** Byte offsets of the frame in the file: [start, end). */
+  start: number;
+  end: number;
+  value: unknown;
+}
+
+export interface ParsedSegment {
+  frames: Frame[];
+  /** Where the valid frames end (the length to keep). */
+  validEnd: number;
+  /** The first frame that did not check out, and why; null: the file ends cleanly. */
+  stop: { offset: number; reason: string; torn: boolean } | null;
+}
+
+type FrameRead = { ok: true; frame: Frame } | { ok: false; reason: string; short: boolean };
+
+export function readFrame(buf: Buffer, at: number): FrameRead {
+  const t1 = buf.indexOf(TAB, at);
+  if (t1 < 0 || t1 - at > 12) return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
+  const lenText = buf.toString('latin1', at, t1);
+  if (!/^\d{1,12}$/.test(lenText)) return { ok: false, reason: 'the frame length is not a number', short: false };
+  const len = Number(lenText);
+  const crcAt = t1 + 1;
+  if (buf.length < crcAt + 9) return { ok: false, reason: 'the frame header is cut short', short: true };
+  if (buf[crcAt + 8] !== TAB) return { ok: false, reason: 'the frame checksum is unreadable', short: false };
+  const bodyAt = crcAt + 9;
+  const end = bodyAt + len + 1;
+  if (end > buf.length) return { ok: false, reason: `the frame is cut short (${buf.length - bodyAt} of ${len + 1} bytes)`, short: true };
+  if (buf[end - 1] !== NL) return { ok: false, reason: 'the frame does not end where its length says', short: false };
+  const body = buf.subarray(bodyAt, end - 1);
+  if (hex8(crc32(body)) !== buf.toString('latin1', crcAt, crcAt + 8)) return { ok: false, reason: 'checksum mismatch', short: false };
+  try {
+    return { ok: true, frame: { start: at, end, value: JSON.parse(body.toString('latin1')) } };
+  } catch {
+    return { ok: false, reason: 'the frame is not JSON', short: false };
+  }
+}
+
+/** A frame header: only frame starts look like this (JSON escapes its tabs). */
+const FRAME_START = /\d{1,12}\t[0-9a-f]{8}\t/g;
+
+/**
+ * The frames that still check out anywhere after byte `from` (a damaged frame's own length cannot be
+ * trusted to find the next one): every place that looks like a frame header is tried.
+ */
+export function scanFrames(buf: Buffer, from: number, opts: { first?: boolean } = {}): Frame[] {
+  const text = buf.toString('latin1');
+  const out: Frame[] = [];
+  FRAME_START.lastIndex = from;
+  for (let m = FRAME_START.exec(text); m; m = FRAME_START.exec(text)) {
+    const r = readFrame(buf, m.index);
+    if (!r.ok) {
+      FRAME_START.lastIndex = m.index + 1;
+      continue;
+    }
+    out.push(r.frame);
+    if (opts.first) break;
+    FRAME_START.lastIndex = r.frame.end;
+  }
+  return out;
+}
+
+/** A valid frame somewhere after the one at `at`: then that one was damage, not a torn tail. */
+function validFrameAfter(buf: Buffer, at: number): boolean {
+  return scanFrames(buf, at + 1, { first: true }).length > 0;
+}
+
+export function parseSegment(buf: Buffer): ParsedSegment {
+  const frames: Frame[] = [];
+  let at = 0;
+  while (at < buf.length) {
+    const r = readFrame(buf, at);
+    if (!r.ok) {
+      const torn = !validFrameAfter(buf, at);
+      return { frames, validEnd: at, stop: { offset: at, reason: r.reason, torn } };
+    }
+    frames.push(r.frame);
+    at = r.frame.end;
+  }
+  return { frames, validEnd: at, stop: null };
+}

@@ -1,0 +1,187 @@
+// The segment log (disk/segment.ts): framing, a torn tail at every byte offset of a record (a
+// SIGKILL mid-append), a bit flip in the middle, a newer version's segment.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { SchemaVersionError } from '../../../src/store/api/errors';
+import { crc32, crc32Portable, encodeFrame, parseSegment } from '../../../src/store/disk/segment';
+import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
+import type { CorruptionReport, StoreEvent } from '../../../src/store/api/types';
+import type { ChatMessage } from '../../../src/store/api/schema';
+import * as h from './helpers';
+
+async function stepWithEffect(s: DiskStore, id: string, step: number, msgs: ChatMessage[]): Promise<ChatMessage[]> {
+  await s.append(id, h.stepStarted(h.snapshot(step, msgs)));
+  const a = h.assistantWithCall(step);
+  msgs = [...msgs, a];
+  await s.append(id, h.postLlm(h.snapshot(step, msgs, { pending_llm_response: h.pendingResponse(a, step) })));
+  await s.recordIntent(id, { tool_call_id: `call_${step}`, step, tool_name: 'run_command', input_hash: `ih${step}`, side_effecting: true });
+  await s.recordResult(id, `call_${step}`, { output: `ran ${step}`, output_hash: `oh${step}`, is_error: false, blob: null });
+  return [...msgs, { role: 'tool', tool_call_id: `call_${step}`, content: `ran ${step}` }];
+}
+
+const segmentIn = (runDir: string) => path.join(runDir, fs.readdirSync(runDir).find((n) => n.startsWith('segment-'))!);
+
+async function openCollecting(dir: string): Promise<{ s: DiskStore; reports: CorruptionReport[]; recovered: Extract<StoreEvent, { kind: 'recovered' }>[] }> {
+  const reports: CorruptionReport[] = [];
+  const recovered: Extract<StoreEvent, { kind: 'recovered' }>[] = [];
+  const s = await openDiskStoreReady(dir, {
+    onEvent: (e) => {
+      if (e.kind === 'corruption') reports.push(e.report);
+      if (e.kind === 'recovered') recovered.push(e);
+    },
+  });
+  return { s, reports, recovered };
+}
+
+describe('store: the segment log', function () {
+  this.timeout(300_000);
+  const dirs: string[] = [];
+  const tmp = (p: string) => {
+    const d = h.tmpDir(p);
+    dirs.push(d);
+    return d;
+  };
+  after(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+  it('frames round-trip any JSON, and the portable CRC-32 equals zlib’s', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        const frame = encodeFrame(v);
+        const parsed = parseSegment(Buffer.concat([frame, frame]));
+        assert.equal(parsed.stop, null);
+        assert.equal(parsed.frames.length, 2);
+        assert.deepEqual(parsed.frames[0]!.value, JSON.parse(JSON.stringify(v)));
+        assert.equal(crc32Portable(frame), crc32(frame));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a SIGKILL mid-append, at every byte offset of the record: the torn tail is cut off and noted, never reported as corruption', async () => {
+    const dir = tmp('aw-torn-');
+    const s = await openDiskStoreReady(dir);
+    const { run, lease } = await s.createRun(h.newRun('torn'), h.owner('w'));
+    const id = run.run_id;
+    await s.append(id, h.runStarted());
+    await stepWithEffect(s, id, 1, [{ role: 'user', content: 'go' }]);
+    const runDir = path.join(dir, 'runs', id);
+    const witnessBefore = fs.readFileSync(path.join(runDir, 'witness')); // the witness as it was before the last append
+    const seqBefore = (await s.latest(id)).seq;
+    await s.append(id, h.terminal(1)); // the record that will be torn
+    const segment = fs.readFileSync(segmentIn(runDir));
+    const last = parseSegment(segment).frames.at(-1)!;
+    await lease.release();
+    await s.close();
+    const pristine = tmp('aw-torn-pristine-');
+    fs.cpSync(dir, pristine, { recursive: true });
+    let cases = 0;
+    for (let cut = last.start + 1; cut < last.end; cut++) {
+      const c = tmp(`aw-torn-${cut}-`);
+      fs.cpSync(pristine, c, { recursive: true });
+      const segFile = segmentIn(path.join(c, 'runs', id));
+      fs.writeFileSync(segFile, segment.subarray(0, cut)); // the append reached the file up to `cut`
+      fs.writeFileSync(path.join(c, 'runs', id, 'witness'), witnessBefore); // and was never acknowledged
+      fs.rmSync(path.join(c, 'index.json'));
+      const o = await openCollecting(c);
+      const l = await o.s.acquire(id, h.owner('after crash'));
+      assert.deepEqual(o.reports, [], `cut at ${cut}: not corruption`);
+      assert.ok(o.recovered.some((r) => /torn frame.*never acknowledged/.test(r.message)), `cut at ${cut}: noted (${o.recovered.map((r) => r.message)})`);
+      assert.equal((await o.s.latest(id)).seq, seqBefore, `cut at ${cut}: the last acknowledged checkpoint`);
+      assert.equal(fs.statSync(segFile).size, last.start, `cut at ${cut}: the torn bytes are cut off`);
+      assert.equal((await o.s.append(id, h.terminal(1))).seq, seqBefore + 1, 'the log goes on');
+      await l.release();
+      await o.s.close();
+      const again = await openCollecting(c);
+      assert.equal((await again.s.latest(id)).phase, 'run_terminal');
+      assert.deepEqual([...again.reports, ...again.recovered.filter((r) => !r.file.endsWith('index.json'))], [], 'clean after the repair');
+      await again.s.close();
+      fs.rmSync(c, { recursive: true, force: true });
+      cases++;
+    }
+    assert.equal(cases, last.end - last.start - 1);
+    console.log(`      torn tail: ${cases} cut offsets of a ${last.end - last.start}-byte record, each cut off and noted`);
+  });
+
+  it('a torn tail the witness had counted (acknowledged, then lost) is reported as lost data', async () => {
+    const dir = tmp('aw-torn-acked-');
+    const s = await openDiskStoreReady(dir);
+    const { run, lease } = await s.createRun(h.newRun('torn'), h.owner('w'));
+    const id = run.run_id;
+    await s.append(id, h.runStarted());
+    await stepWithEffect(s, id, 1, [{ role: 'user', content: 'go' }]);
+    await lease.release();
+    await s.close();
+    const segFile = segmentIn(path.join(dir, 'runs', id));
+    const bytes = fs.readFileSync(segFile);
+    const last = parseSegment(bytes).frames.at(-1)!;
+    fs.writeFileSync(segFile, bytes.subarray(0, last.start + 7));
+    const o = await openCollecting(dir);
+    await (await o.s.acquire(id, h.owner('next'))).release();
+    const r = o.reports.find((x) => x.file === `runs/${id}/${path.basename(segFile)}`)!;
+    assert.ok(r, 'reported');
+    assert.equal(r.data_lost, true);
+    assert.equal(r.effects_lost, true, 'the last commit held the effect result');
+    await o.s.close();
+  });
+
+  it('a bit flip in the middle of a segment: reported, the segment copied to quarantine and cut before the bad frame, what follows listed as lost', async () => {
+    const dir = tmp('aw-flip-');
+    const s = await openDiskStoreReady(dir);
+    const { run, lease } = await s.createRun(h.newRun('flip'), h.owner('w'));
+    const id = run.run_id;
+    await s.append(id, h.runStarted());
+    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
+    for (let step = 1; step <= 4; step++) msgs = await stepWithEffect(s, id, step, msgs);
+    await lease.release();
+    await s.close();
+    const segFile = segmentIn(path.join(dir, 'runs', id));
+    const bytes = fs.readFileSync(segFile);
+    const frames = parseSegment(bytes).frames;
+    const victim = frames[Math.floor(frames.length / 2)]!;
+    const flipped = Buffer.from(bytes);
+    const at = victim.start + Math.floor((victim.end - victim.start) / 2);
+    flipped[at] = flipped[at]! ^ 0x04;
+    fs.writeFileSync(segFile, flipped);
+    const o = await openCollecting(dir);
+    const l = await o.s.acquire(id, h.owner('next'));
+    const r = o.reports.find((x) => x.file === `runs/${id}/${path.basename(segFile)}`)!;
+    assert.ok(r, 'reported, naming the segment');
+    assert.match(r.reason, new RegExp(`is corrupt at byte ${victim.start}`));
+    assert.equal(r.data_lost, true);
+    const copy = r.quarantined.find((q) => q.file === r.file)!;
+    assert.deepEqual(fs.readFileSync(path.join(dir, copy.to)), flipped, 'the whole damaged segment is kept in quarantine');
+    // Cut before the bad frame; the next frame there is the damage record the repair wrote.
+    const after = parseSegment(fs.readFileSync(segFile)).frames.find((f) => f.start === victim.start);
+    assert.match(JSON.stringify(after?.value), /"op":"damage"/, 'cut before the bad frame: appends go on from the last good one');
+    const lastSeq = (await o.s.latest(id)).seq;
+    assert.equal(r.fell_back_to_seq, lastSeq);
+    assert.ok(r.lost_calls.length > 0, `the intact frames after the flip still tell which calls were lost (${JSON.stringify(r.lost_calls)})`);
+    assert.equal(r.effects_lost, true);
+    await o.s.append(id, h.preTools(9));
+    await l.release();
+    await o.s.close();
+    const again = await openCollecting(dir);
+    assert.equal((await again.s.latest(id)).seq, lastSeq + 1);
+    assert.deepEqual(again.reports, []);
+    await again.s.close();
+  });
+
+  it('a segment of a newer version is refused and left untouched, not taken for damage', async () => {
+    const dir = tmp('aw-newer-seg-');
+    const s = await openDiskStoreReady(dir);
+    const { run, lease } = await s.createRun(h.newRun('newer'), h.owner('w'));
+    await s.append(run.run_id, h.runStarted());
+    await lease.release();
+    await s.close();
+    const segFile = segmentIn(path.join(dir, 'runs', run.run_id));
+    const newer = Buffer.concat([encodeFrame({ segment: 3, run_id: run.run_id, first: 1, meta: null, layout: 'future' }), encodeFrame({ future: true })]);
+    fs.writeFileSync(segFile, newer);
+    const o = await openCollecting(dir);
+    await h.rejects(o.s.acquire(run.run_id, h.owner('old')), SchemaVersionError, /newer than this version/);
+    assert.deepEqual(fs.readFileSync(segFile), newer);
+    assert.deepEqual(o.reports, []);
+    await o.s.close();
+  });
+});

@@ -12,6 +12,7 @@ import { type OpenStore, OursContender } from './contenders/ours';
 import { SqliteContender } from './contenders/sqlite';
 import type { Contender } from './contenders/types';
 import { measureActivation, measureListing, tempDirIn } from './extras';
+import { fileJournalReport, measureFileJournal, type FileJournalResult } from './files';
 import { diskUsage } from './fsutil';
 import { machineInfo } from './machine';
 import { measureResume, measureRun, type Resumable, type RunSamples } from './measure';
@@ -88,6 +89,13 @@ async function main(): Promise<void> {
   exposeGc();
   const root = fs.mkdtempSync(path.join(opts.dir, 'waypoints-bench-'));
   const startedAt = performance.now();
+  const fileJournal = () => measureFileJournal(tempDirIn(root, 'files'), { edits: opts.quick ? 100 : 1000, scanFiles: opts.quick ? 5_000 : 50_000, rounds: opts.quick ? 3 : 5 });
+  if (process.argv.includes('--files-only')) {
+    // The file journal's rows alone (they do not depend on the store workload).
+    process.stdout.write(fileJournalReport(await fileJournal()) + '\n');
+    if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
+    return;
+  }
   const machine = machineInfo(root);
   log(`bench: ${opts.quick ? 'quick' : 'full'}, N = ${opts.steps}, repeats = ${opts.repeats}, in ${root} (${machine.tempFs}), load ${machine.loadAvg.map((l) => l.toFixed(2)).join(' ')}`);
   try {
@@ -146,10 +154,11 @@ async function main(): Promise<void> {
     const toolsSize = opts.quick ? { srcFiles: 5_000, distFiles: 500, repeats: 3 } : { srcFiles: 32_000, distFiles: 2_000, repeats: 7 };
     log(`  workspace tools on ${toolsSize.srcFiles + toolsSize.distFiles} generated files, ripgrep vs the Node fallback …`);
     const workspaceTools = await measureWorkspaceTools({ dir: root, ...toolsSize });
+    const files = await fileJournal();
 
     const figures = Object.fromEntries(contenders.map((c) => [c.name, contenderFigures(runs, c.name, points)]));
     const primitive = primitiveFigures(runs, points);
-    const results: BenchResults & { options: Options; samples: unknown } = {
+    const results: BenchResults & { options: Options; samples: unknown; files: FileJournalResult } = {
       mode: opts.quick ? 'quick' : 'full',
       machine: { ...machine, loadAvgAfter: os.loadavg(), loadMaxDuring: Math.max(...loadDuring) },
       durationS: (performance.now() - startedAt) / 1000,
@@ -173,13 +182,14 @@ async function main(): Promise<void> {
       ),
       activation,
       listing,
+      files,
       release,
       notes: Object.assign({}, ...contenders.map((c) => c.notes())) as Record<string, string>,
       samples: runs.map((s) => ({ contentBytes: s.contentBytes, startBytes: s.startBytes, byContender: s.byContender })),
     };
     log('  run view …');
     const runView = await measureRunView({ steps: 1000, streamSeconds: opts.quick ? 3 : 10, dir: tempDirIn(root, 'run-view'), log });
-    const report = `${buildReport(results)}\n\n${toolsReport(workspaceTools, toolsSize.repeats)}\n\n${runViewTable(runView)}`;
+    const report = `${buildReport(results)}\n\n${toolsReport(workspaceTools, toolsSize.repeats)}\n\n${runViewTable(runView)}\n\n${fileJournalReport(files)}`;
     Object.assign(results, { runView });
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
     fs.writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, workspaceTools, table: report }, null, 2) + '\n');

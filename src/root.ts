@@ -6,6 +6,7 @@ import { API_KEY_SECRET, registerApiKeyCommands } from './commands/apiKey';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerCheckpointCommands } from './commands/checkpoints';
 import { registerModelCommands } from './commands/models';
+import { registerRestoreCommands } from './commands/restore';
 import type { CommandContext } from './commands/context';
 import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
@@ -31,6 +32,8 @@ import { RunsModel } from './views/runs/model';
 import { type RunsTreeProvider } from './views/runs/provider';
 import { RunsView } from './views/runs/view';
 import { reportStoreEvents } from './views/storeEvents';
+import { VersionDocuments } from './views/restore/preview';
+import { FileRestorer } from './views/restore/restorer';
 import { RunSessions } from './views/session';
 import { restoreOnStartup } from './views/startup';
 
@@ -105,6 +108,7 @@ export class ExtensionRoot extends DisposableStore {
       defaultModel: () => readSettings().model,
       defaultBudget: () => readSettings().budget,
       outputCap: () => readSettings().outputCapBytes,
+      files: { exclude: filesExclude },
     });
     this.runner = runner;
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
@@ -125,6 +129,8 @@ export class ExtensionRoot extends DisposableStore {
     );
     const sessions = this.register(new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id));
     this.register(registerCheckpointDocuments(store));
+    const restorer = new FileRestorer({ store, workspaceRoot: workspace.uri, owner });
+    const versions = this.register(new VersionDocuments((runId, hash) => store.getBlob(runId, hash)));
 
     const commands: CommandContext = {
       store,
@@ -132,6 +138,8 @@ export class ExtensionRoot extends DisposableStore {
       model,
       sessions,
       panels,
+      restorer,
+      versions,
       log: this.log,
       settings: readSettings,
       hasUsableKey: async () => (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocal(readSettings().baseUrl),
@@ -142,6 +150,7 @@ export class ExtensionRoot extends DisposableStore {
     this.register(registerApprovalCommands(commands));
     this.register(registerCheckpointCommands(commands));
     this.register(registerTransferCommands(commands));
+    this.register(registerRestoreCommands(commands));
 
     this.register(
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -215,6 +224,12 @@ export class ExtensionRoot extends DisposableStore {
       this.dispose();
     }
   }
+}
+
+/** files.exclude globs that are on (the file journal's scan skips them, as the explorer does). */
+function filesExclude(): string[] {
+  const ex = vscode.workspace.getConfiguration('files').get<Record<string, unknown>>('exclude') ?? {};
+  return Object.entries(ex).filter(([, on]) => on === true).map(([glob]) => glob);
 }
 
 function isLocal(baseUrl: string): boolean {

@@ -6,6 +6,8 @@ import type { CheckpointStore } from '../store/api/types';
 import type { Settings } from '../settings';
 import type { RunViewPanels } from '../views/run/panel';
 import type { RunsModel } from '../views/runs/model';
+import type { VersionDocuments } from '../views/restore/preview';
+import type { FileRestorer } from '../views/restore/restorer';
 import type { RunSessions } from '../views/session';
 
 export interface CommandContext {
@@ -14,6 +16,8 @@ export interface CommandContext {
   model: RunsModel;
   sessions: RunSessions;
   panels: RunViewPanels;
+  restorer: FileRestorer;
+  versions: VersionDocuments;
   log: vscode.LogOutputChannel;
   settings(): Settings;
   /** True when a key is stored, or the endpoint is local and needs none. */

@@ -20,6 +20,7 @@ export const CommandIds = {
   refreshRuns: 'agentWaypoints.refreshRuns',
   loadMoreCheckpoints: 'agentWaypoints.loadMoreCheckpoints',
   checkConnection: 'agentWaypoints.checkConnection',
+  restoreFiles: 'agentWaypoints.restoreFiles',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];

@@ -12,6 +12,7 @@ import { checkpointOf, pickCheckpoint, pickRun, stepOf } from '../views/pickers'
 import type { CommandContext } from './context';
 import { CommandIds } from './ids';
 import { registerCommand } from './register';
+import { restoreFlow } from './restore';
 
 export function registerRunCommands(c: CommandContext): vscode.Disposable {
   return vscode.Disposable.from(
@@ -27,7 +28,7 @@ export function registerRunCommands(c: CommandContext): vscode.Disposable {
       if (run && !c.runner.cancel(run.run_id)) void vscode.window.showInformationMessage(`Agent run “${run.title}” is not executing in this window.`);
       return run !== undefined;
     }),
-    registerCommand(CommandIds.forkFromCheckpoint, (arg?: unknown) => forkRun(c, arg)),
+    registerCommand(CommandIds.forkFromCheckpoint, (arg?: unknown, opts?: { withFiles?: boolean }) => forkRun(c, arg, opts)),
     registerCommand(CommandIds.openRun, async (arg?: unknown) => {
       const run = await pickRun(c.model, arg, { title: 'Open agent run', placeHolder: 'Which run?', empty: 'Agent Waypoints: there are no runs.' });
       if (!run) return undefined;
@@ -157,7 +158,7 @@ async function raisedBudget(c: CommandContext, run: RunSummary): Promise<{ budge
   return value ? { budget: { max_steps: Number(value) } } : undefined;
 }
 
-async function forkRun(c: CommandContext, arg?: unknown): Promise<string | undefined> {
+async function forkRun(c: CommandContext, arg?: unknown, opts: { withFiles?: boolean } = {}): Promise<string | undefined> {
   let target = checkpointOf(arg);
   if (!target) {
     const run = await pickRun(c.model, arg, { title: 'Fork from checkpoint', placeHolder: 'Fork which run?', empty: 'Agent Waypoints: there are no runs.' });
@@ -166,6 +167,9 @@ async function forkRun(c: CommandContext, arg?: unknown): Promise<string | undef
     if (!record) return undefined;
     target = { runId: record.run_id, seq: record.seq };
   }
+  const withFiles = opts.withFiles ?? (await askWithFiles(c, target));
+  if (withFiles === undefined) return undefined;
+  if (withFiles) return (await restoreFlow(c, target, { rewind: true }))?.forked_run_id ?? undefined;
   try {
     const { run, lease } = await c.store.fork(target.runId, target.seq, c.runner.owner);
     try {
@@ -182,4 +186,18 @@ async function forkRun(c: CommandContext, arg?: unknown): Promise<string | undef
     void vscode.window.showErrorMessage(`Agent Waypoints: could not fork: ${errorMessage(err)}`);
     return undefined;
   }
+}
+
+/** Conversation only, or conversation and files — asked only when the agent changed files after the checkpoint. */
+async function askWithFiles(c: CommandContext, target: { runId: string; seq: number }): Promise<boolean | undefined> {
+  const effects = await c.store.listEffects(target.runId);
+  if (!effects.some((e) => (e.checkpoint_seq ?? -1) >= target.seq && (e.files?.length ?? 0) > 0)) return false;
+  const pick = await vscode.window.showQuickPick(
+    [
+      { label: 'Conversation only', detail: 'The fork starts from the checkpoint; the files stay as they are now.', files: false },
+      { label: 'Conversation and files', detail: 'Restore the files the agent changed after the checkpoint (with a preview), then fork.', files: true },
+    ],
+    { title: `Fork from checkpoint #${target.seq}`, placeHolder: 'The agent changed files after this checkpoint' },
+  );
+  return pick?.files;
 }

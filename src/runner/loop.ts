@@ -16,6 +16,7 @@ import { ProviderError } from './provider/errors';
 import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
 import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
+import type { FileJournal, FileWatch } from './files/journal';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
@@ -32,6 +33,8 @@ export interface LoopDeps {
   policy(tool: Tool, args: unknown): PolicyDecision;
   events: Emitter<RunnerEvent>;
   outputCap: number;
+  /** Journals the workspace files side-effecting tools change (absent: not journaled). */
+  files?: FileJournal;
   now(): number;
   /** Runs (or resumes) the child run of a delegate call; supplied by the runner. */
   delegate(parent: RunExecution, call: ToolCall, task: string): Promise<DelegateOutcome>;
@@ -286,9 +289,22 @@ export class RunExecution {
     }
     if (plan.kind !== 'run') return true;
     const { store } = this.deps;
+    let watch: FileWatch | undefined;
+    let intentFiles: Effect['files'];
     if (plan.tool.sideEffecting) {
-      // Durable intent first: if we crash while the tool runs, resume knows it may have run.
-      await store.recordIntent(this.runId, { tool_call_id: call.id, step: this.rt.step, tool_name: plan.tool.name, input_hash: plan.hash, side_effecting: true });
+      // Pre-images are stored before the intent that refers to them; the intent is durable before
+      // the tool runs: if we crash while it runs, resume knows it may have run and restore knows
+      // what the files were.
+      watch = await this.watchFiles(plan);
+      const intent = await store.recordIntent(this.runId, {
+        tool_call_id: call.id,
+        step: this.rt.step,
+        tool_name: plan.tool.name,
+        input_hash: plan.hash,
+        side_effecting: true,
+        ...(watch && watch.files.length > 0 ? { files: watch.files } : {}),
+      });
+      intentFiles = intent.files;
     }
     this.deps.events.emit({ type: 'tool', runId: this.runId, step: this.rt.step, toolCallId: call.id, toolName: plan.tool.name, status: 'start' });
     const prepared = { ok: true as const, tool_call_id: call.id, tool: plan.tool, args: plan.args, input_hash: plan.hash };
@@ -319,11 +335,32 @@ export class RunExecution {
     const content = toolMessageContent(result.output, plan);
     // A failure to record the result throws: the intent stays without a result, so resume asks (may already have run).
     if (plan.tool.sideEffecting) {
-      await store.recordResult(this.runId, call.id, { output: content, output_hash: outputHash(content), is_error: result.is_error, blob: result.blob });
+      const journaled = watch ? await this.finishWatch(watch, intentFiles) : {};
+      await store.recordResult(this.runId, call.id, { output: content, output_hash: outputHash(content), is_error: result.is_error, blob: result.blob, ...journaled });
     }
     if (storageError) throw storageFailure(plan.tool, storageError);
     this.addToolResult(call, content, plan.hash, outputHash(content), result.is_error, false, started);
     return !result.is_error;
+  }
+
+  private async watchFiles(plan: Extract<CallPlan, { kind: 'run' }>): Promise<FileWatch | undefined> {
+    const { files, store } = this.deps;
+    if (!files) return undefined;
+    return files.watch(plan.tool, plan.args, {
+      put: (content) => store.putBlob(this.runId, content),
+      effects: () => store.listEffects(this.runId),
+      signal: this.signal,
+    });
+  }
+
+  /** What the call changed. A journal that fails is reported in the record, never in place of the result. */
+  private async finishWatch(watch: FileWatch, intentFiles: Effect['files']): Promise<Awaited<ReturnType<FileWatch['finish']>>> {
+    try {
+      return await watch.finish(intentFiles);
+    } catch (err) {
+      this.log('warn', `the file journal could not record what the call changed: ${errorMessage(err)}`);
+      return { files: [], file_scan: { files: 0, ms: 0, complete: false, note: `the file journal failed: ${errorMessage(err)}` } };
+    }
   }
 
   private addToolResult(call: ToolCall, content: string, hash: string, outHash: string, isError: boolean, replayed: boolean, started: number): void {

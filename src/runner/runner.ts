@@ -9,6 +9,7 @@ import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprova
 import { Emitter, type RunnerEvent } from './events';
 import { inputHash, sha256 } from './hash';
 import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome } from './loop';
+import { FileJournal, type FileJournalOptions } from './files/journal';
 import { modelLabel, parseModelLabel } from './modelRef';
 import { type ChatProvider, PROVIDER_ADAPTER } from './provider/types';
 import { continuationSnapshot, DEFAULT_SYSTEM_PROMPT, initialSnapshot, snapshotForWrite, type RunContext, type TerminalResult } from './runtime';
@@ -35,6 +36,8 @@ export interface RunnerDeps {
   outputCap?: number | (() => number);
   systemPrompt?: string;
   now?: () => number;
+  /** The file journal's options (files.exclude, caps); false turns it off. Default: on. */
+  files?: Omit<FileJournalOptions, 'workspaceRoot'> | false;
 }
 
 export interface StartOptions {
@@ -389,6 +392,7 @@ export class AgentRunner {
       policy: this.deps.policy,
       events: this.events,
       outputCap: current(this.deps.outputCap) ?? 32 * 1024,
+      ...(this.deps.files === false ? {} : { files: new FileJournal({ workspaceRoot: this.deps.workspaceRoot, ...this.deps.files }) }),
       now: this.now,
       delegate: (parent, call, task) => this.delegate(parent, call, task),
     };

@@ -6,6 +6,7 @@ export const ContextValues = {
   run: (state: string, flags: { resumable: boolean; approvals: boolean }) =>
     `run.${state}${flags.resumable ? '.resumable' : ''}${flags.approvals ? '.approvals' : ''}`,
   checkpoint: 'checkpoint',
+  restore: 'restore',
   loadMore: 'loadMore',
 } as const;
 

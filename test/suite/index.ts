@@ -14,10 +14,11 @@ export async function run(): Promise<void> {
     reporter: path.resolve(__dirname, '../../../test/support/reporter.cjs'),
     reporterOptions: { output: resultsFile },
   });
-  // The harness runs two passes: trusted (everything else) and untrusted (the restricted-mode tests).
-  // AW_GREP narrows both passes (one regex: mocha keeps a single grep).
+  // The harness runs two passes: trusted (everything else) and untrusted (the restricted-mode tests),
+  // each narrowed by AW_GREP when set (one pattern: mocha keeps only the last grep and its invert).
+  const pass = process.env.AW_PASS === 'restricted' ? '(?=.*restricted mode)' : '(?!.*restricted mode)';
   const only = process.env.AW_GREP ? `(?=.*(?:${process.env.AW_GREP}))` : '';
-  mocha.grep(new RegExp(process.env.AW_PASS === 'restricted' ? `^${only}(?=.*restricted mode)` : `^${only}(?!.*restricted mode)`));
+  mocha.grep(new RegExp(`^${pass}${only}`));
   for (const f of fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort()) {
     mocha.addFile(path.join(__dirname, f));
   }

@@ -62,7 +62,7 @@ describe('extension manifest', () => {
 
   it('menus only name contributed commands, and `viewItem` clauses only our context values', () => {
     const known = new Set(contributed);
-    const prefixes = [ContextValues.group, ContextValues.checkpoint, ContextValues.loadMore, 'run\\.', 'run.'];
+    const prefixes = [ContextValues.group, ContextValues.checkpoint, ContextValues.restore, ContextValues.loadMore, 'run\\.', 'run.'];
     let checked = 0;
     for (const [menu, items] of Object.entries(manifest.contributes.menus as Record<string, { command: string; when?: string }[]>)) {
       for (const item of items) {

@@ -28,6 +28,7 @@ export const writeFile = defineTool({
     path: z.string().describe('File path relative to the workspace root'),
     content: z.string().describe('The complete new content of the file'),
   }),
+  files: { kind: 'paths', paths: (args) => [args.path] },
   async run(args, ctx) {
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
     const existed = await fs.stat(abs).then(
@@ -60,6 +61,7 @@ export const editFile = defineTool({
     new_text: z.string().describe('Replacement text'),
     replace_all: z.boolean().default(false).describe('Replace every occurrence instead of requiring exactly one'),
   }),
+  files: { kind: 'paths', paths: (args) => [args.path] },
   async run(args, ctx) {
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
     const text = await fs.readFile(abs, 'utf8');

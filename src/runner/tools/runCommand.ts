@@ -27,6 +27,7 @@ export const runCommand = defineTool({
     cwd: z.string().default('.').describe('Working directory relative to the workspace root'),
     timeout_ms: z.number().int().min(1).max(MAX_COMMAND_TIMEOUT_MS).default(DEFAULT_COMMAND_TIMEOUT_MS),
   }),
+  files: { kind: 'scan' },
   async run(args, ctx) {
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.cwd);
     const st = await fs.stat(abs).catch(() => null);

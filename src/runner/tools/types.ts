@@ -42,6 +42,13 @@ export interface ToolResult extends ToolOutput {
   output_hash: string;
 }
 
+/**
+ * How a side-effecting tool changes workspace files, for the file journal (runner/files): it names
+ * the files from its arguments (their pre-images are kept before it runs), or anything may change
+ * (a command: the workspace is scanned before and after).
+ */
+export type FileEffect<A = unknown> = { kind: 'paths'; paths(args: A): string[] } | { kind: 'scan' };
+
 export interface Tool<S extends z.ZodType = z.ZodType> {
   name: string;
   category: ToolCategory;
@@ -50,6 +57,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   description: string;
   /** Validates the model's arguments AND is described to the model (z.toJSONSchema). */
   args: S;
+  /** Absent: the tool changes no workspace files. */
+  files?: FileEffect<z.output<S>>;
   run(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

@@ -260,6 +260,38 @@ export const EffectResult = z.object({
 });
 export type EffectResult = z.infer<typeof EffectResult>;
 
+// ── the file journal (file-changing tools and commands) ──────────────────────────────────────
+const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+
+/**
+ * One version of a workspace file. `file`: its bytes' sha256 and size, and the blob holding them —
+ * as the text itself when the bytes are UTF-8 that round-trips exactly (`utf8`, so the blob name is
+ * the bytes' sha256 and identical content is stored once), else as base64 (`base64`, binary files);
+ * `blob` null = not kept (over the size cap): comparable, not restorable. `absent`: no file there.
+ * `unknown`: not observed (the reason says why), so never restored to.
+ */
+export const FileVersion = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('absent') }),
+  z.object({ kind: z.literal('file'), sha256: Sha256Hex, size: z.number().int().nonnegative(), blob: Sha256Hex.nullable(), encoding: z.enum(['utf8', 'base64']) }),
+  z.object({ kind: z.literal('unknown'), reason: z.string() }),
+]);
+export type FileVersion = z.infer<typeof FileVersion>;
+export type FileContentVersion = Extract<FileVersion, { kind: 'file' }>;
+
+/** What one tool call did to one workspace file ('/'-separated path relative to the workspace root). */
+export const FileChange = z.object({ path: z.string().min(1), before: FileVersion, after: FileVersion });
+export type FileChange = z.infer<typeof FileChange>;
+
+/** How a command's before/after scan went: it may stop at its caps, and then says so. */
+export const FileScan = z.object({
+  files: z.number().int().nonnegative(),
+  ms: z.number().nonnegative(),
+  complete: z.boolean(),
+  /** Why the scan is incomplete or what it could not see, for the user ("stopped after 200,000 files"). */
+  note: z.string().nullable(),
+});
+export type FileScan = z.infer<typeof FileScan>;
+
 export const Effect = z.object({
   run_id: RunId,
   tool_call_id: z.string().min(1),
@@ -273,6 +305,12 @@ export const Effect = z.object({
   /** The process a command started (recorded after the intent): on resume, a live one is waited for, not re-run. */
   process: z.object({ pid: z.number().int().positive(), hostname: z.string(), started_ms: z.number().int() }).nullable().optional(),
   result: EffectResult.nullable(),
+  /** The newest checkpoint when the intent was written: the call happened after it (restore to a checkpoint reverses calls with seq >= it). */
+  checkpoint_seq: z.number().int().nonnegative().optional(),
+  /** The file journal: pre-images from the intent (after = unknown until the result), then what the call changed. */
+  files: z.array(FileChange).optional(),
+  /** A command's scan of the workspace (absent for tools that name the files they write). */
+  file_scan: FileScan.optional(),
 });
 export type Effect = z.infer<typeof Effect>;
 export type EffectProcess = NonNullable<Effect['process']>;
@@ -310,6 +348,35 @@ export const Damage = z.object({
   lost: z.string(),
 });
 export type Damage = z.infer<typeof Damage>;
+
+// ── restores (auditable: the plan, what was applied, what was kept and why) ───────────────────
+export const RESTORE_ACTIONS = ['reverted', 'partly_reverted', 'overwritten', 'kept', 'unrestorable', 'unchanged'] as const;
+export const RestoreFile = z.object({
+  path: z.string().min(1),
+  action: z.enum(RESTORE_ACTIONS),
+  /** For the user: why this action ("you changed it after the agent", "changed by `npm install`, cannot be restored"). */
+  reason: z.string(),
+  /** The file when the restore was planned, and what the restore left there. */
+  from: FileVersion,
+  to: FileVersion,
+});
+export type RestoreFile = z.infer<typeof RestoreFile>;
+
+export const RestoreRecord = z.object({
+  /** `restore-<n>`, per run. */
+  id: z.string().min(1),
+  /** Files were restored to how they were at this checkpoint of the run. */
+  to_seq: z.number().int().positive(),
+  /** The newest checkpoint when the restore was applied: its writes are in the file journal after it. */
+  checkpoint_seq: z.number().int().nonnegative(),
+  created_ms: z.number().int(),
+  files: z.array(RestoreFile),
+  /** Set when the restore came with a fork ("and rewind the conversation", "fork with files"). */
+  forked_run_id: RunId.nullable(),
+  /** What the restore could not know (commands whose scan gave up, interrupted calls), for the user. */
+  notes: z.array(z.string()),
+});
+export type RestoreRecord = z.infer<typeof RestoreRecord>;
 
 // ── runs ───────────────────────────────────────────────────────────────────────────────────────
 /** Written once when a run is created. */

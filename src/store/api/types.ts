@@ -10,7 +10,10 @@ import type {
   EffectProcess,
   EffectResult,
   InboxMessage,
+  FileChange,
+  FileScan,
   Phase,
+  RestoreRecord,
   RunState,
   RunSummary,
   RuntimeSnapshot,
@@ -98,6 +101,26 @@ export interface NewEffectIntent {
   tool_name: string;
   input_hash: string;
   side_effecting: boolean;
+  /** Pre-images of the files the call will write (their blobs already stored), `after` unknown. */
+  files?: FileChange[];
+}
+
+export interface NewEffectResult extends Omit<EffectResult, 'finished_ms'> {
+  /** What the call changed (replaces the intent's list); absent = keep the intent's. */
+  files?: FileChange[];
+  file_scan?: FileScan;
+}
+
+/** A restore of the run's files, as applied (the store numbers it and stamps the time). */
+export type NewRestore = Omit<RestoreRecord, 'id' | 'created_ms' | 'checkpoint_seq'>;
+
+export interface ForkOptions {
+  title?: string;
+  /**
+   * Tool calls whose effect records are not carried into the fork, so it runs them again instead of
+   * replaying them (a fork with files, whose pending calls' file changes were restored away).
+   */
+  omitEffects?: string[];
 }
 
 /** Who holds a run. Shown to the other window: "held by VS Code window 'proj' (pid 123)". */
@@ -154,6 +177,7 @@ export type StoreEvent =
   | { kind: 'approval'; run_id: string; approval: Approval }
   | { kind: 'effect'; run_id: string; effect: Effect }
   | { kind: 'inbox'; run_id: string; message: InboxMessage }
+  | { kind: 'restore'; run_id: string; restore: RestoreRecord }
   /** A write failed (never swallowed). The run is marked; its next write rejects until retried. */
   | { kind: 'write-error'; run_id: string | null; error: Error }
   | { kind: 'corruption'; report: CorruptionReport }
@@ -206,7 +230,7 @@ export interface CheckpointStore {
   loadSnapshot(runId: string, seq?: number): Promise<LoadedSnapshot>;
 
   // fork, export, import
-  fork(runId: string, seq: number, owner: OwnerInfo, opts?: { title?: string }): Promise<{ run: RunSummary; lease: RunLease }>;
+  fork(runId: string, seq: number, owner: OwnerInfo, opts?: ForkOptions): Promise<{ run: RunSummary; lease: RunLease }>;
   /** A follow-up turn as a new run in the same thread (one durable commit: meta, carried effects, first checkpoint, inbox). */
   continueRun(input: ContinueRunInput, owner: OwnerInfo): Promise<{ run: RunSummary; lease: RunLease }>;
   exportRun(runId: string): Promise<unknown>;
@@ -221,13 +245,17 @@ export interface CheckpointStore {
   recordIntent(runId: string, intent: NewEffectIntent): Promise<Effect>;
   /** The process a running side effect started (durable): resume waits for a live one instead of asking. */
   recordProcess(runId: string, toolCallId: string, process: EffectProcess): Promise<Effect>;
-  recordResult(runId: string, toolCallId: string, result: Omit<EffectResult, 'finished_ms'>): Promise<Effect>;
+  recordResult(runId: string, toolCallId: string, result: NewEffectResult): Promise<Effect>;
+  /** In journal order (intents in the order they were written). */
   listEffects(runId: string): Promise<Effect[]>;
 
   // inbox (user messages for a run; durable at once, delivered by an append's `deliver`)
   postMessage(runId: string, message: NewInboxMessage): Promise<InboxMessage>;
   /** In the order sent. */
   listInbox(runId: string, opts?: { pendingOnly?: boolean }): Promise<InboxMessage[]>;
+  // restores of the run's files (an audit trail; allowed on finished runs, needs the lease)
+  recordRestore(runId: string, restore: NewRestore): Promise<RestoreRecord>;
+  listRestores(runId: string): Promise<RestoreRecord[]>;
 
   // blobs (content-addressed, per run)
   putBlob(runId: string, content: string): Promise<string>;

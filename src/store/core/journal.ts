@@ -2,9 +2,9 @@
 // decision, intent or result means given what the run already holds. The core writes the op.
 import { StoreConflictError, InvalidInputError } from '../api/errors';
 import type { RunModel } from './runModel';
-import { ApprovalDecision, InboxMessage, type Approval, type CheckpointRecord, type Effect, type EffectProcess, type EffectResult } from '../api/schema';
+import { ApprovalDecision, FileChange, FileScan, InboxMessage, RestoreRecord, type Approval, type CheckpointRecord, type Effect, type EffectProcess } from '../api/schema';
 import type { CommitOp } from './storedSchema';
-import type { NewApproval, NewEffectIntent, NewInboxMessage } from '../api/types';
+import type { NewApproval, NewEffectIntent, NewEffectResult, NewInboxMessage, NewRestore } from '../api/types';
 import { parseInput } from './validate';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -25,8 +25,23 @@ const NewApprovalInput = z.object({
   uncertain: z.boolean(),
   reason: z.string(),
 });
-const NewIntent = z.object({ tool_call_id: z.string().min(1), step: z.number().int().nonnegative(), tool_name: z.string(), input_hash: z.string(), side_effecting: z.boolean() });
-const ResultInput = z.object({ output: z.string(), output_hash: z.string(), is_error: z.boolean(), blob: z.string().nullable() });
+const NewIntent = z.object({
+  tool_call_id: z.string().min(1),
+  step: z.number().int().nonnegative(),
+  tool_name: z.string(),
+  input_hash: z.string(),
+  side_effecting: z.boolean(),
+  files: z.array(FileChange).optional(),
+});
+const ResultInput = z.object({
+  output: z.string(),
+  output_hash: z.string(),
+  is_error: z.boolean(),
+  blob: z.string().nullable(),
+  files: z.array(FileChange).optional(),
+  file_scan: FileScan.optional(),
+});
+const RestoreInput = RestoreRecord.omit({ id: true, created_ms: true, checkpoint_seq: true });
 const DecisionInput = ApprovalDecision.omit({ decided_ms: true });
 
 /** A pending request asked again (a reload re-shows it) returns it; a decided one can be asked again. */
@@ -60,8 +75,18 @@ export function effectIntent(m: RunModel, input: NewEffectIntent, now: number): 
   const runId = m.meta.run_id;
   const prev = m.effects.get(i.tool_call_id);
   if (prev?.result) throw new StoreConflictError(`Tool call ${i.tool_call_id} of run ${runId} already has a result; it must be replayed, not run again.`, runId);
-  if (prev && prev.input_hash === i.input_hash) return { value: prev }; // re-recorded after a resume
-  const effect: Effect = { run_id: runId, ...i, idempotency_key: `${runId}/${i.step}/${i.tool_call_id}`, intent_ms: now, result: null };
+  // Re-recorded after a resume: the first intent's pre-images stand (they are from before the first attempt).
+  if (prev && prev.input_hash === i.input_hash) return { value: prev };
+  const { files, ...rest } = i;
+  const effect: Effect = {
+    run_id: runId,
+    ...rest,
+    idempotency_key: `${runId}/${i.step}/${i.tool_call_id}`,
+    intent_ms: now,
+    result: null,
+    checkpoint_seq: m.lastSeq,
+    ...(files ? { files } : {}),
+  };
   return { value: effect, op: { op: 'effect', effect } };
 }
 
@@ -79,8 +104,8 @@ export function effectProcess(m: RunModel, toolCallId: string, input: EffectProc
 }
 
 /** A result needs its intent; the same result again is a no-op, a different one a conflict. */
-export function effectResult(m: RunModel, toolCallId: string, input: Omit<EffectResult, 'finished_ms'>, now: number): Outcome<Effect> {
-  const r = parseInput(ResultInput, input, 'effect result');
+export function effectResult(m: RunModel, toolCallId: string, input: NewEffectResult, now: number): Outcome<Effect> {
+  const { files, file_scan, ...r } = parseInput(ResultInput, input, 'effect result');
   const runId = m.meta.run_id;
   const prev = m.effects.get(toolCallId);
   if (!prev) throw new StoreConflictError(`Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`, runId);
@@ -88,7 +113,7 @@ export function effectResult(m: RunModel, toolCallId: string, input: Omit<Effect
     if (prev.result.output_hash === r.output_hash) return { value: prev };
     throw new StoreConflictError(`Tool call ${toolCallId} of run ${runId} already has a different result.`, runId);
   }
-  const effect: Effect = { ...prev, result: { ...r, finished_ms: now } };
+  const effect: Effect = { ...prev, result: { ...r, finished_ms: now }, ...(files ? { files } : {}), ...(file_scan ? { file_scan } : {}) };
   return { value: effect, op: { op: 'effect', effect } };
 }
 
@@ -116,4 +141,13 @@ export function inboxDelivered(m: RunModel, ids: readonly string[], record: Chec
     if (prev.delivered) throw new StoreConflictError(`Message ${id} of run ${runId} was already delivered (checkpoint ${prev.delivered.seq}).`, runId);
     return { op: 'inbox', message: { ...prev, delivered: { seq: record.seq, step: record.step, ms: now } } };
   });
+}
+
+/** A restore is numbered per run and must name a checkpoint the run has. */
+export function restoreRecord(m: RunModel, input: NewRestore, now: number): Outcome<RestoreRecord> {
+  const r = parseInput(RestoreInput, input, 'restore');
+  const runId = m.meta.run_id;
+  if (r.to_seq > m.lastSeq) throw new InvalidInputError(`Run ${runId} has no checkpoint ${r.to_seq} to restore to (its last is ${m.lastSeq}).`);
+  const restore: RestoreRecord = { id: `restore-${m.restores.length + 1}`, checkpoint_seq: m.lastSeq, created_ms: now, ...r };
+  return { value: restore, op: { op: 'restore', restore } };
 }

@@ -2,7 +2,7 @@
 // live writes apply the same ops that a reload replays, so a reopened run is the run that was
 // written. It never copies: callers clone what they hand out (structuredClone at the API edge).
 import { AgentCheckpointCorruptionError } from '../api/errors';
-import { CheckpointRecord, isTerminalState, LIST_FIELDS, RunState, type Approval, type Damage, type Effect, type InboxMessage, type ListField, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
+import { CheckpointRecord, isTerminalState, LIST_FIELDS, RunState, type Approval, type Damage, type Effect, type InboxMessage, type ListField, type RestoreRecord, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
 import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
 
 export type Lists = Record<ListField, unknown[]>;
@@ -27,6 +27,8 @@ export class RunModel {
   readonly effects = new Map<string, Effect>();
   /** Messages the user sent to this run, by id, in the order sent. */
   readonly inbox = new Map<string, InboxMessage>();
+  /** Restores of the run's files, oldest first (an audit trail: never changes records or state). */
+  readonly restores: RestoreRecord[] = [];
   /** Damage records, oldest first: the run's history lost part of itself at these points. */
   readonly damage: Damage[] = [];
   private pending = 0;
@@ -85,6 +87,9 @@ export class RunModel {
       case 'effect':
         this.effects.set(op.effect.tool_call_id, op.effect);
         return this.touch(Math.max(op.effect.intent_ms, op.effect.result?.finished_ms ?? 0));
+      case 'restore':
+        this.restores.push(op.restore);
+        return this.touch(op.restore.created_ms);
       case 'state':
         this.state = op.state;
         this.detail = op.detail;
@@ -248,6 +253,7 @@ export class RunModel {
     }
     // After the records: a delivered message refers to the checkpoint that delivered it.
     for (const message of this.inbox.values()) ops.push({ op: 'inbox', message });
+    for (const restore of this.restores) ops.push({ op: 'restore', restore });
     for (const damage of this.damage) ops.push({ op: 'damage', damage });
     ops.push({ op: 'state', state: this.state, detail: this.detail, ms: this.stateMs });
     return ops;
@@ -267,6 +273,7 @@ function opRunId(op: CommitOp): string | undefined {
       return op.message.run_id;
     case 'state':
     case 'damage':
+    case 'restore':
       return undefined;
   }
 }

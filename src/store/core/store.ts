@@ -10,11 +10,11 @@ import type { Engine } from './engine';
 import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, StoreClosedError } from '../api/errors';
 import { continueRun } from '../portable/continue';
 import { exportRun, forkRun, importRun, type PortableHost } from '../portable/portable';
+import { copyJson } from './copy';
 import { RunHandle, type Lease } from './runHandle';
 import { RunModel } from './runModel';
-import { copyJson } from './copy';
 import { toWriteError } from './runWriter';
-import type { Damage, InboxMessage, RunMeta, RunSummary } from '../api/schema';
+import type { Damage, InboxMessage, RestoreRecord, RunMeta, RunSummary } from '../api/schema';
 import type { CommitOp } from './storedSchema';
 import type * as T from '../api/types';
 import { checkRunId, parseInput } from './validate';
@@ -179,8 +179,14 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
     }
   }
 
+  // ── restores (an audit trail beside the run; written by writes.ts recordRestore) ───────────
+  async listRestores(runId: string): Promise<RestoreRecord[]> {
+    const h = await this.mustPeek(runId);
+    return h.model.restores.map((r) => copyJson(r));
+  }
+
   // ── fork / export / import ────────────────────────────────────────────────────────────────
-  async fork(runId: string, seq: number, owner: T.OwnerInfo, opts?: { title?: string }): Promise<{ run: RunSummary; lease: T.RunLease }> {
+  async fork(runId: string, seq: number, owner: T.OwnerInfo, opts?: T.ForkOptions): Promise<{ run: RunSummary; lease: T.RunLease }> {
     await this.opened();
     return forkRun(this, checkRunId(runId), seq, owner, opts);
   }

@@ -9,6 +9,7 @@ import {
   Damage,
   Effect,
   InboxMessage,
+  RestoreRecord,
   RunMeta,
   RunState,
   RunSummary,
@@ -40,6 +41,7 @@ export const CommitOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('effect'), effect: Effect }),
   z.object({ op: z.literal('state'), state: RunState, detail: z.string().nullable(), ms: z.number().int() }),
   z.object({ op: z.literal('inbox'), message: InboxMessage }),
+  z.object({ op: z.literal('restore'), restore: RestoreRecord }),
   z.object({ op: z.literal('damage'), damage: Damage }),
 ]);
 export type CommitOp = z.infer<typeof CommitOp>;
@@ -77,6 +79,7 @@ const StoredCommitOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('effect'), effect: Effect }),
   z.object({ op: z.literal('state'), state: RunState, detail: z.string().nullable(), ms: z.number().int() }),
   z.object({ op: z.literal('inbox'), message: InboxMessage }),
+  z.object({ op: z.literal('restore'), restore: RestoreRecord }),
   z.object({ op: z.literal('damage'), damage: Damage }),
 ]);
 
@@ -149,9 +152,11 @@ export const RunExportBody = z.object({
   effects: z.array(Effect),
   /** The run's inbox (absent in exports written before it existed). */
   inbox: z.array(InboxMessage).default([]),
+  /** Restores of the run's files (absent in exports written before restores existed). */
+  restores: z.array(RestoreRecord).optional(),
   /** Damage records (absent in exports of runs that never had any). */
   damage: z.array(Damage).optional(),
-  /** Content-addressed blobs referenced by effects: sha256 → content. */
+  /** Content-addressed blobs referenced by effects (outputs and file versions): sha256 → content. */
   blobs: z.record(z.string().regex(/^[0-9a-f]{64}$/), z.string()),
 });
 export type RunExportBody = z.infer<typeof RunExportBody>;

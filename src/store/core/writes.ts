@@ -9,7 +9,7 @@ import { InvalidInputError, RunNotOwnedError } from '../api/errors';
 import * as J from './journal';
 import { Lease, notOwned, type RunHandle } from './runHandle';
 import { RunWriter, toWriteError } from './runWriter';
-import { RunState, type ApprovalDecision, type Approval, type CheckpointRecord, type Effect, type EffectProcess, type EffectResult, type InboxMessage, type RunSummary } from '../api/schema';
+import { RunState, type ApprovalDecision, type Approval, type CheckpointRecord, type Effect, type EffectProcess, type InboxMessage, type RestoreRecord, type RunSummary } from '../api/schema';
 import type { CommitOp, TailWitness } from './storedSchema';
 import type * as T from '../api/types';
 import { checkBlobHash, checkRunId, isDurableAppend, parseInput, prepareAppend } from './validate';
@@ -108,7 +108,7 @@ export abstract class StoreWrites extends StoreReads {
     return this.journal(runId, (h) => J.effectProcess(h.model, toolCallId, process));
   }
 
-  recordResult(runId: string, toolCallId: string, input: Omit<EffectResult, 'finished_ms'>): Promise<Effect> {
+  recordResult(runId: string, toolCallId: string, input: T.NewEffectResult): Promise<Effect> {
     return this.journal(runId, (h) => J.effectResult(h.model, toolCallId, input, this.now()));
   }
 
@@ -116,8 +116,13 @@ export abstract class StoreWrites extends StoreReads {
     return this.journal(runId, (h) => J.inboxPost(h.model, message, this.now()));
   }
 
+  /** Durable; allowed on a finished run (an audit record beside it, not a change of its history). */
+  recordRestore(runId: string, input: T.NewRestore): Promise<RestoreRecord> {
+    return this.journal(runId, (h) => J.restoreRecord(h.model, input, this.now()));
+  }
+
   /** Validates (before taking the run's turn), then writes the op durably — or returns what is already there. */
-  private async journal<V extends Approval | Effect | InboxMessage>(runId: string, decide: (h: RunHandle) => J.Outcome<V>): Promise<V> {
+  private async journal<V extends Approval | Effect | InboxMessage | RestoreRecord>(runId: string, decide: (h: RunHandle) => J.Outcome<V>): Promise<V> {
     return this.write(runId, async (h) => {
       const out = decide(h);
       if (out.op) await h.writer!.durable([out.op]);
@@ -222,6 +227,7 @@ export abstract class StoreWrites extends StoreReads {
     else if (op.op === 'approval') this.emit({ kind: 'approval', run_id: runId, approval: copyJson(op.approval) });
     else if (op.op === 'effect') this.emit({ kind: 'effect', run_id: runId, effect: copyJson(op.effect) });
     else if (op.op === 'inbox') this.emit({ kind: 'inbox', run_id: runId, message: copyJson(op.message) });
+    else if (op.op === 'restore') this.emit({ kind: 'restore', run_id: runId, restore: copyJson(op.restore) });
     if (op.op !== 'record' || op.record.phase === 'run_terminal') this.emit({ kind: 'run-updated', run_id: runId });
   }
 }

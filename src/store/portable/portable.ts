@@ -10,7 +10,8 @@ import type { RunHandle, Lease } from '../core/runHandle';
 import { CommitMismatchError } from '../core/runModel';
 import { LIST_FIELDS, STORE_SCHEMA_VERSION, type CheckpointRecord, type RunMeta, type RunSummary } from '../api/schema';
 import { EXPORT_FORMAT, RunExport, type CommitOp, type ListTails, type RunExportBody } from '../core/storedSchema';
-import type { OwnerInfo, RunLease } from '../api/types';
+import type { ForkOptions, OwnerInfo, RunLease } from '../api/types';
+import type { Effect } from '../api/schema';
 
 export interface PortableHost {
   now: () => number;
@@ -32,14 +33,16 @@ export interface PortableHost {
  * response refers to (so finished tool calls replay instead of running again). Approvals are not
  * copied: the fork asks again.
  */
-export async function forkRun(host: PortableHost, runId: string, seq: number, owner: OwnerInfo, opts?: { title?: string }): Promise<{ run: RunSummary; lease: RunLease }> {
+export async function forkRun(host: PortableHost, runId: string, seq: number, owner: OwnerInfo, opts?: ForkOptions): Promise<{ run: RunSummary; lease: RunLease }> {
   if (!Number.isInteger(seq) || seq < 1) throw new InvalidInputError(`fork seq must be a positive integer, got ${String(seq)}`);
   const src = (await host.readHandle(runId)).model;
   const found = src.verifiedSnapshotAt(seq);
   if (!found) throw new CheckpointNotFoundError(`Run ${runId} has no snapshot checkpoint at or before seq ${seq} to fork from.`, runId);
   const { record, snapshot } = copyJson(found);
   const pendingIds = new Set((snapshot.pending_llm_response?.message.tool_calls ?? []).map((c) => c.id));
-  const effects = [...src.effects.values()].filter((e) => pendingIds.has(e.tool_call_id)).map((e) => copyJson(e));
+  const omitted = new Set(opts?.omitEffects ?? []);
+  const effects = [...src.effects.values()].filter((e) => pendingIds.has(e.tool_call_id) && !omitted.has(e.tool_call_id)).map((e) => copyJson(e));
+  const blobs = await effectBlobs(host, runId, effects);
   const now = host.now();
   const build = (newId: string) => {
     const meta: RunMeta = {
@@ -57,7 +60,19 @@ export async function forkRun(host: PortableHost, runId: string, seq: number, ow
     return { meta, ops };
   };
   const r = await host.adoptNewRun(build, undefined, owner, { keepLease: true, renameOnCollision: true });
+  // The carried effects' blobs (full outputs, file versions) go with them: blobs are per run.
+  for (const [hash, content] of Object.entries(blobs)) await host.putBlobAs(r.run.run_id, hash, content);
   return { run: r.run, lease: r.lease! };
+}
+
+/** Every blob the effects refer to: full outputs and the file journal's versions. */
+async function effectBlobs(host: PortableHost, runId: string, effects: Iterable<Effect>): Promise<Record<string, string>> {
+  const blobs: Record<string, string> = {};
+  for (const e of effects) {
+    const hashes = [e.result?.blob, ...(e.files ?? []).flatMap((f) => [f.before, f.after].map((v) => (v.kind === 'file' ? v.blob : null)))];
+    for (const hash of hashes) if (hash && !(hash in blobs)) blobs[hash] = await host.getBlob(runId, hash);
+  }
+  return blobs;
 }
 
 export async function exportRun(host: PortableHost, runId: string): Promise<unknown> {
@@ -65,8 +80,7 @@ export async function exportRun(host: PortableHost, runId: string): Promise<unkn
   m.verifyAll();
   const lists: RunExportBody['lists'] = [];
   for (const [seq, tails] of m.tails) for (const field of LIST_FIELDS) if (tails[field]) lists.push({ seq, field, ...tails[field] });
-  const blobs: Record<string, string> = {};
-  for (const e of m.effects.values()) if (e.result?.blob) blobs[e.result.blob] = await host.getBlob(runId, e.result.blob);
+  const blobs = await effectBlobs(host, runId, m.effects.values());
   const body: RunExportBody = copyJson({
     meta: m.meta,
     state: m.state,
@@ -77,6 +91,7 @@ export async function exportRun(host: PortableHost, runId: string): Promise<unkn
     approvals: [...m.approvals.values()],
     effects: [...m.effects.values()],
     inbox: [...m.inbox.values()],
+    ...(m.restores.length > 0 ? { restores: m.restores } : {}),
     ...(m.damage.length > 0 ? { damage: m.damage } : {}),
     blobs,
   });
@@ -90,7 +105,8 @@ export async function importRun(host: PortableHost, data: unknown, owner: OwnerI
     if (sha256(Buffer.from(content, 'utf8')) !== hash) throw new InvalidInputError(`Import refused: blob ${hash} does not match its checksum.`);
   }
   for (const e of body.effects) {
-    if (e.result?.blob && !(e.result.blob in body.blobs)) throw new InvalidInputError(`Import refused: effect ${e.tool_call_id} refers to blob ${e.result.blob}, which is not in the export.`);
+    const refs = [e.result?.blob, ...(e.files ?? []).flatMap((f) => [f.before, f.after].map((v) => (v.kind === 'file' ? v.blob : null)))];
+    for (const ref of refs) if (ref && !(ref in body.blobs)) throw new InvalidInputError(`Import refused: effect ${e.tool_call_id} refers to blob ${ref}, which is not in the export.`);
   }
   const oldId = body.meta.run_id;
   const build = (newId: string) => ({ meta: { ...body.meta, run_id: newId }, ops: importOps(body, oldId, newId) });
@@ -149,6 +165,7 @@ function importOps(body: RunExportBody, oldId: string, newId: string): CommitOp[
     ops.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
   }
   for (const message of body.inbox) ops.push({ op: 'inbox', message: { ...message, run_id: newId } });
+  for (const restore of body.restores ?? []) ops.push({ op: 'restore', restore: { ...restore } });
   for (const damage of body.damage ?? []) ops.push({ op: 'damage', damage }); // an imported run still knows what it lost
   ops.push({ op: 'state', state: body.state, detail: body.state_detail, ms: body.state_ms });
   return ops;

@@ -1,7 +1,7 @@
 // The runs tree's model: run summaries (from the store's index, cheap) and, per expanded run,
 // pages of its checkpoints. Updated from store events; never polls. vscode-free.
 import { Emitter } from '../../runner/events';
-import type { CheckpointRecord, RunSummary } from '../../store/api/schema';
+import type { CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
 
 export type RunGroup = 'attention' | 'running' | 'finished' | 'failed';
@@ -31,6 +31,7 @@ interface CheckpointPage {
 export class RunsModel {
   private readonly runs = new Map<string, RunSummary>();
   private readonly pages = new Map<string, CheckpointPage>();
+  private readonly restoreLists = new Map<string, RestoreRecord[]>();
   private loading: Promise<void> | undefined;
   private readonly changed = new Emitter<string | undefined>();
   private readonly pendingChanges = new Set<string | undefined>();
@@ -48,6 +49,9 @@ export class RunsModel {
         void this.refreshRun(e.run_id);
       } else if (e.kind === 'run-created' || e.kind === 'run-updated' || e.kind === 'approval') {
         void this.refreshRun(e.run_id);
+      } else if (e.kind === 'restore') {
+        this.restoreLists.delete(e.run_id);
+        this.fire(e.run_id);
       } else if (e.kind === 'run-deleted') {
         this.runs.delete(e.run_id);
         this.pages.delete(e.run_id);
@@ -73,6 +77,7 @@ export class RunsModel {
   async reload(): Promise<void> {
     this.runs.clear();
     this.pages.clear();
+    this.restoreLists.clear();
     this.loading = undefined;
     await this.load();
     this.fire(undefined);
@@ -110,6 +115,16 @@ export class RunsModel {
       this.pages.set(runId, page);
     }
     return page;
+  }
+
+  /** The run's file restores, newest first (shown above its checkpoints). */
+  async restores(runId: string): Promise<RestoreRecord[]> {
+    let list = this.restoreLists.get(runId);
+    if (!list) {
+      list = (await this.store.listRestores(runId)).reverse();
+      this.restoreLists.set(runId, list);
+    }
+    return list;
   }
 
   async loadMore(runId: string): Promise<void> {

@@ -1,9 +1,10 @@
 // Tree nodes: each knows how to render itself as a TreeItem. The model owns the data.
 import * as vscode from 'vscode';
-import type { CheckpointRecord, RunSummary } from '../../store/api/schema';
+import type { CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
 import { isTerminalState } from '../../store/api/schema';
 import { ContextValues } from '../contextValues';
 import { checkpointSummary, PHASE_ICONS, relativeTime, runDescription, STATE_ICONS } from './format';
+import { restoreCounts, restoreMarkdown } from '../restore/summary';
 import type { RunGroup } from './model';
 
 const GROUP_LABELS: Record<RunGroup, string> = {
@@ -91,6 +92,35 @@ export class CheckpointNode {
   }
 }
 
+/** A restore of the run's files (an audit record): what it did, per file, in the tooltip. */
+export class RestoreNode {
+  readonly kind = 'restore';
+  constructor(
+    readonly restore: RestoreRecord,
+    readonly parent: RunNode,
+  ) {}
+
+  /** Restoring to the checkpoint this restore followed undoes it (its writes are journaled after it). */
+  get runId(): string {
+    return this.parent.run.run_id;
+  }
+
+  get seq(): number {
+    return this.restore.checkpoint_seq;
+  }
+
+  toTreeItem(): vscode.TreeItem {
+    const r = this.restore;
+    const item = new vscode.TreeItem(`Files restored to #${r.to_seq}`, vscode.TreeItemCollapsibleState.None);
+    item.id = `restore:${this.parent.run.run_id}:${r.id}`;
+    item.description = `${restoreCounts(r)} · ${relativeTime(r.created_ms)}`;
+    item.iconPath = new vscode.ThemeIcon('discard');
+    item.tooltip = new vscode.MarkdownString(restoreMarkdown(r));
+    item.contextValue = ContextValues.restore;
+    return item;
+  }
+}
+
 export class LoadMoreNode {
   readonly kind = 'loadMore';
   constructor(readonly parent: RunNode) {}
@@ -105,7 +135,7 @@ export class LoadMoreNode {
   }
 }
 
-export type RunsTreeNode = GroupNode | RunNode | CheckpointNode | LoadMoreNode;
+export type RunsTreeNode = GroupNode | RunNode | CheckpointNode | RestoreNode | LoadMoreNode;
 
 function escape(s: string): string {
   return s.replace(/[\\`*_{}[\]()#+!|<>]/g, (c) => `\\${c}`);

@@ -1,7 +1,7 @@
 // TreeDataProvider over RunsModel: groups → runs → checkpoints (paged, "Load more").
 import * as vscode from 'vscode';
 import { formatBytes } from './format';
-import { CheckpointNode, GroupNode, LoadMoreNode, RunNode, type RunsTreeNode } from './nodes';
+import { CheckpointNode, GroupNode, LoadMoreNode, RestoreNode, RunNode, type RunsTreeNode } from './nodes';
 import { GROUPS, groupOf, type RunsModel } from './model';
 
 export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, vscode.Disposable {
@@ -54,7 +54,8 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, 
     }
     if (node.kind === 'run') {
       const page = await this.model.checkpoints(node.run.run_id);
-      const children: RunsTreeNode[] = page.records.map((r) => new CheckpointNode(r, node));
+      const restores = await this.model.restores(node.run.run_id);
+      const children: RunsTreeNode[] = [...restores.map((r) => new RestoreNode(r, node)), ...page.records.map((r) => new CheckpointNode(r, node))];
       if (!page.exhausted) children.push(new LoadMoreNode(node));
       return children;
     }

@@ -1,0 +1,210 @@
+// The file journal's figures (issue 9), measured with the product's own code:
+//  - stored bytes per edit and restore-plan time on a 1000-step run of edits journaled by the
+//    FileJournal into the disk store (the loop's path: pre-image blobs, intent, write, post-image, result);
+//  - the command scan (before + after, plus git status when the workspace is a repository) on a
+//    generated 50,000-file workspace, against a shadow-git snapshot of the same tree as the peers
+//    take it (`git add -A && git commit` into a separate git dir), side by side in this process.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { FileJournal } from '../src/runner/files/journal';
+import { prepareRestore } from '../src/runner/files/restore';
+import { editFile, runCommand } from '../src/runner/tools';
+import { openDiskStore } from '../src/store';
+import type { CheckpointStore } from '../src/store/api/types';
+import { BENCH_OWNER } from './contenders/ours';
+import { median } from './stats';
+
+export interface FileJournalResult {
+  edits: number;
+  files: number;
+  /** Blob + log bytes the store grew by, per journaled edit (mean over the run, checkpoints included). */
+  storedBytesPerEdit: number;
+  /** The size of the edited file (median): what a whole-file pre/post image costs at most. */
+  fileBytesPerEdit: number;
+  /** The bytes the edit itself changed (median). */
+  changedBytesPerEdit: number;
+  /** prepareRestore to the first checkpoint (every edit reversed), median of rounds. */
+  planAllMs: number;
+  planAllFiles: number;
+  /** prepareRestore to the checkpoint 10 edits before the end. */
+  planLast10Ms: number;
+  scan: ScanResult;
+}
+
+export interface ScanResult {
+  files: number;
+  /** Our journal around one command that changes 10 files: before scan + after scan (+ git status). */
+  oursMs: number;
+  oursGitMs: number;
+  /** Shadow git: the first snapshot (the whole tree), then one after the same 10 changes. */
+  shadowFirstMs: number;
+  shadowNextMs: number;
+  changedFound: number;
+}
+
+const log = (m: string): void => void process.stderr.write(`${m}\n`);
+
+function git(cwd: string, args: string[], env: Record<string, string> = {}): void {
+  execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=bench', '-c', 'commit.gpgsign=false', '-c', 'gc.auto=0', ...args], { cwd, stdio: 'ignore', env: { ...process.env, ...env } });
+}
+
+/** `count` small source files in folders of 100, deterministic. */
+function generateWorkspace(dir: string, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const d = path.join(dir, `pkg${Math.floor(i / 1000)}`, `mod${Math.floor(i / 100) % 10}`);
+    if (i % 100 === 0) fs.mkdirSync(d, { recursive: true });
+    fs.writeFileSync(path.join(d, `file${i}.ts`), `export const value${i} = ${i};\n// ${'x'.repeat(40 + (i % 200))}\n`);
+  }
+  fs.writeFileSync(path.join(dir, '.gitignore'), 'dist/\n');
+}
+
+async function journaledCall(journal: FileJournal, store: CheckpointStore, runId: string, step: number, tool: typeof editFile | typeof runCommand, args: Record<string, unknown>, root: string): Promise<void> {
+  const id = `call_${step}`;
+  const watch = await journal.watch(tool, args, { put: (c) => store.putBlob(runId, c), effects: () => store.listEffects(runId) });
+  const intent = await store.recordIntent(runId, { tool_call_id: id, step, tool_name: tool.name, input_hash: id, side_effecting: true, ...(watch?.files.length ? { files: watch.files } : {}) });
+  const out = await tool.run(args as never, { workspaceRoot: root, signal: new AbortController().signal, idempotencyKey: id, outputCap: 32 * 1024 });
+  const journaled = watch ? await watch.finish(intent.files) : {};
+  await store.recordResult(runId, id, { output: out.output, output_hash: id, is_error: out.is_error, blob: null, ...journaled });
+}
+
+function dirBytes(dir: string): number {
+  let n = 0;
+  for (const f of fs.readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    const st = fs.statSync(path.join(dir, f));
+    if (st.isFile()) n += st.size;
+  }
+  return n;
+}
+
+export async function measureFileJournal(base: string, opts: { edits: number; scanFiles: number; rounds: number }): Promise<FileJournalResult> {
+  const root = path.join(base, 'fj-workspace');
+  const storeDir = path.join(base, 'fj-store');
+  fs.mkdirSync(root, { recursive: true });
+  const FILES = 200;
+  for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(root, `f${i}.txt`), Array.from({ length: 20 + (i % 7) * 60 }, (_, l) => `line ${l} of file ${i}: ${'lorem ipsum '.repeat(4)}`).join('\n') + '\n');
+  const store = openDiskStore(storeDir);
+  const { run, lease } = await store.createRun({ title: 'bench files', task: 'edit', agent_name: 'bench', model: 'm' }, BENCH_OWNER);
+  const runId = run.run_id;
+  await store.append(runId, { phase: 'run_started', step: 0, payload: { agent_name: 'bench', resumed: false, task: 'edit', extension_version: '0', tool_schema_hash: 'h' } });
+  const journal = new FileJournal({ workspaceRoot: root });
+  await store.flush();
+  const startBytes = dirBytes(path.join(storeDir, 'runs', runId));
+  const fileBytes: number[] = [];
+  const changed: number[] = [];
+  const seqs: number[] = [];
+  log(`  file journal: ${opts.edits} journaled edits …`);
+  for (let s = 1; s <= opts.edits; s++) {
+    seqs.push((await store.append(runId, { phase: 'pre_tool_batch', step: s, payload: { tool_call_count: 1 } })).seq);
+    const rel = `f${(s * 37) % FILES}.txt`;
+    const text = fs.readFileSync(path.join(root, rel), 'utf8');
+    const line = (s * 13) % 20;
+    const oldText = text.split('\n')[line]! + '\n';
+    const newText = `line ${line} edited at step ${s}\n`;
+    await journaledCall(journal, store, runId, s, editFile, { path: rel, old_text: oldText, new_text: newText, replace_all: false }, root);
+    fileBytes.push(Buffer.byteLength(text));
+    changed.push(Buffer.byteLength(oldText) + Buffer.byteLength(newText));
+  }
+  await store.flush();
+  const storedTotal = dirBytes(path.join(storeDir, 'runs', runId)) - startBytes;
+  const planAll: number[] = [];
+  const planLast: number[] = [];
+  let planAllFiles = 0;
+  for (let r = 0; r < opts.rounds; r++) {
+    let t = performance.now();
+    planAllFiles = (await prepareRestore({ store, runId, toSeq: seqs[0]!, workspaceRoot: root })).files.length;
+    planAll.push(performance.now() - t);
+    t = performance.now();
+    await prepareRestore({ store, runId, toSeq: seqs[seqs.length - 10]!, workspaceRoot: root });
+    planLast.push(performance.now() - t);
+  }
+  await lease.release();
+  await store.close();
+  return {
+    edits: opts.edits,
+    files: FILES,
+    storedBytesPerEdit: Math.round(storedTotal / opts.edits),
+    fileBytesPerEdit: median(fileBytes),
+    changedBytesPerEdit: median(changed),
+    planAllMs: median(planAll),
+    planAllFiles,
+    planLast10Ms: median(planLast),
+    scan: await measureScan(base, opts.scanFiles, opts.rounds),
+  };
+}
+
+async function measureScan(base: string, count: number, rounds: number): Promise<ScanResult> {
+  const ws = path.join(base, 'scan-workspace');
+  log(`  file journal: generating a ${count.toLocaleString('en')}-file workspace …`);
+  generateWorkspace(ws, count);
+  const touch = (round: number) => {
+    for (let i = 0; i < 10; i++) fs.appendFileSync(path.join(ws, 'pkg0', `mod${i}`, `file${i * 100 + round}.ts`), `// change ${round}\n`);
+  };
+  const journal = new FileJournal({ workspaceRoot: ws });
+  const noStore = { put: async (c: string) => `${c.length}`.padStart(64, '0'), effects: async () => [] };
+  const command = (round: number) => ({ command: `echo ${round}`, cwd: '.', timeout_ms: 60_000 });
+  const ours: number[] = [];
+  const oursGit: number[] = [];
+  const shadowNext: number[] = [];
+  let changedFound = 0;
+  // Shadow git, as the peers snapshot: a separate git dir whose work tree is the workspace.
+  const shadow = path.join(base, 'shadow.git');
+  const env = { GIT_DIR: shadow, GIT_WORK_TREE: ws };
+  git(base, ['init', '-q', '--bare', shadow]);
+  git(base, ['config', '--bool', 'core.bare', 'false'], env);
+  log('  file journal: shadow-git first snapshot …');
+  let t = performance.now();
+  git(ws, ['add', '-A'], env);
+  git(ws, ['commit', '-q', '-m', 'snapshot', '--no-verify'], env);
+  const shadowFirstMs = performance.now() - t;
+  for (let r = 0; r < rounds; r++) {
+    log(`  file journal: scan round ${r + 1}/${rounds} …`);
+    t = performance.now();
+    const watch = await journal.watch(runCommand, command(r), noStore);
+    touch(r);
+    const out = await watch!.finish(undefined);
+    ours.push(performance.now() - t);
+    changedFound = out.files.length;
+    t = performance.now();
+    git(ws, ['add', '-A'], env);
+    git(ws, ['commit', '-q', '-m', `snapshot ${r}`, '--no-verify'], env);
+    shadowNext.push(performance.now() - t);
+  }
+  // The workspace as a repository of its own: the journal also asks git which files were clean.
+  git(ws, ['init', '-q']);
+  git(ws, ['add', '-A']);
+  git(ws, ['commit', '-q', '-m', 'initial', '--no-verify']);
+  // As a user's repository is: its index refreshed by their own git (or VS Code's git extension)
+  // since the files were written. The journal never writes the index, so a racily clean index
+  // would make every status re-read every file.
+  await new Promise((r) => setTimeout(r, 1100));
+  git(ws, ['status', '--porcelain']);
+  for (let r = 0; r < rounds; r++) {
+    t = performance.now();
+    const watch = await journal.watch(runCommand, command(r), noStore);
+    touch(r + rounds);
+    await watch!.finish(undefined);
+    oursGit.push(performance.now() - t);
+  }
+  return { files: count, oursMs: median(ours), oursGitMs: median(oursGit), shadowFirstMs, shadowNextMs: median(shadowNext), changedFound };
+}
+
+export function fileJournalReport(r: FileJournalResult): string {
+  const ms = (v: number) => `${v.toFixed(v < 10 ? 2 : 0)} ms`;
+  const s = r.scan;
+  return [
+    '',
+    '### File journal (restore files to a checkpoint)',
+    '',
+    '| figure | value |',
+    '|---|---|',
+    `| stored bytes per journaled edit (mean of ${r.edits}; blobs + log + its checkpoint) | ${r.storedBytesPerEdit.toLocaleString('en')} B (edited file: median ${r.fileBytesPerEdit.toLocaleString('en')} B; the edit: ${r.changedBytesPerEdit} B) |`,
+    `| restore plan to the first checkpoint: ${r.edits} edits over ${r.planAllFiles} files reversed | ${ms(r.planAllMs)} |`,
+    `| restore plan to 10 edits before the end | ${ms(r.planLast10Ms)} |`,
+    `| command scan, ${s.files.toLocaleString('en')} files, 10 changed: ours (stat before + after) | ${ms(s.oursMs)} (found ${s.changedFound}) |`,
+    `| … ours when the workspace is a git repository (+ git status before) | ${ms(s.oursGitMs)} |`,
+    `| … shadow git (peers): first snapshot \`git add -A && git commit\` | ${ms(s.shadowFirstMs)} |`,
+    `| … shadow git: next snapshot after the same 10 changes | ${ms(s.shadowNextMs)} |`,
+    `| ratio ours / shadow git next snapshot (first snapshot) | ${(s.oursMs / s.shadowNextMs).toFixed(2)} (${(s.oursMs / s.shadowFirstMs).toFixed(3)}) |`,
+  ].join('\n');
+}

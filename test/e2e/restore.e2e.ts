@@ -1,0 +1,118 @@
+// Restoring files in the real workbench (packaged VSIX, code-server, Chromium): the checkpoint's
+// context menu → the preview (screenshot) → Enter → the files on disk; Undo restore brings the
+// agent's versions back; Fork from checkpoint with files → Resume fork → the fork completes from
+// files and conversation that match.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
+import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
+import { useWorkbench, type Workbench } from './harness';
+
+const call = (name: string, args: Record<string, unknown>) => ({ reply: { content: `(offline demo model) ${name}`, tool_calls: [{ name, arguments: args }] } });
+const SCENARIO: Scenario = {
+  name: 'e2e-restore',
+  description: 'offline demo model: edit a file, run a command that creates one',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [
+    call('write_file', { path: 'notes/a.txt', content: 'agent A\r\n' }),
+    call('run_command', { command: 'printf cmd > notes/cmd.txt' }),
+    { reply: { content: '(offline demo model) Edited a.txt and made cmd.txt.' } },
+  ],
+};
+const TITLE = 'Edit the notes';
+
+async function until(what: string, fn: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function quickPickRow(wb: Workbench, text: string) {
+  const row = wb.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first();
+  await row.waitFor({ state: 'visible', timeout: 30_000 });
+  return row;
+}
+
+describe('e2e: restore files to a checkpoint', () => {
+  let server: ModelServer | undefined;
+  before(async () => (server = await startModelServer({ scenario: SCENARIO })));
+  after(async () => server?.close());
+  const workbench = useWorkbench(() => ({
+    settings: {
+      'agentWaypoints.provider.baseUrl': server!.url,
+      'agentWaypoints.provider.model': DEMO_MODEL_ID,
+      'agentWaypoints.approval.write': 'auto',
+      'agentWaypoints.approval.command': 'auto',
+    },
+  }));
+
+  it('(r) context menu → preview → restore; Undo restore brings the agent’s files back; fork with files → resume', async () => {
+    const wb = workbench();
+    const file = (rel: string) => path.join(wb.workspace, 'notes', rel);
+    fs.mkdirSync(path.dirname(file('a.txt')), { recursive: true });
+    fs.writeFileSync(file('a.txt'), 'original a\n');
+
+    await wb.runCommand('Agent Waypoints: Start agent run');
+    await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
+    await wb.page.locator('.quick-input-widget input').fill(TITLE);
+    await wb.page.locator('.quick-input-widget input').press('Enter');
+    await wb.notification('completed').waitFor({ timeout: 60_000 });
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n');
+    assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
+
+    // The checkpoint before step 1's tool calls, from the Runs tree's context menu.
+    await wb.openRunsView();
+    const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
+    await sidebar.getByText('Finished', { exact: true }).click();
+    await sidebar.getByText(TITLE).click();
+    const checkpoint = sidebar.locator('.monaco-list-row', { hasText: 'pre_tool_batch' }).filter({ hasText: 'step 1 ' }).first();
+    await checkpoint.waitFor({ timeout: 30_000 });
+    await checkpoint.click({ button: 'right' });
+    await wb.page.locator('.context-view .action-label', { hasText: 'Restore files to checkpoint' }).first().click();
+    await (await quickPickRow(wb, 'Restore files')).click();
+
+    // The preview: every journaled file, what will happen and why.
+    await quickPickRow(wb, 'notes/a.txt');
+    const preview = wb.page.locator('.quick-input-widget');
+    assert.match((await preview.locator('input').getAttribute('placeholder')) ?? '', /2 files to restore, 0 kept/);
+    assert.match(await preview.innerText(), /the agent created it: it is deleted/);
+    await wb.screenshot('e2e-r-restore-preview');
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n', 'nothing changes before Enter');
+    await wb.page.locator('.quick-input-widget input').press('Enter');
+    const restored = wb.notification('Restored 2 files');
+    await restored.waitFor({ timeout: 30_000 });
+    await until('the restored files', () => !fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'original a\n');
+    await wb.screenshot('e2e-r-restored');
+
+    // Undo restore (on the notification): the same preview, then the agent's versions are back.
+    await restored.getByRole('button', { name: 'Undo restore' }).click();
+    await quickPickRow(wb, 'notes/cmd.txt');
+    await wb.page.locator('.quick-input-widget input').press('Enter');
+    await until('the undone restore', () => fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'agent A\r\n', 30_000);
+
+    // Fork from the same checkpoint with its files: the preview again, then Resume fork.
+    const before = server!.stats().total;
+    await wb.runCommand('Agent Waypoints: Fork from checkpoint');
+    await (await quickPickRow(wb, TITLE)).click();
+    await quickPickRow(wb, 'pre_tool_batch');
+    await wb.page.locator('.quick-input-widget input').fill('pre_tool_batch');
+    await wb.page.locator('.quick-input-widget .monaco-list-row', { hasText: 'pre_tool_batch' }).filter({ hasText: 'step 1 ' }).first().click();
+    await (await quickPickRow(wb, 'Conversation and files')).click();
+    await quickPickRow(wb, 'notes/a.txt');
+    await wb.page.locator('.quick-input-widget input').press('Enter');
+    const toast = wb.notification('conversation continues in a fork');
+    await toast.waitFor({ timeout: 30_000 });
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'original a\n');
+    await toast.getByRole('button', { name: 'Resume fork' }).click();
+    await until('the fork to finish', () => server!.stats().total - before >= 2);
+    await wb.notification('fork of seq').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
+    assert.equal(server!.stats().total - before, 2, 'the fork asked the model for steps 2 and 3 only');
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n', 'the fork ran step 1’s write again on the restored file');
+    assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
+    await wb.screenshot('e2e-r-fork-completed');
+  });
+});

@@ -1,0 +1,86 @@
+// Shared by the file-journal tests (the file-engine tests share support.ts): a workspace with a few files (optionally a git repository), the
+// real agent loop driving scripted tool calls over HTTP, and a plain-fs applier of restore plans
+// (the extension applies the same writes as one WorkspaceEdit; below that seam this is all it does).
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startModelServer } from '../../../fixtures/modelServer/server';
+import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
+import { versionBytes } from '../../../../src/runner/files/restore';
+import { restoreWrites, type RestorePlan } from '../../../../src/runner/files/restorePlan';
+import type { CheckpointStore } from '../../../../src/store/api/types';
+import { makeRunner, tmp } from '../../loop/support';
+
+export type Call = { name: string; arguments: Record<string, unknown> };
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** A workspace holding `files`; with `git`, committed in a repository. */
+export function workspace(files: Record<string, string | Buffer>, opts: { git?: boolean } = {}): string {
+  const dir = tmp('files');
+  for (const [rel, content] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), content);
+  }
+  if (opts.git) {
+    git(dir, 'init', '-q');
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-qm', 'initial');
+  }
+  return dir;
+}
+
+export interface Driven {
+  runId: string;
+  store: CheckpointStore;
+  workspace: string;
+}
+
+/**
+ * Runs the real loop over `calls` (one per step, every tool auto-approved), calling `onPhase` with
+ * each checkpoint as it is written (synchronously, before the loop goes on).
+ */
+export async function drive(ws: string, calls: Call[], onPhase?: (seq: number, phase: string, step: number) => void, store?: CheckpointStore): Promise<Driven> {
+  const scenario: Scenario = {
+    name: 'file-journal',
+    description: 'offline demo model: scripted file changes',
+    model: DEMO_MODEL_ID,
+    subconversations: [],
+    turns: [...calls.map((c, i) => ({ reply: { content: `step ${i + 1}`, tool_calls: [c] } })), { reply: { content: 'done' } }],
+  };
+  const server = await startModelServer({ scenario });
+  try {
+    const auto = { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } as const;
+    const r = makeRunner({ baseURL: server.url, workspace: ws, policy: auto, ...(store ? { store } : {}) });
+    const sub = onPhase ? r.runner.events.on((e) => e.type === 'phase' && onPhase(e.record.seq, e.record.phase, e.record.step)) : undefined;
+    const handle = await r.runner.start({ task: 'change files' });
+    const out = await handle.done;
+    sub?.dispose();
+    if (out.state !== 'completed') throw new Error(`run ended ${out.state}: ${out.detail}`);
+    return { runId: handle.runId, store: r.store, workspace: ws };
+  } finally {
+    await server.close();
+  }
+}
+
+/** Writes a plan's default writes (plus overwrites) to disk: what the extension's WorkspaceEdit does. */
+export async function applyPlan(store: CheckpointStore, runId: string, ws: string, plan: RestorePlan, overwrite: ReadonlySet<string> = new Set()): Promise<void> {
+  for (const [rel, v] of restoreWrites(plan, overwrite)) {
+    const abs = path.join(ws, rel);
+    const bytes = await versionBytes(store, runId, v);
+    if (bytes === null) fs.rmSync(abs, { force: true });
+    else {
+      fs.mkdirSync(path.dirname(abs), { recursive: true });
+      fs.writeFileSync(abs, bytes);
+    }
+  }
+}
+
+/** The contents of `paths` (null = absent). */
+export function read(ws: string, paths: readonly string[]): Map<string, Buffer | null> {
+  return new Map(paths.map((p) => [p, fs.existsSync(path.join(ws, p)) ? fs.readFileSync(path.join(ws, p)) : null]));
+}
+
+export const same = (a: Buffer | null | undefined, b: Buffer | null | undefined): boolean => (!a || !b ? (a ?? null) === (b ?? null) : a.equals(b));

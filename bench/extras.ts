@@ -2,8 +2,9 @@
 // run's checkpoints as the Runs tree does.
 import fs from 'node:fs';
 import path from 'node:path';
-import { BENCH_OWNER, type OpenStore } from './contenders/ours';
+import { BENCH_OWNER, CountingFs, type OpenStore } from './contenders/ours';
 import { median } from './stats';
+import { Workload } from './workload';
 
 /** What RunsModel.load() (src/views/runs/model.ts) asks for per page. */
 const RUN_PAGE = 500;
@@ -98,6 +99,73 @@ export async function measureListing(open: OpenStore, dir: string, runId: string
   const allPagesMs = performance.now() - t0;
   await store.close();
   return { checkpoints, pages, firstPageMs, allPagesMs };
+}
+
+export interface RunFiles {
+  /** Files in the run's folder, blobs/ left out (those are tool outputs too large to inline, one per content). */
+  files: string[];
+  blobs: number;
+}
+
+/** What a run is on disk: the files of its folder (runs/<id>/) and how many blobs it keeps beside them. */
+export function runFiles(storeDir: string, runId: string): RunFiles {
+  const dir = path.join(storeDir, 'runs', runId);
+  const entries = fs.readdirSync(dir, { withFileTypes: true });
+  const blobsDir = path.join(dir, 'blobs');
+  return {
+    files: entries.filter((e) => e.isFile()).map((e) => e.name).sort(),
+    blobs: fs.existsSync(blobsDir) ? fs.readdirSync(blobsDir).length : 0,
+  };
+}
+
+export interface FixedBytesResult {
+  steps: number;
+  /** Median over the steps of (bytes the step wrote − the new content it handed over), per file kind and in all. */
+  medianFixed: number;
+  medianFixedLog: number;
+  medianIndex: number;
+  medianContent: number;
+}
+
+/**
+ * Fixed bytes per step: the workload's steps with every tool output empty, through the disk store
+ * as the runner calls it (flush at the end of each step, as in the main run). What a step writes
+ * beyond its new content (the assistant message with its calls) is metadata: checkpoint records,
+ * framing, effect records, snapshot headers, the witness — and index.json, which the per-step
+ * flush() saves every step while the extension saves it at most every 30 s (reported apart).
+ */
+export async function measureFixedBytes(open: OpenStore, dir: string, steps: number): Promise<FixedBytesResult> {
+  fs.mkdirSync(dir, { recursive: true });
+  const counter = new CountingFs();
+  const store = open(dir, counter.layer);
+  const workload = new Workload(7, 'bench-fixed-0001', { emptyToolOutputs: true });
+  const runId = workload.runInput.run_id!;
+  const { lease } = await store.createRun(workload.runInput, BENCH_OWNER);
+  await store.append(runId, workload.runStarted);
+  await store.flush();
+  const fixed: number[] = [];
+  const fixedLog: number[] = [];
+  const index: number[] = [];
+  const content: number[] = [];
+  for (let i = 0; i < steps; i++) {
+    const plan = workload.nextStep();
+    const before = { all: counter.bytes, index: counter.bytesByKind.index };
+    for (const op of plan.ops) {
+      if (op.kind === 'append') await store.append(runId, op.input);
+      else if (op.kind === 'intent') await store.recordIntent(runId, op.intent);
+      else await store.recordResult(runId, op.toolCallId, op.result);
+    }
+    await store.flush();
+    const all = counter.bytes - before.all;
+    const idx = counter.bytesByKind.index - before.index;
+    fixed.push(all - plan.contentBytes);
+    fixedLog.push(all - idx - plan.contentBytes);
+    index.push(idx);
+    content.push(plan.contentBytes);
+  }
+  await lease.release();
+  await store.close();
+  return { steps, medianFixed: median(fixed), medianFixedLog: median(fixedLog), medianIndex: median(index), medianContent: median(content) };
 }
 
 export function tempDirIn(base: string, name: string): string {

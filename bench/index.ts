@@ -11,12 +11,12 @@ import { LowdbContender } from './contenders/lowdb';
 import { type OpenStore, OursContender } from './contenders/ours';
 import { SqliteContender } from './contenders/sqlite';
 import type { Contender } from './contenders/types';
-import { measureActivation, measureListing, tempDirIn } from './extras';
+import { measureActivation, measureFixedBytes, measureListing, runFiles, tempDirIn } from './extras';
 import { fileJournalReport, measureFileJournal, type FileJournalResult } from './files';
 import { diskUsage } from './fsutil';
 import { machineInfo } from './machine';
 import { measureResume, measureRun, type Resumable, type RunSamples } from './measure';
-import { RawDurableWrite } from './primitive';
+import { RawAppend } from './primitive';
 import { measureRunView, runViewTable } from './runView';
 import { type BenchResults, buildReport, type ReleaseCost } from './report';
 import { median, windowAround } from './stats';
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     // Warm-up: JIT, module loading and first-file costs are paid here, not at step 10.
     const warm = new Workload(opts.seed + 1, RUN_ID);
     const warmContenders = contendersFor(tempDirIn(root, 'warmup'), warm);
-    await measureRun(warm, warmContenders, new RawDurableWrite(tempDirIn(root, 'warmup/raw')), { steps: opts.warmupSteps, primitivePerStep: 3, gcSteps: new Set() });
+    await measureRun(warm, warmContenders, new RawAppend(tempDirIn(root, 'warmup/raw')), { steps: opts.warmupSteps, primitivePerStep: 3, gcSteps: new Set() });
     for (const c of warmContenders) await c.close();
 
     const points = pointsFor(opts.steps);
@@ -114,13 +114,13 @@ async function main(): Promise<void> {
     const runs: RunSamples[] = [];
     // Other work on the machine skews absolute times (ratios less so): sampled so the report says how loaded it was.
     const loadDuring: number[] = [];
-    let last: { workload: Workload; contenders: Contender[]; dir: string; crash: Resumable; release: ReleaseCost } | undefined;
+    let last: { workload: Workload; contenders: Contender[]; dir: string; crash: Resumable; release: ReleaseCost; runFiles: BenchResults['runFiles'] } | undefined;
     for (let r = 0; r < opts.repeats; r++) {
       const dir = tempDirIn(root, `run${r}`);
       const workload = new Workload(opts.seed, RUN_ID);
       const contenders = contendersFor(dir, workload);
       const tick = Math.max(1, Math.floor(opts.steps / 10));
-      const samples = await measureRun(workload, contenders, new RawDurableWrite(tempDirIn(dir, 'raw')), {
+      const samples = await measureRun(workload, contenders, new RawAppend(tempDirIn(dir, 'raw')), {
         steps: opts.steps,
         primitivePerStep: 3,
         gcSteps,
@@ -131,6 +131,7 @@ async function main(): Promise<void> {
       });
       const ours = contenders[0] as OursContender;
       const crash = ours.crashCopy(path.join(dir, 'ours-after-crash'));
+      const filesAfterCrash = runFiles(path.join(dir, 'ours-after-crash'), RUN_ID);
       // Letting the run go flushes and compacts its log (once per run, off the step path): timed apart.
       const before = { bytes: ours.bytesWritten(), files: await ours.durableWrites() };
       const t0 = performance.now();
@@ -139,7 +140,7 @@ async function main(): Promise<void> {
       for (const c of contenders.slice(1)) await c.close();
       runs.push(samples);
       if (last && !opts.keep) fs.rmSync(last.dir, { recursive: true, force: true });
-      last = { workload, contenders, dir, crash, release };
+      last = { workload, contenders, dir, crash, release, runFiles: { released: runFiles(ours.dir, RUN_ID), crashed: filesAfterCrash } };
     }
     const { workload, contenders, crash, release } = last!;
     log(`  conversation at step ${opts.steps}: ${(workload.conversationBytes / 1e6).toFixed(2)} MB; resume …`);
@@ -151,14 +152,18 @@ async function main(): Promise<void> {
     log(`  activation with ${opts.activationRuns} runs (ours) …`);
     const activation = await measureActivation(openOurs, tempDirIn(root, 'activation'), opts.activationRuns, opts.activationRepeats);
 
+    log('  fixed bytes per step (empty tool outputs, ours) …');
+    const fixedBytes = await measureFixedBytes(openOurs, tempDirIn(root, 'fixed'), opts.quick ? 30 : 100);
+    const storeOnly = process.argv.includes('--store-only');
+
     const toolsSize = opts.quick ? { srcFiles: 5_000, distFiles: 500, repeats: 3 } : { srcFiles: 32_000, distFiles: 2_000, repeats: 7 };
     log(`  workspace tools on ${toolsSize.srcFiles + toolsSize.distFiles} generated files, ripgrep vs the Node fallback …`);
-    const workspaceTools = await measureWorkspaceTools({ dir: root, ...toolsSize });
-    const files = await fileJournal();
+    const workspaceTools = storeOnly ? undefined : await measureWorkspaceTools({ dir: root, ...toolsSize });
+    const files = storeOnly ? undefined : await fileJournal();
 
     const figures = Object.fromEntries(contenders.map((c) => [c.name, contenderFigures(runs, c.name, points)]));
     const primitive = primitiveFigures(runs, points);
-    const results: BenchResults & { options: Options; samples: unknown; files: FileJournalResult } = {
+    const results: BenchResults & { options: Options; samples: unknown; files: FileJournalResult | undefined } = {
       mode: opts.quick ? 'quick' : 'full',
       machine: { ...machine, loadAvgAfter: os.loadavg(), loadMaxDuring: Math.max(...loadDuring) },
       durationS: (performance.now() - startedAt) / 1000,
@@ -184,13 +189,19 @@ async function main(): Promise<void> {
       listing,
       files,
       release,
+      runFiles: last!.runFiles,
+      fixedBytes,
       notes: Object.assign({}, ...contenders.map((c) => c.notes())) as Record<string, string>,
       samples: runs.map((s) => ({ contentBytes: s.contentBytes, startBytes: s.startBytes, byContender: s.byContender })),
     };
-    log('  run view …');
-    const runView = await measureRunView({ steps: 1000, streamSeconds: opts.quick ? 3 : 10, dir: tempDirIn(root, 'run-view'), log });
-    const report = `${buildReport(results)}\n\n${toolsReport(workspaceTools, toolsSize.repeats)}\n\n${runViewTable(runView)}\n\n${fileJournalReport(files)}`;
-    Object.assign(results, { runView });
+    const sections = [buildReport(results)];
+    if (!storeOnly) {
+      log('  run view …');
+      const runView = await measureRunView({ steps: 1000, streamSeconds: opts.quick ? 3 : 10, dir: tempDirIn(root, 'run-view'), log });
+      sections.push(toolsReport(workspaceTools!, toolsSize.repeats), runViewTable(runView), fileJournalReport(files!));
+      Object.assign(results, { runView });
+    }
+    const report = sections.join('\n\n');
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
     fs.writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, workspaceTools, table: report }, null, 2) + '\n');
     process.stdout.write(report + '\n');

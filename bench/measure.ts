@@ -5,7 +5,7 @@
 // nothing else running in the process meanwhile.
 import { type Contender } from './contenders/types';
 import { ioCounters } from './fsutil';
-import { type RawDurableWrite } from './primitive';
+import { type RawAppend } from './primitive';
 import { type Workload } from './workload';
 
 export interface StepSample {
@@ -20,7 +20,7 @@ export interface StepSample {
   processBytes: number | null;
   /** Page-cache bytes dirtied during the step (page-granular). */
   pageBytes: number | null;
-  /** fsync'd writes during the step. */
+  /** Durable barriers (fsync / fdatasync of a file) during the step. */
   durableWrites: number;
 }
 
@@ -45,7 +45,7 @@ export interface MeasureOptions {
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
-export async function measureRun(workload: Workload, contenders: Contender[], raw: RawDurableWrite, opts: MeasureOptions): Promise<RunSamples> {
+export async function measureRun(workload: Workload, contenders: Contender[], raw: RawAppend, opts: MeasureOptions): Promise<RunSamples> {
   const out: RunSamples = { steps: opts.steps, contentBytes: [], byContender: {}, primitive: [], startBytes: {} };
   for (const c of contenders) {
     out.byContender[c.name] = [];
@@ -90,6 +90,7 @@ export async function measureRun(workload: Workload, contenders: Contender[], ra
     }
     opts.onProgress?.(step);
   }
+  await raw.close();
   return out;
 }
 

@@ -70,7 +70,12 @@ export class Workload {
   /** The state before step 1 (LangGraph's "input" checkpoint needs it). */
   readonly initial: RuntimeSnapshot;
 
-  constructor(seed: number, runId: string) {
+  /** `emptyToolOutputs`: every tool returns "" (the fixed-bytes figure: what a step costs beyond its content). */
+  constructor(
+    seed: number,
+    runId: string,
+    private readonly opts: { emptyToolOutputs?: boolean } = {},
+  ) {
     this.rng = mulberry32(seed);
     const context: RunContext = {
       workspace_root: '/home/dev/projects/shop-api',
@@ -209,6 +214,7 @@ export class Workload {
   }
 
   private resultSize(tool: string): number {
+    if (this.opts.emptyToolOutputs) return 0;
     if (tool === 'read_file' && this.rng() < SIZES.bigShareOfReadFile) return this.int(SIZES.bigMin, SIZES.bigMax);
     return this.int(SIZES.smallMin, SIZES.smallMax);
   }

@@ -61,9 +61,9 @@ export class OursContender implements Contender {
     return this.counter.bytes;
   }
 
-  /** Files written durably (temp + fsync + rename/link + folder fsync), whatever the file. */
+  /** Durable barriers: every fsync or fdatasync of a file (segment appends, blobs, index.json, the witness's lazy sync). */
   async durableWrites(): Promise<number> {
-    return this.counter.fileFsyncs;
+    return this.counter.barriers;
   }
 
   async close(): Promise<void> {
@@ -98,26 +98,57 @@ export class OursContender implements Contender {
     const c = this.counter;
     return {
       ours: 'openDiskStore through CheckpointStore; flush() at the end of every step',
-      ours_files_written: `${c.fileFsyncs} fsync'd files: ${c.byKind.log} log commits, ${c.byKind.blobs} blobs, ${c.byKind.index} index.json, ${c.byKind.other} other (run.json, owner.lock, witness); ${c.dirFsyncs} folder fsyncs; ${c.bytes} bytes through the fs layer (log ${c.bytesByKind.log}, blobs ${c.bytesByKind.blobs}, index ${c.bytesByKind.index}, other ${c.bytesByKind.other})`,
+      ours_files_written: `${c.barriers} durable barriers (fsync/fdatasync): ${JSON.stringify(c.barriersByKind)}; ${c.dirFsyncs} folder fsyncs; ${c.filesCreated} files created; ${c.bytes} bytes through the fs layer: ${JSON.stringify(c.bytesByKind)}`,
     };
   }
 }
 
-/** An FsLayer over the real one that counts fsyncs (files and folders) and bytes, by file kind. */
+type Kind = 'segment' | 'snapshot' | 'blobs' | 'index' | 'witness' | 'other';
+
+/** What a file of the store is, by its path (runs/<id>/segment-….log, snapshot.json, blobs/…, witness; index.json). */
+export function kindOf(p: string): Kind {
+  const base = path.basename(p);
+  if (/^segment-\d+\.log$/.test(base)) return 'segment';
+  if (base.startsWith('.snapshot.json') || base === 'snapshot.json') return 'snapshot';
+  if (path.basename(path.dirname(p)) === 'blobs') return 'blobs';
+  if (base.startsWith('.index.json') || base === 'index.json') return 'index';
+  if (base === 'witness') return 'witness';
+  return 'other';
+}
+
+/** An FsLayer over the real one that counts durable barriers (fsync/fdatasync of files), folder fsyncs and bytes, by file kind. */
 export class CountingFs {
-  fileFsyncs = 0;
+  /** fsync or fdatasync of a file: a durable barrier. */
+  barriers = 0;
   dirFsyncs = 0;
   bytes = 0;
-  readonly byKind = { log: 0, blobs: 0, index: 0, other: 0 };
-  readonly bytesByKind = { log: 0, blobs: 0, index: 0, other: 0 };
-  private readonly fdKind = new Map<number, keyof CountingFs['byKind'] | 'dir'>();
+  /** Files created (temp files of durable whole-file writes included). */
+  filesCreated = 0;
+  readonly barriersByKind: Record<Kind, number> = { segment: 0, snapshot: 0, blobs: 0, index: 0, witness: 0, other: 0 };
+  readonly bytesByKind: Record<Kind, number> = { segment: 0, snapshot: 0, blobs: 0, index: 0, witness: 0, other: 0 };
+  private readonly fdKind = new Map<number, Kind | 'dir'>();
+
+  private wrote(fd: number, n: number): void {
+    this.bytes += n;
+    const kind = this.fdKind.get(fd) ?? 'other';
+    this.bytesByKind[kind === 'dir' ? 'other' : kind] += n;
+  }
+
+  private synced(fd: number): void {
+    const kind = this.fdKind.get(fd) ?? 'other';
+    if (kind === 'dir') this.dirFsyncs += 1;
+    else {
+      this.barriers += 1;
+      this.barriersByKind[kind] += 1;
+    }
+  }
 
   readonly layer: FsLayer = {
     ...nodeFs,
     createExclusive: async (p) => {
       const fd = await nodeFs.createExclusive(p);
-      const parent = path.basename(path.dirname(p));
-      this.fdKind.set(fd, parent === 'log' ? 'log' : parent === 'blobs' ? 'blobs' : path.basename(p).startsWith('.index.json') ? 'index' : 'other');
+      this.filesCreated += 1;
+      this.fdKind.set(fd, kindOf(p));
       return fd;
     },
     openDir: async (p) => {
@@ -125,35 +156,26 @@ export class CountingFs {
       this.fdKind.set(fd, 'dir');
       return fd;
     },
+    openForUpdate: async (p) => {
+      const fd = await nodeFs.openForUpdate(p);
+      this.fdKind.set(fd, kindOf(p));
+      return fd;
+    },
     write: async (fd, data) => {
-      this.bytes += data.length;
-      const kind = this.fdKind.get(fd) ?? 'other';
-      if (kind !== 'dir') this.bytesByKind[kind] += data.length;
+      this.wrote(fd, data.length);
       await nodeFs.write(fd, data);
+    },
+    pwrite: async (fd, data, position) => {
+      this.wrote(fd, data.length);
+      await nodeFs.pwrite(fd, data, position);
     },
     fsync: async (fd) => {
       await nodeFs.fsync(fd);
-      const kind = this.fdKind.get(fd) ?? 'other';
-      if (kind === 'dir') this.dirFsyncs += 1;
-      else {
-        this.fileFsyncs += 1;
-        this.byKind[kind] += 1;
-      }
-    },
-    openForUpdate: async (p) => {
-      const fd = await nodeFs.openForUpdate(p);
-      this.fdKind.set(fd, 'other');
-      return fd;
-    },
-    pwrite: async (fd, data, position) => {
-      this.bytes += data.length;
-      this.bytesByKind[this.fdKind.get(fd) === 'log' ? 'log' : 'other'] += data.length;
-      await nodeFs.pwrite(fd, data, position);
+      this.synced(fd);
     },
     fdatasync: async (fd) => {
       await nodeFs.fdatasync(fd);
-      this.fileFsyncs += 1;
-      this.byKind.other += 1;
+      this.synced(fd);
     },
     close: async (fd) => {
       this.fdKind.delete(fd);

@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     const storeOnly = process.argv.includes('--store-only');
 
     const toolsSize = opts.quick ? { srcFiles: 5_000, distFiles: 500, repeats: 3 } : { srcFiles: 32_000, distFiles: 2_000, repeats: 7 };
-    log(`  workspace tools on ${toolsSize.srcFiles + toolsSize.distFiles} generated files, ripgrep vs the Node fallback …`);
+    if (!storeOnly) log(`  workspace tools on ${toolsSize.srcFiles + toolsSize.distFiles} generated files, ripgrep vs the Node fallback …`);
     const workspaceTools = storeOnly ? undefined : await measureWorkspaceTools({ dir: root, ...toolsSize });
     const files = storeOnly ? undefined : await fileJournal();
 

@@ -1,4 +1,4 @@
-// The Markdown report: targets (targets.md) with ✔/✘, then every figure side by side with the
+// The Markdown report: targets (docs/design.md, Targets) with ✔/✘, then every figure side by side with the
 // ratio ours/peer beside it. Ratios < 1 mean ours is smaller/faster; "×" is how many times.
 import type { ActivationResult, FixedBytesResult, ListingResult, RunFiles } from './extras';
 import type { MachineInfo } from './machine';

@@ -1,4 +1,4 @@
-// The run view's figures (targets.md): a 1000-step, ≈10 MB run opened in the real webview script
+// The run view's figures (docs/design.md, Targets): a 1000-step, ≈10 MB run opened in the real webview script
 // in Chromium against the real host controller and the disk store — time from "open" to first
 // paint, the webview's JS heap, and streaming at 200 tokens/s (backlog, lag after the last token).
 // Measured and printed, never asserted.

@@ -1,4 +1,4 @@
-// Turns raw samples into the figures of targets.md: per-step time and bytes in windows around
+// Turns raw samples into the figures of docs/design.md's Targets: per-step time and bytes in windows around
 // steps 10 / 100 / 1000, write amplification, storage growth, distance to the disk's limit.
 import type { RunSamples, StepSample } from './measure';
 import { median, p95, sum, windowAround } from './stats';

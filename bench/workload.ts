@@ -1,4 +1,4 @@
-// The benchmark's synthetic run (targets.md, "Performance — the workload"): seeded and
+// The benchmark's synthetic run (bench/README.md, "What runs"): seeded and
 // deterministic, so every contender and every machine sees byte-for-byte the same run. Each step
 // mutates a RuntimeSnapshot exactly as src/runner/loop.ts does and emits the store calls the loop
 // makes, in the loop's order:

@@ -1,4 +1,4 @@
-// Quick numbers for the checkpoint store (targets.md): a synthetic run to N steps, every phase a
+// Quick numbers for the checkpoint store (docs/design.md, Targets): a synthetic run to N steps, every phase a
 // runner writes, on the lowdb backend in a temp folder.  npx tsx scripts/store-numbers.ts [--steps 1000] [--seed 1]
 //
 // Each step: step_started (snapshot), pre_llm, post_llm (snapshot + pending response, durable),

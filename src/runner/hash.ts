@@ -1,4 +1,4 @@
-// Hashes that make effect replay safe (product.md, "Effect replay"): a tool call's identity is its
+// Hashes that make effect replay safe (docs/design.md, resume semantics 6): a tool call's identity is its
 // tool name plus its arguments in canonical form, so the same call re-sent by the model after a
 // resume hashes the same no matter how the model ordered the keys or spaced the JSON.
 import { sha256 } from '../common/hash';

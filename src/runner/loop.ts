@@ -1,4 +1,4 @@
-// The agent loop as an explicit state machine over the AFK phases (product.md). Every phase
+// The agent loop as an explicit state machine over the AFK phases (docs/design.md). Every phase
 // boundary is a checkpoint; the store decides which are durable before the call returns.
 //   step_started → pre_llm → [LLM] → post_llm(pending response) → tool batch → subagent batch → next step
 //   … → run_terminal

@@ -143,7 +143,7 @@ export class AgentRunner {
   }
 
   /**
-   * Resume semantics (product.md): latest checkpoint → terminal returns the stored result (nothing
+   * Resume semantics (docs/design.md): latest checkpoint → terminal returns the stored result (nothing
    * runs); otherwise the latest snapshot is restored (a copy) and the loop continues — a pending
    * LLM response goes straight to its tool calls.
    */

@@ -1,4 +1,4 @@
-// The in-memory runtime of one run: a RuntimeSnapshot (product.md) that the loop mutates and
+// The in-memory runtime of one run: a RuntimeSnapshot (docs/design.md) that the loop mutates and
 // checkpoints. The store is the source of truth; this is rebuilt from it on resume.
 import type { ChatMessage, RunState, RuntimeSnapshot } from '../store/api/schema';
 import type { Budget } from './budget';

@@ -2,7 +2,7 @@
 // effect journal, approval, policy denial, a clear error, or a run), then execute in order.
 // The two-phase journal: a durable *intent* before a side-effecting tool runs, the *result* after.
 // An intent without a result is *uncertain*: side-effecting tools go back to the user, never re-run
-// silently (product.md, resume semantics 6).
+// silently (docs/design.md, resume semantics 6).
 import type { Approval, Damage, Effect, ToolCall } from '../store/api/schema';
 import { inputHash } from './hash';
 import type { ToolRegistry } from './tools/registry';

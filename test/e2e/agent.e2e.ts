@@ -353,8 +353,8 @@ describe('e2e: reviewing an edit before approving it', () => {
     const diff = wb.page.locator('.monaco-diff-editor').first();
     await diff.waitFor({ timeout: 30_000 });
     // Side by side when the group is wide enough, inline (both lines in one editor) when it is not.
-    await wb.page.locator('.monaco-diff-editor', { hasText: 'Bonjour' }).first().waitFor({ timeout: 15_000 });
-    // (inline, the removed line is drawn in a view zone whose text is not in the DOM: the tab names both sides)
+    await diff.locator('.view-line', { hasText: 'Bonjour' }).first().waitFor({ timeout: 15_000 });
+    await diff.locator('.view-line', { hasText: 'Hello' }).first().waitFor({ state: 'attached', timeout: 15_000 });
     await wb.page.locator('.tab', { hasText: 'proposed by edit_file' }).first().waitFor({ timeout: 15_000 });
     await wb.screenshot('e2e-i-show-diff');
     assert.equal(fs.readFileSync(file, 'utf8'), original, 'showing the diff changed nothing');

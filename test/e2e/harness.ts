@@ -69,7 +69,7 @@ export class Workbench {
     const browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const wb = new Workbench(server, browser, page, workspace, userDataDir, tmp);
-    await page.goto(server.url());
+    await page.goto(server.url(), { timeout: 90_000 });
     await wb.waitForWorkbench();
     return wb;
   }
@@ -81,7 +81,7 @@ export class Workbench {
   async openAnotherWindow(): Promise<Workbench> {
     const page = await this.browser.newPage({ viewport: { width: 1400, height: 900 } });
     const wb = new Workbench(this.server, this.browser, page, this.workspace, this.userDataDir, this.tmp, true);
-    await page.goto(this.server.url());
+    await page.goto(this.server.url(), { timeout: 90_000 }); // a loaded machine serves the workbench slowly
     await wb.waitForWorkbench();
     return wb;
   }
@@ -244,6 +244,15 @@ export async function setColorTheme(wb: Workbench, theme: string, workbenchClass
   const file = path.join(wb.userDataDir, 'User', 'settings.json');
   const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   fs.writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': theme }, null, 2));
-  await wb.page.locator(`.monaco-workbench.${workbenchClass}`).waitFor({ timeout: 30_000 });
+  const applied = wb.page.locator(`.monaco-workbench.${workbenchClass}`);
+  if (!(await applied.waitFor({ timeout: 15_000 }).then(() => true, () => false))) {
+    // The settings watcher can lag on a loaded machine: pick the theme as a user would.
+    await wb.runCommand('Preferences: Color Theme');
+    const input = wb.page.locator('.quick-input-widget input');
+    await input.fill(theme);
+    await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first().waitFor({ state: 'visible' });
+    await input.press('Enter');
+    await applied.waitFor({ timeout: 30_000 });
+  }
   await wb.page.waitForTimeout(1000); // webviews take the new colours on their next frame
 }

@@ -110,6 +110,8 @@ describe('e2e: the run view across a reload mid-stream', () => {
     const wb = workbench();
     await startRun(wb, 'Stream slowly');
     let frame = await wb.webviewFrame('.msg.assistant.streaming', 60_000);
+    // The step's waypoint appears once its first checkpoint is written (queued, ≤ 200 ms after the step began).
+    await frame.locator('.waypoint .step', { hasText: 'Step 1' }).waitFor({ timeout: 15_000 });
     const before = { users: await userTexts(frame), waypoints: await frame.locator('.waypoint .step').allInnerTexts() };
     // VS Code in the browser saves the open editors' state when idle, at most every 5 s.
     await wb.page.waitForTimeout(7000);

@@ -1,5 +1,5 @@
 // Starting and stopping a real VS Code (code-server) on loopback, shared by the in-host
-// runner, the e2e harness and `npm run demo`. Facts: ../shared/brief/vscode-in-ci.md.
+// runner, the e2e harness and `npm run demo`. How and why: the README, "How tests run on a machine without internet".
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';

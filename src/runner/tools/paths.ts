@@ -1,5 +1,5 @@
 // Path confinement: the ONE function every tool uses before touching the file system
-// (targets.md "path safety"). A model-supplied path is refused when it escapes the workspace
+// (docs/design.md, reliability goals: path safety). A model-supplied path is refused when it escapes the workspace
 // lexically (`..`, absolute), through a symlink (checked on real paths, component by component, so
 // a path that does not exist yet is judged by its nearest existing ancestor), or is malformed.
 import { promises as fs, type Stats } from 'node:fs';

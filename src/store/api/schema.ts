@@ -1,6 +1,6 @@
 // The zod schemas are the single source of truth for every stored record type: TypeScript types
 // are inferred from them, every file read is parsed by them, and export/import validates with them.
-// Field names follow the AFK checkpoint reference (product.md, seeds/000): snake_case on purpose.
+// Field names follow the AFK checkpoint reference (docs/design.md; the AFK checkpoint reference): snake_case on purpose.
 import { z } from 'zod';
 
 /**
@@ -30,7 +30,7 @@ export const PHASES = [
 export const Phase = z.enum(PHASES);
 export type Phase = z.infer<typeof Phase>;
 
-/** Phases whose payload carries the runtime snapshot (product.md). */
+/** Phases whose payload carries the runtime snapshot (docs/design.md). */
 export const SNAPSHOT_PHASES: readonly Phase[] = ['step_started', 'post_llm'];
 
 export const RUN_STATES = [
@@ -115,7 +115,7 @@ export const SubagentExecutionRecord = z.object({
 });
 export type SubagentExecutionRecord = z.infer<typeof SubagentExecutionRecord>;
 
-// ── runtime snapshot (product.md, field for field) ─────────────────────────────────────────────
+// ── runtime snapshot (docs/design.md, field for field) ─────────────────────────────────────────────
 /** The snapshot minus its append-only lists: what a checkpoint record stores. */
 export const SnapshotHeader = z.object({
   step: z.number().int().nonnegative(),
@@ -158,7 +158,7 @@ export const RuntimeSnapshot = SnapshotHeader.omit({
 });
 export type RuntimeSnapshot = z.infer<typeof RuntimeSnapshot>;
 
-// ── phase payloads (seeds/000 table, plus what resume needs) ───────────────────────────────────
+// ── phase payloads (the AFK reference's table, plus what resume needs) ───────────────────────────────────
 export const PhasePayloads = {
   run_started: z.looseObject({
     agent_name: z.string(),

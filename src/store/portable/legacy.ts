@@ -1,4 +1,4 @@
-// Legacy AFK-style checkpoint records (product.md resume step 2: "legacy formats are migrated").
+// Legacy AFK-style checkpoint records (docs/design.md, resume semantics 2: "legacy formats are migrated").
 // The AFK reference stores {run_id, thread_id, schema_version: "1.0", phase, payload, timestamp_ms}
 // with no seq, and the whole runtime snapshot inside the payload of step_started/post_llm. Import
 // normalises such records (one, or a run's list) into this store's export body; the normal import

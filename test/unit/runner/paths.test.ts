@@ -1,4 +1,4 @@
-// Path confinement (targets.md "path safety"): every refusal names the path and says why.
+// Path confinement (docs/design.md, reliability goals: path safety): every refusal names the path and says why.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Property (targets.md "file restore"): random runs of agent edits (write_file, and commands that
+// Property (docs/design.md, reliability goals: file restore): random runs of agent edits (write_file, and commands that
 // write, delete, rename and write binary), user edits between steps, then restores to random
 // checkpoints — one after another, so restores of restores too. After every restore:
 //  - a file whose current content the user wrote is left exactly as it is (no user edit is lost);

@@ -353,8 +353,9 @@ describe('e2e: reviewing an edit before approving it', () => {
     const diff = wb.page.locator('.monaco-diff-editor').first();
     await diff.waitFor({ timeout: 30_000 });
     // Side by side when the group is wide enough, inline (both lines in one editor) when it is not.
-    await diff.locator('.view-line', { hasText: 'Bonjour' }).first().waitFor({ timeout: 15_000 });
-    await diff.locator('.view-line', { hasText: 'Hello' }).first().waitFor({ state: 'attached', timeout: 15_000 });
+    // Both sides come from the extension host (the proposal through a content provider): slow on a loaded machine.
+    await wb.page.locator('.monaco-diff-editor .view-line').filter({ hasText: 'Bonjour', visible: true }).first().waitFor({ timeout: 60_000 });
+    await wb.page.locator('.monaco-diff-editor .view-line').filter({ hasText: 'Hello' }).first().waitFor({ state: 'attached', timeout: 60_000 });
     await wb.page.locator('.tab', { hasText: 'proposed by edit_file' }).first().waitFor({ timeout: 15_000 });
     await wb.screenshot('e2e-i-show-diff');
     assert.equal(fs.readFileSync(file, 'utf8'), original, 'showing the diff changed nothing');

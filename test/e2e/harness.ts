@@ -249,9 +249,12 @@ export async function setColorTheme(wb: Workbench, theme: string, workbenchClass
     // The settings watcher can lag on a loaded machine: pick the theme as a user would.
     await wb.runCommand('Preferences: Color Theme');
     const input = wb.page.locator('.quick-input-widget input');
-    await input.fill(theme);
-    await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: theme }).first().waitFor({ state: 'visible' });
-    await input.press('Enter');
+    // The picker shows labels, not the setting's ids.
+    const label = ({ 'Default Light Modern': 'Light Modern', 'Default Dark Modern': 'Dark Modern', 'Default High Contrast': 'Dark High Contrast' } as Record<string, string>)[theme] ?? theme;
+    await input.fill(label);
+    const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+    await row.waitFor({ state: 'visible' });
+    await row.click(); // not Enter: the focused row may be 'Browse Additional Color Themes'
     await applied.waitFor({ timeout: 30_000 });
   }
   await wb.page.waitForTimeout(1000); // webviews take the new colours on their next frame

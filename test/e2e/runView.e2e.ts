@@ -82,8 +82,8 @@ describe('e2e: the run view', () => {
   });
 
   it('(j2) the run view in light, dark and high-contrast themes', async () => {
-    const wb = workbench();
-    await wb.webviewFrame('.msg.assistant.final', 30_000);
+    const wb = workbench(); // the thread (j) left open
+    await wb.webviewFrame('.msg.assistant.final', 60_000);
     for (const [theme, cls, name] of [
       ['Default Light Modern', 'vs', 'light'],
       ['Default Dark Modern', 'vs-dark', 'dark'],
@@ -101,7 +101,8 @@ describe('e2e: the run view', () => {
 
 describe('e2e: the run view across a reload mid-stream', () => {
   const SLOW = scenario('e2e-reload-stream', [
-    { chunk_delay_ms: 150, reply: { content: `(offline demo model) ${'Streaming slowly, word by word. '.repeat(12)}` } },
+    // ≈ 90 s of streaming, so the reload surely lands mid-stream on a loaded machine; the request after Resume streams at full speed.
+    { chunk_delay_ms: 150, slow_times: 1, reply: { content: `(offline demo model) ${'Streaming slowly, word by word. '.repeat(100)}` } },
     { reply: { content: '(offline demo model) Answered after the reload.' } },
   ]);
   const { workbench } = scripted(SLOW);

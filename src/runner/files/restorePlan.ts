@@ -150,7 +150,7 @@ function planFile(path: string, chain: JournaledChange[], current: FileVersion, 
     }
     state = c.change.before;
   }
-  if (i < 0) return { ...base, action: 'revert', reason: revertReason(checkpoint, current), target: state, overwritable: false };
+  if (i < 0) return { ...base, action: 'revert', reason: revertReason(checkpoint, current, chain), target: state, overwritable: false };
   if (i === chain.length - 1) {
     // The walk stopped at the newest change: either the file moved on (a conflict) or that change's earlier content is unknown.
     const action = sameVersion(current, chain[i]!.change.after) ? 'unrestorable' : 'conflict';
@@ -163,10 +163,12 @@ function describe(c: JournaledChange): string {
   return c.toolName === 'restore' ? `an earlier restore (${c.toolCallId})` : `${c.toolName} at step ${c.step}`;
 }
 
-function revertReason(checkpoint: FileVersion, current: FileVersion): string {
-  if (checkpoint.kind === 'absent') return 'the agent created it: it is deleted';
-  if (current.kind === 'absent') return 'the agent deleted it: it is re-created';
-  return 'the agent changed it: its checkpoint version is written back';
+/** Undoing a restore reverts what that restore wrote, not what the agent did: say who. */
+function revertReason(checkpoint: FileVersion, current: FileVersion, chain: readonly JournaledChange[]): string {
+  const who = chain.every((c) => c.toolName === 'restore') ? 'an earlier restore' : 'the agent';
+  if (checkpoint.kind === 'absent') return `${who} created it: it is deleted`;
+  if (current.kind === 'absent') return `${who} deleted it: it is re-created`;
+  return `${who} changed it: its checkpoint version is written back`;
 }
 
 /**

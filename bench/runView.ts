@@ -57,7 +57,7 @@ export async function measureRunView(o: { steps: number; streamSeconds: number; 
     runner: { events, isActive: () => active, decide: async () => undefined, send: async () => Promise.reject(new Error('not in the benchmark')) },
     threadRuns: (id: string) => threadRuns(store, id),
     readOnlyReason: async () => null,
-    actions: { run: async () => undefined, waypoint: async () => undefined, showDiff: async () => undefined },
+    actions: { run: async () => undefined, waypoint: async () => undefined, restore: async () => undefined, showDiff: async () => undefined },
     log: { info: () => undefined, warn: o.log },
   };
   const open = async (browser?: Awaited<ReturnType<typeof openRunViewPage>>['browser']) => {

@@ -47,6 +47,7 @@ const actions: Actions = {
   toolOutput: (runId, toolCallId) => request('toolOutput', { runId, toolCallId }).then((r) => r.text),
   run: (runId, action) => void request('runAction', { runId, action }).catch(showError),
   waypoint: (runId, seq, action) => void request('waypointAction', { runId, seq, action }).catch(showError),
+  restore: (runId, restoreId, action) => void request('restoreAction', { runId, restoreId, action }).catch(showError),
   readOnly: () => state?.readOnly != null,
   expanded: new Map(),
 };

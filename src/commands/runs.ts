@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { pickModel } from '../models/picker';
 import { ResumeNeedsConfirmationError, errorMessage } from '../runner/errors';
+import { lastJournaledSeq } from '../runner/files/restorePlan';
 import type { ModelRef } from '../runner/modelRef';
 import { PROVIDER_ADAPTER } from '../runner/provider';
 import type { RunHandle } from '../runner/runner';
@@ -190,8 +191,9 @@ async function forkRun(c: CommandContext, arg?: unknown, opts: { withFiles?: boo
 
 /** Conversation only, or conversation and files — asked only when the agent changed files after the checkpoint. */
 async function askWithFiles(c: CommandContext, target: { runId: string; seq: number }): Promise<boolean | undefined> {
-  const effects = await c.store.listEffects(target.runId);
-  if (!effects.some((e) => (e.checkpoint_seq ?? -1) >= target.seq && (e.files?.length ?? 0) > 0)) return false;
+  const [effects, restores] = await Promise.all([c.store.listEffects(target.runId), c.store.listRestores(target.runId)]);
+  const last = lastJournaledSeq(effects, restores);
+  if (last === null || last < target.seq) return false;
   const pick = await vscode.window.showQuickPick(
     [
       { label: 'Conversation only', detail: 'The fork starts from the checkpoint; the files stay as they are now.', files: false },

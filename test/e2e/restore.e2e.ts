@@ -1,13 +1,13 @@
 // Restoring files in the real workbench (packaged VSIX, code-server, Chromium): the checkpoint's
 // context menu → the preview (screenshot) → Enter → the files on disk; Undo restore brings the
 // agent's versions back; Fork from checkpoint with files → Resume fork → the fork completes from
-// files and conversation that match.
+// files and conversation that match. From the run view: a waypoint's Restore files to here, the restore card and its Undo.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
-import { useWorkbench, type Workbench } from './harness';
+import { setColorTheme, useWorkbench, type Workbench } from './harness';
 
 const call = (name: string, args: Record<string, unknown>) => ({ reply: { content: `(offline demo model) ${name}`, tool_calls: [{ name, arguments: args }] } });
 const SCENARIO: Scenario = {
@@ -114,5 +114,83 @@ describe('e2e: restore files to a checkpoint', () => {
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n', 'the fork ran step 1’s write again on the restored file');
     assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
     await wb.screenshot('e2e-r-fork-completed');
+  });
+});
+
+describe('e2e: restore files from the run view', () => {
+  const VIEW_SCENARIO: Scenario = {
+    name: 'e2e-run-view-restore',
+    description: 'offline demo model: write a file, run a command that makes one, answer',
+    model: DEMO_MODEL_ID,
+    subconversations: [],
+    turns: [
+      call('write_file', { path: 'view/a.txt', content: 'agent A\n' }),
+      call('run_command', { command: 'printf cmd > view/cmd.txt' }),
+      { reply: { content: '(offline demo model) Wrote a.txt and made cmd.txt.' } },
+    ],
+  };
+  let server: ModelServer | undefined;
+  before(async () => (server = await startModelServer({ scenario: VIEW_SCENARIO })));
+  after(async () => server?.close());
+  const workbench = useWorkbench(() => ({
+    settings: {
+      'agentWaypoints.provider.baseUrl': server!.url,
+      'agentWaypoints.provider.model': DEMO_MODEL_ID,
+      'agentWaypoints.approval.write': 'auto',
+      'agentWaypoints.approval.command': 'auto',
+    },
+  }));
+
+  it('(s) the waypoint’s Restore files to here → preview → the restore card in the run view; Fork from here asks about files; the card’s Undo', async () => {
+    const wb = workbench();
+    const file = (rel: string) => path.join(wb.workspace, 'view', rel);
+    fs.mkdirSync(path.dirname(file('a.txt')), { recursive: true });
+    fs.writeFileSync(file('a.txt'), 'original a\n');
+
+    await wb.runCommand('Agent Waypoints: Start agent run');
+    await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
+    await wb.page.locator('.quick-input-widget input').fill('Write in view');
+    await wb.page.locator('.quick-input-widget input').press('Enter');
+    const frame = await wb.webviewFrame('.msg.assistant.final', 90_000);
+    assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
+    const step = (n: number) => frame.locator(`.waypoint[data-step="${n}"]`);
+    assert.equal(await step(3).locator('button.restore-here').count(), 0, 'the answer step changed no files: nothing to restore to it');
+
+    // Restore files to here, on step 1's marker: the command's question, then the preview.
+    await step(1).locator('button.restore-here').click();
+    await (await quickPickRow(wb, 'Restore files')).click();
+    await quickPickRow(wb, 'view/cmd.txt');
+    assert.match((await wb.page.locator('.quick-input-widget input').getAttribute('placeholder')) ?? '', /2 files to restore, 0 kept/);
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\n', 'nothing changes before Enter');
+    await wb.page.locator('.quick-input-widget input').press('Enter');
+    await until('the restored files', () => !fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'original a\n');
+
+    // The restore is a card in the run view, after the run's last step.
+    const card = frame.locator('section.restore', { hasText: 'Files restored to step 1' });
+    await card.waitFor({ timeout: 30_000 });
+    assert.match(await card.locator('.counts').innerText(), /^2 restored$/);
+    assert.deepEqual(await card.locator('li.file .path').allInnerTexts(), ['view/a.txt', 'view/cmd.txt']);
+    assert.match(await card.locator('li.file', { hasText: 'view/cmd.txt' }).innerText(), /the agent created it/);
+    await wb.page.keyboard.press('Escape'); // the "Restored 2 files" toast
+    await setColorTheme(wb, 'Default Light Modern', 'vs');
+    await card.scrollIntoViewIfNeeded();
+    await wb.screenshot('e2e-s-restore-card-light');
+
+    // Fork from here asks what the Fork command asks (files changed after the checkpoint: the restore's own writes).
+    await step(1).locator('button.action', { hasText: 'Fork from here' }).click();
+    await quickPickRow(wb, 'Conversation and files');
+    assert.ok(await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Conversation only' }).isVisible());
+    await wb.page.keyboard.press('Escape');
+
+    // Undo this restore: the same preview, then the agent's files are back and a second card says so.
+    await card.locator('vscode-button', { hasText: 'Undo this restore' }).click();
+    await quickPickRow(wb, 'view/cmd.txt');
+    await wb.page.locator('.quick-input-widget input').press('Enter');
+    await until('the undone restore', () => fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'agent A\n', 30_000);
+    const undone = frame.locator('section.restore').nth(1);
+    await undone.waitFor({ timeout: 30_000 });
+    assert.match(await undone.innerText(), /an earlier restore deleted it: it is re-created/);
+    await undone.scrollIntoViewIfNeeded();
+    await wb.screenshot('e2e-s-restore-cards-light');
   });
 });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../src/commands/ids';
 import type { RestoreRecord } from '../../src/store/api/schema';
+import type { TranscriptItem } from '../../src/views/run/items';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { activated, configure, waitForState } from './helpers';
@@ -109,6 +110,89 @@ describe('restore files in a real extension host', () => {
     assert.equal((await api.store!.listEffects(forkId))[0]?.files?.[0]?.before.kind, 'file', 'the fork journals its own changes from the restored files');
   });
 });
+
+describe('restore files from the run view in a real extension host', () => {
+  const VIEW_SCENARIO: Scenario = {
+    name: 'in-host-run-view-restore',
+    description: 'offline demo model: write a file, then answer',
+    model: DEMO_MODEL_ID,
+    subconversations: [],
+    turns: [call('write_file', { path: 'runview/a.txt', content: 'agent A\n' }), { reply: { content: '(offline demo model) Wrote a.txt.' } }],
+  };
+  let model: ModelServer;
+  const settings = { 'agentWaypoints.approval.write': 'auto' };
+  before(async () => {
+    model = await startModelServer({ scenario: VIEW_SCENARIO });
+    await configure({ 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID, ...settings });
+  });
+  after(async () => {
+    await configure(Object.fromEntries(Object.keys(settings).map((k) => [k, undefined])));
+    await model.close();
+  });
+
+  it('the run view’s Restore files to here opens the preview, restores on accept, shows the card; its Undo restores back', async () => {
+    const api = await activated();
+    const file = path.join(vscode.workspace.workspaceFolders![0]!.uri.fsPath, 'runview', 'a.txt');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, 'original A\n');
+    const runId = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Write a.txt for the run view'))!;
+    assert.equal(await waitForState(api, runId, ['completed', 'paused_error']), 'completed');
+    const view = (await api.panels!.show(runId))!;
+    const find = <K extends TranscriptItem['kind']>(kind: K, pred: (i: Extract<TranscriptItem, { kind: K }>) => boolean = () => true) =>
+      until(`a ${kind} item`, () => view.controller.transcript.find((i) => i.kind === kind && pred(i as Extract<TranscriptItem, { kind: K }>)) as Extract<TranscriptItem, { kind: K }> | undefined);
+    const step1 = await find('waypoint', (w) => w.step === 1);
+    const step2 = await find('waypoint', (w) => w.step === 2);
+    assert.deepEqual([step1.filesAfter, step2.filesAfter], [true, false]);
+    const request = (id: number, method: string, params: Record<string, unknown>) => view.controller.receive({ type: 'request', id, method, params });
+
+    // A forged request for the answer step (nothing changed after it) is refused before any UI.
+    await request(1, 'waypointAction', { runId, seq: step2.seq, action: 'restoreFiles' });
+    assert.equal(view.rejectedMessages, 1);
+
+    // Restore files to here: the command asks (restore / and rewind), then the preview; nothing changes before Enter.
+    const restoring = request(2, 'waypointAction', { runId, seq: step1.seq, action: 'restoreFiles' });
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(fs.readFileSync(file, 'utf8'), 'agent A\n', 'nothing is written while the pickers are open');
+    assert.deepEqual(await api.store!.listRestores(runId), []);
+    const [record] = await acceptUntil(async () => (await api.store!.listRestores(runId)).filter((r) => r.to_seq === step1.seq));
+    await restoring;
+    assert.equal(view.rejectedMessages, 1, 'the real request was accepted');
+    assert.equal(fs.readFileSync(file, 'utf8'), 'original A\n');
+    assert.deepEqual(record!.files.map((f) => [f.path, f.action]), [['runview/a.txt', 'reverted']]);
+    const card = await find('restore', (r) => r.restoreId === record!.id);
+    assert.deepEqual([card.toStep, card.counts, card.undoable], [1, '1 restored', true]);
+
+    // Undo this restore: the preview again (no rewind question), then the agent's version is back.
+    const undoing = request(3, 'restoreAction', { runId, restoreId: record!.id, action: 'undo' });
+    await acceptUntil(async () => (await api.store!.listRestores(runId)).filter((r) => r.to_seq === record!.checkpoint_seq));
+    await undoing;
+    assert.equal(fs.readFileSync(file, 'utf8'), 'agent A\n');
+    await find('restore', (r) => r.toSeq === record!.checkpoint_seq);
+    view.panel.dispose();
+  });
+});
+
+/** Waits for a value (polling). */
+async function until<T>(what: string, get: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await get();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Presses Enter in whatever quick input is open (the rewind question, the preview) until `done` lists something. */
+async function acceptUntil<T>(done: () => Promise<T[]>): Promise<T[]> {
+  return until('the restore to be recorded', async () => {
+    const got = await done();
+    if (got.length > 0) return got;
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    await new Promise((r) => setTimeout(r, 400));
+    return undefined;
+  });
+}
 
 async function findRunNode(api: Awaited<ReturnType<typeof activated>>, runId: string) {
   for (let i = 0; i < 50; i++) {

@@ -1,8 +1,9 @@
 // Renders transcript items (one function per kind). Tool cards, with their inline approval, are
 // in toolCard.ts; actions go to the host through `Actions`.
-import type { TranscriptItem } from '../../../src/views/run/items';
+import type { TranscriptItem, WaypointItem } from '../../../src/views/run/items';
 import { badge, button, el, icon } from './dom';
 import { renderMarkdown } from './markdown';
+import { restoreCard } from './restoreCard';
 import { type Actions, toolCard } from './toolCard';
 
 export type { Actions };
@@ -26,23 +27,8 @@ export function renderItem(item: TranscriptItem, a: Actions): HTMLElement {
       return assistant(item.text, item.reasoning, { final: item.final, streaming: false });
     case 'tool':
       return toolCard(item, a);
-    case 'waypoint': {
-      const root = el('div', { class: 'waypoint', 'data-step': String(item.step), 'data-run-id': item.runId });
-      const label = el('span', { class: 'label' });
-      label.append(icon('location'), el('span', { class: 'step' }, `Step ${item.step}`), el('span', { class: 'summary' }, item.summary));
-      const phases = el('span', { class: 'phases' });
-      for (const p of item.phases) {
-        const chip = el('button', { class: 'phase', title: `Open checkpoint #${p.seq} (${p.phase})` }, p.phase.replace(/_/g, ' '));
-        chip.addEventListener('click', () => a.waypoint(item.runId, p.seq, 'openCheckpoint'));
-        phases.append(chip);
-      }
-      const last = item.phases[item.phases.length - 1];
-      const fork = el('button', { class: 'phase fork', title: 'A new run continuing from this step' });
-      fork.append(icon('repo-forked'), document.createTextNode(' Fork from here'));
-      if (last) fork.addEventListener('click', () => a.waypoint(item.runId, last.seq, 'forkHere'));
-      root.append(label, phases, ...(last ? [fork] : []));
-      return root;
-    }
+    case 'waypoint':
+      return waypoint(item, a);
     case 'status': {
       const root = el('div', { class: `status state-${item.state}`, role: 'status' });
       const head = el('div', { class: 'head' });
@@ -53,7 +39,47 @@ export function renderItem(item: TranscriptItem, a: Actions): HTMLElement {
       if (item.resumable) root.append(button('Resume', 'debug-continue', () => a.run(item.runId, 'resume')));
       return root;
     }
+    case 'restore':
+      return restoreCard(item, a);
   }
+}
+
+/**
+ * A step's marker: its checkpoints (each opens), and what can be done from where the step began —
+ * fork (the command asks: conversation only, or conversation and files) and restore the files,
+ * offered only when the agent changed files after it, disabled (saying why) while it cannot run.
+ */
+function waypoint(item: WaypointItem, a: Actions): HTMLElement {
+  const root = el('div', { class: 'waypoint', 'data-step': String(item.step), 'data-run-id': item.runId });
+  const label = el('span', { class: 'label' });
+  label.append(icon('location'), el('span', { class: 'step' }, `Step ${item.step}`), el('span', { class: 'summary' }, item.summary));
+  const phases = el('span', { class: 'phases' });
+  for (const p of item.phases) {
+    const chip = el('button', { class: 'phase', title: `Open checkpoint #${p.seq} (${p.phase})` }, p.phase.replace(/_/g, ' '));
+    chip.addEventListener('click', () => a.waypoint(item.runId, p.seq, 'openCheckpoint'));
+    phases.append(chip);
+  }
+  root.append(label, phases);
+  const seq = item.seq;
+  if (seq === null) return root;
+  const forkTitle = `A new run from checkpoint #${seq}, where step ${item.step} began${item.filesAfter ? ' (conversation only, or conversation and files)' : ''}`;
+  root.append(linkButton('Fork from here', 'repo-forked', forkTitle, () => a.waypoint(item.runId, seq, 'forkHere')));
+  if (item.filesAfter) {
+    const blocked = a.readOnly() ? 'Read-only here: files cannot be restored.' : item.running ? 'The run is executing: cancel it before restoring its files.' : null;
+    const title = blocked ?? `Put back the files the agent changed from step ${item.step} on, as they were at checkpoint #${seq} (a preview shows every file first)`;
+    const restore = linkButton('Restore files to here', 'discard', title, () => a.waypoint(item.runId, seq, 'restoreFiles'));
+    restore.classList.add('restore-here');
+    if (blocked) restore.setAttribute('disabled', '');
+    root.append(restore);
+  }
+  return root;
+}
+
+function linkButton(text: string, iconName: string, title: string, onClick: () => void): HTMLElement {
+  const b = el('button', { class: 'phase action', title });
+  b.append(icon(iconName), document.createTextNode(` ${text}`));
+  b.addEventListener('click', onClick);
+  return b;
 }
 
 export function assistant(text: string, reasoning: string | null, o: { final: boolean; streaming: boolean }): HTMLElement {

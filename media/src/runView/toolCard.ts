@@ -3,7 +3,7 @@
 // waits — the approval in place: Approve, Reject… (reason), Edit arguments…, Show diff.
 import type { ToolItem } from '../../../src/views/run/items';
 import type { Method, Params } from '../../../src/views/run/protocol';
-import type { RunAction, WaypointAction } from '../../../src/views/run/items';
+import type { RestoreAction, RunAction, WaypointAction } from '../../../src/views/run/items';
 import { badge, button, el, icon } from './dom';
 import { highlight } from './markdown';
 
@@ -14,6 +14,7 @@ export interface Actions {
   toolOutput(runId: string, toolCallId: string): Promise<string>;
   run(runId: string, action: RunAction): void;
   waypoint(runId: string, seq: number, action: WaypointAction): void;
+  restore(runId: string, restoreId: string, action: RestoreAction): void;
   readOnly(): boolean;
   /** Cards the user opened or closed keep that across re-renders. */
   expanded: Map<string, boolean>;

@@ -56,6 +56,14 @@ export interface PlanInput {
   notes?: readonly string[];
 }
 
+/** What a restore wrote (its record's other files it left as they were). */
+const RESTORE_WRITES: ReadonlySet<RestoreFile['action']> = new Set(['reverted', 'partly_reverted', 'overwritten']);
+
+/** The restore wrote at least one file (so restoring to the checkpoint it followed undoes it). */
+export function restoreWrote(r: RestoreRecord): boolean {
+  return r.files.some((f) => RESTORE_WRITES.has(f.action));
+}
+
 /**
  * The journal's changes after checkpoint `toSeq`, oldest first: tool calls whose intent followed it,
  * and the writes of earlier restores applied after it (so a later restore can undo a restore).
@@ -71,7 +79,7 @@ export function changesAfter(effects: readonly Effect[], toSeq: number, restores
   for (const { effect: e, restore: r } of entries) {
     if (r) {
       for (const f of r.files) {
-        if (f.action === 'reverted' || f.action === 'partly_reverted' || f.action === 'overwritten') {
+        if (RESTORE_WRITES.has(f.action)) {
           changes.push({ toolCallId: r.id, toolName: 'restore', step: 0, interrupted: false, change: { path: f.path, before: f.from, after: f.to } });
         }
       }
@@ -86,6 +94,19 @@ export function changesAfter(effects: readonly Effect[], toSeq: number, restores
     }
   }
   return { changes, notes };
+}
+
+/**
+ * The newest checkpoint with a journaled file change after it (the same entries `changesAfter`
+ * reads), or null: a restore to checkpoint `seq` has something to plan exactly when `seq` ≤ this.
+ * One pass, so a view can ask it once for every waypoint of a long run.
+ */
+export function lastJournaledSeq(effects: readonly Effect[], restores: readonly RestoreRecord[] = []): number | null {
+  let last: number | null = null;
+  const see = (seq: number) => (last = last === null ? seq : Math.max(last, seq));
+  for (const e of effects) if (e.checkpoint_seq !== undefined && (e.files?.length ?? 0) > 0) see(e.checkpoint_seq);
+  for (const r of restores) if (restoreWrote(r)) see(r.checkpoint_seq);
+  return last;
 }
 
 export function planRestore(input: PlanInput): RestorePlan {
@@ -129,7 +150,7 @@ function planFile(path: string, chain: JournaledChange[], current: FileVersion, 
     }
     state = c.change.before;
   }
-  if (i < 0) return { ...base, action: 'revert', reason: revertReason(checkpoint, current), target: state, overwritable: false };
+  if (i < 0) return { ...base, action: 'revert', reason: revertReason(checkpoint, current, chain), target: state, overwritable: false };
   if (i === chain.length - 1) {
     // The walk stopped at the newest change: either the file moved on (a conflict) or that change's earlier content is unknown.
     const action = sameVersion(current, chain[i]!.change.after) ? 'unrestorable' : 'conflict';
@@ -142,10 +163,12 @@ function describe(c: JournaledChange): string {
   return c.toolName === 'restore' ? `an earlier restore (${c.toolCallId})` : `${c.toolName} at step ${c.step}`;
 }
 
-function revertReason(checkpoint: FileVersion, current: FileVersion): string {
-  if (checkpoint.kind === 'absent') return 'the agent created it: it is deleted';
-  if (current.kind === 'absent') return 'the agent deleted it: it is re-created';
-  return 'the agent changed it: its checkpoint version is written back';
+/** Undoing a restore reverts what that restore wrote, not what the agent did: say who. */
+function revertReason(checkpoint: FileVersion, current: FileVersion, chain: readonly JournaledChange[]): string {
+  const who = chain.every((c) => c.toolName === 'restore') ? 'an earlier restore' : 'the agent';
+  if (checkpoint.kind === 'absent') return `${who} created it: it is deleted`;
+  if (current.kind === 'absent') return `${who} deleted it: it is re-created`;
+  return `${who} changed it: its checkpoint version is written back`;
 }
 
 /**

@@ -1,7 +1,10 @@
-// What the run view's buttons do in the editor: commands for run and waypoint actions, VS Code's
-// diff editor for edits (the proposed change while it waits, the edit itself once decided).
+// What the run view's buttons do in the editor: commands for run, waypoint and restore actions (the
+// same flows as the tree and the palette: Fork asks conversation only / conversation and files,
+// Restore asks whether to rewind too and previews every file), VS Code's diff editor for edits (the
+// proposed change while it waits, the edit itself once decided).
 import * as vscode from 'vscode';
 import { CommandIds } from '../../commands/ids';
+import { restoreMarkdown } from '../restore/summary';
 import type { CheckpointStore } from '../../store/api/types';
 import type { RunViewDeps } from './controller';
 import type { ProposedDocuments } from './proposed';
@@ -25,8 +28,21 @@ export function runViewActions(d: { store: CheckpointStore; proposed: ProposedDo
       }
     },
     async waypoint(runId, seq, action) {
-      if (action === 'openCheckpoint') await vscode.commands.executeCommand(CommandIds.openCheckpoint, { runId, seq });
-      else await vscode.commands.executeCommand(CommandIds.forkFromCheckpoint, { runId, seq });
+      const command = { openCheckpoint: CommandIds.openCheckpoint, forkHere: CommandIds.forkFromCheckpoint, restoreFiles: CommandIds.restoreFiles }[action];
+      await vscode.commands.executeCommand(command, { runId, seq });
+    },
+    async restore(runId, record, action) {
+      switch (action) {
+        // Undo = restore to the checkpoint the restore followed: its writes are journaled after it (as the notification's Undo restore).
+        case 'undo':
+          return void (await vscode.commands.executeCommand(CommandIds.restoreFiles, { runId, seq: record.checkpoint_seq }, { rewind: false }));
+        case 'showDetails': {
+          const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: restoreMarkdown(record) });
+          return void (await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside }));
+        }
+        case 'openFork':
+          return void (await vscode.commands.executeCommand(CommandIds.openRun, record.forked_run_id));
+      }
     },
     async showDiff(runId, toolCallId) {
       const approval = (await d.store.listApprovals(runId)).find((a) => a.tool_call_id === toolCallId);

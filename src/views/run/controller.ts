@@ -6,9 +6,10 @@ import { errorMessage } from '../../common/errors';
 import type { RunnerEvent } from '../../runner/events';
 import type { DecisionInput, SendOutcome } from '../../runner/runner';
 import type { Emitter } from '../../common/emitter';
-import type { RunSummary } from '../../store/api/schema';
+import { lastJournaledSeq, restoreWrote } from '../../runner/files/restorePlan';
+import type { RestoreRecord, RunSummary } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
-import type { RunAction, WaypointAction } from './items';
+import type { RestoreAction, RunAction, WaypointAction } from './items';
 import { type HostMessage, type Method, type Params, parseWebviewMessage, type RequestMessage, type Result } from './protocol';
 import { composerHint, runHeader } from './header';
 import { ThreadTranscript } from './thread';
@@ -29,6 +30,8 @@ export interface RunViewDeps {
   actions: {
     run(runId: string, action: RunAction): Promise<void>;
     waypoint(runId: string, seq: number, action: WaypointAction): Promise<void>;
+    /** A restore card's action on its record (read from the store by the controller). */
+    restore(runId: string, record: RestoreRecord, action: RestoreAction): Promise<void>;
     showDiff(runId: string, toolCallId: string): Promise<void>;
   };
   log: { info(m: string): void; warn(m: string): void };
@@ -136,8 +139,14 @@ export class RunViewController extends DisposableBase {
         await this.deps.actions.run(runId, msg.params.action);
         return {};
       case 'waypointAction':
+        await this.checkWaypoint(runId, msg.params.seq, msg.params.action);
         await this.deps.actions.waypoint(runId, msg.params.seq, msg.params.action);
         return {};
+      case 'restoreAction': {
+        const record = await this.checkRestore(runId, msg.params.restoreId, msg.params.action);
+        await this.deps.actions.restore(runId, record, msg.params.action);
+        return {};
+      }
       case 'send': {
         await this.mustBeWritable(runId);
         const out = await this.deps.runner.send(runId, msg.params.text, { id: msg.params.clientId });
@@ -152,6 +161,33 @@ export class RunViewController extends DisposableBase {
   private async mustBeWritable(runId: string): Promise<void> {
     const reason = await this.deps.readOnlyReason(runId);
     if (reason) throw new Error(reason);
+  }
+
+  /** A stale or forged waypoint names a checkpoint the run does not have; a restore needs a writable, idle run with file changes after it. */
+  private async checkWaypoint(runId: string, seq: number, action: WaypointAction): Promise<void> {
+    const run = this.transcript.runList.find((r) => r.run_id === runId)!;
+    if (seq > run.last_seq) throw new Error(`checkpoint #${seq} is not in run ${runId} (its last is #${run.last_seq})`);
+    if (action !== 'restoreFiles') return;
+    await this.mustBeIdleAndWritable(runId);
+    const [effects, restores] = await Promise.all([this.deps.store.listEffects(runId), this.deps.store.listRestores(runId)]);
+    const last = lastJournaledSeq(effects, restores);
+    if (last === null || seq > last) throw new Error(`the agent changed no files after checkpoint #${seq} of run ${runId}: there is nothing to restore`);
+  }
+
+  private async checkRestore(runId: string, restoreId: string, action: RestoreAction): Promise<RestoreRecord> {
+    const record = (await this.deps.store.listRestores(runId)).find((r) => r.id === restoreId);
+    if (!record) throw new Error(`run ${runId} has no restore ${restoreId}`);
+    if (action === 'openFork' && !record.forked_run_id) throw new Error(`restore ${restoreId} made no fork`);
+    if (action === 'undo') {
+      if (!restoreWrote(record)) throw new Error(`restore ${restoreId} wrote no files: there is nothing to undo`);
+      await this.mustBeIdleAndWritable(runId);
+    }
+    return record;
+  }
+
+  private async mustBeIdleAndWritable(runId: string): Promise<void> {
+    await this.mustBeWritable(runId);
+    if (this.deps.runner.isActive(runId)) throw new Error(`run ${runId} is executing; cancel it before restoring its files`);
   }
 
   private async fullOutput(runId: string, toolCallId: string): Promise<string> {

@@ -1,6 +1,6 @@
 // The run view's transcript items: what the host sends and the webview renders. One zod schema per
 // item kind (the source of truth for both sides); vscode-free, bundled into the webview too.
-// A new kind (e.g. a file-restore record) is one more schema here, one builder case, one renderer.
+// A new kind is one more schema here, one builder case, one renderer.
 import { z } from 'zod';
 
 const Key = z.string().min(1).max(300);
@@ -60,6 +60,12 @@ export const WaypointItem = z.object({
   /** A one-line summary: "edit_file src/slugify.js · approved". */
   summary: z.string(),
   phases: z.array(z.object({ seq: z.number().int(), phase: z.string() })),
+  /** The checkpoint "here" names: the step's first (files and conversation as the step began); null: none yet. */
+  seq: z.number().int().positive().nullable(),
+  /** The file journal holds changes after `seq`: "Restore files to here" has something to restore. */
+  filesAfter: z.boolean(),
+  /** The run executes in this window now (its files cannot be restored until it stops). */
+  running: z.boolean(),
 });
 export const StatusItem = z.object({
   kind: z.literal('status'),
@@ -70,22 +76,50 @@ export const StatusItem = z.object({
   resumable: z.boolean(),
 });
 
-export const TranscriptItem = z.discriminatedUnion('kind', [TurnItem, UserItem, AssistantItem, ToolItem, WaypointItem, StatusItem]);
+/** A restore of the run's files (its audit record), after the checkpoint it followed. */
+export const RestoreItem = z.object({
+  kind: z.literal('restore'),
+  key: Key,
+  runId: RunId,
+  restoreId: z.string().min(1).max(200),
+  toSeq: z.number().int().positive(),
+  /** The step of checkpoint `toSeq`; null when that checkpoint is not in the run's list. */
+  toStep: z.number().int().nullable(),
+  createdMs: z.number().int(),
+  /** "2 restored · 1 kept" (summary.ts's restoreCounts). */
+  counts: z.string(),
+  /** The first files of the record: what happened to each, and why. */
+  files: z.array(z.object({ path: z.string(), action: z.string(), what: z.string(), reason: z.string() })),
+  /** Files of the record not in `files` (the details document lists them all). */
+  moreFiles: z.number().int().nonnegative(),
+  notes: z.array(z.string()),
+  forkedRunId: RunId.nullable(),
+  /** The restore wrote something, so restoring to the checkpoint it followed undoes it. */
+  undoable: z.boolean(),
+});
+
+export const TranscriptItem = z.discriminatedUnion('kind', [TurnItem, UserItem, AssistantItem, ToolItem, WaypointItem, StatusItem, RestoreItem]);
 export type TranscriptItem = z.infer<typeof TranscriptItem>;
 export type ToolItem = z.infer<typeof ToolItem>;
+export type WaypointItem = z.infer<typeof WaypointItem>;
+export type RestoreItem = z.infer<typeof RestoreItem>;
 export type ItemKind = TranscriptItem['kind'];
 
 /** Per item, what the webview needs before the item itself: its key and a height estimate (px). */
 export const OutlineEntry = z.tuple([Key, z.number().int().nonnegative()]);
 export type OutlineEntry = z.infer<typeof OutlineEntry>;
 
-/** Waypoint actions: one more (e.g. "restore files to here") is one more entry. */
-export const WAYPOINT_ACTIONS = ['openCheckpoint', 'forkHere'] as const;
+/** Waypoint actions: open a checkpoint, fork from it, restore the files to it. */
+export const WAYPOINT_ACTIONS = ['openCheckpoint', 'forkHere', 'restoreFiles'] as const;
 export type WaypointAction = (typeof WAYPOINT_ACTIONS)[number];
 
 /** Run actions offered in the header, when they apply. */
 export const RUN_ACTIONS = ['cancel', 'resume', 'fork', 'export', 'openInTree'] as const;
 export type RunAction = (typeof RUN_ACTIONS)[number];
+
+/** A restore card's actions: undo it (restore to the checkpoint it followed), its details, the fork it made. */
+export const RESTORE_ACTIONS = ['undo', 'showDetails', 'openFork'] as const;
+export type RestoreAction = (typeof RESTORE_ACTIONS)[number];
 
 /** A height estimate before the item is measured (px), from its kind and text length. */
 export function estimateHeight(item: TranscriptItem): number {
@@ -103,5 +137,7 @@ export function estimateHeight(item: TranscriptItem): number {
       return 30;
     case 'status':
       return 64;
+    case 'restore':
+      return 92 + 20 * item.files.length + 20 * item.notes.length;
   }
 }

@@ -4,7 +4,7 @@
 // runner re-checks tool_call_id and input_hash before writing a decision). No `vscode` import:
 // the webview bundles this file.
 import { z } from 'zod';
-import { OutlineEntry, RUN_ACTIONS, TranscriptItem, WAYPOINT_ACTIONS } from './items';
+import { OutlineEntry, RESTORE_ACTIONS, RUN_ACTIONS, TranscriptItem, WAYPOINT_ACTIONS } from './items';
 
 const Id = z.string().min(1).max(200);
 const InputHash = z.string().regex(/^[0-9a-f]{64}$/);
@@ -29,7 +29,10 @@ export const Requests = {
   /** The whole result of a tool call (the item carries a preview). */
   toolOutput: request(z.strictObject({ runId: Id, toolCallId: Id }), z.object({ text: z.string() })),
   runAction: request(z.strictObject({ runId: Id, action: z.enum(RUN_ACTIONS) }), Ok),
+  /** The host checks the checkpoint is the run's, and for restoreFiles that the run can be written and has file changes after it. */
   waypointAction: request(z.strictObject({ runId: Id, seq: z.number().int().positive(), action: z.enum(WAYPOINT_ACTIONS) }), Ok),
+  /** A restore card names its record; what to undo or open is read from the store, never taken from the view. */
+  restoreAction: request(z.strictObject({ runId: Id, restoreId: Id, action: z.enum(RESTORE_ACTIONS) }), Ok),
   /** The composer: a message to the thread's latest run (queued while it works, else a follow-up turn). */
   send: request(
     z.strictObject({ runId: Id, text: z.string().trim().min(1).max(100_000), clientId: Id }),

@@ -14,7 +14,7 @@ export interface LiveRuns {
 /** Loads what buildRunItems needs for one run. */
 export async function loadRunData(store: CheckpointStore, run: RunSummary, turn: number, live: LiveRuns): Promise<RunData> {
   const id = run.run_id;
-  const [records, snapshot, approvals, effects, inbox] = await Promise.all([
+  const [records, snapshot, approvals, effects, inbox, restores] = await Promise.all([
     store.list(id, { limit: Number.MAX_SAFE_INTEGER }).then((r) => r.reverse()),
     store.loadSnapshot(id).then(
       (s) => s.snapshot,
@@ -23,8 +23,9 @@ export async function loadRunData(store: CheckpointStore, run: RunSummary, turn:
     store.listApprovals(id),
     store.listEffects(id),
     store.listInbox(id),
+    store.listRestores(id),
   ]);
-  return { run, turn, records, snapshot, approvals, effects, inbox, live: { active: live.isActive(id), runningCalls: live.runningCalls(id) } };
+  return { run, turn, records, snapshot, approvals, effects, inbox, restores, live: { active: live.isActive(id), runningCalls: live.runningCalls(id) } };
 }
 
 /** The runs of a thread, oldest first (from the store's index: no run's log is read). */

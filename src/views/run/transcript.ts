@@ -3,9 +3,11 @@
 // a waypoint per step with its checkpoints, and why the run stopped. Inherited messages of a
 // follow-up turn are not repeated: the thread shows them in the earlier turn.
 import { structuredPatch } from 'diff';
-import type { Approval, ChatMessage, CheckpointRecord, Effect, InboxMessage, RunSummary, RuntimeSnapshot, ToolCall, ToolExecutionRecord } from '../../store/api/schema';
+import { lastJournaledSeq } from '../../runner/files/restorePlan';
+import type { Approval, ChatMessage, CheckpointRecord, Effect, InboxMessage, RestoreRecord, RunSummary, RuntimeSnapshot, ToolCall, ToolExecutionRecord } from '../../store/api/schema';
 import { isTerminalState } from '../../store/api/schema';
 import type { ToolItem, TranscriptItem } from './items';
+import { placeRestores } from './restores';
 
 export const OUTPUT_PREVIEW_CHARS = 4000;
 const DIFF_MAX_LINES = 400;
@@ -21,6 +23,8 @@ export interface RunData {
   approvals: readonly Approval[];
   effects: readonly Effect[];
   inbox: readonly InboxMessage[];
+  /** Restores of the run's files, in the order they were recorded. */
+  restores: readonly RestoreRecord[];
   /** The run executes in this window now, and the tool calls running this moment. */
   live: { active: boolean; runningCalls: ReadonlySet<string> };
 }
@@ -59,7 +63,7 @@ export function buildRunItems(d: RunData): TranscriptItem[] {
   if (d.run.state !== 'completed' && d.run.state !== 'running' && d.run.state !== 'awaiting_approval') {
     out.push({ kind: 'status', key: `${runId}:status`, runId, state: d.run.state, detail: d.run.state_detail, resumable: !isTerminalState(d.run.state) });
   }
-  return out;
+  return placeRestores(out, d.restores, d.records);
 }
 
 /** Index of each assistant message → the step whose post_llm checkpoint holds it. */
@@ -71,6 +75,8 @@ function assistantSteps(records: RunData['records']): Map<number, number> {
 
 interface ToolContext {
   d: RunData;
+  /** The newest checkpoint with a journaled file change after it (null: none). */
+  lastChangeSeq: number | null;
   callById: Map<string, ToolCall>;
   results: Map<string, string>;
   execs: Map<string, ToolExecutionRecord>;
@@ -88,6 +94,7 @@ function toolContext(d: RunData, messages: readonly ChatMessage[]): ToolContext 
   }
   return {
     d,
+    lastChangeSeq: lastJournaledSeq(d.effects, d.restores),
     callById,
     results,
     execs: new Map((d.snapshot?.tool_executions ?? []).map((e) => [e.tool_call_id, e])),
@@ -189,10 +196,16 @@ function editDiff(name: string, args: Record<string, unknown> | null): string[] 
   return lines;
 }
 
-/** The marker of a step: its checkpoints and a one-line summary for the view and the tree. */
+/**
+ * The marker of a step: its checkpoints and a one-line summary for the view and the tree. "Here" is
+ * the step's first checkpoint: where the marker stands, before the step's model call and tools, so
+ * restoring files (or forking with them) to it undoes what the step changed.
+ */
 function waypoint(d: RunData, step: number, ctx: ToolContext): TranscriptItem {
   const phases = d.records.filter((r) => r.step === step).map((r) => ({ seq: r.seq, phase: r.phase }));
-  return { kind: 'waypoint', key: `${d.run.run_id}:w:${step}`, runId: d.run.run_id, step, summary: stepSummary(d, step, ctx), phases };
+  const seq = phases[0]?.seq ?? null;
+  const filesAfter = seq !== null && ctx.lastChangeSeq !== null && seq <= ctx.lastChangeSeq;
+  return { kind: 'waypoint', key: `${d.run.run_id}:w:${step}`, runId: d.run.run_id, step, summary: stepSummary(d, step, ctx), phases, seq, filesAfter, running: d.live.active };
 }
 
 /** "edit_file src/slugify.js · approved", "read_file a.js, search_text x", "answer". */

@@ -82,6 +82,7 @@ describe('restore plan (pure)', () => {
     const later = changesAfter(effects, 9, [restore]);
     const undo = planRestore({ toSeq: 9, changes: later.changes, current: new Map([['f', v('f1')]]), dirty: new Set() });
     assert.deepEqual([undo.files[0]!.action, undo.files[0]!.target], ['revert', v('f2')], 'restoring to #9 undoes the restore');
+    assert.equal(undo.files[0]!.reason, 'an earlier restore changed it: its checkpoint version is written back', 'the restore changed it, not the agent');
     assert.deepEqual(changesAfter(effects, 1, []).changes.map((c) => c.toolCallId), ['c1', 'c2']);
   });
 });

@@ -15,7 +15,8 @@ const VALID: Record<keyof typeof Requests, unknown> = {
   showDiff: { runId: 'r1', toolCallId: 'c1' },
   toolOutput: { runId: 'r1', toolCallId: 'c1' },
   runAction: { runId: 'r1', action: 'resume' },
-  waypointAction: { runId: 'r1', seq: 3, action: 'openCheckpoint' },
+  waypointAction: { runId: 'r1', seq: 3, action: 'restoreFiles' },
+  restoreAction: { runId: 'r1', restoreId: 'restore-1', action: 'undo' },
   send: { runId: 'r1', text: 'also add a test', clientId: 'c-1' },
 };
 
@@ -44,6 +45,14 @@ describe('run view protocol', () => {
       req('approveAll', { runId: 'r', items: [] }),
       req('send', { runId: 'r', text: '   ', clientId: 'c' }),
       req('runAction', { runId: 'r', action: 'deleteEverything' }),
+      req('waypointAction', { runId: 'r', seq: 0, action: 'restoreFiles' }),
+      req('waypointAction', { runId: 'r', seq: 2.5, action: 'restoreFiles' }),
+      req('waypointAction', { runId: 'r', seq: 2, action: 'restoreEverything' }),
+      req('waypointAction', { runId: 'r', seq: 2, action: 'restoreFiles', withFiles: true }),
+      req('restoreAction', { runId: 'r', restoreId: '', action: 'undo' }),
+      req('restoreAction', { runId: 'r', restoreId: 'restore-1', action: 'redo' }),
+      req('restoreAction', { runId: 'r', restoreId: 'restore-1', action: 'openFork', forkedRunId: 'elsewhere' }), // the fork is read from the record, never from the view
+      req('restoreAction', { runId: 'r', action: 'undo' }),
       { type: 'ready', also: 1 },
     ];
     for (const m of bad) {

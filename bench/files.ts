@@ -1,17 +1,22 @@
 // The file journal's figures (issue 9), measured with the product's own code:
 //  - stored bytes per edit and restore-plan time on a 1000-step run of edits journaled by the
 //    FileJournal into the disk store (the loop's path: pre-image blobs, intent, write, post-image, result);
-//  - the command scan (before + after, plus git status when the workspace is a repository) on a
-//    generated 50,000-file workspace, against a shadow-git snapshot of the same tree as the peers
-//    take it (`git add -A && git commit` into a separate git dir), side by side in this process.
+//  - the command scan (list + stat before and after, plus git status when the workspace is a
+//    repository) on a generated 50,000-file workspace, with each file engine (VS Code's ripgrep
+//    from code-server's install, and the Node walk), against a shadow-git snapshot of the same tree
+//    as the peers take it (`git add -A && git commit` into a separate git dir), interleaved in this process.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { FileJournal } from '../src/runner/files/journal';
 import { prepareRestore } from '../src/runner/files/restore';
-import { editFile, runCommand } from '../src/runner/tools';
+import { findRipgrep } from '../src/ripgrepPath';
+import { createFileFinder, editFile, runCommand, type EngineName } from '../src/runner/tools';
 import { openDiskStore } from '../src/store';
 import type { CheckpointStore } from '../src/store/api/types';
+// @ts-expect-error plain ESM script without types
+import * as tools from '../scripts/tools.mjs';
 import { BENCH_OWNER } from './contenders/ours';
 import { median } from './stats';
 
@@ -34,14 +39,17 @@ export interface FileJournalResult {
 
 export interface ScanResult {
   files: number;
-  /** Our journal around one command that changes 10 files: before scan + after scan (+ git status). */
-  oursMs: number;
-  oursGitMs: number;
+  /** Our journal around one command that changes 10 files, per file engine: before scan + after scan (+ git status). */
+  oursMs: Record<EngineName, number>;
+  oursGitMs: Record<EngineName, number>;
   /** Shadow git: the first snapshot (the whole tree), then one after the same 10 changes. */
   shadowFirstMs: number;
   shadowNextMs: number;
-  changedFound: number;
+  /** 1-minute load average when the scan rounds began and ended (the machine is shared). */
+  load: [number, number];
 }
+
+const ENGINES: readonly EngineName[] = ['ripgrep', 'node'];
 
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
 
@@ -134,19 +142,36 @@ export async function measureFileJournal(base: string, opts: { edits: number; sc
 }
 
 async function measureScan(base: string, count: number, rounds: number): Promise<ScanResult> {
+  const rg = findRipgrep(tools.vscodeAppRoot as string);
+  if (!rg) throw new Error(`no ripgrep under ${tools.vscodeAppRoot}: run npm run tools`);
   const ws = path.join(base, 'scan-workspace');
   log(`  file journal: generating a ${count.toLocaleString('en')}-file workspace …`);
   generateWorkspace(ws, count);
-  const touch = (round: number) => {
-    for (let i = 0; i < 10; i++) fs.appendFileSync(path.join(ws, 'pkg0', `mod${i}`, `file${i * 100 + round}.ts`), `// change ${round}\n`);
+  let touched = 0;
+  // 10 files in 10 folders, different ones each time (a folder holds 100).
+  const touch = () => {
+    const k = touched++;
+    for (let i = 0; i < 10; i++) fs.appendFileSync(path.join(ws, 'pkg0', `mod${i}`, `file${i * 100 + k}.ts`), `// change ${k}\n`);
   };
-  const journal = new FileJournal({ workspaceRoot: ws });
+  const journals: Record<EngineName, FileJournal> = {
+    ripgrep: new FileJournal({ workspaceRoot: ws, finder: createFileFinder({ ripgrepPath: rg }) }),
+    node: new FileJournal({ workspaceRoot: ws, finder: createFileFinder() }),
+  };
   const noStore = { put: async (c: string) => `${c.length}`.padStart(64, '0'), effects: async () => [] };
-  const command = (round: number) => ({ command: `echo ${round}`, cwd: '.', timeout_ms: 60_000 });
-  const ours: number[] = [];
-  const oursGit: number[] = [];
+  const command = { command: 'echo bench', cwd: '.', timeout_ms: 60_000 };
+  /** One command's journal (scan before, 10 changes, scan after); fails the bench unless exactly those 10 are found. */
+  const journaled = async (engine: EngineName): Promise<number> => {
+    const t = performance.now();
+    const watch = await journals[engine].watch(runCommand, command, noStore);
+    touch();
+    const out = await watch!.finish(undefined);
+    const ms = performance.now() - t;
+    if (out.files.length !== 10 || !out.file_scan?.complete) throw new Error(`the ${engine} scan found ${out.files.length} changed files (${out.file_scan?.note ?? 'complete'})`);
+    return ms;
+  };
+  const ours = { ripgrep: [] as number[], node: [] as number[] };
+  const oursGit = { ripgrep: [] as number[], node: [] as number[] };
   const shadowNext: number[] = [];
-  let changedFound = 0;
   // Shadow git, as the peers snapshot: a separate git dir whose work tree is the workspace.
   const shadow = path.join(base, 'shadow.git');
   const env = { GIT_DIR: shadow, GIT_WORK_TREE: ws };
@@ -157,14 +182,12 @@ async function measureScan(base: string, count: number, rounds: number): Promise
   git(ws, ['add', '-A'], env);
   git(ws, ['commit', '-q', '-m', 'snapshot', '--no-verify'], env);
   const shadowFirstMs = performance.now() - t;
+  const loadBefore = os.loadavg()[0]!;
+  // Interleaved, the engines' order alternating per round: load drifts hit all alike.
+  const order = (r: number) => (r % 2 === 0 ? ENGINES : [...ENGINES].reverse());
   for (let r = 0; r < rounds; r++) {
     log(`  file journal: scan round ${r + 1}/${rounds} …`);
-    t = performance.now();
-    const watch = await journal.watch(runCommand, command(r), noStore);
-    touch(r);
-    const out = await watch!.finish(undefined);
-    ours.push(performance.now() - t);
-    changedFound = out.files.length;
+    for (const engine of order(r)) ours[engine].push(await journaled(engine));
     t = performance.now();
     git(ws, ['add', '-A'], env);
     git(ws, ['commit', '-q', '-m', `snapshot ${r}`, '--no-verify'], env);
@@ -180,13 +203,10 @@ async function measureScan(base: string, count: number, rounds: number): Promise
   await new Promise((r) => setTimeout(r, 1100));
   git(ws, ['status', '--porcelain']);
   for (let r = 0; r < rounds; r++) {
-    t = performance.now();
-    const watch = await journal.watch(runCommand, command(r), noStore);
-    touch(r + rounds);
-    await watch!.finish(undefined);
-    oursGit.push(performance.now() - t);
+    for (const engine of order(r)) oursGit[engine].push(await journaled(engine));
   }
-  return { files: count, oursMs: median(ours), oursGitMs: median(oursGit), shadowFirstMs, shadowNextMs: median(shadowNext), changedFound };
+  const med = (m: Record<EngineName, number[]>) => ({ ripgrep: median(m.ripgrep), node: median(m.node) });
+  return { files: count, oursMs: med(ours), oursGitMs: med(oursGit), shadowFirstMs, shadowNextMs: median(shadowNext), load: [loadBefore, os.loadavg()[0]!] };
 }
 
 export function fileJournalReport(r: FileJournalResult): string {
@@ -201,10 +221,11 @@ export function fileJournalReport(r: FileJournalResult): string {
     `| stored bytes per journaled edit (mean of ${r.edits}; blobs + log + its checkpoint) | ${r.storedBytesPerEdit.toLocaleString('en')} B (edited file: median ${r.fileBytesPerEdit.toLocaleString('en')} B; the edit: ${r.changedBytesPerEdit} B) |`,
     `| restore plan to the first checkpoint: ${r.edits} edits over ${r.planAllFiles} files reversed | ${ms(r.planAllMs)} |`,
     `| restore plan to 10 edits before the end | ${ms(r.planLast10Ms)} |`,
-    `| command scan, ${s.files.toLocaleString('en')} files, 10 changed: ours (stat before + after) | ${ms(s.oursMs)} (found ${s.changedFound}) |`,
-    `| … ours when the workspace is a git repository (+ git status before) | ${ms(s.oursGitMs)} |`,
+    `| command scan, ${s.files.toLocaleString('en')} files, 10 changed (all 10 found): ours, list + stat before and after — ripgrep / Node walk | ${ms(s.oursMs.ripgrep)} / ${ms(s.oursMs.node)} |`,
+    `| … ours when the workspace is a git repository (+ git status before) — ripgrep / Node walk | ${ms(s.oursGitMs.ripgrep)} / ${ms(s.oursGitMs.node)} |`,
     `| … shadow git (peers): first snapshot \`git add -A && git commit\` | ${ms(s.shadowFirstMs)} |`,
     `| … shadow git: next snapshot after the same 10 changes | ${ms(s.shadowNextMs)} |`,
-    `| ratio ours / shadow git next snapshot (first snapshot) | ${(s.oursMs / s.shadowNextMs).toFixed(2)} (${(s.oursMs / s.shadowFirstMs).toFixed(3)}) |`,
+    ...ENGINES.map((e) => `| ratio ours (${e === 'node' ? 'Node walk' : e}) / shadow git next snapshot (first snapshot) | ${(s.oursMs[e] / s.shadowNextMs).toFixed(2)} (${(s.oursMs[e] / s.shadowFirstMs).toFixed(3)}) |`),
+    `| load average (1 min) when the scan rounds began / ended | ${s.load.map((l) => l.toFixed(1)).join(' / ')} |`,
   ].join('\n');
 }

@@ -108,7 +108,7 @@ export class ExtensionRoot extends DisposableStore {
       defaultModel: () => readSettings().model,
       defaultBudget: () => readSettings().budget,
       outputCap: () => readSettings().outputCapBytes,
-      files: { exclude: filesExclude },
+      files: { finder: files, exclude: filesExclude },
     });
     this.runner = runner;
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));

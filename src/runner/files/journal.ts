@@ -1,12 +1,15 @@
 // The file journal around one side-effecting tool call (the loop calls it around the effect
 // journal's intent and result). A tool that names the files it writes (write_file, edit_file) gets
 // their pre-images stored as blobs *before* the intent, so a crash mid-write leaves a durable
-// pre-image. A command gets a bounded stat scan before and after; a file it changed is journaled
-// with its earlier content only when that is known — the agent wrote it earlier in this run (and it
-// was still that), it did not exist, or git had it clean — otherwise as unknown, with the reason.
+// pre-image. A command gets a bounded stat scan before and after (of the files list_files sees,
+// scan.ts); a file it changed is journaled with its earlier content only when that is known — the
+// agent wrote it earlier in this run (and it was still that), it did not exist, or git had it
+// clean — otherwise as unknown, with the reason.
 import path from 'node:path';
 import type { Effect, FileChange, FileScan, FileVersion } from '../../store/api/schema';
 import { confinePath } from '../tools/paths';
+import { createFileFinder } from '../tools/files/finder';
+import type { FileFinder } from '../tools/files/types';
 import type { Tool } from '../tools/types';
 import { cleanContentsAtHead, repoBefore, type RepoBefore } from './git';
 import { changedPaths, repoOf, scanWorkspace, type Scan, type ScanOptions } from './scan';
@@ -17,10 +20,12 @@ const NOT_FINISHED = unknownVersion('the call has not finished (the window close
 
 export interface FileJournalOptions {
   workspaceRoot: string;
+  /** Lists the files a command scan stats: the finder list_files uses (ripgrep or the Node walk). Default: the Node walk. */
+  finder?: FileFinder;
   /** files.exclude globs, read at each command. */
   exclude?: () => readonly string[];
   maxKeptBytes?: number;
-  scan?: Omit<ScanOptions, 'exclude' | 'signal'>;
+  scan?: Omit<ScanOptions, 'finder' | 'exclude' | 'signal'>;
   /** More changed files than this from one command are counted, not journaled. */
   maxChangedFiles?: number;
 }
@@ -40,7 +45,11 @@ export interface FileWatch {
 }
 
 export class FileJournal {
-  constructor(private readonly opts: FileJournalOptions) {}
+  private readonly finder: FileFinder;
+
+  constructor(private readonly opts: FileJournalOptions) {
+    this.finder = opts.finder ?? createFileFinder();
+  }
 
   private get maxKept(): number {
     return this.opts.maxKeptBytes ?? DEFAULT_MAX_KEPT_BYTES;
@@ -78,7 +87,7 @@ export class FileJournal {
 
   private async watchCommand(command: string, ctx: WatchContext): Promise<FileWatch> {
     const root = this.opts.workspaceRoot;
-    const scanOpts = { ...this.opts.scan, exclude: this.opts.exclude?.() ?? [], signal: ctx.signal };
+    const scanOpts = { ...this.opts.scan, finder: this.finder, exclude: this.opts.exclude?.() ?? [], signal: ctx.signal };
     const before = await scanWorkspace(root, scanOpts);
     const known = await this.agentVersionsStillThere(before, await ctx.effects());
     const repos = new Map<string, RepoBefore>();

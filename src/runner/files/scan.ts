@@ -1,19 +1,26 @@
 // A bounded scan of the workspace's files, run before and after a command so the journal can say
-// which files the command changed. It reads no file contents (a stat per file), honours .gitignore
-// (nested ones, and .git/info/exclude) and the user's files.exclude globs, skips .git and
-// node_modules, and stops at its caps saying so. Self-contained on purpose (no ripgrep: it must
-// also run where VS Code's binary is not found, and it needs stats, not names).
-import { lstatSync, promises as fs, type Dirent } from 'node:fs';
+// which files the command changed. The files are listed by the FileFinder list_files uses (VS Code's
+// ripgrep, or the Node walk that applies ripgrep's rules): .gitignore inside git repositories (each
+// nested one by its own rules), .ignore/.rgignore, .git/info/exclude and the exclude globs — one
+// definition of "the workspace's files", not a second one here. Then a stat per file (no contents).
+// .git and node_modules are always skipped. It stops at its caps (files, time) and says so.
+import { existsSync, lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import ignore, { type Ignore } from 'ignore';
-import picomatch from 'picomatch';
+import { errorMessage } from '../../common/errors';
+import { toIgnoreGlobs } from '../tools/files/excludes';
+import type { FileFinder, FileList } from '../tools/files/types';
 
-export const ALWAYS_SKIPPED: ReadonlySet<string> = new Set(['.git', 'node_modules']);
+/** Skipped whatever the settings say (besides .git, which every listing skips). */
+export const ALWAYS_SKIPPED: readonly string[] = ['**/node_modules'];
 export const DEFAULT_SCAN_MAX_FILES = 200_000;
 export const DEFAULT_SCAN_MAX_MS = 15_000;
+/** Stats between two checks of the clock and the signal (and a turn for the event loop). */
+const STAT_BATCH = 2_000;
 
 export interface ScanOptions {
-  /** files.exclude globs (the keys set to true), relative to the workspace root. */
+  /** Lists the files: VS Code's ripgrep when the host found it, else the Node walk. */
+  finder: FileFinder;
+  /** files.exclude globs (VS Code syntax, the keys set to true), relative to the workspace root. */
   exclude?: readonly string[];
   maxFiles?: number;
   maxMs?: number;
@@ -30,7 +37,7 @@ export interface FileSig {
 export interface Scan {
   /** Every file seen, by '/'-separated path relative to the root. */
   files: Map<string, FileSig>;
-  /** Folders holding a git repository (a .git folder or file), relative; '' is the root. Nested ones too. */
+  /** Folders holding a git repository (a .git folder or file) above a file seen, relative; '' is the root. Nested ones too. */
   repos: string[];
   complete: boolean;
   /** Why the scan stopped early, for the user. */
@@ -38,55 +45,35 @@ export interface Scan {
   ms: number;
 }
 
-interface Frame {
-  rel: string;
-  matchers: readonly Matcher[];
-}
-
-interface Matcher {
-  base: string;
-  ig: Ignore;
-}
-
-export async function scanWorkspace(root: string, opts: ScanOptions = {}): Promise<Scan> {
+export async function scanWorkspace(root: string, opts: ScanOptions): Promise<Scan> {
   const t0 = performance.now();
   const maxFiles = opts.maxFiles ?? DEFAULT_SCAN_MAX_FILES;
   const maxMs = opts.maxMs ?? DEFAULT_SCAN_MAX_MS;
-  const excluded = opts.exclude && opts.exclude.length > 0 ? picomatch([...opts.exclude], { dot: true }) : () => false;
   const out: Scan = { files: new Map(), repos: [], complete: true, note: null, ms: 0 };
-  const stack: Frame[] = [{ rel: '', matchers: [] }];
-  while (stack.length > 0) {
-    const frame = stack.pop()!;
-    if (opts.signal?.aborted) return stop(out, t0, 'the scan was cancelled');
-    if (performance.now() - t0 > maxMs) return stop(out, t0, `the scan stopped after ${(maxMs / 1000).toFixed(0)} s (${out.files.size.toLocaleString('en')} files seen)`);
-    const dir = path.join(root, frame.rel);
-    let entries: Dirent[];
-    try {
-      entries = await fs.readdir(dir, { withFileTypes: true });
-    } catch {
-      continue; // removed while scanning, or unreadable: nothing in it can be judged either way
-    }
-    const matchers = await withIgnoreFiles(dir, frame, entries, out);
-    const files: string[] = [];
-    for (const e of entries) {
-      if (ALWAYS_SKIPPED.has(e.name)) continue;
-      const rel = frame.rel ? `${frame.rel}/${e.name}` : e.name;
-      const isDir = e.isDirectory();
-      if (excluded(rel) || isIgnored(matchers, rel, isDir)) continue;
-      if (isDir) stack.push({ rel, matchers });
-      else files.push(rel);
-    }
-    if (out.files.size + files.length > maxFiles) {
-      return stop(out, t0, `the scan stopped at ${maxFiles.toLocaleString('en')} files (the workspace has more)`);
-    }
-    // Synchronous stats, a directory at a time: several times faster than a promise per file
-    // through the thread pool, and the event loop gets a turn between directories.
-    for (const rel of files) {
-      const s = lstatSync(path.join(root, rel), { throwIfNoEntry: false });
-      if (s && !s.isDirectory()) out.files.set(rel, { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino });
-    }
-    await new Promise<void>((r) => setImmediate(r));
+  const timeUp = () => `the scan stopped after ${(maxMs / 1000).toFixed(0)} s (${out.files.size.toLocaleString('en')} files seen)`;
+  const signal = opts.signal ?? new AbortController().signal;
+  let list: FileList;
+  try {
+    const scope = { root: await fs.realpath(root), rel: '.', excludes: toIgnoreGlobs([...(opts.exclude ?? []), ...ALWAYS_SKIPPED]), signal };
+    list = await opts.finder.list(scope, { maxFiles, deadline: Date.now() + maxMs });
+  } catch (err) {
+    return stop(out, t0, signal.aborted ? 'the scan was cancelled' : `the workspace's files could not be listed: ${errorMessage(err)}`);
   }
+  out.repos = reposAbove(root, list.files);
+  for (let i = 0; i < list.files.length; i++) {
+    if (i % STAT_BATCH === 0) {
+      // The event loop gets a turn between batches; synchronous stats are several times faster
+      // than a promise per file through the thread pool.
+      if (i > 0) await new Promise<void>((r) => setImmediate(r));
+      if (signal.aborted) return stop(out, t0, 'the scan was cancelled');
+      if (performance.now() - t0 > maxMs) return stop(out, t0, timeUp());
+    }
+    const rel = list.files[i] as string;
+    const s = lstatSync(path.join(root, rel), { throwIfNoEntry: false });
+    if (s && !s.isDirectory()) out.files.set(rel, { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino });
+  }
+  if (list.stoppedBy === 'limit') return stop(out, t0, `the scan stopped at ${maxFiles.toLocaleString('en')} files (the workspace has more)`);
+  if (list.stoppedBy === 'deadline') return stop(out, t0, timeUp());
   out.ms = performance.now() - t0;
   return out;
 }
@@ -98,29 +85,14 @@ function stop(out: Scan, t0: number, note: string): Scan {
   return out;
 }
 
-/** The matchers that apply inside `dir`: the parent's plus its .gitignore (and a repo's info/exclude). */
-async function withIgnoreFiles(dir: string, frame: Frame, entries: Dirent[], out: Scan): Promise<readonly Matcher[]> {
-  const texts: string[] = [];
-  if (entries.some((e) => e.name === '.git')) {
-    out.repos.push(frame.rel);
-    texts.push(await fs.readFile(path.join(dir, '.git', 'info', 'exclude'), 'utf8').catch(() => ''));
+/** The folders above the listed files (and the root) that hold a `.git`: a stat per folder, not per file. */
+function reposAbove(root: string, files: readonly string[]): string[] {
+  const dirs = new Set<string>(['']);
+  for (const f of files) {
+    // Walk up until a folder already seen: its parents were added with it.
+    for (let d = f.slice(0, Math.max(0, f.lastIndexOf('/'))); d !== '' && !dirs.has(d); d = d.slice(0, Math.max(0, d.lastIndexOf('/')))) dirs.add(d);
   }
-  if (entries.some((e) => e.name === '.gitignore' && !e.isDirectory())) texts.push(await fs.readFile(path.join(dir, '.gitignore'), 'utf8').catch(() => ''));
-  const rules = texts.join('\n').trim();
-  if (!rules) return frame.matchers;
-  return [...frame.matchers, { base: frame.rel, ig: ignore().add(rules) }];
-}
-
-/** Git's rule: the deepest ignore file with an opinion on the path decides. */
-function isIgnored(matchers: readonly Matcher[], rel: string, isDir: boolean): boolean {
-  let ignored = false;
-  for (const m of matchers) {
-    const sub = m.base ? rel.slice(m.base.length + 1) : rel;
-    const r = m.ig.test(isDir ? `${sub}/` : sub);
-    if (r.ignored) ignored = true;
-    else if (r.unignored) ignored = false;
-  }
-  return ignored;
+  return [...dirs].filter((d) => existsSync(path.join(root, d, '.git'))).sort();
 }
 
 /** Paths whose stat differs between two scans (created, deleted or rewritten), sorted. */

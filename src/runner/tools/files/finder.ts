@@ -3,7 +3,7 @@
 import { nodeList, nodeSearch } from './nodeEngine';
 import { ripgrepList, ripgrepSearch, RipgrepUnavailable } from './ripgrepEngine';
 import { DEFAULT_EXCLUDES } from './excludes';
-import type { EngineName, FileFinder, FileList, Scope, SearchQuery, SearchResult } from './types';
+import type { EngineName, FileFinder, FileList, ListLimits, Scope, SearchQuery, SearchResult } from './types';
 
 export interface FileFinderOptions {
   /** Absolute path of a ripgrep binary (VS Code's, from src/ripgrepPath.ts); null or absent → Node. */
@@ -34,10 +34,10 @@ class EngineSwitch implements FileFinder {
     return this.opts.excludes?.() ?? DEFAULT_EXCLUDES;
   }
 
-  list(scope: Scope): Promise<FileList> {
+  list(scope: Scope, limits: ListLimits = {}): Promise<FileList> {
     return this.use(
-      (rg) => ripgrepList(rg, scope),
-      () => nodeList(scope),
+      (rg) => ripgrepList(rg, scope, limits),
+      () => nodeList(scope, limits),
     );
   }
 

@@ -6,16 +6,15 @@ import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import { ToolFailure } from '../types';
 import { walkFiles } from './nodeWalk';
-import { type FileList, fileLimits, type Hit, type Scope, type SearchQuery, type SearchResult } from './types';
+import { type FileList, fileLimits, type Hit, type ListLimits, type Scope, type SearchQuery, type SearchResult } from './types';
 
 /** The fallback reads whole files; bigger ones are skipped, and the answer says so. */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
 /** Longer lines reach the main thread as a slice around the match (the display shows 300 chars). */
 const MAX_POSTED_LINE = 4000;
 
-export async function nodeList(scope: Scope): Promise<FileList> {
-  const walk = await walkFiles(scope, { filter: null, maxFiles: fileLimits.maxFiles, deadline: null });
-  return { files: walk.files, complete: walk.complete };
+export async function nodeList(scope: Scope, limits: ListLimits = {}): Promise<FileList> {
+  return walkFiles(scope, { filter: null, maxFiles: limits.maxFiles ?? fileLimits.maxFiles, deadline: limits.deadline ?? null });
 }
 
 export async function nodeSearch(scope: Scope, q: SearchQuery): Promise<SearchResult> {

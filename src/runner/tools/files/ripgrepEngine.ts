@@ -6,7 +6,7 @@
 // always waited for it to exit.
 import { spawn } from 'node:child_process';
 import { ToolFailure } from '../types';
-import { fileLimits, type FileList, type Hit, type Scope, type SearchQuery, type SearchResult } from './types';
+import { fileLimits, type FileList, type Hit, type ListLimits, type Scope, type SearchQuery, type SearchResult } from './types';
 
 /** The binary could not be started (moved, not executable): the finder falls back to Node. */
 export class RipgrepUnavailable extends Error {
@@ -27,18 +27,20 @@ function commonArgs(scope: Scope, sorted = true): string[] {
 const target = (scope: Scope): string => (scope.rel === '.' ? '.' : scope.rel);
 const clean = (p: string): string => (p.startsWith('./') ? p.slice(2) : p);
 
-export async function ripgrepList(rg: string, scope: Scope): Promise<FileList> {
+export async function ripgrepList(rg: string, scope: Scope, limits: ListLimits = {}): Promise<FileList> {
+  const maxFiles = limits.maxFiles ?? fileLimits.maxFiles;
   const files: string[] = [];
-  let complete = true;
-  await runRipgrep(rg, scope, [...commonArgs(scope), '--files', '--null', '--', target(scope)], '\0', null, (rec) => {
-    if (files.length >= fileLimits.maxFiles) {
-      complete = false;
+  let full = false;
+  const run = await runRipgrep(rg, scope, [...commonArgs(scope), '--files', '--null', '--', target(scope)], '\0', limits.deadline ?? null, (rec) => {
+    if (files.length >= maxFiles) {
+      full = true;
       return 'stop';
     }
     files.push(clean(rec));
     return 'more';
   });
-  return { files, complete };
+  const stoppedBy = full ? 'limit' : run.deadline ? 'deadline' : null;
+  return { files, complete: stoppedBy === null, stoppedBy };
 }
 
 /**

@@ -26,8 +26,18 @@ export interface Scope {
 export interface FileList {
   /** Paths relative to root, in walk order. */
   files: string[];
-  /** False when the walk stopped at `maxFiles`. */
+  /** False when the walk stopped at its file limit or its deadline. */
   complete: boolean;
+  /** What ended an incomplete listing. */
+  stoppedBy: 'limit' | 'deadline' | null;
+}
+
+/** Bounds of one listing (the file journal's scan sets its own; the tools use `fileLimits`). */
+export interface ListLimits {
+  /** Default: `fileLimits.maxFiles`. */
+  maxFiles?: number;
+  /** Epoch ms; the listing stops there, incomplete. Default: none. */
+  deadline?: number | null;
 }
 
 export interface SearchQuery {
@@ -79,6 +89,6 @@ export interface FileFinder {
   readonly calls: Readonly<Record<EngineName, number>>;
   /** Exclude globs (VS Code syntax, from files.exclude / search.exclude) as of now. */
   excludes(): readonly string[];
-  list(scope: Scope): Promise<FileList>;
+  list(scope: Scope, limits?: ListLimits): Promise<FileList>;
   search(scope: Scope, query: SearchQuery): Promise<SearchResult>;
 }

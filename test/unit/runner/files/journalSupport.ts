@@ -8,6 +8,7 @@ import { startModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import { versionBytes } from '../../../../src/runner/files/restore';
 import { restoreWrites, type RestorePlan } from '../../../../src/runner/files/restorePlan';
+import { createCodingRegistry, type FileFinder } from '../../../../src/runner/tools';
 import type { CheckpointStore } from '../../../../src/store/api/types';
 import { makeRunner, tmp } from '../../loop/support';
 
@@ -38,11 +39,17 @@ export interface Driven {
   workspace: string;
 }
 
-/**
- * Runs the real loop over `calls` (one per step, every tool auto-approved), calling `onPhase` with
- * each checkpoint as it is written (synchronously, before the loop goes on).
- */
-export async function drive(ws: string, calls: Call[], onPhase?: (seq: number, phase: string, step: number) => void, store?: CheckpointStore): Promise<Driven> {
+export interface DriveOptions {
+  /** Called with each checkpoint as it is written (synchronously, before the loop goes on). */
+  onPhase?: (seq: number, phase: string, step: number) => void;
+  store?: CheckpointStore;
+  /** The file engine of the tools and of the journal's command scan, as the extension shares one (default: the Node walk). */
+  finder?: FileFinder;
+}
+
+/** Runs the real loop over `calls` (one per step, every tool auto-approved). */
+export async function drive(ws: string, calls: Call[], opts: DriveOptions = {}): Promise<Driven> {
+  const { onPhase, store, finder } = opts;
   const scenario: Scenario = {
     name: 'file-journal',
     description: 'offline demo model: scripted file changes',
@@ -53,7 +60,8 @@ export async function drive(ws: string, calls: Call[], onPhase?: (seq: number, p
   const server = await startModelServer({ scenario });
   try {
     const auto = { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } as const;
-    const r = makeRunner({ baseURL: server.url, workspace: ws, policy: auto, ...(store ? { store } : {}) });
+    const deps = finder ? { tools: createCodingRegistry({ files: finder }), files: { finder } } : {};
+    const r = makeRunner({ baseURL: server.url, workspace: ws, policy: auto, deps, ...(store ? { store } : {}) });
     const sub = onPhase ? r.runner.events.on((e) => e.type === 'phase' && onPhase(e.record.seq, e.record.phase, e.record.step)) : undefined;
     const handle = await r.runner.start({ task: 'change files' });
     const out = await handle.done;

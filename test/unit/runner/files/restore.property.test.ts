@@ -6,6 +6,7 @@
 //    back to its content at that checkpoint;
 //  - a file the agent never touched is untouched.
 // The real loop, real tools, a real shell and git, the memory store; the writes applied to disk.
+// On both file engines (the command scan lists the files through ripgrep or the Node walk).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,6 +15,7 @@ import { keepReplaced, prepareRestore } from '../../../../src/runner/files/resto
 import { restoreOutcome, restoreWrites } from '../../../../src/runner/files/restorePlan';
 import { owner } from '../../loop/support';
 import { applyPlan, drive, read, same, workspace, type Call } from './journalSupport';
+import { ENGINES } from './support';
 
 const PATHS = ['a.txt', 'b.txt', 'sub/c.txt', 'd.bin'] as const;
 const NEVER_TOUCHED = 'z-user-only.txt';
@@ -57,92 +59,95 @@ function toCall(o: Op): Call {
 
 type Writer = 'agent-known' | 'agent-unknown' | 'user' | 'restore';
 
-describe('file restore (property): no user edit lost, agent-only files back to the checkpoint', function () {
-  this.timeout(300_000);
+for (const engine of ENGINES) {
+  describe(`file restore (property) on the ${engine.name} engine: no user edit lost, agent-only files back to the checkpoint`, function () {
+    this.timeout(300_000);
 
-  it('holds for random agent edits, user edits, command changes and repeated restores', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(op, { minLength: 1, maxLength: 6 }),
-        fc.array(userEdit, { maxLength: 4 }),
-        fc.boolean(),
-        fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.subarray([...PATHS])), { minLength: 1, maxLength: 3 }),
-        async (ops, edits, withGit, restores) => {
-          const committed = { 'a.txt': 'I:a', 'sub/c.txt': 'I:c', [NEVER_TOUCHED]: 'mine' };
-          const ws = workspace(committed, { git: withGit });
-          const all = [...PATHS, NEVER_TOUCHED];
-          const snapshots = new Map<number, Map<string, Buffer | null>>();
-          /** Per path, who wrote it after each checkpoint: [seq of the checkpoint before the write, writer]. */
-          const writes = new Map<string, [number, Writer][]>(all.map((p) => [p, []]));
-          const lastAgent = new Map<string, Buffer | null>();
-          let prev = read(ws, all);
-          let lastSeq = 0;
-          const attribute = (writer: (p: string, before: Buffer | null) => Writer) => {
-            const now = read(ws, all);
-            for (const p of all) {
-              if (same(prev.get(p), now.get(p))) continue;
-              const w = writer(p, prev.get(p) ?? null);
-              writes.get(p)!.push([lastSeq, w]);
-              if (w.startsWith('agent')) lastAgent.set(p, now.get(p) ?? null);
-            }
-            prev = now;
-          };
-          const knownBefore = (p: string, before: Buffer | null) =>
-            before === null || (lastAgent.has(p) && same(lastAgent.get(p), before)) || (withGit && p in committed && same(before, Buffer.from((committed as Record<string, string>)[p]!)));
-          const agentWriter = (p: string, before: Buffer | null): Writer => (knownBefore(p, before) ? 'agent-known' : 'agent-unknown');
-          const applyEditsBefore = (step: number) => {
-            for (const e of edits.filter((x) => x.step === step)) {
-              const abs = path.join(ws, e.path);
-              if (e.content === null) fs.rmSync(abs, { force: true });
-              else {
-                fs.mkdirSync(path.dirname(abs), { recursive: true });
-                fs.writeFileSync(abs, `U:${e.content}`);
+    it('holds for random agent edits, user edits, command changes and repeated restores', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(op, { minLength: 1, maxLength: 6 }),
+          fc.array(userEdit, { maxLength: 4 }),
+          fc.boolean(),
+          fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.subarray([...PATHS])), { minLength: 1, maxLength: 3 }),
+          async (ops, edits, withGit, restores) => {
+            const committed = { 'a.txt': 'I:a', 'sub/c.txt': 'I:c', [NEVER_TOUCHED]: 'mine' };
+            const ws = workspace(committed, { git: withGit });
+            const all = [...PATHS, NEVER_TOUCHED];
+            const snapshots = new Map<number, Map<string, Buffer | null>>();
+            /** Per path, who wrote it after each checkpoint: [seq of the checkpoint before the write, writer]. */
+            const writes = new Map<string, [number, Writer][]>(all.map((p) => [p, []]));
+            const lastAgent = new Map<string, Buffer | null>();
+            let prev = read(ws, all);
+            let lastSeq = 0;
+            const attribute = (writer: (p: string, before: Buffer | null) => Writer) => {
+              const now = read(ws, all);
+              for (const p of all) {
+                if (same(prev.get(p), now.get(p))) continue;
+                const w = writer(p, prev.get(p) ?? null);
+                writes.get(p)!.push([lastSeq, w]);
+                if (w.startsWith('agent')) lastAgent.set(p, now.get(p) ?? null);
               }
-            }
-            attribute(() => 'user');
-          };
-          const calls = ops.map(toCall);
-          const { store, runId } = await drive(ws, calls, (seq, phase, step) => {
-            // The step's tool call ran after its pre_tool_batch checkpoint (still lastSeq here).
-            if (phase === 'post_tool_batch') attribute((p, b) => (ops[step - 1]!.t === 'write' ? 'agent-known' : agentWriter(p, b)));
-            lastSeq = seq;
-            snapshots.set(seq, read(ws, all));
-            if (phase === 'step_started') applyEditsBefore(step);
-          });
+              prev = now;
+            };
+            const knownBefore = (p: string, before: Buffer | null) =>
+              before === null || (lastAgent.has(p) && same(lastAgent.get(p), before)) || (withGit && p in committed && same(before, Buffer.from((committed as Record<string, string>)[p]!)));
+            const agentWriter = (p: string, before: Buffer | null): Writer => (knownBefore(p, before) ? 'agent-known' : 'agent-unknown');
+            const applyEditsBefore = (step: number) => {
+              for (const e of edits.filter((x) => x.step === step)) {
+                const abs = path.join(ws, e.path);
+                if (e.content === null) fs.rmSync(abs, { force: true });
+                else {
+                  fs.mkdirSync(path.dirname(abs), { recursive: true });
+                  fs.writeFileSync(abs, `U:${e.content}`);
+                }
+              }
+              attribute(() => 'user');
+            };
+            const calls = ops.map(toCall);
+            const onPhase = (seq: number, phase: string, step: number) => {
+              // The step's tool call ran after its pre_tool_batch checkpoint (still lastSeq here).
+              if (phase === 'post_tool_batch') attribute((p, b) => (ops[step - 1]!.t === 'write' ? 'agent-known' : agentWriter(p, b)));
+              lastSeq = seq;
+              snapshots.set(seq, read(ws, all));
+              if (phase === 'step_started') applyEditsBefore(step);
+            };
+            const { store, runId } = await drive(ws, calls, { onPhase, finder: engine.finder() });
 
-          for (const [at, overwrite] of restores) {
-            const toSeq = Math.max(1, Math.ceil(at * lastSeq));
-            const before = read(ws, all);
-            const plan = await prepareRestore({ store, runId, toSeq, workspaceRoot: ws });
-            const chosen = new Set<string>(overwrite.filter((p) => plan.files.some((f) => f.path === p && f.overwritable)));
-            const lease = await store.acquire(runId, owner('restore'));
-            const replaced = await keepReplaced(store, runId, ws, plan, chosen);
-            await applyPlan(store, runId, ws, plan, chosen);
-            await store.recordRestore(runId, { to_seq: toSeq, files: restoreOutcome(plan, chosen, replaced), forked_run_id: null, notes: plan.notes });
-            await lease.release();
-            const after = read(ws, all);
-            const expected = snapshots.get(toSeq)!;
-            for (const p of all) {
-              const since = writes.get(p)!.filter(([s]) => s >= toSeq).map(([, w]) => w);
-              const ctx = `${p} after restore to #${toSeq} (writes since: ${since.join(',')}; ops ${JSON.stringify(ops)}; edits ${JSON.stringify(edits)})`;
-              const lastWriter = writes.get(p)!.at(-1)?.[1];
-              if (lastWriter === 'user' && !chosen.has(p)) assert.ok(same(after.get(p), before.get(p)), `user edit lost: ${ctx}`);
-              if (!plan.files.some((f) => f.path === p)) assert.ok(same(after.get(p), before.get(p)), `never journaled yet changed: ${ctx}`);
-              if (since.every((w) => w === 'agent-known' || w === 'restore')) assert.ok(same(after.get(p), expected.get(p)), `agent-only file not restored: ${ctx}`);
+            for (const [at, overwrite] of restores) {
+              const toSeq = Math.max(1, Math.ceil(at * lastSeq));
+              const before = read(ws, all);
+              const plan = await prepareRestore({ store, runId, toSeq, workspaceRoot: ws });
+              const chosen = new Set<string>(overwrite.filter((p) => plan.files.some((f) => f.path === p && f.overwritable)));
+              const lease = await store.acquire(runId, owner('restore'));
+              const replaced = await keepReplaced(store, runId, ws, plan, chosen);
+              await applyPlan(store, runId, ws, plan, chosen);
+              await store.recordRestore(runId, { to_seq: toSeq, files: restoreOutcome(plan, chosen, replaced), forked_run_id: null, notes: plan.notes });
+              await lease.release();
+              const after = read(ws, all);
+              const expected = snapshots.get(toSeq)!;
+              for (const p of all) {
+                const since = writes.get(p)!.filter(([s]) => s >= toSeq).map(([, w]) => w);
+                const ctx = `${p} after restore to #${toSeq} (writes since: ${since.join(',')}; ops ${JSON.stringify(ops)}; edits ${JSON.stringify(edits)})`;
+                const lastWriter = writes.get(p)!.at(-1)?.[1];
+                if (lastWriter === 'user' && !chosen.has(p)) assert.ok(same(after.get(p), before.get(p)), `user edit lost: ${ctx}`);
+                if (!plan.files.some((f) => f.path === p)) assert.ok(same(after.get(p), before.get(p)), `never journaled yet changed: ${ctx}`);
+                if (since.every((w) => w === 'agent-known' || w === 'restore')) assert.ok(same(after.get(p), expected.get(p)), `agent-only file not restored: ${ctx}`);
+              }
+              for (const p of all) {
+                if (same(after.get(p), before.get(p))) continue;
+                writes.get(p)!.push([lastSeq, 'restore']);
+                lastAgent.delete(p); // the journal of commands knows the agent's own writes only
+              }
+              lastSeq = (await store.latest(runId)).seq; // restores follow the run's last checkpoint
+              assert.ok(restoreWrites(plan, chosen).size <= plan.files.length);
             }
-            for (const p of all) {
-              if (same(after.get(p), before.get(p))) continue;
-              writes.get(p)!.push([lastSeq, 'restore']);
-              lastAgent.delete(p); // the journal of commands knows the agent's own writes only
-            }
-            lastSeq = (await store.latest(runId)).seq; // restores follow the run's last checkpoint
-            assert.ok(restoreWrites(plan, chosen).size <= plan.files.length);
-          }
-          assert.ok(same(read(ws, [NEVER_TOUCHED]).get(NEVER_TOUCHED), Buffer.from('mine')), 'the file nobody journaled is untouched');
-          fs.rmSync(ws, { recursive: true, force: true });
-        },
-      ),
-      { numRuns: Number(process.env.AW_PROPERTY_RUNS ?? 25), endOnFailure: true },
-    );
+            assert.ok(same(read(ws, [NEVER_TOUCHED]).get(NEVER_TOUCHED), Buffer.from('mine')), 'the file nobody journaled is untouched');
+            fs.rmSync(ws, { recursive: true, force: true });
+          },
+        ),
+        { numRuns: Number(process.env.AW_PROPERTY_RUNS ?? 25), endOnFailure: true },
+      );
+    });
   });
-});
+}

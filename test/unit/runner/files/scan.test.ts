@@ -1,6 +1,7 @@
-// The command scan: what it sees and skips (.gitignore nested and negated, .git/info/exclude,
-// files.exclude, node_modules), nested repositories, and caps that say when they stop. Versions:
-// bytes round-trip exactly (UTF-8 as text, everything else as base64).
+// The command scan, on both file engines (VS Code's ripgrep and the Node walk): what it sees and
+// skips (.gitignore inside git repositories, nested and negated, .git/info/exclude, files.exclude,
+// node_modules), nested repositories, and caps that say when they stop. Versions: bytes round-trip
+// exactly (UTF-8 as text, everything else as base64).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,48 +9,72 @@ import { changedPaths, repoOf, scanWorkspace } from '../../../../src/runner/file
 import { decodeBlob, encodeBytes } from '../../../../src/runner/files/versions';
 import { cleanContentsAtHead, repoBefore } from '../../../../src/runner/files/git';
 import { git, workspace } from './journalSupport';
+import { ENGINES } from './support';
 
-describe('file journal: the workspace scan', () => {
-  it('honours .gitignore (nested, negated), .git/info/exclude and files.exclude; skips .git and node_modules', async () => {
-    const ws = workspace({
-      '.gitignore': 'dist/\n*.log\n!keep.log\n',
-      'src/a.ts': 'a',
-      'src/.gitignore': 'gen/\n',
-      'src/gen/x.ts': 'x',
-      'dist/bundle.js': 'b',
-      'debug.log': 'l',
-      'keep.log': 'k',
-      'node_modules/p/index.js': 'n',
-      'secret.env': 's',
-      'tmp/t.txt': 't',
-      'lib/.git/info/exclude': 'local.txt\n',
-      'lib/.git/HEAD': 'ref: refs/heads/main\n',
-      'lib/local.txt': 'l',
-      'lib/src.txt': 's',
+for (const engine of ENGINES) {
+  describe(`file journal: the workspace scan on the ${engine.name} engine`, () => {
+    it('honours .gitignore (nested, negated), .git/info/exclude and files.exclude; skips .git and node_modules', async () => {
+      const ws = workspace({
+        '.git/HEAD': 'ref: refs/heads/main\n',
+        '.gitignore': 'dist/\n*.log\n!keep.log\n',
+        'src/a.ts': 'a',
+        'src/.gitignore': 'gen/\n',
+        'src/gen/x.ts': 'x',
+        'dist/bundle.js': 'b',
+        'debug.log': 'l',
+        'keep.log': 'k',
+        'node_modules/p/index.js': 'n',
+        'secret.env': 's',
+        'tmp/t.txt': 't',
+        'lib/.git/info/exclude': 'local.txt\n',
+        'lib/.git/HEAD': 'ref: refs/heads/main\n',
+        'lib/local.txt': 'l',
+        'lib/src.txt': 's',
+      });
+      const finder = engine.finder();
+      const opts = { finder, exclude: ['**/*.env', 'tmp'] };
+      const scan = await scanWorkspace(ws, opts);
+      assert.deepEqual([...scan.files.keys()].sort(), ['.gitignore', 'keep.log', 'lib/src.txt', 'src/.gitignore', 'src/a.ts']);
+      assert.deepEqual(scan.repos, ['', 'lib']);
+      assert.equal(finder.calls[engine.name], 1, `listed by ${engine.name}`);
+      assert.equal(repoOf(['', 'lib'], 'lib/src.txt'), 'lib');
+      assert.equal(repoOf(['', 'lib'], 'library.txt'), '');
+      assert.equal(scan.complete, true);
+      fs.writeFileSync(path.join(ws, 'src/a.ts'), 'changed');
+      fs.rmSync(path.join(ws, 'keep.log'));
+      fs.writeFileSync(path.join(ws, 'src/new.ts'), 'new');
+      fs.writeFileSync(path.join(ws, 'dist/ignored.js'), 'ignored');
+      fs.writeFileSync(path.join(ws, 'node_modules/p/index.js'), 'changed');
+      assert.deepEqual(changedPaths(scan, await scanWorkspace(ws, opts)), ['keep.log', 'src/a.ts', 'src/new.ts']);
     });
-    const scan = await scanWorkspace(ws, { exclude: ['**/*.env', 'tmp'] });
-    assert.deepEqual([...scan.files.keys()].sort(), ['.gitignore', 'keep.log', 'lib/src.txt', 'src/.gitignore', 'src/a.ts']);
-    assert.deepEqual(scan.repos, ['lib']);
-    assert.equal(repoOf(['', 'lib'], 'lib/src.txt'), 'lib');
-    assert.equal(repoOf(['', 'lib'], 'library.txt'), '');
-    assert.equal(scan.complete, true);
-    fs.writeFileSync(path.join(ws, 'src/a.ts'), 'changed');
-    fs.rmSync(path.join(ws, 'keep.log'));
-    fs.writeFileSync(path.join(ws, 'src/new.ts'), 'new');
-    fs.writeFileSync(path.join(ws, 'dist/ignored.js'), 'ignored');
-    assert.deepEqual(changedPaths(scan, await scanWorkspace(ws, { exclude: ['**/*.env', 'tmp'] })), ['keep.log', 'src/a.ts', 'src/new.ts']);
-  });
 
-  it('stops at its caps and says so', async () => {
-    const ws = workspace(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`d${i % 3}/f${i}.txt`, 'x'])));
-    const capped = await scanWorkspace(ws, { maxFiles: 12 });
-    assert.equal(capped.complete, false);
-    assert.match(capped.note!, /stopped at 12 files/);
-    const timed = await scanWorkspace(ws, { maxMs: 0 });
-    assert.equal(timed.complete, false);
-    assert.match(timed.note!, /stopped after 0 s/);
-  });
+    it('sees the files list_files sees: outside a git repository .gitignore does not count, .ignore does', async () => {
+      const ws = workspace({ '.gitignore': 'dist/\n', '.ignore': 'cache/\n', 'dist/out.js': 'o', 'cache/c.bin': 'c', 'a.txt': 'a' });
+      const scan = await scanWorkspace(ws, { finder: engine.finder() });
+      assert.deepEqual([...scan.files.keys()].sort(), ['.gitignore', '.ignore', 'a.txt', 'dist/out.js']);
+      assert.deepEqual(scan.repos, []);
+    });
 
+    it('stops at its caps and says so; a cancelled scan says so too', async () => {
+      const ws = workspace(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`d${i % 3}/f${i}.txt`, 'x'])));
+      const capped = await scanWorkspace(ws, { finder: engine.finder(), maxFiles: 12 });
+      assert.equal(capped.complete, false);
+      assert.equal(capped.files.size, 12);
+      assert.match(capped.note!, /stopped at 12 files/);
+      const timed = await scanWorkspace(ws, { finder: engine.finder(), maxMs: 0 });
+      assert.equal(timed.complete, false);
+      assert.match(timed.note!, /stopped after 0 s/);
+      const cancelled = await scanWorkspace(ws, { finder: engine.finder(), signal: AbortSignal.abort() });
+      assert.equal(cancelled.complete, false);
+      assert.equal(cancelled.note, 'the scan was cancelled');
+      const full = await scanWorkspace(ws, { finder: engine.finder() });
+      assert.equal(full.complete, true);
+      assert.equal(full.files.size, 30);
+    });
+  });
+}
+
+describe('file journal: versions', () => {
   it('keeps bytes exactly: UTF-8 (CRLF, BOM) as text, binary and invalid UTF-8 as base64', () => {
     for (const [bytes, encoding] of [
       [Buffer.from('a\r\nb\n'), 'utf8'],

@@ -54,7 +54,7 @@ export async function measureRunView(o: { steps: number; streamSeconds: number; 
   let active = false;
   const deps = {
     store,
-    runner: { events, isActive: () => active, decide: async () => undefined, send: async () => Promise.reject(new Error('not in the benchmark')) },
+    runner: { events, isActive: () => active, partialResponse: () => undefined, decide: async () => undefined, send: async () => Promise.reject(new Error('not in the benchmark')) },
     threadRuns: (id: string) => threadRuns(store, id),
     readOnlyReason: async () => null,
     actions: { run: async () => undefined, waypoint: async () => undefined, restore: async () => undefined, showDiff: async () => undefined },

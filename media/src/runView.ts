@@ -93,7 +93,12 @@ function onState(next: StateMessage): void {
   state = next;
   if (versionChanged) requested.clear();
   if (live && (!next.streaming || next.streaming.runId !== live.runId || next.streaming.step !== live.step)) live = null;
-  if (next.streaming && !live) live = { ...next.streaming, text: '', reasoning: '', buffered: '', bufferedReasoning: '' };
+  if (next.streaming && !live) live = { runId: next.streaming.runId, step: next.streaming.step, text: '', reasoning: '', buffered: '', bufferedReasoning: '' };
+  if (live && next.streaming?.text !== undefined) {
+    // The host's text so far replaces what arrived before it (the deltas it had not sent yet are in it).
+    Object.assign(live, { text: next.streaming.text, reasoning: next.streaming.reasoning ?? '', buffered: '', bufferedReasoning: '' });
+    list.invalidate(LIVE_KEY);
+  }
   renderHeader(next);
   renderComposer(next);
   const outline = live ? [...next.outline, [LIVE_KEY, 80] as [string, number]] : next.outline;

@@ -79,9 +79,26 @@ export class AgentRunner {
   readonly events = new Emitter<RunnerEvent>();
   private readonly active = new Map<string, { controller: AbortController; handle: RunHandle; ref: { exec?: RunExecution } }>();
   private readonly now: () => number;
+  /** What the model has streamed so far in each run's current call. */
+  private readonly partial = new Map<string, { step: number; text: string; reasoning: string }>();
 
   constructor(private readonly deps: RunnerDeps) {
     this.now = deps.now ?? Date.now;
+    this.events.on((e) => {
+      if (e.type === 'llm') {
+        if (e.status === 'start') this.partial.set(e.runId, { step: e.step, text: '', reasoning: '' });
+        else this.partial.delete(e.runId);
+      } else if (e.type === 'llm-delta') {
+        const p = this.partial.get(e.runId);
+        if (p && p.step === e.step) p[e.kind] += e.delta;
+      }
+    });
+  }
+
+  /** The text (and reasoning) the model has streamed so far in the run's current call, if one is under way: a view opened mid-stream starts from it. */
+  partialResponse(runId: string): { step: number; text: string; reasoning: string } | undefined {
+    const p = this.partial.get(runId);
+    return p ? { ...p } : undefined;
   }
 
   /** Who this runner writes as (its window). */

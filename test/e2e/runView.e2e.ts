@@ -111,15 +111,17 @@ describe('e2e: the run view across a reload mid-stream', () => {
     const wb = workbench();
     await startRun(wb, 'Stream slowly');
     let frame = await wb.webviewFrame('.msg.assistant.streaming', 60_000);
-    // The step's waypoint appears once its first checkpoint is written (queued, ≤ 200 ms after the step began).
-    await frame.locator('.waypoint .step', { hasText: 'Step 1' }).waitFor({ timeout: 15_000 });
+    // Opened after the stream began, the view still starts from the answer's first words.
+    await frame.locator('.msg.assistant.streaming', { hasText: '(offline demo model) Streaming slowly' }).waitFor({ timeout: 15_000 });
     const before = { users: await userTexts(frame), waypoints: await frame.locator('.waypoint .step').allInnerTexts() };
     // VS Code in the browser saves the open editors' state when idle, at most every 5 s.
     await wb.page.waitForTimeout(7000);
     await wb.reload();
     frame = await wb.webviewFrame('main.transcript .msg.user', 60_000);
     assert.deepEqual(await userTexts(frame), before.users, 'the same conversation');
-    assert.deepEqual(await frame.locator('.waypoint .step').allInnerTexts(), before.waypoints, 'the same waypoints');
+    // The step's queued checkpoints may have been written when the old window closed: nothing is lost, one may be added.
+    const after = await frame.locator('.waypoint .step').allInnerTexts();
+    assert.ok(before.waypoints.every((w) => after.includes(w)), `the same waypoints (before ${JSON.stringify(before.waypoints)}, after ${JSON.stringify(after)})`);
     const status = frame.locator('.status', { hasText: 'interrupted' });
     await status.waitFor({ timeout: 30_000 });
     await wb.screenshot('e2e-k-after-reload');

@@ -19,6 +19,7 @@ export interface RunViewDeps {
   runner: {
     readonly events: Emitter<RunnerEvent>;
     isActive(runId: string): boolean;
+    partialResponse(runId: string): { step: number; text: string; reasoning: string } | undefined;
     decide(runId: string, decisions: DecisionInput[]): Promise<unknown>;
     send(runId: string, text: string, opts?: { id?: string }): Promise<SendOutcome>;
   };
@@ -104,16 +105,22 @@ export class RunViewController extends DisposableBase {
     const last = runs[runs.length - 1]!;
     if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
     const readOnly = await this.deps.readOnlyReason(last.run_id);
+    const runHeaders = await Promise.all(runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id))));
+    // From here on synchronous up to the post: the text streamed so far replaces the deltas not yet sent.
+    const partial = this.deps.runner.partialResponse(last.run_id);
+    if (!this.streaming && partial) this.streaming = { runId: last.run_id, step: partial.step }; // opened mid-stream
+    const streaming = this.streaming && partial && partial.step === this.streaming.step && this.streaming.runId === last.run_id ? { ...this.streaming, text: partial.text, reasoning: partial.reasoning } : this.streaming;
+    if (streaming && 'text' in streaming) this.pendingDeltas = this.pendingDeltas.filter((d) => d.runId !== streaming.runId || d.step !== streaming.step);
     await this.post({
       type: 'state',
       version: this.transcript.version,
       threadId: this.threadId,
       focusRunId: this.focusRunId,
-      runs: await Promise.all(runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id)))),
+      runs: runHeaders,
       outline: this.transcript.outline(),
       readOnly,
       composerHint: composerHint(last, this.deps.runner.isActive(last.run_id)),
-      streaming: this.streaming,
+      streaming,
     });
   }
 

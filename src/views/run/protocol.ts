@@ -98,7 +98,8 @@ export const StateMessage = z.object({
   /** What Send does now, for the composer's hint. */
   composerHint: z.string(),
   /** A model call in progress whose text streams in `delta` messages. */
-  streaming: z.object({ runId: z.string(), step: z.number().int() }).nullable(),
+  /** The model call under way; with the text (and reasoning) streamed so far, which replaces what the view has. */
+  streaming: z.object({ runId: z.string(), step: z.number().int(), text: z.string().optional(), reasoning: z.string().optional() }).nullable(),
 });
 export type StateMessage = z.infer<typeof StateMessage>;
 

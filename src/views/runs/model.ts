@@ -136,6 +136,12 @@ export class RunsModel {
     }
     const run = this.runs.get(runId) ?? (await this.store.getRun(runId));
     if (!run) return { steps: [], exhausted: true };
+    // A checkpoint written while the first page was read came before the page existed: fetch what the summary says is newer.
+    const top = () => page.records[0]?.seq ?? 0;
+    if (run.last_seq > top()) {
+      const newer = await this.store.list(runId, { limit: run.last_seq - top() });
+      page.records.unshift(...newer.filter((r) => r.seq > top()));
+    }
     const steps = describeSteps(groupBySteps(page.records), { run, approvals: await this.approvals(runId) });
     return { steps, exhausted: page.exhausted };
   }

@@ -12,6 +12,7 @@ import type { CheckpointStore } from '../../../../src/store/api/types';
 import { RunsModel, STEP_PAGE } from '../../../../src/views/runs/model';
 import { groupThreads, threadGroup } from '../../../../src/views/runs/threads';
 import { makeRunner, owner, tmp } from '../../loop/support';
+import * as h from '../../store/helpers';
 
 const TWO_TURNS: Scenario = {
   name: 'tree-threads',
@@ -81,6 +82,42 @@ function counting(store: CheckpointStore): { store: CheckpointStore; read: () =>
   });
   return { store: wrapped, read: () => read };
 }
+
+describe('runs tree: live pages', () => {
+  it('a checkpoint written while a run’s first page is read is shown once the run’s summary says so', async () => {
+    const mem = createMemoryStore();
+    const { run, lease } = await mem.createRun(h.newRun('racing'), owner());
+    await mem.append(run.run_id, h.runStarted());
+    let raced = false;
+    // The first list() returns, then a checkpoint lands before the model has kept the page.
+    const racing = new Proxy(mem, {
+      get(target, key) {
+        if (key === 'list') {
+          return async (...args: Parameters<CheckpointStore['list']>) => {
+            const out = await target.list(...args);
+            if (!raced) {
+              raced = true;
+              await target.append(run.run_id, h.stepStarted(h.snapshot(1, [{ role: 'user', content: 'go' }])));
+            }
+            return out;
+          };
+        }
+        const v = Reflect.get(target, key);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const model = new RunsModel(racing);
+    try {
+      await model.load();
+      await model.steps(run.run_id);
+      await new Promise((r) => setTimeout(r, 100)); // the store's event has refreshed the summary
+      assert.deepEqual((await model.steps(run.run_id)).steps.map((s) => s.step), [1, 0]);
+    } finally {
+      model.dispose();
+      await lease.release();
+    }
+  });
+});
 
 describe('runs tree: a 1000-step run', function () {
   this.timeout(120_000);

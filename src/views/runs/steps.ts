@@ -58,9 +58,12 @@ export interface StepFacts {
 const TITLE_CHARS = 48;
 const SHOWN_CALLS = 2;
 
-/** Labels steps (newest first). The newer neighbour tells how many calls of a step were replayed. */
+/**
+ * Labels steps (newest first; the first is the run's latest, pages start at the newest). The newer
+ * neighbour tells how many calls of a step were replayed.
+ */
 export function describeSteps(steps: readonly StepRecords[], facts: StepFacts): StepView[] {
-  return steps.map((s, i) => describeStep(s, facts, { newer: steps[i - 1], latest: i === 0 && s.records.at(-1)?.seq === facts.run.last_seq }));
+  return steps.map((s, i) => describeStep(s, facts, { newer: steps[i - 1], latest: i === 0 }));
 }
 
 function describeStep(s: StepRecords, facts: StepFacts, at: { newer: StepRecords | undefined; latest: boolean }): StepView {

@@ -5,6 +5,10 @@ export const ContextValues = {
   /** Run items: `run.<state>`, plus `.resumable` when Resume applies and `.approvals` when some wait. */
   run: (state: string, flags: { resumable: boolean; approvals: boolean }) =>
     `run.${state}${flags.resumable ? '.resumable' : ''}${flags.approvals ? '.approvals' : ''}`,
+  /** Thread items (a run and its follow-ups): `thread.<state>` of the run commands act on, with the same flags. */
+  thread: (state: string, flags: { resumable: boolean; approvals: boolean }) =>
+    `thread.${state}${flags.resumable ? '.resumable' : ''}${flags.approvals ? '.approvals' : ''}`,
+  step: 'step',
   checkpoint: 'checkpoint',
   restore: 'restore',
   loadMore: 'loadMore',

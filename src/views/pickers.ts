@@ -6,15 +6,15 @@ import type { CheckpointStore } from '../store/api/types';
 import { relativeTime, STATE_ICONS, STATE_LABELS } from './runs/format';
 import { groupOf, type RunsModel } from './runs/model';
 
-/** A run id from whatever a command was invoked with: a RunNode/CheckpointNode, a run id, nothing. */
+/** A run id from whatever a command was invoked with: a tree node (run, thread, step, checkpoint, restore), a run id, nothing. */
 export function runIdOf(arg: unknown): string | undefined {
   if (typeof arg === 'string') return arg;
   if (typeof arg === 'object' && arg !== null) {
     const a = arg as { run?: RunSummary; record?: CheckpointRecord; parent?: { run?: RunSummary }; runId?: unknown };
     if (a.run) return a.run.run_id;
     if (a.record) return a.record.run_id;
-    if (a.parent?.run) return a.parent.run.run_id; // "Load more…" under a run
-    if (typeof a.runId === 'string') return a.runId;
+    if (a.parent?.run) return a.parent.run.run_id; // a step or "Load more…" under a run
+    if (typeof a.runId === 'string') return a.runId; // a thread: the turn that waits, else the latest
   }
   return undefined;
 }

@@ -120,8 +120,12 @@ describe('e2e: start, approve, browse, resume a finished run', () => {
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
     await sidebar.getByText('Finished', { exact: true }).click();
     await sidebar.getByText('Record the approval in effects.txt').click();
-    await sidebar.getByText('run_terminal').first().waitFor({ timeout: 30_000 });
-    for (const phase of ['post_llm', 'post_tool_batch']) assert.ok(await sidebar.getByText(phase).first().isVisible(), `${phase} checkpoint listed`);
+    const step = sidebar.locator('.monaco-list-row', { hasText: 'Step 1 · run_command echo approved >> effects.txt · approved' });
+    await step.waitFor({ timeout: 30_000 });
+    await sidebar.locator('.monaco-list-row', { hasText: 'Step 2 · final answer' }).waitFor({ timeout: 30_000 });
+    await step.locator('.monaco-tl-twistie').click();
+    await sidebar.getByText('post_tool_batch').first().waitFor({ timeout: 30_000 });
+    for (const phase of ['post_llm', 'pre_tool_batch']) assert.ok(await sidebar.getByText(phase).first().isVisible(), `${phase} checkpoint listed in its step`);
     await wb.screenshot('e2e-a-tree-with-checkpoints');
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved']);
   });

@@ -69,7 +69,10 @@ describe('e2e: restore files to a checkpoint', () => {
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
     await sidebar.getByText('Finished', { exact: true }).click();
     await sidebar.getByText(TITLE).click();
-    const checkpoint = sidebar.locator('.monaco-list-row', { hasText: 'pre_tool_batch' }).filter({ hasText: 'step 1 ' }).first();
+    const step = sidebar.locator('.monaco-list-row', { hasText: 'Step 1 · ' }).first();
+    await step.waitFor({ timeout: 30_000 });
+    await step.locator('.monaco-tl-twistie').click();
+    const checkpoint = sidebar.locator('.monaco-list-row', { hasText: 'pre_tool_batch' }).first();
     await checkpoint.waitFor({ timeout: 30_000 });
     await checkpoint.click({ button: 'right' });
     await wb.page.locator('.context-view .action-label', { hasText: 'Restore files to checkpoint' }).first().click();

@@ -97,6 +97,47 @@ describe('e2e: the run view', () => {
     fs.mkdirSync(path.join(repoRoot, 'test-results'), { recursive: true });
     if (box) await wb.page.screenshot({ path: path.join(repoRoot, 'test-results', 'readme-run-view.png'), clip: box });
   });
+
+  it('(j3) the Runs tree shows the conversation as one node of two turns, each run’s steps labelled; clicking a step opens the run view there', async () => {
+    const wb = workbench();
+    await wb.runCommand('View: Close All Editors');
+    await wb.openRunsView();
+    const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
+    const row = (text: string) => sidebar.locator('.monaco-list-row', { hasText: text }).first();
+    const expand = async (text: string) => {
+      const r = row(text);
+      await r.waitFor({ timeout: 30_000 });
+      if ((await r.getAttribute('aria-expanded')) === 'false') await r.locator('.monaco-tl-twistie').click();
+    };
+    // Wide enough that the labels read in full in the screenshot: drag the side bar's edge.
+    const bar = (await sidebar.boundingBox())!;
+    await wb.page.mouse.move(bar.x + bar.width + 1, bar.y + bar.height / 2);
+    await wb.page.mouse.down();
+    await wb.page.mouse.move(bar.x + bar.width + 260, bar.y + bar.height / 2, { steps: 5 });
+    await wb.page.mouse.up();
+    await expand('Finished');
+    const thread = row('2 turns');
+    await thread.waitFor({ timeout: 30_000 });
+    assert.match(await thread.innerText(), /Record one line in effects\.txt[\s\S]*2 turns · completed/);
+    await expand('2 turns');
+    await expand('Turn 1 · Record one line in effects.txt');
+    await expand('Turn 2 · How many lines does the file have now?');
+    const step = row('Step 1 · run_command echo approved >> effects.txt · approved');
+    await step.waitFor({ timeout: 30_000 });
+    await row('Step 1 · final answer').waitFor({ timeout: 30_000 });
+    assert.equal(await sidebar.locator('.monaco-list-row .label-name', { hasText: /^Start$/ }).count(), 2, 'each turn starts with its Start step');
+    await expand('Step 1 · run_command echo approved >> effects.txt · approved');
+    for (const phase of ['post_llm', 'pre_tool_batch', 'post_tool_batch']) await row(phase).waitFor({ timeout: 10_000 });
+    const file = await wb.screenshot('e2e-j3-runs-tree-thread-steps');
+    assert.ok(fs.statSync(file).size > 10_000, 'a screenshot of the tree');
+
+    // A click on the step's label (not its twistie) runs its command: the run view opens at that step.
+    await step.locator('.label-name').click();
+    const frame = await wb.webviewFrame('main.transcript', 30_000);
+    const waypoint = frame.locator('.waypoint[data-step="1"]', { hasText: 'run_command echo approved >> effects.txt' });
+    await waypoint.waitFor({ state: 'visible', timeout: 30_000 });
+    await wb.screenshot('e2e-j3-step-opens-run-view');
+  });
 });
 
 describe('e2e: the run view across a reload mid-stream', () => {

@@ -83,7 +83,7 @@ describe('agent runs in a real extension host', () => {
     await vscode.commands.executeCommand(CommandIds.clearApiKey);
   });
 
-  it('the Runs tree shows the run under Finished with its checkpoints, newest first', async () => {
+  it('the Runs tree shows the run under Finished with its steps, newest first, and their phase checkpoints', async () => {
     const api = await activated();
     const tree = api.tree!;
     let groups: RunsTreeNode[] = [];
@@ -102,12 +102,17 @@ describe('agent runs in a real extension host', () => {
     assert.match(String(item.description), /completed · step 3/);
     const resolved = await tree.resolveTreeItem(item, node);
     assert.match((resolved.tooltip as vscode.MarkdownString).value, /Storage on disk: \d+(\.\d)? KB/);
-    const checkpoints = await tree.getChildren(node);
+    const steps = await tree.getChildren(node);
+    assert.deepEqual(
+      steps.map((s) => tree.getTreeItem(s).label),
+      ['Step 3 · final answer', 'Step 2 · read_file src/greet.js, search_text exports\\.\\w+\\s*= · auto', 'Step 1 · list_files . · auto', 'Start'],
+    );
+    const checkpoints = (await Promise.all(steps.map((s) => tree.getChildren(s)))).flat();
     const phases = checkpoints.flatMap((c) => (c.kind === 'checkpoint' ? [c.record.phase] : []));
-    assert.equal(phases[0], 'run_terminal');
-    for (const p of ['run_started', 'step_started', 'pre_llm', 'post_llm', 'pre_tool_batch', 'post_tool_batch']) assert.ok(phases.includes(p as never), p);
+    assert.deepEqual(phases.slice(0, 4), ['step_started', 'pre_llm', 'post_llm', 'run_terminal'], 'the final step, its phases as they happened');
+    for (const p of ['run_started', 'pre_tool_batch', 'post_tool_batch']) assert.ok(phases.includes(p as never), p);
     const seqs = checkpoints.flatMap((c) => (c.kind === 'checkpoint' ? [c.record.seq] : []));
-    assert.deepEqual(seqs, [...seqs].sort((a, b) => b - a));
+    assert.deepEqual([...seqs].sort((a, b) => a - b), Array.from({ length: seqs.length }, (_, i) => i + 1), 'every checkpoint in one step');
   });
 
   it('Open checkpoint shows a read-only JSON document with the full snapshot', async () => {
@@ -244,33 +249,35 @@ describe('agent runs in a real extension host', () => {
     }
   });
 
-  it('a long checkpoint chain loads in pages: "Load more…" fetches the next page', async () => {
+  it('a long run loads in pages of whole steps: "Load more…" fetches the next page', async () => {
     const api = await activated();
     const store = api.store!;
     const { run, lease } = await store.createRun(h.newRun('A long chain'), h.owner('in-host test'));
     await store.append(run.run_id, h.runStarted());
     const msgs = [{ role: 'system' as const, content: 'sys' }, { role: 'user' as const, content: 'go' }];
-    for (let step = 1; step <= 30; step++) {
+    for (let step = 1; step <= 60; step++) {
       await store.append(run.run_id, h.stepStarted(h.snapshot(step, msgs)));
       await store.append(run.run_id, h.preLlm(step, msgs.length));
     }
-    await store.append(run.run_id, h.terminal(30));
+    await store.append(run.run_id, h.terminal(60));
     await lease.release();
-    const total = 62; // run_started + 30 × 2 + run_terminal
+    const total = 122; // run_started + 60 × 2 + run_terminal
     await vscode.commands.executeCommand(CommandIds.refreshRuns);
     const tree = api.tree!;
     const finished = (await tree.getChildren()).find((g) => g.kind === 'group' && g.group === 'finished')!;
     const node = (await tree.getChildren(finished)).find((n) => n.kind === 'run' && n.run.run_id === run.run_id)!;
     assert.ok(node, 'the run is listed');
     let children = await tree.getChildren(node);
-    assert.equal(children.filter((c) => c.kind === 'checkpoint').length, 50, 'the first page');
+    const stepsOf = (nodes: RunsTreeNode[]) => nodes.flatMap((c) => (c.kind === 'step' ? [c.step] : []));
+    assert.deepEqual(stepsOf(children), Array.from({ length: 50 }, (_, i) => 60 - i), 'the first page: the newest 50 steps');
     const more = children.at(-1)!;
     assert.equal(more.kind, 'loadMore');
     assert.equal(tree.getTreeItem(more).label, 'Load more…');
     await vscode.commands.executeCommand(CommandIds.loadMoreCheckpoints, more);
     children = await tree.getChildren(node);
-    const seqs = children.flatMap((c) => (c.kind === 'checkpoint' ? [c.record.seq] : []));
-    assert.deepEqual(seqs, Array.from({ length: total }, (_, i) => total - i), 'every checkpoint once, newest first');
+    assert.deepEqual(stepsOf(children), Array.from({ length: 61 }, (_, i) => 60 - i), 'every step once, newest first');
+    const seqs = (await Promise.all(children.map((c) => tree.getChildren(c)))).flat().flatMap((c) => (c.kind === 'checkpoint' ? [c.record.seq] : []));
+    assert.deepEqual([...seqs].sort((a, b) => a - b), Array.from({ length: total }, (_, i) => i + 1), 'every checkpoint once');
     assert.ok(!children.some((c) => c.kind === 'loadMore'), 'nothing more to load');
     assert.equal(await vscode.commands.executeCommand(CommandIds.deleteRun, run.run_id, { confirmed: true }), true);
   });
@@ -280,7 +287,8 @@ describe('agent runs in a real extension host', () => {
     const tree = api.tree!;
     const finished = (await tree.getChildren()).find((g) => g.kind === 'group' && g.group === 'finished')!;
     const runNode = (await tree.getChildren(finished)).find((n) => n.kind === 'run' && n.run.run_id === runId)!;
-    const checkpointNode = (await tree.getChildren(runNode)).find((n) => n.kind === 'checkpoint')!;
+    const stepNode = (await tree.getChildren(runNode)).find((n) => n.kind === 'step')!;
+    const checkpointNode = (await tree.getChildren(stepNode)).find((n) => n.kind === 'checkpoint')!;
     assert.equal(await vscode.commands.executeCommand(CommandIds.resumeRun, runNode), 'completed');
     const uri = await vscode.commands.executeCommand<string>(CommandIds.openCheckpoint, checkpointNode);
     assert.ok(uri && checkpointNode.kind === 'checkpoint' && uri.includes(String(checkpointNode.record.seq)), 'the checkpoint the node shows');

@@ -62,7 +62,7 @@ describe('extension manifest', () => {
 
   it('menus only name contributed commands, and `viewItem` clauses only our context values', () => {
     const known = new Set(contributed);
-    const prefixes = [ContextValues.group, ContextValues.checkpoint, ContextValues.restore, ContextValues.loadMore, 'run\\.', 'run.'];
+    const prefixes = [ContextValues.group, ContextValues.step, ContextValues.checkpoint, ContextValues.restore, ContextValues.loadMore, 'run\\.', 'run.', 'thread\\.', 'thread.'];
     let checked = 0;
     for (const [menu, items] of Object.entries(manifest.contributes.menus as Record<string, { command: string; when?: string }[]>)) {
       for (const item of items) {
@@ -75,6 +75,7 @@ describe('extension manifest', () => {
     }
     assert.ok(checked >= 8, `the viewItem clauses were found (${checked})`);
     assert.equal(ContextValues.run('completed', { resumable: false, approvals: false }), 'run.completed');
+    assert.equal(ContextValues.thread('paused_error', { resumable: true, approvals: true }), 'thread.paused_error.resumable.approvals');
   });
 
   it('when clauses use only context keys the code sets (or VS Code built-ins)', () => {

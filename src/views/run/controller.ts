@@ -52,6 +52,8 @@ export class RunViewController extends DisposableBase {
   private deltaTimer: ReturnType<typeof setTimeout> | undefined;
   private ready = false;
   private revealOnReady: string | undefined;
+  /** The item the view was last asked to scroll to (a step's waypoint, an approval card). */
+  lastReveal: string | undefined;
 
   constructor(
     readonly threadId: string,
@@ -68,6 +70,7 @@ export class RunViewController extends DisposableBase {
 
   /** Scrolls the view to an item once it is shown (the first pending approval, a step's waypoint). */
   reveal(key: string): void {
+    this.lastReveal = key;
     if (this.ready) void this.post({ type: 'reveal', key });
     else this.revealOnReady = key;
   }

@@ -112,7 +112,9 @@ export class RunViewPanel extends DisposableBase {
   async open(at: OpenAt): Promise<void> {
     await this.controller.pushState(true);
     const runId = this.controller.focusRunId;
-    const key = at.kind === 'firstPending' ? this.controller.firstPendingKey() : at.kind === 'step' ? `${runId}:w:${at.step}` : undefined;
+    // Step 0 (the run's start) has no waypoint of its own: the turn's heading is where it starts.
+    const stepKey = (step: number) => (step === 0 ? `${runId}:turn` : `${runId}:w:${step}`);
+    const key = at.kind === 'firstPending' ? this.controller.firstPendingKey() : at.kind === 'step' ? stepKey(at.step) : undefined;
     if (key) this.controller.reveal(key);
   }
 

@@ -3,6 +3,7 @@
 // estimate per item) so the webview can size its scrollbar without the items themselves.
 import type { RunSummary } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
+import { byTurnOrder } from '../runs/threads';
 import { estimateHeight, type OutlineEntry, type TranscriptItem } from './items';
 import { buildRunItems, type RunData } from './transcript';
 
@@ -37,7 +38,7 @@ export async function threadRuns(store: CheckpointStore, threadId: string): Prom
     for (const r of page.runs) if (r.thread_id === threadId) out.push(r);
     cursor = page.cursor;
   } while (cursor);
-  return out.sort((a, b) => a.created_ms - b.created_ms || (a.run_id < b.run_id ? -1 : 1));
+  return out.sort(byTurnOrder);
 }
 
 export class ThreadTranscript {

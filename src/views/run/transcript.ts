@@ -167,11 +167,11 @@ function parseArgs(json: string): Record<string, unknown> | null {
 }
 
 /** "edit_file src/slugify.js", "run_command npm test": the name and its main argument. */
-export function toolTitle(name: string, args: Record<string, unknown> | null): string {
+export function toolTitle(name: string, args: Record<string, unknown> | null, maxChars = 80): string {
   const main = args?.path ?? args?.command ?? args?.pattern ?? args?.task;
   if (typeof main !== 'string') return name;
   const short = main.split('\n')[0]!;
-  return `${name} ${short.length > 80 ? `${short.slice(0, 77)}…` : short}`;
+  return `${name} ${short.length > maxChars ? `${short.slice(0, maxChars - 3)}…` : short}`;
 }
 
 function exitCodeOf(output: string): number | null {

@@ -1,30 +1,28 @@
-// The runs tree's model: run summaries (from the store's index, cheap) and, per expanded run,
-// pages of its checkpoints. Updated from store events; never polls. vscode-free.
+// The runs tree's model: run summaries (from the store's index, cheap) grouped into threads and,
+// per expanded run, pages of its checkpoints in whole steps. Updated from store events; never
+// polls. vscode-free.
 import { Emitter } from '../../runner/events';
-import type { CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
+import type { Approval, CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
+import { describeSteps, endOfSteps, groupBySteps, type StepView } from './steps';
+import { groupThreads, type RunGroup, type Thread } from './threads';
 
-export type RunGroup = 'attention' | 'running' | 'finished' | 'failed';
-export const GROUPS: readonly RunGroup[] = ['attention', 'running', 'finished', 'failed'];
-export const PAGE_SIZE = 50;
+export { GROUPS, groupOf, type RunGroup } from './threads';
 
-/** Which group a run belongs to: what it needs from the user first. */
-export function groupOf(run: RunSummary): RunGroup {
-  if (run.pending_approvals > 0) return 'attention';
-  switch (run.state) {
-    case 'running':
-      return 'running';
-    case 'completed':
-      return 'finished';
-    case 'failed':
-      return 'failed';
-    default:
-      return 'attention'; // awaiting_approval, interrupted, paused_*
-  }
-}
+/** Steps per page of a run's node ("Load more…" fetches the next). */
+export const STEP_PAGE = 50;
+/** Records per read while a page is gathered (a step is about five). */
+const READ_CHUNK = 200;
 
+/** The loaded checkpoints of a run: newest first, whole steps only. */
 interface CheckpointPage {
   records: CheckpointRecord[];
+  exhausted: boolean;
+}
+
+export interface StepPage {
+  /** Newest first. */
+  steps: StepView[];
   exhausted: boolean;
 }
 
@@ -32,6 +30,8 @@ export class RunsModel {
   private readonly runs = new Map<string, RunSummary>();
   private readonly pages = new Map<string, CheckpointPage>();
   private readonly restoreLists = new Map<string, RestoreRecord[]>();
+  private readonly approvalMaps = new Map<string, Map<string, Approval>>();
+  private threadList: Thread[] | undefined;
   private loading: Promise<void> | undefined;
   private readonly changed = new Emitter<string | undefined>();
   private readonly pendingChanges = new Set<string | undefined>();
@@ -47,14 +47,19 @@ export class RunsModel {
         const page = this.pages.get(e.run_id);
         if (page && !page.records.some((r) => r.seq === e.record.seq)) page.records.unshift(e.record);
         void this.refreshRun(e.run_id);
-      } else if (e.kind === 'run-created' || e.kind === 'run-updated' || e.kind === 'approval') {
+      } else if (e.kind === 'approval') {
+        this.approvalMaps.delete(e.run_id);
+        void this.refreshRun(e.run_id);
+      } else if (e.kind === 'run-created' || e.kind === 'run-updated') {
         void this.refreshRun(e.run_id);
       } else if (e.kind === 'restore') {
         this.restoreLists.delete(e.run_id);
         this.fire(e.run_id);
       } else if (e.kind === 'run-deleted') {
         this.runs.delete(e.run_id);
+        this.threadList = undefined;
         this.pages.delete(e.run_id);
+        this.approvalMaps.delete(e.run_id);
         this.fire(undefined);
       }
     });
@@ -67,6 +72,7 @@ export class RunsModel {
       do {
         const page = await this.store.listRuns({ limit: 500, ...(cursor ? { cursor } : {}) });
         for (const r of page.runs) this.runs.set(r.run_id, r);
+        this.threadList = undefined;
         cursor = page.cursor;
       } while (cursor);
     })();
@@ -76,8 +82,10 @@ export class RunsModel {
   /** Forget everything and read again (after an import, or on the Refresh button). */
   async reload(): Promise<void> {
     this.runs.clear();
+    this.threadList = undefined;
     this.pages.clear();
     this.restoreLists.clear();
+    this.approvalMaps.clear();
     this.loading = undefined;
     await this.load();
     this.fire(undefined);
@@ -96,8 +104,18 @@ export class RunsModel {
     return [...this.runs.values()].sort((a, b) => b.updated_ms - a.updated_ms);
   }
 
-  inGroup(group: RunGroup): RunSummary[] {
-    return this.all().filter((r) => groupOf(r) === group);
+  /** Every thread (a run and its follow-up turns), most recently updated first. */
+  threads(): Thread[] {
+    this.threadList ??= groupThreads(this.runs.values());
+    return this.threadList;
+  }
+
+  thread(threadId: string): Thread | undefined {
+    return this.threads().find((t) => t.id === threadId);
+  }
+
+  threadsIn(group: RunGroup): Thread[] {
+    return this.threads().filter((t) => t.group === group);
   }
 
   pendingApprovals(): number {
@@ -106,15 +124,49 @@ export class RunsModel {
     return n;
   }
 
-  /** The loaded checkpoints of a run (newest first), loading the first page on demand. */
-  async checkpoints(runId: string): Promise<CheckpointPage> {
+  /**
+   * The loaded steps of a run (newest first), reading the first page on demand: whole steps, a
+   * page at a time, so a long run's node opens without reading its whole history.
+   */
+  async steps(runId: string): Promise<StepPage> {
     let page = this.pages.get(runId);
     if (!page) {
-      const records = await this.store.list(runId, { limit: PAGE_SIZE });
-      page = { records, exhausted: records.length < PAGE_SIZE };
+      page = await this.readSteps(runId, undefined);
       this.pages.set(runId, page);
     }
-    return page;
+    const run = this.runs.get(runId) ?? (await this.store.getRun(runId));
+    if (!run) return { steps: [], exhausted: true };
+    // A checkpoint written while the first page was read came before the page existed: fetch what the summary says is newer.
+    const top = () => page.records[0]?.seq ?? 0;
+    if (run.last_seq > top()) {
+      const newer = await this.store.list(runId, { limit: run.last_seq - top() });
+      page.records.unshift(...newer.filter((r) => r.seq > top()));
+    }
+    const steps = describeSteps(groupBySteps(page.records), { run, approvals: await this.approvals(runId) });
+    return { steps, exhausted: page.exhausted };
+  }
+
+  private async approvals(runId: string): Promise<Map<string, Approval>> {
+    let map = this.approvalMaps.get(runId);
+    if (!map) {
+      map = new Map((await this.store.listApprovals(runId)).map((a) => [a.tool_call_id, a]));
+      this.approvalMaps.set(runId, map);
+    }
+    return map;
+  }
+
+  /** The next STEP_PAGE whole steps older than `before`: read in chunks until one step more shows up (or the run's start). */
+  private async readSteps(runId: string, before: number | undefined): Promise<CheckpointPage> {
+    const read: CheckpointRecord[] = [];
+    let cursor = before;
+    for (;;) {
+      const chunk = await this.store.list(runId, { limit: READ_CHUNK, ...(cursor !== undefined ? { before: cursor } : {}) });
+      read.push(...chunk);
+      const end = endOfSteps(read, STEP_PAGE);
+      if (end >= 0) return { records: read.slice(0, end), exhausted: false };
+      if (chunk.length < READ_CHUNK) return { records: read, exhausted: true };
+      cursor = chunk[chunk.length - 1]!.seq;
+    }
   }
 
   /** The run's file restores, newest first (shown above its checkpoints). */
@@ -127,23 +179,28 @@ export class RunsModel {
     return list;
   }
 
+  /** Loads the run's next page of (older) steps. */
   async loadMore(runId: string): Promise<void> {
-    const page = await this.checkpoints(runId);
+    await this.steps(runId);
+    const page = this.pages.get(runId)!;
     const oldest = page.records.at(-1)?.seq;
     if (page.exhausted || oldest === undefined) return;
-    const more = await this.store.list(runId, { limit: PAGE_SIZE, before: oldest });
-    page.records.push(...more);
-    page.exhausted = more.length < PAGE_SIZE;
+    const more = await this.readSteps(runId, oldest);
+    page.records.push(...more.records);
+    page.exhausted = more.exhausted;
     this.fire(runId);
   }
 
   private async refreshRun(runId: string): Promise<void> {
-    const before = this.runs.get(runId);
+    const known = this.runs.get(runId);
+    const before = known && this.thread(known.thread_id);
     const after = await this.store.getRun(runId).catch(() => undefined);
     if (after) this.runs.set(runId, after);
     else this.runs.delete(runId);
-    // A run that moved between groups changes the list; otherwise only its own node.
-    this.fire(!before || !after || groupOf(before) !== groupOf(after) ? undefined : runId);
+    this.threadList = undefined;
+    // A new run (a new thread, or a turn joining one) or a thread that moved between groups changes the list; otherwise only its own nodes.
+    const now = after && this.thread(after.thread_id);
+    this.fire(!before || !now || before.group !== now.group ? undefined : runId);
   }
 
   private fire(runId: string | undefined): void {

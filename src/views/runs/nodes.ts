@@ -3,9 +3,12 @@ import * as vscode from 'vscode';
 import type { CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
 import { isTerminalState } from '../../store/api/schema';
 import { ContextValues } from '../contextValues';
-import { checkpointSummary, PHASE_ICONS, relativeTime, runDescription, STATE_ICONS } from './format';
+import { checkpointSummary, PHASE_ICONS, relativeTime, runDescription, STATE_ICONS, STATE_LABELS } from './format';
 import { restoreCounts, restoreMarkdown } from '../restore/summary';
-import type { RunGroup } from './model';
+import { StepNode } from './stepNode';
+import { threadFocus, type RunGroup, type Thread } from './threads';
+
+export { StepNode };
 
 const GROUP_LABELS: Record<RunGroup, string> = {
   attention: 'Needs attention',
@@ -43,21 +46,57 @@ export class GroupNode {
   }
 }
 
+/** A conversation of more than one run (follow-up turns): its turns inside, oldest first. */
+export class ThreadNode {
+  readonly kind = 'thread';
+  constructor(
+    /** Replaced in place when one of its runs changes, so VS Code keeps the node's identity. */
+    public thread: Thread,
+    readonly parent: GroupNode,
+  ) {}
+
+  /** The run commands on the thread act on (Resume, Show pending approvals, Open run). */
+  get runId(): string {
+    return threadFocus(this.thread).run_id;
+  }
+
+  toTreeItem(): vscode.TreeItem {
+    const t = this.thread;
+    const first = t.runs[0]!;
+    const latest = t.latest;
+    const item = new vscode.TreeItem(first.title, vscode.TreeItemCollapsibleState.Collapsed);
+    item.id = `thread:${t.id}`;
+    const pending = t.runs.reduce((n, r) => n + r.pending_approvals, 0);
+    item.description = [`${t.runs.length} turns`, STATE_LABELS[latest.state], ...(pending > 0 ? [`${pending} to approve`] : []), relativeTime(t.updated_ms)].join(' · ');
+    item.iconPath = new vscode.ThemeIcon('comment-discussion', stateColor(latest, pending));
+    const turns = t.runs.map((r, i) => `${i + 1}. ${escape(r.title)} — ${STATE_LABELS[r.state]}`);
+    item.tooltip = new vscode.MarkdownString([`**${escape(first.title)}**`, `A conversation of ${t.runs.length} turns:`, turns.join('\n\n')].join('\n\n'));
+    const focus = threadFocus(t);
+    item.contextValue = ContextValues.thread(focus.state, {
+      resumable: !isTerminalState(focus.state) && focus.state !== 'running',
+      approvals: pending > 0,
+    });
+    return item;
+  }
+}
+
 export class RunNode {
   readonly kind = 'run';
   constructor(
     /** Replaced in place when the run's summary changes, so VS Code keeps the node's identity. */
     public run: RunSummary,
-    readonly parent: GroupNode,
+    readonly parent: GroupNode | ThreadNode,
+    /** 1-based position in its thread (shown only inside a thread node). */
+    readonly turn = 1,
   ) {}
 
   toTreeItem(): vscode.TreeItem {
     const r = this.run;
-    const item = new vscode.TreeItem(r.title, vscode.TreeItemCollapsibleState.Collapsed);
+    const inThread = this.parent.kind === 'thread';
+    const item = new vscode.TreeItem(inThread ? `Turn ${this.turn} · ${r.title}` : r.title, vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `run:${r.run_id}`;
     item.description = runDescription(r);
-    const color = r.state === 'failed' ? 'errorForeground' : r.pending_approvals > 0 ? 'notificationsWarningIcon.foreground' : undefined;
-    item.iconPath = new vscode.ThemeIcon(STATE_ICONS[r.state], color ? new vscode.ThemeColor(color) : undefined);
+    item.iconPath = new vscode.ThemeIcon(STATE_ICONS[r.state], stateColor(r, r.pending_approvals));
     const tooltip = new vscode.MarkdownString(
       [`**${escape(r.title)}**`, '', escape(r.task), '', `${runDescription(r)}`, `\`${r.run_id}\` · model ${escape(r.model)}`]
         .concat(r.state_detail ? ['', escape(r.state_detail)] : [])
@@ -72,18 +111,19 @@ export class RunNode {
   }
 }
 
+/** One phase checkpoint inside its step. */
 export class CheckpointNode {
   readonly kind = 'checkpoint';
   constructor(
     readonly record: CheckpointRecord,
-    readonly parent: RunNode,
+    readonly parent: StepNode,
   ) {}
 
   toTreeItem(): vscode.TreeItem {
     const r = this.record;
     const item = new vscode.TreeItem(`${r.phase}`, vscode.TreeItemCollapsibleState.None);
     item.id = `cp:${r.run_id}:${r.seq}`;
-    item.description = `#${r.seq} · step ${r.step} · ${relativeTime(r.timestamp_ms)}`;
+    item.description = `#${r.seq} · ${relativeTime(r.timestamp_ms)}`;
     item.iconPath = new vscode.ThemeIcon(PHASE_ICONS[r.phase]);
     item.tooltip = new vscode.MarkdownString(checkpointSummary(r));
     item.contextValue = ContextValues.checkpoint;
@@ -135,7 +175,12 @@ export class LoadMoreNode {
   }
 }
 
-export type RunsTreeNode = GroupNode | RunNode | CheckpointNode | RestoreNode | LoadMoreNode;
+export type RunsTreeNode = GroupNode | ThreadNode | RunNode | StepNode | CheckpointNode | RestoreNode | LoadMoreNode;
+
+function stateColor(r: RunSummary, pending: number): vscode.ThemeColor | undefined {
+  const color = r.state === 'failed' ? 'errorForeground' : pending > 0 ? 'notificationsWarningIcon.foreground' : undefined;
+  return color ? new vscode.ThemeColor(color) : undefined;
+}
 
 function escape(s: string): string {
   return s.replace(/[\\`*_{}[\]()#+!|<>]/g, (c) => `\\${c}`);

@@ -1,22 +1,19 @@
-// TreeDataProvider over RunsModel: groups → runs → checkpoints (paged, "Load more").
+// TreeDataProvider over RunsModel: groups → threads (or single runs) → runs → steps (paged,
+// "Load more") → phase checkpoints.
 import * as vscode from 'vscode';
 import { formatBytes } from './format';
-import { CheckpointNode, GroupNode, LoadMoreNode, RestoreNode, RunNode, type RunsTreeNode } from './nodes';
-import { GROUPS, groupOf, type RunsModel } from './model';
+import { CheckpointNode, GroupNode, LoadMoreNode, RestoreNode, RunNode, StepNode, ThreadNode, type RunsTreeNode } from './nodes';
+import { GROUPS, type RunsModel } from './model';
 
 export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<RunsTreeNode | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
-  /** The node objects last handed to VS Code, so a single run can be refreshed. */
+  /** The node objects last handed to VS Code, so a single run (or its thread) can be refreshed. */
   private readonly runNodes = new Map<string, RunNode>();
   private readonly subscription: { dispose(): void };
 
   constructor(private readonly model: RunsModel) {
-    this.subscription = model.onDidChange((runId) => {
-      const node = runId ? this.runNodes.get(runId) : undefined;
-      // A run VS Code has not seen yet is new: refresh the whole tree.
-      this.emitter.fire(node && this.model.get(runId!) ? this.renew(node) : undefined);
-    });
+    this.subscription = model.onDidChange((runId) => this.emitter.fire(runId ? this.renew(runId) : undefined));
   }
 
   refresh(): void {
@@ -43,36 +40,71 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, 
     await this.model.load();
     if (!node) {
       this.runNodes.clear();
-      return GROUPS.map((g) => new GroupNode(g, this.model.inGroup(g).length)).filter((g) => g.count > 0);
+      return GROUPS.map((g) => new GroupNode(g, this.model.threadsIn(g).length)).filter((g) => g.count > 0);
     }
-    if (node.kind === 'group') {
-      return this.model.inGroup(node.group).map((run) => {
-        const n = new RunNode(run, node);
-        this.runNodes.set(run.run_id, n);
-        return n;
-      });
+    switch (node.kind) {
+      case 'group':
+        // A thread of one run is that run's node: no nesting for the common case.
+        return this.model.threadsIn(node.group).map((t) => (t.runs.length > 1 ? new ThreadNode(t, node) : this.runNode(new RunNode(t.latest, node))));
+      case 'thread':
+        return node.thread.runs.map((r, i) => this.runNode(new RunNode(r, node, i + 1)));
+      case 'run':
+        return this.runChildren(node);
+      case 'step':
+        return node.view.records.map((r) => new CheckpointNode(r, node));
+      default:
+        return [];
     }
-    if (node.kind === 'run') {
-      const page = await this.model.checkpoints(node.run.run_id);
-      const restores = await this.model.restores(node.run.run_id);
-      const children: RunsTreeNode[] = [...restores.map((r) => new RestoreNode(r, node)), ...page.records.map((r) => new CheckpointNode(r, node))];
-      if (!page.exhausted) children.push(new LoadMoreNode(node));
-      return children;
-    }
-    return [];
   }
 
-  /** The node of a run (for reveal), if VS Code has rendered its group. */
-  runNode(runId: string): RunNode | undefined {
-    return this.runNodes.get(runId);
+  private async runChildren(node: RunNode): Promise<RunsTreeNode[]> {
+    const id = node.run.run_id;
+    const [page, restores] = await Promise.all([this.model.steps(id), this.model.restores(id)]);
+    const children: RunsTreeNode[] = [...restores.map((r) => new RestoreNode(r, node)), ...page.steps.map((s) => new StepNode(s, node))];
+    if (!page.exhausted) children.push(new LoadMoreNode(node));
+    return children;
   }
 
-  /** A fresh node for a run whose summary changed, keeping its place in the tree. */
-  private renew(node: RunNode): RunNode | undefined {
-    const run = this.model.get(node.run.run_id)!;
-    if (groupOf(run) !== node.parent.group) return undefined;
-    node.run = run;
+  private runNode(node: RunNode): RunNode {
+    this.runNodes.set(node.run.run_id, node);
     return node;
+  }
+
+  /** The node of a run, walking groups and threads as VS Code would (for reveal). */
+  async findRunNode(runId: string): Promise<RunNode | undefined> {
+    await this.model.load();
+    const run = this.model.get(runId);
+    const thread = run && this.model.thread(run.thread_id);
+    if (!thread) return undefined;
+    const group = (await this.getChildren()).find((g) => g.kind === 'group' && g.group === thread.group);
+    if (!group) return undefined;
+    for (const n of await this.getChildren(group)) {
+      if (n.kind === 'run' && n.run.run_id === runId) return n;
+      if (n.kind === 'thread' && n.thread.id === thread.id) return (await this.getChildren(n)).find((c): c is RunNode => c.kind === 'run' && c.run.run_id === runId);
+    }
+    return undefined;
+  }
+
+  /**
+   * What to refresh when one run changed, keeping nodes' places in the tree: the run's own node, or
+   * its thread's (whose description says the latest turn's state). undefined = the whole tree
+   * (a run VS Code has not seen yet, or one whose thread changed shape or group).
+   */
+  private renew(runId: string): RunsTreeNode | undefined {
+    const node = this.runNodes.get(runId);
+    const run = this.model.get(runId);
+    const thread = run && this.model.thread(run.thread_id);
+    if (!node || !run || !thread) return undefined;
+    const parent = node.parent;
+    if (parent.kind === 'group') {
+      if (thread.runs.length !== 1 || thread.group !== parent.group) return undefined;
+      node.run = run;
+      return node;
+    }
+    if (thread.group !== parent.parent.group || thread.runs.length !== parent.thread.runs.length) return undefined;
+    parent.thread = thread;
+    node.run = run;
+    return parent;
   }
 
   dispose(): void {

@@ -28,9 +28,7 @@ export class RunsView extends DisposableBase {
   /** Shows a run in the tree (the run view's "Open in tree"). */
   async reveal(runId: string): Promise<void> {
     await vscode.commands.executeCommand('agentWaypoints.runs.focus');
-    await this.tree.getChildren();
-    for (const group of await this.tree.getChildren()) await this.tree.getChildren(group);
-    const node = this.tree.runNode(runId);
+    const node = await this.tree.findRunNode(runId);
     if (node) await this.view.reveal(node, { select: true, focus: true, expand: true });
   }
 }

@@ -1,0 +1,191 @@
+// The runs tree's model: runs grouped into threads (a follow-up joins its run's thread, a fork
+// starts its own) and a run's checkpoints paged in whole steps, so a 1000-step run's node opens
+// without reading its history at once.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { Workload } from '../../../../bench/workload';
+import { startModelServer, type ModelServer } from '../../../fixtures/modelServer/server';
+import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
+import { createMemoryStore, openDiskStoreReady } from '../../../../src/store';
+import type { RunSummary } from '../../../../src/store/api/schema';
+import type { CheckpointStore } from '../../../../src/store/api/types';
+import { RunsModel, STEP_PAGE } from '../../../../src/views/runs/model';
+import { groupThreads, threadGroup } from '../../../../src/views/runs/threads';
+import { makeRunner, owner, tmp } from '../../loop/support';
+import * as h from '../../store/helpers';
+
+const TWO_TURNS: Scenario = {
+  name: 'tree-threads',
+  description: 'offline demo model: an answer, then a follow-up answered',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [{ reply: { content: 'First answer.' } }, { reply: { content: 'Follow-up answered.' } }],
+};
+
+describe('runs tree: threads', function () {
+  this.timeout(30_000);
+  let server: ModelServer;
+  beforeEach(async () => (server = await startModelServer({ scenario: TWO_TURNS })));
+  afterEach(async () => server.close());
+
+  it('a follow-up joins its run’s thread as turn 2; a fork is a thread of its own; a thread is listed under its latest run’s group', async () => {
+    const t = makeRunner({ baseURL: server.url });
+    const first = await t.runner.start({ task: 'Answer once' });
+    assert.equal((await first.done).state, 'completed');
+    const out = await t.runner.send(first.runId, 'And again');
+    assert.equal(out.kind, 'follow-up');
+    if (out.kind === 'follow-up') assert.equal((await out.handle.done).state, 'completed');
+    const source = (await t.store.list(first.runId, { limit: 10 })).find((r) => r.phase === 'post_llm')!;
+    const { run: fork, lease } = await t.store.fork(first.runId, source.seq, owner());
+    await t.store.setRunState(fork.run_id, 'paused_cancelled', 'forked'); // as the Fork command leaves it
+    await lease.release();
+
+    const threads = groupThreads((await t.store.listRuns()).runs);
+    assert.equal(threads.length, 2, 'the conversation and the fork');
+    const conversation = threads.find((th) => th.runs.length === 2)!;
+    assert.deepEqual(conversation.runs.map((r) => r.run_id), [first.runId, out.runId], 'turn 1, then turn 2');
+    assert.equal(conversation.id, (await t.store.getRun(first.runId))!.thread_id);
+    assert.equal(conversation.group, 'finished');
+    const forked = threads.find((th) => th.runs.length === 1)!;
+    assert.equal(forked.runs[0]!.run_id, fork.run_id);
+    assert.equal(forked.id, fork.run_id, 'the fork’s thread id is its own run id');
+    assert.equal(forked.group, 'attention', 'a fork waits to be resumed');
+    assert.equal(threads[0]!.id, forked.id, 'most recently updated thread first');
+  });
+
+  it('an approval waiting in an older turn keeps the thread under "Needs attention"', () => {
+    const run = (id: string, over: Partial<RunSummary>): RunSummary => ({
+      run_id: id, thread_id: 't', title: id, task: id, agent_name: 'a', model: 'm', created_ms: 0, forked_from: null, parent_run_id: null,
+      state: 'completed', state_detail: null, step: 1, last_seq: 3, last_phase: null, updated_ms: 0, pending_approvals: 0, ...over,
+    });
+    assert.equal(threadGroup([run('a', { created_ms: 1 }), run('b', { created_ms: 2 })]), 'finished');
+    assert.equal(threadGroup([run('a', { state: 'awaiting_approval', pending_approvals: 1 }), run('b', { created_ms: 2 })]), 'attention');
+    assert.equal(threadGroup([run('a', {}), run('b', { state: 'running' })]), 'running');
+  });
+});
+
+/** Counts the checkpoint records a store hands out through list(). */
+function counting(store: CheckpointStore): { store: CheckpointStore; read: () => number } {
+  let read = 0;
+  const wrapped = new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === 'list') {
+        return async (...args: Parameters<CheckpointStore['list']>) => {
+          const out = await target.list(...args);
+          read += out.length;
+          return out;
+        };
+      }
+      const v = Reflect.get(target, key, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  return { store: wrapped, read: () => read };
+}
+
+describe('runs tree: live pages', () => {
+  it('a checkpoint written while a run’s first page is read is shown once the run’s summary says so', async () => {
+    const mem = createMemoryStore();
+    const { run, lease } = await mem.createRun(h.newRun('racing'), owner());
+    await mem.append(run.run_id, h.runStarted());
+    let raced = false;
+    // The first list() returns, then a checkpoint lands before the model has kept the page.
+    const racing = new Proxy(mem, {
+      get(target, key) {
+        if (key === 'list') {
+          return async (...args: Parameters<CheckpointStore['list']>) => {
+            const out = await target.list(...args);
+            if (!raced) {
+              raced = true;
+              await target.append(run.run_id, h.stepStarted(h.snapshot(1, [{ role: 'user', content: 'go' }])));
+            }
+            return out;
+          };
+        }
+        const v = Reflect.get(target, key);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const model = new RunsModel(racing);
+    try {
+      await model.load();
+      await model.steps(run.run_id);
+      await new Promise((r) => setTimeout(r, 100)); // the store's event has refreshed the summary
+      assert.deepEqual((await model.steps(run.run_id)).steps.map((s) => s.step), [1, 0]);
+    } finally {
+      model.dispose();
+      await lease.release();
+    }
+  });
+});
+
+describe('runs tree: a 1000-step run', function () {
+  this.timeout(120_000);
+  const STEPS = 1000;
+  let dir: string;
+  const runId = 'tree-long-run';
+
+  before(async () => {
+    // The benchmark's run (seeded), written in memory and imported into a disk store.
+    const workload = new Workload(20240601, runId);
+    const mem = createMemoryStore({ deferMs: 60_000 });
+    const { lease } = await mem.createRun({ ...workload.runInput, run_id: runId }, owner());
+    await mem.append(runId, workload.runStarted);
+    for (let s = 0; s < STEPS; s++) {
+      for (const op of workload.nextStep().ops) {
+        if (op.kind === 'append') await mem.append(runId, op.input);
+        else if (op.kind === 'intent') await mem.recordIntent(runId, op.intent);
+        else await mem.recordResult(runId, op.toolCallId, op.result);
+      }
+    }
+    await mem.setRunState(runId, 'completed', null);
+    await lease.release();
+    const exported = await mem.exportRun(runId);
+    await mem.close();
+    dir = tmp('tree-long');
+    const writer = await openDiskStoreReady(dir);
+    await writer.importRun(exported, owner());
+    await writer.close();
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('expands in pages of whole steps, reading one page’s records; Load more continues where it stopped (time printed)', async () => {
+    const disk = await openDiskStoreReady(dir); // a fresh window: the run's log is read on first expand
+    const { store, read } = counting(disk);
+    const model = new RunsModel(store);
+    try {
+      await model.load();
+      const total = model.get(runId)!.last_seq;
+      const t0 = performance.now();
+      const first = await model.steps(runId);
+      const coldMs = performance.now() - t0;
+      const readFirst = read();
+      // A second window's model over a store that has the log in memory: the tree's own cost.
+      const other = new RunsModel(store);
+      await other.load();
+      const t1 = performance.now();
+      await other.steps(runId);
+      const warmMs = performance.now() - t1;
+      other.dispose();
+      console.log(`      1000-step run (${total} checkpoints): first expand ${coldMs.toFixed(0)} ms (its log read from disk), ${warmMs.toFixed(1)} ms with the log in memory; ${readFirst} records read`);
+
+      assert.equal(first.steps.length, STEP_PAGE);
+      assert.equal(first.exhausted, false);
+      assert.deepEqual(first.steps.map((s) => s.step), Array.from({ length: STEP_PAGE }, (_, i) => STEPS - i), 'the newest steps, newest first');
+      assert.ok(readFirst < total / 4, `one page's records were read (${readFirst} of ${total})`);
+      assert.match(first.steps[0]!.label, /^Step 1000 · \w+/);
+
+      await model.loadMore(runId);
+      const second = await model.steps(runId);
+      assert.equal(second.steps.length, 2 * STEP_PAGE);
+      const seqs = second.steps.flatMap((s) => s.records.map((r) => r.seq));
+      assert.equal(new Set(seqs).size, seqs.length, 'no checkpoint twice');
+      assert.equal(Math.min(...seqs), Math.min(...second.steps.at(-1)!.records.map((r) => r.seq)));
+      // The page boundary did not cut a step: every step holds the same phases as a whole one.
+      for (const s of second.steps) assert.deepEqual(s.records.map((r) => r.phase).slice(0, 3), ['step_started', 'pre_llm', 'post_llm'], `step ${s.step}`);
+    } finally {
+      model.dispose();
+      await disk.close();
+    }
+  });
+});

@@ -51,7 +51,16 @@ function filesUnder(dir: string): string[] {
 
 describe('agent runs in a real extension host', () => {
   let model: ModelServer;
-  let runId: string;
+  const KEY = 'sk-in-host-secret-4242';
+
+  /** A run of its own for each test (no test depends on another's run or on their order). */
+  async function finishedRun(api: Awaited<ReturnType<typeof activated>>): Promise<string> {
+    await vscode.commands.executeCommand(CommandIds.setApiKey, KEY);
+    const id = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Describe greet.js'))!;
+    assert.ok(id, 'the command returns the run id');
+    assert.equal(await waitForState(api, id, ['completed', 'paused_error']), 'completed');
+    return id;
+  }
 
   before(async () => {
     model = await startModelServer({ scenario: SCENARIO });
@@ -61,12 +70,10 @@ describe('agent runs in a real extension host', () => {
 
   it('Start agent run: the scripted run completes over real HTTP, checkpointed on disk', async () => {
     const api = await activated();
-    await vscode.commands.executeCommand(CommandIds.setApiKey, 'sk-in-host-secret-4242');
-    runId = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Describe greet.js'))!;
-    assert.ok(runId, 'the command returns the run id');
-    assert.equal(await waitForState(api, runId, ['completed', 'paused_error']), 'completed');
-    assert.equal(model.stats().total, 3, 'three model calls');
-    assert.equal(model.requests[0]!.auth.key, 'sk-in-host-secret-4242', 'the key from SecretStorage reached the server');
+    const before = model.stats().total;
+    const runId = await finishedRun(api);
+    assert.equal(model.stats().total - before, 3, 'three model calls');
+    assert.equal(model.requests[before]!.auth.key, KEY, 'the key from SecretStorage reached the server');
     const loaded = await api.store!.loadSnapshot(runId);
     assert.ok(loaded?.snapshot.messages.some((m) => m.role === 'tool' && m.content.includes('Hello')), 'read_file output is in the transcript');
     assert.ok(
@@ -77,14 +84,16 @@ describe('agent runs in a real extension host', () => {
 
   it('SecretStorage only: the API key appears nowhere in the storage folder', async () => {
     const api = await activated();
+    await finishedRun(api); // a finished run whose log holds the key's traces, if any leaked
     await api.store!.flush();
-    const hits = filesUnder(api.storageDir!).filter((f) => fs.readFileSync(f, 'utf8').includes('sk-in-host-secret-4242'));
+    const hits = filesUnder(api.storageDir!).filter((f) => fs.readFileSync(f, 'utf8').includes(KEY));
     assert.deepEqual(hits, []);
     await vscode.commands.executeCommand(CommandIds.clearApiKey);
   });
 
   it('the Runs tree shows the run under Finished with its steps, newest first, and their phase checkpoints', async () => {
     const api = await activated();
+    const runId = await finishedRun(api);
     const tree = api.tree!;
     let groups: RunsTreeNode[] = [];
     for (let i = 0; i < 50; i++) {
@@ -117,6 +126,7 @@ describe('agent runs in a real extension host', () => {
 
   it('Open checkpoint shows a read-only JSON document with the full snapshot', async () => {
     const api = await activated();
+    const runId = await finishedRun(api);
     const latest = await api.store!.list(runId, { limit: 20 });
     const withSnapshot = latest.find((r) => r.phase === 'post_llm')!;
     const uri = await vscode.commands.executeCommand<string>(CommandIds.openCheckpoint, { runId, seq: withSnapshot.seq });
@@ -131,6 +141,7 @@ describe('agent runs in a real extension host', () => {
 
   it('Resume agent session on a finished run shows its stored result in the run view and calls no model', async () => {
     const api = await activated();
+    const runId = await finishedRun(api);
     const before = model.stats().total;
     const state = await vscode.commands.executeCommand<string>(CommandIds.resumeRun, runId);
     assert.equal(state, 'completed');
@@ -144,6 +155,7 @@ describe('agent runs in a real extension host', () => {
 
   it('Export run… / Import run… round trip a run; a modified export is refused; retention deletes old finished runs', async () => {
     const api = await activated();
+    const runId = await finishedRun(api);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-transfer-'));
     const exported = await vscode.commands.executeCommand<string>(CommandIds.exportRun, runId, vscode.Uri.file(path.join(dir, 'run.json')));
     assert.equal(exported, path.join(dir, 'run.json'));
@@ -192,6 +204,7 @@ describe('agent runs in a real extension host', () => {
 
   it('Fork from checkpoint → Resume continues from there with one model call → Delete removes the fork', async () => {
     const api = await activated();
+    const runId = await finishedRun(api);
     const records = await api.store!.list(runId, { limit: 100 });
     const secondResponse = records.filter((r) => r.phase === 'post_llm').sort((a, b) => a.seq - b.seq)[1]!;
     const forkId = (await vscode.commands.executeCommand<string>(CommandIds.forkFromCheckpoint, { runId, seq: secondResponse.seq }))!;
@@ -284,6 +297,7 @@ describe('agent runs in a real extension host', () => {
 
   it('the context-menu commands accept the nodes the tree hands them', async () => {
     const api = await activated();
+    const runId = await finishedRun(api);
     const tree = api.tree!;
     const finished = (await tree.getChildren()).find((g) => g.kind === 'group' && g.group === 'finished')!;
     const runNode = (await tree.getChildren(finished)).find((n) => n.kind === 'run' && n.run.run_id === runId)!;

@@ -17,7 +17,7 @@ import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
 import { createCodingRegistry, createFileFinder, type FileFinder } from './runner/tools';
 import { findRipgrep } from './ripgrepPath';
-import { readExcludes, readSettings, settingsPolicy } from './settings';
+import { isLocalEndpoint, readExcludes, readFilesExclude, readSettings, settingsPolicy } from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
@@ -108,7 +108,7 @@ export class ExtensionRoot extends DisposableStore {
       defaultModel: () => readSettings().model,
       defaultBudget: () => readSettings().budget,
       outputCap: () => readSettings().outputCapBytes,
-      files: { finder: files, exclude: filesExclude },
+      files: { finder: files, exclude: readFilesExclude },
     });
     this.runner = runner;
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
@@ -142,7 +142,7 @@ export class ExtensionRoot extends DisposableStore {
       versions,
       log: this.log,
       settings: readSettings,
-      hasUsableKey: async () => (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocal(readSettings().baseUrl),
+      hasUsableKey: async () => (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocalEndpoint(readSettings().baseUrl),
       models,
       memento: context.workspaceState,
     };
@@ -223,20 +223,5 @@ export class ExtensionRoot extends DisposableStore {
     } finally {
       this.dispose();
     }
-  }
-}
-
-/** files.exclude globs that are on (the file journal's scan skips them, as the explorer does). */
-function filesExclude(): string[] {
-  const ex = vscode.workspace.getConfiguration('files').get<Record<string, unknown>>('exclude') ?? {};
-  return Object.entries(ex).filter(([, on]) => on === true).map(([glob]) => glob);
-}
-
-function isLocal(baseUrl: string): boolean {
-  try {
-    const host = new URL(baseUrl).hostname;
-    return host === 'localhost' || host === '127.0.0.1' || host === '::1' || host === '[::1]';
-  } catch {
-    return false;
   }
 }

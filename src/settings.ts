@@ -83,3 +83,22 @@ export function settingsPolicy(tool: { name: string; category: 'read' | 'write' 
     },
   );
 }
+
+/**
+ * `files.exclude` globs that are on: the file journal's command scan skips them, as the Explorer
+ * does. (`search.exclude` is left out on purpose: files hidden only from search stay restorable.)
+ */
+export function readFilesExclude(): string[] {
+  const scope = vscode.workspace.workspaceFolders?.[0]?.uri;
+  return enabledExcludes(vscode.workspace.getConfiguration('files', scope).get<unknown>('exclude'));
+}
+
+/** A model endpoint on this machine (no API key needed to try it). */
+export function isLocalEndpoint(baseUrl: string): boolean {
+  try {
+    const host = new URL(baseUrl).hostname;
+    return host === 'localhost' || host === '127.0.0.1' || host === '::1' || host === '[::1]';
+  } catch {
+    return false;
+  }
+}

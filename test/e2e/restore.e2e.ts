@@ -75,7 +75,14 @@ describe('e2e: restore files to a checkpoint', () => {
     const checkpoint = sidebar.locator('.monaco-list-row', { hasText: 'pre_tool_batch' }).first();
     await checkpoint.waitFor({ timeout: 30_000 });
     await checkpoint.click({ button: 'right' });
-    await wb.page.locator('.context-view .action-label', { hasText: 'Restore files to checkpoint' }).first().click();
+    // A click that lands while the menu is still being laid out is lost: try again while the menu stays open.
+    const menuItem = wb.page.locator('.context-view .action-label', { hasText: 'Restore files to checkpoint' }).first();
+    const restoreRow = wb.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Restore files' }).first();
+    for (let attempt = 1; ; attempt++) {
+      await menuItem.click();
+      if (await restoreRow.waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false)) break;
+      if (attempt === 3 || !(await menuItem.isVisible())) throw new Error('Restore files to checkpoint… did not open its question');
+    }
     await (await quickPickRow(wb, 'Restore files')).click();
 
     // The preview: every journaled file, what will happen and why.

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BENCH_OWNER, CountingFs, type OpenStore } from './contenders/ours';
 import { median } from './stats';
-import { Workload } from './workload';
+import { applyOp, Workload } from './workload';
 
 /** What RunsModel.load() (src/views/runs/model.ts) asks for per page. */
 const RUN_PAGE = 500;
@@ -150,11 +150,7 @@ export async function measureFixedBytes(open: OpenStore, dir: string, steps: num
   for (let i = 0; i < steps; i++) {
     const plan = workload.nextStep();
     const before = { all: counter.bytes, index: counter.bytesByKind.index };
-    for (const op of plan.ops) {
-      if (op.kind === 'append') await store.append(runId, op.input);
-      else if (op.kind === 'intent') await store.recordIntent(runId, op.intent);
-      else await store.recordResult(runId, op.toolCallId, op.result);
-    }
+    for (const op of plan.ops) await applyOp(store, runId, op);
     await store.flush();
     const all = counter.bytes - before.all;
     const idx = counter.bytesByKind.index - before.index;

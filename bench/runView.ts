@@ -10,7 +10,7 @@ import { createMemoryStore, openDiskStoreReady } from '../src/store';
 import { threadRuns } from '../src/views/run/thread';
 import { openRunViewPage, startScript } from '../test/support/runViewPage';
 import { BENCH_OWNER } from './contenders/ours';
-import { Workload } from './workload';
+import { applyOp, Workload } from './workload';
 
 export interface RunViewFigures {
   steps: number;
@@ -33,11 +33,7 @@ export async function measureRunView(o: { steps: number; streamSeconds: number; 
   const { lease } = await mem.createRun({ ...workload.runInput, run_id: runId }, BENCH_OWNER);
   await mem.append(runId, workload.runStarted);
   for (let s = 0; s < o.steps; s++) {
-    for (const op of workload.nextStep().ops) {
-      if (op.kind === 'append') await mem.append(runId, op.input);
-      else if (op.kind === 'intent') await mem.recordIntent(runId, op.intent);
-      else await mem.recordResult(runId, op.toolCallId, op.result);
-    }
+    for (const op of workload.nextStep().ops) await applyOp(mem, runId, op);
   }
   await mem.setRunState(runId, 'completed', null);
   await lease.release();

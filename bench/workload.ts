@@ -10,7 +10,7 @@
 import { inputHash, outputHash, sha256 } from '../src/runner/hash';
 import { initialSnapshot, type RunContext, snapshotForWrite } from '../src/runner/runtime';
 import type { AssistantMessage, EffectResult, LlmResponse, RuntimeSnapshot, ToolCall } from '../src/store/api/schema';
-import type { AppendInput, NewEffectIntent, NewRunInput } from '../src/store/api/types';
+import type { AppendInput, CheckpointStore, NewEffectIntent, NewRunInput } from '../src/store/api/types';
 import { codeText, mulberry32, type Rng } from './text';
 
 export type Op =
@@ -234,4 +234,11 @@ export class Workload {
 
 export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8');
+}
+
+/** One workload op through the CheckpointStore interface, as the runner would make it. */
+export async function applyOp(store: CheckpointStore, runId: string, op: Op): Promise<void> {
+  if (op.kind === 'append') await store.append(runId, op.input);
+  else if (op.kind === 'intent') await store.recordIntent(runId, op.intent);
+  else await store.recordResult(runId, op.toolCallId, op.result);
 }

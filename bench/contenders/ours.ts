@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type FsLayer, nodeFs } from '../../src/store';
 import type { CheckpointStore, NewRunInput, OwnerInfo, RunLease } from '../../src/store/api/types';
-import type { Op } from '../workload';
+import { applyOp, type Op } from '../workload';
 import type { Contender } from './types';
 
 export type OpenStore = (dir: string, fs?: FsLayer) => CheckpointStore;
@@ -42,10 +42,7 @@ export class OursContender implements Contender {
   }
 
   async apply(op: Op): Promise<void> {
-    const store = this.store!;
-    if (op.kind === 'append') await store.append(this.runId, op.input);
-    else if (op.kind === 'intent') await store.recordIntent(this.runId, op.intent);
-    else await store.recordResult(this.runId, op.toolCallId, op.result);
+    await applyOp(this.store!, this.runId, op);
   }
 
   async endStep(): Promise<void> {

@@ -3,7 +3,7 @@
 // without reading its history at once.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { Workload } from '../../../../bench/workload';
+import { applyOp, Workload } from '../../../../bench/workload';
 import { startModelServer, type ModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import { createMemoryStore, openDiskStoreReady } from '../../../../src/store';
@@ -132,11 +132,7 @@ describe('runs tree: a 1000-step run', function () {
     const { lease } = await mem.createRun({ ...workload.runInput, run_id: runId }, owner());
     await mem.append(runId, workload.runStarted);
     for (let s = 0; s < STEPS; s++) {
-      for (const op of workload.nextStep().ops) {
-        if (op.kind === 'append') await mem.append(runId, op.input);
-        else if (op.kind === 'intent') await mem.recordIntent(runId, op.intent);
-        else await mem.recordResult(runId, op.toolCallId, op.result);
-      }
+      for (const op of workload.nextStep().ops) await applyOp(mem, runId, op);
     }
     await mem.setRunState(runId, 'completed', null);
     await lease.release();

@@ -2,6 +2,7 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'media/dist/**', 'node_modules/**', 'test-results/**', 'demo/workspace/**'] },
@@ -16,7 +17,10 @@ export default tseslint.config(
       curly: ['error', 'multi-line'],
       'no-restricted-syntax': [
         'error',
-        { selector: "CallExpression[callee.property.name='only'][callee.object.name=/^(it|describe|suite|test)$/]", message: 'No .only in committed tests.' },
+        {
+          selector: "CallExpression[callee.property.name='only'][callee.object.name=/^(it|describe|suite|test)$/]",
+          message: 'No .only in committed tests.',
+        },
       ],
     },
   },
@@ -34,7 +38,10 @@ export default tseslint.config(
     // The webview protocol is shared with the browser bundle: types and zod only.
     files: ['src/views/**/protocol.ts', 'media/src/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'Shared with the webview: no vscode here.' }] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'vscode', message: 'Shared with the webview: no vscode here.' }] },
+      ],
     },
   },
   {
@@ -46,4 +53,6 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  // Layout is Prettier's (`npm run format`; checked by `npm run lint`): rules that fight it are off.
+  prettier,
 );

@@ -23,19 +23,35 @@ export interface ActivationResult {
 }
 
 /** Creates `count` small runs, closes the store, then times what activation does, `repeats` times. */
-export async function measureActivation(open: OpenStore, dir: string, count: number, repeats: number): Promise<ActivationResult> {
+export async function measureActivation(
+  open: OpenStore,
+  dir: string,
+  count: number,
+  repeats: number,
+): Promise<ActivationResult> {
   fs.mkdirSync(dir, { recursive: true });
   const t0 = performance.now();
   const store = open(dir);
   for (let i = 0; i < count; i++) {
     const { run, lease } = await store.createRun(
-      { title: `run ${i}: fix flaky test in module ${i % 37}`, task: `Task number ${i}: make the build green.`, agent_name: 'agent-waypoints', model: 'gpt-4.1-mini' },
+      {
+        title: `run ${i}: fix flaky test in module ${i % 37}`,
+        task: `Task number ${i}: make the build green.`,
+        agent_name: 'agent-waypoints',
+        model: 'gpt-4.1-mini',
+      },
       BENCH_OWNER,
     );
     await store.append(run.run_id, {
       phase: 'run_started',
       step: 0,
-      payload: { agent_name: 'agent-waypoints', resumed: false, task: `Task number ${i}`, extension_version: '0.1.0', tool_schema_hash: 'x'.repeat(64) },
+      payload: {
+        agent_name: 'agent-waypoints',
+        resumed: false,
+        task: `Task number ${i}`,
+        extension_version: '0.1.0',
+        tool_schema_hash: 'x'.repeat(64),
+      },
     });
     await store.setRunState(run.run_id, i % 5 === 0 ? 'paused_error' : 'completed', null);
     await lease.release();
@@ -113,7 +129,10 @@ export function runFiles(storeDir: string, runId: string): RunFiles {
   const entries = fs.readdirSync(dir, { withFileTypes: true });
   const blobsDir = path.join(dir, 'blobs');
   return {
-    files: entries.filter((e) => e.isFile()).map((e) => e.name).sort(),
+    files: entries
+      .filter((e) => e.isFile())
+      .map((e) => e.name)
+      .sort(),
     blobs: fs.existsSync(blobsDir) ? fs.readdirSync(blobsDir).length : 0,
   };
 }
@@ -161,7 +180,13 @@ export async function measureFixedBytes(open: OpenStore, dir: string, steps: num
   }
   await lease.release();
   await store.close();
-  return { steps, medianFixed: median(fixed), medianFixedLog: median(fixedLog), medianIndex: median(index), medianContent: median(content) };
+  return {
+    steps,
+    medianFixed: median(fixed),
+    medianFixedLog: median(fixedLog),
+    medianIndex: median(index),
+    medianContent: median(content),
+  };
 }
 
 export function tempDirIn(base: string, name: string): string {

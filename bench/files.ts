@@ -54,7 +54,21 @@ const ENGINES: readonly EngineName[] = ['ripgrep', 'node'];
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
 
 function git(cwd: string, args: string[], env: Record<string, string> = {}): void {
-  execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=bench', '-c', 'commit.gpgsign=false', '-c', 'gc.auto=0', ...args], { cwd, stdio: 'ignore', env: { ...process.env, ...env } });
+  execFileSync(
+    'git',
+    [
+      '-c',
+      'user.email=b@example.com',
+      '-c',
+      'user.name=bench',
+      '-c',
+      'commit.gpgsign=false',
+      '-c',
+      'gc.auto=0',
+      ...args,
+    ],
+    { cwd, stdio: 'ignore', env: { ...process.env, ...env } },
+  );
 }
 
 /** `count` small source files in folders of 100, deterministic. */
@@ -67,13 +81,42 @@ function generateWorkspace(dir: string, count: number): void {
   fs.writeFileSync(path.join(dir, '.gitignore'), 'dist/\n');
 }
 
-async function journaledCall(journal: FileJournal, store: CheckpointStore, runId: string, step: number, tool: typeof editFile | typeof runCommand, args: Record<string, unknown>, root: string): Promise<void> {
+async function journaledCall(
+  journal: FileJournal,
+  store: CheckpointStore,
+  runId: string,
+  step: number,
+  tool: typeof editFile | typeof runCommand,
+  args: Record<string, unknown>,
+  root: string,
+): Promise<void> {
   const id = `call_${step}`;
-  const watch = await journal.watch(tool, args, { put: (c) => store.putBlob(runId, c), effects: () => store.listEffects(runId) });
-  const intent = await store.recordIntent(runId, { tool_call_id: id, step, tool_name: tool.name, input_hash: id, side_effecting: true, ...(watch?.files.length ? { files: watch.files } : {}) });
-  const out = await tool.run(args as never, { workspaceRoot: root, signal: new AbortController().signal, idempotencyKey: id, outputCap: 32 * 1024 });
+  const watch = await journal.watch(tool, args, {
+    put: (c) => store.putBlob(runId, c),
+    effects: () => store.listEffects(runId),
+  });
+  const intent = await store.recordIntent(runId, {
+    tool_call_id: id,
+    step,
+    tool_name: tool.name,
+    input_hash: id,
+    side_effecting: true,
+    ...(watch?.files.length ? { files: watch.files } : {}),
+  });
+  const out = await tool.run(args as never, {
+    workspaceRoot: root,
+    signal: new AbortController().signal,
+    idempotencyKey: id,
+    outputCap: 32 * 1024,
+  });
   const journaled = watch ? await watch.finish(intent.files) : {};
-  await store.recordResult(runId, id, { output: out.output, output_hash: id, is_error: out.is_error, blob: null, ...journaled });
+  await store.recordResult(runId, id, {
+    output: out.output,
+    output_hash: id,
+    is_error: out.is_error,
+    blob: null,
+    ...journaled,
+  });
 }
 
 function dirBytes(dir: string): number {
@@ -85,16 +128,32 @@ function dirBytes(dir: string): number {
   return n;
 }
 
-export async function measureFileJournal(base: string, opts: { edits: number; scanFiles: number; rounds: number }): Promise<FileJournalResult> {
+export async function measureFileJournal(
+  base: string,
+  opts: { edits: number; scanFiles: number; rounds: number },
+): Promise<FileJournalResult> {
   const root = path.join(base, 'fj-workspace');
   const storeDir = path.join(base, 'fj-store');
   fs.mkdirSync(root, { recursive: true });
   const FILES = 200;
-  for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(root, `f${i}.txt`), Array.from({ length: 20 + (i % 7) * 60 }, (_, l) => `line ${l} of file ${i}: ${'lorem ipsum '.repeat(4)}`).join('\n') + '\n');
+  for (let i = 0; i < FILES; i++)
+    fs.writeFileSync(
+      path.join(root, `f${i}.txt`),
+      Array.from({ length: 20 + (i % 7) * 60 }, (_, l) => `line ${l} of file ${i}: ${'lorem ipsum '.repeat(4)}`).join(
+        '\n',
+      ) + '\n',
+    );
   const store = openDiskStore(storeDir);
-  const { run, lease } = await store.createRun({ title: 'bench files', task: 'edit', agent_name: 'bench', model: 'm' }, BENCH_OWNER);
+  const { run, lease } = await store.createRun(
+    { title: 'bench files', task: 'edit', agent_name: 'bench', model: 'm' },
+    BENCH_OWNER,
+  );
   const runId = run.run_id;
-  await store.append(runId, { phase: 'run_started', step: 0, payload: { agent_name: 'bench', resumed: false, task: 'edit', extension_version: '0', tool_schema_hash: 'h' } });
+  await store.append(runId, {
+    phase: 'run_started',
+    step: 0,
+    payload: { agent_name: 'bench', resumed: false, task: 'edit', extension_version: '0', tool_schema_hash: 'h' },
+  });
   const journal = new FileJournal({ workspaceRoot: root });
   await store.flush();
   const startBytes = dirBytes(path.join(storeDir, 'runs', runId));
@@ -109,7 +168,15 @@ export async function measureFileJournal(base: string, opts: { edits: number; sc
     const line = (s * 13) % 20;
     const oldText = text.split('\n')[line]! + '\n';
     const newText = `line ${line} edited at step ${s}\n`;
-    await journaledCall(journal, store, runId, s, editFile, { path: rel, old_text: oldText, new_text: newText, replace_all: false }, root);
+    await journaledCall(
+      journal,
+      store,
+      runId,
+      s,
+      editFile,
+      { path: rel, old_text: oldText, new_text: newText, replace_all: false },
+      root,
+    );
     fileBytes.push(Buffer.byteLength(text));
     changed.push(Buffer.byteLength(oldText) + Buffer.byteLength(newText));
   }
@@ -151,7 +218,8 @@ async function measureScan(base: string, count: number, rounds: number): Promise
   // 10 files in 10 folders, different ones each time (a folder holds 100).
   const touch = () => {
     const k = touched++;
-    for (let i = 0; i < 10; i++) fs.appendFileSync(path.join(ws, 'pkg0', `mod${i}`, `file${i * 100 + k}.ts`), `// change ${k}\n`);
+    for (let i = 0; i < 10; i++)
+      fs.appendFileSync(path.join(ws, 'pkg0', `mod${i}`, `file${i * 100 + k}.ts`), `// change ${k}\n`);
   };
   const journals: Record<EngineName, FileJournal> = {
     ripgrep: new FileJournal({ workspaceRoot: ws, finder: createFileFinder({ ripgrepPath: rg }) }),
@@ -166,7 +234,10 @@ async function measureScan(base: string, count: number, rounds: number): Promise
     touch();
     const out = await watch!.finish(undefined);
     const ms = performance.now() - t;
-    if (out.files.length !== 10 || !out.file_scan?.complete) throw new Error(`the ${engine} scan found ${out.files.length} changed files (${out.file_scan?.note ?? 'complete'})`);
+    if (out.files.length !== 10 || !out.file_scan?.complete)
+      throw new Error(
+        `the ${engine} scan found ${out.files.length} changed files (${out.file_scan?.note ?? 'complete'})`,
+      );
     return ms;
   };
   const ours = { ripgrep: [] as number[], node: [] as number[] };
@@ -206,7 +277,14 @@ async function measureScan(base: string, count: number, rounds: number): Promise
     for (const engine of order(r)) oursGit[engine].push(await journaled(engine));
   }
   const med = (m: Record<EngineName, number[]>) => ({ ripgrep: median(m.ripgrep), node: median(m.node) });
-  return { files: count, oursMs: med(ours), oursGitMs: med(oursGit), shadowFirstMs, shadowNextMs: median(shadowNext), load: [loadBefore, os.loadavg()[0]!] };
+  return {
+    files: count,
+    oursMs: med(ours),
+    oursGitMs: med(oursGit),
+    shadowFirstMs,
+    shadowNextMs: median(shadowNext),
+    load: [loadBefore, os.loadavg()[0]!],
+  };
 }
 
 export function fileJournalReport(r: FileJournalResult): string {
@@ -225,7 +303,10 @@ export function fileJournalReport(r: FileJournalResult): string {
     `| … ours when the workspace is a git repository (+ git status before) — ripgrep / Node walk | ${ms(s.oursGitMs.ripgrep)} / ${ms(s.oursGitMs.node)} |`,
     `| … shadow git (peers): first snapshot \`git add -A && git commit\` | ${ms(s.shadowFirstMs)} |`,
     `| … shadow git: next snapshot after the same 10 changes | ${ms(s.shadowNextMs)} |`,
-    ...ENGINES.map((e) => `| ratio ours (${e === 'node' ? 'Node walk' : e}) / shadow git next snapshot (first snapshot) | ${(s.oursMs[e] / s.shadowNextMs).toFixed(2)} (${(s.oursMs[e] / s.shadowFirstMs).toFixed(3)}) |`),
+    ...ENGINES.map(
+      (e) =>
+        `| ratio ours (${e === 'node' ? 'Node walk' : e}) / shadow git next snapshot (first snapshot) | ${(s.oursMs[e] / s.shadowNextMs).toFixed(2)} (${(s.oursMs[e] / s.shadowFirstMs).toFixed(3)}) |`,
+    ),
     `| load average (1 min) when the scan rounds began / ended | ${s.load.map((l) => l.toFixed(1)).join(' / ')} |`,
   ].join('\n');
 }

@@ -78,9 +78,15 @@ const RESULTS_DIR = path.join(__dirname, 'results');
 
 function contendersFor(base: string, workload: Workload): Contender[] {
   return [
-    new OursContender(tempDirIn(base, 'ours'), openOurs, workload.runInput, { kind: 'append', input: workload.runStarted }),
+    new OursContender(tempDirIn(base, 'ours'), openOurs, workload.runInput, {
+      kind: 'append',
+      input: workload.runStarted,
+    }),
     new LowdbContender(tempDirIn(base, 'lowdb'), workload.runInput, { kind: 'append', input: workload.runStarted }),
-    new SqliteContender(tempDirIn(base, 'sqlite'), workload.runInput, workload.initial, { kind: 'append', input: workload.runStarted }),
+    new SqliteContender(tempDirIn(base, 'sqlite'), workload.runInput, workload.initial, {
+      kind: 'append',
+      input: workload.runStarted,
+    }),
   ];
 }
 
@@ -89,7 +95,12 @@ async function main(): Promise<void> {
   exposeGc();
   const root = fs.mkdtempSync(path.join(opts.dir, 'waypoints-bench-'));
   const startedAt = performance.now();
-  const fileJournal = () => measureFileJournal(tempDirIn(root, 'files'), { edits: opts.quick ? 100 : 1000, scanFiles: opts.quick ? 5_000 : 50_000, rounds: opts.quick ? 3 : 5 });
+  const fileJournal = () =>
+    measureFileJournal(tempDirIn(root, 'files'), {
+      edits: opts.quick ? 100 : 1000,
+      scanFiles: opts.quick ? 5_000 : 50_000,
+      rounds: opts.quick ? 3 : 5,
+    });
   if (process.argv.includes('--files-only')) {
     // The file journal's rows alone (they do not depend on the store workload).
     process.stdout.write(fileJournalReport(await fileJournal()) + '\n');
@@ -97,12 +108,18 @@ async function main(): Promise<void> {
     return;
   }
   const machine = machineInfo(root);
-  log(`bench: ${opts.quick ? 'quick' : 'full'}, N = ${opts.steps}, repeats = ${opts.repeats}, in ${root} (${machine.tempFs}), load ${machine.loadAvg.map((l) => l.toFixed(2)).join(' ')}`);
+  log(
+    `bench: ${opts.quick ? 'quick' : 'full'}, N = ${opts.steps}, repeats = ${opts.repeats}, in ${root} (${machine.tempFs}), load ${machine.loadAvg.map((l) => l.toFixed(2)).join(' ')}`,
+  );
   try {
     // Warm-up: JIT, module loading and first-file costs are paid here, not at step 10.
     const warm = new Workload(opts.seed + 1, RUN_ID);
     const warmContenders = contendersFor(tempDirIn(root, 'warmup'), warm);
-    await measureRun(warm, warmContenders, new RawAppend(tempDirIn(root, 'warmup/raw')), { steps: opts.warmupSteps, primitivePerStep: 3, gcSteps: new Set() });
+    await measureRun(warm, warmContenders, new RawAppend(tempDirIn(root, 'warmup/raw')), {
+      steps: opts.warmupSteps,
+      primitivePerStep: 3,
+      gcSteps: new Set(),
+    });
     for (const c of warmContenders) await c.close();
 
     const points = pointsFor(opts.steps);
@@ -114,7 +131,16 @@ async function main(): Promise<void> {
     const runs: RunSamples[] = [];
     // Other work on the machine skews absolute times (ratios less so): sampled so the report says how loaded it was.
     const loadDuring: number[] = [];
-    let last: { workload: Workload; contenders: Contender[]; dir: string; crash: Resumable; release: ReleaseCost; runFiles: BenchResults['runFiles'] } | undefined;
+    let last:
+      | {
+          workload: Workload;
+          contenders: Contender[];
+          dir: string;
+          crash: Resumable;
+          release: ReleaseCost;
+          runFiles: BenchResults['runFiles'];
+        }
+      | undefined;
     for (let r = 0; r < opts.repeats; r++) {
       const dir = tempDirIn(root, `run${r}`);
       const workload = new Workload(opts.seed, RUN_ID);
@@ -126,7 +152,10 @@ async function main(): Promise<void> {
         gcSteps,
         onProgress: (s) => {
           if (s % tick === 0) loadDuring.push(os.loadavg()[0]!);
-          if (s % tick === 0) log(`  repeat ${r + 1}/${opts.repeats}: step ${s}/${opts.steps} (${((performance.now() - startedAt) / 1000).toFixed(0)} s)`);
+          if (s % tick === 0)
+            log(
+              `  repeat ${r + 1}/${opts.repeats}: step ${s}/${opts.steps} (${((performance.now() - startedAt) / 1000).toFixed(0)} s)`,
+            );
         },
       });
       const ours = contenders[0] as OursContender;
@@ -136,11 +165,22 @@ async function main(): Promise<void> {
       const before = { bytes: ours.bytesWritten(), files: await ours.durableWrites() };
       const t0 = performance.now();
       await ours.close();
-      const release = { ms: performance.now() - t0, bytes: ours.bytesWritten() - before.bytes, files: (await ours.durableWrites()) - before.files };
+      const release = {
+        ms: performance.now() - t0,
+        bytes: ours.bytesWritten() - before.bytes,
+        files: (await ours.durableWrites()) - before.files,
+      };
       for (const c of contenders.slice(1)) await c.close();
       runs.push(samples);
       if (last && !opts.keep) fs.rmSync(last.dir, { recursive: true, force: true });
-      last = { workload, contenders, dir, crash, release, runFiles: { released: runFiles(ours.dir, RUN_ID), crashed: filesAfterCrash } };
+      last = {
+        workload,
+        contenders,
+        dir,
+        crash,
+        release,
+        runFiles: { released: runFiles(ours.dir, RUN_ID), crashed: filesAfterCrash },
+      };
     }
     const { workload, contenders, crash, release } = last!;
     log(`  conversation at step ${opts.steps}: ${(workload.conversationBytes / 1e6).toFixed(2)} MB; resume …`);
@@ -148,16 +188,27 @@ async function main(): Promise<void> {
     const resume = await measureResume([...contenders, crash], opts.resumeRounds, workload.lastSnapshotMessages);
     log('  listing checkpoints (ours) …');
     const listing = await measureListing(openOurs, contenders[0]!.dir, RUN_ID);
-    if (listing.checkpoints !== workload.checkpointCount) throw new Error(`listing found ${listing.checkpoints} checkpoints, wrote ${workload.checkpointCount}`);
+    if (listing.checkpoints !== workload.checkpointCount)
+      throw new Error(`listing found ${listing.checkpoints} checkpoints, wrote ${workload.checkpointCount}`);
     log(`  activation with ${opts.activationRuns} runs (ours) …`);
-    const activation = await measureActivation(openOurs, tempDirIn(root, 'activation'), opts.activationRuns, opts.activationRepeats);
+    const activation = await measureActivation(
+      openOurs,
+      tempDirIn(root, 'activation'),
+      opts.activationRuns,
+      opts.activationRepeats,
+    );
 
     log('  fixed bytes per step (empty tool outputs, ours) …');
     const fixedBytes = await measureFixedBytes(openOurs, tempDirIn(root, 'fixed'), opts.quick ? 30 : 100);
     const storeOnly = process.argv.includes('--store-only');
 
-    const toolsSize = opts.quick ? { srcFiles: 5_000, distFiles: 500, repeats: 3 } : { srcFiles: 32_000, distFiles: 2_000, repeats: 7 };
-    if (!storeOnly) log(`  workspace tools on ${toolsSize.srcFiles + toolsSize.distFiles} generated files, ripgrep vs the Node fallback …`);
+    const toolsSize = opts.quick
+      ? { srcFiles: 5_000, distFiles: 500, repeats: 3 }
+      : { srcFiles: 32_000, distFiles: 2_000, repeats: 7 };
+    if (!storeOnly)
+      log(
+        `  workspace tools on ${toolsSize.srcFiles + toolsSize.distFiles} generated files, ripgrep vs the Node fallback …`,
+      );
     const workspaceTools = storeOnly ? undefined : await measureWorkspaceTools({ dir: root, ...toolsSize });
     const files = storeOnly ? undefined : await fileJournal();
 
@@ -183,7 +234,14 @@ async function main(): Promise<void> {
       distance: distanceToLimit(figures.ours!, primitive.points),
       resume: Object.fromEntries(Object.entries(resume).map(([k, v]) => [k, { medianMs: median(v), samples: v }])),
       storage: Object.fromEntries(
-        Object.entries(storage).map(([k, u]) => [k, { ...u, ratioApparent: u.apparent / workload.totalContentBytes, ratioAllocated: u.allocated / workload.totalContentBytes }]),
+        Object.entries(storage).map(([k, u]) => [
+          k,
+          {
+            ...u,
+            ratioApparent: u.apparent / workload.totalContentBytes,
+            ratioAllocated: u.allocated / workload.totalContentBytes,
+          },
+        ]),
       ),
       activation,
       listing,
@@ -192,18 +250,30 @@ async function main(): Promise<void> {
       runFiles: last!.runFiles,
       fixedBytes,
       notes: Object.assign({}, ...contenders.map((c) => c.notes())) as Record<string, string>,
-      samples: runs.map((s) => ({ contentBytes: s.contentBytes, startBytes: s.startBytes, byContender: s.byContender })),
+      samples: runs.map((s) => ({
+        contentBytes: s.contentBytes,
+        startBytes: s.startBytes,
+        byContender: s.byContender,
+      })),
     };
     const sections = [buildReport(results)];
     if (!storeOnly) {
       log('  run view …');
-      const runView = await measureRunView({ steps: 1000, streamSeconds: opts.quick ? 3 : 10, dir: tempDirIn(root, 'run-view'), log });
+      const runView = await measureRunView({
+        steps: 1000,
+        streamSeconds: opts.quick ? 3 : 10,
+        dir: tempDirIn(root, 'run-view'),
+        log,
+      });
       sections.push(toolsReport(workspaceTools!, toolsSize.repeats), runViewTable(runView), fileJournalReport(files!));
       Object.assign(results, { runView });
     }
     const report = sections.join('\n\n');
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
-    fs.writeFileSync(path.join(RESULTS_DIR, 'latest.json'), JSON.stringify({ ...results, workspaceTools, table: report }, null, 2) + '\n');
+    fs.writeFileSync(
+      path.join(RESULTS_DIR, 'latest.json'),
+      JSON.stringify({ ...results, workspaceTools, table: report }, null, 2) + '\n',
+    );
     process.stdout.write(report + '\n');
     log(`bench: done in ${results.durationS.toFixed(0)} s; bench/results/latest.json written`);
   } finally {

@@ -45,7 +45,12 @@ export interface MeasureOptions {
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
-export async function measureRun(workload: Workload, contenders: Contender[], raw: RawAppend, opts: MeasureOptions): Promise<RunSamples> {
+export async function measureRun(
+  workload: Workload,
+  contenders: Contender[],
+  raw: RawAppend,
+  opts: MeasureOptions,
+): Promise<RunSamples> {
   const out: RunSamples = { steps: opts.steps, contentBytes: [], byContender: {}, primitive: [], startBytes: {} };
   for (const c of contenders) {
     out.byContender[c.name] = [];
@@ -98,7 +103,11 @@ export async function measureRun(workload: Workload, contenders: Contender[], ra
 export type Resumable = { readonly name: string; resume: Contender['resume'] };
 
 /** Resume latency: fresh open + rebuild of the message list, interleaved over rounds. */
-export async function measureResume(contenders: Resumable[], rounds: number, expectMessages: number): Promise<Record<string, number[]>> {
+export async function measureResume(
+  contenders: Resumable[],
+  rounds: number,
+  expectMessages: number,
+): Promise<Record<string, number[]>> {
   const out: Record<string, number[]> = Object.fromEntries(contenders.map((c) => [c.name, []]));
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < contenders.length; k++) {
@@ -109,7 +118,8 @@ export async function measureResume(contenders: Resumable[], rounds: number, exp
       out[c.name]!.push(performance.now() - t0);
       await close();
       // Every contender must give back the same conversation, or the comparison is meaningless.
-      if (messages !== expectMessages) throw new Error(`${c.name} resumed ${messages} messages, expected ${expectMessages}`);
+      if (messages !== expectMessages)
+        throw new Error(`${c.name} resumed ${messages} messages, expected ${expectMessages}`);
     }
   }
   return out;

@@ -15,13 +15,24 @@ export interface BenchResults {
   mode: string;
   machine: MachineInfo & { loadAvgAfter: number[]; loadMaxDuring: number };
   durationS: number;
-  workload: { steps: number; seed: number; conversationBytes: number; contentBytes: number; checkpoints: number; effects: number; toolCalls: number };
+  workload: {
+    steps: number;
+    seed: number;
+    conversationBytes: number;
+    contentBytes: number;
+    checkpoints: number;
+    effects: number;
+    toolCalls: number;
+  };
   points: number[];
   figures: Record<string, ContenderFigures>;
   primitive: { points: PrimitivePoint[]; medianMs: number; p95Ms: number; p99Ms: number };
   distance: { point: number; value: number }[];
   resume: Record<string, { medianMs: number; samples: number[] }>;
-  storage: Record<string, { apparent: number; allocated: number; files: number; ratioApparent: number; ratioAllocated: number }>;
+  storage: Record<
+    string,
+    { apparent: number; allocated: number; files: number; ratioApparent: number; ratioAllocated: number }
+  >;
   activation: ActivationResult;
   listing: ListingResult;
   release: ReleaseCost;
@@ -44,7 +55,8 @@ const bytes = (v: number | null): string => {
   if (v >= 1e3) return `${(v / 1e3).toFixed(1)} KB`;
   return `${v.toFixed(0)} B`;
 };
-const x = (v: number | null): string => (v === null ? 'n/a' : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const x = (v: number | null): string =>
+  v === null ? 'n/a' : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
 const mark = (ok: boolean): string => (ok ? '✔' : '✘');
 /** ours/peer, and how many times better (or worse) ours is: "0.05 (20× faster)". */
 const ratio = (ours: number | null, peer: number | null, better = 'less', worse = 'more'): string => {
@@ -60,9 +72,13 @@ export function buildReport(r: BenchResults): string {
   const at = (name: string, p: number) => r.figures[name]!.points.find((f) => f.point === p)!;
   const lines: string[] = [];
   const m = r.machine;
-  lines.push(`### Benchmark (${r.mode}: N = ${r.workload.steps} steps, conversation ${bytes(r.workload.conversationBytes)} at step ${r.workload.steps})`);
+  lines.push(
+    `### Benchmark (${r.mode}: N = ${r.workload.steps} steps, conversation ${bytes(r.workload.conversationBytes)} at step ${r.workload.steps})`,
+  );
   lines.push('');
-  lines.push(`${m.date.slice(0, 10)} · ${m.cpu}, ${m.cores} cores · Node ${m.node} · ${m.tempFs} · load avg (1/5/15 min) ${m.loadAvg.map((l) => l.toFixed(2)).join(' ')} at start, ${m.loadAvgAfter.map((l) => l.toFixed(2)).join(' ')} at end, 1-min max ${m.loadMaxDuring.toFixed(2)} during the steps · ${r.durationS.toFixed(0)} s · commit ${m.git}`);
+  lines.push(
+    `${m.date.slice(0, 10)} · ${m.cpu}, ${m.cores} cores · Node ${m.node} · ${m.tempFs} · load avg (1/5/15 min) ${m.loadAvg.map((l) => l.toFixed(2)).join(' ')} at start, ${m.loadAvgAfter.map((l) => l.toFixed(2)).join(' ')} at end, 1-min max ${m.loadMaxDuring.toFixed(2)} during the steps · ${r.durationS.toFixed(0)} s · commit ${m.git}`,
+  );
   lines.push('');
 
   // ── targets ──
@@ -73,83 +89,139 @@ export function buildReport(r: BenchResults): string {
   const oursLast = at('ours', last);
   lines.push('| target | measured | goal | |');
   lines.push('|---|---|---|---|');
-  lines.push(`| per-step cost growth, step ${last} / step ${first} (median) | ${x(growth)} | ≤ 1.5 | ${mark(growth <= 1.5)} |`);
+  lines.push(
+    `| per-step cost growth, step ${last} / step ${first} (median) | ${x(growth)} | ≤ 1.5 | ${mark(growth <= 1.5)} |`,
+  );
   lines.push(
     `| write amplification, worst step | ${maxAmp ? `${x(maxAmp.value)} (step ${maxAmp.step})` : 'n/a'} | ≤ 3 at every step | ${maxAmp ? mark(maxAmp.value <= 3) : '?'} |`,
   );
-  lines.push(`| resume latency, ${r.workload.steps}-step run, after the run was let go (log compacted), median | ${ms(r.resume.ours!.medianMs)} | ≤ 150 ms | ${mark(r.resume.ours!.medianMs <= 150)} |`);
+  lines.push(
+    `| resume latency, ${r.workload.steps}-step run, after the run was let go (log compacted), median | ${ms(r.resume.ours!.medianMs)} | ≤ 150 ms | ${mark(r.resume.ours!.medianMs <= 150)} |`,
+  );
   const crashed = r.resume.ours_after_crash;
-  if (crashed) lines.push(`| resume latency, ${r.workload.steps}-step run, after a crash (snapshot + segment as the kill left them), median | ${ms(crashed.medianMs)} | ≤ 100 ms | ${mark(crashed.medianMs <= 100)} |`);
-  lines.push(`| activation, ${r.activation.runs} runs (median) | ${ms(r.activation.medianMs)} | ≤ 50 ms | ${mark(r.activation.medianMs <= 50)} |`);
+  if (crashed)
+    lines.push(
+      `| resume latency, ${r.workload.steps}-step run, after a crash (snapshot + segment as the kill left them), median | ${ms(crashed.medianMs)} | ≤ 100 ms | ${mark(crashed.medianMs <= 100)} |`,
+    );
+  lines.push(
+    `| activation, ${r.activation.runs} runs (median) | ${ms(r.activation.medianMs)} | ≤ 50 ms | ${mark(r.activation.medianMs <= 50)} |`,
+  );
   const st = r.storage.ours!;
-  lines.push(`| storage growth, file bytes / content | ${x(st.ratioApparent)} | ≤ 2 | ${mark(st.ratioApparent <= 2)} |`);
-  lines.push(`| storage growth, allocated blocks / content | ${x(st.ratioAllocated)} | ≤ 2 | ${mark(st.ratioAllocated <= 2)} |`);
-  for (const d of r.distance) lines.push(`| distance to the disk's limit at step ${d.point} (per-step time ÷ barriers × 4 KB append + fdatasync) | ${x(d.value)} | ≤ 1.5 | ${mark(d.value <= 1.5)} |`);
+  lines.push(
+    `| storage growth, file bytes / content | ${x(st.ratioApparent)} | ≤ 2 | ${mark(st.ratioApparent <= 2)} |`,
+  );
+  lines.push(
+    `| storage growth, allocated blocks / content | ${x(st.ratioAllocated)} | ≤ 2 | ${mark(st.ratioAllocated <= 2)} |`,
+  );
+  for (const d of r.distance)
+    lines.push(
+      `| distance to the disk's limit at step ${d.point} (per-step time ÷ barriers × 4 KB append + fdatasync) | ${x(d.value)} | ≤ 1.5 | ${mark(d.value <= 1.5)} |`,
+    );
   const rf = r.runFiles;
-  lines.push(`| files of the ${r.workload.steps}-step run, let go / after a crash (blobs apart) | ${rf.released.files.length} / ${rf.crashed.files.length} | ≤ 3 | ${mark(rf.released.files.length <= 3 && rf.crashed.files.length <= 3)} |`);
+  lines.push(
+    `| files of the ${r.workload.steps}-step run, let go / after a crash (blobs apart) | ${rf.released.files.length} / ${rf.crashed.files.length} | ≤ 3 | ${mark(rf.released.files.length <= 3 && rf.crashed.files.length <= 3)} |`,
+  );
   const fb = r.fixedBytes;
-  lines.push(`| fixed bytes per step (tool outputs empty; index.json apart, see below) | ${bytes(fb.medianFixedLog)} | ≤ 1 KB | ${mark(fb.medianFixedLog <= 1024)} |`);
+  lines.push(
+    `| fixed bytes per step (tool outputs empty; index.json apart, see below) | ${bytes(fb.medianFixedLog)} | ≤ 1 KB | ${mark(fb.medianFixedLog <= 1024)} |`,
+  );
   for (const p of r.points) {
     const worst = Math.max(...PEERS.map(([n]) => at('ours', p).medianMs / at(n, p).medianMs));
-    lines.push(`| no slower than either peer: per-step time @${p} (ours / the faster peer, median) | ${x(worst)} | ≤ 1 | ${mark(worst <= 1)} |`);
+    lines.push(
+      `| no slower than either peer: per-step time @${p} (ours / the faster peer, median) | ${x(worst)} | ≤ 1 | ${mark(worst <= 1)} |`,
+    );
   }
   const peerResume = Math.min(...PEERS.map(([n]) => r.resume[n]!.medianMs));
-  lines.push(`| no slower than either peer: resume after the run was let go (ours / the faster peer) | ${x(r.resume.ours!.medianMs / peerResume)} | ≤ 1 | ${mark(r.resume.ours!.medianMs <= peerResume)} |`);
-  if (crashed) lines.push(`| no slower than either peer: resume after a crash (ours / the faster peer) | ${x(crashed.medianMs / peerResume)} | ≤ 1 | ${mark(crashed.medianMs <= peerResume)} |`);
+  lines.push(
+    `| no slower than either peer: resume after the run was let go (ours / the faster peer) | ${x(r.resume.ours!.medianMs / peerResume)} | ≤ 1 | ${mark(r.resume.ours!.medianMs <= peerResume)} |`,
+  );
+  if (crashed)
+    lines.push(
+      `| no slower than either peer: resume after a crash (ours / the faster peer) | ${x(crashed.medianMs / peerResume)} | ≤ 1 | ${mark(crashed.medianMs <= peerResume)} |`,
+    );
   const vsLow = lowLast.medianMs / oursLast.medianMs;
   const vsSql = sqlLast.medianMs / oursLast.medianMs;
   lines.push(`| faster than whole-file rewrite at step ${last} | ${x(vsLow)}× | ≥ 10× | ${mark(vsLow >= 10)} |`);
   lines.push(`| faster than SqliteSaver at step ${last} | ${x(vsSql)}× | ≥ 2× | ${mark(vsSql >= 2)} |`);
-  const ampVsLow = oursLast.amplification !== null && lowLast.amplification ? oursLast.amplification / lowLast.amplification : null;
-  lines.push(`| write amplification vs whole-file rewrite at step ${last} | ${ampVsLow === null ? 'n/a' : ampVsLow > 0 ? `1/${x(1 / ampVsLow)}` : '0'} | ≤ 1/30 | ${ampVsLow === null ? '?' : mark(ampVsLow <= 1 / 30)} |`);
+  const ampVsLow =
+    oursLast.amplification !== null && lowLast.amplification ? oursLast.amplification / lowLast.amplification : null;
+  lines.push(
+    `| write amplification vs whole-file rewrite at step ${last} | ${ampVsLow === null ? 'n/a' : ampVsLow > 0 ? `1/${x(1 / ampVsLow)}` : '0'} | ≤ 1/30 | ${ampVsLow === null ? '?' : mark(ampVsLow <= 1 / 30)} |`,
+  );
   lines.push('');
 
   // ── side by side ──
   const head = ['figure', 'ours', ...PEERS.flatMap(([, label]) => [label, 'ours / peer'])];
   lines.push(`| ${head.join(' | ')} |`);
   lines.push(`|${head.map(() => '---').join('|')}|`);
-  const row = (label: string, val: (name: string) => number | null, fmt: (v: number | null) => string, words: [string, string] = ['less', 'more']): void => {
+  const row = (
+    label: string,
+    val: (name: string) => number | null,
+    fmt: (v: number | null) => string,
+    words: [string, string] = ['less', 'more'],
+  ): void => {
     const o = val('ours');
-    lines.push(`| ${label} | ${fmt(o)} | ${PEERS.map(([name]) => `${fmt(val(name))} | ${ratio(o, val(name), ...words)}`).join(' | ')} |`);
+    lines.push(
+      `| ${label} | ${fmt(o)} | ${PEERS.map(([name]) => `${fmt(val(name))} | ${ratio(o, val(name), ...words)}`).join(' | ')} |`,
+    );
   };
   const fmtMs = (v: number | null) => (v === null ? 'n/a' : ms(v));
   for (const p of r.points) {
     const w = at('ours', p).window;
     lines.push(
       `| per-step time @${p} (steps ${w.from}–${w.to}), median / p95 | ${ms(at('ours', p).medianMs)} / ${ms(at('ours', p).p95Ms)} | ${PEERS.map(
-        ([n]) => `${ms(at(n, p).medianMs)} / ${ms(at(n, p).p95Ms)} | ${ratio(at('ours', p).medianMs, at(n, p).medianMs, 'faster', 'slower')}`,
+        ([n]) =>
+          `${ms(at(n, p).medianMs)} / ${ms(at(n, p).p95Ms)} | ${ratio(at('ours', p).medianMs, at(n, p).medianMs, 'faster', 'slower')}`,
       ).join(' | ')} |`,
     );
   }
   for (const p of r.points) row(`bytes written per step @${p} (median)`, (n) => at(n, p).bytesPerStep, bytes);
-  for (const p of r.points) row(`write amplification @${p} (window Σ written / Σ content)`, (n) => at(n, p).amplification, x);
+  for (const p of r.points)
+    row(`write amplification @${p} (window Σ written / Σ content)`, (n) => at(n, p).amplification, x);
   row('write amplification, worst step', (n) => r.figures[n]!.maxAmplification?.value ?? null, x);
   row(`bytes written, whole run`, (n) => r.figures[n]!.totalBytesWritten, bytes);
   row(`durable barriers (fsync/fdatasync) per step @${last} (median)`, (n) => at(n, last).durableWritesPerStep, x);
   row(`on disk after ${r.workload.steps} steps (file bytes)`, (n) => r.storage[n]!.apparent, bytes);
   row('storage growth (file bytes / content)', (n) => r.storage[n]!.ratioApparent, x);
-  row(`resume latency (median of ${r.resume.ours!.samples.length})`, (n) => r.resume[n]!.medianMs, fmtMs, ['faster', 'slower']);
+  row(`resume latency (median of ${r.resume.ours!.samples.length})`, (n) => r.resume[n]!.medianMs, fmtMs, [
+    'faster',
+    'slower',
+  ]);
   row('resume latency (first, least warm)', (n) => r.resume[n]!.samples[0] ?? null, fmtMs, ['faster', 'slower']);
   lines.push('');
 
   // ── ours only ──
   lines.push('| ours only | value |');
   lines.push('|---|---|');
-  lines.push(`| activation: openDiskStore + listRuns until the tree can render, ${r.activation.runs} runs, ${r.activation.pages} page(s) | median ${ms(r.activation.medianMs)}, first ${ms(r.activation.firstMs)} |`);
-  lines.push(`| list all ${r.listing.checkpoints} checkpoints of the ${r.workload.steps}-step run, ${r.listing.pages} pages of 50, fresh open | first page ${ms(r.listing.firstPageMs)}, all ${ms(r.listing.allPagesMs)} |`);
+  lines.push(
+    `| activation: openDiskStore + listRuns until the tree can render, ${r.activation.runs} runs, ${r.activation.pages} page(s) | median ${ms(r.activation.medianMs)}, first ${ms(r.activation.firstMs)} |`,
+  );
+  lines.push(
+    `| list all ${r.listing.checkpoints} checkpoints of the ${r.workload.steps}-step run, ${r.listing.pages} pages of 50, fresh open | first page ${ms(r.listing.firstPageMs)}, all ${ms(r.listing.allPagesMs)} |`,
+  );
   const crash = r.resume.ours_after_crash;
   if (crash) {
-    lines.push(`| resume latency as after a crash (snapshot + the segment written since), median / first | ${ms(crash.medianMs)} / ${ms(crash.samples[0]!)} |`);
+    lines.push(
+      `| resume latency as after a crash (snapshot + the segment written since), median / first | ${ms(crash.medianMs)} / ${ms(crash.samples[0]!)} |`,
+    );
   }
-  lines.push(`| letting the run go at the end (flush + one log compaction, off the step path) | ${ms(r.release.ms)}, ${bytes(r.release.bytes)}, ${r.release.files} durable barrier(s) |`);
-  lines.push(`| the run's folder: let go / after a crash | ${rf.released.files.join(', ')} / ${rf.crashed.files.join(', ')}; ${rf.released.blobs} blob(s) beside them |`);
-  lines.push(`| fixed bytes per step with index.json (the benchmark's per-step flush saves it; the extension at most every 30 s), median of ${fb.steps} | ${bytes(fb.medianFixed)} (index.json ${bytes(fb.medianIndex)}; new content ${bytes(fb.medianContent)}) |`);
+  lines.push(
+    `| letting the run go at the end (flush + one log compaction, off the step path) | ${ms(r.release.ms)}, ${bytes(r.release.bytes)}, ${r.release.files} durable barrier(s) |`,
+  );
+  lines.push(
+    `| the run's folder: let go / after a crash | ${rf.released.files.join(', ')} / ${rf.crashed.files.join(', ')}; ${rf.released.blobs} blob(s) beside them |`,
+  );
+  lines.push(
+    `| fixed bytes per step with index.json (the benchmark's per-step flush saves it; the extension at most every 30 s), median of ${fb.steps} | ${bytes(fb.medianFixed)} (index.json ${bytes(fb.medianIndex)}; new content ${bytes(fb.medianContent)}) |`,
+  );
   for (const [i, p] of r.primitive.points.entries()) {
     const o = at('ours', p.point);
     lines.push(
       `| distance to the disk's limit @${p.point}: median per step of (time / its durable barriers) ${ms(o.msPerDurableWrite)} / raw append ${ms(p.medianMs)} (median ${x(o.durableWritesPerStep)} barriers per step) | ${x(r.distance[i]!.value)} |`,
     );
   }
-  lines.push(`| raw 4 KB append + fdatasync to an open file, whole run | median ${ms(r.primitive.medianMs)}, p95 ${ms(r.primitive.p95Ms)}, p99 ${ms(r.primitive.p99Ms)} |`);
+  lines.push(
+    `| raw 4 KB append + fdatasync to an open file, whole run | median ${ms(r.primitive.medianMs)}, p95 ${ms(r.primitive.p95Ms)}, p99 ${ms(r.primitive.p99Ms)} |`,
+  );
   return lines.join('\n');
 }

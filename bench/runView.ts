@@ -20,12 +20,24 @@ export interface RunViewFigures {
   firstPaintWarmMs: number;
   heapMB: number;
   items: number;
-  streaming: { tokensPerSecond: number; seconds: number; tokens: number; maxBacklogTokens: number; lagAfterLastMs: number; frames: number };
+  streaming: {
+    tokensPerSecond: number;
+    seconds: number;
+    tokens: number;
+    maxBacklogTokens: number;
+    lagAfterLastMs: number;
+    frames: number;
+  };
 }
 
 const TOKEN = 'tok ';
 
-export async function measureRunView(o: { steps: number; streamSeconds: number; dir: string; log(m: string): void }): Promise<RunViewFigures> {
+export async function measureRunView(o: {
+  steps: number;
+  streamSeconds: number;
+  dir: string;
+  log(m: string): void;
+}): Promise<RunViewFigures> {
   o.log(`  run view: writing a ${o.steps}-step run …`);
   const runId = 'bench-view-run';
   const workload = new Workload(20240601, runId);
@@ -50,19 +62,35 @@ export async function measureRunView(o: { steps: number; streamSeconds: number; 
   let active = false;
   const deps = {
     store,
-    runner: { events, isActive: () => active, partialResponse: () => undefined, decide: async () => undefined, send: async () => Promise.reject(new Error('not in the benchmark')) },
+    runner: {
+      events,
+      isActive: () => active,
+      partialResponse: () => undefined,
+      decide: async () => undefined,
+      send: async () => Promise.reject(new Error('not in the benchmark')),
+    },
     threadRuns: (id: string) => threadRuns(store, id),
     readOnlyReason: async () => null,
-    actions: { run: async () => undefined, waypoint: async () => undefined, restore: async () => undefined, showDiff: async () => undefined },
+    actions: {
+      run: async () => undefined,
+      waypoint: async () => undefined,
+      restore: async () => undefined,
+      showDiff: async () => undefined,
+    },
     log: { info: () => undefined, warn: o.log },
   };
   const open = async (browser?: Awaited<ReturnType<typeof openRunViewPage>>['browser']) => {
     const view = await openRunViewPage({ threadId: runId, runId, deps, ...(browser ? { browser } : {}) });
     const t0 = performance.now();
     await startScript(view.page);
-    await view.page.waitForFunction('window.__runViewStats && window.__runViewStats.firstPaintMs > 0', undefined, { timeout: 120_000, polling: 'raf' });
+    await view.page.waitForFunction('window.__runViewStats && window.__runViewStats.firstPaintMs > 0', undefined, {
+      timeout: 120_000,
+      polling: 'raf',
+    });
     const marks = (await view.page.evaluate('window.__runViewStats')) as Record<string, number>;
-    o.log(`    in the page: script ran ${marks.scriptStartMs!.toFixed(0)}, state ${(marks.stateMs! - marks.scriptStartMs!).toFixed(0)} ms later, first page +${(marks.firstPageMs! - marks.stateMs!).toFixed(0)} ms, painted +${(marks.firstPaintMs! - marks.firstPageMs!).toFixed(0)} ms`);
+    o.log(
+      `    in the page: script ran ${marks.scriptStartMs!.toFixed(0)}, state ${(marks.stateMs! - marks.scriptStartMs!).toFixed(0)} ms later, first page +${(marks.firstPageMs! - marks.stateMs!).toFixed(0)} ms, painted +${(marks.firstPaintMs! - marks.firstPageMs!).toFixed(0)} ms`,
+    );
     return { view, ms: performance.now() - t0 };
   };
   o.log('  run view: open → first paint (cold, then warm) …');
@@ -88,7 +116,10 @@ export async function measureRunView(o: { steps: number; streamSeconds: number; 
   }
   const last = performance.now();
   const chars = total * TOKEN.length;
-  await view.page.waitForFunction(`window.__runViewStats.charsRendered >= ${chars}`, undefined, { timeout: 60_000, polling: 'raf' });
+  await view.page.waitForFunction(`window.__runViewStats.charsRendered >= ${chars}`, undefined, {
+    timeout: 60_000,
+    polling: 'raf',
+  });
   const lag = performance.now() - last;
   const s = (await view.page.evaluate('window.__runViewStats')) as { maxBacklog: number; deltas: number };
   const frames = (await view.page.evaluate('window.__runViewStats.frames ?? 0')) as number;
@@ -101,7 +132,14 @@ export async function measureRunView(o: { steps: number; streamSeconds: number; 
     firstPaintWarmMs: warm.ms,
     heapMB: heap.usedSize / 1e6,
     items,
-    streaming: { tokensPerSecond: 200, seconds: o.streamSeconds, tokens: total, maxBacklogTokens: Math.ceil(s.maxBacklog / TOKEN.length), lagAfterLastMs: lag, frames },
+    streaming: {
+      tokensPerSecond: 200,
+      seconds: o.streamSeconds,
+      tokens: total,
+      maxBacklogTokens: Math.ceil(s.maxBacklog / TOKEN.length),
+      lagAfterLastMs: lag,
+      frames,
+    },
   };
 }
 

@@ -47,7 +47,9 @@ export function contenderFigures(samples: RunSamples[], name: string, points: nu
       medianMs: median(inWindow.map((x) => x.ms)),
       p95Ms: p95(inWindow.map((x) => x.ms)),
       bytesPerStep: bytesKnown(inWindow) ? median(inWindow.map((x) => x.bytes!)) : null,
-      amplification: bytesKnown(inWindow) ? sum(inWindow.map((x) => x.bytes!)) / sum(inWindow.map((x) => x.content)) : null,
+      amplification: bytesKnown(inWindow)
+        ? sum(inWindow.map((x) => x.bytes!)) / sum(inWindow.map((x) => x.content))
+        : null,
       durableWritesPerStep: median(inWindow.map((x) => x.durableWrites)),
       msPerDurableWrite: median(inWindow.map((x) => x.ms / Math.max(1, x.durableWrites))),
     };
@@ -79,7 +81,10 @@ export interface PrimitivePoint {
   p95Ms: number;
 }
 
-export function primitiveFigures(samples: RunSamples[], points: number[]): { points: PrimitivePoint[]; medianMs: number; p95Ms: number; p99Ms: number } {
+export function primitiveFigures(
+  samples: RunSamples[],
+  points: number[],
+): { points: PrimitivePoint[]; medianMs: number; p95Ms: number; p99Ms: number } {
   const steps = samples[0]!.steps;
   const all = samples.flatMap((s) => s.primitive);
   const ms = all.map((x) => x.ms);
@@ -100,6 +105,9 @@ export function primitiveFigures(samples: RunSamples[], points: number[]): { poi
  * their number of fsync'd writes (3 to 8: it depends on the side-effecting calls), so the ratio is
  * taken step by step (time / writes of that step) and its window median divided by the primitive's.
  */
-export function distanceToLimit(ours: ContenderFigures, primitive: PrimitivePoint[]): { point: number; value: number }[] {
+export function distanceToLimit(
+  ours: ContenderFigures,
+  primitive: PrimitivePoint[],
+): { point: number; value: number }[] {
   return ours.points.map((p, i) => ({ point: p.point, value: p.msPerDurableWrite / primitive[i]!.medianMs }));
 }

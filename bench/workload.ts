@@ -84,9 +84,10 @@ export class Workload {
       extension_version: '0.1.0',
       tool_schema_hash: sha256('bench-tools-v1'),
     };
-    const task = 'Add pagination to the /orders endpoint, update the OpenAPI spec and the tests, then run the test suite.';
+    const task =
+      'Add pagination to the /orders endpoint, update the OpenAPI spec and the tests, then run the test suite.';
     this.rt = initialSnapshot({
-      systemPrompt: 'You are a careful coding agent working inside the user\'s VS Code workspace. '.repeat(8),
+      systemPrompt: "You are a careful coding agent working inside the user's VS Code workspace. ".repeat(8),
       task,
       context,
       requestedModel: MODEL,
@@ -96,11 +97,23 @@ export class Workload {
     });
     for (const m of this.rt.messages) this.conversationBytes += jsonBytes(m);
     this.initial = snapshotForWrite(this.rt);
-    this.runInput = { run_id: runId, title: 'bench: paginate /orders', task, agent_name: 'agent-waypoints', model: MODEL };
+    this.runInput = {
+      run_id: runId,
+      title: 'bench: paginate /orders',
+      task,
+      agent_name: 'agent-waypoints',
+      model: MODEL,
+    };
     this.runStarted = {
       phase: 'run_started',
       step: 0,
-      payload: { agent_name: 'agent-waypoints', resumed: false, task, extension_version: '0.1.0', tool_schema_hash: context.tool_schema_hash },
+      payload: {
+        agent_name: 'agent-waypoints',
+        resumed: false,
+        task,
+        extension_version: '0.1.0',
+        tool_schema_hash: context.tool_schema_hash,
+      },
     };
   }
 
@@ -124,10 +137,25 @@ export class Workload {
 
     // The "LLM call": an assistant message with 1–3 tool calls.
     const calls = this.toolCalls();
-    const message: AssistantMessage = { role: 'assistant', content: this.rng() < 0.6 ? codeText(this.rng, 80 + this.int(0, 400)) : null, tool_calls: calls };
-    const usage = { input_tokens: Math.round(this.conversationBytes / 4), output_tokens: 60 + this.int(0, 400), total_tokens: 0 };
+    const message: AssistantMessage = {
+      role: 'assistant',
+      content: this.rng() < 0.6 ? codeText(this.rng, 80 + this.int(0, 400)) : null,
+      tool_calls: calls,
+    };
+    const usage = {
+      input_tokens: Math.round(this.conversationBytes / 4),
+      output_tokens: 60 + this.int(0, 400),
+      total_tokens: 0,
+    };
     usage.total_tokens = usage.input_tokens + usage.output_tokens;
-    const response: LlmResponse = { id: `chatcmpl-${this.step}`, model: MODEL, finish_reason: 'tool_calls', message, usage, received_ms: this.now() };
+    const response: LlmResponse = {
+      id: `chatcmpl-${this.step}`,
+      model: MODEL,
+      finish_reason: 'tool_calls',
+      message,
+      usage,
+      received_ms: this.now(),
+    };
     rt.llm_calls += 1;
     rt.usage.input_tokens += usage.input_tokens;
     rt.usage.output_tokens += usage.output_tokens;
@@ -159,15 +187,34 @@ export class Workload {
       const sideEffecting = (WRITE_TOOLS as readonly string[]).includes(name);
       const hash = inputHash(name, JSON.parse(call.function.arguments));
       const started = this.now();
-      if (sideEffecting) ops.push({ kind: 'intent', intent: { tool_call_id: call.id, step: this.step, tool_name: name, input_hash: hash, side_effecting: true } });
+      if (sideEffecting)
+        ops.push({
+          kind: 'intent',
+          intent: { tool_call_id: call.id, step: this.step, tool_name: name, input_hash: hash, side_effecting: true },
+        });
       const content = codeText(this.rng, this.resultSize(name));
       const outHash = outputHash(content);
-      if (sideEffecting) ops.push({ kind: 'result', toolCallId: call.id, result: { output: content, output_hash: outHash, is_error: false, blob: null } });
+      if (sideEffecting)
+        ops.push({
+          kind: 'result',
+          toolCallId: call.id,
+          result: { output: content, output_hash: outHash, is_error: false, blob: null },
+        });
       const toolMessage = { role: 'tool' as const, tool_call_id: call.id, content };
       rt.messages.push(toolMessage);
       this.conversationBytes += jsonBytes(toolMessage);
       rt.tool_calls += 1;
-      rt.tool_executions.push({ tool_call_id: call.id, tool_name: name, step: this.step, input_hash: hash, output_hash: outHash, is_error: false, replayed: false, started_ms: started, finished_ms: this.now() });
+      rt.tool_executions.push({
+        tool_call_id: call.id,
+        tool_name: name,
+        step: this.step,
+        input_hash: hash,
+        output_hash: outHash,
+        is_error: false,
+        replayed: false,
+        started_ms: started,
+        finished_ms: this.now(),
+      });
     }
     ops.push(this.append('post_tool_batch', { tool_calls_total: rt.tool_calls, tool_failures: 0 }));
     rt.pending_llm_response = null; // no checkpoint here: the next step_started carries it (as in the loop)
@@ -203,12 +250,24 @@ export class Workload {
       const name = sideEffecting ? this.pick(WRITE_TOOLS) : this.pick(READ_TOOLS);
       const file = `src/${this.pick(['orders', 'api', 'db', 'util', 'auth'])}/${this.pick(['index', 'routes', 'model', 'service', 'paginate'])}${this.int(0, 40)}.ts`;
       const args =
-        name === 'write_file' ? { path: file, content: codeText(this.rng, 200 + this.int(0, 1200)) }
-        : name === 'edit_file' ? { path: file, old: codeText(this.rng, 40 + this.int(0, 200)), new: codeText(this.rng, 40 + this.int(0, 300)) }
-        : name === 'run_command' ? { command: this.pick(['npm test', 'npm run lint', 'git status', 'npx tsc --noEmit']) }
-        : name === 'search_text' ? { query: this.pick(['paginate', 'cursor', 'limit', 'OrderRow']), glob: 'src/**/*.ts' }
-        : { path: file };
-      calls.push({ id: `call_${this.step}_${k}_${Math.floor(this.rng() * 1e9).toString(36)}`, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+        name === 'write_file'
+          ? { path: file, content: codeText(this.rng, 200 + this.int(0, 1200)) }
+          : name === 'edit_file'
+            ? {
+                path: file,
+                old: codeText(this.rng, 40 + this.int(0, 200)),
+                new: codeText(this.rng, 40 + this.int(0, 300)),
+              }
+            : name === 'run_command'
+              ? { command: this.pick(['npm test', 'npm run lint', 'git status', 'npx tsc --noEmit']) }
+              : name === 'search_text'
+                ? { query: this.pick(['paginate', 'cursor', 'limit', 'OrderRow']), glob: 'src/**/*.ts' }
+                : { path: file };
+      calls.push({
+        id: `call_${this.step}_${k}_${Math.floor(this.rng() * 1e9).toString(36)}`,
+        type: 'function',
+        function: { name, arguments: JSON.stringify(args) },
+      });
     }
     return calls;
   }

@@ -44,22 +44,37 @@ export async function measureWorkspaceTools(opts: ToolsBenchOptions): Promise<To
   const root = fs.mkdtempSync(path.join(opts.dir, 'tools-'));
   try {
     const ws = generateLargeWorkspace(root, { srcFiles: opts.srcFiles, distFiles: opts.distFiles, nestedFiles: 300 });
-    const engines = { ripgrep: createCodingRegistry({ files: createFileFinder({ ripgrepPath: rg }) }), node: createCodingRegistry() };
-    const ctx = { workspaceRoot: ws.root, signal: new AbortController().signal, idempotencyKey: 'bench', outputCap: 32 * 1024 };
+    const engines = {
+      ripgrep: createCodingRegistry({ files: createFileFinder({ ripgrepPath: rg }) }),
+      node: createCodingRegistry(),
+    };
+    const ctx = {
+      workspaceRoot: ws.root,
+      signal: new AbortController().signal,
+      idempotencyKey: 'bench',
+      outputCap: 32 * 1024,
+    };
     const samples = CASES.map(() => ({ ripgrep: [] as number[], node: [] as number[] }));
     // One warm-up round (module loading, the worker's first start, the page cache), then interleaved repeats.
     for (let r = -1; r < opts.repeats; r++) {
       for (const [i, c] of CASES.entries()) {
         for (const name of ['ripgrep', 'node'] as const) {
           const t0 = performance.now();
-          const res = await engines[name].execute({ id: 'b', type: 'function', function: { name: c.tool, arguments: JSON.stringify(c.args) } }, ctx);
+          const res = await engines[name].execute(
+            { id: 'b', type: 'function', function: { name: c.tool, arguments: JSON.stringify(c.args) } },
+            ctx,
+          );
           const ms = performance.now() - t0;
           if (res.is_error) throw new Error(`${c.label} on ${name}: ${res.output}`);
           if (r >= 0) samples[i]![name].push(ms);
         }
       }
     }
-    const rows = CASES.map((c, i) => ({ label: c.label, ripgrepMs: median(samples[i]!.ripgrep), nodeMs: median(samples[i]!.node) }));
+    const rows = CASES.map((c, i) => ({
+      label: c.label,
+      ripgrepMs: median(samples[i]!.ripgrep),
+      nodeMs: median(samples[i]!.node),
+    }));
     return { files: opts.srcFiles + opts.distFiles + 300 + 4, ripgrep: rg, rows }; // + .gitignore, notes.tmp, out/built.js, nested .gitignore
   } finally {
     fs.rmSync(root, { recursive: true, force: true });

@@ -51,7 +51,10 @@ const builds = [
   },
   {
     // One bundle per top-level script (media/src/*.ts); its modules live in folders beside it.
-    entryPoints: fs.readdirSync(path.join(root, 'media/src')).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).map((f) => path.join(root, 'media/src', f)),
+    entryPoints: fs
+      .readdirSync(path.join(root, 'media/src'))
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+      .map((f) => path.join(root, 'media/src', f)),
     outdir: path.join(root, 'media/dist'),
     bundle: true,
     format: 'iife',
@@ -63,10 +66,7 @@ const builds = [
     plugins: [problemMatcher],
   },
   {
-    entryPoints: [
-      path.join(root, 'test/suite/index.ts'),
-      ...listFiles(path.join(root, 'test/suite'), '.test.ts'),
-    ],
+    entryPoints: [path.join(root, 'test/suite/index.ts'), ...listFiles(path.join(root, 'test/suite'), '.test.ts')],
     outdir: path.join(root, 'out/test/suite'),
     outbase: path.join(root, 'test/suite'),
     bundle: true,

@@ -13,9 +13,21 @@ export const vsixPath = path.join(root, 'dist', `${name}-${version}.vsix`);
 const t0 = Date.now();
 fs.mkdirSync(path.dirname(vsixPath), { recursive: true });
 const vsce = path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce');
-execFileSync(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '--out', vsixPath], {
-  cwd: root,
-  stdio: 'inherit',
-});
+execFileSync(
+  process.execPath,
+  [
+    vsce,
+    'package',
+    '--no-dependencies',
+    '--allow-missing-repository',
+    '--no-rewrite-relative-links',
+    '--out',
+    vsixPath,
+  ],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+);
 const kb = (fs.statSync(vsixPath).size / 1024).toFixed(0);
 console.log(`[package] ${path.relative(root, vsixPath)} (${kb} KB) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);

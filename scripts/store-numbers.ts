@@ -74,7 +74,12 @@ const countingFs: FsLayer = {
   },
 };
 
-function snapshot(step: number, messages: ChatMessage[], execs: ToolExecutionRecord[], pending: RuntimeSnapshot['pending_llm_response']): RuntimeSnapshot {
+function snapshot(
+  step: number,
+  messages: ChatMessage[],
+  execs: ToolExecutionRecord[],
+  pending: RuntimeSnapshot['pending_llm_response'],
+): RuntimeSnapshot {
   return {
     step,
     state: 'running',
@@ -134,7 +139,9 @@ async function resumeColdChild(where: string, id: string): Promise<void> {
 }
 
 function resumeCold(where: string, id: string): number {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', __filename, '--resume-cold', where, id], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--import', 'tsx', __filename, '--resume-cold', where, id], {
+    encoding: 'utf8',
+  });
   return (JSON.parse(out) as { ms: number }).ms;
 }
 
@@ -145,9 +152,22 @@ async function main(): Promise<void> {
   const storeDir = path.join(dir, 'store');
   const store = await openDiskStoreReady(storeDir, { fs: countingFs });
   const me = { owner_id: 'bench', label: 'bench', pid: process.pid, hostname: os.hostname() };
-  const { run, lease } = await store.createRun({ title: 'numbers', task: 'synthetic', agent_name: 'bench', model: 'gpt-4.1-mini' }, me);
+  const { run, lease } = await store.createRun(
+    { title: 'numbers', task: 'synthetic', agent_name: 'bench', model: 'gpt-4.1-mini' },
+    me,
+  );
   const id = run.run_id;
-  await store.append(id, { phase: 'run_started', step: 0, payload: { agent_name: 'bench', resumed: false, task: 'synthetic', extension_version: '0.1.0', tool_schema_hash: 'h' } });
+  await store.append(id, {
+    phase: 'run_started',
+    step: 0,
+    payload: {
+      agent_name: 'bench',
+      resumed: false,
+      task: 'synthetic',
+      extension_version: '0.1.0',
+      tool_schema_hash: 'h',
+    },
+  });
   let msgs: ChatMessage[] = [
     { role: 'system', content: 'You are a coding agent. '.repeat(40) },
     { role: 'user', content: 'Refactor the project. '.repeat(10) },
@@ -166,7 +186,11 @@ async function main(): Promise<void> {
     const assistant: ChatMessage = {
       role: 'assistant',
       content: rand() < 0.5 ? null : text(200),
-      tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.side ? 'write_file' : 'read_file', arguments: JSON.stringify({ path: `src/f${k}.ts` }) } })),
+      tool_calls: calls.map((c) => ({
+        id: c.id,
+        type: 'function',
+        function: { name: c.side ? 'write_file' : 'read_file', arguments: JSON.stringify({ path: `src/f${k}.ts` }) },
+      })),
     };
     const toolMsgs: ChatMessage[] = calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: c.output }));
     const content = Buffer.byteLength(JSON.stringify([assistant, ...toolMsgs]));
@@ -175,27 +199,79 @@ async function main(): Promise<void> {
     const f0 = counted.fsyncs;
     const t0 = performance.now();
     // ── the phases of one step, as the runner writes them ──
-    await store.append(id, { phase: 'step_started', step: k, payload: { state: 'running', message_count: msgs.length }, snapshot: snapshot(k, msgs, execs, null) });
-    await store.append(id, { phase: 'pre_llm', step: k, payload: { model: 'gpt-4.1-mini', provider: 'openai', message_count: msgs.length } });
+    await store.append(id, {
+      phase: 'step_started',
+      step: k,
+      payload: { state: 'running', message_count: msgs.length },
+      snapshot: snapshot(k, msgs, execs, null),
+    });
+    await store.append(id, {
+      phase: 'pre_llm',
+      step: k,
+      payload: { model: 'gpt-4.1-mini', provider: 'openai', message_count: msgs.length },
+    });
     msgs = [...msgs, assistant];
     lastSnapshotLen = msgs.length;
-    const pending = { id: `r${k}`, model: 'gpt-4.1-mini', finish_reason: 'tool_calls', message: assistant as never, usage: { input_tokens: 2000, output_tokens: 150, total_tokens: 2150 }, received_ms: Date.now() };
+    const pending = {
+      id: `r${k}`,
+      model: 'gpt-4.1-mini',
+      finish_reason: 'tool_calls',
+      message: assistant as never,
+      usage: { input_tokens: 2000, output_tokens: 150, total_tokens: 2150 },
+      received_ms: Date.now(),
+    };
     await store.append(id, {
       phase: 'post_llm',
       step: k,
-      payload: { model: 'gpt-4.1-mini', provider: 'openai', finish_reason: 'tool_calls', tool_call_count: n, session_token: null, checkpoint_token: null, total_cost_usd: k * 0.002 },
+      payload: {
+        model: 'gpt-4.1-mini',
+        provider: 'openai',
+        finish_reason: 'tool_calls',
+        tool_call_count: n,
+        session_token: null,
+        checkpoint_token: null,
+        total_cost_usd: k * 0.002,
+      },
       snapshot: snapshot(k, msgs, execs, pending),
     });
     await store.append(id, { phase: 'pre_tool_batch', step: k, payload: { tool_call_count: n } });
     for (const c of calls) {
       if (c.side) {
-        await store.recordIntent(id, { tool_call_id: c.id, step: k, tool_name: 'write_file', input_hash: `in_${c.id}`, side_effecting: true });
-        await store.recordResult(id, c.id, { output: c.output, output_hash: `out_${c.id}`, is_error: false, blob: null });
+        await store.recordIntent(id, {
+          tool_call_id: c.id,
+          step: k,
+          tool_name: 'write_file',
+          input_hash: `in_${c.id}`,
+          side_effecting: true,
+        });
+        await store.recordResult(id, c.id, {
+          output: c.output,
+          output_hash: `out_${c.id}`,
+          is_error: false,
+          blob: null,
+        });
       }
-      execs = [...execs, { tool_call_id: c.id, tool_name: c.side ? 'write_file' : 'read_file', step: k, input_hash: `in_${c.id}`, output_hash: `out_${c.id}`, is_error: false, replayed: false, started_ms: 1, finished_ms: 2 }];
+      execs = [
+        ...execs,
+        {
+          tool_call_id: c.id,
+          tool_name: c.side ? 'write_file' : 'read_file',
+          step: k,
+          input_hash: `in_${c.id}`,
+          output_hash: `out_${c.id}`,
+          is_error: false,
+          replayed: false,
+          started_ms: 1,
+          finished_ms: 2,
+        },
+      ];
     }
     msgs = [...msgs, ...toolMsgs];
-    await store.append(id, { phase: 'post_tool_batch', step: k, payload: { tool_calls_total: execs.length, tool_failures: 0 } });
+    await store.append(id, {
+      phase: 'post_tool_batch',
+      step: k,
+      payload: { tool_calls_total: execs.length, tool_failures: 0 },
+    });
     per.push({ ms: performance.now() - t0, bytes: counted.bytes - b0, content, fsyncs: counted.fsyncs - f0 });
   }
   await store.flush();
@@ -245,16 +321,30 @@ async function main(): Promise<void> {
   const row = (k: number) => {
     if (k > per.length) return null;
     const w = window(k);
-    return { k, ms: avg(w.map((x) => x.ms)), single: per[k - 1]!.ms, bytes: avg(w.map((x) => x.bytes)), amp: w.reduce((a, x) => a + x.bytes, 0) / w.reduce((a, x) => a + x.content, 0), fsyncs: avg(w.map((x) => x.fsyncs)) };
+    return {
+      k,
+      ms: avg(w.map((x) => x.ms)),
+      single: per[k - 1]!.ms,
+      bytes: avg(w.map((x) => x.bytes)),
+      amp: w.reduce((a, x) => a + x.bytes, 0) / w.reduce((a, x) => a + x.content, 0),
+      fsyncs: avg(w.map((x) => x.fsyncs)),
+    };
   };
   const rows = [10, 100, 1000].map(row).filter((r) => r !== null);
   const amps = per.slice(1).map((x, i) => x.bytes / ((per[i]!.content + x.content) / 2)); // a step's messages are written in the next step's commit
   const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
   const mb = (b: number) => `${(b / 1024 / 1024).toFixed(2)} MB`;
-  console.log(`\nstore numbers — ${STEPS} steps, content ${mb(contentTotal)} (${os.cpus().length} CPUs, Node ${process.versions.node}, load average ${os.loadavg()[0]!.toFixed(2)})\n`);
-  console.log('| step | write time (mean of 11 steps around it) | that step alone | bytes written / step | write amplification | fsyncs / step |');
+  console.log(
+    `\nstore numbers — ${STEPS} steps, content ${mb(contentTotal)} (${os.cpus().length} CPUs, Node ${process.versions.node}, load average ${os.loadavg()[0]!.toFixed(2)})\n`,
+  );
+  console.log(
+    '| step | write time (mean of 11 steps around it) | that step alone | bytes written / step | write amplification | fsyncs / step |',
+  );
   console.log('|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.k} | ${r.ms.toFixed(2)} ms | ${r.single.toFixed(2)} ms | ${kb(r.bytes)} | ${r.amp.toFixed(2)} | ${r.fsyncs.toFixed(1)} |`);
+  for (const r of rows)
+    console.log(
+      `| ${r.k} | ${r.ms.toFixed(2)} ms | ${r.single.toFixed(2)} ms | ${kb(r.bytes)} | ${r.amp.toFixed(2)} | ${r.fsyncs.toFixed(1)} |`,
+    );
   const r10 = rows[0]!;
   const rLast = rows[rows.length - 1]!;
   const totalWritten = per.reduce((a, x) => a + x.bytes, 0);
@@ -262,16 +352,34 @@ async function main(): Promise<void> {
   console.log(`\n| figure | value | target |`);
   console.log('|---|---|---|');
   console.log(`| step${rLast.k} / step10 write time | ${(rLast.ms / r10.ms).toFixed(2)} | ≤ 1.5 |`);
-  console.log(`| write amplification, whole run (bytes written / content) | ${(totalWritten / contentTotal).toFixed(2)} (${((totalWritten + compactionBytes) / contentTotal).toFixed(2)} with the compaction when the run was released) | ≤ 3 |`);
-  console.log(`| write amplification per step (p50 / p99 / max; a step's messages land in the next step's commit, so each step is compared with the mean content of it and the one before) | ${sortedAmp[Math.floor(amps.length / 2)]!.toFixed(2)} / ${sortedAmp[Math.floor(amps.length * 0.99)]!.toFixed(2)} / ${sortedAmp[amps.length - 1]!.toFixed(2)} | ≤ 3 |`);
-  console.log(`| storage / content (logical bytes) | ${(usage.size / contentTotal).toFixed(2)} (${mb(usage.size)} in ${usage.files} files) | ≤ 2 |`);
-  console.log(`| storage / content (allocated blocks) | ${(usage.allocated / contentTotal).toFixed(2)} (${mb(usage.allocated)}) | ≤ 2 |`);
-  console.log(`| storage / content after the run is released (auto-compacted; logical / allocated) | ${(usageCompacted.size / contentTotal).toFixed(2)} / ${(usageCompacted.allocated / contentTotal).toFixed(2)} (${usageCompacted.files} files) | ≤ 2 |`);
-  console.log(`| resume after a clean pause (compacted log): open + acquire + loadSnapshot / read-only (median of 5) | ${compacted.acquire.toFixed(1)} / ${compacted.readOnly.toFixed(1)} ms | ≤ 150 ms |`);
-  console.log(`| resume after a crash (${usage.files} files, never compacted): open + acquire + loadSnapshot / read-only | ${before.acquire.toFixed(1)} / ${before.readOnly.toFixed(1)} ms | ≤ 150 ms |`);
-  console.log(`| the same in a fresh process (a reload: cold JIT; median of 3): compacted / after a crash | ${coldCompacted.toFixed(1)} / ${coldCrashed.toFixed(1)} ms | ≤ 150 ms |`);
+  console.log(
+    `| write amplification, whole run (bytes written / content) | ${(totalWritten / contentTotal).toFixed(2)} (${((totalWritten + compactionBytes) / contentTotal).toFixed(2)} with the compaction when the run was released) | ≤ 3 |`,
+  );
+  console.log(
+    `| write amplification per step (p50 / p99 / max; a step's messages land in the next step's commit, so each step is compared with the mean content of it and the one before) | ${sortedAmp[Math.floor(amps.length / 2)]!.toFixed(2)} / ${sortedAmp[Math.floor(amps.length * 0.99)]!.toFixed(2)} / ${sortedAmp[amps.length - 1]!.toFixed(2)} | ≤ 3 |`,
+  );
+  console.log(
+    `| storage / content (logical bytes) | ${(usage.size / contentTotal).toFixed(2)} (${mb(usage.size)} in ${usage.files} files) | ≤ 2 |`,
+  );
+  console.log(
+    `| storage / content (allocated blocks) | ${(usage.allocated / contentTotal).toFixed(2)} (${mb(usage.allocated)}) | ≤ 2 |`,
+  );
+  console.log(
+    `| storage / content after the run is released (auto-compacted; logical / allocated) | ${(usageCompacted.size / contentTotal).toFixed(2)} / ${(usageCompacted.allocated / contentTotal).toFixed(2)} (${usageCompacted.files} files) | ≤ 2 |`,
+  );
+  console.log(
+    `| resume after a clean pause (compacted log): open + acquire + loadSnapshot / read-only (median of 5) | ${compacted.acquire.toFixed(1)} / ${compacted.readOnly.toFixed(1)} ms | ≤ 150 ms |`,
+  );
+  console.log(
+    `| resume after a crash (${usage.files} files, never compacted): open + acquire + loadSnapshot / read-only | ${before.acquire.toFixed(1)} / ${before.readOnly.toFixed(1)} ms | ≤ 150 ms |`,
+  );
+  console.log(
+    `| the same in a fresh process (a reload: cold JIT; median of 3): compacted / after a crash | ${coldCompacted.toFixed(1)} / ${coldCrashed.toFixed(1)} ms | ≤ 150 ms |`,
+  );
   const durablePerStep = avg(per.map((x) => x.fsyncs)) / 2;
-  console.log(`| distance to the disk's limit: step${rLast.k} time / (durable commits per step × raw fsync'd 4 KB write+rename+dir fsync = ${durablePerStep.toFixed(1)} × ${raw.toFixed(2)} ms) | ${(rLast.ms / (durablePerStep * raw)).toFixed(2)} | ≤ 1.5 |`);
+  console.log(
+    `| distance to the disk's limit: step${rLast.k} time / (durable commits per step × raw fsync'd 4 KB write+rename+dir fsync = ${durablePerStep.toFixed(1)} × ${raw.toFixed(2)} ms) | ${(rLast.ms / (durablePerStep * raw)).toFixed(2)} | ≤ 1.5 |`,
+  );
   if (process.argv.includes('--keep')) console.log(`\nkept: ${storeDir} (run ${id})`);
   else fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -68,7 +68,8 @@ async function gate(name, fn) {
 
 function finish() {
   console.log('\n━━ stages');
-  for (const [name, s, ok] of timings) console.log(`  ${ok ? '✔' : '✘'} ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s`);
+  for (const [name, s, ok] of timings)
+    console.log(`  ${ok ? '✔' : '✘'} ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s`);
   console.log(`\n${passed} passed, ${failed} failed`);
   process.exit(failed > 0 ? 1 : 0);
 }

@@ -10,7 +10,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const CODE_SERVER_VERSION = '4.139.1';
-export const APT_PACKAGES = ['libkrb5-dev', 'libx11-dev', 'libxkbfile-dev', 'libsecret-1-dev', 'pkg-config', 'chromium'];
+export const APT_PACKAGES = [
+  'libkrb5-dev',
+  'libx11-dev',
+  'libxkbfile-dev',
+  'libsecret-1-dev',
+  'pkg-config',
+  'chromium',
+];
 
 export const toolsDir = process.env.AGENT_WAYPOINTS_TOOLS || path.join(os.homedir(), '.cache', 'agent-waypoints');
 const node24Dir = path.join(toolsDir, 'node24');
@@ -141,7 +148,8 @@ export async function installTools() {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const cmd = process.argv[2] ?? 'install';
-  const main = cmd === 'install' ? installTools : cmd === 'check' ? () => process.exit(toolsReady() ? 0 : 1) : undefined;
+  const main =
+    cmd === 'install' ? installTools : cmd === 'check' ? () => process.exit(toolsReady() ? 0 : 1) : undefined;
   if (!main) {
     process.stderr.write(`[tools] unknown command ${cmd} (install | check)\n`);
     process.exit(2);

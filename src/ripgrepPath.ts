@@ -20,7 +20,9 @@ export function ripgrepCandidates(appRoot: string, p: Platform = HERE): string[]
     '@vscode/ripgrep/bin',
     'vscode-ripgrep/bin', // before 2021
   ];
-  return ['node_modules', 'node_modules.asar.unpacked'].flatMap((nm) => places.map((pl) => path.join(appRoot, nm, ...pl.split('/'), exe)));
+  return ['node_modules', 'node_modules.asar.unpacked'].flatMap((nm) =>
+    places.map((pl) => path.join(appRoot, nm, ...pl.split('/'), exe)),
+  );
 }
 
 /** The first candidate that is an executable file, or null. */

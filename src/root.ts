@@ -81,7 +81,16 @@ export class ExtensionRoot extends DisposableStore {
 
     if (!storageDir || !workspace) {
       this.registerWithoutFolder();
-      this.api = { storageDir, pid: process.pid, store: undefined, runner: undefined, panels: undefined, tree: undefined, files: undefined, ready: Promise.resolve() };
+      this.api = {
+        storageDir,
+        pid: process.pid,
+        store: undefined,
+        runner: undefined,
+        panels: undefined,
+        tree: undefined,
+        files: undefined,
+        ready: Promise.resolve(),
+      };
       return;
     }
 
@@ -124,10 +133,17 @@ export class ExtensionRoot extends DisposableStore {
         log: this.log,
         threadRuns: (threadId) => threadRuns(store, threadId),
         readOnlyReason: readOnlyReason({ store, isActive: (id) => runner.isActive(id), owner }),
-        actions: runViewActions({ store, proposed, workspaceRoot: workspace.uri, revealInTree: (id) => runsView.reveal(id) }),
+        actions: runViewActions({
+          store,
+          proposed,
+          workspaceRoot: workspace.uri,
+          revealInTree: (id) => runsView.reveal(id),
+        }),
       }),
     );
-    const sessions = this.register(new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id));
+    const sessions = this.register(
+      new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id),
+    );
     this.register(registerCheckpointDocuments(store));
     const restorer = new FileRestorer({ store, workspaceRoot: workspace.uri, owner });
     const versions = this.register(new VersionDocuments((runId, hash) => store.getBlob(runId, hash)));
@@ -142,7 +158,8 @@ export class ExtensionRoot extends DisposableStore {
       versions,
       log: this.log,
       settings: readSettings,
-      hasUsableKey: async () => (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocalEndpoint(readSettings().baseUrl),
+      hasUsableKey: async () =>
+        (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocalEndpoint(readSettings().baseUrl),
       models,
       memento: context.workspaceState,
     };
@@ -185,8 +202,16 @@ export class ExtensionRoot extends DisposableStore {
   /** VS Code's own ripgrep (under appRoot) for list_files and search_text; the exclude settings are read at each call. */
   private fileFinder(): FileFinder {
     const ripgrepPath = findRipgrep(vscode.env.appRoot);
-    this.log.info(ripgrepPath ? `search: ripgrep at ${ripgrepPath}` : `search: no ripgrep under ${vscode.env.appRoot}; using the built-in Node search`);
-    return createFileFinder({ ripgrepPath, excludes: readExcludes, onFallback: (reason) => this.log.warn(`search: ${reason}; using the built-in Node search`) });
+    this.log.info(
+      ripgrepPath
+        ? `search: ripgrep at ${ripgrepPath}`
+        : `search: no ripgrep under ${vscode.env.appRoot}; using the built-in Node search`,
+    );
+    return createFileFinder({
+      ripgrepPath,
+      excludes: readExcludes,
+      onFallback: (reason) => this.log.warn(`search: ${reason}; using the built-in Node search`),
+    });
   }
 
   /** Deletes finished runs older than the retention setting (off by default): after startup and when the setting changes. */
@@ -194,7 +219,8 @@ export class ExtensionRoot extends DisposableStore {
     const days = readSettings().finishedRunTtlDays;
     if (!(days > 0)) return;
     const deleted = await store.pruneFinished(days * 24 * 60 * 60 * 1000);
-    if (deleted.length > 0) this.log.info(`retention: deleted ${deleted.length} finished run(s) older than ${days} days`);
+    if (deleted.length > 0)
+      this.log.info(`retention: deleted ${deleted.length} finished run(s) older than ${days} days`);
   }
 
   private setRestricted(): void {
@@ -204,11 +230,19 @@ export class ExtensionRoot extends DisposableStore {
   /** Without a folder there is no workspace storage: commands explain instead of failing. */
   private registerWithoutFolder(): void {
     const explain = () =>
-      void vscode.window.showInformationMessage('Agent Waypoints stores runs per workspace: open a folder first.', 'Open Folder').then((p) => {
-        if (p) void vscode.commands.executeCommand('vscode.openFolder');
-      });
+      void vscode.window
+        .showInformationMessage('Agent Waypoints stores runs per workspace: open a folder first.', 'Open Folder')
+        .then((p) => {
+          if (p) void vscode.commands.executeCommand('vscode.openFolder');
+        });
     for (const id of Object.values(CommandIds)) {
-      if (id === CommandIds.setApiKey || id === CommandIds.clearApiKey || id === CommandIds.showLog || id === CommandIds.checkConnection) continue;
+      if (
+        id === CommandIds.setApiKey ||
+        id === CommandIds.clearApiKey ||
+        id === CommandIds.showLog ||
+        id === CommandIds.checkConnection
+      )
+        continue;
       this.register(registerCommand(id, explain));
     }
   }

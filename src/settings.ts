@@ -71,7 +71,10 @@ export function readExcludes(): string[] {
 }
 
 /** The approval policy the settings describe (read at each call, so changes apply at once). */
-export function settingsPolicy(tool: { name: string; category: 'read' | 'write' | 'command' | 'subagent' }, args: unknown): PolicyDecision {
+export function settingsPolicy(
+  tool: { name: string; category: 'read' | 'write' | 'command' | 'subagent' },
+  args: unknown,
+): PolicyDecision {
   const s = readSettings();
   return decide(
     { toolName: tool.name, category: tool.category, args },

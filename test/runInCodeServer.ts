@@ -30,7 +30,13 @@ async function runPass(pass: Pass): Promise<SuiteResults> {
   const userDataDir = path.join(tmp, 'user-data');
   writeUserSettings(
     userDataDir,
-    pass.trust ? {} : { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.emptyWindow': false },
+    pass.trust
+      ? {}
+      : {
+          'security.workspace.trust.enabled': true,
+          'security.workspace.trust.startupPrompt': 'never',
+          'security.workspace.trust.emptyWindow': false,
+        },
   );
 
   const t0 = Date.now();
@@ -43,7 +49,11 @@ async function runPass(pass: Pass): Promise<SuiteResults> {
     logFile: path.join(resultsDir, `host-${pass.name}-code-server.log`),
     workspaceTrust: !pass.trust,
     developmentOptions: true,
-    env: { AW_RESULTS_FILE: resultsFile, AW_PASS: pass.name, ...(process.env.AW_GREP ? { AW_GREP: process.env.AW_GREP } : {}) },
+    env: {
+      AW_RESULTS_FILE: resultsFile,
+      AW_PASS: pass.name,
+      ...(process.env.AW_GREP ? { AW_GREP: process.env.AW_GREP } : {}),
+    },
   });
   const browser = await launchChromium();
   try {
@@ -57,7 +67,9 @@ async function runPass(pass: Pass): Promise<SuiteResults> {
     const results = await waitForResults(resultsFile, TIMEOUT_MS);
     if (!results) {
       await page.screenshot({ path: path.join(resultsDir, `host-${pass.name}-timeout.png`) }).catch(() => undefined);
-      throw new Error(`${pass.name} pass: no results after ${TIMEOUT_MS / 1000} s; see test-results/host-${pass.name}-code-server.log`);
+      throw new Error(
+        `${pass.name} pass: no results after ${TIMEOUT_MS / 1000} s; see test-results/host-${pass.name}-code-server.log`,
+      );
     }
     console.log(`[host] ${pass.name} pass in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     return results;
@@ -73,7 +85,10 @@ async function main(): Promise<number> {
     if (!fs.existsSync(path.join(root, f))) throw new Error(`${f} is missing: run npm run build first`);
   }
   const merged: SuiteResults = { passed: 0, failed: 0, pending: 0, tests: [] };
-  for (const pass of [{ name: 'trusted', trust: true }, { name: 'restricted', trust: false }] as Pass[]) {
+  for (const pass of [
+    { name: 'trusted', trust: true },
+    { name: 'restricted', trust: false },
+  ] as Pass[]) {
     const r = await runPass(pass);
     merged.passed += r.passed;
     merged.failed += r.failed;

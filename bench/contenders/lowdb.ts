@@ -47,7 +47,14 @@ export class LowdbContender implements Contender {
 
   async start(): Promise<void> {
     const meta = { ...this.run, created_ms: Date.now() };
-    this.db = new Low<RunDocument>(new JSONFile(this.file), { meta, messages: [], tool_executions: [], subagent_executions: [], checkpoints: [], effects: [] });
+    this.db = new Low<RunDocument>(new JSONFile(this.file), {
+      meta,
+      messages: [],
+      tool_executions: [],
+      subagent_executions: [],
+      checkpoints: [],
+      effects: [],
+    });
     await this.write();
     await this.apply(this.runStarted);
   }
@@ -67,7 +74,13 @@ export class LowdbContender implements Contender {
       doc.checkpoints.push({ seq: doc.checkpoints.length + 1, timestamp_ms: Date.now(), ...rest, snapshot: header });
     } else if (op.kind === 'intent') {
       const i = op.intent;
-      doc.effects.push({ ...i, run_id: this.run.run_id!, idempotency_key: `${this.run.run_id}/${i.step}/${i.tool_call_id}`, intent_ms: Date.now(), result: null });
+      doc.effects.push({
+        ...i,
+        run_id: this.run.run_id!,
+        idempotency_key: `${this.run.run_id}/${i.step}/${i.tool_call_id}`,
+        intent_ms: Date.now(),
+        result: null,
+      });
     } else {
       const effect = doc.effects.find((e) => e.tool_call_id === op.toolCallId);
       if (!effect) throw new Error(`lowdb contender: no intent for ${op.toolCallId}`);
@@ -97,7 +110,8 @@ export class LowdbContender implements Contender {
 
   notes(): Record<string, string> {
     return {
-      lowdb: 'Low + JSONFile (steno temp + rename, JSON.stringify(data, null, 2)); + fsync(file) + fsync(dir) after every write',
+      lowdb:
+        'Low + JSONFile (steno temp + rename, JSON.stringify(data, null, 2)); + fsync(file) + fsync(dir) after every write',
     };
   }
 

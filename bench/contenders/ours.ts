@@ -13,7 +13,12 @@ import type { Contender } from './types';
 
 export type OpenStore = (dir: string, fs?: FsLayer) => CheckpointStore;
 
-export const BENCH_OWNER: OwnerInfo = { owner_id: 'bench-owner', label: 'benchmark', pid: process.pid, hostname: 'bench' };
+export const BENCH_OWNER: OwnerInfo = {
+  owner_id: 'bench-owner',
+  label: 'benchmark',
+  pid: process.pid,
+  hostname: 'bench',
+};
 
 export class OursContender implements Contender {
   readonly name = 'ours' as const;

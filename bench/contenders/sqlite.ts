@@ -53,7 +53,13 @@ export class SqliteContender implements Contender {
   async apply(op: Op): Promise<void> {
     if (op.kind === 'append' && op.input.snapshot) {
       const { snapshot, ...record } = op.input;
-      await this.put(snapshot, { source: 'loop', step: record.step, parents: {}, phase: record.phase, payload: record.payload });
+      await this.put(snapshot, {
+        source: 'loop',
+        step: record.step,
+        parents: {},
+        phase: record.phase,
+        payload: record.payload,
+      });
     } else if (op.kind === 'append') {
       const { phase, step, payload } = op.input;
       await this.putWrites(`phase:${phase}`, { phase, step, payload, timestamp_ms: Date.now() }, `${phase}:${step}`);
@@ -62,7 +68,11 @@ export class SqliteContender implements Contender {
       const effect = { ...i, idempotency_key: `${this.run.run_id}/${i.step}/${i.tool_call_id}`, intent_ms: Date.now() };
       await this.putWrites('effect_intent', effect, `${i.tool_call_id}:intent`);
     } else {
-      await this.putWrites('effect_result', { tool_call_id: op.toolCallId, ...op.result, finished_ms: Date.now() }, `${op.toolCallId}:result`);
+      await this.putWrites(
+        'effect_result',
+        { tool_call_id: op.toolCallId, ...op.result, finished_ms: Date.now() },
+        `${op.toolCallId}:result`,
+      );
     }
   }
 

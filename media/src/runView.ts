@@ -16,10 +16,27 @@ let state: StateMessage | undefined;
 const items = new Map<number, TranscriptItem>();
 /** Pages asked for (first index → when): a page whose answer got lost or went stale is asked again. */
 const requested = new Map<number, number>();
-let live: { runId: string; step: number; text: string; reasoning: string; buffered: string; bufferedReasoning: string } | null = null;
+let live: {
+  runId: string;
+  step: number;
+  text: string;
+  reasoning: string;
+  buffered: string;
+  bufferedReasoning: string;
+} | null = null;
 let liveFrame = 0;
 /** For the benchmark: what arrived and what was drawn. */
-const stats = { deltas: 0, charsReceived: 0, charsRendered: 0, maxBacklog: 0, frames: 0, scriptStartMs: performance.now(), stateMs: -1, firstPageMs: -1, firstPaintMs: -1 };
+const stats = {
+  deltas: 0,
+  charsReceived: 0,
+  charsRendered: 0,
+  maxBacklog: 0,
+  frames: 0,
+  scriptStartMs: performance.now(),
+  stateMs: -1,
+  firstPageMs: -1,
+  firstPaintMs: -1,
+};
 (globalThis as unknown as { __runViewStats: typeof stats }).__runViewStats = stats;
 
 const app = document.getElementById('app')!;
@@ -55,7 +72,8 @@ const actions: Actions = {
 const list = new VirtualList({
   scroller,
   render: (index, key) => {
-    if (key === LIVE_KEY) return live ? assistant(live.text, live.reasoning || null, { final: false, streaming: true }) : el('div');
+    if (key === LIVE_KEY)
+      return live ? assistant(live.text, live.reasoning || null, { final: false, streaming: true }) : el('div');
     const item = items.get(index);
     if (!item || item.key !== key) return el('div', { class: 'placeholder' });
     return renderItem(item, actions);
@@ -70,20 +88,23 @@ function load(from: number, to: number): void {
     if ((requested.get(p) ?? -Infinity) > performance.now() - 3000) continue;
     requested.set(p, performance.now());
     const version = state.version;
-    request('page', { from: p, to: p + PAGE }).then((r) => {
-      if (!state || r.version !== state.version || version !== state.version) {
-        requested.delete(p);
-        list.refresh(); // asks again for what is still missing
-        return;
-      }
-      r.items.forEach((item, i) => {
-        const before = items.get(r.from + i);
-        items.set(r.from + i, item);
-        if (!before || JSON.stringify(before) !== JSON.stringify(item)) list.invalidate(item.key);
-      });
-      if (stats.firstPageMs < 0) stats.firstPageMs = performance.now();
-      if (stats.firstPaintMs < 0) requestAnimationFrame(() => (stats.firstPaintMs = performance.now()));
-    }, () => void requested.delete(p));
+    request('page', { from: p, to: p + PAGE }).then(
+      (r) => {
+        if (!state || r.version !== state.version || version !== state.version) {
+          requested.delete(p);
+          list.refresh(); // asks again for what is still missing
+          return;
+        }
+        r.items.forEach((item, i) => {
+          const before = items.get(r.from + i);
+          items.set(r.from + i, item);
+          if (!before || JSON.stringify(before) !== JSON.stringify(item)) list.invalidate(item.key);
+        });
+        if (stats.firstPageMs < 0) stats.firstPageMs = performance.now();
+        if (stats.firstPaintMs < 0) requestAnimationFrame(() => (stats.firstPaintMs = performance.now()));
+      },
+      () => void requested.delete(p),
+    );
   }
 }
 
@@ -92,11 +113,25 @@ function onState(next: StateMessage): void {
   const versionChanged = next.version !== state?.version;
   state = next;
   if (versionChanged) requested.clear();
-  if (live && (!next.streaming || next.streaming.runId !== live.runId || next.streaming.step !== live.step)) live = null;
-  if (next.streaming && !live) live = { runId: next.streaming.runId, step: next.streaming.step, text: '', reasoning: '', buffered: '', bufferedReasoning: '' };
+  if (live && (!next.streaming || next.streaming.runId !== live.runId || next.streaming.step !== live.step))
+    live = null;
+  if (next.streaming && !live)
+    live = {
+      runId: next.streaming.runId,
+      step: next.streaming.step,
+      text: '',
+      reasoning: '',
+      buffered: '',
+      bufferedReasoning: '',
+    };
   if (live && next.streaming?.text !== undefined) {
     // The host's text so far replaces what arrived before it (the deltas it had not sent yet are in it).
-    Object.assign(live, { text: next.streaming.text, reasoning: next.streaming.reasoning ?? '', buffered: '', bufferedReasoning: '' });
+    Object.assign(live, {
+      text: next.streaming.text,
+      reasoning: next.streaming.reasoning ?? '',
+      buffered: '',
+      bufferedReasoning: '',
+    });
     list.invalidate(LIVE_KEY);
   }
   renderHeader(next);
@@ -112,7 +147,12 @@ function renderHeader(s: StateMessage): void {
   const first = s.runs[0]!;
   const title = el('h1', {}, first.title);
   const meta = el('div', { class: 'meta' });
-  meta.append(badge(run.stateLabel, `state state-${run.state}`), el('span', {}, run.model), el('span', {}, `step ${run.step}`), el('span', {}, `${run.tokens.toLocaleString()} tokens`));
+  meta.append(
+    badge(run.stateLabel, `state state-${run.state}`),
+    el('span', {}, run.model),
+    el('span', {}, `step ${run.step}`),
+    el('span', {}, `${run.tokens.toLocaleString()} tokens`),
+  );
   meta.append(el('span', {}, run.costUsd === null ? 'cost unknown' : `$${run.costUsd.toFixed(4)}`));
   if (run.budget) meta.append(el('span', { title: 'Budget of this run' }, `budget ${run.budget}`));
   if (s.runs.length > 1) meta.append(el('span', {}, `${s.runs.length} turns`));
@@ -127,14 +167,22 @@ function renderHeader(s: StateMessage): void {
   if (pending.length > 1 && !s.readOnly) {
     const all = button(`Approve all ${pending.length}`, 'check-all', () => {
       all.setAttribute('disabled', '');
-      request('approveAll', { runId: run.runId, items: pending }).catch((e: Error) => (all.removeAttribute('disabled'), showError(e)));
+      request('approveAll', { runId: run.runId, items: pending }).catch(
+        (e: Error) => (all.removeAttribute('disabled'), showError(e)),
+      );
     });
     all.classList.add('approve-all');
     banner.append(all);
   }
 }
 
-const ACTION_LABELS = { cancel: ['Cancel', 'debug-stop'], resume: ['Resume', 'debug-continue'], fork: ['Fork', 'repo-forked'], export: ['Export', 'export'], openInTree: ['Open in tree', 'list-tree'] } as const;
+const ACTION_LABELS = {
+  cancel: ['Cancel', 'debug-stop'],
+  resume: ['Resume', 'debug-continue'],
+  fork: ['Fork', 'repo-forked'],
+  export: ['Export', 'export'],
+  openInTree: ['Open in tree', 'list-tree'],
+} as const;
 function actionButton(run: RunHeader, a: RunHeader['actions'][number]): HTMLElement {
   const [label, iconName] = ACTION_LABELS[a];
   return button(label, iconName, () => actions.run(run.runId, a), { secondary: a !== 'resume' && a !== 'cancel' });
@@ -143,14 +191,22 @@ function actionButton(run: RunHeader, a: RunHeader['actions'][number]): HTMLElem
 let draft = '';
 function renderComposer(s: StateMessage): void {
   const run = s.runs[s.runs.length - 1]!;
-  const box = el('vscode-textarea', { rows: '2', placeholder: 'Message the agent… (Ctrl+Enter to send)', 'aria-label': 'Message' }) as HTMLElement & { value: string };
+  const box = el('vscode-textarea', {
+    rows: '2',
+    placeholder: 'Message the agent… (Ctrl+Enter to send)',
+    'aria-label': 'Message',
+  }) as HTMLElement & { value: string };
   box.value = draft;
   box.addEventListener('input', () => (draft = box.value));
   const send = () => {
     const text = box.value.trim();
     if (!text) return;
     sendButton.setAttribute('disabled', '');
-    request('send', { runId: run.runId, text, clientId: `c-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}` }).then(
+    request('send', {
+      runId: run.runId,
+      text,
+      clientId: `c-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+    }).then(
       () => ((draft = ''), (box.value = ''), sendButton.removeAttribute('disabled'), list.scrollToEnd()),
       (e: Error) => (sendButton.removeAttribute('disabled'), showError(e)),
     );

@@ -11,7 +11,11 @@ export function registerCheckpointCommands(c: CommandContext): vscode.Disposable
     registerCommand(CommandIds.openCheckpoint, async (arg?: unknown) => {
       let target = checkpointOf(arg);
       if (!target) {
-        const run = await pickRun(c.model, arg, { title: 'Open checkpoint', placeHolder: 'Of which run?', empty: 'Agent Waypoints: there are no runs.' });
+        const run = await pickRun(c.model, arg, {
+          title: 'Open checkpoint',
+          placeHolder: 'Of which run?',
+          empty: 'Agent Waypoints: there are no runs.',
+        });
         if (!run) return undefined;
         const record = await pickCheckpoint(c.store, run.run_id, `Checkpoints of “${run.title}”`);
         if (!record) return undefined;

@@ -9,7 +9,11 @@ import type { Settings } from '../settings';
 import { CommandIds } from './ids';
 import { registerCommand } from './register';
 
-export function registerModelCommands(models: ModelProviders, settings: () => Settings, log: vscode.LogOutputChannel): vscode.Disposable {
+export function registerModelCommands(
+  models: ModelProviders,
+  settings: () => Settings,
+  log: vscode.LogOutputChannel,
+): vscode.Disposable {
   return registerCommand(CommandIds.checkConnection, async (arg?: Partial<ModelRef>) => {
     const ref: ModelRef = { adapter: arg?.adapter ?? PROVIDER_ADAPTER, model: arg?.model ?? settings().model };
     const result = await vscode.window.withProgress(
@@ -30,5 +34,6 @@ async function report(result: CheckResult): Promise<void> {
   const action = result.problem === 'auth' ? 'Set API key' : 'Open settings';
   const pick = await vscode.window.showErrorMessage(`Agent Waypoints: ${result.message}`, action);
   if (pick === 'Set API key') await vscode.commands.executeCommand(CommandIds.setApiKey);
-  if (pick === 'Open settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'agentWaypoints.provider');
+  if (pick === 'Open settings')
+    await vscode.commands.executeCommand('workbench.action.openSettings', 'agentWaypoints.provider');
 }

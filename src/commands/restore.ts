@@ -32,7 +32,11 @@ export function registerRestoreCommands(c: CommandContext): vscode.Disposable {
 }
 
 async function pickTarget(c: CommandContext, arg: unknown): Promise<{ runId: string; seq: number } | undefined> {
-  const run = await pickRun(c.model, arg, { title: 'Restore files to a checkpoint', placeHolder: 'Of which run?', empty: 'Agent Waypoints: there are no runs.' });
+  const run = await pickRun(c.model, arg, {
+    title: 'Restore files to a checkpoint',
+    placeHolder: 'Of which run?',
+    empty: 'Agent Waypoints: there are no runs.',
+  });
   if (!run) return undefined;
   const record = await pickCheckpoint(c.store, run.run_id, `Restore the files “${run.title}” changed to…`);
   return record ? { runId: record.run_id, seq: record.seq } : undefined;
@@ -41,8 +45,17 @@ async function pickTarget(c: CommandContext, arg: unknown): Promise<{ runId: str
 async function askRewind(): Promise<boolean | undefined> {
   const pick = await vscode.window.showQuickPick(
     [
-      { label: 'Restore files', detail: 'Put back the files the agent changed after this checkpoint; the conversation stays as it is.', rewind: false },
-      { label: 'Restore files and rewind the conversation', detail: 'Also fork the run from this checkpoint, so the agent continues from files and conversation that match.', rewind: true },
+      {
+        label: 'Restore files',
+        detail: 'Put back the files the agent changed after this checkpoint; the conversation stays as it is.',
+        rewind: false,
+      },
+      {
+        label: 'Restore files and rewind the conversation',
+        detail:
+          'Also fork the run from this checkpoint, so the agent continues from files and conversation that match.',
+        rewind: true,
+      },
     ],
     { title: 'Restore files to this checkpoint', placeHolder: 'A preview shows every file before anything changes' },
   );
@@ -50,26 +63,41 @@ async function askRewind(): Promise<boolean | undefined> {
 }
 
 /** Plan → preview → one workspace edit (+ a fork) → the record. Returns the record, or undefined when cancelled. */
-export async function restoreFlow(c: CommandContext, target: { runId: string; seq: number }, o: { rewind: boolean; ticked?: string[] }): Promise<RestoreRecord | undefined> {
+export async function restoreFlow(
+  c: CommandContext,
+  target: { runId: string; seq: number },
+  o: { rewind: boolean; ticked?: string[] },
+): Promise<RestoreRecord | undefined> {
   const { runId, seq } = target;
   if (!vscode.workspace.isTrusted) {
-    void vscode.window.showWarningMessage('Agent Waypoints: restoring files writes the workspace, which Restricted Mode does not allow. Trust the workspace first.');
+    void vscode.window.showWarningMessage(
+      'Agent Waypoints: restoring files writes the workspace, which Restricted Mode does not allow. Trust the workspace first.',
+    );
     return undefined;
   }
   if (c.runner.isActive(runId)) {
-    void vscode.window.showWarningMessage('Agent Waypoints: this run is executing; cancel it before restoring its files.');
+    void vscode.window.showWarningMessage(
+      'Agent Waypoints: this run is executing; cancel it before restoring its files.',
+    );
     return undefined;
   }
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const plan = await c.restorer.plan(runId, seq);
       const title = `Restore files to checkpoint #${seq}${o.rewind ? ' and rewind the conversation' : ''}`;
-      const ticked = o.ticked ? new Set(o.ticked) : await previewRestore(plan, { runId, title, workspaceRoot: c.restorer.workspaceRoot, versions: c.versions });
+      const ticked = o.ticked
+        ? new Set(o.ticked)
+        : await previewRestore(plan, { runId, title, workspaceRoot: c.restorer.workspaceRoot, versions: c.versions });
       if (!ticked) return undefined;
       const chosen = applyChoices(plan, ticked);
       const fork = o.rewind ? () => forkWithFiles(c, runId, seq) : undefined;
-      const { record } = await c.restorer.apply(runId, chosen.plan, { overwrite: chosen.overwrite, ...(fork ? { fork } : {}) });
-      c.log.info(`restored files of run ${runId} to checkpoint #${seq}: ${record.files.map((f) => `${f.path} ${f.action}`).join(', ') || 'nothing to do'}`);
+      const { record } = await c.restorer.apply(runId, chosen.plan, {
+        overwrite: chosen.overwrite,
+        ...(fork ? { fork } : {}),
+      });
+      c.log.info(
+        `restored files of run ${runId} to checkpoint #${seq}: ${record.files.map((f) => `${f.path} ${f.action}`).join(', ') || 'nothing to do'}`,
+      );
       void notifyRestored(c, runId, record);
       return record;
     } catch (err) {
@@ -91,10 +119,16 @@ export async function restoreFlow(c: CommandContext, target: { runId: string; se
  * says) instead of replaying results the files no longer show.
  */
 async function forkWithFiles(c: CommandContext, runId: string, seq: number): Promise<string> {
-  const omitEffects = (await c.store.listEffects(runId)).filter((e) => (e.checkpoint_seq ?? -1) >= seq && (e.files?.length ?? 0) > 0).map((e) => e.tool_call_id);
+  const omitEffects = (await c.store.listEffects(runId))
+    .filter((e) => (e.checkpoint_seq ?? -1) >= seq && (e.files?.length ?? 0) > 0)
+    .map((e) => e.tool_call_id);
   const { run, lease } = await c.store.fork(runId, seq, c.runner.owner, { omitEffects });
   try {
-    await c.store.setRunState(run.run_id, 'paused_cancelled', `Forked from run ${runId} at checkpoint #${seq}, with its files restored. Resume it to continue from there.`);
+    await c.store.setRunState(
+      run.run_id,
+      'paused_cancelled',
+      `Forked from run ${runId} at checkpoint #${seq}, with its files restored. Resume it to continue from there.`,
+    );
   } finally {
     await lease.release();
   }
@@ -114,7 +148,8 @@ async function notifyRestored(c: CommandContext, runId: string, r: RestoreRecord
   const pick = await vscode.window.showInformationMessage(text, ...actions);
   // Undo = restore the files to how they were when this restore was applied: the restore's writes
   // are in the file journal after that checkpoint, so they are undone with the same preview and checks.
-  if (pick === 'Undo restore') await vscode.commands.executeCommand(CommandIds.restoreFiles, { runId, seq: r.checkpoint_seq }, { rewind: false });
+  if (pick === 'Undo restore')
+    await vscode.commands.executeCommand(CommandIds.restoreFiles, { runId, seq: r.checkpoint_seq }, { rewind: false });
   if (pick === 'Show details') {
     const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: restoreMarkdown(r) });
     await vscode.window.showTextDocument(doc, { preview: true });

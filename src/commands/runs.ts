@@ -26,19 +26,30 @@ export function registerRunCommands(c: CommandContext): vscode.Disposable {
         filter: (r) => c.runner.isActive(r.run_id),
         empty: 'Agent Waypoints: no run is executing in this window.',
       });
-      if (run && !c.runner.cancel(run.run_id)) void vscode.window.showInformationMessage(`Agent run “${run.title}” is not executing in this window.`);
+      if (run && !c.runner.cancel(run.run_id))
+        void vscode.window.showInformationMessage(`Agent run “${run.title}” is not executing in this window.`);
       return run !== undefined;
     }),
-    registerCommand(CommandIds.forkFromCheckpoint, (arg?: unknown, opts?: { withFiles?: boolean }) => forkRun(c, arg, opts)),
+    registerCommand(CommandIds.forkFromCheckpoint, (arg?: unknown, opts?: { withFiles?: boolean }) =>
+      forkRun(c, arg, opts),
+    ),
     registerCommand(CommandIds.openRun, async (arg?: unknown) => {
-      const run = await pickRun(c.model, arg, { title: 'Open agent run', placeHolder: 'Which run?', empty: 'Agent Waypoints: there are no runs.' });
+      const run = await pickRun(c.model, arg, {
+        title: 'Open agent run',
+        placeHolder: 'Which run?',
+        empty: 'Agent Waypoints: there are no runs.',
+      });
       if (!run) return undefined;
       const step = stepOf(arg);
       await c.panels.show(run.run_id, step === undefined ? { kind: 'end' } : { kind: 'step', step });
       return run.run_id;
     }),
     registerCommand(CommandIds.deleteRun, async (arg?: unknown, opts?: { confirmed?: boolean }) => {
-      const run = await pickRun(c.model, arg, { title: 'Delete agent run', placeHolder: 'Which run?', empty: 'Agent Waypoints: there are no runs.' });
+      const run = await pickRun(c.model, arg, {
+        title: 'Delete agent run',
+        placeHolder: 'Which run?',
+        empty: 'Agent Waypoints: there are no runs.',
+      });
       if (!run) return false;
       if (c.runner.isActive(run.run_id)) {
         void vscode.window.showWarningMessage(`Agent run “${run.title}” is executing; cancel it first.`);
@@ -65,7 +76,11 @@ export function registerRunCommands(c: CommandContext): vscode.Disposable {
 }
 
 /** `model`/`adapter` (tests, other callers) skip the picker; `adapter: 'vscode-lm'` uses VS Code's language models. */
-async function startRun(c: CommandContext, taskArg?: string, opts: Partial<ModelRef> = {}): Promise<string | undefined> {
+async function startRun(
+  c: CommandContext,
+  taskArg?: string,
+  opts: Partial<ModelRef> = {},
+): Promise<string | undefined> {
   const task =
     typeof taskArg === 'string'
       ? taskArg
@@ -84,15 +99,25 @@ async function startRun(c: CommandContext, taskArg?: string, opts: Partial<Model
       : await pickModel(c.models, c.memento);
   if (!ref) return undefined;
   if (ref.adapter === PROVIDER_ADAPTER && !(await c.hasUsableKey())) {
-    const pick = await vscode.window.showWarningMessage(`No API key is set for ${s.baseUrl}. Set one now? It is kept in VS Code SecretStorage only.`, 'Set API key');
+    const pick = await vscode.window.showWarningMessage(
+      `No API key is set for ${s.baseUrl}. Set one now? It is kept in VS Code SecretStorage only.`,
+      'Set API key',
+    );
     if (pick) await vscode.commands.executeCommand(CommandIds.setApiKey);
     if (!(await c.hasUsableKey())) return undefined;
   }
   try {
-    const handle = await c.runner.start({ task: task.trim(), model: ref.model, adapter: ref.adapter, budget: s.budget });
+    const handle = await c.runner.start({
+      task: task.trim(),
+      model: ref.model,
+      adapter: ref.adapter,
+      budget: s.budget,
+    });
     const run = await c.store.getRun(handle.runId);
     c.sessions.track(handle, run?.title ?? task);
-    c.log.info(`started run ${handle.runId} with ${ref.model} ${ref.adapter === PROVIDER_ADAPTER ? `at ${s.baseUrl}` : `(${ref.adapter})`}`);
+    c.log.info(
+      `started run ${handle.runId} with ${ref.model} ${ref.adapter === PROVIDER_ADAPTER ? `at ${s.baseUrl}` : `(${ref.adapter})`}`,
+    );
     return handle.runId;
   } catch (err) {
     void vscode.window.showErrorMessage(`Agent Waypoints: could not start the run: ${errorMessage(err)}`);
@@ -125,12 +150,20 @@ async function resumeRun(c: CommandContext, arg?: unknown): Promise<string | und
   return handle ? 'running' : undefined;
 }
 
-async function tryResume(c: CommandContext, run: RunSummary, opts: { budget?: { max_steps: number }; confirmed?: boolean }): Promise<RunHandle | undefined> {
+async function tryResume(
+  c: CommandContext,
+  run: RunSummary,
+  opts: { budget?: { max_steps: number }; confirmed?: boolean },
+): Promise<RunHandle | undefined> {
   try {
     return await c.runner.resume(run.run_id, opts);
   } catch (err) {
     if (err instanceof ResumeNeedsConfirmationError) {
-      const ok = await vscode.window.showWarningMessage(`Resume “${run.title}”?`, { modal: true, detail: `${err.reasons.join('.\n')}.` }, 'Resume anyway');
+      const ok = await vscode.window.showWarningMessage(
+        `Resume “${run.title}”?`,
+        { modal: true, detail: `${err.reasons.join('.\n')}.` },
+        'Resume anyway',
+      );
       return ok ? tryResume(c, run, { ...opts, confirmed: true }) : undefined;
     }
     if (err instanceof RunLockedError) {
@@ -148,7 +181,10 @@ async function tryResume(c: CommandContext, run: RunSummary, opts: { budget?: { 
   }
 }
 
-async function raisedBudget(c: CommandContext, run: RunSummary): Promise<{ budget: { max_steps: number } } | undefined> {
+async function raisedBudget(
+  c: CommandContext,
+  run: RunSummary,
+): Promise<{ budget: { max_steps: number } } | undefined> {
   const suggested = run.step + (c.settings().budget.max_steps ?? 25);
   const value = await vscode.window.showInputBox({
     title: `Resume “${run.title}” with a higher budget`,
@@ -159,10 +195,18 @@ async function raisedBudget(c: CommandContext, run: RunSummary): Promise<{ budge
   return value ? { budget: { max_steps: Number(value) } } : undefined;
 }
 
-async function forkRun(c: CommandContext, arg?: unknown, opts: { withFiles?: boolean } = {}): Promise<string | undefined> {
+async function forkRun(
+  c: CommandContext,
+  arg?: unknown,
+  opts: { withFiles?: boolean } = {},
+): Promise<string | undefined> {
   let target = checkpointOf(arg);
   if (!target) {
-    const run = await pickRun(c.model, arg, { title: 'Fork from checkpoint', placeHolder: 'Fork which run?', empty: 'Agent Waypoints: there are no runs.' });
+    const run = await pickRun(c.model, arg, {
+      title: 'Fork from checkpoint',
+      placeHolder: 'Fork which run?',
+      empty: 'Agent Waypoints: there are no runs.',
+    });
     if (!run) return undefined;
     const record = await pickCheckpoint(c.store, run.run_id, `Fork “${run.title}” from…`);
     if (!record) return undefined;
@@ -174,13 +218,20 @@ async function forkRun(c: CommandContext, arg?: unknown, opts: { withFiles?: boo
   try {
     const { run, lease } = await c.store.fork(target.runId, target.seq, c.runner.owner);
     try {
-      await c.store.setRunState(run.run_id, 'paused_cancelled', `Forked from run ${target.runId} at checkpoint #${target.seq}. Resume it to continue from there.`);
+      await c.store.setRunState(
+        run.run_id,
+        'paused_cancelled',
+        `Forked from run ${target.runId} at checkpoint #${target.seq}. Resume it to continue from there.`,
+      );
     } finally {
       await lease.release();
     }
     // Not awaited: the command returns the fork at once; the button resumes it whenever clicked.
     void vscode.window
-      .showInformationMessage(`Forked into “${run.title}”. Resume it to continue from checkpoint #${target.seq}.`, 'Resume now')
+      .showInformationMessage(
+        `Forked into “${run.title}”. Resume it to continue from checkpoint #${target.seq}.`,
+        'Resume now',
+      )
       .then((pick) => (pick ? resumeRun(c, run.run_id) : undefined));
     return run.run_id;
   } catch (err) {
@@ -191,13 +242,24 @@ async function forkRun(c: CommandContext, arg?: unknown, opts: { withFiles?: boo
 
 /** Conversation only, or conversation and files — asked only when the agent changed files after the checkpoint. */
 async function askWithFiles(c: CommandContext, target: { runId: string; seq: number }): Promise<boolean | undefined> {
-  const [effects, restores] = await Promise.all([c.store.listEffects(target.runId), c.store.listRestores(target.runId)]);
+  const [effects, restores] = await Promise.all([
+    c.store.listEffects(target.runId),
+    c.store.listRestores(target.runId),
+  ]);
   const last = lastJournaledSeq(effects, restores);
   if (last === null || last < target.seq) return false;
   const pick = await vscode.window.showQuickPick(
     [
-      { label: 'Conversation only', detail: 'The fork starts from the checkpoint; the files stay as they are now.', files: false },
-      { label: 'Conversation and files', detail: 'Restore the files the agent changed after the checkpoint (with a preview), then fork.', files: true },
+      {
+        label: 'Conversation only',
+        detail: 'The fork starts from the checkpoint; the files stay as they are now.',
+        files: false,
+      },
+      {
+        label: 'Conversation and files',
+        detail: 'Restore the files the agent changed after the checkpoint (with a preview), then fork.',
+        files: true,
+      },
     ],
     { title: `Fork from checkpoint #${target.seq}`, placeHolder: 'The agent changed files after this checkpoint' },
   );

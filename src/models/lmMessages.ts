@@ -16,14 +16,17 @@ export function toLmMessages(messages: readonly ChatMessage[]): vscode.LanguageM
   };
   for (const m of messages) {
     if (m.role === 'tool') {
-      results.push(new vscode.LanguageModelToolResultPart(m.tool_call_id, [new vscode.LanguageModelTextPart(m.content)]));
+      results.push(
+        new vscode.LanguageModelToolResultPart(m.tool_call_id, [new vscode.LanguageModelTextPart(m.content)]),
+      );
       continue;
     }
     flushResults();
     if (m.role === 'assistant') {
       const parts: (vscode.LanguageModelTextPart | vscode.LanguageModelToolCallPart)[] = [];
       if (m.content) parts.push(new vscode.LanguageModelTextPart(m.content));
-      for (const c of m.tool_calls ?? []) parts.push(new vscode.LanguageModelToolCallPart(c.id, c.function.name, argumentsObject(c)));
+      for (const c of m.tool_calls ?? [])
+        parts.push(new vscode.LanguageModelToolCallPart(c.id, c.function.name, argumentsObject(c)));
       out.push(vscode.LanguageModelChatMessage.Assistant(parts.length > 0 ? parts : ''));
     } else {
       out.push(vscode.LanguageModelChatMessage.User(m.content));
@@ -44,15 +47,24 @@ function argumentsObject(c: ToolCall): object {
 }
 
 export function toLmTools(tools: readonly ToolDefinition[] | undefined): vscode.LanguageModelChatTool[] {
-  return (tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? '', inputSchema: t.function.parameters ?? { type: 'object' } }));
+  return (tools ?? []).map((t) => ({
+    name: t.function.name,
+    description: t.function.description ?? '',
+    inputSchema: t.function.parameters ?? { type: 'object' },
+  }));
 }
 
 /** One streamed part of a response, classified. Reasoning comes as LanguageModelThinkingPart where the host sends it (a proposed API in 1.95–1.140). */
-export type LmPart = { kind: 'text'; text: string } | { kind: 'call'; id: string; name: string; args: string } | { kind: 'reasoning'; text: string } | { kind: 'other' };
+export type LmPart =
+  | { kind: 'text'; text: string }
+  | { kind: 'call'; id: string; name: string; args: string }
+  | { kind: 'reasoning'; text: string }
+  | { kind: 'other' };
 
 export function classifyPart(part: unknown): LmPart {
   if (part instanceof vscode.LanguageModelTextPart) return { kind: 'text', text: part.value };
-  if (part instanceof vscode.LanguageModelToolCallPart) return { kind: 'call', id: part.callId, name: part.name, args: JSON.stringify(part.input ?? {}) };
+  if (part instanceof vscode.LanguageModelToolCallPart)
+    return { kind: 'call', id: part.callId, name: part.name, args: JSON.stringify(part.input ?? {}) };
   const p = part as { constructor?: { name?: string }; value?: unknown };
   if (p?.constructor?.name === 'LanguageModelThinkingPart') {
     const v = p.value;

@@ -34,7 +34,11 @@ export function createLmProvider(modelId: string, opts: LmProviderOptions): Chat
     try {
       arm();
       const messages = toLmMessages(req.messages);
-      const response = await model.sendRequest(messages, { tools: toLmTools(req.tools), justification: opts.justification }, cts.token);
+      const response = await model.sendRequest(
+        messages,
+        { tools: toLmTools(req.tools), justification: opts.justification },
+        cts.token,
+      );
       let text = '';
       let reasoning = '';
       const calls: ToolCall[] = [];
@@ -48,7 +52,11 @@ export function createLmProvider(modelId: string, opts: LmProviderOptions): Chat
           reasoning += p.text;
           req.onReasoning?.(p.text);
         } else if (p.kind === 'call') {
-          calls.push({ id: p.id || `call_lm_${sha256(`${calls.length}/${p.name}/${p.args}`).slice(0, 16)}`, type: 'function', function: { name: p.name, arguments: p.args } });
+          calls.push({
+            id: p.id || `call_lm_${sha256(`${calls.length}/${p.name}/${p.args}`).slice(0, 16)}`,
+            type: 'function',
+            function: { name: p.name, arguments: p.args },
+          });
         }
       }
       if (cts.token.isCancellationRequested) throw new vscode.CancellationError();
@@ -64,11 +72,27 @@ export function createLmProvider(modelId: string, opts: LmProviderOptions): Chat
     }
   }
 
-  function result(model: vscode.LanguageModelChat, text: string, reasoning: string, calls: ToolCall[], usage: Usage | null): ProviderResult {
-    const message: LlmResponse['message'] = calls.length > 0 ? { role: 'assistant', content: text || null, tool_calls: calls } : { role: 'assistant', content: text };
+  function result(
+    model: vscode.LanguageModelChat,
+    text: string,
+    reasoning: string,
+    calls: ToolCall[],
+    usage: Usage | null,
+  ): ProviderResult {
+    const message: LlmResponse['message'] =
+      calls.length > 0
+        ? { role: 'assistant', content: text || null, tool_calls: calls }
+        : { role: 'assistant', content: text };
     if (reasoning) message.reasoning = reasoning;
     return {
-      response: { id: null, model: model.id, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop', message, usage, received_ms: Date.now() },
+      response: {
+        id: null,
+        model: model.id,
+        finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+        message,
+        usage,
+        received_ms: Date.now(),
+      },
       cost_usd: null, // VS Code does not say what a request costs
       requested_model: modelId,
       normalized_model: modelId.toLowerCase(),
@@ -81,7 +105,13 @@ export function createLmProvider(modelId: string, opts: LmProviderOptions): Chat
     return (await vscode.lm.selectChatModels()).map((m) => m.id);
   }
 
-  return { provider_adapter: VSCODE_LM_ADAPTER, requested_model: modelId, normalized_model: modelId.toLowerCase(), complete, listModels };
+  return {
+    provider_adapter: VSCODE_LM_ADAPTER,
+    requested_model: modelId,
+    normalized_model: modelId.toLowerCase(),
+    complete,
+    listModels,
+  };
 }
 
 async function selectModel(modelId: string): Promise<vscode.LanguageModelChat> {
@@ -95,10 +125,17 @@ async function selectModel(modelId: string): Promise<vscode.LanguageModelChat> {
 }
 
 /** Token counts from the model's own tokenizer (countTokens); null when it cannot count. */
-async function countUsage(model: vscode.LanguageModelChat, messages: vscode.LanguageModelChatMessage[], text: string, calls: ToolCall[]): Promise<Usage | null> {
+async function countUsage(
+  model: vscode.LanguageModelChat,
+  messages: vscode.LanguageModelChatMessage[],
+  text: string,
+  calls: ToolCall[],
+): Promise<Usage | null> {
   try {
     const inputs = await Promise.all(messages.map((m) => model.countTokens(m)));
-    const output = await model.countTokens(text + calls.map((c) => `${c.function.name}${c.function.arguments}`).join(''));
+    const output = await model.countTokens(
+      text + calls.map((c) => `${c.function.name}${c.function.arguments}`).join(''),
+    );
     const input = inputs.reduce((a, b) => a + b, 0);
     return { input_tokens: input, output_tokens: output, total_tokens: input + output };
   } catch {
@@ -106,20 +143,40 @@ async function countUsage(model: vscode.LanguageModelChat, messages: vscode.Lang
   }
 }
 
-export function toLmProviderError(err: unknown, model: vscode.LanguageModelChat | { id: string }, how: { cancelled: boolean; stalled: boolean }): ProviderError {
+export function toLmProviderError(
+  err: unknown,
+  model: vscode.LanguageModelChat | { id: string },
+  how: { cancelled: boolean; stalled: boolean },
+): ProviderError {
   if (err instanceof ProviderError) return err;
   const name = `the VS Code language model \`${model.id}\``;
-  if (how.cancelled) return new ProviderError('cancelled', `Request to ${name} was cancelled.`, null, null, { cause: err });
-  if (how.stalled) return new ProviderError('timeout', `${name} sent nothing within the timeout.`, null, null, { cause: err });
+  if (how.cancelled)
+    return new ProviderError('cancelled', `Request to ${name} was cancelled.`, null, null, { cause: err });
+  if (how.stalled)
+    return new ProviderError('timeout', `${name} sent nothing within the timeout.`, null, null, { cause: err });
   if (err instanceof vscode.LanguageModelError) {
     const detail = err.message ? ` (${err.message})` : '';
     switch (err.code) {
       case vscode.LanguageModelError.NoPermissions.name:
-        return new ProviderError('auth', `VS Code did not let Agent Waypoints use ${name}: no consent was given${detail}. Resume and allow access when VS Code asks, or pick another model.`, null, null, { cause: err });
+        return new ProviderError(
+          'auth',
+          `VS Code did not let Agent Waypoints use ${name}: no consent was given${detail}. Resume and allow access when VS Code asks, or pick another model.`,
+          null,
+          null,
+          { cause: err },
+        );
       case vscode.LanguageModelError.Blocked.name:
-        return new ProviderError('rate_limited', `${name} refused the request: quota or rate limit reached${detail}. Resume later.`, null, null, { cause: err });
+        return new ProviderError(
+          'rate_limited',
+          `${name} refused the request: quota or rate limit reached${detail}. Resume later.`,
+          null,
+          null,
+          { cause: err },
+        );
       case vscode.LanguageModelError.NotFound.name:
-        return new ProviderError('not_found', `${name} no longer exists${detail}. Pick another model.`, null, null, { cause: err });
+        return new ProviderError('not_found', `${name} no longer exists${detail}. Pick another model.`, null, null, {
+          cause: err,
+        });
     }
   }
   return new ProviderError('server_error', `${name} failed: ${errorMessage(err)}`, null, null, { cause: err });

@@ -28,7 +28,11 @@ export class ModelProviders {
   /** The runner's provider for a model of an adapter (unknown or legacy adapter names → the endpoint). */
   async create(model: string, adapter: string): Promise<ChatProvider> {
     const s = this.settings();
-    if (adapter === VSCODE_LM_ADAPTER) return createLmProvider(model, { timeoutMs: s.timeoutMs, justification: 'Agent Waypoints runs the coding task you started with this model.' });
+    if (adapter === VSCODE_LM_ADAPTER)
+      return createLmProvider(model, {
+        timeoutMs: s.timeoutMs,
+        justification: 'Agent Waypoints runs the coding task you started with this model.',
+      });
     const apiKey = await this.apiKey();
     return createProvider({
       baseURL: s.baseUrl,
@@ -46,15 +50,27 @@ export class ModelProviders {
   /** The endpoint's configured models and what its GET /models lists (when it answers in time), then VS Code's language models. */
   async choices(): Promise<ModelChoice[]> {
     const s = this.settings();
-    const endpoint = (model: string, detail: string): ModelChoice => ({ adapter: PROVIDER_ADAPTER, model, label: model, detail });
+    const endpoint = (model: string, detail: string): ModelChoice => ({
+      adapter: PROVIDER_ADAPTER,
+      model,
+      label: model,
+      detail,
+    });
     const out = [s.model, ...s.models].map((m) => endpoint(m, `${s.baseUrl} · from settings`));
     const listed = await this.endpointModels();
-    for (const m of listed) if (!out.some((c) => c.model === m)) out.push(endpoint(m, `${s.baseUrl} · offered by the server`));
+    for (const m of listed)
+      if (!out.some((c) => c.model === m)) out.push(endpoint(m, `${s.baseUrl} · offered by the server`));
     const lm = await vscode.lm.selectChatModels().then(
       (ms) => ms,
       () => [],
     );
-    for (const m of lm) out.push({ adapter: VSCODE_LM_ADAPTER, model: m.id, label: m.name || m.id, detail: `VS Code language model · ${m.vendor} · ${m.id} · no API key needed` });
+    for (const m of lm)
+      out.push({
+        adapter: VSCODE_LM_ADAPTER,
+        model: m.id,
+        label: m.name || m.id,
+        detail: `VS Code language model · ${m.vendor} · ${m.id} · no API key needed`,
+      });
     return out;
   }
 
@@ -71,7 +87,11 @@ export class ModelProviders {
   async check(ref: ModelRef): Promise<CheckResult> {
     const lm = ref.adapter === VSCODE_LM_ADAPTER;
     try {
-      return await checkConnection(await this.create(ref.model, ref.adapter), lm ? 'VS Code' : this.settings().baseUrl, { offeredBy: lm ? 'VS Code' : 'the server' });
+      return await checkConnection(
+        await this.create(ref.model, ref.adapter),
+        lm ? 'VS Code' : this.settings().baseUrl,
+        { offeredBy: lm ? 'VS Code' : 'the server' },
+      );
     } catch (err) {
       return { ok: false, problem: 'other', message: `The check could not run: ${errorMessage(err)}`, models: null };
     }

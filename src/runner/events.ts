@@ -22,7 +22,15 @@ export type RunnerEvent =
   | { type: 'llm'; runId: string; step: number; status: 'start' | 'end' }
   /** Streamed text or reasoning of the model call in progress (UI only: the post_llm checkpoint is the source of truth). */
   | { type: 'llm-delta'; runId: string; step: number; kind: 'text' | 'reasoning'; delta: string }
-  | { type: 'tool'; runId: string; step: number; toolCallId: string; toolName: string; status: 'start' | 'end'; isError?: boolean }
+  | {
+      type: 'tool';
+      runId: string;
+      step: number;
+      toolCallId: string;
+      toolName: string;
+      status: 'start' | 'end';
+      isError?: boolean;
+    }
   | { type: 'log'; runId: string | null; level: 'info' | 'warn' | 'error'; message: string };
 
 export { Emitter, type Listener } from '../common/emitter';

@@ -112,7 +112,12 @@ export class RunExecution {
   // ── one LLM step ─────────────────────────────────────────────────────────────────────────────
   private async llmStep(): Promise<Stop | typeof CONTINUE> {
     const over = budgetExceeded(this.context.budget, { ...this.rt, step: this.rt.step + 1 }, this.activeMs());
-    if (over) return { stop: true, state: 'paused_budget', detail: `Paused: ${over}. Resume with a higher budget to continue.` };
+    if (over)
+      return {
+        stop: true,
+        state: 'paused_budget',
+        detail: `Paused: ${over}. Resume with a higher budget to continue.`,
+      };
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
 
     this.rt.step += 1;
@@ -120,15 +125,24 @@ export class RunExecution {
     // The step boundary: what the user sent meanwhile joins the conversation, delivered with this checkpoint.
     const messages = await this.inbox.waiting();
     for (const m of messages) this.rt.messages.push({ role: 'user', content: m.text });
-    await this.checkpoint('step_started', { state: this.rt.state, message_count: this.rt.messages.length }, { snapshot: true, deliver: messages.map((m) => m.id) });
+    await this.checkpoint(
+      'step_started',
+      { state: this.rt.state, message_count: this.rt.messages.length },
+      { snapshot: true, deliver: messages.map((m) => m.id) },
+    );
     const { provider } = this.deps;
-    await this.checkpoint('pre_llm', { model: provider.requested_model, provider: provider.provider_adapter, message_count: this.rt.messages.length });
+    await this.checkpoint('pre_llm', {
+      model: provider.requested_model,
+      provider: provider.provider_adapter,
+      message_count: this.rt.messages.length,
+    });
 
     this.deps.events.emit({ type: 'llm', runId: this.runId, step: this.rt.step, status: 'start' });
     let result;
     try {
       const step = this.rt.step;
-      const delta = (kind: 'text' | 'reasoning') => (d: string) => this.deps.events.emit({ type: 'llm-delta', runId: this.runId, step, kind, delta: d });
+      const delta = (kind: 'text' | 'reasoning') => (d: string) =>
+        this.deps.events.emit({ type: 'llm-delta', runId: this.runId, step, kind, delta: d });
       result = await provider.complete({
         messages: this.rt.messages,
         tools: this.deps.tools.definitions(),
@@ -155,7 +169,8 @@ export class RunExecution {
       this.rt.usage.total_tokens += response.usage.total_tokens;
     }
     // Unknown price → the total is unknown from now on (never a made-up zero).
-    this.rt.total_cost_usd = this.rt.total_cost_usd === null || result.cost_usd === null ? null : this.rt.total_cost_usd + result.cost_usd;
+    this.rt.total_cost_usd =
+      this.rt.total_cost_usd === null || result.cost_usd === null ? null : this.rt.total_cost_usd + result.cost_usd;
     this.rt.normalized_model = result.normalized_model;
     this.rt.messages.push(response.message);
     this.rt.pending_llm_response = response;
@@ -189,7 +204,10 @@ export class RunExecution {
       return this.finish(response.message.content ?? '');
     }
 
-    const [approvals, effects] = await Promise.all([this.deps.store.listApprovals(this.runId), this.deps.store.listEffects(this.runId)]);
+    const [approvals, effects] = await Promise.all([
+      this.deps.store.listApprovals(this.runId),
+      this.deps.store.listEffects(this.runId),
+    ]);
     const waited = await this.awaitLeftovers(effects, calls);
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
     const plans = planBatch({
@@ -243,7 +261,13 @@ export class RunExecution {
     });
     const detail = `Waiting for ${names.join(' and ')}, still running from before the window closed. Cancel the run to stop waiting, or kill it.`;
     this.log('warn', detail);
-    this.deps.events.emit({ type: 'leftovers', runId: this.runId, status: 'waiting', leftovers: this.leftovers, detail });
+    this.deps.events.emit({
+      type: 'leftovers',
+      runId: this.runId,
+      status: 'waiting',
+      leftovers: this.leftovers,
+      detail,
+    });
     await waitForLeftovers(open, this.signal);
     const waited = new Set(this.leftovers.map((l) => l.toolCallId));
     this.leftovers = [];
@@ -256,7 +280,8 @@ export class RunExecution {
       if (p.kind !== 'ask') continue;
       const prior = existing.get(p.call.id);
       // Already waiting for exactly this decision (e.g. a resume while still awaiting): do not re-ask.
-      if (prior && !prior.decision && prior.input_hash === p.request.hash && prior.uncertain === p.request.uncertain) continue;
+      if (prior && !prior.decision && prior.input_hash === p.request.hash && prior.uncertain === p.request.uncertain)
+        continue;
       const approval = await this.deps.store.requestApproval(this.runId, {
         tool_call_id: p.call.id,
         step: this.rt.step,
@@ -278,7 +303,12 @@ export class RunExecution {
     if (plan.kind === 'replay') {
       const r = plan.effect.result!;
       this.rt.replayed_effect_count += 1;
-      this.deps.events.emit({ type: 'effect-replayed', runId: this.runId, toolCallId: call.id, toolName: call.function.name });
+      this.deps.events.emit({
+        type: 'effect-replayed',
+        runId: this.runId,
+        toolCallId: call.id,
+        toolName: call.function.name,
+      });
       this.addToolResult(call, r.output, plan.effect.input_hash, r.output_hash, r.is_error, true, started);
       return !r.is_error;
     }
@@ -306,8 +336,21 @@ export class RunExecution {
       });
       intentFiles = intent.files;
     }
-    this.deps.events.emit({ type: 'tool', runId: this.runId, step: this.rt.step, toolCallId: call.id, toolName: plan.tool.name, status: 'start' });
-    const prepared = { ok: true as const, tool_call_id: call.id, tool: plan.tool, args: plan.args, input_hash: plan.hash };
+    this.deps.events.emit({
+      type: 'tool',
+      runId: this.runId,
+      step: this.rt.step,
+      toolCallId: call.id,
+      toolName: plan.tool.name,
+      status: 'start',
+    });
+    const prepared = {
+      ok: true as const,
+      tool_call_id: call.id,
+      tool: plan.tool,
+      args: plan.args,
+      input_hash: plan.hash,
+    };
     let storageError: Error | null = null;
     let processRecorded: Promise<unknown> = Promise.resolve();
     const result = await this.deps.tools.run(prepared, {
@@ -326,17 +369,35 @@ export class RunExecution {
       onSpawn: plan.tool.sideEffecting
         ? (pid) => {
             const proc = { pid, hostname: this.lease.owner.hostname, started_ms: this.deps.now() };
-            processRecorded = store.recordProcess(this.runId, call.id, proc).catch((err: unknown) => this.log('warn', `could not record the process of ${call.id}: ${errorMessage(err)}`));
+            processRecorded = store
+              .recordProcess(this.runId, call.id, proc)
+              .catch((err: unknown) =>
+                this.log('warn', `could not record the process of ${call.id}: ${errorMessage(err)}`),
+              );
           }
         : undefined,
     });
     await processRecorded;
-    this.deps.events.emit({ type: 'tool', runId: this.runId, step: this.rt.step, toolCallId: call.id, toolName: plan.tool.name, status: 'end', isError: result.is_error });
+    this.deps.events.emit({
+      type: 'tool',
+      runId: this.runId,
+      step: this.rt.step,
+      toolCallId: call.id,
+      toolName: plan.tool.name,
+      status: 'end',
+      isError: result.is_error,
+    });
     const content = toolMessageContent(result.output, plan);
     // A failure to record the result throws: the intent stays without a result, so resume asks (may already have run).
     if (plan.tool.sideEffecting) {
       const journaled = watch ? await this.finishWatch(watch, intentFiles) : {};
-      await store.recordResult(this.runId, call.id, { output: content, output_hash: outputHash(content), is_error: result.is_error, blob: result.blob, ...journaled });
+      await store.recordResult(this.runId, call.id, {
+        output: content,
+        output_hash: outputHash(content),
+        is_error: result.is_error,
+        blob: result.blob,
+        ...journaled,
+      });
     }
     if (storageError) throw storageFailure(plan.tool, storageError);
     this.addToolResult(call, content, plan.hash, outputHash(content), result.is_error, false, started);
@@ -354,16 +415,30 @@ export class RunExecution {
   }
 
   /** What the call changed. A journal that fails is reported in the record, never in place of the result. */
-  private async finishWatch(watch: FileWatch, intentFiles: Effect['files']): Promise<Awaited<ReturnType<FileWatch['finish']>>> {
+  private async finishWatch(
+    watch: FileWatch,
+    intentFiles: Effect['files'],
+  ): Promise<Awaited<ReturnType<FileWatch['finish']>>> {
     try {
       return await watch.finish(intentFiles);
     } catch (err) {
       this.log('warn', `the file journal could not record what the call changed: ${errorMessage(err)}`);
-      return { files: [], file_scan: { files: 0, ms: 0, complete: false, note: `the file journal failed: ${errorMessage(err)}` } };
+      return {
+        files: [],
+        file_scan: { files: 0, ms: 0, complete: false, note: `the file journal failed: ${errorMessage(err)}` },
+      };
     }
   }
 
-  private addToolResult(call: ToolCall, content: string, hash: string, outHash: string, isError: boolean, replayed: boolean, started: number): void {
+  private addToolResult(
+    call: ToolCall,
+    content: string,
+    hash: string,
+    outHash: string,
+    isError: boolean,
+    replayed: boolean,
+    started: number,
+  ): void {
     this.rt.messages.push({ role: 'tool', tool_call_id: call.id, content });
     this.rt.tool_calls += 1;
     this.rt.tool_executions.push({
@@ -390,7 +465,8 @@ export class RunExecution {
       const started = this.deps.now();
       const out = await this.deps.delegate(this, plan.call, task);
       if (out.state !== 'completed' && out.state !== 'failed') {
-        const detail = `Waiting for subagent run ${out.childRunId} (${out.state.replace(/_/g, ' ')}). ${out.detail ?? ''}`.trim();
+        const detail =
+          `Waiting for subagent run ${out.childRunId} (${out.state.replace(/_/g, ' ')}). ${out.detail ?? ''}`.trim();
         return { stop: true, state: out.state === 'awaiting_approval' ? 'awaiting_approval' : 'paused_error', detail };
       }
       const isError = out.state === 'failed';
@@ -407,7 +483,10 @@ export class RunExecution {
         finished_ms: this.deps.now(),
       });
     }
-    await this.checkpoint('post_subagent_batch', { subagents_total: this.rt.subagent_executions.length, subagent_failures: failures });
+    await this.checkpoint('post_subagent_batch', {
+      subagents_total: this.rt.subagent_executions.length,
+      subagent_failures: failures,
+    });
     return null;
   }
 
@@ -417,14 +496,18 @@ export class RunExecution {
     this.rt.pending_llm_response = null;
     this.rt.state = 'completed';
     const result = terminalResult(this.rt);
-    await this.checkpoint('run_terminal', {
-      state: 'completed',
-      final_text: text,
-      requested_model: this.rt.requested_model,
-      normalized_model: this.rt.normalized_model,
-      provider_adapter: this.rt.provider_adapter,
-      terminal_result: result,
-    }, { snapshot: true });
+    await this.checkpoint(
+      'run_terminal',
+      {
+        state: 'completed',
+        final_text: text,
+        requested_model: this.rt.requested_model,
+        normalized_model: this.rt.normalized_model,
+        provider_adapter: this.rt.provider_adapter,
+        terminal_result: result,
+      },
+      { snapshot: true },
+    );
     return { stop: true, state: 'completed', detail: null };
   }
 
@@ -438,8 +521,21 @@ export class RunExecution {
       this.log('error', `could not record state ${state}: ${errorMessage(err)}; the last durable checkpoint stands`);
     }
     const terminal = state === 'completed' || state === 'failed';
-    this.deps.events.emit({ type: 'state', runId: this.runId, state, detail, finalText: terminal ? this.rt.final_text : null, subagent: Boolean(this.context.parent) });
-    return { runId: this.runId, state, detail, finalText: terminal ? this.rt.final_text : null, terminalResult: terminal ? terminalResult(this.rt) : null };
+    this.deps.events.emit({
+      type: 'state',
+      runId: this.runId,
+      state,
+      detail,
+      finalText: terminal ? this.rt.final_text : null,
+      subagent: Boolean(this.context.parent),
+    });
+    return {
+      runId: this.runId,
+      state,
+      detail,
+      finalText: terminal ? this.rt.final_text : null,
+      terminalResult: terminal ? terminalResult(this.rt) : null,
+    };
   }
 
   private async checkpoint(
@@ -483,7 +579,12 @@ function storageFailure(tool: Tool, cause: Error): StoreWriteError {
     ? 'Its result is recorded and is replayed on resume: it does not run again.'
     : 'It only reads, so resuming runs it again.';
   const code = (cause as { code?: string }).code;
-  return new StoreWriteError(`${tool.name} ran, but its full output could not be stored (${cause.message}). ${after} Free disk space, then resume.`, null, code, { cause });
+  return new StoreWriteError(
+    `${tool.name} ran, but its full output could not be stored (${cause.message}). ${after} Free disk space, then resume.`,
+    null,
+    code,
+    { cause },
+  );
 }
 
 function byCall<T extends { tool_call_id: string }>(items: T[]): Map<string, T> {

@@ -18,5 +18,7 @@ export function modelLabel(ref: ModelRef): string {
 
 export function parseModelLabel(label: string): ModelRef {
   const prefix = PREFIXED_ADAPTERS.find((a) => label.startsWith(`${a}/`));
-  return prefix ? { adapter: prefix, model: label.slice(prefix.length + 1) } : { adapter: PROVIDER_ADAPTER, model: label };
+  return prefix
+    ? { adapter: prefix, model: label.slice(prefix.length + 1) }
+    : { adapter: PROVIDER_ADAPTER, model: label };
 }

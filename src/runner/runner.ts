@@ -1,7 +1,15 @@
 // AgentRunner: start, resume, decide approvals, cancel. Owns one RunExecution per active run and
 // holds the run's lease (one window per run) only while it executes. vscode-free.
 import { errorMessage } from '../common/errors';
-import { isTerminalState, LlmResponse, type InboxMessage, type RunState, type RunSummary, type RuntimeSnapshot, type ToolCall } from '../store/api/schema';
+import {
+  isTerminalState,
+  LlmResponse,
+  type InboxMessage,
+  type RunState,
+  type RunSummary,
+  type RuntimeSnapshot,
+  type ToolCall,
+} from '../store/api/schema';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../store/api/errors';
 import type { CheckpointStore, OwnerInfo, RunLease } from '../store/api/types';
 import { type Budget, DEFAULT_BUDGET } from './budget';
@@ -12,7 +20,14 @@ import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome } fr
 import { FileJournal, type FileJournalOptions } from './files/journal';
 import { modelLabel, parseModelLabel } from './modelRef';
 import { type ChatProvider, PROVIDER_ADAPTER } from './provider/types';
-import { continuationSnapshot, DEFAULT_SYSTEM_PROMPT, initialSnapshot, snapshotForWrite, type RunContext, type TerminalResult } from './runtime';
+import {
+  continuationSnapshot,
+  DEFAULT_SYSTEM_PROMPT,
+  initialSnapshot,
+  snapshotForWrite,
+  type RunContext,
+  type TerminalResult,
+} from './runtime';
 import type { PolicyDecision } from './toolBatch';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
@@ -77,7 +92,10 @@ export type DecisionInput =
 
 export class AgentRunner {
   readonly events = new Emitter<RunnerEvent>();
-  private readonly active = new Map<string, { controller: AbortController; handle: RunHandle; ref: { exec?: RunExecution } }>();
+  private readonly active = new Map<
+    string,
+    { controller: AbortController; handle: RunHandle; ref: { exec?: RunExecution } }
+  >();
   private readonly now: () => number;
   /** What the model has streamed so far in each run's current call. */
   private readonly partial = new Map<string, { step: number; text: string; reasoning: string }>();
@@ -120,10 +138,17 @@ export class AgentRunner {
     const provider = await this.deps.provider(model, adapter);
     const title = opts.title ?? titleFrom(opts.task);
     const { run, lease } = await this.deps.store.createRun(
-      { title, task: opts.task, agent_name: opts.agentName ?? 'agent-waypoints', model: modelLabel({ adapter, model }) },
+      {
+        title,
+        task: opts.task,
+        agent_name: opts.agentName ?? 'agent-waypoints',
+        model: modelLabel({ adapter, model }),
+      },
       this.deps.owner,
     );
-    return this.launch(run.run_id, lease, provider, this.freshSnapshot(opts.task, model, provider, opts.budget), { resumed: false });
+    return this.launch(run.run_id, lease, provider, this.freshSnapshot(opts.task, model, provider, opts.budget), {
+      resumed: false,
+    });
   }
 
   /**
@@ -138,7 +163,9 @@ export class AgentRunner {
       const exec = active.ref.exec;
       // Its loop has not begun (it delivers at its first step), or it is working: the message waits in its inbox.
       if (!exec || exec.inbox.open) {
-        const message = await (exec ? exec.inbox.post({ text, ...opts }) : this.deps.store.postMessage(runId, { text, ...opts }));
+        const message = await (exec
+          ? exec.inbox.post({ text, ...opts })
+          : this.deps.store.postMessage(runId, { text, ...opts }));
         return { kind: 'queued', runId, message, when: 'next-step' };
       }
       await active.handle.done; // it is finishing: the message becomes the next turn
@@ -150,7 +177,12 @@ export class AgentRunner {
     if (run.pending_approvals > 0) {
       const lease = await this.deps.store.acquire(runId, this.deps.owner);
       try {
-        return { kind: 'queued', runId, message: await this.deps.store.postMessage(runId, { text, ...opts }), when: 'after-approvals' };
+        return {
+          kind: 'queued',
+          runId,
+          message: await this.deps.store.postMessage(runId, { text, ...opts }),
+          when: 'after-approvals',
+        };
       } finally {
         await lease.release();
       }
@@ -178,12 +210,24 @@ export class AgentRunner {
     });
     if (latest?.phase === 'run_terminal' && 'terminal_result' in latest.payload) {
       const result = latest.payload.terminal_result as TerminalResult;
-      const outcome: RunOutcome = { runId, state: result.state, detail: null, finalText: result.final_text, terminalResult: result };
+      const outcome: RunOutcome = {
+        runId,
+        state: result.state,
+        detail: null,
+        finalText: result.final_text,
+        terminalResult: result,
+      };
       return { runId, done: Promise.resolve(outcome) };
     }
     if (run.damage && isTerminalState(run.state)) {
       // It had finished, and its history was damaged afterwards: it stays finished, nothing runs.
-      const outcome: RunOutcome = { runId, state: run.state, detail: run.state_detail, finalText: null, terminalResult: null };
+      const outcome: RunOutcome = {
+        runId,
+        state: run.state,
+        detail: run.state_detail,
+        finalText: null,
+        terminalResult: null,
+      };
       return { runId, done: Promise.resolve(outcome) };
     }
     if (latest === null) return this.restartUnstarted(runId);
@@ -201,7 +245,10 @@ export class AgentRunner {
       const rt = loaded.snapshot;
       if (rt.pending_llm_response !== null && !LlmResponse.safeParse(rt.pending_llm_response).success) {
         // Never a second LLM call for a response we received but cannot read.
-        throw new AgentCheckpointCorruptionError(`Run ${runId}: the pending LLM response in checkpoint #${loaded.record.seq} cannot be read.`, runId);
+        throw new AgentCheckpointCorruptionError(
+          `Run ${runId}: the pending LLM response in checkpoint #${loaded.record.seq} cannot be read.`,
+          runId,
+        );
       }
       const ctx = rt.context as RunContext;
       const reasons = this.changedConditions(ctx);
@@ -210,7 +257,13 @@ export class AgentRunner {
       ctx.extension_version = this.deps.extensionVersion;
       ctx.tool_schema_hash = this.deps.tools.schemaHash();
       // The checkpoint says which provider the run used; legacy adapter names fall back to the endpoint.
-      return this.launch(runId, lease, await this.deps.provider(rt.requested_model, rt.provider_adapter || PROVIDER_ADAPTER), rt, { resumed: true });
+      return this.launch(
+        runId,
+        lease,
+        await this.deps.provider(rt.requested_model, rt.provider_adapter || PROVIDER_ADAPTER),
+        rt,
+        { resumed: true },
+      );
     } catch (err) {
       await lease.release();
       throw err;
@@ -226,7 +279,11 @@ export class AgentRunner {
     const ref = parseModelLabel(prev.model);
     const provider = await this.deps.provider(ref.model, ref.adapter);
     const prevContext = snapshot.context as RunContext;
-    const context: RunContext = { ...prevContext, ...this.freshContext(), workspace_root: prevContext.workspace_root ?? this.deps.workspaceRoot };
+    const context: RunContext = {
+      ...prevContext,
+      ...this.freshContext(),
+      workspace_root: prevContext.workspace_root ?? this.deps.workspaceRoot,
+    };
     const rt = continuationSnapshot(snapshot, {
       context,
       nowMs: this.now(),
@@ -241,7 +298,12 @@ export class AgentRunner {
         task: message.text,
         agent_name: prev.agent_name,
         model: prev.model,
-        first: { phase: 'run_started', step: 0, payload: this.startPayload(rt, { resumed: false, task: message.text }), snapshot: snapshotForWrite(rt) },
+        first: {
+          phase: 'run_started',
+          step: 0,
+          payload: this.startPayload(rt, { resumed: false, task: message.text }),
+          snapshot: snapshotForWrite(rt),
+        },
         messages: [...undelivered.map((m) => ({ id: m.id, text: m.text })), message],
       },
       this.deps.owner,
@@ -256,7 +318,9 @@ export class AgentRunner {
     const ref = parseModelLabel(run.model);
     const provider = await this.deps.provider(ref.model, ref.adapter);
     const parent = run.parent_run_id ? { run_id: run.parent_run_id, tool_call_id: '' } : null;
-    return this.launch(runId, lease, provider, this.freshSnapshot(run.task, ref.model, provider, undefined, parent), { resumed: false });
+    return this.launch(runId, lease, provider, this.freshSnapshot(run.task, ref.model, provider, undefined, parent), {
+      resumed: false,
+    });
   }
 
   /** Writes decisions durably, then resumes the run when nothing is left waiting. */
@@ -265,8 +329,14 @@ export class AgentRunner {
     const pending = new Map((await store.listApprovals(runId, { pendingOnly: true })).map((a) => [a.tool_call_id, a]));
     const prepared = decisions.map((d) => {
       const approval = pending.get(d.toolCallId);
-      if (!approval) throw new StaleApprovalError(runId, d.toolCallId, 'it is not waiting for a decision (already decided, or never requested)');
-      if (approval.input_hash !== d.inputHash) throw new StaleApprovalError(runId, d.toolCallId, 'its arguments changed since it was shown');
+      if (!approval)
+        throw new StaleApprovalError(
+          runId,
+          d.toolCallId,
+          'it is not waiting for a decision (already decided, or never requested)',
+        );
+      if (approval.input_hash !== d.inputHash)
+        throw new StaleApprovalError(runId, d.toolCallId, 'its arguments changed since it was shown');
       if (d.kind !== 'approve_edited') return { d, args: undefined, hash: null };
       const tool = this.deps.tools.get(approval.tool_name);
       if (!tool) throw new InvalidEditedArgumentsError(`Unknown tool ${approval.tool_name}.`);
@@ -327,7 +397,11 @@ export class AgentRunner {
         try {
           // Loading it as its owner may have found damage and recorded it (a state of its own): keep that.
           if ((await store.getRun(run.run_id))?.state !== 'running') continue;
-          await store.setRunState(run.run_id, 'interrupted', `Interrupted at step ${run.step}: the window running it closed or crashed. Resume it to continue.`);
+          await store.setRunState(
+            run.run_id,
+            'interrupted',
+            `Interrupted at step ${run.step}: the window running it closed or crashed. Resume it to continue.`,
+          );
           marked.push(run.run_id);
         } finally {
           await lease.release();
@@ -350,7 +424,13 @@ export class AgentRunner {
 
   // ── internals ────────────────────────────────────────────────────────────────────────────────
   /** `startRecorded`: the run's run_started checkpoint is already written (a follow-up's first, by continueRun). */
-  private launch(runId: string, lease: RunLease, provider: ChatProvider, rt: RuntimeSnapshot, opts: { resumed: boolean; startRecorded?: boolean }): RunHandle {
+  private launch(
+    runId: string,
+    lease: RunLease,
+    provider: ChatProvider,
+    rt: RuntimeSnapshot,
+    opts: { resumed: boolean; startRecorded?: boolean },
+  ): RunHandle {
     const controller = new AbortController();
     const handleRef: { exec?: RunExecution } = {};
     const done = (async () => {
@@ -361,7 +441,11 @@ export class AgentRunner {
         await this.deps.store.setRunState(runId, 'running', null);
         this.events.emit({ type: 'state', runId, state: 'running', detail: null });
         if (!opts.startRecorded) {
-          const record = await this.deps.store.append(runId, { phase: 'run_started', step: rt.step, payload: this.startPayload(rt, { resumed: opts.resumed, task: rt.messages[1]?.content ?? '' }) });
+          const record = await this.deps.store.append(runId, {
+            phase: 'run_started',
+            step: rt.step,
+            payload: this.startPayload(rt, { resumed: opts.resumed, task: rt.messages[1]?.content ?? '' }),
+          });
           this.events.emit({ type: 'phase', runId, record });
         }
         const outcome = await exec.drive();
@@ -383,7 +467,13 @@ export class AgentRunner {
 
   private startPayload(rt: RuntimeSnapshot, p: { resumed: boolean; task: string }): Record<string, unknown> {
     const ctx = rt.context as RunContext;
-    return { agent_name: 'agent-waypoints', resumed: p.resumed, task: p.task, extension_version: ctx.extension_version, tool_schema_hash: ctx.tool_schema_hash };
+    return {
+      agent_name: 'agent-waypoints',
+      resumed: p.resumed,
+      task: p.task,
+      extension_version: ctx.extension_version,
+      tool_schema_hash: ctx.tool_schema_hash,
+    };
   }
 
   /**
@@ -398,7 +488,14 @@ export class AgentRunner {
       if (parent?.state === 'awaiting_approval' && parent.pending_approvals === 0) {
         await this.resume(parentId, { confirmed: true });
       }
-    })().catch((err) => this.events.emit({ type: 'log', runId: parentId, level: 'error', message: `could not continue the parent run: ${err}` }));
+    })().catch((err) =>
+      this.events.emit({
+        type: 'log',
+        runId: parentId,
+        level: 'error',
+        message: `could not continue the parent run: ${err}`,
+      }),
+    );
   }
 
   private loopDeps(provider: ChatProvider): LoopDeps {
@@ -409,7 +506,9 @@ export class AgentRunner {
       policy: this.deps.policy,
       events: this.events,
       outputCap: current(this.deps.outputCap) ?? 32 * 1024,
-      ...(this.deps.files === false ? {} : { files: new FileJournal({ workspaceRoot: this.deps.workspaceRoot, ...this.deps.files }) }),
+      ...(this.deps.files === false
+        ? {}
+        : { files: new FileJournal({ workspaceRoot: this.deps.workspaceRoot, ...this.deps.files }) }),
       now: this.now,
       delegate: (parent, call, task) => this.delegate(parent, call, task),
     };
@@ -426,7 +525,13 @@ export class AgentRunner {
     };
   }
 
-  private freshSnapshot(task: string, model: string, provider: ChatProvider, budget?: Partial<Budget>, parent?: RunContext['parent']): RuntimeSnapshot {
+  private freshSnapshot(
+    task: string,
+    model: string,
+    provider: ChatProvider,
+    budget?: Partial<Budget>,
+    parent?: RunContext['parent'],
+  ): RuntimeSnapshot {
     const context = this.freshContext(budget, parent);
     return initialSnapshot({
       systemPrompt: this.deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
@@ -442,9 +547,12 @@ export class AgentRunner {
   private changedConditions(ctx: RunContext): string[] {
     const reasons: string[] = [];
     if (ctx.extension_version !== this.deps.extensionVersion) {
-      reasons.push(`the run started with Agent Waypoints ${ctx.extension_version}, this is ${this.deps.extensionVersion}`);
+      reasons.push(
+        `the run started with Agent Waypoints ${ctx.extension_version}, this is ${this.deps.extensionVersion}`,
+      );
     }
-    if (ctx.tool_schema_hash !== this.deps.tools.schemaHash()) reasons.push('the tools available to the agent changed since the run started');
+    if (ctx.tool_schema_hash !== this.deps.tools.schemaHash())
+      reasons.push('the tools available to the agent changed since the run started');
     return reasons;
   }
 
@@ -460,11 +568,27 @@ export class AgentRunner {
       const model = ref.model;
       const provider = await this.deps.provider(ref.model, ref.adapter);
       const { run, lease } = await this.deps.store.createRun(
-        { run_id: childId, title: `Subagent: ${titleFrom(task)}`, task, agent_name: 'agent-waypoints/subagent', model: modelLabel(ref), parent_run_id: parent.runId },
+        {
+          run_id: childId,
+          title: `Subagent: ${titleFrom(task)}`,
+          task,
+          agent_name: 'agent-waypoints/subagent',
+          model: modelLabel(ref),
+          parent_run_id: parent.runId,
+        },
         this.deps.owner,
       );
-      const budget = { ...(parent.context.budget as Budget), max_steps: Math.min(10, parent.context.budget.max_steps ?? 10) };
-      handle = this.launch(run.run_id, lease, provider, this.freshSnapshot(task, model, provider, budget, { run_id: parent.runId, tool_call_id: call.id }), { resumed: false });
+      const budget = {
+        ...(parent.context.budget as Budget),
+        max_steps: Math.min(10, parent.context.budget.max_steps ?? 10),
+      };
+      handle = this.launch(
+        run.run_id,
+        lease,
+        provider,
+        this.freshSnapshot(task, model, provider, budget, { run_id: parent.runId, tool_call_id: call.id }),
+        { resumed: false },
+      );
     }
     // Cancelling the parent cancels the child.
     const onAbort = () => this.active.get(childId)?.controller.abort(parent.signal.reason);

@@ -68,7 +68,16 @@ export function initialSnapshot(opts: {
  * response, whose finished calls replay), with this run's own counters, budget and clock. The
  * follow-up message itself arrives through the new run's inbox at its first step.
  */
-export function continuationSnapshot(prev: RuntimeSnapshot, opts: { context: RunContext; nowMs: number; requestedModel: string; normalizedModel: string; providerAdapter: string }): RuntimeSnapshot {
+export function continuationSnapshot(
+  prev: RuntimeSnapshot,
+  opts: {
+    context: RunContext;
+    nowMs: number;
+    requestedModel: string;
+    normalizedModel: string;
+    providerAdapter: string;
+  },
+): RuntimeSnapshot {
   return {
     ...prev,
     messages: prev.messages.slice(),
@@ -123,9 +132,9 @@ export function snapshotForWrite(rt: RuntimeSnapshot): RuntimeSnapshot {
 }
 
 export const DEFAULT_SYSTEM_PROMPT = [
-  'You are a careful coding agent working inside the user\'s VS Code workspace.',
+  "You are a careful coding agent working inside the user's VS Code workspace.",
   'Use the tools to read, search, edit files and run commands; paths are relative to the workspace root.',
-  'Prefer small, exact edits (edit_file) over rewriting whole files. Run the project\'s tests after changes when there are any.',
-  'Write and command tools may need the user\'s approval; if a call is rejected, read the reason and adapt.',
+  "Prefer small, exact edits (edit_file) over rewriting whole files. Run the project's tests after changes when there are any.",
+  "Write and command tools may need the user's approval; if a call is rejected, read the reason and adapt.",
   'When the task is done, answer with a short summary of what you changed and how you checked it.',
 ].join('\n');

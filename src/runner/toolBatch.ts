@@ -60,7 +60,9 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
     edited = true;
   }
   if (decision?.kind === 'reject') {
-    const prefix = approval!.uncertain ? 'Not run again (it may already have run before the interruption or the damage to the run\'s history)' : 'The user rejected this tool call';
+    const prefix = approval!.uncertain
+      ? "Not run again (it may already have run before the interruption or the damage to the run's history)"
+      : 'The user rejected this tool call';
     return { kind: 'error', call, output: `${prefix}: ${decision.reason ?? 'no reason given'}` };
   }
   if (tool.category === 'subagent') {
@@ -96,7 +98,9 @@ function damageReason(p: PlanInputs, hash: string): string | null {
   const d = p.damage;
   if (!d || d.effects_lost === false || (d.step_before !== null && p.step > d.step_before)) return null;
   const lost = d.lost_calls.find((c) => c.input_hash === hash);
-  const known = lost ? ` The lost history shows this exact call ${lost.finished ? 'ran to the end' : 'was started'} at step ${lost.step}.` : '';
+  const known = lost
+    ? ` The lost history shows this exact call ${lost.finished ? 'ran to the end' : 'was started'} at step ${lost.step}.`
+    : '';
   return `This run's history was damaged (${d.lost}): this call may already have run before the damage.${known}`;
 }
 

@@ -41,7 +41,13 @@ interface RunItem extends vscode.QuickPickItem {
 export async function pickRun(
   model: RunsModel,
   arg: unknown,
-  opts: { title: string; placeHolder: string; filter?: (r: RunSummary) => boolean; empty: string; autoPickSingle?: boolean },
+  opts: {
+    title: string;
+    placeHolder: string;
+    filter?: (r: RunSummary) => boolean;
+    empty: string;
+    autoPickSingle?: boolean;
+  },
 ): Promise<RunSummary | undefined> {
   await model.load();
   const id = runIdOf(arg);
@@ -57,23 +63,42 @@ export async function pickRun(
   }
   if (opts.autoPickSingle && runs.length === 1) return runs[0];
   // What needs the user first, then newest.
-  runs.sort((a, b) => Number(groupOf(b) === 'attention') - Number(groupOf(a) === 'attention') || b.updated_ms - a.updated_ms);
+  runs.sort(
+    (a, b) => Number(groupOf(b) === 'attention') - Number(groupOf(a) === 'attention') || b.updated_ms - a.updated_ms,
+  );
   const items: RunItem[] = runs.map((run) => ({
     run,
     label: `$(${STATE_ICONS[run.state].replace('~spin', '')}) ${run.title}`,
-    description: [STATE_LABELS[run.state], `step ${run.step}`, run.pending_approvals ? `${run.pending_approvals} pending approval${run.pending_approvals > 1 ? 's' : ''}` : '']
+    description: [
+      STATE_LABELS[run.state],
+      `step ${run.step}`,
+      run.pending_approvals ? `${run.pending_approvals} pending approval${run.pending_approvals > 1 ? 's' : ''}` : '',
+    ]
       .filter(Boolean)
       .join(' · '),
     detail: `updated ${relativeTime(run.updated_ms)} · ${run.model} · ${run.run_id}`,
   }));
-  const picked = await vscode.window.showQuickPick(items, { title: opts.title, placeHolder: opts.placeHolder, matchOnDescription: true, matchOnDetail: true });
+  const picked = await vscode.window.showQuickPick(items, {
+    title: opts.title,
+    placeHolder: opts.placeHolder,
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
   return picked?.run;
 }
 
-export async function pickCheckpoint(store: CheckpointStore, runId: string, title: string): Promise<CheckpointRecord | undefined> {
+export async function pickCheckpoint(
+  store: CheckpointStore,
+  runId: string,
+  title: string,
+): Promise<CheckpointRecord | undefined> {
   const records = await store.list(runId, { limit: 200 });
   const picked = await vscode.window.showQuickPick(
-    records.map((r) => ({ r, label: `#${r.seq} ${r.phase}`, description: `step ${r.step} · ${relativeTime(r.timestamp_ms)}` })),
+    records.map((r) => ({
+      r,
+      label: `#${r.seq} ${r.phase}`,
+      description: `step ${r.step} · ${relativeTime(r.timestamp_ms)}`,
+    })),
     { title, placeHolder: 'Choose a checkpoint (newest first)' },
   );
   return picked?.r;

@@ -10,7 +10,11 @@ import type { OpenAt, RunViewPanels } from './run/panel';
 import { ContextKeys } from './contextValues';
 
 export class RunSessions implements vscode.Disposable {
-  private readonly status = vscode.window.createStatusBarItem('agentWaypoints.activeRun', vscode.StatusBarAlignment.Left, 50);
+  private readonly status = vscode.window.createStatusBarItem(
+    'agentWaypoints.activeRun',
+    vscode.StatusBarAlignment.Left,
+    50,
+  );
   private readonly activity = new Map<string, string>();
   private readonly titles = new Map<string, string>();
   private readonly subscription: { dispose(): void };
@@ -26,10 +30,18 @@ export class RunSessions implements vscode.Disposable {
     this.subscription = runner.events.on((e) => {
       switch (e.type) {
         case 'llm':
-          this.setActivity(e.runId, e.status === 'start' ? `$(sync~spin) Agent: step ${e.step}, waiting for the model` : `$(pulse) Agent: step ${e.step}`);
+          this.setActivity(
+            e.runId,
+            e.status === 'start'
+              ? `$(sync~spin) Agent: step ${e.step}, waiting for the model`
+              : `$(pulse) Agent: step ${e.step}`,
+          );
           break;
         case 'tool':
-          this.setActivity(e.runId, e.status === 'start' ? `$(tools) Agent: step ${e.step}, ${e.toolName}` : `$(pulse) Agent: step ${e.step}`);
+          this.setActivity(
+            e.runId,
+            e.status === 'start' ? `$(tools) Agent: step ${e.step}, ${e.toolName}` : `$(pulse) Agent: step ${e.step}`,
+          );
           break;
         case 'approval-requested':
           void this.panels.show(e.runId, { kind: 'firstPending' });
@@ -43,7 +55,11 @@ export class RunSessions implements vscode.Disposable {
             // continued from the approval panel); a subagent's parent reports for it.
             if (!e.subagent) void this.notify(e.runId, e.state, e.detail, e.finalText ?? null);
           }
-          void vscode.commands.executeCommand('setContext', ContextKeys.hasActiveRun, this.runner.activeRunIds().length > 0);
+          void vscode.commands.executeCommand(
+            'setContext',
+            ContextKeys.hasActiveRun,
+            this.runner.activeRunIds().length > 0,
+          );
           break;
         case 'log':
           this.log[e.level](`${e.runId ? `[${e.runId}] ` : ''}${e.message}`);
@@ -55,10 +71,14 @@ export class RunSessions implements vscode.Disposable {
           if (e.status === 'waiting' && e.detail) void this.offerKill(e.runId, e.detail);
           break;
         case 'effect-replayed':
-          this.log.info(`[${e.runId}] ${e.toolName} ${e.toolCallId}: result replayed from the effect journal (not run again)`);
+          this.log.info(
+            `[${e.runId}] ${e.toolName} ${e.toolCallId}: result replayed from the effect journal (not run again)`,
+          );
           break;
         case 'approval-decided':
-          this.log.info(`[${e.runId}] ${e.approval.tool_name} ${e.approval.tool_call_id}: ${e.approval.decision?.kind}`);
+          this.log.info(
+            `[${e.runId}] ${e.approval.tool_name} ${e.approval.tool_call_id}: ${e.approval.decision?.kind}`,
+          );
           break;
       }
     });
@@ -105,7 +125,8 @@ export class RunSessions implements vscode.Disposable {
   private async offerKill(runId: string, detail: string): Promise<void> {
     const run = await this.runTitle(runId).catch(() => runId);
     const pick = await vscode.window.showWarningMessage(`Agent run ${run}: ${detail}`, 'Kill it', 'Keep waiting');
-    if (pick === 'Kill it' && !this.runner.killLeftovers(runId)) void vscode.window.showInformationMessage('It has finished already.');
+    if (pick === 'Kill it' && !this.runner.killLeftovers(runId))
+      void vscode.window.showInformationMessage('It has finished already.');
   }
 
   private setActivity(runId: string, text: string | undefined): void {
@@ -128,7 +149,12 @@ export class RunSessions implements vscode.Disposable {
 }
 
 /** The notification about a run's outcome. */
-export function notificationText(title: string, state: RunState, detail: string | null, finalText: string | null): string {
+export function notificationText(
+  title: string,
+  state: RunState,
+  detail: string | null,
+  finalText: string | null,
+): string {
   const run = `“${title}”`;
   switch (state) {
     case 'completed': {

@@ -22,7 +22,8 @@ const DISMISSED_KEY = 'agentWaypoints.dismissedInterrupted';
 
 export async function restoreOnStartup(d: StartupDeps): Promise<void> {
   const marked = await d.runner.markInterrupted();
-  for (const id of marked) d.log.warn(`run ${id} was interrupted (its window closed or crashed mid-run); it can be resumed`);
+  for (const id of marked)
+    d.log.warn(`run ${id} was interrupted (its window closed or crashed mid-run); it can be resumed`);
   if (marked.length > 0) await d.model.reload();
   if (d.settings().resumeOnStartup === 'never') return;
 
@@ -32,20 +33,34 @@ export async function restoreOnStartup(d: StartupDeps): Promise<void> {
   if (interrupted.length > 0) {
     const n = interrupted.length;
     void vscode.window
-      .showWarningMessage(`${n} agent run${n > 1 ? 's were' : ' was'} interrupted when VS Code closed or crashed. Nothing has run since.`, 'Resume', 'Show', 'Not now')
+      .showWarningMessage(
+        `${n} agent run${n > 1 ? 's were' : ' was'} interrupted when VS Code closed or crashed. Nothing has run since.`,
+        'Resume',
+        'Show',
+        'Not now',
+      )
       .then((pick) => {
-        if (pick === 'Resume') void vscode.commands.executeCommand(CommandIds.resumeRun, n === 1 ? interrupted[0]!.run_id : undefined);
+        if (pick === 'Resume')
+          void vscode.commands.executeCommand(CommandIds.resumeRun, n === 1 ? interrupted[0]!.run_id : undefined);
         if (pick === 'Show' && n === 1) void d.panels.show(interrupted[0]!.run_id);
         if (pick === 'Show' && n > 1) void vscode.commands.executeCommand('agentWaypoints.runs.focus');
-        if (pick === 'Not now') void d.memento.update(DISMISSED_KEY, [...dismissed, ...interrupted.map((r) => r.run_id)]);
+        if (pick === 'Not now')
+          void d.memento.update(DISMISSED_KEY, [...dismissed, ...interrupted.map((r) => r.run_id)]);
       });
   }
   if (waiting.length > 0) {
     const calls = waiting.reduce((s, r) => s + r.pending_approvals, 0);
     void vscode.window
-      .showInformationMessage(`${calls} tool call${calls > 1 ? 's are' : ' is'} waiting for your approval in ${waiting.length} agent run${waiting.length > 1 ? 's' : ''}.`, 'Show approvals')
+      .showInformationMessage(
+        `${calls} tool call${calls > 1 ? 's are' : ' is'} waiting for your approval in ${waiting.length} agent run${waiting.length > 1 ? 's' : ''}.`,
+        'Show approvals',
+      )
       .then((pick) => {
-        if (pick) void vscode.commands.executeCommand(CommandIds.showApprovals, waiting.length === 1 ? waiting[0]!.run_id : undefined);
+        if (pick)
+          void vscode.commands.executeCommand(
+            CommandIds.showApprovals,
+            waiting.length === 1 ? waiting[0]!.run_id : undefined,
+          );
       });
   }
 }

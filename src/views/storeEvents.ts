@@ -4,7 +4,8 @@ import type { CheckpointStore, Disposable } from '../store/api/types';
 
 export function reportStoreEvents(store: CheckpointStore, log: vscode.LogOutputChannel): Disposable {
   return store.onEvent((e) => {
-    if (e.kind === 'write-error') log.error(`storage write failed${e.run_id ? ` for run ${e.run_id}` : ''}: ${e.error.message}`);
+    if (e.kind === 'write-error')
+      log.error(`storage write failed${e.run_id ? ` for run ${e.run_id}` : ''}: ${e.error.message}`);
     if (e.kind === 'recovered') log.info(`recovered: ${e.message}`);
     if (e.kind === 'corruption') {
       const moved = e.report.quarantined.map((q) => `${q.file} → ${q.to}`).join(', ') || 'nothing moved';
@@ -15,7 +16,10 @@ export function reportStoreEvents(store: CheckpointStore, log: vscode.LogOutputC
       log.error(`damaged checkpoint data: ${e.report.reason}; lost ${e.report.lost}; quarantined: ${moved}`);
       const kept = e.report.quarantined.length > 0 ? ' The damaged files were kept in quarantine.' : '';
       void vscode.window
-        .showErrorMessage(`Agent Waypoints found damaged checkpoint data: ${e.report.lost}.${kept} Nothing from the lost part will run again without your decision.`, 'Show log')
+        .showErrorMessage(
+          `Agent Waypoints found damaged checkpoint data: ${e.report.lost}.${kept} Nothing from the lost part will run again without your decision.`,
+          'Show log',
+        )
         .then((p) => p && log.show());
     }
   });

@@ -25,8 +25,10 @@ const scenario = (name: string, description: string, turns: Scenario['turns']): 
 
 /** One approval-gated side effect per run, countable on disk: `effects.txt` gets one line per execution. */
 const APPEND_SCENARIO = scenario('e2e-append', 'one command that needs approval, then a final answer', [
-    reply('(offline demo model) Recording the approval.', [{ name: 'run_command', arguments: { command: 'echo approved >> effects.txt' } }]),
-    reply('(offline demo model) Done: appended one line to effects.txt.'),
+  reply('(offline demo model) Recording the approval.', [
+    { name: 'run_command', arguments: { command: 'echo approved >> effects.txt' } },
+  ]),
+  reply('(offline demo model) Done: appended one line to effects.txt.'),
 ]);
 
 /** A tool batch with a fast side effect and a slow one (the host can be killed, or a second window can try, in between). */
@@ -35,18 +37,24 @@ const APPEND_SCENARIO = scenario('e2e-append', 'one command that needs approval,
  * the test creates that file (at most 2 minutes), so a slow machine cannot make it end too early.
  */
 function twoCommands(name: string, slow: { seconds: number } | { gate: string }): Scenario {
-  const second = 'gate' in slow ? `for i in $(seq 1 600); do [ -f ${slow.gate} ] && break; sleep 0.2; done` : `sleep ${slow.seconds}`;
+  const second =
+    'gate' in slow
+      ? `for i in $(seq 1 600); do [ -f ${slow.gate} ] && break; sleep 0.2; done`
+      : `sleep ${slow.seconds}`;
   return scenario(name, 'a two-call tool batch, the second slow', [
-      reply('(offline demo model) Two commands.', [
-        { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
-        { name: 'run_command', arguments: { command: second } },
-      ]),
-      reply('(offline demo model) Both commands ran.'),
+    reply('(offline demo model) Two commands.', [
+      { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
+      { name: 'run_command', arguments: { command: second } },
+    ]),
+    reply('(offline demo model) Both commands ran.'),
   ]);
 }
 
 /** For a describe block: the scripted model server playing `played`, and a workbench pointed at it. */
-function scriptedWorkbench(played: Scenario, settings: Record<string, unknown> = {}): { workbench: () => Workbench; model: () => ModelServer } {
+function scriptedWorkbench(
+  played: Scenario,
+  settings: Record<string, unknown> = {},
+): { workbench: () => Workbench; model: () => ModelServer } {
   let server: ModelServer | undefined;
   before(async () => (server = await startModelServer({ scenario: played })));
   after(async () => server?.close());
@@ -55,7 +63,11 @@ function scriptedWorkbench(played: Scenario, settings: Record<string, unknown> =
     return server;
   };
   const workbench = useWorkbench(() => ({
-    settings: { 'agentWaypoints.provider.baseUrl': model().url, 'agentWaypoints.provider.model': DEMO_MODEL_ID, ...settings },
+    settings: {
+      'agentWaypoints.provider.baseUrl': model().url,
+      'agentWaypoints.provider.model': DEMO_MODEL_ID,
+      ...settings,
+    },
   }));
   return { workbench, model };
 }
@@ -109,7 +121,14 @@ describe('e2e: start, approve, browse, resume a finished run', () => {
     assert.match(await frame.locator('pre.command').first().innerText(), /echo approved >> effects\.txt/);
     // The codicons (tool icon, button icons) load under the panel's CSP: font-src = the webview's source.
     type Fonts = { document: { fonts: Iterable<{ family: string; status: string }> } };
-    await frame.waitForFunction(() => [...(globalThis as unknown as Fonts).document.fonts].some((f) => f.family === 'codicon' && f.status === 'loaded'), undefined, { timeout: 15_000 });
+    await frame.waitForFunction(
+      () =>
+        [...(globalThis as unknown as Fonts).document.fonts].some(
+          (f) => f.family === 'codicon' && f.status === 'loaded',
+        ),
+      undefined,
+      { timeout: 15_000 },
+    );
     await wb.screenshot('e2e-a-approval-in-run-view');
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), [], 'nothing runs before the click');
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
@@ -120,12 +139,15 @@ describe('e2e: start, approve, browse, resume a finished run', () => {
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
     await sidebar.getByText('Finished', { exact: true }).click();
     await sidebar.getByText('Record the approval in effects.txt').click();
-    const step = sidebar.locator('.monaco-list-row', { hasText: 'Step 1 · run_command echo approved >> effects.txt · approved' });
+    const step = sidebar.locator('.monaco-list-row', {
+      hasText: 'Step 1 · run_command echo approved >> effects.txt · approved',
+    });
     await step.waitFor({ timeout: 30_000 });
     await sidebar.locator('.monaco-list-row', { hasText: 'Step 2 · final answer' }).waitFor({ timeout: 30_000 });
     await step.locator('.monaco-tl-twistie').click();
     await sidebar.getByText('post_tool_batch').first().waitFor({ timeout: 30_000 });
-    for (const phase of ['post_llm', 'pre_tool_batch']) assert.ok(await sidebar.getByText(phase).first().isVisible(), `${phase} checkpoint listed in its step`);
+    for (const phase of ['post_llm', 'pre_tool_batch'])
+      assert.ok(await sidebar.getByText(phase).first().isVisible(), `${phase} checkpoint listed in its step`);
     await wb.screenshot('e2e-a-tree-with-checkpoints');
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved']);
   });
@@ -163,7 +185,10 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
       .readdirSync(wb.userDataDir, { recursive: true, encoding: 'utf8' })
       .filter((f) => f.endsWith('Agent Waypoints.log'))
       .map((f) => fs.readFileSync(path.join(wb.userDataDir, f), 'utf8'));
-    assert.ok(extLogs.some((l) => /run view of run \S+ restored after a reload/.test(l)), 'restored by the serializer');
+    assert.ok(
+      extLogs.some((l) => /run view of run \S+ restored after a reload/.test(l)),
+      'restored by the serializer',
+    );
     assert.match(await frame.locator('pre.command').first().innerText(), /echo approved/);
     await wb.screenshot('e2e-b-approval-after-reload');
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
@@ -191,12 +216,23 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
     for (const m of forged) await wb.postFromWebview(frame, m);
     // Well-formed but stale: the right run and call, the wrong input hash (arguments "changed").
     const state = await readPanelIds(frame);
-    await wb.postFromWebview(frame, request(6, 'approve', { runId: state.runId, toolCallId, inputHash: 'b'.repeat(64) }));
+    await wb.postFromWebview(
+      frame,
+      request(6, 'approve', { runId: state.runId, toolCallId, inputHash: 'b'.repeat(64) }),
+    );
     await wb.page.waitForTimeout(1500);
-    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved'], 'only (b)’s approved execution exists');
+    assert.deepEqual(
+      lines(path.join(wb.workspace, 'effects.txt')),
+      ['approved'],
+      'only (b)’s approved execution exists',
+    );
     assert.ok(await card.isVisible(), 'the approval is still pending');
     await wb.runCommand('Agent Waypoints: Show log');
-    await wb.page.locator('#workbench\\.parts\\.panel').getByText('approve refused', { exact: false }).first().waitFor({ timeout: 15_000 });
+    await wb.page
+      .locator('#workbench\\.parts\\.panel')
+      .getByText('approve refused', { exact: false })
+      .first()
+      .waitFor({ timeout: 15_000 });
 
     await wb.runCommand('Agent Waypoints: Show log');
     const panel = wb.page.locator('#workbench\\.parts\\.panel');
@@ -206,17 +242,26 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
     // The real click still works; replaying the same decision afterwards is rejected.
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
     await waitFor('the approved execution', () => lines(path.join(wb.workspace, 'effects.txt')).length === 2);
-    await wb.postFromWebview(frame, request(7, 'approve', { runId: state.runId, toolCallId, inputHash: state.inputHash }));
+    await wb.postFromWebview(
+      frame,
+      request(7, 'approve', { runId: state.runId, toolCallId, inputHash: state.inputHash }),
+    );
     await wb.page.waitForTimeout(1500);
     await wb.notification('completed').waitFor({ timeout: 60_000 });
-    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved', 'approved'], 'the replayed decision executed nothing');
+    assert.deepEqual(
+      lines(path.join(wb.workspace, 'effects.txt')),
+      ['approved', 'approved'],
+      'the replayed decision executed nothing',
+    );
   });
 });
 
 /** The run id and input hash the panel shows for its first approval (data attributes of the card). */
 async function readPanelIds(frame: Frame): Promise<{ runId: string; inputHash: string }> {
   return frame.evaluate(() => {
-    const g = globalThis as unknown as { document: { querySelector(s: string): { getAttribute(a: string): string | null } | null } };
+    const g = globalThis as unknown as {
+      document: { querySelector(s: string): { getAttribute(a: string): string | null } | null };
+    };
     const card = g.document.querySelector('section.approval');
     return { runId: card?.getAttribute('data-run-id') ?? '', inputHash: card?.getAttribute('data-input-hash') ?? '' };
   });
@@ -260,7 +305,10 @@ describe('e2e: two windows on one workspace', () => {
       await resumeFromPalette(second, 'Held by the first window');
       const toast = second.notification('is held by');
       await toast.waitFor({ timeout: 30_000 });
-      assert.match(await toast.innerText(), /“Held by the first window” is held by VS Code window .*\(pid \d+ on .*read-only/s);
+      assert.match(
+        await toast.innerText(),
+        /“Held by the first window” is held by VS Code window .*\(pid \d+ on .*read-only/s,
+      );
       await second.page.waitForTimeout(600); // the toast's fade-in
       await second.screenshot('e2e-f-second-window-held');
       await toast.getByRole('button', { name: 'Open latest checkpoint (read-only)' }).click();
@@ -284,11 +332,11 @@ describe('e2e: two windows on one workspace', () => {
 
 /** Two commands in one batch, both needing approval: one to reject, one to edit. */
 const TWO_APPROVALS = scenario('e2e-two-approvals', 'two commands that need approval, then a final answer', [
-    reply('(offline demo model) Two commands.', [
-      { name: 'run_command', arguments: { command: 'echo first >> effects.txt' } },
-      { name: 'run_command', arguments: { command: 'echo second >> effects.txt' } },
-    ]),
-    reply('(offline demo model) One ran as edited, one was rejected.'),
+  reply('(offline demo model) Two commands.', [
+    { name: 'run_command', arguments: { command: 'echo first >> effects.txt' } },
+    { name: 'run_command', arguments: { command: 'echo second >> effects.txt' } },
+  ]),
+  reply('(offline demo model) One ran as edited, one was rejected.'),
 ]);
 
 describe('e2e: the run view’s other decisions: reject with a reason, edited arguments, approve all', () => {
@@ -314,12 +362,18 @@ describe('e2e: the run view’s other decisions: reject with a reason, edited ar
     // Edit the first, then approve the edited call.
     const first = frame.locator('section.approval', { hasText: 'echo first' });
     await first.locator('vscode-button', { hasText: 'Edit arguments…' }).click();
-    await first.locator('.edit vscode-textarea textarea').fill(JSON.stringify({ command: 'echo edited >> effects.txt' }));
+    await first
+      .locator('.edit vscode-textarea textarea')
+      .fill(JSON.stringify({ command: 'echo edited >> effects.txt' }));
     await wb.screenshot('e2e-g-edit-arguments');
     await first.locator('vscode-button', { hasText: 'Approve edited' }).click();
 
     await wb.notification('completed').waitFor({ timeout: 60_000 });
-    assert.deepEqual(lines(effects), ['edited'], 'the edited command ran once; the original and the rejected one never');
+    assert.deepEqual(
+      lines(effects),
+      ['edited'],
+      'the edited command ran once; the original and the rejected one never',
+    );
     assert.equal(model().stats().total, 2, 'one request per turn');
   });
 
@@ -338,10 +392,10 @@ describe('e2e: the run view’s other decisions: reject with a reason, edited ar
 
 /** An edit that needs approval (write tools ask by default). */
 const EDIT_SCENARIO = scenario('e2e-edit', 'one edit to approve, then a final answer', [
-    reply('(offline demo model) Greeting in French.', [
-      { name: 'edit_file', arguments: { path: 'src/greet.js', old_text: 'Hello', new_text: 'Bonjour' } },
-    ]),
-    reply('(offline demo model) greet() now says Bonjour.'),
+  reply('(offline demo model) Greeting in French.', [
+    { name: 'edit_file', arguments: { path: 'src/greet.js', old_text: 'Hello', new_text: 'Bonjour' } },
+  ]),
+  reply('(offline demo model) greet() now says Bonjour.'),
 ]);
 
 describe('e2e: reviewing an edit before approving it', () => {
@@ -358,8 +412,16 @@ describe('e2e: reviewing an edit before approving it', () => {
     await diff.waitFor({ timeout: 30_000 });
     // Side by side when the group is wide enough, inline (both lines in one editor) when it is not.
     // Both sides come from the extension host (the proposal through a content provider): slow on a loaded machine.
-    await wb.page.locator('.monaco-diff-editor .view-line').filter({ hasText: 'Bonjour', visible: true }).first().waitFor({ timeout: 60_000 });
-    await wb.page.locator('.monaco-diff-editor .view-line').filter({ hasText: 'Hello' }).first().waitFor({ state: 'attached', timeout: 60_000 });
+    await wb.page
+      .locator('.monaco-diff-editor .view-line')
+      .filter({ hasText: 'Bonjour', visible: true })
+      .first()
+      .waitFor({ timeout: 60_000 });
+    await wb.page
+      .locator('.monaco-diff-editor .view-line')
+      .filter({ hasText: 'Hello' })
+      .first()
+      .waitFor({ state: 'attached', timeout: 60_000 });
     await wb.page.locator('.tab', { hasText: 'proposed by edit_file' }).first().waitFor({ timeout: 15_000 });
     await wb.screenshot('e2e-i-show-diff');
     assert.equal(fs.readFileSync(file, 'utf8'), original, 'showing the diff changed nothing');

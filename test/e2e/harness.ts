@@ -101,11 +101,20 @@ export class Workbench {
     const input = this.page.locator('.quick-input-widget input');
     const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     for (;;) {
-      await this.page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 }, force: true }).catch(() => undefined);
+      await this.page
+        .locator('.monaco-workbench')
+        .click({ position: { x: 700, y: 400 }, force: true })
+        .catch(() => undefined);
       await this.page.keyboard.press('F1');
       await input.waitFor({ state: 'visible' });
       await input.fill(`>${title}`);
-      if (await row.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) break;
+      if (
+        await row.waitFor({ state: 'visible', timeout: 3000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       await this.page.keyboard.press('Escape');
       if (Date.now() > deadline) throw new Error(`the command palette never offered "${title}"`);
     }
@@ -119,7 +128,13 @@ export class Workbench {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       for (const frame of this.page.frames()) {
-        if (await frame.locator(selector).count().catch(() => 0)) return frame;
+        if (
+          await frame
+            .locator(selector)
+            .count()
+            .catch(() => 0)
+        )
+          return frame;
       }
       await this.page.waitForTimeout(250);
     }
@@ -135,7 +150,10 @@ export class Workbench {
     const host = contentFrame.parentFrame();
     if (!host) throw new Error('webview content frame has no host frame');
     await host.evaluate((m) => {
-      (globalThis as unknown as Record<string, (c: string, d: unknown) => void>)['__vscode_post_message__']!('onmessage', { message: m });
+      (globalThis as unknown as Record<string, (c: string, d: unknown) => void>)['__vscode_post_message__']!(
+        'onmessage',
+        { message: m },
+      );
     }, message);
   }
 
@@ -149,7 +167,14 @@ export class Workbench {
   async openRunsView(): Promise<void> {
     const entry = this.page.locator('.activitybar [aria-label^="Agent Waypoints"]').first();
     const sidebar = this.page.locator('#workbench\\.parts\\.sidebar');
-    if (!(await sidebar.getByText('Agent Waypoints', { exact: false }).first().isVisible().catch(() => false))) await entry.click();
+    if (
+      !(await sidebar
+        .getByText('Agent Waypoints', { exact: false })
+        .first()
+        .isVisible()
+        .catch(() => false))
+    )
+      await entry.click();
   }
 
   /** A notification toast containing `text`. */
@@ -188,7 +213,9 @@ export class Workbench {
 
   /** Copies every window's "Agent Waypoints" log into test-results (what the extension saw, for a failed test). */
   keepExtensionLogs(name: string): string[] {
-    const logs = (fs.readdirSync(this.userDataDir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => f.endsWith('Agent Waypoints.log'));
+    const logs = (fs.readdirSync(this.userDataDir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) =>
+      f.endsWith('Agent Waypoints.log'),
+    );
     const safe = name.replace(/[^a-z0-9]+/gi, '-').slice(0, 120);
     return logs.map((f, i) => {
       const to = path.join(resultsDir, `${safe}-${i + 1}.log`);
@@ -228,7 +255,8 @@ export function useWorkbench(opts: WorkbenchOptions | (() => WorkbenchOptions) =
     if (wb && this.currentTest?.state === 'failed') {
       const file = await wb.screenshot(`failed-${this.currentTest.fullTitle()}`).catch(() => undefined);
       if (file) console.log(`    screenshot: ${path.relative(repoRoot, file)}`);
-      for (const log of wb.keepExtensionLogs(`failed-${this.currentTest.fullTitle()}`)) console.log(`    extension log: ${path.relative(repoRoot, log)}`);
+      for (const log of wb.keepExtensionLogs(`failed-${this.currentTest.fullTitle()}`))
+        console.log(`    extension log: ${path.relative(repoRoot, log)}`);
     }
   });
   after(async () => {
@@ -242,17 +270,33 @@ export function useWorkbench(opts: WorkbenchOptions | (() => WorkbenchOptions) =
 }
 
 /** Switches the colour theme through the user settings file, as a user editing settings.json would; waits for the workbench to show it. */
-export async function setColorTheme(wb: Workbench, theme: string, workbenchClass: 'vs' | 'vs-dark' | 'hc-black'): Promise<void> {
+export async function setColorTheme(
+  wb: Workbench,
+  theme: string,
+  workbenchClass: 'vs' | 'vs-dark' | 'hc-black',
+): Promise<void> {
   const file = path.join(wb.userDataDir, 'User', 'settings.json');
   const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   fs.writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': theme }, null, 2));
   const applied = wb.page.locator(`.monaco-workbench.${workbenchClass}`);
-  if (!(await applied.waitFor({ timeout: 15_000 }).then(() => true, () => false))) {
+  if (
+    !(await applied.waitFor({ timeout: 15_000 }).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     // The settings watcher can lag on a loaded machine: pick the theme as a user would.
     await wb.runCommand('Preferences: Color Theme');
     const input = wb.page.locator('.quick-input-widget input');
     // The picker shows labels, not the setting's ids.
-    const label = ({ 'Default Light Modern': 'Light Modern', 'Default Dark Modern': 'Dark Modern', 'Default High Contrast': 'Dark High Contrast' } as Record<string, string>)[theme] ?? theme;
+    const label =
+      (
+        {
+          'Default Light Modern': 'Light Modern',
+          'Default Dark Modern': 'Dark Modern',
+          'Default High Contrast': 'Dark High Contrast',
+        } as Record<string, string>
+      )[theme] ?? theme;
     await input.fill(label);
     const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
     await row.waitFor({ state: 'visible' });

@@ -16,10 +16,21 @@ const SCENARIO: ScenarioInput = {
   description: 'offline demo model behind a VS Code language model: one write that needs approval, then an answer',
   model: 'waypoints-test-model',
   turns: [
-    { reply: { content: '(offline demo model) Writing the note.', tool_calls: [{ name: 'write_file', arguments: { path: 'notes/lm.md', content: 'via vscode.lm\n' } }] } },
+    {
+      reply: {
+        content: '(offline demo model) Writing the note.',
+        tool_calls: [{ name: 'write_file', arguments: { path: 'notes/lm.md', content: 'via vscode.lm\n' } }],
+      },
+    },
     { reply: { content: '(offline demo model) Wrote notes/lm.md.' } },
   ],
-  subconversations: [{ id: 'check', user_contains: 'Agent Waypoints connection check', turns: [{ reply: { tool_calls: [{ name: CHECK_TOOL_NAME, arguments: { ok: true } }] } }] }],
+  subconversations: [
+    {
+      id: 'check',
+      user_contains: 'Agent Waypoints connection check',
+      turns: [{ reply: { tool_calls: [{ name: CHECK_TOOL_NAME, arguments: { ok: true } }] } }],
+    },
+  ],
 };
 
 describe('e2e: VS Code language models and Check model connection', () => {
@@ -55,13 +66,20 @@ describe('e2e: VS Code language models and Check model connection', () => {
   it('(k) Start agent run offers the VS Code model; its approval survives a reload; the run completes with one request per response', async () => {
     const wb = workbench();
     await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
+    await wb.page
+      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
+      .waitFor({ state: 'visible' });
     const input = wb.page.locator('.quick-input-widget input');
     await input.fill('Write a note through the VS Code model');
     await input.press('Enter');
-    const lmRow = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Waypoints test model (scripted)' }).first();
+    const lmRow = wb.page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'Waypoints test model (scripted)' })
+      .first();
     await lmRow.waitFor({ state: 'visible', timeout: 30_000 });
-    assert.ok(await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: 'gpt-4.1-mini' }).first().isVisible(), 'the endpoint model is offered beside it');
+    assert.ok(
+      await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: 'gpt-4.1-mini' }).first().isVisible(),
+      'the endpoint model is offered beside it',
+    );
     await wb.screenshot('e2e-k-model-picker');
     await lmRow.click();
 
@@ -75,7 +93,11 @@ describe('e2e: VS Code language models and Check model connection', () => {
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
     await wb.notification('completed').waitFor({ timeout: 60_000 });
     assert.equal(fs.readFileSync(path.join(wb.workspace, 'notes/lm.md'), 'utf8'), 'via vscode.lm\n');
-    assert.deepEqual(server!.stats().per_turn, { 'main#0': 1, 'main#1': 1 }, 'the durable response was not requested again after the reload');
+    assert.deepEqual(
+      server!.stats().per_turn,
+      { 'main#0': 1, 'main#1': 1 },
+      'the durable response was not requested again after the reload',
+    );
     await wb.screenshot('e2e-k-completed');
   });
 });

@@ -9,7 +9,9 @@ import { startModelServer, type ModelServer } from '../fixtures/modelServer/serv
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { setColorTheme, useWorkbench, type Workbench } from './harness';
 
-const call = (name: string, args: Record<string, unknown>) => ({ reply: { content: `(offline demo model) ${name}`, tool_calls: [{ name, arguments: args }] } });
+const call = (name: string, args: Record<string, unknown>) => ({
+  reply: { content: `(offline demo model) ${name}`, tool_calls: [{ name, arguments: args }] },
+});
 const SCENARIO: Scenario = {
   name: 'e2e-restore',
   description: 'offline demo model: edit a file, run a command that creates one',
@@ -57,7 +59,9 @@ describe('e2e: restore files to a checkpoint', () => {
     fs.writeFileSync(file('a.txt'), 'original a\n');
 
     await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
+    await wb.page
+      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
+      .waitFor({ state: 'visible' });
     await wb.page.locator('.quick-input-widget input').fill(TITLE);
     await wb.page.locator('.quick-input-widget input').press('Enter');
     await wb.notification('completed').waitFor({ timeout: 60_000 });
@@ -77,11 +81,20 @@ describe('e2e: restore files to a checkpoint', () => {
     await checkpoint.click({ button: 'right' });
     // A click that lands while the menu is still being laid out is lost: try again while the menu stays open.
     const menuItem = wb.page.locator('.context-view .action-label', { hasText: 'Restore files to checkpoint' }).first();
-    const restoreRow = wb.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Restore files' }).first();
+    const restoreRow = wb.page
+      .locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: 'Restore files' })
+      .first();
     for (let attempt = 1; ; attempt++) {
       await menuItem.click();
-      if (await restoreRow.waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false)) break;
-      if (attempt === 3 || !(await menuItem.isVisible())) throw new Error('Restore files to checkpoint… did not open its question');
+      if (
+        await restoreRow.waitFor({ state: 'visible', timeout: 10_000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
+      if (attempt === 3 || !(await menuItem.isVisible()))
+        throw new Error('Restore files to checkpoint… did not open its question');
     }
     await (await quickPickRow(wb, 'Restore files')).click();
 
@@ -95,14 +108,21 @@ describe('e2e: restore files to a checkpoint', () => {
     await wb.page.locator('.quick-input-widget input').press('Enter');
     const restored = wb.notification('Restored 2 files');
     await restored.waitFor({ timeout: 30_000 });
-    await until('the restored files', () => !fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'original a\n');
+    await until(
+      'the restored files',
+      () => !fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'original a\n',
+    );
     await wb.screenshot('e2e-r-restored');
 
     // Undo restore (on the notification): the same preview, then the agent's versions are back.
     await restored.getByRole('button', { name: 'Undo restore' }).click();
     await quickPickRow(wb, 'notes/cmd.txt');
     await wb.page.locator('.quick-input-widget input').press('Enter');
-    await until('the undone restore', () => fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'agent A\r\n', 30_000);
+    await until(
+      'the undone restore',
+      () => fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'agent A\r\n',
+      30_000,
+    );
 
     // Fork from the same checkpoint with its files: the preview again, then Resume fork.
     const before = server!.stats().total;
@@ -110,7 +130,11 @@ describe('e2e: restore files to a checkpoint', () => {
     await (await quickPickRow(wb, TITLE)).click();
     await quickPickRow(wb, 'pre_tool_batch');
     await wb.page.locator('.quick-input-widget input').fill('pre_tool_batch');
-    await wb.page.locator('.quick-input-widget .monaco-list-row', { hasText: 'pre_tool_batch' }).filter({ hasText: 'step 1 ' }).first().click();
+    await wb.page
+      .locator('.quick-input-widget .monaco-list-row', { hasText: 'pre_tool_batch' })
+      .filter({ hasText: 'step 1 ' })
+      .first()
+      .click();
     await (await quickPickRow(wb, 'Conversation and files')).click();
     await quickPickRow(wb, 'notes/a.txt');
     await wb.page.locator('.quick-input-widget input').press('Enter');
@@ -121,7 +145,11 @@ describe('e2e: restore files to a checkpoint', () => {
     await until('the fork to finish', () => server!.stats().total - before >= 2);
     await wb.notification('fork of seq').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
     assert.equal(server!.stats().total - before, 2, 'the fork asked the model for steps 2 and 3 only');
-    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n', 'the fork ran step 1’s write again on the restored file');
+    assert.equal(
+      fs.readFileSync(file('a.txt'), 'utf8'),
+      'agent A\r\n',
+      'the fork ran step 1’s write again on the restored file',
+    );
     assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
     await wb.screenshot('e2e-r-fork-completed');
   });
@@ -158,22 +186,34 @@ describe('e2e: restore files from the run view', () => {
     fs.writeFileSync(file('a.txt'), 'original a\n');
 
     await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
+    await wb.page
+      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
+      .waitFor({ state: 'visible' });
     await wb.page.locator('.quick-input-widget input').fill('Write in view');
     await wb.page.locator('.quick-input-widget input').press('Enter');
     const frame = await wb.webviewFrame('.msg.assistant.final', 90_000);
     assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
     const step = (n: number) => frame.locator(`.waypoint[data-step="${n}"]`);
-    assert.equal(await step(3).locator('button.restore-here').count(), 0, 'the answer step changed no files: nothing to restore to it');
+    assert.equal(
+      await step(3).locator('button.restore-here').count(),
+      0,
+      'the answer step changed no files: nothing to restore to it',
+    );
 
     // Restore files to here, on step 1's marker: the command's question, then the preview.
     await step(1).locator('button.restore-here').click();
     await (await quickPickRow(wb, 'Restore files')).click();
     await quickPickRow(wb, 'view/cmd.txt');
-    assert.match((await wb.page.locator('.quick-input-widget input').getAttribute('placeholder')) ?? '', /2 files to restore, 0 kept/);
+    assert.match(
+      (await wb.page.locator('.quick-input-widget input').getAttribute('placeholder')) ?? '',
+      /2 files to restore, 0 kept/,
+    );
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\n', 'nothing changes before Enter');
     await wb.page.locator('.quick-input-widget input').press('Enter');
-    await until('the restored files', () => !fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'original a\n');
+    await until(
+      'the restored files',
+      () => !fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'original a\n',
+    );
 
     // The restore is a card in the run view, after the run's last step.
     const card = frame.locator('section.restore', { hasText: 'Files restored to step 1' });
@@ -189,14 +229,20 @@ describe('e2e: restore files from the run view', () => {
     // Fork from here asks what the Fork command asks (files changed after the checkpoint: the restore's own writes).
     await step(1).locator('button.action', { hasText: 'Fork from here' }).click();
     await quickPickRow(wb, 'Conversation and files');
-    assert.ok(await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Conversation only' }).isVisible());
+    assert.ok(
+      await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Conversation only' }).isVisible(),
+    );
     await wb.page.keyboard.press('Escape');
 
     // Undo this restore: the same preview, then the agent's files are back and a second card says so.
     await card.locator('vscode-button', { hasText: 'Undo this restore' }).click();
     await quickPickRow(wb, 'view/cmd.txt');
     await wb.page.locator('.quick-input-widget input').press('Enter');
-    await until('the undone restore', () => fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'agent A\n', 30_000);
+    await until(
+      'the undone restore',
+      () => fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'agent A\n',
+      30_000,
+    );
     const undone = frame.locator('section.restore').nth(1);
     await undone.waitFor({ timeout: 30_000 });
     assert.match(await undone.innerText(), /an earlier restore deleted it: it is re-created/);

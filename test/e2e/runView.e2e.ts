@@ -12,20 +12,41 @@ import { repoRoot, setColorTheme, useWorkbench, type Workbench } from './harness
 
 // Long enough (≈ 25 s at one chunk a second) that the view is surely open while it streams, on a busy machine too.
 const LONG = 'I will look at the project first. '.repeat(6).trim();
-const scenario = (name: string, turns: Scenario['turns']): Scenario => ({ name, description: `offline demo model: ${name}`, model: DEMO_MODEL_ID, subconversations: [], turns });
+const scenario = (name: string, turns: Scenario['turns']): Scenario => ({
+  name,
+  description: `offline demo model: ${name}`,
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns,
+});
 
 const CONVERSATION = scenario('e2e-run-view', [
-  { chunk_delay_ms: 1000, reply: { content: `(offline demo model) ${LONG}`, tool_calls: [{ name: 'run_command', arguments: { command: 'echo approved >> effects.txt' } }] } },
+  {
+    chunk_delay_ms: 1000,
+    reply: {
+      content: `(offline demo model) ${LONG}`,
+      tool_calls: [{ name: 'run_command', arguments: { command: 'echo approved >> effects.txt' } }],
+    },
+  },
   { reply: { content: '(offline demo model) Done: **one line** appended to `effects.txt`.' } },
   { reply: { content: '(offline demo model) Follow-up answered: the file has one line.' } },
 ]);
 
-function scripted(played: Scenario, settings: Record<string, unknown> = {}): { workbench: () => Workbench; model: () => ModelServer } {
+function scripted(
+  played: Scenario,
+  settings: Record<string, unknown> = {},
+): { workbench: () => Workbench; model: () => ModelServer } {
   let server: ModelServer | undefined;
   before(async () => (server = await startModelServer({ scenario: played })));
   after(async () => server?.close());
   const model = () => server!;
-  const workbench = useWorkbench(() => ({ settings: { 'agentWaypoints.provider.baseUrl': model().url, 'agentWaypoints.provider.model': DEMO_MODEL_ID, ...settings } }));
+  const workbench = useWorkbench(() => ({
+    settings: {
+      'agentWaypoints.provider.baseUrl': model().url,
+      'agentWaypoints.provider.model': DEMO_MODEL_ID,
+      ...settings,
+    },
+  }));
   return { workbench, model };
 }
 
@@ -52,7 +73,9 @@ describe('e2e: the run view', () => {
     await startRun(wb, 'Record one line in effects.txt');
     const frame = await wb.webviewFrame('main.transcript', 60_000);
     // Part of the answer is on screen while the server is still writing the response.
-    await frame.locator('.msg.assistant.streaming', { hasText: 'I will look at the project' }).waitFor({ timeout: 30_000 });
+    await frame
+      .locator('.msg.assistant.streaming', { hasText: 'I will look at the project' })
+      .waitFor({ timeout: 30_000 });
     const first = model().requests[0]!;
     assert.equal(first.finished, false, 'the text was visible before the response ended');
     await wb.screenshot('e2e-j-streaming');
@@ -76,9 +99,16 @@ describe('e2e: the run view', () => {
       ['Record one line in effects.txt', 'How many lines does the file have now?'],
       'the follow-up request carries the earlier conversation',
     );
-    assert.ok(followUp.messages.some((m) => m.role === 'assistant' && /one line\*\* appended/.test(m.content ?? '')), 'and the earlier answer');
+    assert.ok(
+      followUp.messages.some((m) => m.role === 'assistant' && /one line\*\* appended/.test(m.content ?? '')),
+      'and the earlier answer',
+    );
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved'], 'the follow-up ran nothing again');
-    assert.equal(await frame.locator('.run-header .meta', { hasText: '2 turns' }).count(), 1, 'one view shows the whole thread');
+    assert.equal(
+      await frame.locator('.run-header .meta', { hasText: '2 turns' }).count(),
+      1,
+      'one view shows the whole thread',
+    );
   });
 
   it('(j2) the run view in light, dark and high-contrast themes', async () => {
@@ -125,9 +155,14 @@ describe('e2e: the run view', () => {
     const step = row('Step 1 · run_command echo approved >> effects.txt · approved');
     await step.waitFor({ timeout: 30_000 });
     await row('Step 1 · final answer').waitFor({ timeout: 30_000 });
-    assert.equal(await sidebar.locator('.monaco-list-row .label-name', { hasText: /^Start$/ }).count(), 2, 'each turn starts with its Start step');
+    assert.equal(
+      await sidebar.locator('.monaco-list-row .label-name', { hasText: /^Start$/ }).count(),
+      2,
+      'each turn starts with its Start step',
+    );
     await expand('Step 1 · run_command echo approved >> effects.txt · approved');
-    for (const phase of ['post_llm', 'pre_tool_batch', 'post_tool_batch']) await row(phase).waitFor({ timeout: 10_000 });
+    for (const phase of ['post_llm', 'pre_tool_batch', 'post_tool_batch'])
+      await row(phase).waitFor({ timeout: 10_000 });
     const file = await wb.screenshot('e2e-j3-runs-tree-thread-steps');
     assert.ok(fs.statSync(file).size > 10_000, 'a screenshot of the tree');
 
@@ -143,7 +178,11 @@ describe('e2e: the run view', () => {
 describe('e2e: the run view across a reload mid-stream', () => {
   const SLOW = scenario('e2e-reload-stream', [
     // ≈ 90 s of streaming, so the reload surely lands mid-stream on a loaded machine; the request after Resume streams at full speed.
-    { chunk_delay_ms: 150, slow_times: 1, reply: { content: `(offline demo model) ${'Streaming slowly, word by word. '.repeat(100)}` } },
+    {
+      chunk_delay_ms: 150,
+      slow_times: 1,
+      reply: { content: `(offline demo model) ${'Streaming slowly, word by word. '.repeat(100)}` },
+    },
     { reply: { content: '(offline demo model) Answered after the reload.' } },
   ]);
   const { workbench } = scripted(SLOW);
@@ -153,7 +192,9 @@ describe('e2e: the run view across a reload mid-stream', () => {
     await startRun(wb, 'Stream slowly');
     let frame = await wb.webviewFrame('.msg.assistant.streaming', 60_000);
     // Opened after the stream began, the view still starts from the answer's first words.
-    await frame.locator('.msg.assistant.streaming', { hasText: '(offline demo model) Streaming slowly' }).waitFor({ timeout: 15_000 });
+    await frame
+      .locator('.msg.assistant.streaming', { hasText: '(offline demo model) Streaming slowly' })
+      .waitFor({ timeout: 15_000 });
     const before = { users: await userTexts(frame), waypoints: await frame.locator('.waypoint .step').allInnerTexts() };
     // VS Code in the browser saves the open editors' state when idle, at most every 5 s.
     await wb.page.waitForTimeout(7000);
@@ -162,7 +203,10 @@ describe('e2e: the run view across a reload mid-stream', () => {
     assert.deepEqual(await userTexts(frame), before.users, 'the same conversation');
     // The step's queued checkpoints may have been written when the old window closed: nothing is lost, one may be added.
     const after = await frame.locator('.waypoint .step').allInnerTexts();
-    assert.ok(before.waypoints.every((w) => after.includes(w)), `the same waypoints (before ${JSON.stringify(before.waypoints)}, after ${JSON.stringify(after)})`);
+    assert.ok(
+      before.waypoints.every((w) => after.includes(w)),
+      `the same waypoints (before ${JSON.stringify(before.waypoints)}, after ${JSON.stringify(after)})`,
+    );
     const status = frame.locator('.status', { hasText: 'interrupted' });
     await status.waitFor({ timeout: 30_000 });
     await wb.screenshot('e2e-k-after-reload');
@@ -173,7 +217,15 @@ describe('e2e: the run view across a reload mid-stream', () => {
 
 describe('e2e: the run view after a crash mid-tool', () => {
   const CRASH = scenario('e2e-crash-view', [
-    { reply: { content: '(offline demo model) Two commands.', tool_calls: [{ name: 'run_command', arguments: { command: 'echo one >> effects.txt' } }, { name: 'run_command', arguments: { command: 'sleep 8' } }] } },
+    {
+      reply: {
+        content: '(offline demo model) Two commands.',
+        tool_calls: [
+          { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
+          { name: 'run_command', arguments: { command: 'sleep 8' } },
+        ],
+      },
+    },
     { reply: { content: '(offline demo model) Both commands ran.' } },
   ]);
   const { workbench } = scripted(CRASH, { 'agentWaypoints.approval.command': 'auto' });
@@ -198,6 +250,9 @@ describe('e2e: the run view after a crash mid-tool', () => {
     await card.locator('vscode-button', { hasText: 'Approve' }).first().click();
     await frame.locator('.msg.assistant.final', { hasText: 'Both commands ran' }).waitFor({ timeout: 90_000 });
     assert.deepEqual(lines(effects), ['one'], 'the finished side effect was not run again');
-    await frame.locator('section.tool', { hasText: 'echo one' }).locator('.badge', { hasText: 'replayed' }).waitFor({ timeout: 15_000 });
+    await frame
+      .locator('section.tool', { hasText: 'echo one' })
+      .locator('.badge', { hasText: 'replayed' })
+      .waitFor({ timeout: 15_000 });
   });
 });

@@ -10,11 +10,16 @@ describe('e2e: the installed VSIX in a real workbench', () => {
     await entry.click();
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
     await sidebar.getByText('No agent runs yet', { exact: false }).waitFor({ timeout: 30_000 });
-    assert.ok(await sidebar.getByRole('button', { name: 'Set API key' }).isVisible(), 'welcome view offers Set API key');
+    assert.ok(
+      await sidebar.getByRole('button', { name: 'Set API key' }).isVisible(),
+      'welcome view offers Set API key',
+    );
     await wb.screenshot('e2e-empty-runs-view');
     // The welcome view's button is the real command: it asks for the task.
     await sidebar.locator('.welcome-view').getByRole('button', { name: 'Start agent run' }).click();
-    await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible', timeout: 30_000 });
+    await wb.page
+      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
+      .waitFor({ state: 'visible', timeout: 30_000 });
     await wb.page.keyboard.press('Escape');
   });
 

@@ -17,19 +17,31 @@ describe('activation (real VS Code extension host)', () => {
   it('activates in this extension host with its services built', async () => {
     const api = await activated();
     assert.equal(api.pid, process.pid, 'runs in this extension host');
-    assert.ok(api.store && api.runner && api.tree && api.panels, 'a folder is open: store, runner, tree and run views exist');
+    assert.ok(
+      api.store && api.runner && api.tree && api.panels,
+      'a folder is open: store, runner, tree and run views exist',
+    );
   });
 
   it('keeps its checkpoints in this workspace’s storage folder, which the store itself created', async () => {
     const api = await activated();
     await api.ready;
     assert.ok(api.storageDir, 'a folder is open, so context.storageUri is set');
-    assert.ok(api.storageDir.split(path.sep).includes('workspaceStorage'), `under VS Code's workspace storage: ${api.storageDir}`);
+    assert.ok(
+      api.storageDir.split(path.sep).includes('workspaceStorage'),
+      `under VS Code's workspace storage: ${api.storageDir}`,
+    );
     assert.ok(fs.statSync(api.storageDir).isDirectory(), 'created at activation, not by this test');
-    const { run, lease } = await api.store!.createRun({ title: 'storage probe', task: 'probe', agent_name: 'test', model: 'm' }, api.runner!.owner);
+    const { run, lease } = await api.store!.createRun(
+      { title: 'storage probe', task: 'probe', agent_name: 'test', model: 'm' },
+      api.runner!.owner,
+    );
     await lease.release();
     const files = fs.readdirSync(api.storageDir, { recursive: true, encoding: 'utf8' });
-    assert.ok(files.some((f) => f.split(path.sep).includes(run.run_id)), 'the run is written there');
+    assert.ok(
+      files.some((f) => f.split(path.sep).includes(run.run_id)),
+      'the run is written there',
+    );
     await api.store!.deleteRun(run.run_id);
   });
 
@@ -38,8 +50,12 @@ describe('activation (real VS Code extension host)', () => {
     // VS Code adds focus/open/… commands for every contributed view and container; those are not ours.
     const manifest = vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON;
     const viewIds: string[] = [
-      ...Object.values(manifest.contributes.views as Record<string, { id: string }[]>).flat().map((v) => v.id),
-      ...manifest.contributes.viewsContainers.activitybar.map((c: { id: string }) => `workbench.view.extension.${c.id}`),
+      ...Object.values(manifest.contributes.views as Record<string, { id: string }[]>)
+        .flat()
+        .map((v) => v.id),
+      ...manifest.contributes.viewsContainers.activitybar.map(
+        (c: { id: string }) => `workbench.view.extension.${c.id}`,
+      ),
     ];
     const registered = (await vscode.commands.getCommands(true)).filter(
       (c) => c.startsWith('agentWaypoints.') && !viewIds.some((v) => c.startsWith(`${v}.`)),

@@ -14,7 +14,12 @@ export async function activated(): Promise<ExtensionApi> {
 }
 
 /** Waits until the run reaches one of the states (from runner events, falling back to the store). */
-export async function waitForState(api: ExtensionApi, runId: string, states: RunState[], timeoutMs = 60_000): Promise<RunState> {
+export async function waitForState(
+  api: ExtensionApi,
+  runId: string,
+  states: RunState[],
+  timeoutMs = 60_000,
+): Promise<RunState> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const run = await api.store!.getRun(runId);

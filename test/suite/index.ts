@@ -19,7 +19,10 @@ export async function run(): Promise<void> {
   const pass = process.env.AW_PASS === 'restricted' ? '(?=.*restricted mode)' : '(?!.*restricted mode)';
   const only = process.env.AW_GREP ? `(?=.*(?:${process.env.AW_GREP}))` : '';
   mocha.grep(new RegExp(`^${pass}${only}`));
-  for (const f of fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort()) {
+  for (const f of fs
+    .readdirSync(__dirname)
+    .filter((f) => f.endsWith('.test.js'))
+    .sort()) {
     mocha.addFile(path.join(__dirname, f));
   }
   const failures = await new Promise<number>((resolve) => mocha.run(resolve));

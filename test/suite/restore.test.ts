@@ -13,7 +13,9 @@ import { startModelServer, type ModelServer } from '../fixtures/modelServer/serv
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { activated, configure, waitForState } from './helpers';
 
-const call = (name: string, args: Record<string, unknown>) => ({ reply: { content: `(offline demo model) ${name}`, tool_calls: [{ name, arguments: args }] } });
+const call = (name: string, args: Record<string, unknown>) => ({
+  reply: { content: `(offline demo model) ${name}`, tool_calls: [{ name, arguments: args }] },
+});
 const SCENARIO: Scenario = {
   name: 'in-host-restore',
   description: 'offline demo model: change files, then answer',
@@ -31,11 +33,19 @@ const SCENARIO: Scenario = {
 describe('restore files in a real extension host', () => {
   let model: ModelServer;
   // Desktop's default (the web workbench saves after a delay): an editor with unsaved text stays unsaved.
-  const settings = { 'agentWaypoints.approval.write': 'auto', 'agentWaypoints.approval.command': 'auto', 'files.autoSave': 'off' };
+  const settings = {
+    'agentWaypoints.approval.write': 'auto',
+    'agentWaypoints.approval.command': 'auto',
+    'files.autoSave': 'off',
+  };
 
   before(async () => {
     model = await startModelServer({ scenario: SCENARIO });
-    await configure({ 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID, ...settings });
+    await configure({
+      'agentWaypoints.provider.baseUrl': model.url,
+      'agentWaypoints.provider.model': DEMO_MODEL_ID,
+      ...settings,
+    });
   });
   after(async () => {
     await configure(Object.fromEntries(Object.keys(settings).map((k) => [k, undefined])));
@@ -54,7 +64,9 @@ describe('restore files in a real extension host', () => {
     const runId = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Change some files'))!;
     assert.equal(await waitForState(api, runId, ['completed', 'paused_error']), 'completed');
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n');
-    const firstBatch = (await api.store!.list(runId, { limit: 100 })).reverse().find((r) => r.phase === 'pre_tool_batch')!;
+    const firstBatch = (await api.store!.list(runId, { limit: 100 }))
+      .reverse()
+      .find((r) => r.phase === 'pre_tool_batch')!;
 
     // The user types in dirty.txt without saving: the restore must not touch it.
     const dirtyDoc = await vscode.workspace.openTextDocument(file('dirty.txt'));
@@ -62,29 +74,55 @@ describe('restore files in a real extension host', () => {
     await dirtyEditor.edit((e) => e.insert(new vscode.Position(0, 0), 'user typing '));
     assert.ok(dirtyDoc.isDirty);
 
-    const record = await vscode.commands.executeCommand<RestoreRecord>(CommandIds.restoreFiles, { runId, seq: firstBatch.seq }, { rewind: false, ticked: ['restore/a.txt', 'restore/cmd.txt'] });
+    const record = await vscode.commands.executeCommand<RestoreRecord>(
+      CommandIds.restoreFiles,
+      { runId, seq: firstBatch.seq },
+      { rewind: false, ticked: ['restore/a.txt', 'restore/cmd.txt'] },
+    );
     assert.ok(record, 'the command returns the restore record');
     const actions = Object.fromEntries(record.files.map((f) => [f.path, f.action]));
-    assert.deepEqual(actions, { 'restore/a.txt': 'reverted', 'restore/b.txt': 'unchanged', 'restore/cmd.txt': 'reverted', 'restore/dirty.txt': 'kept' });
+    assert.deepEqual(actions, {
+      'restore/a.txt': 'reverted',
+      'restore/b.txt': 'unchanged',
+      'restore/cmd.txt': 'reverted',
+      'restore/dirty.txt': 'kept',
+    });
     assert.match(record.files.find((f) => f.path === 'restore/dirty.txt')!.reason, /unsaved changes/);
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'original a\n');
     assert.equal(fs.existsSync(file('cmd.txt')), false, 'created by the command: deleted');
     assert.equal(fs.readFileSync(file('dirty.txt'), 'utf8'), 'agent dirty', 'the dirty file is not written on disk');
-    assert.ok(dirtyDoc.isDirty && dirtyDoc.getText().startsWith('user typing '), 'the unsaved text is still in the editor');
+    assert.ok(
+      dirtyDoc.isDirty && dirtyDoc.getText().startsWith('user typing '),
+      'the unsaved text is still in the editor',
+    );
     assert.equal(fs.readFileSync(file('untouched.txt'), 'utf8'), 'never journaled\n');
-    assert.deepEqual((await api.store!.listRestores(runId)).map((r) => r.id), [record.id], 'recorded with the run');
+    assert.deepEqual(
+      (await api.store!.listRestores(runId)).map((r) => r.id),
+      [record.id],
+      'recorded with the run',
+    );
 
     // The Runs tree shows the restore above the run's checkpoints.
     const runNode = await findRunNode(api, runId);
     const children = await api.tree!.getChildren(runNode);
     const shown = children.find((n) => n.kind === 'restore');
     assert.ok(shown, 'a restore node');
-    assert.match(String(api.tree!.getTreeItem(shown).description), /2 restored · 1 already as at the checkpoint · 1 kept/);
+    assert.match(
+      String(api.tree!.getTreeItem(shown).description),
+      /2 restored · 1 already as at the checkpoint · 1 kept/,
+    );
 
     // Undo: restoring to the checkpoint the restore followed brings the agent's versions back (the
     // restore's own writes are journaled); the file the user kept is untouched again.
-    const undo = await vscode.commands.executeCommand<RestoreRecord>(CommandIds.restoreFiles, { runId, seq: record.checkpoint_seq }, { rewind: false, ticked: ['restore/a.txt', 'restore/cmd.txt'] });
-    assert.deepEqual(Object.fromEntries(undo.files.map((f) => [f.path, f.action])), { 'restore/a.txt': 'reverted', 'restore/cmd.txt': 'reverted' });
+    const undo = await vscode.commands.executeCommand<RestoreRecord>(
+      CommandIds.restoreFiles,
+      { runId, seq: record.checkpoint_seq },
+      { rewind: false, ticked: ['restore/a.txt', 'restore/cmd.txt'] },
+    );
+    assert.deepEqual(Object.fromEntries(undo.files.map((f) => [f.path, f.action])), {
+      'restore/a.txt': 'reverted',
+      'restore/cmd.txt': 'reverted',
+    });
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n');
     assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
     assert.ok(dirtyDoc.isDirty, 'still unsaved');
@@ -93,12 +131,20 @@ describe('restore files in a real extension host', () => {
 
     // Restore and rewind: the files go back again and the conversation forks from the checkpoint.
     const before = model.stats().total;
-    const rewound = await vscode.commands.executeCommand<RestoreRecord>(CommandIds.restoreFiles, { runId, seq: firstBatch.seq }, { rewind: true, ticked: ['restore/a.txt', 'restore/cmd.txt', 'restore/dirty.txt'] });
+    const rewound = await vscode.commands.executeCommand<RestoreRecord>(
+      CommandIds.restoreFiles,
+      { runId, seq: firstBatch.seq },
+      { rewind: true, ticked: ['restore/a.txt', 'restore/cmd.txt', 'restore/dirty.txt'] },
+    );
     assert.ok(rewound?.forked_run_id, 'the record names the fork');
     assert.equal(fs.readFileSync(file('dirty.txt'), 'utf8'), 'original dirty\n');
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'original a\n');
     const forkId = rewound.forked_run_id;
-    assert.deepEqual((await api.store!.listEffects(forkId)).map((e) => e.tool_call_id), [], 'the restored call is not replayed in the fork');
+    assert.deepEqual(
+      (await api.store!.listEffects(forkId)).map((e) => e.tool_call_id),
+      [],
+      'the restored call is not replayed in the fork',
+    );
     await vscode.commands.executeCommand(CommandIds.resumeRun, forkId);
     assert.equal(await waitForState(api, forkId, ['completed', 'paused_error']), 'completed');
     // The fork starts at step 1's pending response: its write_file runs again (its files were put
@@ -107,7 +153,11 @@ describe('restore files in a real extension host', () => {
     const forked = (await api.store!.loadSnapshot(forkId)).snapshot;
     assert.equal(forked.tool_executions[0]?.replayed, false, 'the restored call ran again instead of replaying');
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n');
-    assert.equal((await api.store!.listEffects(forkId))[0]?.files?.[0]?.before.kind, 'file', 'the fork journals its own changes from the restored files');
+    assert.equal(
+      (await api.store!.listEffects(forkId))[0]?.files?.[0]?.before.kind,
+      'file',
+      'the fork journals its own changes from the restored files',
+    );
   });
 });
 
@@ -117,13 +167,20 @@ describe('restore files from the run view in a real extension host', () => {
     description: 'offline demo model: write a file, then answer',
     model: DEMO_MODEL_ID,
     subconversations: [],
-    turns: [call('write_file', { path: 'runview/a.txt', content: 'agent A\n' }), { reply: { content: '(offline demo model) Wrote a.txt.' } }],
+    turns: [
+      call('write_file', { path: 'runview/a.txt', content: 'agent A\n' }),
+      { reply: { content: '(offline demo model) Wrote a.txt.' } },
+    ],
   };
   let model: ModelServer;
   const settings = { 'agentWaypoints.approval.write': 'auto' };
   before(async () => {
     model = await startModelServer({ scenario: VIEW_SCENARIO });
-    await configure({ 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID, ...settings });
+    await configure({
+      'agentWaypoints.provider.baseUrl': model.url,
+      'agentWaypoints.provider.model': DEMO_MODEL_ID,
+      ...settings,
+    });
   });
   after(async () => {
     await configure(Object.fromEntries(Object.keys(settings).map((k) => [k, undefined])));
@@ -138,12 +195,21 @@ describe('restore files from the run view in a real extension host', () => {
     const runId = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Write a.txt for the run view'))!;
     assert.equal(await waitForState(api, runId, ['completed', 'paused_error']), 'completed');
     const view = (await api.panels!.show(runId))!;
-    const find = <K extends TranscriptItem['kind']>(kind: K, pred: (i: Extract<TranscriptItem, { kind: K }>) => boolean = () => true) =>
-      until(`a ${kind} item`, () => view.controller.transcript.find((i) => i.kind === kind && pred(i as Extract<TranscriptItem, { kind: K }>)) as Extract<TranscriptItem, { kind: K }> | undefined);
+    const find = <K extends TranscriptItem['kind']>(
+      kind: K,
+      pred: (i: Extract<TranscriptItem, { kind: K }>) => boolean = () => true,
+    ) =>
+      until(
+        `a ${kind} item`,
+        () =>
+          view.controller.transcript.find((i) => i.kind === kind && pred(i as Extract<TranscriptItem, { kind: K }>)) as
+            Extract<TranscriptItem, { kind: K }> | undefined,
+      );
     const step1 = await find('waypoint', (w) => w.step === 1);
     const step2 = await find('waypoint', (w) => w.step === 2);
     assert.deepEqual([step1.filesAfter, step2.filesAfter], [true, false]);
-    const request = (id: number, method: string, params: Record<string, unknown>) => view.controller.receive({ type: 'request', id, method, params });
+    const request = (id: number, method: string, params: Record<string, unknown>) =>
+      view.controller.receive({ type: 'request', id, method, params });
 
     // A forged request for the answer step (nothing changed after it) is refused before any UI.
     await request(1, 'waypointAction', { runId, seq: step2.seq, action: 'restoreFiles' });
@@ -154,17 +220,24 @@ describe('restore files from the run view in a real extension host', () => {
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(fs.readFileSync(file, 'utf8'), 'agent A\n', 'nothing is written while the pickers are open');
     assert.deepEqual(await api.store!.listRestores(runId), []);
-    const [record] = await acceptUntil(async () => (await api.store!.listRestores(runId)).filter((r) => r.to_seq === step1.seq));
+    const [record] = await acceptUntil(async () =>
+      (await api.store!.listRestores(runId)).filter((r) => r.to_seq === step1.seq),
+    );
     await restoring;
     assert.equal(view.rejectedMessages, 1, 'the real request was accepted');
     assert.equal(fs.readFileSync(file, 'utf8'), 'original A\n');
-    assert.deepEqual(record!.files.map((f) => [f.path, f.action]), [['runview/a.txt', 'reverted']]);
+    assert.deepEqual(
+      record!.files.map((f) => [f.path, f.action]),
+      [['runview/a.txt', 'reverted']],
+    );
     const card = await find('restore', (r) => r.restoreId === record!.id);
     assert.deepEqual([card.toStep, card.counts, card.undoable], [1, '1 restored', true]);
 
     // Undo this restore: the preview again (no rewind question), then the agent's version is back.
     const undoing = request(3, 'restoreAction', { runId, restoreId: record!.id, action: 'undo' });
-    await acceptUntil(async () => (await api.store!.listRestores(runId)).filter((r) => r.to_seq === record!.checkpoint_seq));
+    await acceptUntil(async () =>
+      (await api.store!.listRestores(runId)).filter((r) => r.to_seq === record!.checkpoint_seq),
+    );
     await undoing;
     assert.equal(fs.readFileSync(file, 'utf8'), 'agent A\n');
     await find('restore', (r) => r.toSeq === record!.checkpoint_seq);
@@ -173,7 +246,11 @@ describe('restore files from the run view in a real extension host', () => {
 });
 
 /** Waits for a value (polling). */
-async function until<T>(what: string, get: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+async function until<T>(
+  what: string,
+  get: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await get();
@@ -204,4 +281,3 @@ async function findRunNode(api: Awaited<ReturnType<typeof activated>>, runId: st
   }
   throw new Error(`run ${runId} is not in the tree`);
 }
-

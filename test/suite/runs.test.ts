@@ -19,7 +19,12 @@ const SCENARIO: Scenario = {
   model: DEMO_MODEL_ID,
   subconversations: [],
   turns: [
-    { reply: { content: '(offline demo model) Looking around.', tool_calls: [{ name: 'list_files', arguments: { path: '.' } }] } },
+    {
+      reply: {
+        content: '(offline demo model) Looking around.',
+        tool_calls: [{ name: 'list_files', arguments: { path: '.' } }],
+      },
+    },
     {
       reply: {
         content: null,
@@ -40,13 +45,21 @@ const SLOW_COMMAND: Scenario = {
   model: DEMO_MODEL_ID,
   subconversations: [],
   turns: [
-    { reply: { content: '(offline demo model) Waiting.', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 60' } }] } },
+    {
+      reply: {
+        content: '(offline demo model) Waiting.',
+        tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 60' } }],
+      },
+    },
     { reply: { content: '(offline demo model) Done.' } },
   ],
 };
 
 function filesUnder(dir: string): string[] {
-  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => path.join(dir, f)).filter((f) => fs.statSync(f).isFile());
+  return fs
+    .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((f) => path.join(dir, f))
+    .filter((f) => fs.statSync(f).isFile());
 }
 
 describe('agent runs in a real extension host', () => {
@@ -75,9 +88,14 @@ describe('agent runs in a real extension host', () => {
     assert.equal(model.stats().total - before, 3, 'three model calls');
     assert.equal(model.requests[before]!.auth.key, KEY, 'the key from SecretStorage reached the server');
     const loaded = await api.store!.loadSnapshot(runId);
-    assert.ok(loaded?.snapshot.messages.some((m) => m.role === 'tool' && m.content.includes('Hello')), 'read_file output is in the transcript');
     assert.ok(
-      loaded?.snapshot.messages.some((m) => m.role === 'tool' && /^src\/greet\.js:1: exports\.greet = /.test(m.content)),
+      loaded?.snapshot.messages.some((m) => m.role === 'tool' && m.content.includes('Hello')),
+      'read_file output is in the transcript',
+    );
+    assert.ok(
+      loaded?.snapshot.messages.some(
+        (m) => m.role === 'tool' && /^src\/greet\.js:1: exports\.greet = /.test(m.content),
+      ),
       'search_text (a worker thread in the extension host) found the definition',
     );
   });
@@ -114,14 +132,27 @@ describe('agent runs in a real extension host', () => {
     const steps = await tree.getChildren(node);
     assert.deepEqual(
       steps.map((s) => tree.getTreeItem(s).label),
-      ['Step 3 · final answer', 'Step 2 · read_file src/greet.js, search_text exports\\.\\w+\\s*= · auto', 'Step 1 · list_files . · auto', 'Start'],
+      [
+        'Step 3 · final answer',
+        'Step 2 · read_file src/greet.js, search_text exports\\.\\w+\\s*= · auto',
+        'Step 1 · list_files . · auto',
+        'Start',
+      ],
     );
     const checkpoints = (await Promise.all(steps.map((s) => tree.getChildren(s)))).flat();
     const phases = checkpoints.flatMap((c) => (c.kind === 'checkpoint' ? [c.record.phase] : []));
-    assert.deepEqual(phases.slice(0, 4), ['step_started', 'pre_llm', 'post_llm', 'run_terminal'], 'the final step, its phases as they happened');
+    assert.deepEqual(
+      phases.slice(0, 4),
+      ['step_started', 'pre_llm', 'post_llm', 'run_terminal'],
+      'the final step, its phases as they happened',
+    );
     for (const p of ['run_started', 'pre_tool_batch', 'post_tool_batch']) assert.ok(phases.includes(p as never), p);
     const seqs = checkpoints.flatMap((c) => (c.kind === 'checkpoint' ? [c.record.seq] : []));
-    assert.deepEqual([...seqs].sort((a, b) => a - b), Array.from({ length: seqs.length }, (_, i) => i + 1), 'every checkpoint in one step');
+    assert.deepEqual(
+      [...seqs].sort((a, b) => a - b),
+      Array.from({ length: seqs.length }, (_, i) => i + 1),
+      'every checkpoint in one step',
+    );
   });
 
   it('Open checkpoint shows a read-only JSON document with the full snapshot', async () => {
@@ -129,14 +160,20 @@ describe('agent runs in a real extension host', () => {
     const runId = await finishedRun(api);
     const latest = await api.store!.list(runId, { limit: 20 });
     const withSnapshot = latest.find((r) => r.phase === 'post_llm')!;
-    const uri = await vscode.commands.executeCommand<string>(CommandIds.openCheckpoint, { runId, seq: withSnapshot.seq });
+    const uri = await vscode.commands.executeCommand<string>(CommandIds.openCheckpoint, {
+      runId,
+      seq: withSnapshot.seq,
+    });
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri)!;
     assert.ok(doc, 'the document is open');
     assert.equal(doc.languageId, 'json');
     const json = JSON.parse(doc.getText());
     assert.equal(json.phase, 'post_llm');
     assert.equal(json.seq, withSnapshot.seq);
-    assert.ok(Array.isArray(json.snapshot.messages) && json.snapshot.messages.length >= 3, 'the snapshot with its messages');
+    assert.ok(
+      Array.isArray(json.snapshot.messages) && json.snapshot.messages.length >= 3,
+      'the snapshot with its messages',
+    );
   });
 
   it('Resume agent session on a finished run shows its stored result in the run view and calls no model', async () => {
@@ -149,7 +186,10 @@ describe('agent runs in a real extension host', () => {
     const view = api.panels!.get(runId);
     assert.ok(view, 'the run view of that run is open');
     const final = view.controller.transcript.find((i) => i.kind === 'assistant' && i.final);
-    assert.ok(final?.kind === 'assistant' && /greet\.js exports greet\(name\)/.test(final.text), 'it shows the stored final answer');
+    assert.ok(
+      final?.kind === 'assistant' && /greet\.js exports greet\(name\)/.test(final.text),
+      'it shows the stored final answer',
+    );
     view.panel.dispose();
   });
 
@@ -157,7 +197,11 @@ describe('agent runs in a real extension host', () => {
     const api = await activated();
     const runId = await finishedRun(api);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-transfer-'));
-    const exported = await vscode.commands.executeCommand<string>(CommandIds.exportRun, runId, vscode.Uri.file(path.join(dir, 'run.json')));
+    const exported = await vscode.commands.executeCommand<string>(
+      CommandIds.exportRun,
+      runId,
+      vscode.Uri.file(path.join(dir, 'run.json')),
+    );
     assert.equal(exported, path.join(dir, 'run.json'));
     const data = JSON.parse(fs.readFileSync(exported, 'utf8')) as {
       sha256: string;
@@ -171,7 +215,11 @@ describe('agent runs in a real extension host', () => {
     const tampered = path.join(dir, 'tampered.json');
     fs.writeFileSync(tampered, JSON.stringify(data));
     const before = (await api.store!.listRuns()).runs.length;
-    assert.equal(await vscode.commands.executeCommand(CommandIds.importRun, vscode.Uri.file(tampered)), undefined, 'a modified export is refused');
+    assert.equal(
+      await vscode.commands.executeCommand(CommandIds.importRun, vscode.Uri.file(tampered)),
+      undefined,
+      'a modified export is refused',
+    );
     assert.equal((await api.store!.listRuns()).runs.length, before, 'a refused import changes nothing');
 
     data.sha256 = createHash('sha256').update(canonicalJson(data.body)).digest('hex');
@@ -183,7 +231,10 @@ describe('agent runs in a real extension host', () => {
     assert.equal(summary.state, 'completed');
     assert.equal(summary.last_seq, (await api.store!.getRun(runId))!.last_seq, 'every checkpoint came along');
     assert.ok(Date.now() - summary.updated_ms > 29 * 24 * 60 * 60 * 1000, 'its timestamps are kept');
-    assert.deepEqual((await api.store!.loadSnapshot(imported)).snapshot.messages, (await api.store!.loadSnapshot(runId)).snapshot.messages);
+    assert.deepEqual(
+      (await api.store!.loadSnapshot(imported)).snapshot.messages,
+      (await api.store!.loadSnapshot(runId)).snapshot.messages,
+    );
 
     try {
       await configure({ 'agentWaypoints.retention.finishedRunDays': 7 });
@@ -195,7 +246,11 @@ describe('agent runs in a real extension host', () => {
         return (await api.tree!.getChildren(finished)).flatMap((n) => (n.kind === 'run' ? [n.run.run_id] : []));
       };
       for (let i = 0; i < 50 && (await listed()).includes(imported); i++) await new Promise((r) => setTimeout(r, 100));
-      assert.deepEqual((await listed()).filter((id) => id === runId || id === imported), [runId], 'the tree follows');
+      assert.deepEqual(
+        (await listed()).filter((id) => id === runId || id === imported),
+        [runId],
+        'the tree follows',
+      );
     } finally {
       await configure({ 'agentWaypoints.retention.finishedRunDays': undefined });
       fs.rmSync(dir, { recursive: true, force: true });
@@ -207,7 +262,10 @@ describe('agent runs in a real extension host', () => {
     const runId = await finishedRun(api);
     const records = await api.store!.list(runId, { limit: 100 });
     const secondResponse = records.filter((r) => r.phase === 'post_llm').sort((a, b) => a.seq - b.seq)[1]!;
-    const forkId = (await vscode.commands.executeCommand<string>(CommandIds.forkFromCheckpoint, { runId, seq: secondResponse.seq }))!;
+    const forkId = (await vscode.commands.executeCommand<string>(CommandIds.forkFromCheckpoint, {
+      runId,
+      seq: secondResponse.seq,
+    }))!;
     assert.ok(forkId && forkId !== runId, 'the fork is a run of its own');
     const fork = (await api.store!.getRun(forkId))!;
     assert.equal(fork.state, 'paused_cancelled', 'a fork waits to be resumed');
@@ -216,8 +274,16 @@ describe('agent runs in a real extension host', () => {
     const before = model.stats().total;
     assert.equal(await vscode.commands.executeCommand<string>(CommandIds.resumeRun, forkId), 'running');
     assert.equal(await waitForState(api, forkId, ['completed', 'paused_error']), 'completed');
-    assert.equal(model.stats().total - before, 1, "the fork reuses the source's response at that checkpoint: only the last turn is requested");
-    assert.deepEqual((await api.store!.loadSnapshot(forkId)).snapshot.messages, (await api.store!.loadSnapshot(runId)).snapshot.messages, 'the same conversation');
+    assert.equal(
+      model.stats().total - before,
+      1,
+      "the fork reuses the source's response at that checkpoint: only the last turn is requested",
+    );
+    assert.deepEqual(
+      (await api.store!.loadSnapshot(forkId)).snapshot.messages,
+      (await api.store!.loadSnapshot(runId)).snapshot.messages,
+      'the same conversation',
+    );
 
     assert.equal(await vscode.commands.executeCommand(CommandIds.deleteRun, forkId, { confirmed: true }), true);
     assert.equal(await api.store!.getRun(forkId), undefined);
@@ -231,7 +297,10 @@ describe('agent runs in a real extension host', () => {
     try {
       await configure({ 'agentWaypoints.provider.baseUrl': slow.url });
       const id = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Ask before waiting'))!;
-      assert.equal(await waitForState(api, id, ['awaiting_approval', 'completed', 'paused_error']), 'awaiting_approval');
+      assert.equal(
+        await waitForState(api, id, ['awaiting_approval', 'completed', 'paused_error']),
+        'awaiting_approval',
+      );
       assert.equal(await vscode.commands.executeCommand(CommandIds.showApprovals, id), true);
       assert.ok(api.panels!.get(id), 'the approval panel of that run is open');
       assert.deepEqual(await api.store!.listEffects(id), [], 'nothing ran before a decision');
@@ -249,11 +318,15 @@ describe('agent runs in a real extension host', () => {
     try {
       await configure({ 'agentWaypoints.provider.baseUrl': slow.url, 'agentWaypoints.approval.command': 'auto' });
       const id = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Wait a minute'))!;
-      for (let i = 0; i < 100 && (await api.store!.listEffects(id)).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100 && (await api.store!.listEffects(id)).length === 0; i++)
+        await new Promise((r) => setTimeout(r, 100));
       assert.equal((await api.store!.listEffects(id)).length, 1, 'the command started');
       const t0 = Date.now();
       assert.equal(await vscode.commands.executeCommand(CommandIds.cancelRun, id), true);
-      assert.equal(await waitForState(api, id, ['paused_cancelled', 'completed', 'paused_error'], 15_000), 'paused_cancelled');
+      assert.equal(
+        await waitForState(api, id, ['paused_cancelled', 'completed', 'paused_error'], 15_000),
+        'paused_cancelled',
+      );
       assert.ok(Date.now() - t0 < 10_000, 'the sleep was stopped, not waited out');
       assert.equal(api.runner!.isActive(id), false);
     } finally {
@@ -267,7 +340,10 @@ describe('agent runs in a real extension host', () => {
     const store = api.store!;
     const { run, lease } = await store.createRun(h.newRun('A long chain'), h.owner('in-host test'));
     await store.append(run.run_id, h.runStarted());
-    const msgs = [{ role: 'system' as const, content: 'sys' }, { role: 'user' as const, content: 'go' }];
+    const msgs = [
+      { role: 'system' as const, content: 'sys' },
+      { role: 'user' as const, content: 'go' },
+    ];
     for (let step = 1; step <= 60; step++) {
       await store.append(run.run_id, h.stepStarted(h.snapshot(step, msgs)));
       await store.append(run.run_id, h.preLlm(step, msgs.length));
@@ -282,15 +358,29 @@ describe('agent runs in a real extension host', () => {
     assert.ok(node, 'the run is listed');
     let children = await tree.getChildren(node);
     const stepsOf = (nodes: RunsTreeNode[]) => nodes.flatMap((c) => (c.kind === 'step' ? [c.step] : []));
-    assert.deepEqual(stepsOf(children), Array.from({ length: 50 }, (_, i) => 60 - i), 'the first page: the newest 50 steps');
+    assert.deepEqual(
+      stepsOf(children),
+      Array.from({ length: 50 }, (_, i) => 60 - i),
+      'the first page: the newest 50 steps',
+    );
     const more = children.at(-1)!;
     assert.equal(more.kind, 'loadMore');
     assert.equal(tree.getTreeItem(more).label, 'Load more…');
     await vscode.commands.executeCommand(CommandIds.loadMoreCheckpoints, more);
     children = await tree.getChildren(node);
-    assert.deepEqual(stepsOf(children), Array.from({ length: 61 }, (_, i) => 60 - i), 'every step once, newest first');
-    const seqs = (await Promise.all(children.map((c) => tree.getChildren(c)))).flat().flatMap((c) => (c.kind === 'checkpoint' ? [c.record.seq] : []));
-    assert.deepEqual([...seqs].sort((a, b) => a - b), Array.from({ length: total }, (_, i) => i + 1), 'every checkpoint once');
+    assert.deepEqual(
+      stepsOf(children),
+      Array.from({ length: 61 }, (_, i) => 60 - i),
+      'every step once, newest first',
+    );
+    const seqs = (await Promise.all(children.map((c) => tree.getChildren(c))))
+      .flat()
+      .flatMap((c) => (c.kind === 'checkpoint' ? [c.record.seq] : []));
+    assert.deepEqual(
+      [...seqs].sort((a, b) => a - b),
+      Array.from({ length: total }, (_, i) => i + 1),
+      'every checkpoint once',
+    );
     assert.ok(!children.some((c) => c.kind === 'loadMore'), 'nothing more to load');
     assert.equal(await vscode.commands.executeCommand(CommandIds.deleteRun, run.run_id, { confirmed: true }), true);
   });
@@ -305,10 +395,16 @@ describe('agent runs in a real extension host', () => {
     const checkpointNode = (await tree.getChildren(stepNode)).find((n) => n.kind === 'checkpoint')!;
     assert.equal(await vscode.commands.executeCommand(CommandIds.resumeRun, runNode), 'completed');
     const uri = await vscode.commands.executeCommand<string>(CommandIds.openCheckpoint, checkpointNode);
-    assert.ok(uri && checkpointNode.kind === 'checkpoint' && uri.includes(String(checkpointNode.record.seq)), 'the checkpoint the node shows');
+    assert.ok(
+      uri && checkpointNode.kind === 'checkpoint' && uri.includes(String(checkpointNode.record.seq)),
+      'the checkpoint the node shows',
+    );
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'aw-node-')), 'run.json');
     assert.equal(await vscode.commands.executeCommand(CommandIds.exportRun, runNode, vscode.Uri.file(file)), file);
-    assert.equal((JSON.parse(fs.readFileSync(file, 'utf8')) as { body: { meta: { run_id: string } } }).body.meta.run_id, runId);
+    assert.equal(
+      (JSON.parse(fs.readFileSync(file, 'utf8')) as { body: { meta: { run_id: string } } }).body.meta.run_id,
+      runId,
+    );
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   });
 
@@ -320,7 +416,8 @@ describe('agent runs in a real extension host', () => {
     await other.close();
     const listed = async () => {
       const ids: string[] = [];
-      for (const g of await api.tree!.getChildren()) for (const n of await api.tree!.getChildren(g)) if (n.kind === 'run') ids.push(n.run.run_id);
+      for (const g of await api.tree!.getChildren())
+        for (const n of await api.tree!.getChildren(g)) if (n.kind === 'run') ids.push(n.run.run_id);
       return ids;
     };
     await vscode.commands.executeCommand(CommandIds.refreshRuns);

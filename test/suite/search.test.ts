@@ -77,6 +77,10 @@ describe('workspace search in a real extension host', () => {
       'area/src/needle.js:1: const NEEDLE_IN_HOST = 1;',
       '.ignore\nsrc/ (1 file)\n[also in "area", not listed: build/, generated/ — ignored (.gitignore, .ignore, exclude settings), symbolic links (not followed), or folders without listed files]',
     ]);
-    assert.deepEqual(api.files!.calls, { ripgrep: before.ripgrep + 2, node: before.node }, 'both calls were answered by ripgrep');
+    assert.deepEqual(
+      api.files!.calls,
+      { ripgrep: before.ripgrep + 2, node: before.node },
+      'both calls were answered by ripgrep',
+    );
   });
 });

@@ -15,7 +15,12 @@ const EDIT_THEN_FOLLOW_UP: Scenario = {
   model: DEMO_MODEL_ID,
   subconversations: [],
   turns: [
-    { reply: { content: '(offline demo model) Polishing.', tool_calls: [{ name: 'edit_file', arguments: { path: 'src/greet.js', old_text: 'Hello', new_text: 'Hi' } }] } },
+    {
+      reply: {
+        content: '(offline demo model) Polishing.',
+        tool_calls: [{ name: 'edit_file', arguments: { path: 'src/greet.js', old_text: 'Hello', new_text: 'Hi' } }],
+      },
+    },
     { reply: { content: '(offline demo model) greet.js now says Hi.' } },
     { reply: { content: '(offline demo model) In French: Salut.' } },
   ],
@@ -36,9 +41,14 @@ describe('the Runs tree: threads and steps', () => {
     const api = await activated();
     await vscode.commands.executeCommand(CommandIds.setApiKey, 'sk-in-host-tree');
     const first = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Polish greet.js'))!;
-    assert.equal(await waitForState(api, first, ['awaiting_approval', 'completed', 'paused_error']), 'awaiting_approval');
+    assert.equal(
+      await waitForState(api, first, ['awaiting_approval', 'completed', 'paused_error']),
+      'awaiting_approval',
+    );
     const [edit] = await api.store!.listApprovals(first, { pendingOnly: true });
-    const resumed = await api.runner!.decide(first, [{ kind: 'approve', toolCallId: edit!.tool_call_id, inputHash: edit!.input_hash }]);
+    const resumed = await api.runner!.decide(first, [
+      { kind: 'approve', toolCallId: edit!.tool_call_id, inputHash: edit!.input_hash },
+    ]);
     assert.equal((await resumed!.done).state, 'completed');
     const out = await api.runner!.send(first, 'Say it in French too');
     assert.equal(out.kind, 'follow-up');
@@ -48,19 +58,33 @@ describe('the Runs tree: threads and steps', () => {
     const tree = api.tree!;
     const thread = await poll(async () => {
       const finished = (await tree.getChildren()).find((g) => g.kind === 'group' && g.group === 'finished');
-      return finished && (await tree.getChildren(finished)).find((n) => n.kind === 'thread' && n.thread.runs.some((r) => r.run_id === first));
+      return (
+        finished &&
+        (await tree.getChildren(finished)).find(
+          (n) => n.kind === 'thread' && n.thread.runs.some((r) => r.run_id === first),
+        )
+      );
     });
     const threadItem = tree.getTreeItem(thread);
     assert.equal(threadItem.label, 'Polish greet.js', 'the conversation is named by its first turn');
     assert.match(String(threadItem.description), /^2 turns · completed · /);
     assert.match(String(threadItem.contextValue), /^thread\.completed/);
     const turns = await tree.getChildren(thread);
-    assert.deepEqual(turns.map((t) => tree.getTreeItem(t).label), ['Turn 1 · Polish greet.js', 'Turn 2 · Say it in French too']);
-    assert.deepEqual(turns.map((t) => (t.kind === 'run' ? t.run.run_id : '')), [first, second]);
+    assert.deepEqual(
+      turns.map((t) => tree.getTreeItem(t).label),
+      ['Turn 1 · Polish greet.js', 'Turn 2 · Say it in French too'],
+    );
+    assert.deepEqual(
+      turns.map((t) => (t.kind === 'run' ? t.run.run_id : '')),
+      [first, second],
+    );
     assert.equal(tree.getParent(turns[0]!), thread);
 
     const steps = await tree.getChildren(turns[0]!);
-    assert.deepEqual(steps.map((s) => tree.getTreeItem(s).label), ['Step 2 · final answer', 'Step 1 · edit_file src/greet.js · approved', 'Start']);
+    assert.deepEqual(
+      steps.map((s) => tree.getTreeItem(s).label),
+      ['Step 2 · final answer', 'Step 1 · edit_file src/greet.js · approved', 'Start'],
+    );
     const step1 = steps[1]!;
     assert.equal(tree.getParent(step1), turns[0]);
     const phases = await tree.getChildren(step1);
@@ -78,11 +102,19 @@ describe('the Runs tree: threads and steps', () => {
     const view = api.panels!.get(first)!;
     assert.ok(view, 'the run view of the thread is open');
     assert.equal(view.controller.lastReveal, `${first}:w:1`, 'at step 1');
-    assert.ok(view.controller.transcript.find((i) => i.key === `${first}:w:1`), 'which is a waypoint the view shows');
+    assert.ok(
+      view.controller.transcript.find((i) => i.key === `${first}:w:1`),
+      'which is a waypoint the view shows',
+    );
 
     // The run view's "Open in tree" reveals a run inside its thread (VS Code walks getParent).
     const rejected = view.rejectedMessages;
-    await view.controller.receive({ type: 'request', id: 1, method: 'runAction', params: { runId: second, action: 'openInTree' } });
+    await view.controller.receive({
+      type: 'request',
+      id: 1,
+      method: 'runAction',
+      params: { runId: second, action: 'openInTree' },
+    });
     assert.equal(view.rejectedMessages, rejected, 'the reveal went through');
     const found = await tree.findRunNode(second);
     assert.ok(found && found.parent.kind === 'thread' && found.parent.parent.kind === 'group');
@@ -90,7 +122,10 @@ describe('the Runs tree: threads and steps', () => {
   });
 });
 
-async function poll<T extends RunsTreeNode>(fn: () => Promise<RunsTreeNode | undefined>, timeoutMs = 10_000): Promise<T> {
+async function poll<T extends RunsTreeNode>(
+  fn: () => Promise<RunsTreeNode | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

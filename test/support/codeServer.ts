@@ -53,10 +53,14 @@ export function writeUserSettings(userDataDir: string, extra: Record<string, unk
 }
 
 export async function installVsix(vsix: string, extensionsDir: string): Promise<void> {
-  await execFileAsync(node24, [codeServerEntry, '--extensions-dir', extensionsDir, '--install-extension', vsix, '--force'], {
-    env: codeServerEnv(),
-    timeout: 120_000,
-  });
+  await execFileAsync(
+    node24,
+    [codeServerEntry, '--extensions-dir', extensionsDir, '--install-extension', vsix, '--force'],
+    {
+      env: codeServerEnv(),
+      timeout: 120_000,
+    },
+  );
 }
 
 export interface CodeServerOptions {
@@ -97,10 +101,14 @@ export async function startCodeServer(opts: CodeServerOptions): Promise<CodeServ
   const log = fs.openSync(opts.logFile, 'a');
   const args = [
     codeServerEntry,
-    '--auth', 'none',
-    '--bind-addr', `127.0.0.1:${port}`,
-    '--user-data-dir', opts.userDataDir,
-    '--extensions-dir', opts.extensionsDir,
+    '--auth',
+    'none',
+    '--bind-addr',
+    `127.0.0.1:${port}`,
+    '--user-data-dir',
+    opts.userDataDir,
+    '--extensions-dir',
+    opts.extensionsDir,
     '--disable-telemetry',
     '--disable-update-check',
     '--disable-getting-started-override',

@@ -12,7 +12,13 @@ let packaged: Promise<string> | undefined;
 export function lmExtensionVsix(): Promise<string> {
   packaged ??= (async () => {
     const out = path.join(makeTempDir('lm-extension'), 'waypoints-test-lm.vsix');
-    await createVSIX({ cwd: source, packagePath: out, dependencies: false, allowMissingRepository: true, skipLicense: true });
+    await createVSIX({
+      cwd: source,
+      packagePath: out,
+      dependencies: false,
+      allowMissingRepository: true,
+      skipLicense: true,
+    });
     if (!fs.existsSync(out)) throw new Error(`packaging ${source} produced no ${out}`);
     return out;
   })();

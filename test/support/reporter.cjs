@@ -11,7 +11,8 @@ const { EVENT_TEST_PASS, EVENT_TEST_FAIL, EVENT_TEST_PENDING, EVENT_RUN_END } = 
 class ResultsReporter extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options);
-    const output = (options && options.reporterOptions && options.reporterOptions.output) || process.env.AW_RESULTS_FILE;
+    const output =
+      (options && options.reporterOptions && options.reporterOptions.output) || process.env.AW_RESULTS_FILE;
     const tests = [];
     const record = (state) => (test, err) =>
       tests.push({

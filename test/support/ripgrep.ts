@@ -10,7 +10,9 @@ export const vscodeAppRoot: string = tools.vscodeAppRoot;
 export function ripgrepForTests(): string {
   const rg = findRipgrep(vscodeAppRoot);
   if (rg === null) {
-    throw new Error(`no ripgrep binary under ${vscodeAppRoot} (code-server's VS Code): run \`npm run tools\` to install the test tools`);
+    throw new Error(
+      `no ripgrep binary under ${vscodeAppRoot} (code-server's VS Code): run \`npm run tools\` to install the test tools`,
+    );
   }
   return rg;
 }

@@ -20,7 +20,13 @@ export interface RunViewPage {
   close(): Promise<void>;
 }
 
-export async function openRunViewPage(o: { threadId: string; runId: string; deps: RunViewDeps; theme?: 'dark' | 'light'; browser?: Browser }): Promise<RunViewPage> {
+export async function openRunViewPage(o: {
+  threadId: string;
+  runId: string;
+  deps: RunViewDeps;
+  theme?: 'dark' | 'light';
+  browser?: Browser;
+}): Promise<RunViewPage> {
   const browser = o.browser ?? (await launchChromium());
   const page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
   const sent: Record<string, number> = {};
@@ -32,7 +38,11 @@ export async function openRunViewPage(o: { threadId: string; runId: string; deps
     flushing = true;
     while (queue.length > 0) {
       const batch = queue.splice(0);
-      await page.evaluate(`(${JSON.stringify(batch)}).forEach((m) => window.dispatchEvent(new MessageEvent('message', { data: m })))`).catch(() => undefined);
+      await page
+        .evaluate(
+          `(${JSON.stringify(batch)}).forEach((m) => window.dispatchEvent(new MessageEvent('message', { data: m })))`,
+        )
+        .catch(() => undefined);
     }
     flushing = false;
   };
@@ -43,8 +53,15 @@ export async function openRunViewPage(o: { threadId: string; runId: string; deps
     void flush();
   });
   ref.controller = controller;
-  const css = [fs.readFileSync(path.join(ROOT, 'media/dist/codicon.css'), 'utf8').replace(/url\("\.\/codicon\.ttf[^"]*"\)/, 'local("none")'), fs.readFileSync(path.join(ROOT, 'media/runView.css'), 'utf8')];
-  await page.setContent(`<!DOCTYPE html><html><head><style>${themeVars(o.theme ?? 'dark')}</style><style id="vscode-codicon-stylesheet">${css.join("\n")}</style></head><body><div id="app"></div></body></html>`);
+  const css = [
+    fs
+      .readFileSync(path.join(ROOT, 'media/dist/codicon.css'), 'utf8')
+      .replace(/url\("\.\/codicon\.ttf[^"]*"\)/, 'local("none")'),
+    fs.readFileSync(path.join(ROOT, 'media/runView.css'), 'utf8'),
+  ];
+  await page.setContent(
+    `<!DOCTYPE html><html><head><style>${themeVars(o.theme ?? 'dark')}</style><style id="vscode-codicon-stylesheet">${css.join('\n')}</style></head><body><div id="app"></div></body></html>`,
+  );
   return {
     page,
     browser,
@@ -61,12 +78,17 @@ export async function openRunViewPage(o: { threadId: string; runId: string; deps
 /** Starts the webview script (separately, so a caller can time it from "open"). */
 export async function startScript(page: Page): Promise<void> {
   // A string, not a function: the test runner's transpiler would add helpers the page does not have.
-  await page.evaluate(`(() => { let state; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__toHost(m), setState: (s) => { state = s; }, getState: () => state }); })()`);
+  await page.evaluate(
+    `(() => { let state; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__toHost(m), setState: (s) => { state = s; }, getState: () => state }); })()`,
+  );
   await page.addScriptTag({ content: fs.readFileSync(path.join(ROOT, 'media/dist/runView.js'), 'utf8') });
 }
 
 function themeVars(theme: 'dark' | 'light'): string {
-  const v = theme === 'dark' ? { bg: '#1f1f1f', fg: '#cccccc', muted: '#9d9d9d', border: '#3c3c3c', code: '#2b2b2b' } : { bg: '#ffffff', fg: '#3b3b3b', muted: '#717171', border: '#e5e5e5', code: '#f3f3f3' };
+  const v =
+    theme === 'dark'
+      ? { bg: '#1f1f1f', fg: '#cccccc', muted: '#9d9d9d', border: '#3c3c3c', code: '#2b2b2b' }
+      : { bg: '#ffffff', fg: '#3b3b3b', muted: '#717171', border: '#e5e5e5', code: '#f3f3f3' };
   return `:root { --vscode-editor-background: ${v.bg}; --vscode-foreground: ${v.fg}; --vscode-descriptionForeground: ${v.muted}; --vscode-panel-border: ${v.border};
     --vscode-textCodeBlock-background: ${v.code}; --vscode-font-family: sans-serif; --vscode-font-size: 13px; --vscode-editor-font-family: monospace; --vscode-editor-font-size: 13px; }`;
 }

@@ -14,7 +14,12 @@ const seed = Number(env.SEED);
 const steps = Number(env.STEPS);
 const say = (a: Ack) => process.stdout.write(`${ACK}${JSON.stringify(a)}\n`);
 
-const snapshot = (step: number, messages: ChatMessage[], execs: ToolExecutionRecord[], pending: RuntimeSnapshot['pending_llm_response'] = null): RuntimeSnapshot => ({
+const snapshot = (
+  step: number,
+  messages: ChatMessage[],
+  execs: ToolExecutionRecord[],
+  pending: RuntimeSnapshot['pending_llm_response'] = null,
+): RuntimeSnapshot => ({
   step,
   state: 'running',
   context: { seed },
@@ -57,7 +62,14 @@ class Child {
   async resume(): Promise<'done' | { phase: 'llm' | 'tools'; k: number }> {
     const latest = await this.store.latest(this.runId).catch(() => undefined);
     if (!latest) {
-      await this.append({ phase: 'run_started', step: 0, payload: { agent_name: 'torture', resumed: false, task: 't', extension_version: '0', tool_schema_hash: 'h' } }, true);
+      await this.append(
+        {
+          phase: 'run_started',
+          step: 0,
+          payload: { agent_name: 'torture', resumed: false, task: 't', extension_version: '0', tool_schema_hash: 'h' },
+        },
+        true,
+      );
       return { phase: 'llm', k: 1 };
     }
     this.lastSeq = latest.seq;
@@ -75,14 +87,56 @@ class Child {
 
   async llm(k: number): Promise<boolean> {
     const plan = planStep(seed, k, steps);
-    await this.append({ phase: 'step_started', step: k, payload: { state: 'running', message_count: this.msgs.length }, snapshot: snapshot(k, this.msgs, this.execs) }, false);
-    await this.append({ phase: 'pre_llm', step: k, payload: { model: 'torture-model', provider: 'p', message_count: this.msgs.length } }, false);
+    await this.append(
+      {
+        phase: 'step_started',
+        step: k,
+        payload: { state: 'running', message_count: this.msgs.length },
+        snapshot: snapshot(k, this.msgs, this.execs),
+      },
+      false,
+    );
+    await this.append(
+      {
+        phase: 'pre_llm',
+        step: k,
+        payload: { model: 'torture-model', provider: 'p', message_count: this.msgs.length },
+      },
+      false,
+    );
     this.msgs = [...this.msgs, plan.assistant];
-    const pending = plan.final ? null : { id: `r${k}`, model: 'torture-model', finish_reason: 'tool_calls', message: plan.assistant as never, usage: null, received_ms: 1_700_000_000_000 + k };
-    const payload = { model: 'torture-model', provider: 'p', finish_reason: plan.final ? 'stop' : 'tool_calls', tool_call_count: plan.calls.length, session_token: null, checkpoint_token: null, total_cost_usd: null };
-    await this.append({ phase: 'post_llm', step: k, payload, snapshot: snapshot(k, this.msgs, this.execs, pending) }, !plan.final);
+    const pending = plan.final
+      ? null
+      : {
+          id: `r${k}`,
+          model: 'torture-model',
+          finish_reason: 'tool_calls',
+          message: plan.assistant as never,
+          usage: null,
+          received_ms: 1_700_000_000_000 + k,
+        };
+    const payload = {
+      model: 'torture-model',
+      provider: 'p',
+      finish_reason: plan.final ? 'stop' : 'tool_calls',
+      tool_call_count: plan.calls.length,
+      session_token: null,
+      checkpoint_token: null,
+      total_cost_usd: null,
+    };
+    await this.append(
+      { phase: 'post_llm', step: k, payload, snapshot: snapshot(k, this.msgs, this.execs, pending) },
+      !plan.final,
+    );
     if (!plan.final) return false;
-    const terminal = { state: 'completed', final_text: 'done', requested_model: 'm', normalized_model: 'm', provider_adapter: 'openai', terminal_result: { steps: k } };
+    const terminal = {
+      state: 'completed',
+      final_text: 'done',
+      requested_model: 'm',
+      normalized_model: 'm',
+      provider_adapter: 'openai',
+      terminal_result: { steps: k },
+    };
     await this.append({ phase: 'run_terminal', step: k, payload: terminal }, true);
     return true;
   }
@@ -110,7 +164,13 @@ class Child {
             const a = approvals.get(c.id) ?? (await this.approval(c.id, k, false));
             if (a.decision === null) await this.decide(a);
           }
-          const e = await this.store.recordIntent(this.runId, { tool_call_id: c.id, step: k, tool_name: 'write_file', input_hash: `in_${c.id}`, side_effecting: true });
+          const e = await this.store.recordIntent(this.runId, {
+            tool_call_id: c.id,
+            step: k,
+            tool_name: 'write_file',
+            input_hash: `in_${c.id}`,
+            side_effecting: true,
+          });
           say({ k: 'eff', id: c.id, h: digest(e) });
         }
         fs.appendFileSync(env.EFFECTS_LOG!, `${this.runId}/${k}/${c.id} ${mode}\n`); // the side effect
@@ -119,13 +179,26 @@ class Child {
           blob = await this.store.putBlob(this.runId, c.output);
           say({ k: 'blob', hash: blob });
         }
-        const e = await this.store.recordResult(this.runId, c.id, { output: c.output, output_hash: `out_${c.id}`, is_error: false, blob });
+        const e = await this.store.recordResult(this.runId, c.id, {
+          output: c.output,
+          output_hash: `out_${c.id}`,
+          is_error: false,
+          blob,
+        });
         say({ k: 'eff', id: c.id, h: digest(e) });
       }
       this.msgs = [...this.msgs, { role: 'tool', tool_call_id: c.id, content: c.output }];
       this.execs = [...this.execs, toolExec(k, c, replayed)];
     }
-    await this.append({ phase: 'post_tool_batch', step: k, payload: { tool_calls_total: this.execs.length, tool_failures: 0 }, snapshot: snapshot(k, this.msgs, this.execs) }, false);
+    await this.append(
+      {
+        phase: 'post_tool_batch',
+        step: k,
+        payload: { tool_calls_total: this.execs.length, tool_failures: 0 },
+        snapshot: snapshot(k, this.msgs, this.execs),
+      },
+      false,
+    );
     if (k % 3 === 0) {
       await this.store.flush();
       say({ k: 'flush', upto: this.lastSeq });
@@ -134,14 +207,27 @@ class Child {
 
   private async approval(id: string, k: number, uncertain: boolean): Promise<Approval> {
     const reason = uncertain ? 'may already have run before the interruption' : 'write tools ask';
-    const a = await this.store.requestApproval(this.runId, { tool_call_id: id, step: k, tool_name: 'write_file', category: 'write', arguments: { id }, input_hash: `in_${id}`, uncertain, reason });
+    const a = await this.store.requestApproval(this.runId, {
+      tool_call_id: id,
+      step: k,
+      tool_name: 'write_file',
+      category: 'write',
+      arguments: { id },
+      input_hash: `in_${id}`,
+      uncertain,
+      reason,
+    });
     say({ k: 'appr', id, h: digest(a), uncertain });
     return a;
   }
 
   private async decide(a: Approval): Promise<Approval> {
     if (a.decision) return a;
-    const d = await this.store.decideApproval(this.runId, a.tool_call_id, { kind: 'approve', reason: null, input_hash: null });
+    const d = await this.store.decideApproval(this.runId, a.tool_call_id, {
+      kind: 'approve',
+      reason: null,
+      input_hash: null,
+    });
     say({ k: 'appr', id: a.tool_call_id, h: digest(d), uncertain: d.uncertain });
     return d;
   }
@@ -149,11 +235,19 @@ class Child {
 
 async function main(): Promise<void> {
   const store = openDiskStore(env.STORE_DIR!, { deferMs: Number(env.DEFER_MS ?? 200) });
-  const me = { owner_id: `torture-${process.pid}`, label: `torture child ${process.pid}`, pid: process.pid, hostname: os.hostname() };
+  const me = {
+    owner_id: `torture-${process.pid}`,
+    label: `torture child ${process.pid}`,
+    pid: process.pid,
+    hostname: os.hostname(),
+  };
   say({ k: 'ready', pid: process.pid });
   let runId = env.RUN_ID;
   if (!runId) {
-    const r = await store.createRun({ title: `torture ${seed}`, task: 't', agent_name: 'torture', model: 'torture-model' }, me);
+    const r = await store.createRun(
+      { title: `torture ${seed}`, task: 't', agent_name: 'torture', model: 'torture-model' },
+      me,
+    );
     runId = r.run.run_id;
     say({ k: 'run', run_id: runId, seed, steps });
   } else await store.acquire(runId, me);

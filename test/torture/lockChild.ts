@@ -10,7 +10,10 @@ const env = process.env;
 const say = (v: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(v)}\n`);
 
 async function main(): Promise<void> {
-  const store = openDiskStore(env.STORE_DIR!, { heartbeatMs: Number(env.HEARTBEAT_MS ?? 5000), staleMs: Number(env.STALE_MS ?? 30000) });
+  const store = openDiskStore(env.STORE_DIR!, {
+    heartbeatMs: Number(env.HEARTBEAT_MS ?? 5000),
+    staleMs: Number(env.STALE_MS ?? 30000),
+  });
   await store.whenOpen();
   const me = { owner_id: `${env.LABEL}-${process.pid}`, label: env.LABEL!, pid: process.pid, hostname: os.hostname() };
   let lease: RunLease | undefined;

@@ -53,12 +53,29 @@ interface RunState {
   done: boolean;
 }
 
-const newRunState = (seed: number, steps: number): RunState => ({ runId: null, seed, steps, recs: new Map(), effects: new Map(), approvals: new Map(), blobs: new Set(), done: false });
+const newRunState = (seed: number, steps: number): RunState => ({
+  runId: null,
+  seed,
+  steps,
+  recs: new Map(),
+  effects: new Map(),
+  approvals: new Map(),
+  blobs: new Set(),
+  done: false,
+});
 
 /** Bundles a child script (test/torture/<name>.ts) into outDir; returns the .cjs path. */
 export async function bundleChild(outDir: string, name = 'child'): Promise<string> {
   const out = path.join(outDir, `torture-${name}.cjs`);
-  await esbuild.build({ entryPoints: [path.join(__dirname, `${name}.ts`)], outfile: out, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
+  await esbuild.build({
+    entryPoints: [path.join(__dirname, `${name}.ts`)],
+    outfile: out,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'error',
+  });
   return out;
 }
 
@@ -95,7 +112,12 @@ function apply(st: RunState, a: Ack): void {
  * disk does not turn most trials into runs that finish before the kill; the extra 0–3 ms delay lands
  * kills inside writes, not only between them.
  */
-function runChild(cmd: string[], env: NodeJS.ProcessEnv, st: RunState, kill: { afterAcks: number; delayMs: number }): Promise<{ killed: boolean; error: string | null }> {
+function runChild(
+  cmd: string[],
+  env: NodeJS.ProcessEnv,
+  st: RunState,
+  kill: { afterAcks: number; delayMs: number },
+): Promise<{ killed: boolean; error: string | null }> {
   return new Promise((resolve) => {
     const child = spawn(cmd[0]!, cmd.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let buf = '';
@@ -112,7 +134,8 @@ function runChild(cmd: string[], env: NodeJS.ProcessEnv, st: RunState, kill: { a
         buf = buf.slice(i + 1);
         if (!line.startsWith(ACK)) continue;
         const a = JSON.parse(line.slice(ACK.length)) as Ack;
-        if (a.k !== 'ready' && ++acks === kill.afterAcks) timer = setTimeout(() => ((killed = true), child.kill('SIGKILL')), kill.delayMs);
+        if (a.k !== 'ready' && ++acks === kill.afterAcks)
+          timer = setTimeout(() => ((killed = true), child.kill('SIGKILL')), kill.delayMs);
         if (a.k === 'error') error = a.message;
         apply(st, a);
       }
@@ -137,7 +160,8 @@ async function verify(dir: string, st: RunState, effectsLog: string): Promise<st
     for (const [seq, r] of [...st.recs]) {
       const got = await store.get(id, seq);
       if (!r.durable) {
-        if (got && digest(got) === r.h) r.durable = true; // it made it to disk after all
+        if (got && digest(got) === r.h)
+          r.durable = true; // it made it to disk after all
         else st.recs.delete(seq); // queued and lost with the process: never acknowledged as durable
         continue;
       }
@@ -145,14 +169,16 @@ async function verify(dir: string, st: RunState, effectsLog: string): Promise<st
       else if (digest(got) !== r.h) problems.push(`checkpoint ${seq} differs from what was ACKed`);
       else if (r.snap) {
         const snap = await store.loadSnapshot(id, seq);
-        if (snap.record.seq !== seq || digest(snap.snapshot) !== r.snap) problems.push(`snapshot of checkpoint ${seq} differs from what was ACKed`);
+        if (snap.record.seq !== seq || digest(snap.snapshot) !== r.snap)
+          problems.push(`snapshot of checkpoint ${seq} differs from what was ACKed`);
       }
     }
     const effects = new Map((await store.listEffects(id)).map((e) => [e.tool_call_id, e]));
     for (const [cid, h] of st.effects) {
       const e = effects.get(cid);
       if (!e) problems.push(`ACKed effect ${cid} missing`);
-      else if (digest(e) !== h && digest({ ...e, result: null }) !== h) problems.push(`effect ${cid} differs from what was ACKed`);
+      else if (digest(e) !== h && digest({ ...e, result: null }) !== h)
+        problems.push(`effect ${cid} differs from what was ACKed`);
     }
     const approvals = new Map((await store.listApprovals(id)).map((a) => [a.tool_call_id, a]));
     for (const [cid, h] of st.approvals) {
@@ -160,11 +186,13 @@ async function verify(dir: string, st: RunState, effectsLog: string): Promise<st
       const ok = a && (digest(a) === h || digest({ ...a, decision: null }) === h || a.uncertain);
       if (!ok) problems.push(`ACKed approval ${cid} missing or different`);
     }
-    for (const hash of st.blobs) await store.getBlob(id, hash).catch((err: Error) => problems.push(`ACKed blob ${hash}: ${err.message}`));
+    for (const hash of st.blobs)
+      await store.getBlob(id, hash).catch((err: Error) => problems.push(`ACKed blob ${hash}: ${err.message}`));
     problems.push(...sideEffectProblems(effectsLog, id, effects));
     if (st.done) {
       const final = await store.loadSnapshot(id);
-      if (canonical(final.snapshot.messages) !== canonical(expectedTranscript(st.seed, st.steps))) problems.push('the finished transcript differs from the uninterrupted run');
+      if (canonical(final.snapshot.messages) !== canonical(expectedTranscript(st.seed, st.steps)))
+        problems.push('the finished transcript differs from the uninterrupted run');
     }
   } finally {
     await store.close();
@@ -177,7 +205,12 @@ async function verify(dir: string, st: RunState, effectsLog: string): Promise<st
 
 /** Each side effect ran once, or again only behind a distinct uncertain approval; a result means it ran. */
 function sideEffectProblems(logFile: string, runId: string, effects: Map<string, { result: unknown }>): string[] {
-  const lines = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').split('\n').filter((l) => l.startsWith(`${runId}/`)) : [];
+  const lines = fs.existsSync(logFile)
+    ? fs
+        .readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith(`${runId}/`))
+    : [];
   const byKey = new Map<string, string[]>();
   for (const l of lines) {
     const [key, mode] = l.split(' ');
@@ -204,7 +237,11 @@ function sideEffectProblems(logFile: string, runId: string, effects: Map<string,
  */
 async function lostTailTrial(dir: string, runId: string, res: TortureResult): Promise<string[]> {
   const runDir = path.join(dir, 'runs', runId);
-  const newestSegment = fs.readdirSync(runDir).filter((n) => n.startsWith('segment-')).sort().at(-1);
+  const newestSegment = fs
+    .readdirSync(runDir)
+    .filter((n) => n.startsWith('segment-'))
+    .sort()
+    .at(-1);
   if (!newestSegment) return [];
   const seg = path.join(runDir, newestSegment);
   const parsed = parseSegment(fs.readFileSync(seg));
@@ -224,7 +261,9 @@ async function lostTailTrial(dir: string, runId: string, res: TortureResult): Pr
   const reports: CorruptionReport[] = [];
   const store = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
   try {
-    await (await store.acquire(runId, { owner_id: 'verifier', label: 'verifier', pid: process.pid, hostname: os.hostname() })).release();
+    await (
+      await store.acquire(runId, { owner_id: 'verifier', label: 'verifier', pid: process.pid, hostname: os.hostname() })
+    ).release();
     const damage = (await store.getRun(runId))?.damage;
     const problems: string[] = [];
     const r = reports.find((x) => x.file.endsWith(newest));
@@ -232,10 +271,17 @@ async function lostTailTrial(dir: string, runId: string, res: TortureResult): Pr
       // Written but not yet acknowledged when the kill came: its loss may go unseen — or be seen (the
       // index may already have counted it) — but nothing else may be blamed.
       const others = reports.filter((x) => !x.file.endsWith(newest));
-      if (others.length) problems.push(`an unacknowledged commit ${n} was cut off, yet ${others.map((x) => x.file).join(', ')} reported`);
-    } else if (!r) problems.push(`the acknowledged newest commit ${n} (in ${newest}) was cut off and nothing reported it`);
+      if (others.length)
+        problems.push(
+          `an unacknowledged commit ${n} was cut off, yet ${others.map((x) => x.file).join(', ')} reported`,
+        );
+    } else if (!r)
+      problems.push(`the acknowledged newest commit ${n} (in ${newest}) was cut off and nothing reported it`);
     else {
-      if (r.effects_lost !== effects) problems.push(`lost tail (commit ${n}): effects_lost ${r.effects_lost}, the commit ${effects ? 'held' : 'held no'} effect records`);
+      if (r.effects_lost !== effects)
+        problems.push(
+          `lost tail (commit ${n}): effects_lost ${r.effects_lost}, the commit ${effects ? 'held' : 'held no'} effect records`,
+        );
       if (!damage) problems.push(`lost tail (commit ${n}): no damage recorded in the run`);
     }
     return problems;
@@ -249,10 +295,19 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
   const dir = o.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'aw-torture-'));
   const storeDir = path.join(dir, 'store');
   const effectsLog = path.join(dir, 'effects.log');
-  const cmd = o.tsx ? [process.execPath, '--import', 'tsx', path.join(__dirname, 'child.ts')] : [process.execPath, await bundleChild(dir)];
+  const cmd = o.tsx
+    ? [process.execPath, '--import', 'tsx', path.join(__dirname, 'child.ts')]
+    : [process.execPath, await bundleChild(dir)];
   const rand = mulberry32(o.seed ?? 1);
   const steps = o.steps ?? 12;
-  const res: TortureResult = { trials: 0, kills: 0, runsFinished: 0, lostTails: { trials: 0, acknowledged: 0, withEffects: 0 }, failures: [], dir };
+  const res: TortureResult = {
+    trials: 0,
+    kills: 0,
+    runsFinished: 0,
+    lostTails: { trials: 0, acknowledged: 0, withEffects: 0 },
+    failures: [],
+    dir,
+  };
   let runSeed = (o.seed ?? 1) * 1000;
   let st = newRunState(++runSeed, steps);
   for (let t = 1; t <= o.trials; t++) {
@@ -260,16 +315,25 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
     // and still finishes a run every few trials.
     const kill = { afterAcks: 1 + Math.floor(rand() * 100), delayMs: Math.floor(rand() * 4) };
     const killAfter = `ACK ${kill.afterAcks} + ${kill.delayMs} ms`;
-    const env = { STORE_DIR: storeDir, EFFECTS_LOG: effectsLog, SEED: String(st.seed), STEPS: String(st.steps), ...(st.runId ? { RUN_ID: st.runId } : {}) };
+    const env = {
+      STORE_DIR: storeDir,
+      EFFECTS_LOG: effectsLog,
+      SEED: String(st.seed),
+      STEPS: String(st.steps),
+      ...(st.runId ? { RUN_ID: st.runId } : {}),
+    };
     const r = await runChild(cmd, env, st, kill);
     res.trials++;
     if (r.killed) res.kills++;
     const problems = r.error ? [`child failed: ${r.error}`] : st.runId ? await verify(storeDir, st, effectsLog) : [];
     // A lost-tail trial ends its run: the child (not the product's loop) would take the fallback for the whole truth.
-    const lostTail = !r.error && r.killed && st.runId && !st.done && o.lostTailEvery && res.kills % o.lostTailEvery === 0;
+    const lostTail =
+      !r.error && r.killed && st.runId && !st.done && o.lostTailEvery && res.kills % o.lostTailEvery === 0;
     if (lostTail) problems.push(...(await lostTailTrial(storeDir, st.runId!, res)));
     for (const p of problems) res.failures.push(`trial ${t} (run ${st.runId}, kill after ${killAfter}): ${p}`);
-    log(`trial ${t}: ${r.killed ? `killed after ${killAfter}` : 'ran to the end'}${lostTail ? ', newest commit deleted' : ''}, ${st.recs.size} checkpoints + ${st.effects.size} effects ACKed, ${problems.length ? `FAILED: ${problems.join('; ')}` : 'ok'}`);
+    log(
+      `trial ${t}: ${r.killed ? `killed after ${killAfter}` : 'ran to the end'}${lostTail ? ', newest commit deleted' : ''}, ${st.recs.size} checkpoints + ${st.effects.size} effects ACKed, ${problems.length ? `FAILED: ${problems.join('; ')}` : 'ok'}`,
+    );
     if (lostTail) st = newRunState(++runSeed, steps);
     else if (st.done) {
       res.runsFinished++;
@@ -287,10 +351,19 @@ async function main(): Promise<void> {
     return i >= 0 ? Number(args[i + 1]) : d;
   };
   const t0 = Date.now();
-  const r = await runTorture({ trials: num('--trials', 50), seed: num('--seed', 1), steps: num('--steps', 12), lostTailEvery: num('--lost-tail-every', 4), tsx: args.includes('--tsx'), log: (l) => console.log(l) });
+  const r = await runTorture({
+    trials: num('--trials', 50),
+    seed: num('--seed', 1),
+    steps: num('--steps', 12),
+    lostTailEvery: num('--lost-tail-every', 4),
+    tsx: args.includes('--tsx'),
+    log: (l) => console.log(l),
+  });
   for (const f of r.failures) console.error(`FAIL ${f}`);
   const lt = r.lostTails;
-  console.log(`\ntorture: ${r.trials} trials, ${r.kills} SIGKILLs, ${r.runsFinished} runs finished, ${lt.trials} lost tails (${lt.acknowledged} acknowledged, ${lt.withEffects} with effect records), ${r.failures.length} failures (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  console.log(
+    `\ntorture: ${r.trials} trials, ${r.kills} SIGKILLs, ${r.runsFinished} runs finished, ${lt.trials} lost tails (${lt.acknowledged} acknowledged, ${lt.withEffects} with effect records), ${r.failures.length} failures (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+  );
   if (!args.includes('--keep')) fs.rmSync(r.dir, { recursive: true, force: true });
   process.exit(r.failures.length ? 1 : 0);
 }

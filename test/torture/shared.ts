@@ -16,7 +16,8 @@ export function mulberry32(seed: number): () => number {
 /** JSON with sorted keys: equal data → equal text, whatever the key order (the store's own). */
 export const canonical = canonicalJson;
 
-export const digest = (v: unknown): string => crypto.createHash('sha256').update(canonical(v)).digest('hex').slice(0, 24);
+export const digest = (v: unknown): string =>
+  crypto.createHash('sha256').update(canonical(v)).digest('hex').slice(0, 24);
 
 export interface StepPlan {
   assistant: ChatMessage;
@@ -24,7 +25,23 @@ export interface StepPlan {
   final: boolean;
 }
 
-const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'file', 'src', 'test', 'const', 'return', '{', '}', '\n', '"quoted"', 'é', '\\'];
+const WORDS = [
+  'alpha',
+  'beta',
+  'gamma',
+  'delta',
+  'file',
+  'src',
+  'test',
+  'const',
+  'return',
+  '{',
+  '}',
+  '\n',
+  '"quoted"',
+  'é',
+  '\\',
+];
 
 function text(rand: () => number, bytes: number): string {
   let s = '';
@@ -35,7 +52,8 @@ function text(rand: () => number, bytes: number): string {
 /** Step k of run `seed` (1-based). The last step answers without tool calls. */
 export function planStep(seed: number, k: number, steps: number): StepPlan {
   const rand = mulberry32(seed * 7919 + k);
-  if (k >= steps) return { assistant: { role: 'assistant', content: `All done after ${k} steps.` }, calls: [], final: true };
+  if (k >= steps)
+    return { assistant: { role: 'assistant', content: `All done after ${k} steps.` }, calls: [], final: true };
   const n = 1 + Math.floor(rand() * 3);
   const calls = Array.from({ length: n }, (_, i) => {
     const big = rand() < 0.08;
@@ -45,7 +63,14 @@ export function planStep(seed: number, k: number, steps: number): StepPlan {
   const assistant: ChatMessage = {
     role: 'assistant',
     content: rand() < 0.5 ? null : `Step ${k}: ${text(rand, 80)}`,
-    tool_calls: calls.map((c, i) => ({ id: c.id, type: 'function', function: { name: i === 0 ? 'write_file' : 'read_file', arguments: JSON.stringify({ path: `src/f${k}_${i}.ts` }) } })),
+    tool_calls: calls.map((c, i) => ({
+      id: c.id,
+      type: 'function',
+      function: {
+        name: i === 0 ? 'write_file' : 'read_file',
+        arguments: JSON.stringify({ path: `src/f${k}_${i}.ts` }),
+      },
+    })),
   };
   return { assistant, calls, final: false };
 }

@@ -62,20 +62,38 @@ describe('extension manifest', () => {
 
   it('menus only name contributed commands, and `viewItem` clauses only our context values', () => {
     const known = new Set(contributed);
-    const prefixes = [ContextValues.group, ContextValues.step, ContextValues.checkpoint, ContextValues.restore, ContextValues.loadMore, 'run\\.', 'run.', 'thread\\.', 'thread.'];
+    const prefixes = [
+      ContextValues.group,
+      ContextValues.step,
+      ContextValues.checkpoint,
+      ContextValues.restore,
+      ContextValues.loadMore,
+      'run\\.',
+      'run.',
+      'thread\\.',
+      'thread.',
+    ];
     let checked = 0;
-    for (const [menu, items] of Object.entries(manifest.contributes.menus as Record<string, { command: string; when?: string }[]>)) {
+    for (const [menu, items] of Object.entries(
+      manifest.contributes.menus as Record<string, { command: string; when?: string }[]>,
+    )) {
       for (const item of items) {
         assert.ok(known.has(item.command), `${menu}: ${item.command} is contributed`);
         for (const m of (item.when ?? '').matchAll(/viewItem (?:==|=~) \/?\^?([A-Za-z.\\]+)/g)) {
-          assert.ok(prefixes.some((p) => m[1]!.startsWith(p)), `${menu}: viewItem value ${m[1]} is one of ContextValues`);
+          assert.ok(
+            prefixes.some((p) => m[1]!.startsWith(p)),
+            `${menu}: viewItem value ${m[1]} is one of ContextValues`,
+          );
           checked += 1;
         }
       }
     }
     assert.ok(checked >= 8, `the viewItem clauses were found (${checked})`);
     assert.equal(ContextValues.run('completed', { resumable: false, approvals: false }), 'run.completed');
-    assert.equal(ContextValues.thread('paused_error', { resumable: true, approvals: true }), 'thread.paused_error.resumable.approvals');
+    assert.equal(
+      ContextValues.thread('paused_error', { resumable: true, approvals: true }),
+      'thread.paused_error.resumable.approvals',
+    );
   });
 
   it('when clauses use only context keys the code sets (or VS Code built-ins)', () => {
@@ -87,14 +105,20 @@ describe('extension manifest', () => {
   });
 
   it('contributes ordered, described settings under agentWaypoints.*', () => {
-    const props = manifest.contributes.configuration[0].properties as Record<string, { order: number; markdownDescription: string }>;
+    const props = manifest.contributes.configuration[0].properties as Record<
+      string,
+      { order: number; markdownDescription: string }
+    >;
     const orders = Object.values(props).map((p) => p.order);
     assert.equal(new Set(orders).size, orders.length, 'each setting has its own order');
     for (const [k, v] of Object.entries(props)) {
       assert.match(k, /^agentWaypoints\./);
       assert.ok(v.markdownDescription.length > 20, `${k} is described`);
     }
-    assert.ok(!Object.keys(props).some((k) => /key|secret|token/i.test(k) && !/maxTokens/.test(k)), 'no setting holds a secret');
+    assert.ok(
+      !Object.keys(props).some((k) => /key|secret|token/i.test(k) && !/maxTokens/.test(k)),
+      'no setting holds a secret',
+    );
   });
 
   it('limits itself in untrusted workspaces and restores approval panels after reload', () => {

@@ -20,7 +20,7 @@ describe('ripgrepPath', () => {
     return p;
   };
 
-  it('finds the ripgrep inside code-server\'s VS Code, and it runs', () => {
+  it("finds the ripgrep inside code-server's VS Code, and it runs", () => {
     const rg = findRipgrep(vscodeAppRoot);
     assert.ok(rg, `ripgrep under ${vscodeAppRoot}`);
     assert.match(execFileSync(rg, ['--version'], { encoding: 'utf8' }), /^ripgrep \d+\./);

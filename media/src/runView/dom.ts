@@ -15,8 +15,17 @@ export function icon(name: string, extra = ''): HTMLElement {
   return el('span', { class: `codicon codicon-${name} ${extra}`.trim(), 'aria-hidden': 'true' });
 }
 
-export function button(label: string, iconName: string, onClick: () => void, opts: { secondary?: boolean; title?: string } = {}): HTMLElement {
-  const b = el('vscode-button', { icon: iconName, ...(opts.secondary ? { secondary: '' } : {}), ...(opts.title ? { title: opts.title } : {}) }, label);
+export function button(
+  label: string,
+  iconName: string,
+  onClick: () => void,
+  opts: { secondary?: boolean; title?: string } = {},
+): HTMLElement {
+  const b = el(
+    'vscode-button',
+    { icon: iconName, ...(opts.secondary ? { secondary: '' } : {}), ...(opts.title ? { title: opts.title } : {}) },
+    label,
+  );
   b.addEventListener('click', (e) => {
     e.stopPropagation();
     onClick();

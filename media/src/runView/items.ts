@@ -12,7 +12,11 @@ export function renderItem(item: TranscriptItem, a: Actions): HTMLElement {
   switch (item.kind) {
     case 'turn': {
       const root = el('div', { class: `turn${item.turn === 1 ? ' first' : ''}` });
-      if (item.turn > 1) root.append(icon('comment-discussion'), el('span', {}, `Turn ${item.turn}${item.continued ? ' · follow-up' : ''}`));
+      if (item.turn > 1)
+        root.append(
+          icon('comment-discussion'),
+          el('span', {}, `Turn ${item.turn}${item.continued ? ' · follow-up' : ''}`),
+        );
       return root;
     }
     case 'user': {
@@ -32,7 +36,15 @@ export function renderItem(item: TranscriptItem, a: Actions): HTMLElement {
     case 'status': {
       const root = el('div', { class: `status state-${item.state}`, role: 'status' });
       const head = el('div', { class: 'head' });
-      head.append(icon(item.state === 'failed' || item.state === 'paused_error' ? 'error' : item.state === 'interrupted' ? 'debug-disconnect' : 'debug-pause'));
+      head.append(
+        icon(
+          item.state === 'failed' || item.state === 'paused_error'
+            ? 'error'
+            : item.state === 'interrupted'
+              ? 'debug-disconnect'
+              : 'debug-pause',
+        ),
+      );
       head.append(el('strong', {}, item.state.replace(/_/g, ' ')));
       root.append(head);
       if (item.detail) root.append(el('p', {}, item.detail));
@@ -52,10 +64,18 @@ export function renderItem(item: TranscriptItem, a: Actions): HTMLElement {
 function waypoint(item: WaypointItem, a: Actions): HTMLElement {
   const root = el('div', { class: 'waypoint', 'data-step': String(item.step), 'data-run-id': item.runId });
   const label = el('span', { class: 'label' });
-  label.append(icon('location'), el('span', { class: 'step' }, `Step ${item.step}`), el('span', { class: 'summary' }, item.summary));
+  label.append(
+    icon('location'),
+    el('span', { class: 'step' }, `Step ${item.step}`),
+    el('span', { class: 'summary' }, item.summary),
+  );
   const phases = el('span', { class: 'phases' });
   for (const p of item.phases) {
-    const chip = el('button', { class: 'phase', title: `Open checkpoint #${p.seq} (${p.phase})` }, p.phase.replace(/_/g, ' '));
+    const chip = el(
+      'button',
+      { class: 'phase', title: `Open checkpoint #${p.seq} (${p.phase})` },
+      p.phase.replace(/_/g, ' '),
+    );
     chip.addEventListener('click', () => a.waypoint(item.runId, p.seq, 'openCheckpoint'));
     phases.append(chip);
   }
@@ -65,9 +85,17 @@ function waypoint(item: WaypointItem, a: Actions): HTMLElement {
   const forkTitle = `A new run from checkpoint #${seq}, where step ${item.step} began${item.filesAfter ? ' (conversation only, or conversation and files)' : ''}`;
   root.append(linkButton('Fork from here', 'repo-forked', forkTitle, () => a.waypoint(item.runId, seq, 'forkHere')));
   if (item.filesAfter) {
-    const blocked = a.readOnly() ? 'Read-only here: files cannot be restored.' : item.running ? 'The run is executing: cancel it before restoring its files.' : null;
-    const title = blocked ?? `Put back the files the agent changed from step ${item.step} on, as they were at checkpoint #${seq} (a preview shows every file first)`;
-    const restore = linkButton('Restore files to here', 'discard', title, () => a.waypoint(item.runId, seq, 'restoreFiles'));
+    const blocked = a.readOnly()
+      ? 'Read-only here: files cannot be restored.'
+      : item.running
+        ? 'The run is executing: cancel it before restoring its files.'
+        : null;
+    const title =
+      blocked ??
+      `Put back the files the agent changed from step ${item.step} on, as they were at checkpoint #${seq} (a preview shows every file first)`;
+    const restore = linkButton('Restore files to here', 'discard', title, () =>
+      a.waypoint(item.runId, seq, 'restoreFiles'),
+    );
     restore.classList.add('restore-here');
     if (blocked) restore.setAttribute('disabled', '');
     root.append(restore);
@@ -82,7 +110,11 @@ function linkButton(text: string, iconName: string, title: string, onClick: () =
   return b;
 }
 
-export function assistant(text: string, reasoning: string | null, o: { final: boolean; streaming: boolean }): HTMLElement {
+export function assistant(
+  text: string,
+  reasoning: string | null,
+  o: { final: boolean; streaming: boolean },
+): HTMLElement {
   const root = el('div', { class: `msg assistant${o.final ? ' final' : ''}${o.streaming ? ' streaming' : ''}` });
   const head = el('div', { class: 'who' });
   head.append(icon('hubot'), el('span', {}, o.final ? 'Final answer' : 'Agent'));

@@ -21,7 +21,15 @@ import { Marked } from 'marked';
 
 const languages = { bash, css, diff, go, java, javascript, json, markdown, python, rust, shell, typescript, xml, yaml };
 for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
-for (const [alias, name] of [['js', 'javascript'], ['ts', 'typescript'], ['sh', 'bash'], ['html', 'xml'], ['py', 'python'], ['yml', 'yaml'], ['console', 'shell']] as const) {
+for (const [alias, name] of [
+  ['js', 'javascript'],
+  ['ts', 'typescript'],
+  ['sh', 'bash'],
+  ['html', 'xml'],
+  ['py', 'python'],
+  ['yml', 'yaml'],
+  ['console', 'shell'],
+] as const) {
   hljs.registerAliases(alias, { languageName: name });
 }
 

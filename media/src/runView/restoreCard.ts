@@ -6,7 +6,14 @@ import { button, el, icon } from './dom';
 import type { Actions } from './toolCard';
 
 /** Per recorded action, as the restore preview shows the planned ones. */
-const FILE_ICONS: Record<string, string> = { reverted: 'discard', partly_reverted: 'discard', overwritten: 'replace-all', kept: 'warning', unrestorable: 'circle-slash', unchanged: 'check' };
+const FILE_ICONS: Record<string, string> = {
+  reverted: 'discard',
+  partly_reverted: 'discard',
+  overwritten: 'replace-all',
+  kept: 'warning',
+  unrestorable: 'circle-slash',
+  unchanged: 'check',
+};
 
 export function restoreCard(r: RestoreItem, a: Actions): HTMLElement {
   const root = el('section', { class: 'restore', 'data-run-id': r.runId, 'data-restore-id': r.restoreId });
@@ -14,19 +21,31 @@ export function restoreCard(r: RestoreItem, a: Actions): HTMLElement {
   const where = r.toStep === null ? `checkpoint #${r.toSeq}` : `step ${r.toStep}`;
   head.append(icon('history'), el('strong', {}, `Files restored to ${where}`));
   if (r.toStep !== null) head.append(el('span', { class: 'desc' }, `(checkpoint #${r.toSeq})`));
-  head.append(el('span', { class: 'when', title: new Date(r.createdMs).toLocaleString() }, new Date(r.createdMs).toLocaleTimeString()));
+  head.append(
+    el(
+      'span',
+      { class: 'when', title: new Date(r.createdMs).toLocaleString() },
+      new Date(r.createdMs).toLocaleTimeString(),
+    ),
+  );
   root.append(head, el('p', { class: 'counts' }, r.counts));
 
   if (r.files.length > 0) {
     const list = el('ul', { class: 'files' });
     for (const f of r.files) {
       const li = el('li', { class: `file action-${f.action}`, title: f.reason });
-      li.append(icon(FILE_ICONS[f.action] ?? 'file'), el('span', { class: 'path' }, f.path), el('span', { class: 'what' }, f.what), el('span', { class: 'why' }, f.reason));
+      li.append(
+        icon(FILE_ICONS[f.action] ?? 'file'),
+        el('span', { class: 'path' }, f.path),
+        el('span', { class: 'what' }, f.what),
+        el('span', { class: 'why' }, f.reason),
+      );
       list.append(li);
     }
     root.append(list);
   }
-  if (r.moreFiles > 0) root.append(el('p', { class: 'more' }, `and ${r.moreFiles.toLocaleString()} more (Show details lists them all)`));
+  if (r.moreFiles > 0)
+    root.append(el('p', { class: 'more' }, `and ${r.moreFiles.toLocaleString()} more (Show details lists them all)`));
   for (const n of r.notes) {
     const p = el('p', { class: 'note' });
     p.append(icon('info'), el('span', {}, n));
@@ -49,7 +68,9 @@ export function restoreCard(r: RestoreItem, a: Actions): HTMLElement {
     if (a.readOnly()) undo.setAttribute('disabled', '');
     actions.append(undo);
   }
-  actions.append(button('Show details', 'info', () => a.restore(r.runId, r.restoreId, 'showDetails'), { secondary: true }));
+  actions.append(
+    button('Show details', 'info', () => a.restore(r.runId, r.restoreId, 'showDetails'), { secondary: true }),
+  );
   root.append(actions);
   return root;
 }

@@ -2,7 +2,11 @@
 // response and notification parsed with the shared schemas before it is used.
 import { HostMessage, type Method, type Params, Requests, type Result } from '../../../src/views/run/protocol';
 
-declare function acquireVsCodeApi(): { postMessage(message: unknown): void; setState(state: unknown): void; getState(): unknown };
+declare function acquireVsCodeApi(): {
+  postMessage(message: unknown): void;
+  setState(state: unknown): void;
+  getState(): unknown;
+};
 export const vscode = acquireVsCodeApi();
 
 let nextId = 1;

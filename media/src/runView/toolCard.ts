@@ -9,7 +9,11 @@ import { highlight } from './markdown';
 
 export interface Actions {
   /** Sends a decision; the card is disabled until the host answers (errors are shown in it). */
-  decide<M extends Extract<Method, 'approve' | 'reject' | 'approveEdited'>>(card: HTMLElement, method: M, params: Params<M>): void;
+  decide<M extends Extract<Method, 'approve' | 'reject' | 'approveEdited'>>(
+    card: HTMLElement,
+    method: M,
+    params: Params<M>,
+  ): void;
   showDiff(runId: string, toolCallId: string): void;
   toolOutput(runId: string, toolCallId: string): Promise<string>;
   run(runId: string, action: RunAction): void;
@@ -20,7 +24,15 @@ export interface Actions {
   expanded: Map<string, boolean>;
 }
 
-const ICONS: Record<string, string> = { read_file: 'file', list_files: 'list-tree', search_text: 'search', write_file: 'new-file', edit_file: 'edit', run_command: 'terminal', delegate: 'organization' };
+const ICONS: Record<string, string> = {
+  read_file: 'file',
+  list_files: 'list-tree',
+  search_text: 'search',
+  write_file: 'new-file',
+  edit_file: 'edit',
+  run_command: 'terminal',
+  delegate: 'organization',
+};
 const STATUS: Record<ToolItem['status'], [string, string]> = {
   done: ['check', 'done'],
   error: ['error', 'failed'],
@@ -34,7 +46,11 @@ const STATUS: Record<ToolItem['status'], [string, string]> = {
 
 export function toolCard(t: ToolItem, a: Actions): HTMLElement {
   const pending = t.approval?.pending === true;
-  const root = el('section', { class: `tool status-${t.status}${pending ? ' approval' : ''}`, 'data-run-id': t.runId, 'data-tool-call-id': t.toolCallId });
+  const root = el('section', {
+    class: `tool status-${t.status}${pending ? ' approval' : ''}`,
+    'data-run-id': t.runId,
+    'data-tool-call-id': t.toolCallId,
+  });
   if (t.approval) root.setAttribute('data-input-hash', t.approval.inputHash);
   const open = a.expanded.get(t.key) ?? (pending || t.status === 'running');
   const details = el('details', open ? { open: '' } : {});
@@ -42,11 +58,16 @@ export function toolCard(t: ToolItem, a: Actions): HTMLElement {
   const summary = el('summary', { class: 'head' });
   const [statusIcon, statusText] = STATUS[t.status];
   summary.append(icon(ICONS[t.name] ?? 'tools'), el('span', { class: 'title' }, t.title));
-  if (t.replayed) summary.append(badge('replayed', 'info', 'Its recorded result was replayed from the effect journal; it did not run again'));
-  if (t.uncertain) summary.append(badge('may already have run', 'warn', 'The window closed while this call was running'));
+  if (t.replayed)
+    summary.append(
+      badge('replayed', 'info', 'Its recorded result was replayed from the effect journal; it did not run again'),
+    );
+  if (t.uncertain)
+    summary.append(badge('may already have run', 'warn', 'The window closed while this call was running'));
   if (t.exitCode !== null) summary.append(badge(`exit ${t.exitCode}`, t.exitCode === 0 ? 'ok' : 'warn'));
   if (t.durationMs !== null) summary.append(el('span', { class: 'duration' }, formatMs(t.durationMs)));
-  if (t.approval?.decision && t.approval.decision !== 'approved') summary.append(badge(t.approval.decision, t.approval.decision === 'rejected' ? 'warn' : 'info'));
+  if (t.approval?.decision && t.approval.decision !== 'approved')
+    summary.append(badge(t.approval.decision, t.approval.decision === 'rejected' ? 'warn' : 'info'));
   const status = el('span', { class: 'state', title: statusText });
   status.append(icon(statusIcon), el('span', {}, statusText));
   summary.append(status);
@@ -59,7 +80,12 @@ function body(t: ToolItem, a: Actions): HTMLElement {
   const b = el('div', { class: 'body' });
   if (t.uncertain && t.approval?.pending) {
     const warn = el('p', { class: 'warning', role: 'alert' });
-    warn.append(icon('warning'), document.createTextNode(' May already have run: the window closed while this call was executing. Approve only if running it again is safe.'));
+    warn.append(
+      icon('warning'),
+      document.createTextNode(
+        ' May already have run: the window closed while this call was executing. Approve only if running it again is safe.',
+      ),
+    );
     b.append(warn);
   }
   if (t.approval?.pending) b.append(el('p', { class: 'reason' }, t.approval.reason));
@@ -83,17 +109,35 @@ function body(t: ToolItem, a: Actions): HTMLElement {
 
 function approvalControls(t: ToolItem, a: Actions): HTMLElement[] {
   const base = { runId: t.runId, toolCallId: t.toolCallId, inputHash: t.approval!.inputHash };
-  const card = () => document.querySelector(`section.tool[data-tool-call-id="${CSS.escape(t.toolCallId)}"]`) as HTMLElement;
+  const card = () =>
+    document.querySelector(`section.tool[data-tool-call-id="${CSS.escape(t.toolCallId)}"]`) as HTMLElement;
   const actions = el('div', { class: 'actions' });
   actions.append(button('Approve', 'check', () => a.decide(card(), 'approve', base)));
   const rejectBox = el('div', { class: 'reject hidden' });
-  const reason = el('vscode-textarea', { placeholder: 'Why? The model sees this reason.', rows: '2' }) as HTMLElement & { value: string };
-  rejectBox.append(reason, button('Reject with reason', 'close', () => a.decide(card(), 'reject', { ...base, reason: reason.value || 'Rejected by the user.' })));
+  const reason = el('vscode-textarea', {
+    placeholder: 'Why? The model sees this reason.',
+    rows: '2',
+  }) as HTMLElement & { value: string };
+  rejectBox.append(
+    reason,
+    button('Reject with reason', 'close', () =>
+      a.decide(card(), 'reject', { ...base, reason: reason.value || 'Rejected by the user.' }),
+    ),
+  );
   actions.append(button('Reject…', 'close', () => rejectBox.classList.toggle('hidden'), { secondary: true }));
   const editBox = el('div', { class: 'edit hidden' });
-  const editor = el('vscode-textarea', { rows: '8', monospace: '', 'aria-label': 'Edited arguments (JSON)' }) as HTMLElement & { value: string };
+  const editor = el('vscode-textarea', {
+    rows: '8',
+    monospace: '',
+    'aria-label': 'Edited arguments (JSON)',
+  }) as HTMLElement & { value: string };
   editor.value = t.argumentsJson;
-  editBox.append(editor, button('Approve edited', 'check', () => a.decide(card(), 'approveEdited', { ...base, argumentsJson: editor.value })));
+  editBox.append(
+    editor,
+    button('Approve edited', 'check', () =>
+      a.decide(card(), 'approveEdited', { ...base, argumentsJson: editor.value }),
+    ),
+  );
   actions.append(button('Edit arguments…', 'edit', () => editBox.classList.toggle('hidden'), { secondary: true }));
   if (t.diff) actions.append(button('Show diff', 'diff', () => a.showDiff(t.runId, t.toolCallId), { secondary: true }));
   return [actions, rejectBox, editBox, el('p', { class: 'error hidden', role: 'alert' })];
@@ -103,13 +147,18 @@ function outputBlock(t: ToolItem, a: Actions): HTMLElement[] {
   const pre = el('pre', { class: `output${t.status === 'error' ? ' error-output' : ''}` }, t.output ?? '');
   const out: HTMLElement[] = [el('div', { class: 'label' }, t.status === 'error' ? 'Error' : 'Result'), pre];
   if (t.outputChars > (t.output?.length ?? 0)) {
-    const more = button(`Show all (${t.outputChars.toLocaleString()} characters)`, 'unfold', () => {
-      more.setAttribute('disabled', '');
-      a.toolOutput(t.runId, t.toolCallId).then(
-        (text) => ((pre.textContent = text), more.remove()),
-        (err: Error) => ((pre.textContent += `\n[${err.message}]`), more.removeAttribute('disabled')),
-      );
-    }, { secondary: true });
+    const more = button(
+      `Show all (${t.outputChars.toLocaleString()} characters)`,
+      'unfold',
+      () => {
+        more.setAttribute('disabled', '');
+        a.toolOutput(t.runId, t.toolCallId).then(
+          (text) => ((pre.textContent = text), more.remove()),
+          (err: Error) => ((pre.textContent += `\n[${err.message}]`), more.removeAttribute('disabled')),
+        );
+      },
+      { secondary: true },
+    );
     out.push(more);
   }
   return out;

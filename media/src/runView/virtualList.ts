@@ -42,11 +42,15 @@ export class VirtualList {
       }
       if (changed) this.layout();
     });
-    o.scroller.addEventListener('scroll', () => {
-      this.following = this.atBottom();
-      this.pinned = null;
-      this.schedule();
-    }, { passive: true });
+    o.scroller.addEventListener(
+      'scroll',
+      () => {
+        this.following = this.atBottom();
+        this.pinned = null;
+        this.schedule();
+      },
+      { passive: true },
+    );
   }
 
   get count(): number {

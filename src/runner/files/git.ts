@@ -15,7 +15,14 @@ function git(cwd: string, args: string[], input?: string): Promise<Buffer> {
     const child = execFile(
       'git',
       ['--no-optional-locks', '-c', 'core.quotepath=off', ...args],
-      { cwd, encoding: 'buffer', maxBuffer: MAX_OUTPUT, timeout: GIT_TIMEOUT_MS, windowsHide: true, env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' } },
+      {
+        cwd,
+        encoding: 'buffer',
+        maxBuffer: MAX_OUTPUT,
+        timeout: GIT_TIMEOUT_MS,
+        windowsHide: true,
+        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0' },
+      },
       (err, stdout) => (err ? reject(err) : resolve(stdout)),
     );
     if (input !== undefined) child.stdin?.end(input);
@@ -37,7 +44,9 @@ export async function repoBefore(workspaceRoot: string, rel: string): Promise<Re
   try {
     const head = (await git(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD'])).toString('utf8').trim();
     if (!/^[0-9a-f]{40,64}$/.test(head)) return undefined;
-    const status = (await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=no', '--ignore-submodules=all'])).toString('utf8');
+    const status = (
+      await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=no', '--ignore-submodules=all'])
+    ).toString('utf8');
     return { rel, head, dirty: parsePorcelainZ(status) };
   } catch {
     return undefined;
@@ -62,7 +71,11 @@ export function parsePorcelainZ(out: string): Set<string> {
  * three git calls for all of them (check-attr, ls-tree, cat-file --batch). Paths with a filter
  * attribute (git-lfs …) are not read: running a filter may fetch or execute things.
  */
-export async function cleanContentsAtHead(workspaceRoot: string, repo: RepoBefore, paths: readonly string[]): Promise<Map<string, Buffer | string>> {
+export async function cleanContentsAtHead(
+  workspaceRoot: string,
+  repo: RepoBefore,
+  paths: readonly string[],
+): Promise<Map<string, Buffer | string>> {
   const out = new Map<string, Buffer | string>();
   const ask = paths.filter((p) => {
     if (repo.dirty.has(p)) out.set(p, 'it had changes not committed to git');
@@ -71,19 +84,26 @@ export async function cleanContentsAtHead(workspaceRoot: string, repo: RepoBefor
   if (ask.length === 0) return out;
   const cwd = path.join(workspaceRoot, repo.rel);
   try {
-    const attrs = (await git(cwd, ['check-attr', '-z', '--stdin', 'filter'], ask.join('\0') + '\0')).toString('utf8').split('\0');
+    const attrs = (await git(cwd, ['check-attr', '-z', '--stdin', 'filter'], ask.join('\0') + '\0'))
+      .toString('utf8')
+      .split('\0');
     for (let i = 0; i + 2 < attrs.length; i += 3) {
       const filter = attrs[i + 2]!;
-      if (filter !== 'unspecified' && filter !== 'unset') out.set(attrs[i]!, `git reads it through the "${filter}" filter`);
+      if (filter !== 'unspecified' && filter !== 'unset')
+        out.set(attrs[i]!, `git reads it through the "${filter}" filter`);
     }
     const blobs = new Map<string, string>(); // path → blob id in HEAD
-    const tree = (await git(cwd, ['ls-tree', '-z', repo.head, '--', ...ask.filter((p) => !out.has(p))])).toString('utf8').split('\0');
+    const tree = (await git(cwd, ['ls-tree', '-z', repo.head, '--', ...ask.filter((p) => !out.has(p))]))
+      .toString('utf8')
+      .split('\0');
     for (const entry of tree) {
       const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(entry);
       if (m) blobs.set(m[2]!, m[1]!);
     }
     const wanted = ask.filter((p) => !out.has(p) && blobs.has(p));
-    const batch = wanted.length ? await git(cwd, ['cat-file', '--batch', '--filters'], wanted.map((p) => `${blobs.get(p)} ${p}\n`).join('')) : Buffer.alloc(0);
+    const batch = wanted.length
+      ? await git(cwd, ['cat-file', '--batch', '--filters'], wanted.map((p) => `${blobs.get(p)} ${p}\n`).join(''))
+      : Buffer.alloc(0);
     let at = 0;
     for (const p of wanted) {
       const eol = batch.indexOf(10, at);
@@ -100,7 +120,11 @@ export async function cleanContentsAtHead(workspaceRoot: string, repo: RepoBefor
   return out;
 }
 
-function fail(out: Map<string, Buffer | string>, paths: readonly string[], reason: string): Map<string, Buffer | string> {
+function fail(
+  out: Map<string, Buffer | string>,
+  paths: readonly string[],
+  reason: string,
+): Map<string, Buffer | string> {
   for (const p of paths) if (!out.has(p)) out.set(p, reason);
   return out;
 }

@@ -13,7 +13,15 @@ import type { FileFinder } from '../tools/files/types';
 import type { Tool } from '../tools/types';
 import { cleanContentsAtHead, repoBefore, type RepoBefore } from './git';
 import { changedPaths, repoOf, scanWorkspace, type Scan, type ScanOptions } from './scan';
-import { ABSENT, DEFAULT_MAX_KEPT_BYTES, readVersion, sameVersion, unknownVersion, versionOf, type PutBlob } from './versions';
+import {
+  ABSENT,
+  DEFAULT_MAX_KEPT_BYTES,
+  readVersion,
+  sameVersion,
+  unknownVersion,
+  versionOf,
+  type PutBlob,
+} from './versions';
 
 export const DEFAULT_MAX_CHANGED_FILES = 2_000;
 const NOT_FINISHED = unknownVersion('the call has not finished (the window closed or crashed while it ran)');
@@ -60,7 +68,8 @@ export class FileJournal {
     const effect = tool.files;
     if (!effect) return undefined;
     if (effect.kind === 'paths') return this.watchPaths(effect.paths(args as never), ctx);
-    const command = typeof (args as { command?: unknown })?.command === 'string' ? (args as { command: string }).command : tool.name;
+    const command =
+      typeof (args as { command?: unknown })?.command === 'string' ? (args as { command: string }).command : tool.name;
     return this.watchCommand(command, ctx);
   }
 
@@ -70,7 +79,11 @@ export class FileJournal {
     for (const p of userPaths) {
       const confined = await confinePath(root, p).catch(() => undefined);
       if (!confined || confined.rel === '.') continue; // the tool refuses it too: nothing to journal
-      files.push({ path: confined.rel, before: await readVersion(confined.abs, ctx.put, this.maxKept), after: NOT_FINISHED });
+      files.push({
+        path: confined.rel,
+        before: await readVersion(confined.abs, ctx.put, this.maxKept),
+        after: NOT_FINISHED,
+      });
     }
     return {
       files,
@@ -87,7 +100,12 @@ export class FileJournal {
 
   private async watchCommand(command: string, ctx: WatchContext): Promise<FileWatch> {
     const root = this.opts.workspaceRoot;
-    const scanOpts = { ...this.opts.scan, finder: this.finder, exclude: this.opts.exclude?.() ?? [], signal: ctx.signal };
+    const scanOpts = {
+      ...this.opts.scan,
+      finder: this.finder,
+      exclude: this.opts.exclude?.() ?? [],
+      signal: ctx.signal,
+    };
     const before = await scanWorkspace(root, scanOpts);
     const known = await this.agentVersionsStillThere(before, await ctx.effects());
     const repos = new Map<string, RepoBefore>();
@@ -102,16 +120,33 @@ export class FileJournal {
         const changed = changedPaths(before, after);
         const limit = this.opts.maxChangedFiles ?? DEFAULT_MAX_CHANGED_FILES;
         const files: FileChange[] = [];
-        const fromGit = await this.fromGit(changed.slice(0, limit).filter((rel) => before.files.has(rel) && !known.has(rel)), repos);
+        const fromGit = await this.fromGit(
+          changed.slice(0, limit).filter((rel) => before.files.has(rel) && !known.has(rel)),
+          repos,
+        );
         for (const rel of changed.slice(0, limit)) {
           const afterV = await readVersion(path.join(root, rel), ctx.put, this.maxKept);
           const beforeV = await this.beforeOf(rel, { command, before, known, fromGit, put: ctx.put });
           if (!sameVersion(beforeV, afterV)) files.push({ path: rel, before: beforeV, after: afterV });
         }
-        const notes = [before.note && `before the command: ${before.note}`, after.note && `after the command: ${after.note}`];
-        if (changed.length > limit) notes.push(`${(changed.length - limit).toLocaleString('en')} more changed files were not journaled (more than ${limit.toLocaleString('en')})`);
+        const notes = [
+          before.note && `before the command: ${before.note}`,
+          after.note && `after the command: ${after.note}`,
+        ];
+        if (changed.length > limit)
+          notes.push(
+            `${(changed.length - limit).toLocaleString('en')} more changed files were not journaled (more than ${limit.toLocaleString('en')})`,
+          );
         const note = notes.filter(Boolean).join('; ') || null;
-        return { files, file_scan: { files: after.files.size, ms: round(before.ms + after.ms), complete: before.complete && after.complete && changed.length <= limit, note } };
+        return {
+          files,
+          file_scan: {
+            files: after.files.size,
+            ms: round(before.ms + after.ms),
+            complete: before.complete && after.complete && changed.length <= limit,
+            note,
+          },
+        };
       },
     };
   }
@@ -147,16 +182,34 @@ export class FileJournal {
 
   private async beforeOf(
     rel: string,
-    c: { command: string; before: Scan; known: Map<string, FileVersion>; fromGit: Map<string, Buffer | string>; put: PutBlob },
+    c: {
+      command: string;
+      before: Scan;
+      known: Map<string, FileVersion>;
+      fromGit: Map<string, Buffer | string>;
+      put: PutBlob;
+    },
   ): Promise<FileVersion> {
     const sig = c.before.files.get(rel);
-    if (!sig) return c.before.complete ? ABSENT : unknownVersion(`changed by \`${c.command}\`; the scan before it was incomplete, so its earlier state is not known`);
+    if (!sig)
+      return c.before.complete
+        ? ABSENT
+        : unknownVersion(
+            `changed by \`${c.command}\`; the scan before it was incomplete, so its earlier state is not known`,
+          );
     const mine = c.known.get(rel);
     if (mine) return mine;
     const got = c.fromGit.get(rel);
-    if (got === undefined) return unknownVersion(`changed by \`${c.command}\`; its earlier content is not known (the agent had not written it, and git does not track it)`);
-    if (typeof got === 'string') return unknownVersion(`changed by \`${c.command}\`; its earlier content is not known (${got})`);
-    if (got.length !== sig.size) return unknownVersion(`changed by \`${c.command}\`; git's copy does not match the file as it was (size ${got.length} ≠ ${sig.size})`);
+    if (got === undefined)
+      return unknownVersion(
+        `changed by \`${c.command}\`; its earlier content is not known (the agent had not written it, and git does not track it)`,
+      );
+    if (typeof got === 'string')
+      return unknownVersion(`changed by \`${c.command}\`; its earlier content is not known (${got})`);
+    if (got.length !== sig.size)
+      return unknownVersion(
+        `changed by \`${c.command}\`; git's copy does not match the file as it was (size ${got.length} ≠ ${sig.size})`,
+      );
     return versionOf(got, c.put, this.maxKept);
   }
 }

@@ -68,29 +68,46 @@ export function restoreWrote(r: RestoreRecord): boolean {
  * The journal's changes after checkpoint `toSeq`, oldest first: tool calls whose intent followed it,
  * and the writes of earlier restores applied after it (so a later restore can undo a restore).
  */
-export function changesAfter(effects: readonly Effect[], toSeq: number, restores: readonly RestoreRecord[] = []): { changes: JournaledChange[]; notes: string[] } {
+export function changesAfter(
+  effects: readonly Effect[],
+  toSeq: number,
+  restores: readonly RestoreRecord[] = [],
+): { changes: JournaledChange[]; notes: string[] } {
   const changes: JournaledChange[] = [];
   const notes: string[] = [];
   type Entry = { seq: number; ms: number; effect?: Effect; restore?: RestoreRecord };
   const entries: Entry[] = [
-    ...effects.filter((e) => e.checkpoint_seq !== undefined && e.checkpoint_seq >= toSeq).map((effect) => ({ seq: effect.checkpoint_seq!, ms: effect.intent_ms, effect })),
-    ...restores.filter((r) => r.checkpoint_seq >= toSeq).map((restore) => ({ seq: restore.checkpoint_seq, ms: restore.created_ms, restore })),
+    ...effects
+      .filter((e) => e.checkpoint_seq !== undefined && e.checkpoint_seq >= toSeq)
+      .map((effect) => ({ seq: effect.checkpoint_seq!, ms: effect.intent_ms, effect })),
+    ...restores
+      .filter((r) => r.checkpoint_seq >= toSeq)
+      .map((restore) => ({ seq: restore.checkpoint_seq, ms: restore.created_ms, restore })),
   ].sort((a, b) => a.seq - b.seq || a.ms - b.ms); // stable: journal order within one time
   for (const { effect: e, restore: r } of entries) {
     if (r) {
       for (const f of r.files) {
         if (RESTORE_WRITES.has(f.action)) {
-          changes.push({ toolCallId: r.id, toolName: 'restore', step: 0, interrupted: false, change: { path: f.path, before: f.from, after: f.to } });
+          changes.push({
+            toolCallId: r.id,
+            toolName: 'restore',
+            step: 0,
+            interrupted: false,
+            change: { path: f.path, before: f.from, after: f.to },
+          });
         }
       }
       continue;
     }
     if (!e) continue;
     const interrupted = e.result === null;
-    for (const change of e.files ?? []) changes.push({ toolCallId: e.tool_call_id, toolName: e.tool_name, step: e.step, interrupted, change });
+    for (const change of e.files ?? [])
+      changes.push({ toolCallId: e.tool_call_id, toolName: e.tool_name, step: e.step, interrupted, change });
     if (e.file_scan?.note) notes.push(`${e.tool_name} at step ${e.step}: ${e.file_scan.note}`);
     if (interrupted && e.files === undefined && e.tool_name === 'run_command') {
-      notes.push(`A command at step ${e.step} was interrupted before its result was recorded: what it changed is not known.`);
+      notes.push(
+        `A command at step ${e.step} was interrupted before its result was recorded: what it changed is not known.`,
+      );
     }
   }
   return { changes, notes };
@@ -118,7 +135,14 @@ export function planRestore(input: PlanInput): RestorePlan {
   }
   const files = [...byPath.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([path, chain]) => planFile(path, chain, input.current.get(path) ?? { kind: 'unknown', reason: 'it was not read' }, input.dirty.has(path)));
+    .map(([path, chain]) =>
+      planFile(
+        path,
+        chain,
+        input.current.get(path) ?? { kind: 'unknown', reason: 'it was not read' },
+        input.dirty.has(path),
+      ),
+    );
   return { toSeq: input.toSeq, files, notes: [...(input.notes ?? [])] };
 }
 
@@ -126,9 +150,30 @@ function planFile(path: string, chain: JournaledChange[], current: FileVersion, 
   const checkpoint = chain[0]!.change.before;
   const base = { path, current, checkpoint };
   const canOverwrite = isRestorable(checkpoint) && !dirty;
-  if (sameVersion(current, checkpoint)) return { ...base, action: 'unchanged', reason: 'already as it was at the checkpoint', target: null, overwritable: false };
-  if (dirty) return { ...base, action: 'conflict', reason: 'open in an editor with unsaved changes: save or revert it, then restore again', target: null, overwritable: false };
-  if (current.kind === 'unknown') return { ...base, action: 'conflict', reason: `its current state cannot be read: ${current.reason}`, target: null, overwritable: false };
+  if (sameVersion(current, checkpoint))
+    return {
+      ...base,
+      action: 'unchanged',
+      reason: 'already as it was at the checkpoint',
+      target: null,
+      overwritable: false,
+    };
+  if (dirty)
+    return {
+      ...base,
+      action: 'conflict',
+      reason: 'open in an editor with unsaved changes: save or revert it, then restore again',
+      target: null,
+      overwritable: false,
+    };
+  if (current.kind === 'unknown')
+    return {
+      ...base,
+      action: 'conflict',
+      reason: `its current state cannot be read: ${current.reason}`,
+      target: null,
+      overwritable: false,
+    };
 
   let state: FileVersion = current;
   let i = chain.length - 1;
@@ -145,18 +190,36 @@ function planFile(path: string, chain: JournaledChange[], current: FileVersion, 
     }
     const before = c.change.before;
     if (!isRestorable(before)) {
-      stop = before.kind === 'file' ? `its earlier version was too large to keep (${before.size.toLocaleString('en')} bytes)` : before.kind === 'unknown' ? before.reason : 'unknown';
+      stop =
+        before.kind === 'file'
+          ? `its earlier version was too large to keep (${before.size.toLocaleString('en')} bytes)`
+          : before.kind === 'unknown'
+            ? before.reason
+            : 'unknown';
       break;
     }
     state = c.change.before;
   }
-  if (i < 0) return { ...base, action: 'revert', reason: revertReason(checkpoint, current, chain), target: state, overwritable: false };
+  if (i < 0)
+    return {
+      ...base,
+      action: 'revert',
+      reason: revertReason(checkpoint, current, chain),
+      target: state,
+      overwritable: false,
+    };
   if (i === chain.length - 1) {
     // The walk stopped at the newest change: either the file moved on (a conflict) or that change's earlier content is unknown.
     const action = sameVersion(current, chain[i]!.change.after) ? 'unrestorable' : 'conflict';
     return { ...base, action, reason: stop!, target: null, overwritable: canOverwrite };
   }
-  return { ...base, action: 'partial', reason: `the agent's later edits are undone; earlier ones are kept: ${stop!}`, target: state, overwritable: canOverwrite };
+  return {
+    ...base,
+    action: 'partial',
+    reason: `the agent's later edits are undone; earlier ones are kept: ${stop!}`,
+    target: state,
+    overwritable: canOverwrite,
+  };
 }
 
 function describe(c: JournaledChange): string {
@@ -176,10 +239,21 @@ function revertReason(checkpoint: FileVersion, current: FileVersion, chain: read
  * overwrite and the kept versions of what the writes replaced (keepReplaced), so that a later
  * restore can bring those back.
  */
-export function restoreOutcome(plan: RestorePlan, overwrite: ReadonlySet<string>, replaced: ReadonlyMap<string, FileVersion>): RestoreFile[] {
+export function restoreOutcome(
+  plan: RestorePlan,
+  overwrite: ReadonlySet<string>,
+  replaced: ReadonlyMap<string, FileVersion>,
+): RestoreFile[] {
   return plan.files.map((f) => {
     const from = replaced.get(f.path) ?? f.current;
-    if (overwrite.has(f.path) && f.overwritable) return { path: f.path, action: 'overwritten', reason: `you chose to overwrite it with its checkpoint version (${f.reason})`, from, to: f.checkpoint };
+    if (overwrite.has(f.path) && f.overwritable)
+      return {
+        path: f.path,
+        action: 'overwritten',
+        reason: `you chose to overwrite it with its checkpoint version (${f.reason})`,
+        from,
+        to: f.checkpoint,
+      };
     switch (f.action) {
       case 'revert':
         return { path: f.path, action: 'reverted', reason: f.reason, from, to: f.target! };
@@ -209,11 +283,21 @@ export function restoreWrites(plan: RestorePlan, overwrite: ReadonlySet<string>)
  * The user's ticks in the preview: a default write left unticked is kept ("you chose to keep it"),
  * a ticked overwritable file is overwritten with its checkpoint version; other ticks mean nothing.
  */
-export function applyChoices(plan: RestorePlan, ticked: ReadonlySet<string>): { plan: RestorePlan; overwrite: Set<string> } {
+export function applyChoices(
+  plan: RestorePlan,
+  ticked: ReadonlySet<string>,
+): { plan: RestorePlan; overwrite: Set<string> } {
   const overwrite = new Set<string>();
   const files = plan.files.map((f): PlannedFile => {
     const isDefault = f.action === 'revert' || f.action === 'partial';
-    if (isDefault && !ticked.has(f.path)) return { ...f, action: 'conflict', reason: `you chose to keep it (${f.reason})`, target: null, overwritable: false };
+    if (isDefault && !ticked.has(f.path))
+      return {
+        ...f,
+        action: 'conflict',
+        reason: `you chose to keep it (${f.reason})`,
+        target: null,
+        overwritable: false,
+      };
     if (!isDefault && f.overwritable && ticked.has(f.path)) overwrite.add(f.path);
     return f;
   });

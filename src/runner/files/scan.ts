@@ -50,14 +50,24 @@ export async function scanWorkspace(root: string, opts: ScanOptions): Promise<Sc
   const maxFiles = opts.maxFiles ?? DEFAULT_SCAN_MAX_FILES;
   const maxMs = opts.maxMs ?? DEFAULT_SCAN_MAX_MS;
   const out: Scan = { files: new Map(), repos: [], complete: true, note: null, ms: 0 };
-  const timeUp = () => `the scan stopped after ${(maxMs / 1000).toFixed(0)} s (${out.files.size.toLocaleString('en')} files seen)`;
+  const timeUp = () =>
+    `the scan stopped after ${(maxMs / 1000).toFixed(0)} s (${out.files.size.toLocaleString('en')} files seen)`;
   const signal = opts.signal ?? new AbortController().signal;
   let list: FileList;
   try {
-    const scope = { root: await fs.realpath(root), rel: '.', excludes: toIgnoreGlobs([...(opts.exclude ?? []), ...ALWAYS_SKIPPED]), signal };
+    const scope = {
+      root: await fs.realpath(root),
+      rel: '.',
+      excludes: toIgnoreGlobs([...(opts.exclude ?? []), ...ALWAYS_SKIPPED]),
+      signal,
+    };
     list = await opts.finder.list(scope, { maxFiles, deadline: Date.now() + maxMs });
   } catch (err) {
-    return stop(out, t0, signal.aborted ? 'the scan was cancelled' : `the workspace's files could not be listed: ${errorMessage(err)}`);
+    return stop(
+      out,
+      t0,
+      signal.aborted ? 'the scan was cancelled' : `the workspace's files could not be listed: ${errorMessage(err)}`,
+    );
   }
   out.repos = reposAbove(root, list.files);
   for (let i = 0; i < list.files.length; i++) {
@@ -72,7 +82,8 @@ export async function scanWorkspace(root: string, opts: ScanOptions): Promise<Sc
     const s = lstatSync(path.join(root, rel), { throwIfNoEntry: false });
     if (s && !s.isDirectory()) out.files.set(rel, { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino });
   }
-  if (list.stoppedBy === 'limit') return stop(out, t0, `the scan stopped at ${maxFiles.toLocaleString('en')} files (the workspace has more)`);
+  if (list.stoppedBy === 'limit')
+    return stop(out, t0, `the scan stopped at ${maxFiles.toLocaleString('en')} files (the workspace has more)`);
   if (list.stoppedBy === 'deadline') return stop(out, t0, timeUp());
   out.ms = performance.now() - t0;
   return out;
@@ -90,7 +101,12 @@ function reposAbove(root: string, files: readonly string[]): string[] {
   const dirs = new Set<string>(['']);
   for (const f of files) {
     // Walk up until a folder already seen: its parents were added with it.
-    for (let d = f.slice(0, Math.max(0, f.lastIndexOf('/'))); d !== '' && !dirs.has(d); d = d.slice(0, Math.max(0, d.lastIndexOf('/')))) dirs.add(d);
+    for (
+      let d = f.slice(0, Math.max(0, f.lastIndexOf('/')));
+      d !== '' && !dirs.has(d);
+      d = d.slice(0, Math.max(0, d.lastIndexOf('/')))
+    )
+      dirs.add(d);
   }
   return [...dirs].filter((d) => existsSync(path.join(root, d, '.git'))).sort();
 }

@@ -18,7 +18,8 @@ export type PutBlob = (content: string) => Promise<string>;
 export function encodeBytes(buf: Buffer): { text: string; encoding: 'utf8' | 'base64' } {
   const text = buf.toString('utf8');
   // Invalid UTF-8 decodes to U+FFFD, so only an exact round trip proves the bytes are this text.
-  if (Buffer.byteLength(text, 'utf8') === buf.length && Buffer.from(text, 'utf8').equals(buf)) return { text, encoding: 'utf8' };
+  if (Buffer.byteLength(text, 'utf8') === buf.length && Buffer.from(text, 'utf8').equals(buf))
+    return { text, encoding: 'utf8' };
   return { text: buf.toString('base64'), encoding: 'base64' };
 }
 
@@ -27,7 +28,11 @@ export function decodeBlob(text: string, encoding: 'utf8' | 'base64'): Buffer {
 }
 
 /** A version of these bytes; the content is kept (put as a blob) unless it is over `maxKeptBytes`. */
-export async function versionOf(buf: Buffer, put: PutBlob | null, maxKeptBytes = DEFAULT_MAX_KEPT_BYTES): Promise<FileContentVersion> {
+export async function versionOf(
+  buf: Buffer,
+  put: PutBlob | null,
+  maxKeptBytes = DEFAULT_MAX_KEPT_BYTES,
+): Promise<FileContentVersion> {
   const { text, encoding } = encodeBytes(buf);
   const hash = sha256(buf);
   const blob = put && buf.length <= maxKeptBytes ? await put(text) : null;
@@ -38,7 +43,11 @@ export async function versionOf(buf: Buffer, put: PutBlob | null, maxKeptBytes =
  * The file at `abs` now: absent, its content (kept when `put` is given), or unknown when it cannot
  * be read (a directory, no permission). Never throws for the file's own state.
  */
-export async function readVersion(abs: string, put: PutBlob | null, maxKeptBytes = DEFAULT_MAX_KEPT_BYTES): Promise<FileVersion> {
+export async function readVersion(
+  abs: string,
+  put: PutBlob | null,
+  maxKeptBytes = DEFAULT_MAX_KEPT_BYTES,
+): Promise<FileVersion> {
   let st;
   try {
     st = await fs.lstat(abs);

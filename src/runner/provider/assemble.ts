@@ -26,7 +26,9 @@ export function normalizeFinishReason(raw: string | null | undefined, hasToolCal
   return r;
 }
 
-export function toUsage(u: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null | undefined): Usage | null {
+export function toUsage(
+  u: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null | undefined,
+): Usage | null {
   if (!u || typeof u !== 'object') return null;
   const input = nonNeg(u.prompt_tokens);
   const output = nonNeg(u.completion_tokens);
@@ -61,7 +63,8 @@ export class StreamAssembler {
   private readonly unknownParts = new Set<string>();
 
   push(chunk: ChatCompletionChunk): ChunkDeltas {
-    if (!chunk || typeof chunk !== 'object') throw new ProviderError('bad_response', 'Malformed stream: a chunk is not an object.');
+    if (!chunk || typeof chunk !== 'object')
+      throw new ProviderError('bad_response', 'Malformed stream: a chunk is not an object.');
     // The first non-empty id/model: Azure's first chunk carries only prompt filter results, with id "" and model "".
     this.id ||= typeof chunk.id === 'string' && chunk.id ? chunk.id : null;
     this.model ||= typeof chunk.model === 'string' && chunk.model ? chunk.model : null;
@@ -111,15 +114,23 @@ export class StreamAssembler {
       throw new ProviderError('empty_response', 'The model returned no choices (empty response).');
     }
     if (this.finish === null) {
-      throw new ProviderError('bad_response', 'Malformed stream: it ended before a finish_reason (connection cut or server error).');
+      throw new ProviderError(
+        'bad_response',
+        'Malformed stream: it ended before a finish_reason (connection cut or server error).',
+      );
     }
     const warnings = [...this.unknownParts].map((t) => `ignored content part of type "${t}"`);
-    const toolCalls = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([i, c]) => completeCall(c, i, this.id, warnings));
+    const toolCalls = [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([i, c]) => completeCall(c, i, this.id, warnings));
     return {
       id: this.id,
       model: this.model,
       finish_reason: normalizeFinishReason(this.finish, toolCalls.length > 0),
-      message: assistant(this.sawText ? this.text : null, toolCalls, { text: this.reasoning, from: this.reasoningFrom }),
+      message: assistant(this.sawText ? this.text : null, toolCalls, {
+        text: this.reasoning,
+        from: this.reasoningFrom,
+      }),
       usage: this.usage,
       warnings,
     };
@@ -128,26 +139,33 @@ export class StreamAssembler {
 
 /** A non-streamed body → the same shape as a stream. */
 export function assembleCompletion(body: ChatCompletion): Assembled {
-  if (!body || typeof body !== 'object') throw new ProviderError('bad_response', 'Malformed response: the body is not a JSON object.');
+  if (!body || typeof body !== 'object')
+    throw new ProviderError('bad_response', 'Malformed response: the body is not a JSON object.');
   if (!Array.isArray(body.choices) || body.choices.length === 0) {
     throw new ProviderError('empty_response', 'The model returned no choices (empty response).');
   }
   const choice = body.choices.find((c) => (c?.index ?? 0) === 0) ?? body.choices[0];
   const msg = choice?.message;
-  if (!msg || typeof msg !== 'object') throw new ProviderError('bad_response', 'Malformed response: choices[0] has no message.');
+  if (!msg || typeof msg !== 'object')
+    throw new ProviderError('bad_response', 'Malformed response: choices[0] has no message.');
   const split = splitContent(msg.content);
   const warnings = split.unknown.map((t) => `ignored content part of type "${t}"`);
   const raw = Array.isArray(msg.tool_calls) ? msg.tool_calls : [];
   const toolCalls = raw.map((tc, i) => {
     const fn = (tc as { function?: { name?: string; arguments?: unknown } }).function;
-    const args = typeof fn?.arguments === 'string' ? fn.arguments : fn?.arguments == null ? '' : JSON.stringify(fn.arguments);
+    const args =
+      typeof fn?.arguments === 'string' ? fn.arguments : fn?.arguments == null ? '' : JSON.stringify(fn.arguments);
     return completeCall({ id: tc.id || null, name: fn?.name || null, args }, i, body.id ?? null, warnings);
   });
   return {
     id: typeof body.id === 'string' ? body.id : null,
     model: typeof body.model === 'string' && body.model ? body.model : null,
     finish_reason: normalizeFinishReason(choice?.finish_reason, toolCalls.length > 0),
-    message: assistant(split.text, toolCalls, split.reasoning ? { text: split.reasoning, from: 'thinking_parts' } : reasoningBeside(msg)),
+    message: assistant(
+      split.text,
+      toolCalls,
+      split.reasoning ? { text: split.reasoning, from: 'thinking_parts' } : reasoningBeside(msg),
+    ),
     usage: toUsage(body.usage),
     warnings,
   };
@@ -169,8 +187,15 @@ function completeCall(c: PartialCall, index: number, responseId: string | null, 
 }
 
 /** The stored message; `reasoning` only when the server sent some (kept apart from the answer). */
-function assistant(content: string | null, toolCalls: ToolCall[], reasoning: { text: string; from: ReasoningFrom | null }): AssistantMessage {
-  const message: AssistantMessage = toolCalls.length > 0 ? { role: 'assistant', content, tool_calls: toolCalls } : { role: 'assistant', content: content ?? '' };
+function assistant(
+  content: string | null,
+  toolCalls: ToolCall[],
+  reasoning: { text: string; from: ReasoningFrom | null },
+): AssistantMessage {
+  const message: AssistantMessage =
+    toolCalls.length > 0
+      ? { role: 'assistant', content, tool_calls: toolCalls }
+      : { role: 'assistant', content: content ?? '' };
   if (reasoning.text) {
     message.reasoning = reasoning.text;
     if (reasoning.from) message.reasoning_from = reasoning.from;

@@ -20,11 +20,19 @@ export const CHECK_TOOL_NAME = 'connection_check';
 export const CHECK_PROMPT = `Agent Waypoints connection check: call the ${CHECK_TOOL_NAME} tool with {"ok": true}. Do not answer in text.`;
 const CHECK_TOOL: ToolDefinition = {
   type: 'function',
-  function: { name: CHECK_TOOL_NAME, description: 'Confirms that tool calling works.', parameters: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } },
+  function: {
+    name: CHECK_TOOL_NAME,
+    description: 'Confirms that tool calling works.',
+    parameters: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+  },
 };
 
 /** `where` names the endpoint in messages (its base URL, or "VS Code"); `offeredBy` who lists the models. */
-export async function checkConnection(provider: ChatProvider, where: string, opts: { offeredBy?: string; signal?: AbortSignal } = {}): Promise<CheckResult> {
+export async function checkConnection(
+  provider: ChatProvider,
+  where: string,
+  opts: { offeredBy?: string; signal?: AbortSignal } = {},
+): Promise<CheckResult> {
   const { signal, offeredBy = 'the server' } = opts;
   const model = provider.requested_model;
   let models: string[] | null = null;
@@ -36,15 +44,31 @@ export async function checkConnection(provider: ChatProvider, where: string, opt
     // No model list (Azure deployment URLs, some proxies): the chat request below still decides.
   }
   try {
-    const r = await provider.complete({ messages: [{ role: 'user', content: CHECK_PROMPT }], tools: [CHECK_TOOL], ...(signal ? { signal } : {}) });
+    const r = await provider.complete({
+      messages: [{ role: 'user', content: CHECK_PROMPT }],
+      tools: [CHECK_TOOL],
+      ...(signal ? { signal } : {}),
+    });
     const called = (r.response.message.tool_calls ?? []).some((c) => c.function.name === CHECK_TOOL_NAME);
     if (!called) {
       const said = (r.response.message.content ?? '').trim().slice(0, 120);
-      return fail('no_tools', `This model does not call tools: \`${model}\` at ${where} answered${said ? ` “${said}”` : ''} instead of calling the check tool. Agent Waypoints needs a model with tool calling.`, models);
+      return fail(
+        'no_tools',
+        `This model does not call tools: \`${model}\` at ${where} answered${said ? ` “${said}”` : ''} instead of calling the check tool. Agent Waypoints needs a model with tool calling.`,
+        models,
+      );
     }
-    return { ok: true, problem: null, message: `Connected: \`${model}\` at ${where} answered and called a tool.`, models };
+    return {
+      ok: true,
+      problem: null,
+      message: `Connected: \`${model}\` at ${where} answered and called a tool.`,
+      models,
+    };
   } catch (err) {
-    return asProblem(err, { model, where, offeredBy, models, listing: false }) ?? fail('other', `The check request to ${where} failed: ${String(err)}`, models);
+    return (
+      asProblem(err, { model, where, offeredBy, models, listing: false }) ??
+      fail('other', `The check request to ${where} failed: ${String(err)}`, models)
+    );
   }
 }
 
@@ -60,20 +84,42 @@ function fail(problem: CheckProblem, message: string, models: string[] | null): 
 }
 
 /** A ProviderError as a check result; null for "no model list here, go on" while listing. */
-function asProblem(err: unknown, c: { model: string; where: string; offeredBy: string; models: string[] | null; listing: boolean }): CheckResult | null {
+function asProblem(
+  err: unknown,
+  c: { model: string; where: string; offeredBy: string; models: string[] | null; listing: boolean },
+): CheckResult | null {
   if (!(err instanceof ProviderError)) return c.listing ? null : fail('other', String(err), c.models);
   switch (err.kind) {
     case 'auth':
-      return fail('auth', `${err.status ?? 401}: the API key was refused by ${c.where}. Set the right one with “Agent Waypoints: Set API key”.`, c.models);
+      return fail(
+        'auth',
+        `${err.status ?? 401}: the API key was refused by ${c.where}. Set the right one with “Agent Waypoints: Set API key”.`,
+        c.models,
+      );
     case 'connection':
     case 'timeout':
-      return fail('unreachable', `Cannot reach ${c.where}: ${reason(err)} Check agentWaypoints.provider.baseUrl and that the server is running.`, c.models);
+      return fail(
+        'unreachable',
+        `Cannot reach ${c.where}: ${reason(err)} Check agentWaypoints.provider.baseUrl and that the server is running.`,
+        c.models,
+      );
     case 'not_found':
       if (c.listing) return null;
-      return fail('model_not_found', c.models ? `Model \`${c.model}\` not found; ${c.offeredBy} offers: ${c.models.join(', ') || 'no models'}.` : `Model \`${c.model}\` not found: ${err.message}`, c.models);
+      return fail(
+        'model_not_found',
+        c.models
+          ? `Model \`${c.model}\` not found; ${c.offeredBy} offers: ${c.models.join(', ') || 'no models'}.`
+          : `Model \`${c.model}\` not found: ${err.message}`,
+        c.models,
+      );
     case 'bad_request':
       if (c.listing) return null;
-      if (/tool/i.test(err.message)) return fail('no_tools', `This model does not call tools: ${c.where} refused a request with tools for \`${c.model}\`. ${err.message}`, c.models);
+      if (/tool/i.test(err.message))
+        return fail(
+          'no_tools',
+          `This model does not call tools: ${c.where} refused a request with tools for \`${c.model}\`. ${err.message}`,
+          c.models,
+        );
       return fail('other', err.message, c.models);
     default:
       return c.listing ? null : fail('other', err.message, c.models);

@@ -6,7 +6,13 @@ import type { ChatMessage } from '../../store/api/schema';
 import { assembleCompletion, StreamAssembler, type Assembled } from './assemble';
 import { toProviderError, ProviderError, type ErrorContext } from './errors';
 import { costUsd, DEFAULT_PRICES, normalizeModel, type PriceTable } from './pricing';
-import { PROVIDER_ADAPTER, type ChatProvider, type CompletionRequest, type ProviderConfig, type ProviderResult } from './types';
+import {
+  PROVIDER_ADAPTER,
+  type ChatProvider,
+  type CompletionRequest,
+  type ProviderConfig,
+  type ProviderResult,
+} from './types';
 
 /** Sent when no key is needed (local servers); they ignore the Authorization header. */
 export const PLACEHOLDER_API_KEY = 'no-key-required';
@@ -59,7 +65,14 @@ export function createProvider(config: ProviderConfig): ChatProvider {
     // The served model (often a dated snapshot) prices first; the requested name is the fallback.
     const cost = costUsd(model, a.usage, prices) ?? costUsd(config.model, a.usage, prices);
     return {
-      response: { id: a.id, model, finish_reason: a.finish_reason, message: a.message, usage: a.usage, received_ms: Date.now() },
+      response: {
+        id: a.id,
+        model,
+        finish_reason: a.finish_reason,
+        message: a.message,
+        usage: a.usage,
+        received_ms: Date.now(),
+      },
       cost_usd: cost,
       requested_model: config.model,
       normalized_model: normalized,
@@ -78,11 +91,22 @@ export function createProvider(config: ProviderConfig): ChatProvider {
     }
   }
 
-  return { provider_adapter: PROVIDER_ADAPTER, requested_model: config.model, normalized_model: normalized, complete, listModels };
+  return {
+    provider_adapter: PROVIDER_ADAPTER,
+    requested_model: config.model,
+    normalized_model: normalized,
+    complete,
+    listModels,
+  };
 }
 
 function requestBody(config: ProviderConfig, req: CompletionRequest, stream: boolean): ChatCompletionCreateParams {
-  const body: Record<string, unknown> = { ...config.extraBody, model: config.model, messages: wireMessages(req.messages), stream };
+  const body: Record<string, unknown> = {
+    ...config.extraBody,
+    model: config.model,
+    messages: wireMessages(req.messages),
+    stream,
+  };
   if (req.tools && req.tools.length > 0) {
     body.tools = req.tools;
     body.tool_choice = 'auto';
@@ -108,7 +132,12 @@ export function wireMessages(messages: readonly ChatMessage[]): unknown[] {
   });
 }
 
-async function streamed(client: OpenAI, body: ChatCompletionCreateParams, call: CallControl, req: CompletionRequest): Promise<Assembled> {
+async function streamed(
+  client: OpenAI,
+  body: ChatCompletionCreateParams,
+  call: CallControl,
+  req: CompletionRequest,
+): Promise<Assembled> {
   const stream = (await client.chat.completions.create(
     { ...body, stream: true } as ChatCompletionCreateParams & { stream: true },
     { signal: call.signal },
@@ -127,9 +156,12 @@ async function streamed(client: OpenAI, body: ChatCompletionCreateParams, call: 
 }
 
 async function single(client: OpenAI, body: ChatCompletionCreateParams, call: CallControl): Promise<Assembled> {
-  const completion = await client.chat.completions.create({ ...body, stream: false } as ChatCompletionCreateParams & { stream: false }, {
-    signal: call.signal,
-  });
+  const completion = await client.chat.completions.create(
+    { ...body, stream: false } as ChatCompletionCreateParams & { stream: false },
+    {
+      signal: call.signal,
+    },
+  );
   call.throwIfAborted();
   return assembleCompletion(completion);
 }

@@ -16,7 +16,14 @@ export type ProviderErrorKind =
   | 'connection'; // could not reach the server
 
 /** Kinds where trying the same request later can succeed: the loop pauses instead of failing. */
-const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limited', 'server_error', 'timeout', 'connection', 'bad_response', 'empty_response']);
+const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set([
+  'rate_limited',
+  'server_error',
+  'timeout',
+  'connection',
+  'bad_response',
+  'empty_response',
+]);
 
 export class ProviderError extends Error {
   override readonly name = 'ProviderError';
@@ -52,19 +59,25 @@ export function toProviderError(err: unknown, ctx: ErrorContext): ProviderError 
     new ProviderError(kind, scrub(msg), status, retryAfter, { cause: err });
 
   if (ctx.abortedBy === 'caller') return make('cancelled', `Request to ${where} was cancelled.`);
-  if (ctx.abortedBy === 'stall') return make('timeout', `The stream from ${where} stalled: no data within the timeout.`);
+  if (ctx.abortedBy === 'stall')
+    return make('timeout', `The stream from ${where} stalled: no data within the timeout.`);
   // Our own errors (empty/malformed response) are already classified; an abort above takes precedence.
   if (err instanceof ProviderError) return err;
   if (err instanceof OpenAI.APIUserAbortError) return make('cancelled', `Request to ${where} was cancelled.`);
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return make('timeout', `Request to ${where} timed out (after the SDK's retries).`);
+  if (err instanceof OpenAI.APIConnectionTimeoutError)
+    return make('timeout', `Request to ${where} timed out (after the SDK's retries).`);
   if (err instanceof OpenAI.APIConnectionError) return make('connection', `Could not reach ${where}: ${detail}`);
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const s = err.status;
     const retryAfter = retryAfterMs(err.headers);
-    if (s === 429) return make('rate_limited', `Rate limited by ${where} (HTTP 429) after retries: ${detail}`, s, retryAfter);
-    if (s >= 500) return make('server_error', `Server error from ${where} (HTTP ${s}) after retries: ${detail}`, s, retryAfter);
-    if (s === 401 || s === 403) return make('auth', `Authentication failed at ${where} (HTTP ${s}): check the API key. ${detail}`, s);
-    if (s === 404) return make('not_found', `Not found at ${where} (HTTP 404): check the base URL and model. ${detail}`, s);
+    if (s === 429)
+      return make('rate_limited', `Rate limited by ${where} (HTTP 429) after retries: ${detail}`, s, retryAfter);
+    if (s >= 500)
+      return make('server_error', `Server error from ${where} (HTTP ${s}) after retries: ${detail}`, s, retryAfter);
+    if (s === 401 || s === 403)
+      return make('auth', `Authentication failed at ${where} (HTTP ${s}): check the API key. ${detail}`, s);
+    if (s === 404)
+      return make('not_found', `Not found at ${where} (HTTP 404): check the base URL and model. ${detail}`, s);
     return make('bad_request', `Request refused by ${where} (HTTP ${s}): ${detail}`, s);
   }
   if (err instanceof OpenAI.APIError) {
@@ -74,7 +87,10 @@ export function toProviderError(err: unknown, ctx: ErrorContext): ProviderError 
   if (err instanceof SyntaxError) return make('bad_response', `Malformed response from ${where}: ${detail}`);
   // undici's word for a body whose connection closed before it ended.
   if (err instanceof TypeError && err.message === 'terminated') {
-    return make('bad_response', `The connection to ${where} closed in the middle of the response; nothing of the partial response was used.`);
+    return make(
+      'bad_response',
+      `The connection to ${where} closed in the middle of the response; nothing of the partial response was used.`,
+    );
   }
   return make('bad_response', `Unexpected failure talking to ${where}: ${detail}`);
 }

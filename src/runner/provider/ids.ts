@@ -6,7 +6,11 @@
 import type { AssistantMessage, ChatMessage } from '../../store/api/schema';
 
 /** Renames, in place, tool calls of `message` whose id an earlier message (or an earlier call of it) used. Returns what it renamed, for the log. */
-export function makeToolCallIdsUnique(message: AssistantMessage, earlier: readonly ChatMessage[], step: number): string[] {
+export function makeToolCallIdsUnique(
+  message: AssistantMessage,
+  earlier: readonly ChatMessage[],
+  step: number,
+): string[] {
   const used = new Set<string>();
   for (const m of earlier) if (m.role === 'assistant') for (const c of m.tool_calls ?? []) used.add(c.id);
   const renamed: string[] = [];

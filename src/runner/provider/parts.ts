@@ -49,5 +49,13 @@ export function reasoningBeside(m: unknown): { text: string; from: ReasoningFrom
 function textOf(v: unknown): string {
   if (typeof v === 'string') return v;
   if (!Array.isArray(v)) return '';
-  return v.map((x) => (typeof x === 'string' ? x : typeof (x as { text?: unknown })?.text === 'string' ? (x as { text: string }).text : '')).join('');
+  return v
+    .map((x) =>
+      typeof x === 'string'
+        ? x
+        : typeof (x as { text?: unknown })?.text === 'string'
+          ? (x as { text: string }).text
+          : '',
+    )
+    .join('');
 }

@@ -29,7 +29,10 @@ export const DEFAULT_PRICES: PriceTable = {
  * an `openai/` routing prefix (as some proxies spell it). Local names such as `llama3.1:8b` stay as they are.
  */
 export function normalizeModel(model: string): string {
-  return model.trim().toLowerCase().replace(/^openai\//, '');
+  return model
+    .trim()
+    .toLowerCase()
+    .replace(/^openai\//, '');
 }
 
 /** Exact match first, then a dated snapshot of a priced model (`gpt-4o-2024-08-06` → `gpt-4o`). */

@@ -19,7 +19,11 @@ export const delegate = defineTool({
     if (!ctx.delegate) throw new ToolFailure('Delegation is not available in this run.');
     const r = await ctx.delegate(args.task, ctx.signal);
     const who = r.child_run_id ? ` (subagent run ${r.child_run_id})` : '';
-    const capped = await capOutput(r.is_error ? `The subagent failed${who}: ${r.final_text}` : r.final_text, ctx, 'head');
+    const capped = await capOutput(
+      r.is_error ? `The subagent failed${who}: ${r.final_text}` : r.final_text,
+      ctx,
+      'head',
+    );
     return { output: capped.text, is_error: r.is_error === true, blob: capped.blob };
   },
 });

@@ -9,7 +9,10 @@ import { defineTool, ToolFailure } from './types';
 
 async function writeAtomic(abs: string, content: string): Promise<void> {
   const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.waypoints-${randomBytes(4).toString('hex')}.tmp`);
-  const mode = await fs.stat(abs).then((s) => s.mode, () => undefined); // keep an existing file's permissions
+  const mode = await fs.stat(abs).then(
+    (s) => s.mode,
+    () => undefined,
+  ); // keep an existing file's permissions
   try {
     await fs.writeFile(tmp, content, { encoding: 'utf8', mode });
     await fs.rename(tmp, abs);
@@ -40,7 +43,8 @@ export const writeFile = defineTool({
     );
     // The parent chain was confined above (its existing part is real and inside), so mkdir stays inside.
     const realRoot = await fs.realpath(ctx.workspaceRoot);
-    if (!isInside(realRoot, path.dirname(abs))) throw new ToolFailure(`Refusing to create folders outside the workspace for "${rel}".`);
+    if (!isInside(realRoot, path.dirname(abs)))
+      throw new ToolFailure(`Refusing to create folders outside the workspace for "${rel}".`);
     await fs.mkdir(path.dirname(abs), { recursive: true });
     await writeAtomic(abs, args.content);
     const bytes = Buffer.byteLength(args.content, 'utf8');
@@ -109,7 +113,9 @@ function matchLines(text: string, needle: string): number[] {
 function notFoundMessage(rel: string, text: string, oldText: string, newText: string): string {
   let msg = `old_text was not found in ${rel} (0 matches). It must match exactly, including whitespace and indentation; read the file again and copy the text.`;
   const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
-  if (squash(oldText) !== '' && squash(text).includes(squash(oldText))) msg += ' (It does match if whitespace is ignored: check indentation and line breaks.)';
-  if (newText !== '' && countOccurrences(text, newText) > 0) msg += ' (new_text is already present: the edit may have been applied already.)';
+  if (squash(oldText) !== '' && squash(text).includes(squash(oldText)))
+    msg += ' (It does match if whitespace is ignored: check indentation and line breaks.)';
+  if (newText !== '' && countOccurrences(text, newText) > 0)
+    msg += ' (new_text is already present: the edit may have been applied already.)';
   return msg;
 }

@@ -24,12 +24,16 @@ export const readFile = defineTool({
     const st = await fs.stat(abs);
     if (st.isDirectory()) throw new ToolFailure(`"${rel}" is a directory; use list_files to see its contents.`);
     if (st.size > MAX_READ_BYTES && args.start_line === undefined) {
-      throw new ToolFailure(`"${rel}" is ${st.size} bytes, over the ${MAX_READ_BYTES}-byte read limit; read a line range instead.`);
+      throw new ToolFailure(
+        `"${rel}" is ${st.size} bytes, over the ${MAX_READ_BYTES}-byte read limit; read a line range instead.`,
+      );
     }
     const buf = await fs.readFile(abs);
-    if (buf.subarray(0, 8192).includes(0)) throw new ToolFailure(`"${rel}" looks like a binary file (${buf.length} bytes); not shown.`);
+    if (buf.subarray(0, 8192).includes(0))
+      throw new ToolFailure(`"${rel}" looks like a binary file (${buf.length} bytes); not shown.`);
     let text = buf.toString('utf8');
-    if (args.start_line !== undefined || args.end_line !== undefined) text = lineRange(text, rel, args.start_line ?? 1, args.end_line);
+    if (args.start_line !== undefined || args.end_line !== undefined)
+      text = lineRange(text, rel, args.start_line ?? 1, args.end_line);
     const capped = await capOutput(text, ctx, 'head');
     return { output: capped.text, is_error: false, blob: capped.blob };
   },
@@ -39,7 +43,8 @@ function lineRange(text: string, rel: string, start: number, end: number | undef
   const lines = text.split('\n');
   if (text.endsWith('\n')) lines.pop(); // a final newline does not start another line
   if (end !== undefined && end < start) throw new ToolFailure(`end_line (${end}) is before start_line (${start}).`);
-  if (start > lines.length) throw new ToolFailure(`"${rel}" has ${lines.length} lines; start_line ${start} is past the end.`);
+  if (start > lines.length)
+    throw new ToolFailure(`"${rel}" has ${lines.length} lines; start_line ${start} is past the end.`);
   const last = Math.min(end ?? lines.length, lines.length);
   return lines.slice(start - 1, last).join('\n') + (last < lines.length || text.endsWith('\n') ? '\n' : '');
 }

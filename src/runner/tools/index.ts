@@ -12,7 +12,15 @@ import type { Tool } from './types';
 
 /** The tools over a file finder, in the order the model sees them. */
 export function codingTools(files: FileFinder): readonly Tool[] {
-  return [readFile, makeListFiles(files), makeSearchText(files), writeFile, editFile, runCommand, delegate] as readonly Tool[];
+  return [
+    readFile,
+    makeListFiles(files),
+    makeSearchText(files),
+    writeFile,
+    editFile,
+    runCommand,
+    delegate,
+  ] as readonly Tool[];
 }
 
 /** Every built-in tool (listing and search on the pure-Node engine): the toolset as the model sees it. */
@@ -35,9 +43,34 @@ export { delegate, editFile, readFile, runCommand, writeFile };
 export { createFileFinder, type FileFinderOptions } from './files/finder';
 export { DEFAULT_EXCLUDES, enabledExcludes } from './files/excludes';
 export { fileLimits, type EngineName, type FileFinder } from './files/types';
-export { ToolRegistry, toolSchemaHash, toolDefinition, argsJsonSchema, errorResult, describeFailure, type PreparedCall } from './registry';
+export {
+  ToolRegistry,
+  toolSchemaHash,
+  toolDefinition,
+  argsJsonSchema,
+  errorResult,
+  describeFailure,
+  type PreparedCall,
+} from './registry';
 export { confinePath, PathError, MAX_PATH_BYTES, MAX_COMPONENT_BYTES, type ConfinedPath } from './paths';
 export { capOutput, truncationNote } from './output';
-export { decide, DEFAULT_POLICY, matchesPrefix, type ApprovalPolicy, type CategoryMode, type Decision, type PolicyDecision, type PolicyInput } from './policy';
+export {
+  decide,
+  DEFAULT_POLICY,
+  matchesPrefix,
+  type ApprovalPolicy,
+  type CategoryMode,
+  type Decision,
+  type PolicyDecision,
+  type PolicyInput,
+} from './policy';
 export { splitShellCommand, normalizeCommand } from './shellSplit';
-export { ToolFailure, defineTool, type DelegateResult, type Tool, type ToolContext, type ToolOutput, type ToolResult } from './types';
+export {
+  ToolFailure,
+  defineTool,
+  type DelegateResult,
+  type Tool,
+  type ToolContext,
+  type ToolOutput,
+  type ToolResult,
+} from './types';

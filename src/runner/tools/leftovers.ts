@@ -60,7 +60,12 @@ export async function findLeftovers(effects: readonly Effect[]): Promise<Leftove
   for (const e of open) {
     const marked = byMarker?.get(e.idempotency_key);
     if (marked) out.push({ toolCallId: e.tool_call_id, pids: marked });
-    else if (!byMarker && e.process && e.process.hostname === os.hostname() && (alive(-e.process.pid) || alive(e.process.pid))) {
+    else if (
+      !byMarker &&
+      e.process &&
+      e.process.hostname === os.hostname() &&
+      (alive(-e.process.pid) || alive(e.process.pid))
+    ) {
       out.push({ toolCallId: e.tool_call_id, pids: [e.process.pid] });
     }
   }

@@ -32,7 +32,9 @@ export function makeListFiles(finder: FileFinder) {
       const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
       const st = await fs.stat(abs);
       if (!st.isDirectory()) throw new ToolFailure(`"${rel}" is not a directory; use read_file to read it.`);
-      const dirents = (await fs.readdir(abs, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const dirents = (await fs.readdir(abs, { withFileTypes: true })).sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+      );
       if (dirents.length === 0) return { output: `"${rel}" is empty.`, is_error: false, blob: null };
       const root = await fs.realpath(ctx.workspaceRoot);
       const list = await finder.list({ root, rel, excludes: toIgnoreGlobs(finder.excludes()), signal: ctx.signal });
@@ -41,7 +43,12 @@ export function makeListFiles(finder: FileFinder) {
       const page = fitPage(entries.slice(args.offset, args.offset + args.limit), ctx.outputCap);
       const notes = pageNotes({ total: entries.length, offset: args.offset, shown: page.shown, list });
       const unlisted = list.complete ? unlistedNote(dirents, files, rel) : null;
-      const head = page.shown > 0 ? page.text : entries.length === 0 ? `No files listed in "${rel}".` : `No entries after offset ${args.offset} (the listing has ${count(entries.length)}).`;
+      const head =
+        page.shown > 0
+          ? page.text
+          : entries.length === 0
+            ? `No files listed in "${rel}".`
+            : `No entries after offset ${args.offset} (the listing has ${count(entries.length)}).`;
       return { output: [head, ...notes, ...(unlisted ? [unlisted] : [])].join('\n'), is_error: false, blob: null };
     },
   });
@@ -97,10 +104,18 @@ interface PageInput {
 function pageNotes({ total, offset, shown, list }: PageInput): string[] {
   const notes: string[] = [];
   const last = offset + shown;
-  if (last < total) notes.push(`[entries ${count(offset + 1)}–${count(last)} of ${count(total)}${list.complete ? '' : '+'} shown; next page: offset=${last}]`);
-  else if (offset > 0 && shown > 0) notes.push(`[entries ${count(offset + 1)}–${count(last)} of ${count(total)}${list.complete ? '' : '+'}; the end of the listing]`);
+  if (last < total)
+    notes.push(
+      `[entries ${count(offset + 1)}–${count(last)} of ${count(total)}${list.complete ? '' : '+'} shown; next page: offset=${last}]`,
+    );
+  else if (offset > 0 && shown > 0)
+    notes.push(
+      `[entries ${count(offset + 1)}–${count(last)} of ${count(total)}${list.complete ? '' : '+'}; the end of the listing]`,
+    );
   if (!list.complete) {
-    notes.push(`[stopped after ${count(list.files.length)} files (the listing limit): files after that are missing; list a narrower path]`);
+    notes.push(
+      `[stopped after ${count(list.files.length)} files (the listing limit): files after that are missing; list a narrower path]`,
+    );
   }
   return notes;
 }
@@ -108,9 +123,13 @@ function pageNotes({ total, offset, shown, list }: PageInput): string[] {
 /** Names what the folder holds that the listing does not show: ignored or excluded entries, links, folders without listed files. */
 function unlistedNote(dirents: readonly Dirent[], files: readonly string[], rel: string): string | null {
   const listed = new Set(files.map((f) => f.split('/', 1)[0] as string));
-  const missing = dirents.filter((d) => !listed.has(d.name)).map((d) => (d.isDirectory() ? `${d.name}/` : d.isSymbolicLink() ? `${d.name}@` : d.name));
+  const missing = dirents
+    .filter((d) => !listed.has(d.name))
+    .map((d) => (d.isDirectory() ? `${d.name}/` : d.isSymbolicLink() ? `${d.name}@` : d.name));
   if (missing.length === 0) return null;
-  const named = missing.slice(0, MAX_NAMED).join(', ') + (missing.length > MAX_NAMED ? `, … (${count(missing.length - MAX_NAMED)} more)` : '');
+  const named =
+    missing.slice(0, MAX_NAMED).join(', ') +
+    (missing.length > MAX_NAMED ? `, … (${count(missing.length - MAX_NAMED)} more)` : '');
   const where = rel === '.' ? 'the workspace root' : `"${rel}"`;
   return `[also in ${where}, not listed: ${named} — ignored (.gitignore, .ignore, exclude settings), symbolic links (not followed), or folders without listed files]`;
 }

@@ -23,7 +23,11 @@ export function sliceBytes(text: string, maxBytes: number, from: 'start' | 'end'
 }
 
 export function truncationNote(shown: number, total: number, blob: string | null, blobError?: string): string {
-  const where = blob ? `; full output in blob ${blob}` : blobError ? `; the full output could not be kept (${blobError})` : '';
+  const where = blob
+    ? `; full output in blob ${blob}`
+    : blobError
+      ? `; the full output could not be kept (${blobError})`
+      : '';
   return `[output truncated: ${shown} of ${total} bytes shown${where}]`;
 }
 
@@ -32,7 +36,10 @@ export function truncationNote(shown: number, total: number, blob: string | null
  * error: the tool did its work, so its capped output stands; the failure reaches the loop through
  * putBlob's own wrapper, which pauses the run once the result is recorded.
  */
-async function keepFullOutput(text: string, ctx: Pick<ToolContext, 'putBlob'>): Promise<{ blob: string | null; error?: string }> {
+async function keepFullOutput(
+  text: string,
+  ctx: Pick<ToolContext, 'putBlob'>,
+): Promise<{ blob: string | null; error?: string }> {
   if (!ctx.putBlob) return { blob: null };
   try {
     return { blob: await ctx.putBlob(text) };
@@ -46,7 +53,11 @@ async function keepFullOutput(text: string, ctx: Pick<ToolContext, 'putBlob'>): 
  * `head` keeps the beginning (file reads); `head_tail` keeps both ends (command output, where the
  * summary or the error is usually last).
  */
-export async function capOutput(text: string, ctx: Pick<ToolContext, 'outputCap' | 'putBlob'>, mode: 'head' | 'head_tail' = 'head'): Promise<Capped> {
+export async function capOutput(
+  text: string,
+  ctx: Pick<ToolContext, 'outputCap' | 'putBlob'>,
+  mode: 'head' | 'head_tail' = 'head',
+): Promise<Capped> {
   const total = Buffer.byteLength(text, 'utf8');
   const cap = Math.max(0, Math.floor(ctx.outputCap));
   if (total <= cap) return { text, blob: null, truncated: false };

@@ -33,10 +33,13 @@ function checkShape(p: unknown): string {
   if (typeof p !== 'string') throw new PathError(`Path must be a string, got ${typeof p}.`);
   if (p.includes('\0')) throw new PathError(`Path ${showPath(p)} contains a NUL byte.`);
   const bytes = Buffer.byteLength(p, 'utf8');
-  if (bytes > MAX_PATH_BYTES) throw new PathError(`Path ${showPath(p)} is too long (${bytes} bytes; the limit is ${MAX_PATH_BYTES}).`);
+  if (bytes > MAX_PATH_BYTES)
+    throw new PathError(`Path ${showPath(p)} is too long (${bytes} bytes; the limit is ${MAX_PATH_BYTES}).`);
   const long = p.split(/[\\/]/).find((c) => Buffer.byteLength(c, 'utf8') > MAX_COMPONENT_BYTES);
   if (long !== undefined) {
-    throw new PathError(`Path ${showPath(p)} has a component of ${Buffer.byteLength(long, 'utf8')} bytes (the limit is ${MAX_COMPONENT_BYTES}).`);
+    throw new PathError(
+      `Path ${showPath(p)} has a component of ${Buffer.byteLength(long, 'utf8')} bytes (the limit is ${MAX_COMPONENT_BYTES}).`,
+    );
   }
   return p === '' ? '.' : p;
 }
@@ -50,7 +53,9 @@ export async function confinePath(workspaceRoot: string, userPath: string): Prom
   // Accept an absolute path spelled through either the root as configured or its real location.
   const base = isInside(root, lexical) ? root : isInside(realRoot, lexical) ? realRoot : null;
   if (base === null) {
-    throw new PathError(`Path ${showPath(p)} is outside the workspace: it resolves to ${lexical}, which is not under ${root}.`);
+    throw new PathError(
+      `Path ${showPath(p)} is outside the workspace: it resolves to ${lexical}, which is not under ${root}.`,
+    );
   }
   const parts = path.relative(base, lexical).split(path.sep).filter(Boolean);
   const abs = await walkReal(realRoot, parts, p, 0);

@@ -44,7 +44,10 @@ export function matchesPrefix(command: string, prefix: string): boolean {
 export function decide(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLICY): PolicyDecision {
   const { category, toolName } = input;
   if (policy.restricted && (category === 'write' || category === 'command')) {
-    return { decision: 'deny', reason: `${toolName} is disabled: the workspace is not trusted (restricted mode) and ${category} tools are not allowed.` };
+    return {
+      decision: 'deny',
+      reason: `${toolName} is disabled: the workspace is not trusted (restricted mode) and ${category} tools are not allowed.`,
+    };
   }
   const command = commandOf(input);
   if (command !== null) return decideCommand(command, toolName, policy);
@@ -68,15 +71,24 @@ function decideCommand(raw: string, toolName: string, policy: ApprovalPolicy): P
   const everything = [normalizeCommand(raw), ...split.parts, ...split.nested].flatMap(denyForms);
   for (const part of everything) {
     const deny = policy.commandDeny.find((p) => matchesPrefix(part, p));
-    if (deny !== undefined) return { decision: 'deny', reason: `Command "${part}" matches the deny list entry "${normalizeCommand(deny)}".` };
+    if (deny !== undefined)
+      return { decision: 'deny', reason: `Command "${part}" matches the deny list entry "${normalizeCommand(deny)}".` };
   }
   const mode = policy.categories.command;
   if (mode === 'deny') return byCategory('command', toolName, mode);
   if (mode === 'auto') return { decision: 'auto', reason: 'Commands run without asking (policy: auto).' };
   if (policy.commandAllow.length === 0 || split.parts.length === 0) return byCategory('command', toolName, mode);
   // Only auto-allow what we can see completely: every simple command allow-listed, nothing hidden.
-  if (split.hasSubstitution) return { decision: 'ask', reason: 'The command contains a substitution ($(…) or backticks), so it is not auto-allowed.' };
-  if (split.hasFileRedirect) return { decision: 'ask', reason: 'The command writes to a file through a redirection, so it is not auto-allowed.' };
+  if (split.hasSubstitution)
+    return {
+      decision: 'ask',
+      reason: 'The command contains a substitution ($(…) or backticks), so it is not auto-allowed.',
+    };
+  if (split.hasFileRedirect)
+    return {
+      decision: 'ask',
+      reason: 'The command writes to a file through a redirection, so it is not auto-allowed.',
+    };
   const notAllowed = split.parts.find((part) => !policy.commandAllow.some((p) => matchesPrefix(part, p)));
   if (notAllowed !== undefined) {
     const why = split.parts.length > 1 ? `part "${notAllowed}" of a chained command` : `"${notAllowed}"`;
@@ -97,8 +109,10 @@ export function denyForms(part: string): string[] {
   let words = part.split(' ');
   for (let guard = 0; guard < 8 && words.length > 0; guard++) {
     const w = words[0] as string;
-    if (WRAPPERS.has(w) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || (w.startsWith('-') && forms.length > 1)) words = words.slice(1);
-    else if (w.startsWith('\\') || w.includes('/')) words = [w.replace(/^\\/, '').replace(/^.*\//, ''), ...words.slice(1)];
+    if (WRAPPERS.has(w) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || (w.startsWith('-') && forms.length > 1))
+      words = words.slice(1);
+    else if (w.startsWith('\\') || w.includes('/'))
+      words = [w.replace(/^\\/, '').replace(/^.*\//, ''), ...words.slice(1)];
     else break;
     forms.push(words.join(' '));
   }

@@ -23,7 +23,10 @@ export function argsJsonSchema(tool: Tool): Record<string, unknown> {
 }
 
 export function toolDefinition(tool: Tool): ChatCompletionFunctionTool {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: argsJsonSchema(tool) } };
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: argsJsonSchema(tool) },
+  };
 }
 
 /** Hash of the toolset as the model sees it (plus categories): a changed toolset is detectable on resume. */
@@ -86,7 +89,9 @@ export class ToolRegistry {
   prepareArgs(tool: Tool, toolCallId: string, args: unknown, inputHash: string): PreparedCall {
     const r = tool.args.safeParse(args);
     if (!r.success) {
-      const issues = r.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(arguments)'}: ${i.message}`).join('; ');
+      const issues = r.error.issues
+        .map((i) => `${i.path.length ? i.path.join('.') : '(arguments)'}: ${i.message}`)
+        .join('; ');
       const msg = `Invalid arguments for ${tool.name}: ${issues}. ${expected(tool)}`;
       return { ok: false, tool_call_id: toolCallId, tool, input_hash: inputHash, error: errorResult(msg) };
     }

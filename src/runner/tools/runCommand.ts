@@ -65,11 +65,25 @@ class Capture {
 
 function execute(command: string, cwd: string, timeoutMs: number, ctx: ToolContext): Promise<Execution> {
   return new Promise((resolve) => {
-    const r: Execution = { code: null, signal: null, stdout: new Capture(), stderr: new Capture(), stoppedBy: null, spawnError: null };
+    const r: Execution = {
+      code: null,
+      signal: null,
+      stdout: new Capture(),
+      stderr: new Capture(),
+      stoppedBy: null,
+      spawnError: null,
+    };
     const isWin = process.platform === 'win32';
     // The marker lets a resumed run find this command (and what it started) if the window dies first.
     const env = { ...process.env, [EFFECT_ENV]: ctx.idempotencyKey };
-    const child = spawn(command, { cwd, env, shell: true, detached: !isWin, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    const child = spawn(command, {
+      cwd,
+      env,
+      shell: true,
+      detached: !isWin,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
     if (child.pid !== undefined) ctx.onSpawn?.(child.pid);
     child.stdout?.on('data', (b: Buffer) => r.stdout.add(b));
     child.stderr?.on('data', (b: Buffer) => r.stderr.add(b));
@@ -150,6 +164,9 @@ async function format(r: Execution, timeoutMs: number, ctx: ToolContext) {
   const full = `${status}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`;
   const capped = await capOutput(full, ctx, 'head_tail');
   // Keep the status line visible whatever the cap cut.
-  const output = capped.truncated && !capped.text.startsWith(status) ? `${status}\n${sliceBytes(capped.text, ctx.outputCap)}` : capped.text;
+  const output =
+    capped.truncated && !capped.text.startsWith(status)
+      ? `${status}\n${sliceBytes(capped.text, ctx.outputCap)}`
+      : capped.text;
   return { output, is_error: r.stoppedBy !== null || r.code !== 0, blob: capped.blob };
 }

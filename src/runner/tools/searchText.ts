@@ -20,14 +20,22 @@ export function makeSearchText(finder: FileFinder) {
     category: 'read',
     sideEffecting: false,
     description:
-      'Search the workspace\'s text files for a regular expression (JavaScript syntax; keep to what ripgrep also reads: no \\u{…}, no [^] ). ' +
+      "Search the workspace's text files for a regular expression (JavaScript syntax; keep to what ripgrep also reads: no \\u{…}, no [^] ). " +
       'Prints "path:line: text" per matching line, in path order; long lines are shown as 300 characters around the match. ' +
       'Skips files ignored by .gitignore, .ignore or the exclude settings, .git, and binary files. ' +
       'When more matches exist the output says so and gives the offset for the next page.',
     args: z.object({
       pattern: z.string().min(1).describe('Regular expression (no slashes), e.g. "function\\s+slugify"'),
-      path: z.string().default('.').describe('Folder or file to search, relative to the workspace root (default: the root)'),
-      glob: z.string().optional().describe('Only files matching this glob: "*.ts" matches names in any folder, "src/**/*.js" paths from the root'),
+      path: z
+        .string()
+        .default('.')
+        .describe('Folder or file to search, relative to the workspace root (default: the root)'),
+      glob: z
+        .string()
+        .optional()
+        .describe(
+          'Only files matching this glob: "*.ts" matches names in any folder, "src/**/*.js" paths from the root',
+        ),
       case_sensitive: z.boolean().default(true),
       max_results: z.number().int().min(1).max(1000).default(100).describe('Matching lines per page'),
       offset: z.number().int().min(0).default(0).describe('Matching lines to skip: the offset the previous page gave'),
@@ -41,10 +49,25 @@ export function makeSearchText(finder: FileFinder) {
       const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
       const st = await fs.stat(abs);
       if (!st.isDirectory() && !st.isFile()) throw new ToolFailure(`"${rel}" is not a regular file or folder.`);
-      const scope = { root: await fs.realpath(ctx.workspaceRoot), rel, excludes: toIgnoreGlobs(finder.excludes()), signal: ctx.signal };
-      const query: SearchQuery = { pattern: args.pattern, caseSensitive: args.case_sensitive, offset: args.offset, limit: args.max_results, ...globQuery(args.glob) };
+      const scope = {
+        root: await fs.realpath(ctx.workspaceRoot),
+        rel,
+        excludes: toIgnoreGlobs(finder.excludes()),
+        signal: ctx.signal,
+      };
+      const query: SearchQuery = {
+        pattern: args.pattern,
+        caseSensitive: args.case_sensitive,
+        offset: args.offset,
+        limit: args.max_results,
+        ...globQuery(args.glob),
+      };
       const result = await finder.search(scope, query);
-      return render(result, { pattern: args.pattern, where: rel === '.' ? 'the workspace' : `"${rel}"`, offset: args.offset }, ctx);
+      return render(
+        result,
+        { pattern: args.pattern, where: rel === '.' ? 'the workspace' : `"${rel}"`, offset: args.offset },
+        ctx,
+      );
     },
   });
 }
@@ -83,17 +106,27 @@ function render(r: SearchResult, input: RenderInput, ctx: ToolContext) {
   const notes: string[] = [];
   const first = input.offset + 1;
   const last = input.offset + page.shown;
-  if (more) notes.push(`[matches ${count(first)}–${count(last)} shown; more follow: call search_text again with offset=${last}]`);
+  if (more)
+    notes.push(
+      `[matches ${count(first)}–${count(last)} shown; more follow: call search_text again with offset=${last}]`,
+    );
   else if (input.offset > 0 && page.shown > 0) notes.push(`[matches ${count(first)}–${count(last)}; no more matches]`);
   if (r.stopped?.kind === 'deadline') notes.push(deadlineNote(r.stopped));
   if (r.stopped?.kind === 'walk_limit') {
-    notes.push(`[searched only the first ${count(r.stopped.walkedFiles)} files in path order (the built-in search's limit); narrow path or glob to search the rest]`);
+    notes.push(
+      `[searched only the first ${count(r.stopped.walkedFiles)} files in path order (the built-in search's limit); narrow path or glob to search the rest]`,
+    );
   }
   if (r.warnings.length > 0) {
     const shown = r.warnings.slice(0, 3).map((w) => JSON.stringify(w.length > 200 ? `${w.slice(0, 200)}…` : w));
-    notes.push(`[${plural(r.warnings.length, 'problem')} while searching, matches in those files may be missing: ${shown.join('; ')}${r.warnings.length > 3 ? '; …' : ''}]`);
+    notes.push(
+      `[${plural(r.warnings.length, 'problem')} while searching, matches in those files may be missing: ${shown.join('; ')}${r.warnings.length > 3 ? '; …' : ''}]`,
+    );
   }
-  const head = page.shown > 0 ? page.text : `No matches for ${JSON.stringify(input.pattern)}${input.offset > 0 ? ` after the first ${count(input.offset)}` : ''} in ${input.where}.`;
+  const head =
+    page.shown > 0
+      ? page.text
+      : `No matches for ${JSON.stringify(input.pattern)}${input.offset > 0 ? ` after the first ${count(input.offset)}` : ''} in ${input.where}.`;
   return { output: [head, ...notes].join('\n'), is_error: r.stopped?.kind === 'deadline', blob: null };
 }
 

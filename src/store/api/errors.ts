@@ -40,7 +40,9 @@ export class RunLockedError extends Error {
     readonly runId: string,
     readonly holder: { label: string; pid: number; hostname: string },
   ) {
-    super(`Run ${runId} is held by ${holder.label} (pid ${holder.pid} on ${holder.hostname}); it can be viewed read-only.`);
+    super(
+      `Run ${runId} is held by ${holder.label} (pid ${holder.pid} on ${holder.hostname}); it can be viewed read-only.`,
+    );
   }
 }
 

@@ -12,7 +12,9 @@ export const STORE_SCHEMA_VERSION = 2;
 
 // ── keys ────────────────────────────────────────────────────────────────────────────────────────
 /** Run ids become folder names: checked before use so no id can escape the store folder. */
-export const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'run id: 1-64 of [A-Za-z0-9_-], not starting with - or _');
+export const RunId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'run id: 1-64 of [A-Za-z0-9_-], not starting with - or _');
 export type RunId = z.infer<typeof RunId>;
 
 // ── phases and states ──────────────────────────────────────────────────────────────────────────
@@ -179,7 +181,10 @@ export const PhasePayloads = {
     total_cost_usd: z.number().nullable(),
   }),
   pre_tool_batch: z.looseObject({ tool_call_count: z.number().int().nonnegative() }),
-  post_tool_batch: z.looseObject({ tool_calls_total: z.number().int().nonnegative(), tool_failures: z.number().int().nonnegative() }),
+  post_tool_batch: z.looseObject({
+    tool_calls_total: z.number().int().nonnegative(),
+    tool_failures: z.number().int().nonnegative(),
+  }),
   pre_subagent_batch: z.looseObject({ subagent_count: z.number().int().nonnegative() }),
   post_subagent_batch: z.looseObject({
     subagents_total: z.number().int().nonnegative(),
@@ -272,7 +277,13 @@ const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
  */
 export const FileVersion = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('absent') }),
-  z.object({ kind: z.literal('file'), sha256: Sha256Hex, size: z.number().int().nonnegative(), blob: Sha256Hex.nullable(), encoding: z.enum(['utf8', 'base64']) }),
+  z.object({
+    kind: z.literal('file'),
+    sha256: Sha256Hex,
+    size: z.number().int().nonnegative(),
+    blob: Sha256Hex.nullable(),
+    encoding: z.enum(['utf8', 'base64']),
+  }),
   z.object({ kind: z.literal('unknown'), reason: z.string() }),
 ]);
 export type FileVersion = z.infer<typeof FileVersion>;
@@ -303,7 +314,10 @@ export const Effect = z.object({
   side_effecting: z.boolean(),
   intent_ms: z.number().int(),
   /** The process a command started (recorded after the intent): on resume, a live one is waited for, not re-run. */
-  process: z.object({ pid: z.number().int().positive(), hostname: z.string(), started_ms: z.number().int() }).nullable().optional(),
+  process: z
+    .object({ pid: z.number().int().positive(), hostname: z.string(), started_ms: z.number().int() })
+    .nullable()
+    .optional(),
   result: EffectResult.nullable(),
   /** The newest checkpoint when the intent was written: the call happened after it (restore to a checkpoint reverses calls with seq >= it). */
   checkpoint_seq: z.number().int().nonnegative().optional(),
@@ -350,7 +364,14 @@ export const Damage = z.object({
 export type Damage = z.infer<typeof Damage>;
 
 // ── restores (auditable: the plan, what was applied, what was kept and why) ───────────────────
-export const RESTORE_ACTIONS = ['reverted', 'partly_reverted', 'overwritten', 'kept', 'unrestorable', 'unchanged'] as const;
+export const RESTORE_ACTIONS = [
+  'reverted',
+  'partly_reverted',
+  'overwritten',
+  'kept',
+  'unrestorable',
+  'unchanged',
+] as const;
 export const RestoreFile = z.object({
   path: z.string().min(1),
   action: z.enum(RESTORE_ACTIONS),
@@ -411,7 +432,9 @@ export const InboxMessage = z.object({
   id: z.string().min(1).max(100),
   text: z.string().min(1).max(100_000),
   posted_ms: z.number().int(),
-  delivered: z.object({ seq: z.number().int().positive(), step: z.number().int().nonnegative(), ms: z.number().int() }).nullable(),
+  delivered: z
+    .object({ seq: z.number().int().positive(), step: z.number().int().nonnegative(), ms: z.number().int() })
+    .nullable(),
 });
 export type InboxMessage = z.infer<typeof InboxMessage>;
 

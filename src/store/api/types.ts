@@ -167,8 +167,19 @@ export interface CorruptionReport {
 }
 
 /** A report whose fields beyond the essentials take their "nothing lost" defaults. */
-export function corruptionReport(r: Pick<CorruptionReport, 'run_id' | 'file' | 'reason' | 'quarantined' | 'lost'> & Partial<CorruptionReport>): CorruptionReport {
-  return { fell_back_to_seq: null, lost_seqs: null, effects_lost: false, data_lost: false, state_before: null, step_before: null, lost_calls: [], ...r };
+export function corruptionReport(
+  r: Pick<CorruptionReport, 'run_id' | 'file' | 'reason' | 'quarantined' | 'lost'> & Partial<CorruptionReport>,
+): CorruptionReport {
+  return {
+    fell_back_to_seq: null,
+    lost_seqs: null,
+    effects_lost: false,
+    data_lost: false,
+    state_before: null,
+    step_before: null,
+    lost_calls: [],
+    ...r,
+  };
 }
 
 export type StoreEvent =

@@ -31,7 +31,8 @@ export function toJsonData(v: unknown, where: string, seen: Set<object> = new Se
   try {
     if (Array.isArray(v)) return v.map((x, i) => (x === undefined ? null : toJsonData(x, `${where}[${i}]`, seen)));
     const proto = Object.getPrototypeOf(v);
-    if (proto !== Object.prototype && proto !== null) throw new InvalidInputError(`${where} is not JSON data (a ${proto?.constructor?.name ?? 'class instance'})`);
+    if (proto !== Object.prototype && proto !== null)
+      throw new InvalidInputError(`${where} is not JSON data (a ${proto?.constructor?.name ?? 'class instance'})`);
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(v)) {
       const x = (v as Record<string, unknown>)[k];

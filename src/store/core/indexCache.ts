@@ -35,7 +35,11 @@ export class IndexCache {
     const prev = this.entries.get(summary.run_id);
     this.entries.set(summary.run_id, { ...summary, durable_commits: durableCommits });
     const changed =
-      !prev || prev.state !== summary.state || prev.pending_approvals !== summary.pending_approvals || prev.title !== summary.title || prev.state_detail !== summary.state_detail;
+      !prev ||
+      prev.state !== summary.state ||
+      prev.pending_approvals !== summary.pending_approvals ||
+      prev.title !== summary.title ||
+      prev.state_detail !== summary.state_detail;
     this.markDirty(structural || changed ? this.structuralMs : this.progressMs);
   }
 

@@ -2,7 +2,17 @@
 // decision, intent or result means given what the run already holds. The core writes the op.
 import { StoreConflictError, InvalidInputError } from '../api/errors';
 import type { RunModel } from './runModel';
-import { ApprovalDecision, FileChange, FileScan, InboxMessage, RestoreRecord, type Approval, type CheckpointRecord, type Effect, type EffectProcess } from '../api/schema';
+import {
+  ApprovalDecision,
+  FileChange,
+  FileScan,
+  InboxMessage,
+  RestoreRecord,
+  type Approval,
+  type CheckpointRecord,
+  type Effect,
+  type EffectProcess,
+} from '../api/schema';
 import type { CommitOp } from './storedSchema';
 import type { NewApproval, NewEffectIntent, NewEffectResult, NewInboxMessage, NewRestore } from '../api/types';
 import { parseInput } from './validate';
@@ -50,21 +60,38 @@ export function approvalRequest(m: RunModel, input: NewApproval, now: number): O
   const runId = m.meta.run_id;
   const prev = m.approvals.get(a.tool_call_id);
   if (prev && prev.decision === null && prev.input_hash === a.input_hash) return { value: prev };
-  if (prev && prev.decision === null) throw new StoreConflictError(`Run ${runId} already has a pending approval for ${a.tool_call_id} with other arguments.`, runId);
+  if (prev && prev.decision === null)
+    throw new StoreConflictError(
+      `Run ${runId} already has a pending approval for ${a.tool_call_id} with other arguments.`,
+      runId,
+    );
   const approval: Approval = { run_id: runId, ...a, requested_ms: now, decision: null };
   return { value: approval, op: { op: 'approval', approval } };
 }
 
 /** Only a pending approval can be decided, once: stale ids and replayed decisions are refused. */
-export function approvalDecision(m: RunModel, toolCallId: string, decision: Omit<ApprovalDecision, 'decided_ms'>, now: number): Outcome<Approval> {
+export function approvalDecision(
+  m: RunModel,
+  toolCallId: string,
+  decision: Omit<ApprovalDecision, 'decided_ms'>,
+  now: number,
+): Outcome<Approval> {
   const d = parseInput(DecisionInput, decision, 'decision');
   if (d.kind === 'approve_edited' && (d.arguments === undefined || d.input_hash === null)) {
     throw new InvalidInputError('approve_edited needs the edited arguments and their input_hash');
   }
   const runId = m.meta.run_id;
   const prev = m.approvals.get(toolCallId);
-  if (!prev) throw new StoreConflictError(`Run ${runId} has no approval request for tool call ${JSON.stringify(toolCallId)}.`, runId);
-  if (prev.decision) throw new StoreConflictError(`The approval for ${toolCallId} in run ${runId} was already decided (${prev.decision.kind}).`, runId);
+  if (!prev)
+    throw new StoreConflictError(
+      `Run ${runId} has no approval request for tool call ${JSON.stringify(toolCallId)}.`,
+      runId,
+    );
+  if (prev.decision)
+    throw new StoreConflictError(
+      `The approval for ${toolCallId} in run ${runId} was already decided (${prev.decision.kind}).`,
+      runId,
+    );
   const approval: Approval = { ...prev, decision: { ...d, decided_ms: now } };
   return { value: approval, op: { op: 'approval', approval } };
 }
@@ -74,7 +101,11 @@ export function effectIntent(m: RunModel, input: NewEffectIntent, now: number): 
   const i = parseInput(NewIntent, input, 'effect intent');
   const runId = m.meta.run_id;
   const prev = m.effects.get(i.tool_call_id);
-  if (prev?.result) throw new StoreConflictError(`Tool call ${i.tool_call_id} of run ${runId} already has a result; it must be replayed, not run again.`, runId);
+  if (prev?.result)
+    throw new StoreConflictError(
+      `Tool call ${i.tool_call_id} of run ${runId} already has a result; it must be replayed, not run again.`,
+      runId,
+    );
   // Re-recorded after a resume: the first intent's pre-images stand (they are from before the first attempt).
   if (prev && prev.input_hash === i.input_hash) return { value: prev };
   const { files, ...rest } = i;
@@ -97,8 +128,13 @@ export function effectProcess(m: RunModel, toolCallId: string, input: EffectProc
   const proc = parseInput(ProcessInput, input, 'effect process');
   const runId = m.meta.run_id;
   const prev = m.effects.get(toolCallId);
-  if (!prev) throw new StoreConflictError(`Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`, runId);
-  if (prev.result || (prev.process?.pid === proc.pid && prev.process.hostname === proc.hostname)) return { value: prev };
+  if (!prev)
+    throw new StoreConflictError(
+      `Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`,
+      runId,
+    );
+  if (prev.result || (prev.process?.pid === proc.pid && prev.process.hostname === proc.hostname))
+    return { value: prev };
   const effect: Effect = { ...prev, process: proc };
   return { value: effect, op: { op: 'effect', effect } };
 }
@@ -108,12 +144,21 @@ export function effectResult(m: RunModel, toolCallId: string, input: NewEffectRe
   const { files, file_scan, ...r } = parseInput(ResultInput, input, 'effect result');
   const runId = m.meta.run_id;
   const prev = m.effects.get(toolCallId);
-  if (!prev) throw new StoreConflictError(`Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`, runId);
+  if (!prev)
+    throw new StoreConflictError(
+      `Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`,
+      runId,
+    );
   if (prev.result) {
     if (prev.result.output_hash === r.output_hash) return { value: prev };
     throw new StoreConflictError(`Tool call ${toolCallId} of run ${runId} already has a different result.`, runId);
   }
-  const effect: Effect = { ...prev, result: { ...r, finished_ms: now }, ...(files ? { files } : {}), ...(file_scan ? { file_scan } : {}) };
+  const effect: Effect = {
+    ...prev,
+    result: { ...r, finished_ms: now },
+    ...(files ? { files } : {}),
+    ...(file_scan ? { file_scan } : {}),
+  };
   return { value: effect, op: { op: 'effect', effect } };
 }
 
@@ -134,11 +179,16 @@ export function inboxPost(m: RunModel, input: NewInboxMessage, now: number): Out
 /** Marks messages delivered by `record` (written in the same commit). Only waiting messages, each once. */
 export function inboxDelivered(m: RunModel, ids: readonly string[], record: CheckpointRecord, now: number): CommitOp[] {
   const runId = m.meta.run_id;
-  if (!Array.isArray(ids) || new Set(ids).size !== ids.length) throw new InvalidInputError('deliver must list distinct message ids');
+  if (!Array.isArray(ids) || new Set(ids).size !== ids.length)
+    throw new InvalidInputError('deliver must list distinct message ids');
   return ids.map((id) => {
     const prev = m.inbox.get(id);
     if (!prev) throw new StoreConflictError(`Run ${runId} has no message ${JSON.stringify(id)} to deliver.`, runId);
-    if (prev.delivered) throw new StoreConflictError(`Message ${id} of run ${runId} was already delivered (checkpoint ${prev.delivered.seq}).`, runId);
+    if (prev.delivered)
+      throw new StoreConflictError(
+        `Message ${id} of run ${runId} was already delivered (checkpoint ${prev.delivered.seq}).`,
+        runId,
+      );
     return { op: 'inbox', message: { ...prev, delivered: { seq: record.seq, step: record.step, ms: now } } };
   });
 }
@@ -147,7 +197,13 @@ export function inboxDelivered(m: RunModel, ids: readonly string[], record: Chec
 export function restoreRecord(m: RunModel, input: NewRestore, now: number): Outcome<RestoreRecord> {
   const r = parseInput(RestoreInput, input, 'restore');
   const runId = m.meta.run_id;
-  if (r.to_seq > m.lastSeq) throw new InvalidInputError(`Run ${runId} has no checkpoint ${r.to_seq} to restore to (its last is ${m.lastSeq}).`);
-  const restore: RestoreRecord = { id: `restore-${m.restores.length + 1}`, checkpoint_seq: m.lastSeq, created_ms: now, ...r };
+  if (r.to_seq > m.lastSeq)
+    throw new InvalidInputError(`Run ${runId} has no checkpoint ${r.to_seq} to restore to (its last is ${m.lastSeq}).`);
+  const restore: RestoreRecord = {
+    id: `restore-${m.restores.length + 1}`,
+    checkpoint_seq: m.lastSeq,
+    created_ms: now,
+    ...r,
+  };
   return { value: restore, op: { op: 'restore', restore } };
 }

@@ -8,7 +8,14 @@ import { IndexCache } from './indexCache';
 import { toWriteError } from './runWriter';
 import { RunHandle } from './runHandle';
 import { RunModel } from './runModel';
-import { isTerminalState, type Approval, type CheckpointRecord, type Effect, type RunMeta, type RunSummary } from '../api/schema';
+import {
+  isTerminalState,
+  type Approval,
+  type CheckpointRecord,
+  type Effect,
+  type RunMeta,
+  type RunSummary,
+} from '../api/schema';
 import type * as T from '../api/types';
 import type { IndexEntry } from './storedSchema';
 import { checkRunId } from './validate';
@@ -136,7 +143,10 @@ export abstract class StoreReads {
     const h = this.runs.get(runId);
     if (!h) return this.loadForReading(runId);
     if (h.owned || h.damaged) return h;
-    const more = await this.engine.loadMore(runId, sinkInto(() => h.model));
+    const more = await this.engine.loadMore(
+      runId,
+      sinkInto(() => h.model),
+    );
     if (more === 'reload') {
       this.runs.delete(runId);
       return this.loadForReading(runId);
@@ -164,9 +174,16 @@ export abstract class StoreReads {
    */
   protected async load(runId: string, repair: boolean): Promise<RunHandle | undefined> {
     let model: RunModel | undefined;
-    const sink = sinkInto(() => model!, (m) => (model = new RunModel(m)));
+    const sink = sinkInto(
+      () => model!,
+      (m) => (model = new RunModel(m)),
+    );
     const entry = this.index.get(runId);
-    const res = await this.engine.loadRun(runId, sink, { repair, expectCommits: entry?.durable_commits ?? 0, ...(entry ? { knownMeta: metaOf(entry) } : {}) });
+    const res = await this.engine.loadRun(runId, sink, {
+      repair,
+      expectCommits: entry?.durable_commits ?? 0,
+      ...(entry ? { knownMeta: metaOf(entry) } : {}),
+    });
     if (!res || !model) return undefined;
     const h = new RunHandle(model, res.commits);
     for (const n of res.notices) this.emit({ kind: 'recovered', run_id: runId, file: n.file, message: n.message });
@@ -193,10 +210,15 @@ export abstract class StoreReads {
   async listRuns(opts: { limit?: number; cursor?: string } = {}): Promise<T.RunPage> {
     await this.opened();
     const limit = opts.limit ?? 50;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidInputError('limit must be an integer from 1 to 1000');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw new InvalidInputError('limit must be an integer from 1 to 1000');
     const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
-    const all = [...this.index.entries.values()].sort((a, b) => b.updated_ms - a.updated_ms || (a.run_id < b.run_id ? 1 : -1));
-    const start = after ? all.findIndex((e) => e.updated_ms < after[0] || (e.updated_ms === after[0] && e.run_id < after[1])) : 0;
+    const all = [...this.index.entries.values()].sort(
+      (a, b) => b.updated_ms - a.updated_ms || (a.run_id < b.run_id ? 1 : -1),
+    );
+    const start = after
+      ? all.findIndex((e) => e.updated_ms < after[0] || (e.updated_ms === after[0] && e.run_id < after[1]))
+      : 0;
     const page = start < 0 ? [] : all.slice(start, start + limit);
     const runs = page.map(({ durable_commits: _, ...s }) => copyJson(s));
     const last = page[page.length - 1];
@@ -219,11 +241,22 @@ export abstract class StoreReads {
       const known = this.index.get(id);
       if (this.runs.get(id)?.owned || (known && isTerminalState(known.state))) continue;
       // A run not in memory is loaded only if its log grew: a focus event must not re-read every paused run.
-      if (known && !this.runs.has(id) && ((await this.engine.lastCommit(id).catch(() => undefined)) ?? Infinity) <= known.durable_commits) continue;
+      if (
+        known &&
+        !this.runs.has(id) &&
+        ((await this.engine.lastCommit(id).catch(() => undefined)) ?? Infinity) <= known.durable_commits
+      )
+        continue;
       const h = await this.peek(id).catch(() => undefined); // an unreadable run was reported by its load
       if (!h) continue;
       const now = h.model.summary(); // peek has already put it in the index
-      if (known && now.last_seq === known.last_seq && now.state === known.state && now.pending_approvals === known.pending_approvals) continue;
+      if (
+        known &&
+        now.last_seq === known.last_seq &&
+        now.state === known.state &&
+        now.pending_approvals === known.pending_approvals
+      )
+        continue;
       this.emit({ kind: known ? 'run-updated' : 'run-created', run_id: id });
       changed = true;
     }
@@ -247,7 +280,11 @@ export abstract class StoreReads {
   async latest(runId: string): Promise<CheckpointRecord> {
     const h = await this.mustPeek(runId);
     const rec = h.model.verified(h.model.lastSeq);
-    if (!rec) throw new CheckpointNotFoundError(`Run ${runId} has no usable checkpoint${h.damaged ? ' (its log is damaged; see the corruption report)' : ''}.`, runId);
+    if (!rec)
+      throw new CheckpointNotFoundError(
+        `Run ${runId} has no usable checkpoint${h.damaged ? ' (its log is damaged; see the corruption report)' : ''}.`,
+        runId,
+      );
     return copyJson(rec);
   }
 
@@ -271,14 +308,19 @@ export abstract class StoreReads {
     const found = h.model.verifiedSnapshotAt(seq ?? h.model.lastSeq);
     if (!found) {
       const where = seq === undefined ? '' : ` at or before seq ${seq}`;
-      throw new CheckpointNotFoundError(`Run ${runId} has no snapshot checkpoint${where}${h.damaged ? ' (its log is damaged)' : ''}.`, runId);
+      throw new CheckpointNotFoundError(
+        `Run ${runId} has no snapshot checkpoint${where}${h.damaged ? ' (its log is damaged)' : ''}.`,
+        runId,
+      );
     }
     return copyJson(found);
   }
 
   async listApprovals(runId: string, opts: { pendingOnly?: boolean } = {}): Promise<Approval[]> {
     const h = await this.mustPeek(runId);
-    return [...h.model.approvals.values()].filter((a) => !opts.pendingOnly || a.decision === null).map((a) => copyJson(a));
+    return [...h.model.approvals.values()]
+      .filter((a) => !opts.pendingOnly || a.decision === null)
+      .map((a) => copyJson(a));
   }
 
   async listEffects(runId: string): Promise<Effect[]> {
@@ -294,7 +336,17 @@ export abstract class StoreReads {
 
 /** The RunMeta part of an index entry. */
 function metaOf(e: IndexEntry): RunMeta {
-  return { run_id: e.run_id, thread_id: e.thread_id, title: e.title, task: e.task, agent_name: e.agent_name, model: e.model, created_ms: e.created_ms, forked_from: e.forked_from, parent_run_id: e.parent_run_id };
+  return {
+    run_id: e.run_id,
+    thread_id: e.thread_id,
+    title: e.title,
+    task: e.task,
+    agent_name: e.agent_name,
+    model: e.model,
+    created_ms: e.created_ms,
+    forked_from: e.forked_from,
+    parent_run_id: e.parent_run_id,
+  };
 }
 
 /**
@@ -304,7 +356,8 @@ function metaOf(e: IndexEntry): RunMeta {
 function withIndexEvidence(r: T.CorruptionReport, entry: IndexEntry | undefined): T.CorruptionReport {
   if (!r.data_lost || !entry) return r;
   const fell = r.fell_back_to_seq ?? 0;
-  const lostSeqs = entry.last_seq > fell ? { from: fell + 1, to: Math.max(entry.last_seq, r.lost_seqs?.to ?? 0) } : r.lost_seqs;
+  const lostSeqs =
+    entry.last_seq > fell ? { from: fell + 1, to: Math.max(entry.last_seq, r.lost_seqs?.to ?? 0) } : r.lost_seqs;
   const indexKnows = entry.last_seq > fell;
   return {
     ...r,

@@ -2,7 +2,21 @@
 // live writes apply the same ops that a reload replays, so a reopened run is the run that was
 // written. It never copies: callers clone what they hand out (structuredClone at the API edge).
 import { AgentCheckpointCorruptionError } from '../api/errors';
-import { CheckpointRecord, isTerminalState, LIST_FIELDS, RunState, type Approval, type Damage, type Effect, type InboxMessage, type ListField, type RestoreRecord, type RunMeta, type RunSummary, type RuntimeSnapshot } from '../api/schema';
+import {
+  CheckpointRecord,
+  isTerminalState,
+  LIST_FIELDS,
+  RunState,
+  type Approval,
+  type Damage,
+  type Effect,
+  type InboxMessage,
+  type ListField,
+  type RestoreRecord,
+  type RunMeta,
+  type RunSummary,
+  type RuntimeSnapshot,
+} from '../api/schema';
 import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
 
 export type Lists = Record<ListField, unknown[]>;
@@ -55,16 +69,23 @@ export class RunModel {
       const owner = opRunId(op) ?? runId;
       if (owner !== runId) throw new CommitMismatchError(`holds data of run ${owner}`);
       if (op.op !== 'record') continue;
-      if (op.record.seq !== ++seq) throw new CommitMismatchError(`checkpoint seq ${op.record.seq} where ${seq} was expected`);
+      if (op.record.seq !== ++seq)
+        throw new CommitMismatchError(`checkpoint seq ${op.record.seq} where ${seq} was expected`);
       for (const field of LIST_FIELDS) {
         const tail = op.lists?.[field];
         if (!tail) continue;
-        if (tail.base > lens[field]) throw new CommitMismatchError(`${field} tail starts at ${tail.base}, past the end (${lens[field]})`);
+        if (tail.base > lens[field])
+          throw new CommitMismatchError(`${field} tail starts at ${tail.base}, past the end (${lens[field]})`);
         if (validateItems) checkItems(field, tail.items, seq);
         lens[field] = tail.base + tail.items.length;
       }
       const h = op.record.snapshot;
-      if (h && (h.message_count > lens.messages || h.tool_execution_count > lens.tool_executions || h.subagent_execution_count > lens.subagent_executions)) {
+      if (
+        h &&
+        (h.message_count > lens.messages ||
+          h.tool_execution_count > lens.tool_executions ||
+          h.subagent_execution_count > lens.subagent_executions)
+      ) {
         throw new CommitMismatchError(`snapshot of seq ${seq} counts more list items than were written`);
       }
     }
@@ -121,7 +142,11 @@ export class RunModel {
     if (this.damage.length === 1) return this.damage[0]!;
     const last = this.damage[this.damage.length - 1]!;
     const unknownStep = this.damage.some((d) => d.step_before === null);
-    const effects = this.damage.some((d) => d.effects_lost === true) ? true : this.damage.some((d) => d.effects_lost === null) ? null : false;
+    const effects = this.damage.some((d) => d.effects_lost === true)
+      ? true
+      : this.damage.some((d) => d.effects_lost === null)
+        ? null
+        : false;
     return {
       ...last,
       effects_lost: effects,
@@ -193,7 +218,11 @@ export class RunModel {
     if (!r.success) {
       const issue = r.error.issues[0];
       const why = `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`;
-      throw new AgentCheckpointCorruptionError(`${file} is corrupt: checkpoint ${seq} does not match its schema (${why})`, this.meta.run_id, file);
+      throw new AgentCheckpointCorruptionError(
+        `${file} is corrupt: checkpoint ${seq} does not match its schema (${why})`,
+        this.meta.run_id,
+        file,
+      );
     }
     this.records[seq - 1] = r.data;
     this.unverified.delete(seq);
@@ -282,7 +311,10 @@ function checkItems(field: ListField, items: readonly unknown[], seq: number): v
   const schema = LIST_ITEM[field];
   for (let i = 0; i < items.length; i++) {
     const r = schema.safeParse(items[i]);
-    if (!r.success) throw new CommitMismatchError(`${field} item ${i} of seq ${seq} is invalid: ${r.error.issues[0]?.message ?? 'invalid'}`);
+    if (!r.success)
+      throw new CommitMismatchError(
+        `${field} item ${i} of seq ${seq} is invalid: ${r.error.issues[0]?.message ?? 'invalid'}`,
+      );
   }
 }
 

@@ -59,7 +59,9 @@ export class RunWriter {
   /** Resolves once `ops` (and everything queued before them) are on disk and applied, in one commit. */
   durable(ops: readonly CommitOp[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      ops.forEach((op, i) => this.queue.push({ op, durable: true, resolve: i === ops.length - 1 ? resolve : undefined, reject }));
+      ops.forEach((op, i) =>
+        this.queue.push({ op, durable: true, resolve: i === ops.length - 1 ? resolve : undefined, reject }),
+      );
       this.kick().catch(() => undefined); // the ops' own promise carries the error
     });
   }
@@ -93,7 +95,11 @@ export class RunWriter {
       this.timer = null;
       const batch = this.queue.splice(0);
       try {
-        await this.engine.writeCommit(this.model.meta.run_id, batch.map((p) => p.op), this.metaWritten ? undefined : this.model.meta);
+        await this.engine.writeCommit(
+          this.model.meta.run_id,
+          batch.map((p) => p.op),
+          this.metaWritten ? undefined : this.model.meta,
+        );
       } catch (err) {
         throw this.fail(batch, err);
       }

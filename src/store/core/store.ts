@@ -7,7 +7,13 @@ import os from 'node:os';
 import { type CoreOptions } from './reads';
 import { StoreWrites } from './writes';
 import type { Engine } from './engine';
-import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, StoreClosedError } from '../api/errors';
+import {
+  CheckpointNotFoundError,
+  InvalidInputError,
+  InvalidKeyError,
+  RunLockedError,
+  StoreClosedError,
+} from '../api/errors';
 import { continueRun } from '../portable/continue';
 import { exportRun, forkRun, importRun, type PortableHost } from '../portable/portable';
 import { copyJson } from './copy';
@@ -59,7 +65,10 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
       },
       ops: [],
     });
-    const r = await this.adoptNewRun(build, i.run_id, owner, { keepLease: true, renameOnCollision: i.run_id === undefined });
+    const r = await this.adoptNewRun(build, i.run_id, owner, {
+      keepLease: true,
+      renameOnCollision: i.run_id === undefined,
+    });
     return { run: r.run, lease: r.lease! };
   }
 
@@ -69,8 +78,14 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
     const mine = this.runs.get(runId);
     let lease = mine?.owned ? mine.lease : undefined;
     if (!lease) {
-      if (!(await this.peek(runId)) && !this.index.get(runId)) throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
-      await this.acquire(runId, { owner_id: `delete-${crypto.randomUUID()}`, label: 'deleting', pid: process.pid, hostname: 'local' });
+      if (!(await this.peek(runId)) && !this.index.get(runId))
+        throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
+      await this.acquire(runId, {
+        owner_id: `delete-${crypto.randomUUID()}`,
+        label: 'deleting',
+        pid: process.pid,
+        hostname: 'local',
+      });
       lease = this.runs.get(runId)!.lease!;
     }
     const h = this.runs.get(runId)!;
@@ -161,14 +176,25 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
     }
     const now = this.witnessOf(h);
     const seen = h.loadWitness;
-    if (!seen || seen.commits !== now.commits || seen.seq !== now.seq || seen.intents !== now.intents || seen.results !== now.results) {
+    if (
+      !seen ||
+      seen.commits !== now.commits ||
+      seen.seq !== now.seq ||
+      seen.intents !== now.intents ||
+      seen.results !== now.results
+    ) {
       await this.engine.writeWitness(runId, now, { reset: true });
     }
   }
 
   protected async repairUnowned(runId: string): Promise<boolean> {
     if (await this.engine.holder(runId)) return false;
-    const repairer: T.OwnerInfo = { owner_id: `repair-${crypto.randomUUID()}`, label: 'Agent Waypoints (repairing a damaged run)', pid: process.pid, hostname: os.hostname() };
+    const repairer: T.OwnerInfo = {
+      owner_id: `repair-${crypto.randomUUID()}`,
+      label: 'Agent Waypoints (repairing a damaged run)',
+      pid: process.pid,
+      hostname: os.hostname(),
+    };
     try {
       const lease = await this.take(runId, repairer);
       await lease.release();
@@ -186,7 +212,12 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
   }
 
   // ── fork / export / import ────────────────────────────────────────────────────────────────
-  async fork(runId: string, seq: number, owner: T.OwnerInfo, opts?: T.ForkOptions): Promise<{ run: RunSummary; lease: T.RunLease }> {
+  async fork(
+    runId: string,
+    seq: number,
+    owner: T.OwnerInfo,
+    opts?: T.ForkOptions,
+  ): Promise<{ run: RunSummary; lease: T.RunLease }> {
     await this.opened();
     return forkRun(this, checkRunId(runId), seq, owner, opts);
   }
@@ -285,7 +316,16 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
   private async bounded(ms: number, what: string, fn: () => Promise<void>): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(toWriteError(null, Object.assign(new Error(`${what} did not finish within ${ms} ms`), { code: 'ETIMEDOUT' }))), ms);
+      timer = setTimeout(
+        () =>
+          reject(
+            toWriteError(
+              null,
+              Object.assign(new Error(`${what} did not finish within ${ms} ms`), { code: 'ETIMEDOUT' }),
+            ),
+          ),
+        ms,
+      );
     });
     try {
       await Promise.race([fn(), timeout]);
@@ -293,5 +333,4 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
       clearTimeout(timer);
     }
   }
-
 }

@@ -68,7 +68,11 @@ export function isRecordSkeleton(v: unknown): boolean {
     (PHASES as readonly string[]).includes(r.phase) &&
     typeof r.payload === 'object' &&
     r.payload !== null &&
-    (snap === null || (typeof snap === 'object' && nat(snap.message_count) && nat(snap.tool_execution_count) && nat(snap.subagent_execution_count)))
+    (snap === null ||
+      (typeof snap === 'object' &&
+        nat(snap.message_count) &&
+        nat(snap.tool_execution_count) &&
+        nat(snap.subagent_execution_count)))
   );
 }
 

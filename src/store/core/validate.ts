@@ -22,12 +22,14 @@ import type { AppendInput } from '../api/types';
 /** Run ids become folder names: validated before any use. */
 export function checkRunId(runId: unknown): string {
   const r = RunId.safeParse(runId);
-  if (!r.success) throw new InvalidKeyError(`Invalid run id ${JSON.stringify(runId)}: ${r.error.issues[0]?.message ?? 'invalid'}`);
+  if (!r.success)
+    throw new InvalidKeyError(`Invalid run id ${JSON.stringify(runId)}: ${r.error.issues[0]?.message ?? 'invalid'}`);
   return r.data;
 }
 
 export function checkBlobHash(hash: unknown): string {
-  if (typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) throw new InvalidKeyError(`Invalid blob hash ${JSON.stringify(hash)}: 64 lowercase hex digits`);
+  if (typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash))
+    throw new InvalidKeyError(`Invalid blob hash ${JSON.stringify(hash)}: 64 lowercase hex digits`);
   return hash;
 }
 
@@ -36,7 +38,9 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown, what: string
   const r = schema.safeParse(toJsonData(value, what));
   if (!r.success) {
     const issue = r.error.issues[0];
-    throw new InvalidInputError(`${what} is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+    throw new InvalidInputError(
+      `${what} is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   return r.data;
 }
@@ -53,8 +57,13 @@ export function isDurableAppend(input: AppendInput): boolean {
 export function prepareAppend(model: RunModel, input: AppendInput, now: number): RecordOp {
   const phase = parseInput(Phase, input?.phase, 'phase');
   const step = input.step;
-  if (!Number.isInteger(step) || step < 0) throw new InvalidInputError(`step must be a non-negative integer, got ${String(step)}`);
-  const payload = parseInput(PhasePayloads[phase] as z.ZodType<Record<string, unknown>>, input.payload, `payload of ${phase}`);
+  if (!Number.isInteger(step) || step < 0)
+    throw new InvalidInputError(`step must be a non-negative integer, got ${String(step)}`);
+  const payload = parseInput(
+    PhasePayloads[phase] as z.ZodType<Record<string, unknown>>,
+    input.payload,
+    `payload of ${phase}`,
+  );
   if (SNAPSHOT_PHASES.includes(phase) && !input.snapshot) throw new InvalidInputError(`${phase} needs a snapshot`);
   let header: SnapshotHeader | null = null;
   let lists: ListTails | undefined;
@@ -102,7 +111,8 @@ export function prepareAppend(model: RunModel, input: AppendInput, now: number):
 function computeTail(model: RunModel, field: ListField, list: unknown[]): ListTail | undefined {
   const stored = model.lists[field];
   const n = stored.length;
-  const key = (item: unknown, i: number) => JSON.stringify(parseInput(LIST_ITEM[field], item, `snapshot.${field}[${i}]`));
+  const key = (item: unknown, i: number) =>
+    JSON.stringify(parseInput(LIST_ITEM[field], item, `snapshot.${field}[${i}]`));
   let base: number;
   if (list.length >= n && (n === 0 || model.boundaryKey(field) === key(list[n - 1], n - 1))) base = n;
   else {

@@ -9,7 +9,17 @@ import { InvalidInputError, RunNotOwnedError } from '../api/errors';
 import * as J from './journal';
 import { Lease, notOwned, type RunHandle } from './runHandle';
 import { RunWriter, toWriteError } from './runWriter';
-import { RunState, type ApprovalDecision, type Approval, type CheckpointRecord, type Effect, type EffectProcess, type InboxMessage, type RestoreRecord, type RunSummary } from '../api/schema';
+import {
+  RunState,
+  type ApprovalDecision,
+  type Approval,
+  type CheckpointRecord,
+  type Effect,
+  type EffectProcess,
+  type InboxMessage,
+  type RestoreRecord,
+  type RunSummary,
+} from '../api/schema';
 import type { CommitOp, TailWitness } from './storedSchema';
 import type * as T from '../api/types';
 import { checkBlobHash, checkRunId, isDurableAppend, parseInput, prepareAppend } from './validate';
@@ -26,13 +36,13 @@ export abstract class StoreWrites extends StoreReads {
 
   async setRunState(runId: string, state: RunState, detail: string | null = null): Promise<RunSummary> {
     const s = parseInput(RunState, state, 'state');
-    if (detail !== null && typeof detail !== 'string') throw new InvalidInputError('state detail must be a string or null');
+    if (detail !== null && typeof detail !== 'string')
+      throw new InvalidInputError('state detail must be a string or null');
     return this.write(runId, async (h) => {
       await h.writer!.durable([{ op: 'state', state: s, detail, ms: this.now() }]);
       return h.model.summary();
     });
   }
-
 
   own(h: RunHandle, lock: EngineLock, owner: T.OwnerInfo): Lease {
     const runId = h.model.meta.run_id;
@@ -65,13 +75,20 @@ export abstract class StoreWrites extends StoreReads {
     return h.lease;
   }
 
-
   /** What the run holds now, as its tail witness records it (disk/witness.ts). */
   protected witnessOf(h: RunHandle): TailWitness {
     const m = h.model;
     let results = 0;
     for (const e of m.effects.values()) if (e.result) results++;
-    return { commits: h.durableCommits, seq: m.lastSeq, step: m.records[m.lastSeq - 1]?.step ?? 0, state: m.state, intents: m.effects.size, results, ms: this.now() };
+    return {
+      commits: h.durableCommits,
+      seq: m.lastSeq,
+      step: m.records[m.lastSeq - 1]?.step ?? 0,
+      state: m.state,
+      intents: m.effects.size,
+      results,
+      ms: this.now(),
+    };
   }
 
   // ── checkpoints ───────────────────────────────────────────────────────────────────────────
@@ -80,7 +97,8 @@ export abstract class StoreWrites extends StoreReads {
       if (typeof input !== 'object' || input === null) throw new InvalidInputError('append input must be an object');
       const op = prepareAppend(h.model, input, this.now());
       // Delivered messages and the checkpoint holding them: one commit, so neither exists without the other.
-      const delivered = input.deliver === undefined ? [] : J.inboxDelivered(h.model, input.deliver, op.record, this.now());
+      const delivered =
+        input.deliver === undefined ? [] : J.inboxDelivered(h.model, input.deliver, op.record, this.now());
       if (isDurableAppend(input) || delivered.length > 0) await h.writer!.durable([op, ...delivered]);
       else {
         h.model.apply([op]);
@@ -122,7 +140,10 @@ export abstract class StoreWrites extends StoreReads {
   }
 
   /** Validates (before taking the run's turn), then writes the op durably — or returns what is already there. */
-  private async journal<V extends Approval | Effect | InboxMessage | RestoreRecord>(runId: string, decide: (h: RunHandle) => J.Outcome<V>): Promise<V> {
+  private async journal<V extends Approval | Effect | InboxMessage | RestoreRecord>(
+    runId: string,
+    decide: (h: RunHandle) => J.Outcome<V>,
+  ): Promise<V> {
     return this.write(runId, async (h) => {
       const out = decide(h);
       if (out.op) await h.writer!.durable([out.op]);
@@ -180,14 +201,12 @@ export abstract class StoreWrites extends StoreReads {
     }
   }
 
-
   async putBlobAs(runId: string, hash: string, content: string): Promise<void> {
     this.ownedHandle(runId);
     await this.engine.putBlob(runId, checkBlobHash(hash), content).catch((err: unknown) => {
       throw toWriteError(runId, err);
     });
   }
-
 
   // ── internals ─────────────────────────────────────────────────────────────────────────────
   protected ownedHandle(runId: string): RunHandle {
@@ -216,7 +235,15 @@ export abstract class StoreWrites extends StoreReads {
     } catch (err) {
       throw toWriteError(runId, err);
     }
-    throw toWriteError(runId, Object.assign(new Error(`an earlier write-behind failed (${failed.message}); the retry succeeded, so the queued checkpoints are now durable, but this write was not applied — repeat it`), { code: (failed as { code?: string }).code }));
+    throw toWriteError(
+      runId,
+      Object.assign(
+        new Error(
+          `an earlier write-behind failed (${failed.message}); the retry succeeded, so the queued checkpoints are now durable, but this write was not applied — repeat it`,
+        ),
+        { code: (failed as { code?: string }).code },
+      ),
+    );
   }
 
   protected afterDurable(h: RunHandle, op: CommitOp, durable = true): void {

@@ -21,7 +21,10 @@ export async function putBlob(c: BlobCtx, runId: string, hash: string, content: 
   await c.fsl.mkdir(dir, { recursive: true });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      return await writeDurably(c.fsl, path.join(dir, hash), content, { mode: 'create', retryDelaysMs: c.retryDelaysMs });
+      return await writeDurably(c.fsl, path.join(dir, hash), content, {
+        mode: 'create',
+        retryDelaysMs: c.retryDelaysMs,
+      });
     } catch (err) {
       if (errCode(err) !== 'EEXIST') throw err;
     }
@@ -41,7 +44,11 @@ export async function getBlob(c: BlobCtx, runId: string, hash: string, repair: b
     buf = await c.fsl.readFile(path.join(c.root, rel));
   } catch (err) {
     if (!isMissing(err)) throw err;
-    const e = new CheckpointNotFoundError(`${rel} is missing (run ${runId}): the blob was deleted or never written.`, runId, rel);
+    const e = new CheckpointNotFoundError(
+      `${rel} is missing (run ${runId}): the blob was deleted or never written.`,
+      runId,
+      rel,
+    );
     c.report(blobReport(runId, rel, e.message, []));
     throw e;
   }
@@ -52,6 +59,18 @@ export async function getBlob(c: BlobCtx, runId: string, hash: string, repair: b
   throw new AgentCheckpointCorruptionError(reason, runId, rel);
 }
 
-function blobReport(runId: string, file: string, reason: string, quarantined: CorruptionReport['quarantined']): CorruptionReport {
-  return corruptionReport({ run_id: runId, file, reason, quarantined, data_lost: true, lost: `the blob ${path.posix.basename(file)} (a full tool output); checkpoints are unaffected` });
+function blobReport(
+  runId: string,
+  file: string,
+  reason: string,
+  quarantined: CorruptionReport['quarantined'],
+): CorruptionReport {
+  return corruptionReport({
+    run_id: runId,
+    file,
+    reason,
+    quarantined,
+    data_lost: true,
+    lost: `the blob ${path.posix.basename(file)} (a full tool output); checkpoints are unaffected`,
+  });
 }

@@ -61,11 +61,23 @@ export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta)
     if (!eq(parent, impliedParent(meta, op.record.seq))) record.parent = parent;
     let lists = op.lists;
     const tail = lists?.messages;
-    if (tail) lists = { ...lists, messages: { base: tail.base, items: tail.items.map((item) => refOutput(item, (id) => output(codec, next, id))) } };
+    if (tail)
+      lists = {
+        ...lists,
+        messages: {
+          base: tail.base,
+          items: tail.items.map((item) => refOutput(item, (id) => output(codec, next, id))),
+        },
+      };
     if (snapshot) {
       const h: Record<string, unknown> = { ...snapshot };
       const lastItem = tail?.items[tail.items.length - 1];
-      if (snapshot.pending_llm_response && lastItem !== undefined && tail!.base + tail!.items.length === snapshot.message_count && eq(snapshot.pending_llm_response.message, lastItem)) {
+      if (
+        snapshot.pending_llm_response &&
+        lastItem !== undefined &&
+        tail!.base + tail!.items.length === snapshot.message_count &&
+        eq(snapshot.pending_llm_response.message, lastItem)
+      ) {
         h.pending_llm_response = { ...snapshot.pending_llm_response, message: LAST };
       }
       record.snapshot = diffHeader(h, next.header);
@@ -78,7 +90,8 @@ export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta)
 
 function refOutput(item: unknown, outputOf: (id: string) => string | undefined): unknown {
   const m = item as { role?: unknown; tool_call_id?: unknown; content?: unknown };
-  if (m.role !== 'tool' || typeof m.tool_call_id !== 'string' || typeof m.content !== 'string' || m.content.length < 64) return item;
+  if (m.role !== 'tool' || typeof m.tool_call_id !== 'string' || typeof m.content !== 'string' || m.content.length < 64)
+    return item;
   if (outputOf(m.tool_call_id) !== m.content) return item;
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k === 'content' ? { [REF]: m.tool_call_id } : v]));
 }
@@ -90,7 +103,8 @@ function diffHeader(h: Record<string, unknown>, prev: Record<string, unknown> | 
   return changed;
 }
 
-const impliedParent = (meta: RunMeta, seq: number) => (seq > 1 ? { run_id: meta.run_id, seq: seq - 1 } : meta.forked_from);
+const impliedParent = (meta: RunMeta, seq: number) =>
+  seq > 1 ? { run_id: meta.run_id, seq: seq - 1 } : meta.forked_from;
 
 /**
  * The inverse of encodeOps, in place (the ops were just parsed from disk). Returns the codec change
@@ -99,33 +113,47 @@ const impliedParent = (meta: RunMeta, seq: number) => (seq > 1 ? { run_id: meta.
 export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDelta {
   const next = startDelta(codec);
   for (const raw of ops) {
-    const op = raw as { op?: string; effect?: { tool_call_id: string; result: { output: string } | null }; record?: Record<string, unknown>; lists?: { messages?: { base: number; items: unknown[] } } };
+    const op = raw as {
+      op?: string;
+      effect?: { tool_call_id: string; result: { output: string } | null };
+      record?: Record<string, unknown>;
+      lists?: { messages?: { base: number; items: unknown[] } };
+    };
     if (op.op === 'effect' && op.effect?.result) next.outputs.set(op.effect.tool_call_id, op.effect.result.output);
     if (op.op !== 'record' || !op.record || typeof op.record !== 'object') continue;
     const r = op.record;
     const items = op.lists?.messages?.items ?? [];
     for (const item of items) {
       const m = item as { content?: unknown };
-      const ref = typeof m.content === 'object' && m.content !== null ? (m.content as Record<string, unknown>)[REF] : undefined;
+      const ref =
+        typeof m.content === 'object' && m.content !== null ? (m.content as Record<string, unknown>)[REF] : undefined;
       if (typeof ref !== 'string') continue;
       const out = output(codec, next, ref);
-      if (out === undefined) throw new Error(`a tool message refers to the output of effect ${ref}, which is not in the log`);
+      if (out === undefined)
+        throw new Error(`a tool message refers to the output of effect ${ref}, which is not in the log`);
       m.content = out;
     }
     const seq = r.seq as number;
-    op.record = { run_id: r.run_id ?? meta.run_id, thread_id: r.thread_id ?? meta.thread_id, ...r, parent: 'parent' in r ? r.parent : impliedParent(meta, seq) };
+    op.record = {
+      run_id: r.run_id ?? meta.run_id,
+      thread_id: r.thread_id ?? meta.thread_id,
+      ...r,
+      parent: 'parent' in r ? r.parent : impliedParent(meta, seq),
+    };
     const h = r.snapshot as Record<string, unknown> | null | undefined;
     if (!h) continue;
     let full: Record<string, unknown> = h;
     if (h[SAME] === true) {
-      if (!next.header) throw new Error(`checkpoint ${seq} lists what changed since a previous snapshot the log does not have`);
+      if (!next.header)
+        throw new Error(`checkpoint ${seq} lists what changed since a previous snapshot the log does not have`);
       const { [SAME]: _, ...changed } = h;
       full = { ...next.header, ...changed };
     }
     next.header = full;
     const pending = full.pending_llm_response as Record<string, unknown> | null | undefined;
     if (pending && pending.message === LAST) {
-      if (items.length === 0) throw new Error(`the pending response of checkpoint ${seq} refers to a message the log does not have`);
+      if (items.length === 0)
+        throw new Error(`the pending response of checkpoint ${seq} refers to a message the log does not have`);
       full = { ...full, pending_llm_response: { ...pending, message: items[items.length - 1] } };
     }
     op.record.snapshot = full;
@@ -152,7 +180,15 @@ export function peekLost(text: string, runId: string): PeekedCommit | null {
   const start = text.indexOf('"body":');
   if (start < 0) return null;
   try {
-    return peekBody(JSON.parse(text.slice(start + 7).trimEnd().replace(/}$/, '')), runId);
+    return peekBody(
+      JSON.parse(
+        text
+          .slice(start + 7)
+          .trimEnd()
+          .replace(/}$/, ''),
+      ),
+      runId,
+    );
   } catch {
     return null;
   }
@@ -163,7 +199,11 @@ export function peekBody(value: unknown, runId: string): PeekedCommit | null {
   const body = value as { run_id?: unknown; ops?: unknown } | null;
   if (typeof body !== 'object' || body === null || body.run_id !== runId || !Array.isArray(body.ops)) return null;
   const out: PeekedCommit = { seqs: [], effects: false, calls: [], terminal: null, maxStep: 0 };
-  for (const o of body.ops as ({ op?: unknown; record?: Record<string, unknown>; effect?: Record<string, unknown> } | null)[]) {
+  for (const o of body.ops as ({
+    op?: unknown;
+    record?: Record<string, unknown>;
+    effect?: Record<string, unknown>;
+  } | null)[]) {
     if (o?.op === 'record' && typeof o.record?.seq === 'number') {
       out.seqs.push(o.record.seq);
       if (typeof o.record.step === 'number') out.maxStep = Math.max(out.maxStep, o.record.step);

@@ -49,7 +49,14 @@ export interface RawCommit {
 
 export function isRawCommit(v: unknown): v is RawCommit {
   const b = v as Partial<RawCommit> | null;
-  return typeof b === 'object' && b !== null && typeof b.run_id === 'string' && Number.isInteger(b.first) && Number.isInteger(b.last) && Array.isArray(b.ops);
+  return (
+    typeof b === 'object' &&
+    b !== null &&
+    typeof b.run_id === 'string' &&
+    Number.isInteger(b.first) &&
+    Number.isInteger(b.last) &&
+    Array.isArray(b.ops)
+  );
 }
 
 /**
@@ -60,12 +67,22 @@ export function isRawCommit(v: unknown): v is RawCommit {
 export const RawCommit = z.custom<RawCommit>(isRawCommit, 'not a commit body');
 
 /** Decodes a raw commit (in place) against the log before it and validates it. Returns the body and the codec after it. */
-export function decodeCommit(raw: RawCommit, codec: Codec, meta: RunMeta, file: string, runId: string): { body: CommitBody; delta: CodecDelta } {
+export function decodeCommit(
+  raw: RawCommit,
+  codec: Codec,
+  meta: RunMeta,
+  file: string,
+  runId: string,
+): { body: CommitBody; delta: CodecDelta } {
   const next = decodeOps(raw.ops, codec, meta);
   const r = StoredCommitBody.safeParse(raw);
   if (!r.success) {
     const i = r.error.issues[0];
-    throw new AgentCheckpointCorruptionError(`${file} is corrupt: does not match its schema (${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'})`, runId, file);
+    throw new AgentCheckpointCorruptionError(
+      `${file} is corrupt: does not match its schema (${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'})`,
+      runId,
+      file,
+    );
   }
   return { body: r.data, delta: next };
 }
@@ -111,16 +128,35 @@ export async function witnessOf(
     if (w.damaged) {
       const reason = `${file} is corrupt: ${w.damaged}`;
       const q = o.repair ? await ctx.quarantine(file, reason, runId) : null;
-      o.reports.push(corruptionReport({ run_id: runId, file, reason, quarantined: q ? [q] : [], lost: 'nothing: its intact slot was used, and it is rewritten' }));
+      o.reports.push(
+        corruptionReport({
+          run_id: runId,
+          file,
+          reason,
+          quarantined: q ? [q] : [],
+          lost: 'nothing: its intact slot was used, and it is rewritten',
+        }),
+      );
     }
     return w.witness;
   }
   if (w.kind === 'bad') {
     const reason = `${file} is corrupt: ${w.reason}`;
     const q = o.repair ? await ctx.quarantine(file, reason, runId) : null;
-    o.reports.push(corruptionReport({ run_id: runId, file, reason, quarantined: q ? [q] : [], lost: 'nothing: the tail witness is rebuilt from the log (a lost tail of the log cannot be seen this once)' }));
+    o.reports.push(
+      corruptionReport({
+        run_id: runId,
+        file,
+        reason,
+        quarantined: q ? [q] : [],
+        lost: 'nothing: the tail witness is rebuilt from the log (a lost tail of the log cannot be seen this once)',
+      }),
+    );
   } else if (o.witnessedCommits) {
-    o.notices.push({ file, message: `${file} is missing: rebuilt from the log (a lost tail of the log cannot be seen this once)` });
+    o.notices.push({
+      file,
+      message: `${file} is missing: rebuilt from the log (a lost tail of the log cannot be seen this once)`,
+    });
   }
   return null;
 }
@@ -215,5 +251,9 @@ export function mergeReports(rs: CorruptionReport[]): CorruptionReport | null {
   if (rs.length === 0) return null;
   const main = rs.find((r) => r.data_lost) ?? rs[rs.length - 1]!;
   if (rs.length === 1) return main;
-  return { ...main, quarantined: rs.flatMap((r) => r.quarantined), lost: rs.map((r) => `${r.file}: ${r.lost}`).join('; ') };
+  return {
+    ...main,
+    quarantined: rs.flatMap((r) => r.quarantined),
+    lost: rs.map((r) => `${r.file}: ${r.lost}`).join('; '),
+  };
 }

@@ -17,8 +17,6 @@ import { STORE_SCHEMA_VERSION } from '../api/schema';
 
 export type FileKind = 'commit' | 'run' | 'index' | 'lock';
 
-
-
 const HEADER = /^\{"schema_version":(\d{1,6}),"kind":"([a-z_]{1,20})","sha256":"([0-9a-f]{64})","body":/;
 
 /**
@@ -27,7 +25,10 @@ const HEADER = /^\{"schema_version":(\d{1,6}),"kind":"([a-z_]{1,20})","sha256":"
  * several times faster than UTF-8 for a multi-megabyte log (one "é" otherwise makes it all two-byte).
  */
 export function encodeEnvelope(kind: FileKind, body: unknown): string {
-  const bodyText = JSON.stringify(body).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const bodyText = JSON.stringify(body).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return `{"schema_version":${STORE_SCHEMA_VERSION},"kind":"${kind}","sha256":"${sha256(bodyText)}","body":${bodyText}}\n`;
 }
 
@@ -39,12 +40,22 @@ export function encodeEnvelope(kind: FileKind, body: unknown): string {
 export function decodeEnvelope(data: Buffer | string, file: string, kind: FileKind, runId: string | null): unknown {
   const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const bad = (why: string, cause?: unknown) =>
-    new AgentCheckpointCorruptionError(`${file} is corrupt: ${why}`, runId, file, cause === undefined ? undefined : { cause });
+    new AgentCheckpointCorruptionError(
+      `${file} is corrupt: ${why}`,
+      runId,
+      file,
+      cause === undefined ? undefined : { cause },
+    );
   const m = HEADER.exec(buf.toString('latin1', 0, Math.min(buf.length, 160))); // the header is ASCII
   if (!m) {
     const version = versionOfForeignJson(buf.toString('utf8'));
-    if (version !== null && version > STORE_SCHEMA_VERSION) throw new SchemaVersionError(file, version, STORE_SCHEMA_VERSION);
-    throw bad(buf.length === 0 ? 'the file is empty' : 'not a store envelope (truncated, overwritten or not written by this store)');
+    if (version !== null && version > STORE_SCHEMA_VERSION)
+      throw new SchemaVersionError(file, version, STORE_SCHEMA_VERSION);
+    throw bad(
+      buf.length === 0
+        ? 'the file is empty'
+        : 'not a store envelope (truncated, overwritten or not written by this store)',
+    );
   }
   const version = Number(m[1]);
   if (version > STORE_SCHEMA_VERSION) throw new SchemaVersionError(file, version, STORE_SCHEMA_VERSION);
@@ -94,7 +105,9 @@ const TRANSIENT = new Set(['EPERM', 'EBUSY']);
 /** Thrown when the file was published (renamed/linked) but the directory fsync failed. */
 export class UnsyncedPublishError extends Error {
   constructor(cause: unknown) {
-    super(`directory fsync failed after the file was published: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    super(`directory fsync failed after the file was published: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
   }
   get code(): string | undefined {
     return errCode(this.cause);
@@ -115,9 +128,15 @@ async function retryTransient(fn: () => Promise<void>, delays: readonly number[]
 }
 
 /** temp (unique, same dir) → write → fsync → close → rename → fsync dir. */
-export async function writeDurably(fsl: FsLayer, target: string, data: string | Buffer, opts: WriteOptions): Promise<void> {
+export async function writeDurably(
+  fsl: FsLayer,
+  target: string,
+  data: string | Buffer,
+  opts: WriteOptions,
+): Promise<void> {
   const dir = path.dirname(target);
-  if (opts.mode === 'create' && (await exists(fsl, target))) throw Object.assign(new Error(`EEXIST: ${target} already exists`), { code: 'EEXIST', path: target });
+  if (opts.mode === 'create' && (await exists(fsl, target)))
+    throw Object.assign(new Error(`EEXIST: ${target} already exists`), { code: 'EEXIST', path: target });
   const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`);
   const fd = await fsl.createExclusive(tmp);
   try {
@@ -188,14 +207,21 @@ export class DurableJsonFile<T> implements Adapter<T> {
     if (!r.success) {
       const issue = r.error.issues[0];
       const where = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid';
-      throw new AgentCheckpointCorruptionError(`${this.file} is corrupt: does not match its schema (${where})`, this.runId, this.file);
+      throw new AgentCheckpointCorruptionError(
+        `${this.file} is corrupt: does not match its schema (${where})`,
+        this.runId,
+        this.file,
+      );
     }
     return r.data;
   }
 
   /** Replaces the file atomically (lowdb's Low.write calls this). */
   async write(data: T): Promise<void> {
-    await writeDurably(this.fsl, this.file, encodeEnvelope(this.kind, data), { mode: 'replace', retryDelaysMs: this.retryDelaysMs });
+    await writeDurably(this.fsl, this.file, encodeEnvelope(this.kind, data), {
+      mode: 'replace',
+      retryDelaysMs: this.retryDelaysMs,
+    });
   }
 
   /** Creates the file; EEXIST if it already exists (write-once files never overwrite each other). */

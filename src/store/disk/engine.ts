@@ -6,7 +6,12 @@ import path from 'node:path';
 import { Low } from 'lowdb';
 import { DurableJsonFile, fsyncDir } from './durableFile';
 import type { Engine, EngineLock, IndexState, LoadOptions, LoadResult, LoadSink } from '../core/engine';
-import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunNotOwnedError, SchemaVersionError } from '../api/errors';
+import {
+  AgentCheckpointCorruptionError,
+  CheckpointNotFoundError,
+  RunNotOwnedError,
+  SchemaVersionError,
+} from '../api/errors';
 import type { LoadCtx } from './commit';
 import { loadRunFiles } from './load';
 import { FileLock, lockHolder, type LockOptions } from './lock';
@@ -28,7 +33,17 @@ interface RunFiles {
   witness?: Promise<WitnessWriter>;
 }
 
-const PLACEHOLDER_META: RunMeta = { run_id: '-', thread_id: '-', title: '', task: '', agent_name: '', model: '', created_ms: 0, forked_from: null, parent_run_id: null };
+const PLACEHOLDER_META: RunMeta = {
+  run_id: '-',
+  thread_id: '-',
+  title: '',
+  task: '',
+  agent_name: '',
+  model: '',
+  created_ms: 0,
+  forked_from: null,
+  parent_run_id: null,
+};
 
 export interface DiskEngineOptions {
   fs: FsLayer;
@@ -70,10 +85,18 @@ export class DiskEngine implements Engine {
   async openIndex(): Promise<IndexState> {
     for (const d of ['runs', 'quarantine']) await this.fsl.mkdir(path.join(this.root, d), { recursive: true });
     const names = await this.fsl.readdir(path.join(this.root, 'runs'));
-    for (const n of names) if (n.startsWith('.trash-')) await this.fsl.rmrf(path.join(this.root, 'runs', n)).catch(() => undefined); // an interrupted delete
+    for (const n of names)
+      if (n.startsWith('.trash-')) await this.fsl.rmrf(path.join(this.root, 'runs', n)).catch(() => undefined); // an interrupted delete
     const present = names.filter((n) => RunId.safeParse(n).success);
     const reports: CorruptionReport[] = [];
-    const adapter = new DurableJsonFile(this.fsl, path.join(this.root, 'index.json'), 'index', IndexBody, null, this.o.retryDelaysMs);
+    const adapter = new DurableJsonFile(
+      this.fsl,
+      path.join(this.root, 'index.json'),
+      'index',
+      IndexBody,
+      null,
+      this.o.retryDelaysMs,
+    );
     const empty: IndexBody = { runs: [] };
     this.index = new Low<IndexBody>(adapter, empty);
     let writable = true;
@@ -90,7 +113,15 @@ export class DiskEngine implements Engine {
       this.index.data = { runs: [] };
     }
     // A missing index is a crash before its first write (or a deleted cache): rebuilt, not an alarm.
-    const notices = !existed && present.length > 0 ? [{ file: 'index.json', message: `index.json is missing: rebuilt from runs/ (${present.length} run${present.length > 1 ? 's' : ''})` }] : [];
+    const notices =
+      !existed && present.length > 0
+        ? [
+            {
+              file: 'index.json',
+              message: `index.json is missing: rebuilt from runs/ (${present.length} run${present.length > 1 ? 's' : ''})`,
+            },
+          ]
+        : [];
     return { entries: this.index.data.runs, present, reports, notices, writable };
   }
 
@@ -106,7 +137,11 @@ export class DiskEngine implements Engine {
       const files = parseLogNames(await this.fsl.readdir(this.runDir(runId, 'log')));
       return files.reduce((m, f) => Math.max(m, f.last), 0);
     } catch (err) {
-      if (errCode(err) === 'ENOENT') return (await this.fsl.stat(this.runDir(runId)).then(() => Infinity, () => undefined)) as number | undefined;
+      if (errCode(err) === 'ENOENT')
+        return (await this.fsl.stat(this.runDir(runId)).then(
+          () => Infinity,
+          () => undefined,
+        )) as number | undefined;
       throw err;
     }
   }
@@ -130,7 +165,13 @@ export class DiskEngine implements Engine {
     let lock: FileLock | undefined;
     try {
       lock = await this.lockFile(meta.run_id, owner);
-      const log = new RunLog(this.fsl, this.root, meta.run_id, { format: 2, next: 1, codec: newCodec(), meta, covered: 0, tail: null }, this.o.retryDelaysMs);
+      const log = new RunLog(
+        this.fsl,
+        this.root,
+        meta.run_id,
+        { format: 2, next: 1, codec: newCodec(), meta, covered: 0, tail: null },
+        this.o.retryDelaysMs,
+      );
       await log.create(); // the meta lives in the segment's header
       await fsyncDir(this.fsl, path.join(this.root, 'runs'));
       this.runs.set(meta.run_id, { log, lock });
@@ -151,7 +192,20 @@ export class DiskEngine implements Engine {
     const prev = this.runs.get(runId);
     await prev?.log.closeFd();
     const held = prev?.lock && !prev.lock.lost;
-    const log = new RunLog(this.fsl, this.root, runId, { format: loaded.format, next: loaded.next, codec: loaded.codec, meta: loaded.meta, covered: loaded.covered, tail: loaded.tail }, this.o.retryDelaysMs);
+    const log = new RunLog(
+      this.fsl,
+      this.root,
+      runId,
+      {
+        format: loaded.format,
+        next: loaded.next,
+        codec: loaded.codec,
+        meta: loaded.meta,
+        covered: loaded.covered,
+        tail: loaded.tail,
+      },
+      this.o.retryDelaysMs,
+    );
     this.runs.set(runId, { log, lock: held ? prev.lock : undefined, witness: held ? prev.witness : undefined });
     return loaded.result;
   }
@@ -209,7 +263,10 @@ export class DiskEngine implements Engine {
     await this.closeWitness(this.runs.get(runId));
     await this.runs.get(runId)?.log.closeFd();
     await this.fsl.rename(this.runDir(runId), trash); // atomic: the run is gone at once
-    this.runs.get(runId)?.lock?.release().catch(() => undefined);
+    this.runs
+      .get(runId)
+      ?.lock?.release()
+      .catch(() => undefined);
     this.runs.delete(runId);
     await this.fsl.rmrf(trash);
   }
@@ -229,7 +286,13 @@ export class DiskEngine implements Engine {
   }
 
   private blobCtx(): BlobCtx {
-    return { fsl: this.fsl, root: this.root, now: this.o.now, retryDelaysMs: this.o.retryDelaysMs, report: (r) => this.onReport(r) };
+    return {
+      fsl: this.fsl,
+      root: this.root,
+      now: this.o.now,
+      retryDelaysMs: this.o.retryDelaysMs,
+      report: (r) => this.onReport(r),
+    };
   }
 
   // ── locks ─────────────────────────────────────────────────────────────────────────────────
@@ -266,12 +329,31 @@ export class DiskEngine implements Engine {
       corrupt: async (file, reason) => {
         const relFile = path.relative(this.root, file).split(path.sep).join('/');
         const q = await quarantine(this.fsl, this.root, relFile, reason, runId, this.o.now()).catch(() => null);
-        this.onReport(corruptionReport({ run_id: runId, file: relFile, reason, quarantined: q ? [q] : [], lost: 'nothing: the lock is re-created (it holds no run data)' }));
+        this.onReport(
+          corruptionReport({
+            run_id: runId,
+            file: relFile,
+            reason,
+            quarantined: q ? [q] : [],
+            lost: 'nothing: the lock is re-created (it holds no run data)',
+          }),
+        );
       },
     });
     const f = this.runs.get(runId);
     if (f) f.lock = lock;
-    else this.runs.set(runId, { log: new RunLog(this.fsl, this.root, runId, { format: 2, next: 1, codec: newCodec(), meta: PLACEHOLDER_META, covered: 0, tail: null }), lock }); // filled by the load that follows
+    else
+      this.runs.set(runId, {
+        log: new RunLog(this.fsl, this.root, runId, {
+          format: 2,
+          next: 1,
+          codec: newCodec(),
+          meta: PLACEHOLDER_META,
+          covered: 0,
+          tail: null,
+        }),
+        lock,
+      }); // filled by the load that follows
     return lock;
   }
 
@@ -302,5 +384,11 @@ export class DiskEngine implements Engine {
 }
 
 function indexReport(reason: string, quarantined: CorruptionReport['quarantined']): CorruptionReport {
-  return corruptionReport({ run_id: null, file: 'index.json', reason, quarantined, lost: 'nothing: the index is a cache, rebuilt from runs/' });
+  return corruptionReport({
+    run_id: null,
+    file: 'index.json',
+    reason,
+    quarantined,
+    lost: 'nothing: the index is a cache, rebuilt from runs/',
+  });
 }

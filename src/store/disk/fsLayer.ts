@@ -120,7 +120,10 @@ export function errCode(err: unknown): string | undefined {
 export const isMissing = (err: unknown): boolean => errCode(err) === 'ENOENT';
 
 /** Logical and allocated bytes, and the number of files, of a folder tree (missing: zeros). */
-export async function treeUsage(fsl: FsLayer, dir: string): Promise<{ size: number; allocated: number; files: number }> {
+export async function treeUsage(
+  fsl: FsLayer,
+  dir: string,
+): Promise<{ size: number; allocated: number; files: number }> {
   const out = { size: 0, allocated: 0, files: 0 };
   let names: string[];
   try {
@@ -132,7 +135,9 @@ export async function treeUsage(fsl: FsLayer, dir: string): Promise<{ size: numb
   for (const n of names) {
     const st = await fsl.stat(`${dir}/${n}`).catch(() => undefined);
     if (!st) continue;
-    const sub = st.isDirectory ? await treeUsage(fsl, `${dir}/${n}`) : { size: st.size, allocated: st.allocated, files: 1 };
+    const sub = st.isDirectory
+      ? await treeUsage(fsl, `${dir}/${n}`)
+      : { size: st.size, allocated: st.allocated, files: 1 };
     out.size += sub.size;
     out.allocated += sub.allocated;
     out.files += sub.files;

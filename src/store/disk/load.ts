@@ -13,11 +13,33 @@ import { RunMeta } from '../api/schema';
 import { corruptionReport, type CorruptionReport } from '../api/types';
 import type { LoadOptions, LoadSink, Notice } from '../core/engine';
 import { advance, newCodec, peekBody } from './codec';
-import { decodeCommit, emptyPeek, isRawCommit, lostTailReport, mergeReports, peekInto, RawCommit, rel, Survived, witnessOf, type LoadCtx, type LoadedFiles, type Peeked } from './commit';
+import {
+  decodeCommit,
+  emptyPeek,
+  isRawCommit,
+  lostTailReport,
+  mergeReports,
+  peekInto,
+  RawCommit,
+  rel,
+  Survived,
+  witnessOf,
+  type LoadCtx,
+  type LoadedFiles,
+  type Peeked,
+} from './commit';
 import { DurableJsonFile } from './durableFile';
 import { isMissing } from './fsLayer';
 import type { Quarantined } from './quarantine';
-import { parseSegment, parseSegmentNames, scanFrames, SEGMENT_VERSION, SegmentHeader, type Frame, type ParsedSegment } from './segment';
+import {
+  parseSegment,
+  parseSegmentNames,
+  scanFrames,
+  SEGMENT_VERSION,
+  SegmentHeader,
+  type Frame,
+  type ParsedSegment,
+} from './segment';
 import { loadV1 } from './v1';
 
 export const SNAPSHOT_FILE = 'snapshot.json';
@@ -46,7 +68,12 @@ interface SegmentFile {
   header: SegmentHeader | null;
 }
 
-export async function loadRunFiles(ctx: LoadCtx, runId: string, sink: LoadSink, opts: LoadOptions): Promise<LoadedRun | undefined> {
+export async function loadRunFiles(
+  ctx: LoadCtx,
+  runId: string,
+  sink: LoadSink,
+  opts: LoadOptions,
+): Promise<LoadedRun | undefined> {
   const dir = path.join(ctx.root, 'runs', runId);
   let names: string[];
   try {
@@ -67,13 +94,15 @@ function readSegmentFile(runId: string, name: string, first: number, buf: Buffer
   const parsed = parseSegment(buf);
   const version = (parsed.frames[0]?.value as { segment?: unknown } | undefined)?.segment;
   // A newer version's segment is not damage: refused, left untouched (as a newer envelope is).
-  if (typeof version === 'number' && version > SEGMENT_VERSION) throw new SchemaVersionError(rel(runId, name), version, SEGMENT_VERSION);
+  if (typeof version === 'number' && version > SEGMENT_VERSION)
+    throw new SchemaVersionError(rel(runId, name), version, SEGMENT_VERSION);
   const h = parsed.frames[0] ? SegmentHeader.safeParse(parsed.frames[0].value) : null;
   let headerBad: string | null = null;
   if (!h) headerBad = parsed.stop ? `its header frame is bad (${parsed.stop.reason})` : 'it has no header frame';
   else if (!h.success) headerBad = 'its header frame is not a segment header';
   else if (h.data.run_id !== runId || h.data.meta.run_id !== runId) headerBad = `it belongs to run ${h.data.run_id}`;
-  else if (h.data.first !== first) headerBad = `its header says it starts at commit ${h.data.first}, its name at ${first}`;
+  else if (h.data.first !== first)
+    headerBad = `its header says it starts at commit ${h.data.first}, its name at ${first}`;
   return { name, first, buf, parsed, headerBad, header: h?.success && !headerBad ? h.data : null };
 }
 
@@ -89,15 +118,27 @@ interface Stop {
   frameAt: number;
 }
 
-async function loadV2(ctx: LoadCtx, runId: string, sink: LoadSink, opts: LoadOptions, segNames: { name: string; first: number }[]): Promise<LoadedRun> {
+async function loadV2(
+  ctx: LoadCtx,
+  runId: string,
+  sink: LoadSink,
+  opts: LoadOptions,
+  segNames: { name: string; first: number }[],
+): Promise<LoadedRun> {
   const reports: CorruptionReport[] = [];
   const notices: Notice[] = [];
   const segs: SegmentFile[] = [];
-  for (const s of segNames) segs.push(readSegmentFile(runId, s.name, s.first, await ctx.fsl.readFile(path.join(ctx.root, rel(runId, s.name)))));
+  for (const s of segNames)
+    segs.push(readSegmentFile(runId, s.name, s.first, await ctx.fsl.readFile(path.join(ctx.root, rel(runId, s.name)))));
   const snapRel = rel(runId, SNAPSHOT_FILE);
   const snap = await readSnapshot(ctx, runId, snapRel);
   const meta = metaOf(snap, segs, runId) ?? (opts.knownMeta?.run_id === runId ? opts.knownMeta : null);
-  if (!meta) throw new AgentCheckpointCorruptionError(`Run ${runId} cannot be opened: no segment header and no snapshot holds its meta.`, runId, segs[0] ? rel(runId, segs[0].name) : snapRel);
+  if (!meta)
+    throw new AgentCheckpointCorruptionError(
+      `Run ${runId} cannot be opened: no segment header and no snapshot holds its meta.`,
+      runId,
+      segs[0] ? rel(runId, segs[0].name) : snapRel,
+    );
   sink.meta(meta);
 
   const codec = newCodec();
@@ -130,14 +171,27 @@ async function loadV2(ctx: LoadCtx, runId: string, sink: LoadSink, opts: LoadOpt
     if (seg.first > p) {
       // Commits before this segment are missing: the snapshot that held them (bad or gone), or a segment.
       const snapshotGone = p === 1;
-      const reason = snapBad ?? (snapshotGone ? `${snapRel} is missing: ${file} starts at commit ${seg.first}` : `${file} starts at commit ${seg.first}, but the log before it ends at ${p - 1}`);
+      const reason =
+        snapBad ??
+        (snapshotGone
+          ? `${snapRel} is missing: ${file} starts at commit ${seg.first}`
+          : `${file} starts at commit ${seg.first}, but the log before it ends at ${p - 1}`);
       stop = { file: snapshotGone ? snapRel : file, reason, torn: false, seg: null, frameAt: 0 };
       break;
     }
     if (seg.headerBad) {
       // A segment being created when the process died: its header never (fully) reached the file.
-      const unfinished = seg === segs[segs.length - 1] && seg.parsed.frames.length === 0 && (seg.parsed.stop?.torn ?? true);
-      stop = { file, reason: unfinished ? `${file} was being created (${seg.buf.length} bytes, no complete header)` : `${file} is corrupt: ${seg.headerBad}`, torn: unfinished, seg, frameAt: 0 };
+      const unfinished =
+        seg === segs[segs.length - 1] && seg.parsed.frames.length === 0 && (seg.parsed.stop?.torn ?? true);
+      stop = {
+        file,
+        reason: unfinished
+          ? `${file} was being created (${seg.buf.length} bytes, no complete header)`
+          : `${file} is corrupt: ${seg.headerBad}`,
+        torn: unfinished,
+        seg,
+        frameAt: 0,
+      };
       break;
     }
     used.add(seg);
@@ -148,36 +202,64 @@ async function loadV2(ctx: LoadCtx, runId: string, sink: LoadSink, opts: LoadOpt
       break;
     }
   }
-  if (!stop && snapBad && segs.length === 0) stop = { file: snapRel, reason: snapBad, torn: false, seg: null, frameAt: 0 };
+  if (!stop && snapBad && segs.length === 0)
+    stop = { file: snapRel, reason: snapBad, torn: false, seg: null, frameAt: 0 };
   const wit = await witnessOf(ctx, runId, { repair: opts.repair, witnessedCommits: witnessed, reports, notices });
   const expect = Math.max(opts.expectCommits, wit?.commits ?? 0);
   const later = segs.filter((s) => !used.has(s) && s !== stop?.seg);
   if (stop?.torn && expect < p) {
     // A crash mid-append: never acknowledged. Cut off (by the owner) and noted, not an alarm.
-    notices.push({ file: stop.file, message: `${stop.reason}: an append cut short by a crash (never acknowledged)${opts.repair ? ', cut off' : ''}` });
+    notices.push({
+      file: stop.file,
+      message: `${stop.reason}: an append cut short by a crash (never acknowledged)${opts.repair ? ', cut off' : ''}`,
+    });
     if (opts.repair && stop.seg?.headerBad) await ctx.fsl.unlink(path.join(ctx.root, stop.file));
     else if (opts.repair) await ctx.fsl.truncate(path.join(ctx.root, stop.file), stop.frameAt);
   } else if (stop || expect >= p || later.length > 0) {
     const file = stop?.file ?? (tail ? rel(runId, tail.name) : snapRel);
-    const reason = stop?.reason ?? `${file} ends at commit ${p - 1}, but the run's witness says ${expect} commits were written`;
+    const reason =
+      stop?.reason ?? `${file} ends at commit ${p - 1}, but the run's witness says ${expect} commits were written`;
     const peeked = peekLostFrames(stop, later, runId);
-    const quarantined = opts.repair ? await quarantineLost(ctx, runId, { stop, later, snapRel: snapBad ? snapRel : null }) : [];
+    const quarantined = opts.repair
+      ? await quarantineLost(ctx, runId, { stop, later, snapRel: snapBad ? snapRel : null })
+      : [];
     const onDisk = Math.max(p - 1, covered, ...segs.map(lastCommitIn));
     reports.push(lostTailReport({ runId, file, reason, quarantined, survived, witness: wit, onDisk, peeked }));
   } else if (snapBad) {
     // The segments still held every commit (a compaction that never retired them): nothing lost.
     const q = opts.repair ? await ctx.quarantine(snapRel, snapBad, runId) : null;
-    reports.push(corruptionReport({ run_id: runId, file: snapRel, reason: snapBad, quarantined: q ? [q] : [], lost: 'nothing: the segments still held every commit' }));
+    reports.push(
+      corruptionReport({
+        run_id: runId,
+        file: snapRel,
+        reason: snapBad,
+        quarantined: q ? [q] : [],
+        lost: 'nothing: the segments still held every commit',
+      }),
+    );
   }
   if (opts.repair) await retireCovered(ctx, runId, segs, covered, tail);
   for (const r of reports) r.fell_back_to_seq ??= survived.seq > 0 ? survived.seq : null;
-  return { result: { report: mergeReports(reports), commits: p - 1, witness: wit, notices }, next: p, codec, meta, covered, format: 2, tail };
+  return {
+    result: { report: mergeReports(reports), commits: p - 1, witness: wit, notices },
+    next: p,
+    codec,
+    meta,
+    covered,
+    format: 2,
+    tail,
+  };
 }
 
 async function readSnapshot(ctx: LoadCtx, runId: string, snapRel: string): Promise<RawCommit | Error | null> {
   try {
     const snap = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, snapRel), 'commit', RawCommit, runId).read();
-    if (snap && (snap.run_id !== runId || snap.first !== 1 || snap.last < 1)) return new AgentCheckpointCorruptionError(`${snapRel} is corrupt: it holds commits ${snap.first}-${snap.last} of run ${snap.run_id}`, runId, snapRel);
+    if (snap && (snap.run_id !== runId || snap.first !== 1 || snap.last < 1))
+      return new AgentCheckpointCorruptionError(
+        `${snapRel} is corrupt: it holds commits ${snap.first}-${snap.last} of run ${snap.run_id}`,
+        runId,
+        snapRel,
+      );
     return snap;
   } catch (err) {
     if (err instanceof SchemaVersionError || !(err instanceof AgentCheckpointCorruptionError)) throw err;
@@ -186,20 +268,36 @@ async function readSnapshot(ctx: LoadCtx, runId: string, snapRel: string): Promi
 }
 
 /** Applies a segment's commit frames from commit `next()`; returns where it stopped on something bad. */
-function applyFrames(seg: SegmentFile, file: string, runId: string, next: () => number, apply: (raw: RawCommit, file: string) => void): Stop | null {
+function applyFrames(
+  seg: SegmentFile,
+  file: string,
+  runId: string,
+  next: () => number,
+  apply: (raw: RawCommit, file: string) => void,
+): Stop | null {
   for (const f of seg.parsed.frames.slice(1)) {
     const raw = f.value;
     try {
-      if (!isRawCommit(raw) || raw.run_id !== runId || raw.first !== raw.last) throw new Error(`the frame at byte ${f.start} is not a commit of this run`);
+      if (!isRawCommit(raw) || raw.run_id !== runId || raw.first !== raw.last)
+        throw new Error(`the frame at byte ${f.start} is not a commit of this run`);
       if (raw.last < next()) continue; // already in the snapshot (a compaction that had not yet retired this segment)
-      if (raw.first !== next()) throw new Error(`the frame at byte ${f.start} holds commit ${raw.first} where ${next()} was expected`);
+      if (raw.first !== next())
+        throw new Error(`the frame at byte ${f.start} holds commit ${raw.first} where ${next()} was expected`);
       apply(raw, file);
     } catch (err) {
       return { file, reason: `${file} is corrupt: ${(err as Error).message}`, torn: false, seg, frameAt: f.start };
     }
   }
   const s = seg.parsed.stop;
-  return s ? { file, reason: `${file} ${s.torn ? 'ends in a torn frame' : 'is corrupt'} at byte ${s.offset}: ${s.reason}`, torn: s.torn, seg, frameAt: s.offset } : null;
+  return s
+    ? {
+        file,
+        reason: `${file} ${s.torn ? 'ends in a torn frame' : 'is corrupt'} at byte ${s.offset}: ${s.reason}`,
+        torn: s.torn,
+        seg,
+        frameAt: s.offset,
+      }
+    : null;
 }
 
 /** The run's meta: the snapshot's, a segment header's, or — headers damaged — a segment's first commit's. */
@@ -231,14 +329,21 @@ function lastCommitIn(s: SegmentFile): number {
 /** What the lost frames still show: those after the stop in its segment, and every later segment's. */
 function peekLostFrames(stop: Stop | null, later: SegmentFile[], runId: string): Peeked {
   const out = emptyPeek();
-  const lost = [...(stop?.seg ? framesAfter(stop.seg, stop.frameAt + 1) : []), ...later.flatMap((s) => s.parsed.frames)];
+  const lost = [
+    ...(stop?.seg ? framesAfter(stop.seg, stop.frameAt + 1) : []),
+    ...later.flatMap((s) => s.parsed.frames),
+  ];
   for (const f of lost) if (isRawCommit(f.value)) peekInto(out, peekBody(f.value, runId));
   if (stop || lost.length === 0) out.unreadable++; // the frame that failed, or frames cut off at a boundary: unknown
   return out;
 }
 
 /** The owner's repair: a segment with a bad frame is copied to quarantine and cut at its last good frame; other bad files move. */
-async function quarantineLost(ctx: LoadCtx, runId: string, s: { stop: Stop | null; later: SegmentFile[]; snapRel: string | null }): Promise<Quarantined[]> {
+async function quarantineLost(
+  ctx: LoadCtx,
+  runId: string,
+  s: { stop: Stop | null; later: SegmentFile[]; snapRel: string | null },
+): Promise<Quarantined[]> {
   const out: Quarantined[] = [];
   const keep = (q: Quarantined | null) => {
     if (q) out.push(q);
@@ -248,15 +353,32 @@ async function quarantineLost(ctx: LoadCtx, runId: string, s: { stop: Stop | nul
     keep(await ctx.quarantineCopy(s.stop.file, s.stop.reason, runId));
     await ctx.fsl.truncate(path.join(ctx.root, s.stop.file), s.stop.frameAt);
   }
-  if (s.snapRel) keep(await ctx.quarantine(s.snapRel, s.stop?.file === s.snapRel ? s.stop.reason : `${s.snapRel} is corrupt`, runId));
-  for (const seg of s.later) keep(await ctx.quarantine(rel(runId, seg.name), `follows ${s.stop?.file ?? 'the end of the chain'}, where the chain broke`, runId));
+  if (s.snapRel)
+    keep(
+      await ctx.quarantine(s.snapRel, s.stop?.file === s.snapRel ? s.stop.reason : `${s.snapRel} is corrupt`, runId),
+    );
+  for (const seg of s.later)
+    keep(
+      await ctx.quarantine(
+        rel(runId, seg.name),
+        `follows ${s.stop?.file ?? 'the end of the chain'}, where the chain broke`,
+        runId,
+      ),
+    );
   return out;
 }
 
 /** Segments whose every commit is in the snapshot are leftovers of a finished compaction: removed. */
-async function retireCovered(ctx: LoadCtx, runId: string, segs: SegmentFile[], covered: number, tail: SegmentTail | null): Promise<void> {
+async function retireCovered(
+  ctx: LoadCtx,
+  runId: string,
+  segs: SegmentFile[],
+  covered: number,
+  tail: SegmentTail | null,
+): Promise<void> {
   if (covered === 0) return;
   for (const s of segs) {
-    if (s.name !== tail?.name && lastCommitIn(s) <= covered && !s.parsed.stop && !s.headerBad) await ctx.fsl.unlink(path.join(ctx.root, rel(runId, s.name))).catch(() => undefined);
+    if (s.name !== tail?.name && lastCommitIn(s) <= covered && !s.parsed.stop && !s.headerBad)
+      await ctx.fsl.unlink(path.join(ctx.root, rel(runId, s.name))).catch(() => undefined);
   }
 }

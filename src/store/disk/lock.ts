@@ -24,14 +24,22 @@ export interface LockOptions {
   now: () => number;
 }
 
-export const defaultLockOptions = (): LockOptions => ({ heartbeatMs: 5_000, staleMs: 30_000, hostname: os.hostname(), now: Date.now });
+export const defaultLockOptions = (): LockOptions => ({
+  heartbeatMs: 5_000,
+  staleMs: 30_000,
+  hostname: os.hostname(),
+  now: Date.now,
+});
 
 export interface LockHooks {
   /** A corrupt or vanished lock file (moved to quarantine / re-created). */
   corrupt(file: string, reason: string): Promise<void>;
 }
 
-type Seen = { kind: 'none' } | { kind: 'corrupt'; mtimeMs: number; reason: string } | { kind: 'ok'; body: LockBody; text: string; mtimeMs: number };
+type Seen =
+  | { kind: 'none' }
+  | { kind: 'corrupt'; mtimeMs: number; reason: string }
+  | { kind: 'ok'; body: LockBody; text: string; mtimeMs: number };
 
 async function readLock(fsl: FsLayer, file: string): Promise<Seen> {
   let text: string;
@@ -73,7 +81,12 @@ function isOwnLeftover(b: LockBody, owner: OwnerInfo, o: LockOptions): boolean {
   return b.owner_id === owner.owner_id && b.pid === process.pid && b.hostname === o.hostname;
 }
 
-const holderOf = (b: LockBody): OwnerInfo => ({ owner_id: b.owner_id, label: b.label, pid: b.pid, hostname: b.hostname });
+const holderOf = (b: LockBody): OwnerInfo => ({
+  owner_id: b.owner_id,
+  label: b.label,
+  pid: b.pid,
+  hostname: b.hostname,
+});
 const unknownHolder = { label: 'an unknown window (its owner.lock is unreadable)', pid: 0, hostname: 'unknown' };
 
 /** The live holder, or undefined when the lock is absent, stale or unreadable-and-old. */
@@ -97,10 +110,24 @@ export class FileLock implements EngineLock {
     private readonly hooks: LockHooks,
   ) {}
 
-  static async acquire(fsl: FsLayer, runDir: string, runId: string, owner: OwnerInfo, o: LockOptions, hooks: LockHooks): Promise<FileLock> {
+  static async acquire(
+    fsl: FsLayer,
+    runDir: string,
+    runId: string,
+    owner: OwnerInfo,
+    o: LockOptions,
+    hooks: LockHooks,
+  ): Promise<FileLock> {
     const file = path.join(runDir, 'owner.lock');
     const now = o.now();
-    const body: LockBody = { owner_id: owner.owner_id, pid: owner.pid, hostname: owner.hostname, label: owner.label, acquired_ms: now, heartbeat_ms: now };
+    const body: LockBody = {
+      owner_id: owner.owner_id,
+      pid: owner.pid,
+      hostname: owner.hostname,
+      label: owner.label,
+      acquired_ms: now,
+      heartbeat_ms: now,
+    };
     const text = encodeEnvelope('lock', body);
     const tmp = await writeTemp(fsl, file, text);
     try {
@@ -161,7 +188,8 @@ export class FileLock implements EngineLock {
     try {
       await this.fsl.link(tmp, this.file);
     } catch (err) {
-      if (errCode(err) === 'EEXIST') this.markLost(); // someone took it in between
+      if (errCode(err) === 'EEXIST')
+        this.markLost(); // someone took it in between
       else throw err;
     } finally {
       await this.fsl.unlink(tmp).catch(() => undefined);
@@ -200,7 +228,10 @@ export class FileLock implements EngineLock {
 
 /** A complete, fsync'd temp file beside `file`, ready to be linked into place. */
 async function writeTemp(fsl: FsLayer, file: string, text: string): Promise<string> {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`);
+  const tmp = path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`,
+  );
   const fd = await fsl.createExclusive(tmp);
   try {
     await fsl.write(fd, Buffer.from(text));

@@ -11,7 +11,14 @@ export interface Quarantined {
 }
 
 /** Copies `root/rel` into quarantine and keeps the original (a segment whose good part stays in use). */
-export async function quarantineCopy(fsl: FsLayer, root: string, rel: string, reason: string, runId: string | null, now: number): Promise<Quarantined | null> {
+export async function quarantineCopy(
+  fsl: FsLayer,
+  root: string,
+  rel: string,
+  reason: string,
+  runId: string | null,
+  now: number,
+): Promise<Quarantined | null> {
   let bytes: Buffer;
   try {
     bytes = await fsl.readFile(path.join(root, rel));
@@ -28,16 +35,28 @@ export async function quarantineCopy(fsl: FsLayer, root: string, rel: string, re
 
 function quarantineName(rel: string, runId: string | null, now: number): string {
   const stamp = new Date(now).toISOString().replace(/[:.]/g, '-');
-  return path.posix.join('quarantine', `${stamp}-${runId ?? 'store'}-${rel.replace(/[/\\]/g, '_')}-${crypto.randomBytes(3).toString('hex')}`);
+  return path.posix.join(
+    'quarantine',
+    `${stamp}-${runId ?? 'store'}-${rel.replace(/[/\\]/g, '_')}-${crypto.randomBytes(3).toString('hex')}`,
+  );
 }
 
 /** The move (or copy) is what matters; a failed note must not hide the corruption report. */
 async function note(fsl: FsLayer, root: string, to: string, why: Record<string, unknown>): Promise<void> {
-  await writeDurably(fsl, path.join(root, `${to}.why.json`), JSON.stringify(why, null, 2), { mode: 'replace' }).catch(() => undefined);
+  await writeDurably(fsl, path.join(root, `${to}.why.json`), JSON.stringify(why, null, 2), { mode: 'replace' }).catch(
+    () => undefined,
+  );
 }
 
 /** Moves `root/rel` into quarantine. null when the file is already gone (another window moved it). */
-export async function quarantine(fsl: FsLayer, root: string, rel: string, reason: string, runId: string | null, now: number): Promise<Quarantined | null> {
+export async function quarantine(
+  fsl: FsLayer,
+  root: string,
+  rel: string,
+  reason: string,
+  runId: string | null,
+  now: number,
+): Promise<Quarantined | null> {
   const to = quarantineName(rel, runId, now);
   await fsl.mkdir(path.join(root, 'quarantine'), { recursive: true });
   try {

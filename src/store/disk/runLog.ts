@@ -10,7 +10,14 @@ import { decodeCommit, isRawCommit, RawCommit, rel } from './commit';
 import { DurableJsonFile, fsyncDir } from './durableFile';
 import type { FsLayer } from './fsLayer';
 import { SNAPSHOT_FILE, type SegmentTail } from './load';
-import { encodeFrame, parseSegment, parseSegmentNames, SEGMENT_VERSION, segmentName, type SegmentHeader } from './segment';
+import {
+  encodeFrame,
+  parseSegment,
+  parseSegmentNames,
+  SEGMENT_VERSION,
+  segmentName,
+  type SegmentHeader,
+} from './segment';
 
 export interface RunLogState {
   /** 1: a version-1 run (one file per commit), read only until it is converted by compact(). */
@@ -64,13 +71,21 @@ export class RunLog {
 
   /** Appends the next commit durably: one write at the segment's end, one fdatasync. */
   async append(ops: readonly CommitOp[]): Promise<void> {
-    if (this.s.format !== 2) throw new Error(`run ${this.runId} is in the version-1 format: it is converted before it is written`);
+    if (this.s.format !== 2)
+      throw new Error(`run ${this.runId} is in the version-1 format: it is converted before it is written`);
     const n = this.s.next;
     const enc = encodeOps(ops, this.s.codec, this.s.meta);
     this.s.tail ??= await this.newSegment(n);
     const tail = this.s.tail;
     // The first commit of a segment repeats the meta: a damaged header does not make the run unopenable.
-    const body: RawCommit = { run_id: this.runId, first: n, last: n, ...(n === tail.first ? { meta: this.s.meta } : {}), witnessed: true, ops: enc.ops };
+    const body: RawCommit = {
+      run_id: this.runId,
+      first: n,
+      last: n,
+      ...(n === tail.first ? { meta: this.s.meta } : {}),
+      witnessed: true,
+      ops: enc.ops,
+    };
     const frame = encodeFrame(body);
     if (this.dirty) {
       await this.fsl.truncate(this.file(tail.name), tail.size);
@@ -101,7 +116,14 @@ export class RunLog {
     if (last >= 1) {
       const enc = encodeOps(ops, newCodec(), meta);
       const body: RawCommit = { run_id: this.runId, first: 1, last, meta, witnessed: true, ops: enc.ops };
-      const snap = new DurableJsonFile(this.fsl, this.file(SNAPSHOT_FILE), 'commit', RawCommit, this.runId, this.retryDelaysMs);
+      const snap = new DurableJsonFile(
+        this.fsl,
+        this.file(SNAPSHOT_FILE),
+        'commit',
+        RawCommit,
+        this.runId,
+        this.retryDelaysMs,
+      );
       await snap.write(body);
       const check = (await snap.read())!; // verify what landed before anything is removed
       decodeCommit(check, newCodec(), meta, rel(this.runId, SNAPSHOT_FILE), this.runId);
@@ -111,7 +133,11 @@ export class RunLog {
     const old = parseSegmentNames(await this.fsl.readdir(this.file()));
     const fresh = await this.newSegment(last + 1).catch(async (err: unknown) => {
       if ((err as { code?: string }).code !== 'EEXIST') throw err;
-      return { name: segmentName(last + 1), first: last + 1, size: (await this.fsl.stat(this.file(segmentName(last + 1)))).size }; // compacted at this length before
+      return {
+        name: segmentName(last + 1),
+        first: last + 1,
+        size: (await this.fsl.stat(this.file(segmentName(last + 1)))).size,
+      }; // compacted at this length before
     });
     for (const s of old) if (s.name !== fresh.name) await this.fsl.unlink(this.file(s.name));
     if (this.s.format === 1) {
@@ -135,7 +161,9 @@ export class RunLog {
     if (!names) return 'reload';
     const segs = parseSegmentNames(names);
     if (segs[segs.length - 1]?.name !== tail.name) return 'reload'; // compacted, or the holder moved on
-    const stamp = names.includes(SNAPSHOT_FILE) ? (await this.fsl.stat(this.file(SNAPSHOT_FILE)).catch(() => null))?.mtimeMs ?? -1 : null;
+    const stamp = names.includes(SNAPSHOT_FILE)
+      ? ((await this.fsl.stat(this.file(SNAPSHOT_FILE)).catch(() => null))?.mtimeMs ?? -1)
+      : null;
     if (this.snapshotStamp !== null && stamp !== this.snapshotStamp) return 'reload';
     this.snapshotStamp = stamp;
     const buf = await this.fsl.readFrom(this.file(tail.name), tail.size).catch(() => null);

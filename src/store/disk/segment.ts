@@ -28,7 +28,12 @@ export function parseSegmentNames(names: readonly string[]): { name: string; fir
   return out.sort((a, b) => a.first - b.first);
 }
 
-export const SegmentHeader = z.object({ segment: z.literal(SEGMENT_VERSION), run_id: z.string(), first: z.number().int().positive(), meta: RunMeta });
+export const SegmentHeader = z.object({
+  segment: z.literal(SEGMENT_VERSION),
+  run_id: z.string(),
+  first: z.number().int().positive(),
+  meta: RunMeta,
+});
 export type SegmentHeader = z.infer<typeof SegmentHeader>;
 
 const hex8 = (n: number) => (n >>> 0).toString(16).padStart(8, '0');
@@ -49,14 +54,22 @@ function crc32Js(buf: Uint8Array): number {
   return (crc ^ -1) >>> 0;
 }
 
-export const crc32: (buf: Uint8Array) => number = typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (b) => zlib.crc32(b) : crc32Js;
+export const crc32: (buf: Uint8Array) => number =
+  typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (b) => zlib.crc32(b) : crc32Js;
 export { crc32Js as crc32Portable };
 
 /** JSON with non-ASCII escaped (the file stays one-byte text, as the envelopes do), framed. */
 export function encodeFrame(value: unknown): Buffer {
-  const json = JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const json = JSON.stringify(value).replace(
+    /[\u007f-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   const body = Buffer.from(json, 'latin1');
-  return Buffer.concat([Buffer.from(`${body.length}\t${hex8(crc32(body))}\t`, 'latin1'), body, Buffer.from('\n', 'latin1')]);
+  return Buffer.concat([
+    Buffer.from(`${body.length}\t${hex8(crc32(body))}\t`, 'latin1'),
+    body,
+    Buffer.from('\n', 'latin1'),
+  ]);
 }
 
 export interface Frame {
@@ -78,7 +91,8 @@ type FrameRead = { ok: true; frame: Frame } | { ok: false; reason: string; short
 
 export function readFrame(buf: Buffer, at: number): FrameRead {
   const t1 = buf.indexOf(TAB, at);
-  if (t1 < 0 || t1 - at > 12) return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
+  if (t1 < 0 || t1 - at > 12)
+    return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
   const lenText = buf.toString('latin1', at, t1);
   if (!/^\d{1,12}$/.test(lenText)) return { ok: false, reason: 'the frame length is not a number', short: false };
   const len = Number(lenText);
@@ -87,10 +101,12 @@ export function readFrame(buf: Buffer, at: number): FrameRead {
   if (buf[crcAt + 8] !== TAB) return { ok: false, reason: 'the frame checksum is unreadable', short: false };
   const bodyAt = crcAt + 9;
   const end = bodyAt + len + 1;
-  if (end > buf.length) return { ok: false, reason: `the frame is cut short (${buf.length - bodyAt} of ${len + 1} bytes)`, short: true };
+  if (end > buf.length)
+    return { ok: false, reason: `the frame is cut short (${buf.length - bodyAt} of ${len + 1} bytes)`, short: true };
   if (buf[end - 1] !== NL) return { ok: false, reason: 'the frame does not end where its length says', short: false };
   const body = buf.subarray(bodyAt, end - 1);
-  if (hex8(crc32(body)) !== buf.toString('latin1', crcAt, crcAt + 8)) return { ok: false, reason: 'checksum mismatch', short: false };
+  if (hex8(crc32(body)) !== buf.toString('latin1', crcAt, crcAt + 8))
+    return { ok: false, reason: 'checksum mismatch', short: false };
   try {
     return { ok: true, frame: { start: at, end, value: JSON.parse(body.toString('latin1')) } };
   } catch {

@@ -9,13 +9,26 @@ import { RunMeta } from '../api/schema';
 import { corruptionReport, type CorruptionReport } from '../api/types';
 import type { LoadOptions, LoadSink, Notice } from '../core/engine';
 import { advance, newCodec, peekLost } from './codec';
-import { decodeCommit, emptyPeek, lostTailReport, mergeReports, peekInto, RawCommit, rel, Survived, witnessOf, type LoadCtx, type LoadedFiles } from './commit';
+import {
+  decodeCommit,
+  emptyPeek,
+  lostTailReport,
+  mergeReports,
+  peekInto,
+  RawCommit,
+  rel,
+  Survived,
+  witnessOf,
+  type LoadCtx,
+  type LoadedFiles,
+} from './commit';
 import { DurableJsonFile } from './durableFile';
 import { isMissing } from './fsLayer';
 import type { Quarantined } from './quarantine';
 
 export const pad = (n: number): string => String(n).padStart(12, '0');
-export const commitName = (first: number, last: number): string => (first === last ? `${pad(first)}.json` : `${pad(first)}-${pad(last)}.json`);
+export const commitName = (first: number, last: number): string =>
+  first === last ? `${pad(first)}.json` : `${pad(first)}-${pad(last)}.json`;
 
 export interface LogFile {
   name: string;
@@ -39,7 +52,11 @@ export function parseLogNames(names: readonly string[]): LogFile[] {
 /** Candidates for each chain position: the longest range first, the single file last. */
 function byFirst(files: readonly LogFile[]): Map<number, LogFile[]> {
   const m = new Map<number, LogFile[]>();
-  for (const f of files) m.set(f.first, [...(m.get(f.first) ?? []), f].sort((a, b) => b.last - a.last));
+  for (const f of files)
+    m.set(
+      f.first,
+      [...(m.get(f.first) ?? []), f].sort((a, b) => b.last - a.last),
+    );
   return m;
 }
 
@@ -53,7 +70,11 @@ async function readCommit(ctx: LoadCtx, runId: string, f: LogFile): Promise<RawC
   const body = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'commit', RawCommit, runId).read();
   if (!body) throw new AgentCheckpointCorruptionError(`${file} vanished while it was read`, runId, file);
   if (body.first !== f.first || body.last !== f.last || body.run_id !== runId) {
-    throw new AgentCheckpointCorruptionError(`${file} is corrupt: it holds commits ${body.first}-${body.last} of run ${body.run_id}`, runId, file);
+    throw new AgentCheckpointCorruptionError(
+      `${file} is corrupt: it holds commits ${body.first}-${body.last} of run ${body.run_id}`,
+      runId,
+      file,
+    );
   }
   return body;
 }
@@ -63,7 +84,8 @@ async function readMeta(ctx: LoadCtx, runId: string): Promise<{ meta: RunMeta | 
   try {
     const meta = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'run', RunMeta, runId).read();
     // A valid file of another run (copied over this one's) must not become this run's identity.
-    if (meta && meta.run_id !== runId) return { meta: null, bad: { file, reason: `${file} is corrupt: it holds the meta of run ${meta.run_id}` } };
+    if (meta && meta.run_id !== runId)
+      return { meta: null, bad: { file, reason: `${file} is corrupt: it holds the meta of run ${meta.run_id}` } };
     return { meta, bad: null };
   } catch (err) {
     if (err instanceof AgentCheckpointCorruptionError) return { meta: null, bad: { file, reason: err.message } };
@@ -72,7 +94,12 @@ async function readMeta(ctx: LoadCtx, runId: string): Promise<{ meta: RunMeta | 
 }
 
 /** A version-1 run, or undefined when the folder holds none (no log/ folder and no run.json). */
-export async function loadV1(ctx: LoadCtx, runId: string, sink: LoadSink, opts: LoadOptions): Promise<LoadedFiles | undefined> {
+export async function loadV1(
+  ctx: LoadCtx,
+  runId: string,
+  sink: LoadSink,
+  opts: LoadOptions,
+): Promise<LoadedFiles | undefined> {
   const dir = path.join(ctx.root, 'runs', runId);
   let names: string[];
   try {
@@ -85,7 +112,13 @@ export async function loadV1(ctx: LoadCtx, runId: string, sink: LoadSink, opts: 
   const cache = new Map<string, RawCommit | Error>();
   const at = byFirst(files);
   const read = async (f: LogFile) => {
-    if (!cache.has(f.name)) cache.set(f.name, await readCommit(ctx, runId, f).catch((err: unknown) => (err instanceof SchemaVersionError ? Promise.reject(err) : (err as Error))));
+    if (!cache.has(f.name))
+      cache.set(
+        f.name,
+        await readCommit(ctx, runId, f).catch((err: unknown) =>
+          err instanceof SchemaVersionError ? Promise.reject(err) : (err as Error),
+        ),
+      );
     return cache.get(f.name)!;
   };
   const reports: CorruptionReport[] = [];
@@ -96,15 +129,40 @@ export async function loadV1(ctx: LoadCtx, runId: string, sink: LoadSink, opts: 
     const first = at.get(1)?.[0];
     const body = first ? await read(first) : undefined;
     const parsed = body && !(body instanceof Error) ? RunMeta.safeParse(body.meta) : undefined;
-    meta = parsed?.success && parsed.data.run_id === runId ? parsed.data : opts.knownMeta?.run_id === runId ? opts.knownMeta : null;
+    meta =
+      parsed?.success && parsed.data.run_id === runId
+        ? parsed.data
+        : opts.knownMeta?.run_id === runId
+          ? opts.knownMeta
+          : null;
     if (!meta && !metaBad) return undefined; // created but never written: not a run yet
     const file = metaBad?.file ?? rel(runId, 'run.json');
     const reason = metaBad?.reason ?? `${file} is missing`;
     const q = opts.repair && metaBad ? await ctx.quarantine(file, reason, runId) : null;
-    if (meta && opts.repair) await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'run', RunMeta, runId, ctx.retryDelaysMs).write(meta);
-    const rebuilt = meta ? (opts.repair ? 'rebuilt from the first commit (or the index)' : 'readable from the first commit (or the index)') : 'and no commit holds the run meta';
-    reports.push(corruptionReport({ run_id: runId, file, reason, quarantined: q ? [q] : [], lost: `nothing: run.json ${rebuilt}` }));
-    if (!meta) throw new AgentCheckpointCorruptionError(`Run ${runId} cannot be opened: ${reason}, and no commit holds its meta.`, runId, file);
+    if (meta && opts.repair)
+      await new DurableJsonFile(ctx.fsl, path.join(ctx.root, file), 'run', RunMeta, runId, ctx.retryDelaysMs).write(
+        meta,
+      );
+    const rebuilt = meta
+      ? opts.repair
+        ? 'rebuilt from the first commit (or the index)'
+        : 'readable from the first commit (or the index)'
+      : 'and no commit holds the run meta';
+    reports.push(
+      corruptionReport({
+        run_id: runId,
+        file,
+        reason,
+        quarantined: q ? [q] : [],
+        lost: `nothing: run.json ${rebuilt}`,
+      }),
+    );
+    if (!meta)
+      throw new AgentCheckpointCorruptionError(
+        `Run ${runId} cannot be opened: ${reason}, and no commit holds its meta.`,
+        runId,
+        file,
+      );
   }
   sink.meta(meta);
   const codec = newCodec();
@@ -138,7 +196,8 @@ export async function loadV1(ctx: LoadCtx, runId: string, sink: LoadSink, opts: 
   const isBad = (f: LogFile) => bad.some((b) => b.file.endsWith(f.name));
   const after = files.filter((f) => !used.has(f.name) && f.last >= p && !isBad(f));
   const superseded = files.filter((f) => !used.has(f.name) && f.last < p && !isBad(f));
-  if (opts.repair) for (const f of superseded) await ctx.fsl.unlink(path.join(dir, 'log', f.name)).catch(() => undefined); // an interrupted compaction's leftovers
+  if (opts.repair)
+    for (const f of superseded) await ctx.fsl.unlink(path.join(dir, 'log', f.name)).catch(() => undefined); // an interrupted compaction's leftovers
   const witnessed = [...cache.values()].some((c) => !(c instanceof Error) && c.witnessed);
   const wit = await witnessOf(ctx, runId, { repair: opts.repair, witnessedCommits: witnessed, reports, notices });
   const expect = Math.max(opts.expectCommits, wit?.commits ?? 0);
@@ -150,7 +209,13 @@ export async function loadV1(ctx: LoadCtx, runId: string, sink: LoadSink, opts: 
     const peeked = emptyPeek();
     if (stopBad || missing) {
       for (const f of [...(stopBad ? [stopBad.file] : []), ...after.map((x) => rel(runId, 'log', x.name))]) {
-        peekInto(peeked, await ctx.fsl.readFile(path.join(ctx.root, f)).then((b) => peekLost(String(b), runId), () => null));
+        peekInto(
+          peeked,
+          await ctx.fsl.readFile(path.join(ctx.root, f)).then(
+            (b) => peekLost(String(b), runId),
+            () => null,
+          ),
+        );
       }
       if (missing && !stopBad) peeked.unreadable++; // a missing file's content is unknown
     }
@@ -161,19 +226,39 @@ export async function loadV1(ctx: LoadCtx, runId: string, sink: LoadSink, opts: 
         if (q) quarantined.push(q);
       }
       for (const f of after) {
-        const q = await ctx.quarantine(rel(runId, 'log', f.name), `follows ${stopBad?.file ?? missing}, where the chain broke`, runId);
+        const q = await ctx.quarantine(
+          rel(runId, 'log', f.name),
+          `follows ${stopBad?.file ?? missing}, where the chain broke`,
+          runId,
+        );
         if (q) quarantined.push(q);
       }
     }
     const file = stopBad?.file ?? missing ?? bad[0]!.file;
     if (!stopBad && !missing) {
-      reports.push(corruptionReport({ run_id: runId, file, reason: bad[0]!.reason, quarantined, fell_back_to_seq: survived.seq || null, lost: 'nothing: an intact copy of the same commits was used' }));
+      reports.push(
+        corruptionReport({
+          run_id: runId,
+          file,
+          reason: bad[0]!.reason,
+          quarantined,
+          fell_back_to_seq: survived.seq || null,
+          lost: 'nothing: an intact copy of the same commits was used',
+        }),
+      );
     } else {
-      const witnessSays = wit && wit.commits >= p ? ` (the run's witness says ${wit.commits} commits were written)` : '';
+      const witnessSays =
+        wit && wit.commits >= p ? ` (the run's witness says ${wit.commits} commits were written)` : '';
       const reason = stopBad?.reason ?? `${missing} is missing${witnessSays}`;
       const onDisk = Math.max(0, ...files.map((f) => f.last));
       reports.push(lostTailReport({ runId, file, reason, quarantined, survived, witness: wit, onDisk, peeked }));
     }
   }
-  return { result: { report: mergeReports(reports), commits: p - 1, witness: wit, notices }, next: p, codec, meta, covered };
+  return {
+    result: { report: mergeReports(reports), commits: p - 1, witness: wit, notices },
+    next: p,
+    codec,
+    meta,
+    covered,
+  };
 }

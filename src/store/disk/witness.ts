@@ -23,7 +23,8 @@ const SLOT = 256;
 const SUM = 16;
 
 /** `damaged`: one slot was bad (a process crash cannot tear a slot, so that is damage); the other is used. */
-export type WitnessRead = { kind: 'missing' } | { kind: 'ok'; witness: TailWitness; damaged: string | null } | { kind: 'bad'; reason: string };
+export type WitnessRead =
+  { kind: 'missing' } | { kind: 'ok'; witness: TailWitness; damaged: string | null } | { kind: 'bad'; reason: string };
 
 export function encodeSlot(w: TailWitness): Buffer {
   const json = JSON.stringify(w);
@@ -53,10 +54,18 @@ export async function readWitness(fsl: FsLayer, runDir: string): Promise<Witness
     if (isMissing(err)) return { kind: 'missing' };
     return { kind: 'bad', reason: `unreadable (${errorMessage(err)})` };
   }
-  const slots = [buf.subarray(0, SLOT), buf.subarray(SLOT, 2 * SLOT)].map((b) => (b.length === SLOT ? decodeSlot(b) : null));
+  const slots = [buf.subarray(0, SLOT), buf.subarray(SLOT, 2 * SLOT)].map((b) =>
+    b.length === SLOT ? decodeSlot(b) : null,
+  );
   const valid = slots.filter((w): w is TailWitness => w !== null);
-  if (valid.length === 0) return { kind: 'bad', reason: buf.length === 0 ? 'the file is empty' : 'no slot passes its checksum' };
-  const damaged = buf.length !== 2 * SLOT ? `${buf.length} bytes where ${2 * SLOT} were written` : valid.length < 2 ? `slot ${slots[0] ? 2 : 1} fails its checksum` : null;
+  if (valid.length === 0)
+    return { kind: 'bad', reason: buf.length === 0 ? 'the file is empty' : 'no slot passes its checksum' };
+  const damaged =
+    buf.length !== 2 * SLOT
+      ? `${buf.length} bytes where ${2 * SLOT} were written`
+      : valid.length < 2
+        ? `slot ${slots[0] ? 2 : 1} fails its checksum`
+        : null;
   return { kind: 'ok', witness: valid.reduce((a, b) => (b.commits > a.commits ? b : a)), damaged };
 }
 
@@ -77,7 +86,10 @@ export class WitnessWriter {
   static async open(fsl: FsLayer, runDir: string, syncAfterMs = 1000): Promise<WitnessWriter> {
     const file = path.join(runDir, WITNESS_FILE);
     const fd = await fsl.openForUpdate(file);
-    const size = await fsl.stat(file).then((st) => st.size, () => 0);
+    const size = await fsl.stat(file).then(
+      (st) => st.size,
+      () => 0,
+    );
     return new WitnessWriter(fsl, fd, syncAfterMs, size === 2 * SLOT);
   }
 

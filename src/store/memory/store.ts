@@ -40,7 +40,13 @@ class MemoryEngine implements Engine {
   setReporter(): void {} // nothing in memory can rot
 
   async openIndex(): Promise<IndexState> {
-    return { entries: structuredClone(this.disk.index ?? []), present: [...this.disk.runs.keys()], reports: [], notices: [], writable: true };
+    return {
+      entries: structuredClone(this.disk.index ?? []),
+      present: [...this.disk.runs.keys()],
+      reports: [],
+      notices: [],
+      writable: true,
+    };
   }
 
   async listRunIds(): Promise<string[]> {
@@ -58,7 +64,13 @@ class MemoryEngine implements Engine {
 
   async createRun(meta: RunMeta, owner: OwnerInfo): Promise<EngineLock | 'exists'> {
     if (this.disk.runs.has(meta.run_id)) return 'exists';
-    this.disk.runs.set(meta.run_id, { meta: structuredClone(meta), commits: [], blobs: new Map(), lock: null, witness: null });
+    this.disk.runs.set(meta.run_id, {
+      meta: structuredClone(meta),
+      commits: [],
+      blobs: new Map(),
+      lock: null,
+      witness: null,
+    });
     this.cursors.set(meta.run_id, 0);
     return this.lock(meta.run_id, owner);
   }
@@ -132,7 +144,12 @@ class MemoryEngine implements Engine {
 
   async getBlob(runId: string, hash: string): Promise<string> {
     const b = this.disk.runs.get(runId)?.blobs.get(hash);
-    if (b === undefined) throw new CheckpointNotFoundError(`runs/${runId}/blobs/${hash} is missing (run ${runId}).`, runId, `runs/${runId}/blobs/${hash}`);
+    if (b === undefined)
+      throw new CheckpointNotFoundError(
+        `runs/${runId}/blobs/${hash} is missing (run ${runId}).`,
+        runId,
+        `runs/${runId}/blobs/${hash}`,
+      );
     return b;
   }
 

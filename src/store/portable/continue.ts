@@ -11,15 +11,24 @@ import type { ContinueRunInput, OwnerInfo, RunLease } from '../api/types';
 import { checkRunId, prepareAppend } from '../core/validate';
 import type { PortableHost } from './portable';
 
-export async function continueRun(host: PortableHost, input: ContinueRunInput, owner: OwnerInfo): Promise<{ run: RunSummary; lease: RunLease }> {
+export async function continueRun(
+  host: PortableHost,
+  input: ContinueRunInput,
+  owner: OwnerInfo,
+): Promise<{ run: RunSummary; lease: RunLease }> {
   const from = input?.from;
-  if (typeof from !== 'object' || from === null) throw new InvalidInputError('continueRun needs `from`, the checkpoint it continues');
+  if (typeof from !== 'object' || from === null)
+    throw new InvalidInputError('continueRun needs `from`, the checkpoint it continues');
   const srcId = checkRunId(from.run_id);
   const src = (await host.readHandle(srcId)).model;
   if (!Number.isInteger(from.seq) || from.seq < 1 || from.seq > src.lastSeq) {
-    throw new CheckpointNotFoundError(`Run ${srcId} has no checkpoint ${String(from.seq)} to continue from (it has ${src.lastSeq}).`, srcId);
+    throw new CheckpointNotFoundError(
+      `Run ${srcId} has no checkpoint ${String(from.seq)} to continue from (it has ${src.lastSeq}).`,
+      srcId,
+    );
   }
-  if (!input.first?.snapshot) throw new InvalidInputError('the first checkpoint of a continued run must carry the snapshot it continues with');
+  if (!input.first?.snapshot)
+    throw new InvalidInputError('the first checkpoint of a continued run must carry the snapshot it continues with');
   if (!Array.isArray(input.messages)) throw new InvalidInputError('messages must be an array');
   const now = host.now();
   const effects = carriedEffects(src.effects, input.first.snapshot);

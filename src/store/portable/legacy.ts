@@ -24,14 +24,16 @@ import type { RunExportBody } from '../core/storedSchema';
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const isLegacyRecord = (v: unknown): v is Obj => isObj(v) && typeof v.schema_version === 'string' && typeof v.phase === 'string' && !('seq' in v);
+const isLegacyRecord = (v: unknown): v is Obj =>
+  isObj(v) && typeof v.schema_version === 'string' && typeof v.phase === 'string' && !('seq' in v);
 
 export function isLegacyInput(data: unknown): boolean {
   return isLegacyRecord(data) || (Array.isArray(data) && data.length > 0 && data.every(isLegacyRecord));
 }
 
 const str = (v: unknown, d = ''): string => (typeof v === 'string' ? v : d);
-const int = (v: unknown, d = 0): number => (typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.trunc(v)) : d);
+const int = (v: unknown, d = 0): number =>
+  typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.trunc(v)) : d;
 const state = (v: unknown): RunState => (RunState.safeParse(v).success ? (v as RunState) : 'running'); // e.g. AFK "degraded"
 
 /** Defaults for phase payload fields the AFK table does not have (our schema requires them). */
@@ -39,29 +41,62 @@ const PAYLOAD_DEFAULTS: Record<Phase, Obj> = {
   run_started: { agent_name: 'legacy', resumed: false, task: '', extension_version: 'legacy', tool_schema_hash: '' },
   step_started: { state: 'running', message_count: 0 },
   pre_llm: { model: '', provider: '', message_count: 0 },
-  post_llm: { model: '', provider: '', finish_reason: null, tool_call_count: 0, session_token: null, checkpoint_token: null, total_cost_usd: null },
+  post_llm: {
+    model: '',
+    provider: '',
+    finish_reason: null,
+    tool_call_count: 0,
+    session_token: null,
+    checkpoint_token: null,
+    total_cost_usd: null,
+  },
   pre_tool_batch: { tool_call_count: 0 },
   post_tool_batch: { tool_calls_total: 0, tool_failures: 0 },
   pre_subagent_batch: { subagent_count: 0 },
   post_subagent_batch: { subagents_total: 0, subagent_failures: 0 },
-  run_terminal: { state: 'completed', final_text: '', requested_model: '', normalized_model: '', provider_adapter: '', terminal_result: null },
+  run_terminal: {
+    state: 'completed',
+    final_text: '',
+    requested_model: '',
+    normalized_model: '',
+    provider_adapter: '',
+    terminal_result: null,
+  },
 };
 
 export function normalizeLegacy(data: unknown): RunExportBody {
   const input = (Array.isArray(data) ? data : [data]) as Obj[];
   for (const r of input) {
-    if (!/^1(\.\d+)*$/.test(r.schema_version as string)) throw new InvalidInputError(`Import refused: legacy checkpoint schema_version "${String(r.schema_version)}" is not supported (only 1.x).`);
-    if (!PHASES.includes(r.phase as Phase)) throw new InvalidInputError(`Import refused: unknown legacy phase "${String(r.phase)}".`);
+    if (!/^1(\.\d+)*$/.test(r.schema_version as string))
+      throw new InvalidInputError(
+        `Import refused: legacy checkpoint schema_version "${String(r.schema_version)}" is not supported (only 1.x).`,
+      );
+    if (!PHASES.includes(r.phase as Phase))
+      throw new InvalidInputError(`Import refused: unknown legacy phase "${String(r.phase)}".`);
     if (!isObj(r.payload)) throw new InvalidInputError('Import refused: a legacy checkpoint has no payload object.');
   }
-  const recs = input.map((r, i) => ({ r, i })).sort((a, b) => int(a.r.timestamp_ms) - int(b.r.timestamp_ms) || a.i - b.i).map((x) => x.r);
+  const recs = input
+    .map((r, i) => ({ r, i }))
+    .sort((a, b) => int(a.r.timestamp_ms) - int(b.r.timestamp_ms) || a.i - b.i)
+    .map((x) => x.r);
   const ids = new Set(recs.map((r) => str(r.run_id)));
-  if (ids.size !== 1) throw new InvalidInputError('Import refused: the legacy checkpoints belong to more than one run.');
+  if (ids.size !== 1)
+    throw new InvalidInputError('Import refused: the legacy checkpoints belong to more than one run.');
   const runId = safeRunId(str(recs[0]!.run_id));
   const threadId = str(recs[0]!.thread_id, runId);
   const cur: Record<ListField, unknown[]> = { messages: [], tool_executions: [], subagent_executions: [] };
   const body: RunExportBody = {
-    meta: { run_id: runId, thread_id: threadId, title: '', task: '', agent_name: 'legacy', model: '', created_ms: int(recs[0]!.timestamp_ms), forked_from: null, parent_run_id: null },
+    meta: {
+      run_id: runId,
+      thread_id: threadId,
+      title: '',
+      task: '',
+      agent_name: 'legacy',
+      model: '',
+      created_ms: int(recs[0]!.timestamp_ms),
+      forked_from: null,
+      parent_run_id: null,
+    },
     state: 'interrupted',
     state_detail: 'Imported from a legacy checkpoint format.',
     state_ms: int(recs[recs.length - 1]!.timestamp_ms),
@@ -90,7 +125,16 @@ export function normalizeLegacy(data: unknown): RunExportBody {
         cur[field] = snap[field];
       }
       header = snap.header;
-      payload = pick({ ...PAYLOAD_DEFAULTS[phase], state: header.state, message_count: header.message_count, model: header.normalized_model }, p, phase);
+      payload = pick(
+        {
+          ...PAYLOAD_DEFAULTS[phase],
+          state: header.state,
+          message_count: header.message_count,
+          model: header.normalized_model,
+        },
+        p,
+        phase,
+      );
       body.meta.model ||= header.requested_model;
     }
     if (phase === 'run_started') {
@@ -98,11 +142,25 @@ export function normalizeLegacy(data: unknown): RunExportBody {
       body.meta.agent_name = str(p.agent_name, 'legacy');
     }
     if (phase === 'run_terminal') {
-      body.state = RunState.safeParse(p.state).success && ['completed', 'failed'].includes(p.state as string) ? (p.state as RunState) : 'completed';
+      body.state =
+        RunState.safeParse(p.state).success && ['completed', 'failed'].includes(p.state as string)
+          ? (p.state as RunState)
+          : 'completed';
       body.state_detail = null;
     }
     const parent = seq > 1 ? { run_id: runId, seq: seq - 1 } : null;
-    const record: CheckpointRecord = { run_id: runId, thread_id: threadId, schema_version: STORE_SCHEMA_VERSION, phase, seq, parent, timestamp_ms: ts, step, payload, snapshot: header };
+    const record: CheckpointRecord = {
+      run_id: runId,
+      thread_id: threadId,
+      schema_version: STORE_SCHEMA_VERSION,
+      phase,
+      seq,
+      parent,
+      timestamp_ms: ts,
+      step,
+      payload,
+      snapshot: header,
+    };
     body.records.push(record);
   });
   body.meta.title = `Imported: ${body.meta.task || runId}`.slice(0, 200);
@@ -119,7 +177,10 @@ function legacySnapshot(p: Obj, step: number, ts: number, seq: number) {
   const where = `legacy checkpoint ${seq}`;
   const messages = (p.messages as unknown[]).map((m, i) => {
     const r = ChatMessage.safeParse(m);
-    if (!r.success) throw new InvalidInputError(`Import refused: message ${i} of ${where} is not a chat message (${r.error.issues[0]?.message}).`);
+    if (!r.success)
+      throw new InvalidInputError(
+        `Import refused: message ${i} of ${where} is not a chat message (${r.error.issues[0]?.message}).`,
+      );
     return r.data;
   });
   const tool_executions = (Array.isArray(p.tool_executions) ? p.tool_executions : []).filter(isObj).map((x, i) => ({
@@ -133,15 +194,17 @@ function legacySnapshot(p: Obj, step: number, ts: number, seq: number) {
     started_ms: int(x.started_ms, ts),
     finished_ms: typeof x.finished_ms === 'number' ? int(x.finished_ms) : null,
   }));
-  const subagent_executions = (Array.isArray(p.subagent_executions) ? p.subagent_executions : []).filter(isObj).map((x, i) => ({
-    tool_call_id: str(x.tool_call_id, `legacy-${seq}-${i}`),
-    child_run_id: safeRunId(str(x.child_run_id, str(x.run_id, `legacy-child-${seq}-${i}`))),
-    step: int(x.step, step),
-    state: state(x.state),
-    final_text: typeof x.final_text === 'string' ? x.final_text : null,
-    started_ms: int(x.started_ms, ts),
-    finished_ms: typeof x.finished_ms === 'number' ? int(x.finished_ms) : null,
-  }));
+  const subagent_executions = (Array.isArray(p.subagent_executions) ? p.subagent_executions : [])
+    .filter(isObj)
+    .map((x, i) => ({
+      tool_call_id: str(x.tool_call_id, `legacy-${seq}-${i}`),
+      child_run_id: safeRunId(str(x.child_run_id, str(x.run_id, `legacy-child-${seq}-${i}`))),
+      step: int(x.step, step),
+      state: state(x.state),
+      final_text: typeof x.final_text === 'string' ? x.final_text : null,
+      started_ms: int(x.started_ms, ts),
+      finished_ms: typeof x.finished_ms === 'number' ? int(x.finished_ms) : null,
+    }));
   const usage = isObj(p.usage) ? p.usage : {};
   const input = int(usage.input_tokens);
   const output = int(usage.output_tokens);
@@ -175,11 +238,15 @@ function legacyResponse(v: unknown, p: Obj, ts: number, where: string): LlmRespo
   if (v == null) return null;
   const ours = LlmResponse.safeParse(v);
   if (ours.success) return ours.data;
-  if (!isObj(v) || !Array.isArray(v.tool_calls)) throw new InvalidInputError(`Import refused: the pending LLM response of ${where} cannot be read.`);
+  if (!isObj(v) || !Array.isArray(v.tool_calls))
+    throw new InvalidInputError(`Import refused: the pending LLM response of ${where} cannot be read.`);
   const calls = v.tool_calls.filter(isObj).map((c, i) => ({
     id: str(c.id, `legacy-call-${i}`),
     type: 'function' as const,
-    function: { name: str(c.tool_name, str(c.name)), arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) },
+    function: {
+      name: str(c.tool_name, str(c.name)),
+      arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}),
+    },
   }));
   const r = LlmResponse.safeParse({
     id: null,
@@ -202,6 +269,9 @@ function commonPrefix(a: unknown[], b: unknown[]): number {
 /** Legacy ids may be UUIDs or contain anything: keep them when they are valid folder names. */
 function safeRunId(id: string): string {
   if (RunId.safeParse(id).success) return id;
-  const cleaned = id.replace(/[^A-Za-z0-9_-]/g, '-').replace(/^[-_]+/, '').slice(0, 64);
+  const cleaned = id
+    .replace(/[^A-Za-z0-9_-]/g, '-')
+    .replace(/^[-_]+/, '')
+    .slice(0, 64);
   return RunId.safeParse(cleaned).success ? cleaned : `legacy-${sha256(id).slice(0, 16)}`;
 }

@@ -33,15 +33,28 @@ export interface PortableHost {
  * response refers to (so finished tool calls replay instead of running again). Approvals are not
  * copied: the fork asks again.
  */
-export async function forkRun(host: PortableHost, runId: string, seq: number, owner: OwnerInfo, opts?: ForkOptions): Promise<{ run: RunSummary; lease: RunLease }> {
-  if (!Number.isInteger(seq) || seq < 1) throw new InvalidInputError(`fork seq must be a positive integer, got ${String(seq)}`);
+export async function forkRun(
+  host: PortableHost,
+  runId: string,
+  seq: number,
+  owner: OwnerInfo,
+  opts?: ForkOptions,
+): Promise<{ run: RunSummary; lease: RunLease }> {
+  if (!Number.isInteger(seq) || seq < 1)
+    throw new InvalidInputError(`fork seq must be a positive integer, got ${String(seq)}`);
   const src = (await host.readHandle(runId)).model;
   const found = src.verifiedSnapshotAt(seq);
-  if (!found) throw new CheckpointNotFoundError(`Run ${runId} has no snapshot checkpoint at or before seq ${seq} to fork from.`, runId);
+  if (!found)
+    throw new CheckpointNotFoundError(
+      `Run ${runId} has no snapshot checkpoint at or before seq ${seq} to fork from.`,
+      runId,
+    );
   const { record, snapshot } = copyJson(found);
   const pendingIds = new Set((snapshot.pending_llm_response?.message.tool_calls ?? []).map((c) => c.id));
   const omitted = new Set(opts?.omitEffects ?? []);
-  const effects = [...src.effects.values()].filter((e) => pendingIds.has(e.tool_call_id) && !omitted.has(e.tool_call_id)).map((e) => copyJson(e));
+  const effects = [...src.effects.values()]
+    .filter((e) => pendingIds.has(e.tool_call_id) && !omitted.has(e.tool_call_id))
+    .map((e) => copyJson(e));
   const blobs = await effectBlobs(host, runId, effects);
   const now = host.now();
   const build = (newId: string) => {
@@ -53,10 +66,20 @@ export async function forkRun(host: PortableHost, runId: string, seq: number, ow
       created_ms: now,
       forked_from: { run_id: runId, seq: record.seq },
     };
-    const first: CheckpointRecord = { ...record, run_id: newId, thread_id: newId, seq: 1, parent: { run_id: runId, seq: record.seq }, timestamp_ms: now };
+    const first: CheckpointRecord = {
+      ...record,
+      run_id: newId,
+      thread_id: newId,
+      seq: 1,
+      parent: { run_id: runId, seq: record.seq },
+      timestamp_ms: now,
+    };
     const lists: ListTails = {};
     for (const f of LIST_FIELDS) if (snapshot[f].length > 0) lists[f] = { base: 0, items: snapshot[f] };
-    const ops: CommitOp[] = [...effects.map((e) => ({ op: 'effect' as const, effect: { ...e, run_id: newId } })), { op: 'record', record: first, lists }];
+    const ops: CommitOp[] = [
+      ...effects.map((e) => ({ op: 'effect' as const, effect: { ...e, run_id: newId } })),
+      { op: 'record', record: first, lists },
+    ];
     return { meta, ops };
   };
   const r = await host.adoptNewRun(build, undefined, owner, { keepLease: true, renameOnCollision: true });
@@ -66,10 +89,17 @@ export async function forkRun(host: PortableHost, runId: string, seq: number, ow
 }
 
 /** Every blob the effects refer to: full outputs and the file journal's versions. */
-async function effectBlobs(host: PortableHost, runId: string, effects: Iterable<Effect>): Promise<Record<string, string>> {
+async function effectBlobs(
+  host: PortableHost,
+  runId: string,
+  effects: Iterable<Effect>,
+): Promise<Record<string, string>> {
   const blobs: Record<string, string> = {};
   for (const e of effects) {
-    const hashes = [e.result?.blob, ...(e.files ?? []).flatMap((f) => [f.before, f.after].map((v) => (v.kind === 'file' ? v.blob : null)))];
+    const hashes = [
+      e.result?.blob,
+      ...(e.files ?? []).flatMap((f) => [f.before, f.after].map((v) => (v.kind === 'file' ? v.blob : null))),
+    ];
     for (const hash of hashes) if (hash && !(hash in blobs)) blobs[hash] = await host.getBlob(runId, hash);
   }
   return blobs;
@@ -79,7 +109,8 @@ export async function exportRun(host: PortableHost, runId: string): Promise<unkn
   const m = (await host.readHandle(runId)).model;
   m.verifyAll();
   const lists: RunExportBody['lists'] = [];
-  for (const [seq, tails] of m.tails) for (const field of LIST_FIELDS) if (tails[field]) lists.push({ seq, field, ...tails[field] });
+  for (const [seq, tails] of m.tails)
+    for (const field of LIST_FIELDS) if (tails[field]) lists.push({ seq, field, ...tails[field] });
   const blobs = await effectBlobs(host, runId, m.effects.values());
   const body: RunExportBody = copyJson({
     meta: m.meta,
@@ -102,11 +133,19 @@ export async function exportRun(host: PortableHost, runId: string): Promise<unkn
 export async function importRun(host: PortableHost, data: unknown, owner: OwnerInfo): Promise<RunSummary> {
   const body = isLegacyInput(data) ? normalizeLegacy(data) : checkExport(data);
   for (const [hash, content] of Object.entries(body.blobs)) {
-    if (sha256(Buffer.from(content, 'utf8')) !== hash) throw new InvalidInputError(`Import refused: blob ${hash} does not match its checksum.`);
+    if (sha256(Buffer.from(content, 'utf8')) !== hash)
+      throw new InvalidInputError(`Import refused: blob ${hash} does not match its checksum.`);
   }
   for (const e of body.effects) {
-    const refs = [e.result?.blob, ...(e.files ?? []).flatMap((f) => [f.before, f.after].map((v) => (v.kind === 'file' ? v.blob : null)))];
-    for (const ref of refs) if (ref && !(ref in body.blobs)) throw new InvalidInputError(`Import refused: effect ${e.tool_call_id} refers to blob ${ref}, which is not in the export.`);
+    const refs = [
+      e.result?.blob,
+      ...(e.files ?? []).flatMap((f) => [f.before, f.after].map((v) => (v.kind === 'file' ? v.blob : null))),
+    ];
+    for (const ref of refs)
+      if (ref && !(ref in body.blobs))
+        throw new InvalidInputError(
+          `Import refused: effect ${e.tool_call_id} refers to blob ${ref}, which is not in the export.`,
+        );
   }
   const oldId = body.meta.run_id;
   const build = (newId: string) => ({ meta: { ...body.meta, run_id: newId }, ops: importOps(body, oldId, newId) });
@@ -114,7 +153,8 @@ export async function importRun(host: PortableHost, data: unknown, owner: OwnerI
   try {
     r = await host.adoptNewRun(build, oldId, owner, { keepLease: true, renameOnCollision: true });
   } catch (err) {
-    if (err instanceof CommitMismatchError) throw new InvalidInputError(`Import refused: the run's data is inconsistent (${err.message}).`);
+    if (err instanceof CommitMismatchError)
+      throw new InvalidInputError(`Import refused: the run's data is inconsistent (${err.message}).`);
     throw err;
   }
   const newId = r.run.run_id;
@@ -131,13 +171,18 @@ export async function importRun(host: PortableHost, data: unknown, owner: OwnerI
 function checkExport(data: unknown): RunExportBody {
   const d = data as { format?: unknown; schema_version?: unknown; sha256?: unknown; body?: unknown } | null;
   if (typeof d !== 'object' || d === null || d.format !== EXPORT_FORMAT) {
-    throw new InvalidInputError(`Import refused: not an Agent Waypoints run export (expected format "${EXPORT_FORMAT}") nor legacy checkpoint records.`);
+    throw new InvalidInputError(
+      `Import refused: not an Agent Waypoints run export (expected format "${EXPORT_FORMAT}") nor legacy checkpoint records.`,
+    );
   }
   const version = d.schema_version;
-  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) throw new InvalidInputError('Import refused: the export has no valid schema_version.');
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1)
+    throw new InvalidInputError('Import refused: the export has no valid schema_version.');
   if (version > STORE_SCHEMA_VERSION) throw new SchemaVersionError('the imported run', version, STORE_SCHEMA_VERSION);
   if (typeof d.sha256 !== 'string' || sha256(canonicalJson(d.body)) !== d.sha256) {
-    throw new InvalidInputError('Import refused: checksum mismatch — the export was modified or truncated after it was written.');
+    throw new InvalidInputError(
+      'Import refused: checksum mismatch — the export was modified or truncated after it was written.',
+    );
   }
   const r = RunExport.safeParse({ ...d, body: migrate('export', version, d.body) });
   if (!r.success) {
@@ -150,7 +195,10 @@ function checkExport(data: unknown): RunExportBody {
 function importOps(body: RunExportBody, oldId: string, newId: string): CommitOp[] {
   const tails = new Map<number, ListTails>();
   for (const l of body.lists) {
-    if (!body.records[l.seq - 1]) throw new InvalidInputError(`Import refused: a ${l.field} list refers to checkpoint ${l.seq}, which is not in the export.`);
+    if (!body.records[l.seq - 1])
+      throw new InvalidInputError(
+        `Import refused: a ${l.field} list refers to checkpoint ${l.seq}, which is not in the export.`,
+      );
     const t = tails.get(l.seq) ?? {};
     t[l.field] = { base: l.base, items: l.items };
     tails.set(l.seq, t);

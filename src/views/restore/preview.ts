@@ -8,7 +8,13 @@ import type { FileVersion } from '../../store/api/schema';
 
 export const VERSION_SCHEME = 'agent-waypoints-version';
 
-const ICONS: Record<PlannedFile['action'], string> = { revert: 'discard', partial: 'discard', conflict: 'warning', unrestorable: 'circle-slash', unchanged: 'check' };
+const ICONS: Record<PlannedFile['action'], string> = {
+  revert: 'discard',
+  partial: 'discard',
+  conflict: 'warning',
+  unrestorable: 'circle-slash',
+  unchanged: 'check',
+};
 const WHAT: Record<PlannedFile['action'], string> = {
   revert: 'will be restored',
   partial: 'will be restored partly',
@@ -23,7 +29,10 @@ interface Item extends vscode.QuickPickItem {
   tickable: boolean;
 }
 
-const COMPARE: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('diff'), tooltip: 'Compare: the file now ↔ what the restore would write' };
+const COMPARE: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon('diff'),
+  tooltip: 'Compare: the file now ↔ what the restore would write',
+};
 
 /** A virtual document of a journaled version (text, or a line saying it is binary), for the diff editor. */
 export class VersionDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
@@ -43,7 +52,9 @@ export class VersionDocuments implements vscode.TextDocumentContentProvider, vsc
     if (!runId || !hash || hash === 'absent' || hash === 'unknown') return '';
     if (hash === 'none') return '(this version was too large to keep)';
     const text = await this.blob(runId, hash);
-    return encoding === 'base64' ? `(binary file, ${Buffer.from(text, 'base64').length.toLocaleString('en')} bytes: not shown)` : text;
+    return encoding === 'base64'
+      ? `(binary file, ${Buffer.from(text, 'base64').length.toLocaleString('en')} bytes: not shown)`
+      : text;
   }
 
   dispose(): void {
@@ -68,7 +79,10 @@ export function previewRestore(plan: RestorePlan, o: PreviewOptions): Promise<Se
   qp.matchOnDetail = true;
   const writes = plan.files.filter((f) => f.action === 'revert' || f.action === 'partial').length;
   const kept = plan.files.length - writes;
-  qp.placeholder = plan.files.length === 0 ? 'The agent changed no files after this checkpoint.' : `${writes} file${writes === 1 ? '' : 's'} to restore, ${kept} kept — press Enter to restore the ticked files`;
+  qp.placeholder =
+    plan.files.length === 0
+      ? 'The agent changed no files after this checkpoint.'
+      : `${writes} file${writes === 1 ? '' : 's'} to restore, ${kept} kept — press Enter to restore the ticked files`;
   qp.items = items(plan);
   const ticks = defaultTicks(plan);
   qp.selectedItems = qp.items.filter((i) => i.file && ticks.has(i.file.path));
@@ -85,7 +99,9 @@ export function previewRestore(plan: RestorePlan, o: PreviewOptions): Promise<Se
       if (sel.some((i) => !i.tickable)) qp.selectedItems = sel.filter((i) => i.tickable);
     });
     qp.onDidTriggerItemButton((e) => void compare(e.item.file!, o));
-    qp.onDidAccept(() => finish(new Set(qp.selectedItems.filter((i) => i.tickable && i.file).map((i) => i.file!.path))));
+    qp.onDidAccept(() =>
+      finish(new Set(qp.selectedItems.filter((i) => i.tickable && i.file).map((i) => i.file!.path))),
+    );
     qp.onDidHide(() => finish(undefined));
     qp.show();
   });
@@ -98,14 +114,35 @@ function items(plan: RestorePlan): Item[] {
     out.push({ label, kind: vscode.QuickPickItemKind.Separator, tickable: false });
     for (const f of files) {
       const tickable = f.action === 'revert' || f.action === 'partial' || f.overwritable;
-      const what = f.overwritable ? `${WHAT[f.action]} — tick to overwrite with the checkpoint version` : WHAT[f.action];
-      out.push({ file: f, tickable, label: `$(${ICONS[f.action]}) ${f.path}`, description: what, detail: f.reason, buttons: [COMPARE] });
+      const what = f.overwritable
+        ? `${WHAT[f.action]} — tick to overwrite with the checkpoint version`
+        : WHAT[f.action];
+      out.push({
+        file: f,
+        tickable,
+        label: `$(${ICONS[f.action]}) ${f.path}`,
+        description: what,
+        detail: f.reason,
+        buttons: [COMPARE],
+      });
     }
   };
-  group('Will be restored', plan.files.filter((f) => f.action === 'revert' || f.action === 'partial'));
-  group('Kept: changed since the agent wrote them', plan.files.filter((f) => f.action === 'conflict'));
-  group('Cannot be restored', plan.files.filter((f) => f.action === 'unrestorable'));
-  group('Already as at the checkpoint', plan.files.filter((f) => f.action === 'unchanged'));
+  group(
+    'Will be restored',
+    plan.files.filter((f) => f.action === 'revert' || f.action === 'partial'),
+  );
+  group(
+    'Kept: changed since the agent wrote them',
+    plan.files.filter((f) => f.action === 'conflict'),
+  );
+  group(
+    'Cannot be restored',
+    plan.files.filter((f) => f.action === 'unrestorable'),
+  );
+  group(
+    'Already as at the checkpoint',
+    plan.files.filter((f) => f.action === 'unchanged'),
+  );
   if (plan.notes.length > 0) {
     out.push({ label: 'Not known to the journal', kind: vscode.QuickPickItemKind.Separator, tickable: false });
     for (const n of plan.notes) out.push({ label: `$(info) ${n}`, tickable: false });
@@ -115,8 +152,14 @@ function items(plan: RestorePlan): Item[] {
 
 async function compare(f: PlannedFile, o: PreviewOptions): Promise<void> {
   const target = f.target ?? f.checkpoint;
-  const left = f.current.kind === 'absent' ? o.versions.uri(o.runId, f.path, { kind: 'absent' }) : vscode.Uri.joinPath(o.workspaceRoot, ...f.path.split('/'));
+  const left =
+    f.current.kind === 'absent'
+      ? o.versions.uri(o.runId, f.path, { kind: 'absent' })
+      : vscode.Uri.joinPath(o.workspaceRoot, ...f.path.split('/'));
   const right = o.versions.uri(o.runId, f.path, target);
   const side = f.target ? 'restored' : 'checkpoint version';
-  await vscode.commands.executeCommand('vscode.diff', left, right, `${f.path} (now) ↔ ${side}`, { preview: true, preserveFocus: true });
+  await vscode.commands.executeCommand('vscode.diff', left, right, `${f.path} (now) ↔ ${side}`, {
+    preview: true,
+    preserveFocus: true,
+  });
 }

@@ -46,7 +46,11 @@ export class FileRestorer {
   }
 
   /** Applies the plan as one workspace edit and records it. Needs the run (refused while another window or a live run holds it). */
-  async apply(runId: string, plan: RestorePlan, opts: ApplyOptions): Promise<{ record: RestoreRecord; forkedRunId: string | null }> {
+  async apply(
+    runId: string,
+    plan: RestorePlan,
+    opts: ApplyOptions,
+  ): Promise<{ record: RestoreRecord; forkedRunId: string | null }> {
     const changed = await changedSincePlan(plan, this.root);
     if (changed.length > 0) throw new RestoreOutdatedError(changed);
     const { store } = this.deps;
@@ -54,7 +58,10 @@ export class FileRestorer {
     try {
       const replaced = await keepReplaced(store, runId, this.root, plan, opts.overwrite);
       // WorkspaceEdit.size counts text edits only: whether there is anything to apply is the plan's to say.
-      if (restoreWrites(plan, opts.overwrite).size > 0 && !(await vscode.workspace.applyEdit(await this.edit(runId, plan, opts.overwrite)))) {
+      if (
+        restoreWrites(plan, opts.overwrite).size > 0 &&
+        !(await vscode.workspace.applyEdit(await this.edit(runId, plan, opts.overwrite)))
+      ) {
         throw new Error('VS Code did not apply the restore (nothing was changed).');
       }
       const forkedRunId = opts.fork ? await opts.fork() : null;

@@ -13,7 +13,8 @@ export const RESTORE_ACTION_LABELS: Record<RestoreRecord['files'][number]['actio
 /** "3 restored · 1 kept" */
 export function restoreCounts(r: RestoreRecord): string {
   const counts = new Map<string, number>();
-  for (const f of r.files) counts.set(RESTORE_ACTION_LABELS[f.action], (counts.get(RESTORE_ACTION_LABELS[f.action]) ?? 0) + 1);
+  for (const f of r.files)
+    counts.set(RESTORE_ACTION_LABELS[f.action], (counts.get(RESTORE_ACTION_LABELS[f.action]) ?? 0) + 1);
   return [...counts].map(([label, n]) => `${n} ${label}`).join(' · ') || 'no files to change';
 }
 

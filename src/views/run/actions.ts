@@ -9,7 +9,12 @@ import type { CheckpointStore } from '../../store/api/types';
 import type { RunViewDeps } from './controller';
 import type { ProposedDocuments } from './proposed';
 
-export function runViewActions(d: { store: CheckpointStore; proposed: ProposedDocuments; workspaceRoot: vscode.Uri; revealInTree(runId: string): Promise<void> }): RunViewDeps['actions'] {
+export function runViewActions(d: {
+  store: CheckpointStore;
+  proposed: ProposedDocuments;
+  workspaceRoot: vscode.Uri;
+  revealInTree(runId: string): Promise<void>;
+}): RunViewDeps['actions'] {
   return {
     async run(runId, action) {
       switch (action) {
@@ -19,7 +24,10 @@ export function runViewActions(d: { store: CheckpointStore; proposed: ProposedDo
           return void (await vscode.commands.executeCommand(CommandIds.resumeRun, runId));
         case 'fork': {
           const run = await d.store.getRun(runId);
-          return void (await vscode.commands.executeCommand(CommandIds.forkFromCheckpoint, { runId, seq: run?.last_seq ?? 1 }));
+          return void (await vscode.commands.executeCommand(CommandIds.forkFromCheckpoint, {
+            runId,
+            seq: run?.last_seq ?? 1,
+          }));
         }
         case 'export':
           return void (await vscode.commands.executeCommand(CommandIds.exportRun, runId));
@@ -28,17 +36,31 @@ export function runViewActions(d: { store: CheckpointStore; proposed: ProposedDo
       }
     },
     async waypoint(runId, seq, action) {
-      const command = { openCheckpoint: CommandIds.openCheckpoint, forkHere: CommandIds.forkFromCheckpoint, restoreFiles: CommandIds.restoreFiles }[action];
+      const command = {
+        openCheckpoint: CommandIds.openCheckpoint,
+        forkHere: CommandIds.forkFromCheckpoint,
+        restoreFiles: CommandIds.restoreFiles,
+      }[action];
       await vscode.commands.executeCommand(command, { runId, seq });
     },
     async restore(runId, record, action) {
       switch (action) {
         // Undo = restore to the checkpoint the restore followed: its writes are journaled after it (as the notification's Undo restore).
         case 'undo':
-          return void (await vscode.commands.executeCommand(CommandIds.restoreFiles, { runId, seq: record.checkpoint_seq }, { rewind: false }));
+          return void (await vscode.commands.executeCommand(
+            CommandIds.restoreFiles,
+            { runId, seq: record.checkpoint_seq },
+            { rewind: false },
+          ));
         case 'showDetails': {
-          const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: restoreMarkdown(record) });
-          return void (await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside }));
+          const doc = await vscode.workspace.openTextDocument({
+            language: 'markdown',
+            content: restoreMarkdown(record),
+          });
+          return void (await vscode.window.showTextDocument(doc, {
+            preview: true,
+            viewColumn: vscode.ViewColumn.Beside,
+          }));
         }
         case 'openFork':
           return void (await vscode.commands.executeCommand(CommandIds.openRun, record.forked_run_id));
@@ -50,11 +72,17 @@ export function runViewActions(d: { store: CheckpointStore; proposed: ProposedDo
         return d.proposed.showDiff(d.workspaceRoot, approval);
       }
       const messages = (await d.store.loadSnapshot(runId)).snapshot.messages;
-      const call = messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []) : [])).find((c) => c.id === toolCallId);
+      const call = messages
+        .flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []) : []))
+        .find((c) => c.id === toolCallId);
       if (!call || (call.function.name !== 'write_file' && call.function.name !== 'edit_file')) {
         throw new Error(`${toolCallId} is not a write_file/edit_file call of run ${runId}`);
       }
-      const args = (approval?.decision?.kind === 'approve_edited' ? approval.decision.arguments : JSON.parse(call.function.arguments)) as Record<string, unknown>;
+      const args = (
+        approval?.decision?.kind === 'approve_edited'
+          ? approval.decision.arguments
+          : JSON.parse(call.function.arguments)
+      ) as Record<string, unknown>;
       await d.proposed.showEdit({ runId, toolCallId, toolName: call.function.name, args });
     },
   };

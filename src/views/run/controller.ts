@@ -10,7 +10,14 @@ import { lastJournaledSeq, restoreWrote } from '../../runner/files/restorePlan';
 import type { RestoreRecord, RunSummary } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
 import type { RestoreAction, RunAction, WaypointAction } from './items';
-import { type HostMessage, type Method, type Params, parseWebviewMessage, type RequestMessage, type Result } from './protocol';
+import {
+  type HostMessage,
+  type Method,
+  type Params,
+  parseWebviewMessage,
+  type RequestMessage,
+  type Result,
+} from './protocol';
 import { composerHint, runHeader } from './header';
 import { ThreadTranscript } from './thread';
 
@@ -62,9 +69,14 @@ export class RunViewController extends DisposableBase {
     private readonly post: (m: HostMessage) => unknown,
   ) {
     super();
-    this.transcript = new ThreadTranscript(deps.store, { isActive: (id) => deps.runner.isActive(id), runningCalls: (id) => this.running.get(id) ?? new Set() });
+    this.transcript = new ThreadTranscript(deps.store, {
+      isActive: (id) => deps.runner.isActive(id),
+      runningCalls: (id) => this.running.get(id) ?? new Set(),
+    });
     this._register(deps.runner.events.on((e) => this.onRunnerEvent(e)));
-    this._register(deps.store.onEvent((e) => 'run_id' in e && e.run_id && this.touches(e.run_id) && this.schedule(e.run_id)));
+    this._register(
+      deps.store.onEvent((e) => 'run_id' in e && e.run_id && this.touches(e.run_id) && this.schedule(e.run_id)),
+    );
     this._register(toDisposable(() => [this.refreshTimer, this.deltaTimer].forEach((t) => t && clearTimeout(t))));
   }
 
@@ -108,12 +120,18 @@ export class RunViewController extends DisposableBase {
     const last = runs[runs.length - 1]!;
     if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
     const readOnly = await this.deps.readOnlyReason(last.run_id);
-    const runHeaders = await Promise.all(runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id))));
+    const runHeaders = await Promise.all(
+      runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id))),
+    );
     // From here on synchronous up to the post: the text streamed so far replaces the deltas not yet sent.
     const partial = this.deps.runner.partialResponse(last.run_id);
     if (!this.streaming && partial) this.streaming = { runId: last.run_id, step: partial.step }; // opened mid-stream
-    const streaming = this.streaming && partial && partial.step === this.streaming.step && this.streaming.runId === last.run_id ? { ...this.streaming, text: partial.text, reasoning: partial.reasoning } : this.streaming;
-    if (streaming && 'text' in streaming) this.pendingDeltas = this.pendingDeltas.filter((d) => d.runId !== streaming.runId || d.step !== streaming.step);
+    const streaming =
+      this.streaming && partial && partial.step === this.streaming.step && this.streaming.runId === last.run_id
+        ? { ...this.streaming, text: partial.text, reasoning: partial.reasoning }
+        : this.streaming;
+    if (streaming && 'text' in streaming)
+      this.pendingDeltas = this.pendingDeltas.filter((d) => d.runId !== streaming.runId || d.step !== streaming.step);
     await this.post({
       type: 'state',
       version: this.transcript.version,
@@ -128,9 +146,15 @@ export class RunViewController extends DisposableBase {
   }
 
   private async handle(msg: RequestMessage): Promise<Result<Method>> {
-    if (msg.method === 'page') return { version: this.transcript.version, from: msg.params.from, items: this.transcript.page(msg.params.from, msg.params.to) };
+    if (msg.method === 'page')
+      return {
+        version: this.transcript.version,
+        from: msg.params.from,
+        items: this.transcript.page(msg.params.from, msg.params.to),
+      };
     const runId = msg.params.runId;
-    if (!this.transcript.runList.some((r) => r.run_id === runId)) throw new Error(`it names run ${runId}, which is not in this view's thread`);
+    if (!this.transcript.runList.some((r) => r.run_id === runId))
+      throw new Error(`it names run ${runId}, which is not in this view's thread`);
     switch (msg.method) {
       case 'approve':
       case 'reject':
@@ -160,7 +184,9 @@ export class RunViewController extends DisposableBase {
       case 'send': {
         await this.mustBeWritable(runId);
         const out = await this.deps.runner.send(runId, msg.params.text, { id: msg.params.clientId });
-        this.deps.log.info(`run ${runId}: message ${out.kind === 'queued' ? `queued (${out.when})` : `started follow-up run ${out.runId}`}`);
+        this.deps.log.info(
+          `run ${runId}: message ${out.kind === 'queued' ? `queued (${out.when})` : `started follow-up run ${out.runId}`}`,
+        );
         if (out.kind === 'follow-up') this.focusRunId = out.runId;
         this.schedule(out.runId);
         return { kind: out.kind, runId: out.runId, when: out.kind === 'queued' ? out.when : null };
@@ -179,9 +205,15 @@ export class RunViewController extends DisposableBase {
     if (seq > run.last_seq) throw new Error(`checkpoint #${seq} is not in run ${runId} (its last is #${run.last_seq})`);
     if (action !== 'restoreFiles') return;
     await this.mustBeIdleAndWritable(runId);
-    const [effects, restores] = await Promise.all([this.deps.store.listEffects(runId), this.deps.store.listRestores(runId)]);
+    const [effects, restores] = await Promise.all([
+      this.deps.store.listEffects(runId),
+      this.deps.store.listRestores(runId),
+    ]);
     const last = lastJournaledSeq(effects, restores);
-    if (last === null || seq > last) throw new Error(`the agent changed no files after checkpoint #${seq} of run ${runId}: there is nothing to restore`);
+    if (last === null || seq > last)
+      throw new Error(
+        `the agent changed no files after checkpoint #${seq} of run ${runId}: there is nothing to restore`,
+      );
   }
 
   private async checkRestore(runId: string, restoreId: string, action: RestoreAction): Promise<RestoreRecord> {
@@ -197,14 +229,17 @@ export class RunViewController extends DisposableBase {
 
   private async mustBeIdleAndWritable(runId: string): Promise<void> {
     await this.mustBeWritable(runId);
-    if (this.deps.runner.isActive(runId)) throw new Error(`run ${runId} is executing; cancel it before restoring its files`);
+    if (this.deps.runner.isActive(runId))
+      throw new Error(`run ${runId} is executing; cancel it before restoring its files`);
   }
 
   private async fullOutput(runId: string, toolCallId: string): Promise<string> {
     const { store } = this.deps;
     const effect = (await store.listEffects(runId)).find((e) => e.tool_call_id === toolCallId);
     if (effect?.result?.blob) return store.getBlob(runId, effect.result.blob);
-    const message = (await store.loadSnapshot(runId)).snapshot.messages.find((m) => m.role === 'tool' && m.tool_call_id === toolCallId);
+    const message = (await store.loadSnapshot(runId)).snapshot.messages.find(
+      (m) => m.role === 'tool' && m.tool_call_id === toolCallId,
+    );
     const text = message?.content ?? effect?.result?.output;
     if (text === undefined) throw new Error(`tool call ${toolCallId} of run ${runId} has no recorded result`);
     return text;
@@ -217,7 +252,11 @@ export class RunViewController extends DisposableBase {
   }
 
   private touches(runId: string): boolean {
-    return this.transcript.runList.some((r) => r.run_id === runId) || this.transcript.runList.length === 0 || runId === this.focusRunId;
+    return (
+      this.transcript.runList.some((r) => r.run_id === runId) ||
+      this.transcript.runList.length === 0 ||
+      runId === this.focusRunId
+    );
   }
 
   private onRunnerEvent(e: RunnerEvent): void {
@@ -226,7 +265,8 @@ export class RunViewController extends DisposableBase {
       if (e.type === 'state' && e.state === 'running') this.schedule(e.runId);
       return;
     }
-    if (e.type === 'llm-delta') return this.delta({ type: 'delta', runId: e.runId, step: e.step, kind: e.kind, text: e.delta });
+    if (e.type === 'llm-delta')
+      return this.delta({ type: 'delta', runId: e.runId, step: e.step, kind: e.kind, text: e.delta });
     if (e.type === 'llm' && e.status === 'start') this.streaming = { runId: e.runId, step: e.step };
     if (e.type === 'tool') {
       const set = this.running.get(e.runId) ?? new Set<string>();
@@ -259,16 +299,36 @@ export class RunViewController extends DisposableBase {
   }
 }
 
-function decisionsOf(msg: Extract<RequestMessage, { method: 'approve' | 'reject' | 'approveEdited' | 'approveAll' }>): DecisionInput[] {
+function decisionsOf(
+  msg: Extract<RequestMessage, { method: 'approve' | 'reject' | 'approveEdited' | 'approveAll' }>,
+): DecisionInput[] {
   switch (msg.method) {
     case 'approve':
       return [{ kind: 'approve', toolCallId: msg.params.toolCallId, inputHash: msg.params.inputHash }];
     case 'reject':
-      return [{ kind: 'reject', toolCallId: msg.params.toolCallId, inputHash: msg.params.inputHash, reason: msg.params.reason }];
+      return [
+        {
+          kind: 'reject',
+          toolCallId: msg.params.toolCallId,
+          inputHash: msg.params.inputHash,
+          reason: msg.params.reason,
+        },
+      ];
     case 'approveEdited':
-      return [{ kind: 'approve_edited', toolCallId: msg.params.toolCallId, inputHash: msg.params.inputHash, argumentsJson: msg.params.argumentsJson }];
+      return [
+        {
+          kind: 'approve_edited',
+          toolCallId: msg.params.toolCallId,
+          inputHash: msg.params.inputHash,
+          argumentsJson: msg.params.argumentsJson,
+        },
+      ];
     case 'approveAll':
-      return msg.params.items.map((i) => ({ kind: 'approve' as const, toolCallId: i.toolCallId, inputHash: i.inputHash }));
+      return msg.params.items.map((i) => ({
+        kind: 'approve' as const,
+        toolCallId: i.toolCallId,
+        inputHash: i.inputHash,
+      }));
   }
 }
 

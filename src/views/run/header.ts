@@ -8,10 +8,20 @@ import type { RunAction } from './items';
 import type { RunHeader } from './protocol';
 
 export async function runHeader(store: CheckpointStore, run: RunSummary, active: boolean): Promise<RunHeader> {
-  const [snap, pending] = await Promise.all([store.loadSnapshot(run.run_id).catch(() => undefined), run.pending_approvals > 0 ? store.listApprovals(run.run_id, { pendingOnly: true }) : []]);
+  const [snap, pending] = await Promise.all([
+    store.loadSnapshot(run.run_id).catch(() => undefined),
+    run.pending_approvals > 0 ? store.listApprovals(run.run_id, { pendingOnly: true }) : [],
+  ]);
   const s = snap?.snapshot;
-  const budget = (s?.context as { budget?: { max_steps?: number | null; max_cost_usd?: number | null; max_tokens?: number | null } } | undefined)?.budget;
-  const limits = [budget?.max_steps ? `${budget.max_steps} steps` : '', budget?.max_tokens ? `${budget.max_tokens} tokens` : '', budget?.max_cost_usd ? `$${budget.max_cost_usd}` : ''].filter(Boolean);
+  const budget = (
+    s?.context as
+      { budget?: { max_steps?: number | null; max_cost_usd?: number | null; max_tokens?: number | null } } | undefined
+  )?.budget;
+  const limits = [
+    budget?.max_steps ? `${budget.max_steps} steps` : '',
+    budget?.max_tokens ? `${budget.max_tokens} tokens` : '',
+    budget?.max_cost_usd ? `$${budget.max_cost_usd}` : '',
+  ].filter(Boolean);
   return {
     runId: run.run_id,
     title: run.title,
@@ -32,7 +42,9 @@ export async function runHeader(store: CheckpointStore, run: RunSummary, active:
 /** While calls wait, the count is today's, not the one stored when the run paused (some may be decided). */
 export function stateDetail(run: RunSummary): string | null {
   if (run.state !== 'awaiting_approval') return run.state_detail;
-  return run.pending_approvals > 0 ? awaitingApprovalDetail(run.pending_approvals) : 'Decisions recorded; the run continues.';
+  return run.pending_approvals > 0
+    ? awaitingApprovalDetail(run.pending_approvals)
+    : 'Decisions recorded; the run continues.';
 }
 
 export function runActions(run: RunSummary, active: boolean): RunAction[] {
@@ -46,6 +58,9 @@ export function runActions(run: RunSummary, active: boolean): RunAction[] {
 /** What Send does for the thread's latest run, said before the user sends. */
 export function composerHint(run: RunSummary, active: boolean): string {
   if (active) return 'The agent is working: your message joins the conversation at its next step.';
-  if (run.pending_approvals > 0) return 'Queued until the waiting tool calls are decided; the run then continues with it.';
-  return isTerminalState(run.state) ? 'Send a follow-up: the conversation continues as a new run in this thread.' : 'Send a message to continue from where this run stopped (a new run in this thread).';
+  if (run.pending_approvals > 0)
+    return 'Queued until the waiting tool calls are decided; the run then continues with it.';
+  return isTerminalState(run.state)
+    ? 'Send a follow-up: the conversation continues as a new run in this thread.'
+    : 'Send a message to continue from where this run stopped (a new run in this thread).';
 }

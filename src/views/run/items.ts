@@ -6,8 +6,21 @@ import { z } from 'zod';
 const Key = z.string().min(1).max(300);
 const RunId = z.string().min(1).max(100);
 
-export const TurnItem = z.object({ kind: z.literal('turn'), key: Key, runId: RunId, turn: z.number().int().positive(), title: z.string(), continued: z.boolean() });
-export const UserItem = z.object({ kind: z.literal('user'), key: Key, runId: RunId, text: z.string(), queued: z.boolean() });
+export const TurnItem = z.object({
+  kind: z.literal('turn'),
+  key: Key,
+  runId: RunId,
+  turn: z.number().int().positive(),
+  title: z.string(),
+  continued: z.boolean(),
+});
+export const UserItem = z.object({
+  kind: z.literal('user'),
+  key: Key,
+  runId: RunId,
+  text: z.string(),
+  queued: z.boolean(),
+});
 export const AssistantItem = z.object({
   kind: z.literal('assistant'),
   key: Key,
@@ -19,7 +32,16 @@ export const AssistantItem = z.object({
   final: z.boolean(),
 });
 
-export const TOOL_STATUSES = ['done', 'error', 'running', 'waiting', 'awaiting', 'rejected', 'interrupted', 'not-run'] as const;
+export const TOOL_STATUSES = [
+  'done',
+  'error',
+  'running',
+  'waiting',
+  'awaiting',
+  'rejected',
+  'interrupted',
+  'not-run',
+] as const;
 export const ToolApproval = z.object({
   pending: z.boolean(),
   inputHash: z.string(),
@@ -98,7 +120,15 @@ export const RestoreItem = z.object({
   undoable: z.boolean(),
 });
 
-export const TranscriptItem = z.discriminatedUnion('kind', [TurnItem, UserItem, AssistantItem, ToolItem, WaypointItem, StatusItem, RestoreItem]);
+export const TranscriptItem = z.discriminatedUnion('kind', [
+  TurnItem,
+  UserItem,
+  AssistantItem,
+  ToolItem,
+  WaypointItem,
+  StatusItem,
+  RestoreItem,
+]);
 export type TranscriptItem = z.infer<typeof TranscriptItem>;
 export type ToolItem = z.infer<typeof ToolItem>;
 export type WaypointItem = z.infer<typeof WaypointItem>;
@@ -123,7 +153,8 @@ export type RestoreAction = (typeof RESTORE_ACTIONS)[number];
 
 /** A height estimate before the item is measured (px), from its kind and text length. */
 export function estimateHeight(item: TranscriptItem): number {
-  const lines = (s: string, width = 90) => s.split('\n').reduce((n, l) => n + Math.max(1, Math.ceil(l.length / width)), 0);
+  const lines = (s: string, width = 90) =>
+    s.split('\n').reduce((n, l) => n + Math.max(1, Math.ceil(l.length / width)), 0);
   switch (item.kind) {
     case 'turn':
       return 44;

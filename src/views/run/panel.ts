@@ -43,7 +43,12 @@ export class RunViewPanels extends DisposableBase {
     let p = this.panels.get(run.thread_id);
     if (p) p.panel.reveal(undefined, false);
     else {
-      const panel = vscode.window.createWebviewPanel(RUN_VIEW_TYPE, run.title, vscode.ViewColumn.Active, webviewOptions(this.deps.extensionUri));
+      const panel = vscode.window.createWebviewPanel(
+        RUN_VIEW_TYPE,
+        run.title,
+        vscode.ViewColumn.Active,
+        webviewOptions(this.deps.extensionUri),
+      );
       p = this.adopt(run.thread_id, runId, panel);
     }
     p.controller.focusRunId = runId;
@@ -53,7 +58,9 @@ export class RunViewPanels extends DisposableBase {
 
   /** The open view showing a run (its thread's), if any. */
   get(runId: string): RunViewPanel | undefined {
-    return [...this.panels.values()].find((p) => p.controller.transcript.runList.some((r) => r.run_id === runId) || p.controller.focusRunId === runId);
+    return [...this.panels.values()].find(
+      (p) => p.controller.transcript.runList.some((r) => r.run_id === runId) || p.controller.focusRunId === runId,
+    );
   }
 
   private async restore(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
@@ -61,7 +68,9 @@ export class RunViewPanels extends DisposableBase {
     const runId = typeof s.runId === 'string' ? s.runId : undefined;
     const run = runId ? await this.deps.store.getRun(runId).catch(() => undefined) : undefined;
     if (!run || this.panels.has(run.thread_id)) {
-      this.deps.log.info(`run view not restored: ${runId ? `run ${runId} no longer exists or is already shown` : 'it kept no run id'}`);
+      this.deps.log.info(
+        `run view not restored: ${runId ? `run ${runId} no longer exists or is already shown` : 'it kept no run id'}`,
+      );
       panel.dispose();
       return;
     }
@@ -77,7 +86,12 @@ export class RunViewPanels extends DisposableBase {
 }
 
 function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
-  return { enableScripts: true, retainContextWhenHidden: false, enableFindWidget: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media')] };
+  return {
+    enableScripts: true,
+    retainContextWhenHidden: false,
+    enableFindWidget: true,
+    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media')],
+  };
 }
 
 export class RunViewPanel extends DisposableBase {
@@ -114,14 +128,20 @@ export class RunViewPanel extends DisposableBase {
     const runId = this.controller.focusRunId;
     // Step 0 (the run's start) has no waypoint of its own: the turn's heading is where it starts.
     const stepKey = (step: number) => (step === 0 ? `${runId}:turn` : `${runId}:w:${step}`);
-    const key = at.kind === 'firstPending' ? this.controller.firstPendingKey() : at.kind === 'step' ? stepKey(at.step) : undefined;
+    const key =
+      at.kind === 'firstPending'
+        ? this.controller.firstPendingKey()
+        : at.kind === 'step'
+          ? stepKey(at.step)
+          : undefined;
     if (key) this.controller.reveal(key);
   }
 
   private post(message: HostMessage): Thenable<boolean> {
     if (message.type === 'state') {
       const last = message.runs[message.runs.length - 1];
-      if (last) this.panel.title = `${message.runs[0]!.title}${message.runs.length > 1 ? ` (${message.runs.length} turns)` : ''}`;
+      if (last)
+        this.panel.title = `${message.runs[0]!.title}${message.runs.length > 1 ? ` (${message.runs.length} turns)` : ''}`;
     }
     return this.panel.webview.postMessage(message);
   }

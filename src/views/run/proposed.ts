@@ -6,8 +6,13 @@ import type { Approval } from '../../store/api/schema';
 export const PROPOSED_SCHEME = 'agent-waypoints-proposed';
 
 /** The proposed text of a write/edit approval, or an explanation when it cannot be computed. */
-export async function proposedContent(workspaceRoot: vscode.Uri, approval: Approval): Promise<{ path: string; current: string | null; proposed: string }> {
-  const args = (approval.decision?.kind === 'approve_edited' ? approval.decision.arguments : approval.arguments) as Record<string, unknown>;
+export async function proposedContent(
+  workspaceRoot: vscode.Uri,
+  approval: Approval,
+): Promise<{ path: string; current: string | null; proposed: string }> {
+  const args = (
+    approval.decision?.kind === 'approve_edited' ? approval.decision.arguments : approval.arguments
+  ) as Record<string, unknown>;
   const path = String(args.path ?? '');
   const uri = vscode.Uri.joinPath(workspaceRoot, path);
   let current: string | null = null;
@@ -21,7 +26,12 @@ export async function proposedContent(workspaceRoot: vscode.Uri, approval: Appro
   const newText = String(args.new_text ?? '');
   if (current === null) return { path, current, proposed: `// ${path} does not exist: edit_file would fail.` };
   const at = current.indexOf(oldText);
-  if (at < 0 || oldText === '') return { path, current, proposed: `// The text to replace was not found in ${path}: edit_file would fail.\n${current}` };
+  if (at < 0 || oldText === '')
+    return {
+      path,
+      current,
+      proposed: `// The text to replace was not found in ${path}: edit_file would fail.\n${current}`,
+    };
   return { path, current, proposed: current.slice(0, at) + newText + current.slice(at + oldText.length) };
 }
 
@@ -39,16 +49,30 @@ export class ProposedDocuments implements vscode.TextDocumentContentProvider, vs
     const key = `/${approval.run_id}/${approval.tool_call_id}/${path.replace(/^\/+/, '')}`;
     this.docs.set(key, proposed);
     const right = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: key });
-    const left = current === null ? vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `${key}.empty` }) : vscode.Uri.joinPath(workspaceRoot, path);
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${path} ↔ proposed by ${approval.tool_name} (${approval.tool_call_id})`, {
-      preview: true,
-      // Beside the approval panel, so the change and the decision are on screen together.
-      viewColumn: vscode.ViewColumn.Beside,
-    });
+    const left =
+      current === null
+        ? vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `${key}.empty` })
+        : vscode.Uri.joinPath(workspaceRoot, path);
+    await vscode.commands.executeCommand(
+      'vscode.diff',
+      left,
+      right,
+      `${path} ↔ proposed by ${approval.tool_name} (${approval.tool_call_id})`,
+      {
+        preview: true,
+        // Beside the approval panel, so the change and the decision are on screen together.
+        viewColumn: vscode.ViewColumn.Beside,
+      },
+    );
   }
 
   /** An edit that already ran (or runs without asking): its own before and after, side by side. */
-  async showEdit(call: { runId: string; toolCallId: string; toolName: string; args: Record<string, unknown> }): Promise<void> {
+  async showEdit(call: {
+    runId: string;
+    toolCallId: string;
+    toolName: string;
+    args: Record<string, unknown>;
+  }): Promise<void> {
     const path = String(call.args.path ?? 'file');
     const before = call.toolName === 'edit_file' ? String(call.args.old_text ?? '') : '';
     const after = call.toolName === 'edit_file' ? String(call.args.new_text ?? '') : String(call.args.content ?? '');
@@ -56,10 +80,16 @@ export class ProposedDocuments implements vscode.TextDocumentContentProvider, vs
     this.docs.set(`${key}.before`, before);
     this.docs.set(`${key}.after`, after);
     const uri = (p: string) => vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: p });
-    await vscode.commands.executeCommand('vscode.diff', uri(`${key}.before`), uri(`${key}.after`), `${path}: ${call.toolName} (${call.toolCallId})`, {
-      preview: true,
-      viewColumn: vscode.ViewColumn.Beside,
-    });
+    await vscode.commands.executeCommand(
+      'vscode.diff',
+      uri(`${key}.before`),
+      uri(`${key}.after`),
+      `${path}: ${call.toolName} (${call.toolCallId})`,
+      {
+        preview: true,
+        viewColumn: vscode.ViewColumn.Beside,
+      },
+    );
   }
 
   dispose(): void {

@@ -17,20 +17,41 @@ function request<P extends z.ZodType, R extends z.ZodType>(params: P, result: R)
 /** Every request the webview can make, with its params and its result. */
 export const Requests = {
   /** Items [from, to) of the thread's transcript (the view renders what is visible and pages on scroll). */
-  page: request(z.strictObject({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }), z.object({ version: z.number().int(), from: z.number().int(), items: z.array(TranscriptItem) })),
+  page: request(
+    z.strictObject({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }),
+    z.object({ version: z.number().int(), from: z.number().int(), items: z.array(TranscriptItem) }),
+  ),
   /** Decisions name the approval *and* the input hash the user saw: a stale view cannot approve changed arguments. */
   approve: request(z.strictObject({ runId: Id, toolCallId: Id, inputHash: InputHash }), Ok),
-  reject: request(z.strictObject({ runId: Id, toolCallId: Id, inputHash: InputHash, reason: z.string().max(2000) }), Ok),
+  reject: request(
+    z.strictObject({ runId: Id, toolCallId: Id, inputHash: InputHash, reason: z.string().max(2000) }),
+    Ok,
+  ),
   /** The edited arguments as JSON text; the host parses and validates them against the tool's schema. */
-  approveEdited: request(z.strictObject({ runId: Id, toolCallId: Id, inputHash: InputHash, argumentsJson: z.string().max(1_000_000) }), Ok),
-  approveAll: request(z.strictObject({ runId: Id, items: z.array(z.strictObject({ toolCallId: Id, inputHash: InputHash })).min(1).max(100) }), Ok),
+  approveEdited: request(
+    z.strictObject({ runId: Id, toolCallId: Id, inputHash: InputHash, argumentsJson: z.string().max(1_000_000) }),
+    Ok,
+  ),
+  approveAll: request(
+    z.strictObject({
+      runId: Id,
+      items: z
+        .array(z.strictObject({ toolCallId: Id, inputHash: InputHash }))
+        .min(1)
+        .max(100),
+    }),
+    Ok,
+  ),
   /** VS Code's diff editor beside the view: the file against the proposed edit (pending) or the edit itself (done). */
   showDiff: request(z.strictObject({ runId: Id, toolCallId: Id }), Ok),
   /** The whole result of a tool call (the item carries a preview). */
   toolOutput: request(z.strictObject({ runId: Id, toolCallId: Id }), z.object({ text: z.string() })),
   runAction: request(z.strictObject({ runId: Id, action: z.enum(RUN_ACTIONS) }), Ok),
   /** The host checks the checkpoint is the run's, and for restoreFiles that the run can be written and has file changes after it. */
-  waypointAction: request(z.strictObject({ runId: Id, seq: z.number().int().positive(), action: z.enum(WAYPOINT_ACTIONS) }), Ok),
+  waypointAction: request(
+    z.strictObject({ runId: Id, seq: z.number().int().positive(), action: z.enum(WAYPOINT_ACTIONS) }),
+    Ok,
+  ),
   /** A restore card names its record; what to undo or open is read from the store, never taken from the view. */
   restoreAction: request(z.strictObject({ runId: Id, restoreId: Id, action: z.enum(RESTORE_ACTIONS) }), Ok),
   /** The composer: a message to the thread's latest run (queued while it works, else a follow-up turn). */
@@ -47,19 +68,29 @@ export type Result<M extends Method> = z.infer<Requests[M]['result']>;
 // ── webview → host ─────────────────────────────────────────────────────────────────────────────
 const RequestId = z.number().int().nonnegative();
 const requestEnvelopes = (Object.keys(Requests) as Method[]).map((method) =>
-  z.strictObject({ type: z.literal('request'), id: RequestId, method: z.literal(method), params: Requests[method].params }),
+  z.strictObject({
+    type: z.literal('request'),
+    id: RequestId,
+    method: z.literal(method),
+    params: Requests[method].params,
+  }),
 );
 export const WebviewMessage = z.union([z.strictObject({ type: z.literal('ready') }), ...requestEnvelopes]);
 export type RequestMessage = { [M in Method]: { type: 'request'; id: number; method: M; params: Params<M> } }[Method];
 export type WebviewMessage = { type: 'ready' } | RequestMessage;
 
 /** Parses an inbound webview message; the error text is for the log. */
-export function parseWebviewMessage(raw: unknown): { ok: true; message: WebviewMessage } | { ok: false; error: string } {
+export function parseWebviewMessage(
+  raw: unknown,
+): { ok: true; message: WebviewMessage } | { ok: false; error: string } {
   const r = WebviewMessage.safeParse(raw);
   if (r.success) return { ok: true, message: r.data as WebviewMessage };
   const o = typeof raw === 'object' && raw !== null ? (raw as Record<string, unknown>) : undefined;
   const what = String(o?.method ?? o?.type ?? typeof raw).slice(0, 40);
-  return { ok: false, error: `rejected webview message (${what}): ${z.prettifyError(r.error).replace(/\n/g, '; ').slice(0, 500)}` };
+  return {
+    ok: false,
+    error: `rejected webview message (${what}): ${z.prettifyError(r.error).replace(/\n/g, '; ').slice(0, 500)}`,
+  };
 }
 
 // ── host → webview ─────────────────────────────────────────────────────────────────────────────
@@ -99,11 +130,24 @@ export const StateMessage = z.object({
   composerHint: z.string(),
   /** A model call in progress whose text streams in `delta` messages. */
   /** The model call under way; with the text (and reasoning) streamed so far, which replaces what the view has. */
-  streaming: z.object({ runId: z.string(), step: z.number().int(), text: z.string().optional(), reasoning: z.string().optional() }).nullable(),
+  streaming: z
+    .object({
+      runId: z.string(),
+      step: z.number().int(),
+      text: z.string().optional(),
+      reasoning: z.string().optional(),
+    })
+    .nullable(),
 });
 export type StateMessage = z.infer<typeof StateMessage>;
 
-export const DeltaMessage = z.object({ type: z.literal('delta'), runId: z.string(), step: z.number().int(), kind: z.enum(['text', 'reasoning']), text: z.string() });
+export const DeltaMessage = z.object({
+  type: z.literal('delta'),
+  runId: z.string(),
+  step: z.number().int(),
+  kind: z.enum(['text', 'reasoning']),
+  text: z.string(),
+});
 export const RevealMessage = z.object({ type: z.literal('reveal'), key: z.string() });
 export const ResponseMessage = z.union([
   z.object({ type: z.literal('response'), id: RequestId, ok: z.literal(true), result: z.unknown() }),

@@ -21,7 +21,9 @@ export function restoreItem(runId: string, r: RestoreRecord, records: Records): 
     toStep: records.find((c) => c.seq === r.to_seq)?.step ?? null,
     createdMs: r.created_ms,
     counts: restoreCounts(r),
-    files: r.files.slice(0, RESTORE_CARD_FILES).map((f) => ({ path: f.path, action: f.action, what: RESTORE_ACTION_LABELS[f.action], reason: f.reason })),
+    files: r.files
+      .slice(0, RESTORE_CARD_FILES)
+      .map((f) => ({ path: f.path, action: f.action, what: RESTORE_ACTION_LABELS[f.action], reason: f.reason })),
     moreFiles: Math.max(0, r.files.length - RESTORE_CARD_FILES),
     notes: r.notes,
     forkedRunId: r.forked_run_id,
@@ -33,7 +35,11 @@ export function restoreItem(runId: string, r: RestoreRecord, records: Records): 
  * The run's items with a card per restore, each before the first waypoint of a step that began
  * after the restore's checkpoint (at the end when the run has not gone on since), oldest first.
  */
-export function placeRestores(items: readonly TranscriptItem[], restores: readonly RestoreRecord[], records: Records): TranscriptItem[] {
+export function placeRestores(
+  items: readonly TranscriptItem[],
+  restores: readonly RestoreRecord[],
+  records: Records,
+): TranscriptItem[] {
   if (restores.length === 0) return [...items];
   const runId = items[0]?.runId ?? '';
   const before = new Map<number, RestoreItem[]>();

@@ -13,7 +13,12 @@ export interface LiveRuns {
 }
 
 /** Loads what buildRunItems needs for one run. */
-export async function loadRunData(store: CheckpointStore, run: RunSummary, turn: number, live: LiveRuns): Promise<RunData> {
+export async function loadRunData(
+  store: CheckpointStore,
+  run: RunSummary,
+  turn: number,
+  live: LiveRuns,
+): Promise<RunData> {
   const id = run.run_id;
   const [records, snapshot, approvals, effects, inbox, restores] = await Promise.all([
     store.list(id, { limit: Number.MAX_SAFE_INTEGER }).then((r) => r.reverse()),
@@ -26,7 +31,17 @@ export async function loadRunData(store: CheckpointStore, run: RunSummary, turn:
     store.listInbox(id),
     store.listRestores(id),
   ]);
-  return { run, turn, records, snapshot, approvals, effects, inbox, restores, live: { active: live.isActive(id), runningCalls: live.runningCalls(id) } };
+  return {
+    run,
+    turn,
+    records,
+    snapshot,
+    approvals,
+    effects,
+    inbox,
+    restores,
+    live: { active: live.isActive(id), runningCalls: live.runningCalls(id) },
+  };
 }
 
 /** The runs of a thread, oldest first (from the store's index: no run's log is read). */
@@ -61,7 +76,9 @@ export class ThreadTranscript {
 
   /** Re-reads the runs of the thread and rebuilds what changed. Returns whether anything did. */
   async refresh(runs: RunSummary[]): Promise<boolean> {
-    const sameRuns = runs.length === this.runs.length && runs.every((r, i) => r.run_id === this.runs[i]?.run_id && sameSummary(r, this.runs[i]!));
+    const sameRuns =
+      runs.length === this.runs.length &&
+      runs.every((r, i) => r.run_id === this.runs[i]?.run_id && sameSummary(r, this.runs[i]!));
     if (sameRuns && this.stale.size === 0 && this.items.length > 0) return false;
     for (const r of runs) {
       const before = this.runs.find((x) => x.run_id === r.run_id);
@@ -102,5 +119,11 @@ export class ThreadTranscript {
 }
 
 function sameSummary(a: RunSummary, b: RunSummary): boolean {
-  return a.last_seq === b.last_seq && a.state === b.state && a.pending_approvals === b.pending_approvals && a.updated_ms === b.updated_ms && a.state_detail === b.state_detail;
+  return (
+    a.last_seq === b.last_seq &&
+    a.state === b.state &&
+    a.pending_approvals === b.pending_approvals &&
+    a.updated_ms === b.updated_ms &&
+    a.state_detail === b.state_detail
+  );
 }

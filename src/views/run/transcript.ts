@@ -4,7 +4,18 @@
 // follow-up turn are not repeated: the thread shows them in the earlier turn.
 import { structuredPatch } from 'diff';
 import { lastJournaledSeq } from '../../runner/files/restorePlan';
-import type { Approval, ChatMessage, CheckpointRecord, Effect, InboxMessage, RestoreRecord, RunSummary, RuntimeSnapshot, ToolCall, ToolExecutionRecord } from '../../store/api/schema';
+import type {
+  Approval,
+  ChatMessage,
+  CheckpointRecord,
+  Effect,
+  InboxMessage,
+  RestoreRecord,
+  RunSummary,
+  RuntimeSnapshot,
+  ToolCall,
+  ToolExecutionRecord,
+} from '../../store/api/schema';
 import { isTerminalState } from '../../store/api/schema';
 import type { ToolItem, TranscriptItem } from './items';
 import { placeRestores } from './restores';
@@ -32,7 +43,9 @@ export interface RunData {
 export function buildRunItems(d: RunData): TranscriptItem[] {
   const runId = d.run.run_id;
   const continued = Boolean(d.run.continued_from);
-  const out: TranscriptItem[] = [{ kind: 'turn', key: `${runId}:turn`, runId, turn: d.turn, title: d.run.title, continued }];
+  const out: TranscriptItem[] = [
+    { kind: 'turn', key: `${runId}:turn`, runId, turn: d.turn, title: d.run.title, continued },
+  ];
   const messages = d.snapshot?.messages ?? [];
   const first = continued ? (d.records[0]?.snapshot?.message_count ?? messages.length) : 1;
   if (messages.length === 0) out.push({ kind: 'user', key: `${runId}:task`, runId, text: d.run.task, queued: false });
@@ -43,14 +56,23 @@ export function buildRunItems(d: RunData): TranscriptItem[] {
   for (let i = first; i < messages.length; i++) {
     const m = messages[i]!;
     if (m.role === 'user') out.push({ kind: 'user', key: `${runId}:u:${i}`, runId, text: m.content, queued: false });
-    if (m.role === 'tool' && !ctx.shownCalls.has(m.tool_call_id)) out.push(toolItem(ctx, runId, d.run.step, ctx.callById.get(m.tool_call_id) ?? orphanCall(m.tool_call_id)));
+    if (m.role === 'tool' && !ctx.shownCalls.has(m.tool_call_id))
+      out.push(toolItem(ctx, runId, d.run.step, ctx.callById.get(m.tool_call_id) ?? orphanCall(m.tool_call_id)));
     if (m.role !== 'assistant') continue;
     const step = stepOf.get(i) ?? lastStep;
     if (step !== lastStep) out.push(waypoint(d, step, ctx));
     lastStep = step;
     if (m.content || m.reasoning) {
       lastAssistant = out.length;
-      out.push({ kind: 'assistant', key: `${runId}:a:${i}`, runId, step, text: m.content ?? '', reasoning: m.reasoning ?? null, final: false });
+      out.push({
+        kind: 'assistant',
+        key: `${runId}:a:${i}`,
+        runId,
+        step,
+        text: m.content ?? '',
+        reasoning: m.reasoning ?? null,
+        final: false,
+      });
     }
     for (const call of m.tool_calls ?? []) out.push(toolItem(ctx, runId, step, call));
   }
@@ -61,7 +83,14 @@ export function buildRunItems(d: RunData): TranscriptItem[] {
   }
   // Why the run stopped (a wait for approval is said by the header and the cards themselves).
   if (d.run.state !== 'completed' && d.run.state !== 'running' && d.run.state !== 'awaiting_approval') {
-    out.push({ kind: 'status', key: `${runId}:status`, runId, state: d.run.state, detail: d.run.state_detail, resumable: !isTerminalState(d.run.state) });
+    out.push({
+      kind: 'status',
+      key: `${runId}:status`,
+      runId,
+      state: d.run.state,
+      detail: d.run.state_detail,
+      resumable: !isTerminalState(d.run.state),
+    });
   }
   return placeRestores(out, d.restores, d.records);
 }
@@ -114,7 +143,11 @@ function toolItem(ctx: ToolContext, runId: string, step: number, call: ToolCall)
   const approval = ctx.approvals.get(call.id);
   const effect = ctx.effects.get(call.id);
   const exec = ctx.execs.get(call.id);
-  const args = parseArgs(approval?.decision?.kind === 'approve_edited' ? JSON.stringify(approval.decision.arguments) : call.function.arguments);
+  const args = parseArgs(
+    approval?.decision?.kind === 'approve_edited'
+      ? JSON.stringify(approval.decision.arguments)
+      : call.function.arguments,
+  );
   const output = ctx.results.get(call.id) ?? effect?.result?.output ?? null;
   const status = toolStatus(ctx, call.id, output, { approval, effect, exec });
   return {
@@ -126,7 +159,10 @@ function toolItem(ctx: ToolContext, runId: string, step: number, call: ToolCall)
     name,
     category: approval?.category ?? null,
     title: toolTitle(name, args),
-    args: Object.entries(args ?? {}).map(([k, v]) => ({ name: k, value: typeof v === 'string' ? v : JSON.stringify(v, null, 2) })),
+    args: Object.entries(args ?? {}).map(([k, v]) => ({
+      name: k,
+      value: typeof v === 'string' ? v : JSON.stringify(v, null, 2),
+    })),
     argumentsJson: args ? JSON.stringify(args, null, 2) : call.function.arguments,
     status,
     output: output === null ? null : output.slice(0, OUTPUT_PREVIEW_CHARS),
@@ -140,7 +176,14 @@ function toolItem(ctx: ToolContext, runId: string, step: number, call: ToolCall)
           pending: approval.decision === null,
           inputHash: approval.input_hash,
           reason: approval.reason,
-          decision: approval.decision === null ? null : approval.decision.kind === 'approve' ? 'approved' : approval.decision.kind === 'reject' ? 'rejected' : 'edited',
+          decision:
+            approval.decision === null
+              ? null
+              : approval.decision.kind === 'approve'
+                ? 'approved'
+                : approval.decision.kind === 'reject'
+                  ? 'rejected'
+                  : 'edited',
           decisionReason: approval.decision?.reason ?? null,
         }
       : null,
@@ -148,9 +191,19 @@ function toolItem(ctx: ToolContext, runId: string, step: number, call: ToolCall)
   };
 }
 
-function toolStatus(ctx: ToolContext, id: string, output: string | null, r: { approval?: Approval; effect?: Effect; exec?: ToolExecutionRecord }): ToolItem['status'] {
+function toolStatus(
+  ctx: ToolContext,
+  id: string,
+  output: string | null,
+  r: { approval?: Approval; effect?: Effect; exec?: ToolExecutionRecord },
+): ToolItem['status'] {
   if (r.approval?.decision?.kind === 'reject') return 'rejected';
-  if (output !== null) return (r.exec?.is_error ?? r.effect?.result?.is_error ?? /^(Denied by policy|The user rejected|Error)/.test(output)) ? 'error' : 'done';
+  if (output !== null)
+    return (r.exec?.is_error ??
+      r.effect?.result?.is_error ??
+      /^(Denied by policy|The user rejected|Error)/.test(output))
+      ? 'error'
+      : 'done';
   if (r.approval && r.approval.decision === null) return 'awaiting';
   if (ctx.d.live.runningCalls.has(id)) return 'running';
   if (r.effect && !r.effect.result) return ctx.d.live.active ? 'running' : 'interrupted';
@@ -183,7 +236,8 @@ function editDiff(name: string, args: Record<string, unknown> | null): string[] 
   if (!args || typeof args.path !== 'string') return null;
   let before: string;
   let after: string;
-  if (name === 'edit_file' && typeof args.old_text === 'string' && typeof args.new_text === 'string') [before, after] = [args.old_text, args.new_text];
+  if (name === 'edit_file' && typeof args.old_text === 'string' && typeof args.new_text === 'string')
+    [before, after] = [args.old_text, args.new_text];
   else if (name === 'write_file' && typeof args.content === 'string') [before, after] = ['', args.content];
   else return null;
   const patch = structuredPatch(args.path, args.path, before, after, '', '', { context: 3 });
@@ -205,7 +259,17 @@ function waypoint(d: RunData, step: number, ctx: ToolContext): TranscriptItem {
   const phases = d.records.filter((r) => r.step === step).map((r) => ({ seq: r.seq, phase: r.phase }));
   const seq = phases[0]?.seq ?? null;
   const filesAfter = seq !== null && ctx.lastChangeSeq !== null && seq <= ctx.lastChangeSeq;
-  return { kind: 'waypoint', key: `${d.run.run_id}:w:${step}`, runId: d.run.run_id, step, summary: stepSummary(d, step, ctx), phases, seq, filesAfter, running: d.live.active };
+  return {
+    kind: 'waypoint',
+    key: `${d.run.run_id}:w:${step}`,
+    runId: d.run.run_id,
+    step,
+    summary: stepSummary(d, step, ctx),
+    phases,
+    seq,
+    filesAfter,
+    running: d.live.active,
+  };
 }
 
 /** "edit_file src/slugify.js · approved", "read_file a.js, search_text x", "answer". */
@@ -216,11 +280,21 @@ function stepSummary(d: RunData, step: number, ctx: ToolContext): string {
   if (ids.length === 0) return 'answer';
   const titles = ids.map((id) => {
     const call = ctx.callById.get(id);
-    return call ? toolTitle(call.function.name, parseArgs(call.function.arguments)) : (ctx.approvals.get(id)?.tool_name ?? 'tool');
+    return call
+      ? toolTitle(call.function.name, parseArgs(call.function.arguments))
+      : (ctx.approvals.get(id)?.tool_name ?? 'tool');
   });
   const shown = titles.length > 2 ? `${titles.slice(0, 2).join(', ')} +${titles.length - 2}` : titles.join(', ');
   const kinds = approvals.map((a) => a.decision?.kind ?? 'waiting');
   const verdict =
-    kinds.length === 0 ? '' : kinds.includes('waiting') ? ' · waiting for approval' : kinds.every((k) => k === 'approve') ? ' · approved' : kinds.includes('reject') ? ' · rejected' : ' · edited';
+    kinds.length === 0
+      ? ''
+      : kinds.includes('waiting')
+        ? ' · waiting for approval'
+        : kinds.every((k) => k === 'approve')
+          ? ' · approved'
+          : kinds.includes('reject')
+            ? ' · rejected'
+            : ' · edited';
   return `${shown}${verdict}`;
 }

@@ -77,8 +77,11 @@ export function checkpointSummary(r: CheckpointRecord): string {
   if (r.snapshot) {
     const s = r.snapshot;
     const cost = s.total_cost_usd === null ? 'unknown' : `$${s.total_cost_usd.toFixed(4)}`;
-    lines.push(`- snapshot: ${s.message_count} messages, ${s.llm_calls} LLM calls, ${s.tool_calls} tool calls, ${s.usage.total_tokens} tokens, cost ${cost}`);
-    if (s.pending_llm_response) lines.push(`- pending LLM response with ${s.pending_llm_response.message.tool_calls?.length ?? 0} tool call(s)`);
+    lines.push(
+      `- snapshot: ${s.message_count} messages, ${s.llm_calls} LLM calls, ${s.tool_calls} tool calls, ${s.usage.total_tokens} tokens, cost ${cost}`,
+    );
+    if (s.pending_llm_response)
+      lines.push(`- pending LLM response with ${s.pending_llm_response.message.tool_calls?.length ?? 0} tool call(s)`);
   }
   return lines.join('\n');
 }

@@ -160,7 +160,10 @@ export class RunsModel {
     const read: CheckpointRecord[] = [];
     let cursor = before;
     for (;;) {
-      const chunk = await this.store.list(runId, { limit: READ_CHUNK, ...(cursor !== undefined ? { before: cursor } : {}) });
+      const chunk = await this.store.list(runId, {
+        limit: READ_CHUNK,
+        ...(cursor !== undefined ? { before: cursor } : {}),
+      });
       read.push(...chunk);
       const end = endOfSteps(read, STEP_PAGE);
       if (end >= 0) return { records: read.slice(0, end), exhausted: false };

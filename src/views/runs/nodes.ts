@@ -67,10 +67,17 @@ export class ThreadNode {
     const item = new vscode.TreeItem(first.title, vscode.TreeItemCollapsibleState.Collapsed);
     item.id = `thread:${t.id}`;
     const pending = t.runs.reduce((n, r) => n + r.pending_approvals, 0);
-    item.description = [`${t.runs.length} turns`, STATE_LABELS[latest.state], ...(pending > 0 ? [`${pending} to approve`] : []), relativeTime(t.updated_ms)].join(' · ');
+    item.description = [
+      `${t.runs.length} turns`,
+      STATE_LABELS[latest.state],
+      ...(pending > 0 ? [`${pending} to approve`] : []),
+      relativeTime(t.updated_ms),
+    ].join(' · ');
     item.iconPath = new vscode.ThemeIcon('comment-discussion', stateColor(latest, pending));
     const turns = t.runs.map((r, i) => `${i + 1}. ${escape(r.title)} — ${STATE_LABELS[r.state]}`);
-    item.tooltip = new vscode.MarkdownString([`**${escape(first.title)}**`, `A conversation of ${t.runs.length} turns:`, turns.join('\n\n')].join('\n\n'));
+    item.tooltip = new vscode.MarkdownString(
+      [`**${escape(first.title)}**`, `A conversation of ${t.runs.length} turns:`, turns.join('\n\n')].join('\n\n'),
+    );
     const focus = threadFocus(t);
     item.contextValue = ContextValues.thread(focus.state, {
       resumable: !isTerminalState(focus.state) && focus.state !== 'running',
@@ -93,12 +100,22 @@ export class RunNode {
   toTreeItem(): vscode.TreeItem {
     const r = this.run;
     const inThread = this.parent.kind === 'thread';
-    const item = new vscode.TreeItem(inThread ? `Turn ${this.turn} · ${r.title}` : r.title, vscode.TreeItemCollapsibleState.Collapsed);
+    const item = new vscode.TreeItem(
+      inThread ? `Turn ${this.turn} · ${r.title}` : r.title,
+      vscode.TreeItemCollapsibleState.Collapsed,
+    );
     item.id = `run:${r.run_id}`;
     item.description = runDescription(r);
     item.iconPath = new vscode.ThemeIcon(STATE_ICONS[r.state], stateColor(r, r.pending_approvals));
     const tooltip = new vscode.MarkdownString(
-      [`**${escape(r.title)}**`, '', escape(r.task), '', `${runDescription(r)}`, `\`${r.run_id}\` · model ${escape(r.model)}`]
+      [
+        `**${escape(r.title)}**`,
+        '',
+        escape(r.task),
+        '',
+        `${runDescription(r)}`,
+        `\`${r.run_id}\` · model ${escape(r.model)}`,
+      ]
         .concat(r.state_detail ? ['', escape(r.state_detail)] : [])
         .join('\n\n'),
     );
@@ -178,7 +195,8 @@ export class LoadMoreNode {
 export type RunsTreeNode = GroupNode | ThreadNode | RunNode | StepNode | CheckpointNode | RestoreNode | LoadMoreNode;
 
 function stateColor(r: RunSummary, pending: number): vscode.ThemeColor | undefined {
-  const color = r.state === 'failed' ? 'errorForeground' : pending > 0 ? 'notificationsWarningIcon.foreground' : undefined;
+  const color =
+    r.state === 'failed' ? 'errorForeground' : pending > 0 ? 'notificationsWarningIcon.foreground' : undefined;
   return color ? new vscode.ThemeColor(color) : undefined;
 }
 

@@ -2,7 +2,16 @@
 // "Load more") → phase checkpoints.
 import * as vscode from 'vscode';
 import { formatBytes } from './format';
-import { CheckpointNode, GroupNode, LoadMoreNode, RestoreNode, RunNode, StepNode, ThreadNode, type RunsTreeNode } from './nodes';
+import {
+  CheckpointNode,
+  GroupNode,
+  LoadMoreNode,
+  RestoreNode,
+  RunNode,
+  StepNode,
+  ThreadNode,
+  type RunsTreeNode,
+} from './nodes';
 import { GROUPS, type RunsModel } from './model';
 
 export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, vscode.Disposable {
@@ -45,7 +54,9 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, 
     switch (node.kind) {
       case 'group':
         // A thread of one run is that run's node: no nesting for the common case.
-        return this.model.threadsIn(node.group).map((t) => (t.runs.length > 1 ? new ThreadNode(t, node) : this.runNode(new RunNode(t.latest, node))));
+        return this.model
+          .threadsIn(node.group)
+          .map((t) => (t.runs.length > 1 ? new ThreadNode(t, node) : this.runNode(new RunNode(t.latest, node))));
       case 'thread':
         return node.thread.runs.map((r, i) => this.runNode(new RunNode(r, node, i + 1)));
       case 'run':
@@ -60,7 +71,10 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, 
   private async runChildren(node: RunNode): Promise<RunsTreeNode[]> {
     const id = node.run.run_id;
     const [page, restores] = await Promise.all([this.model.steps(id), this.model.restores(id)]);
-    const children: RunsTreeNode[] = [...restores.map((r) => new RestoreNode(r, node)), ...page.steps.map((s) => new StepNode(s, node))];
+    const children: RunsTreeNode[] = [
+      ...restores.map((r) => new RestoreNode(r, node)),
+      ...page.steps.map((s) => new StepNode(s, node)),
+    ];
     if (!page.exhausted) children.push(new LoadMoreNode(node));
     return children;
   }
@@ -80,7 +94,8 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, 
     if (!group) return undefined;
     for (const n of await this.getChildren(group)) {
       if (n.kind === 'run' && n.run.run_id === runId) return n;
-      if (n.kind === 'thread' && n.thread.id === thread.id) return (await this.getChildren(n)).find((c): c is RunNode => c.kind === 'run' && c.run.run_id === runId);
+      if (n.kind === 'thread' && n.thread.id === thread.id)
+        return (await this.getChildren(n)).find((c): c is RunNode => c.kind === 'run' && c.run.run_id === runId);
     }
     return undefined;
   }

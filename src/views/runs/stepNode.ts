@@ -21,7 +21,13 @@ const OUTCOME_ICONS: Record<StepOutcome, [icon: string, color?: string]> = {
   final: ['pass'],
 };
 
-const DECISION_WORDS = { waiting: 'waiting for approval', rejected: 'rejected', edited: 'approved with edited arguments', approved: 'approved', auto: 'ran without asking' } as const;
+const DECISION_WORDS = {
+  waiting: 'waiting for approval',
+  rejected: 'rejected',
+  edited: 'approved with edited arguments',
+  approved: 'approved',
+  auto: 'ran without asking',
+} as const;
 
 export class StepNode {
   readonly kind = 'step';
@@ -53,10 +59,17 @@ export class StepNode {
 
 function tooltip(v: StepView): string {
   const lines = [`**${escape(v.label)}**`, ''];
-  for (const c of v.calls) lines.push(`- ${escape(c.title)}: ${DECISION_WORDS[c.decision]}${c.reason ? ` (“${escape(c.reason)}”)` : ''}`);
+  for (const c of v.calls)
+    lines.push(`- ${escape(c.title)}: ${DECISION_WORDS[c.decision]}${c.reason ? ` (“${escape(c.reason)}”)` : ''}`);
   if (v.failures > 0) lines.push(`- ${v.failures} call${v.failures > 1 ? 's' : ''} failed`);
-  if (v.replayed > 0) lines.push(`- ${v.replayed} call${v.replayed > 1 ? 's' : ''} replayed from the effect journal (not run again)`);
-  lines.push('', `Checkpoints: ${v.records.map((r) => `${r.phase} #${r.seq}`).join(', ')}`, '', 'Click to open the run view at this step.');
+  if (v.replayed > 0)
+    lines.push(`- ${v.replayed} call${v.replayed > 1 ? 's' : ''} replayed from the effect journal (not run again)`);
+  lines.push(
+    '',
+    `Checkpoints: ${v.records.map((r) => `${r.phase} #${r.seq}`).join(', ')}`,
+    '',
+    'Click to open the run view at this step.',
+  );
   return lines.join('\n');
 }
 

@@ -24,7 +24,19 @@ export function groupBySteps(newestFirst: readonly CheckpointRecord[]): StepReco
 }
 
 /** What a step came to, most telling first; the tree picks its icon from it. */
-export type StepOutcome = 'start' | 'working' | 'waiting' | 'stopped' | 'rejected' | 'failed' | 'replayed' | 'edited' | 'approved' | 'auto' | 'answer' | 'final';
+export type StepOutcome =
+  | 'start'
+  | 'working'
+  | 'waiting'
+  | 'stopped'
+  | 'rejected'
+  | 'failed'
+  | 'replayed'
+  | 'edited'
+  | 'approved'
+  | 'auto'
+  | 'answer'
+  | 'final';
 
 export type CallDecision = 'waiting' | 'rejected' | 'edited' | 'approved' | 'auto';
 
@@ -66,7 +78,11 @@ export function describeSteps(steps: readonly StepRecords[], facts: StepFacts): 
   return steps.map((s, i) => describeStep(s, facts, { newer: steps[i - 1], latest: i === 0 }));
 }
 
-function describeStep(s: StepRecords, facts: StepFacts, at: { newer: StepRecords | undefined; latest: boolean }): StepView {
+function describeStep(
+  s: StepRecords,
+  facts: StepFacts,
+  at: { newer: StepRecords | undefined; latest: boolean },
+): StepView {
   const find = (phase: CheckpointRecord['phase']) => s.records.findLast((r) => r.phase === phase);
   const postLlm = find('post_llm');
   const calls = stepCalls(s, postLlm, facts.approvals);
@@ -76,7 +92,15 @@ function describeStep(s: StepRecords, facts: StepFacts, at: { newer: StepRecords
   const failures = Math.max(0, num(batchEnd?.payload.tool_failures ?? batchEnd?.payload.subagent_failures) - rejected);
   const replayed = replayedIn(s, postLlm, at.newer);
   const view = { runId: facts.run.run_id, step: s.step, calls, failures, replayed, records: s.records };
-  const { outcome, verdict } = judge(s, { calls, failures, replayed, ended: Boolean(batchEnd), postLlm, run: facts.run, latest: at.latest });
+  const { outcome, verdict } = judge(s, {
+    calls,
+    failures,
+    replayed,
+    ended: Boolean(batchEnd),
+    postLlm,
+    run: facts.run,
+    latest: at.latest,
+  });
   if (outcome === 'start') return { ...view, outcome, label: 'Start' };
   const parts = [`Step ${s.step}`];
   if (calls.length > 0) parts.push(callsTitle(calls));
@@ -85,13 +109,29 @@ function describeStep(s: StepRecords, facts: StepFacts, at: { newer: StepRecords
 }
 
 /** The step's tool calls: from the model's response (post_llm), else from its approvals. */
-function stepCalls(s: StepRecords, postLlm: CheckpointRecord | undefined, approvals: ReadonlyMap<string, Approval>): StepCall[] {
+function stepCalls(
+  s: StepRecords,
+  postLlm: CheckpointRecord | undefined,
+  approvals: ReadonlyMap<string, Approval>,
+): StepCall[] {
   const fromResponse: ToolCall[] = postLlm?.snapshot?.pending_llm_response?.message.tool_calls ?? [];
-  const byId = new Map(fromResponse.map((c) => [c.id, { name: c.function.name, args: parseArgs(c.function.arguments) }]));
-  if (!postLlm) for (const a of approvals.values()) if (a.step === s.step) byId.set(a.tool_call_id, { name: a.tool_name, args: asRecord(a.arguments) });
+  const byId = new Map(
+    fromResponse.map((c) => [c.id, { name: c.function.name, args: parseArgs(c.function.arguments) }]),
+  );
+  if (!postLlm)
+    for (const a of approvals.values())
+      if (a.step === s.step) byId.set(a.tool_call_id, { name: a.tool_name, args: asRecord(a.arguments) });
   return [...byId].map(([id, c]) => {
     const a = approvals.get(id);
-    const decision: CallDecision = !a ? 'auto' : a.decision === null ? 'waiting' : a.decision.kind === 'approve' ? 'approved' : a.decision.kind === 'reject' ? 'rejected' : 'edited';
+    const decision: CallDecision = !a
+      ? 'auto'
+      : a.decision === null
+        ? 'waiting'
+        : a.decision.kind === 'approve'
+          ? 'approved'
+          : a.decision.kind === 'reject'
+            ? 'rejected'
+            : 'edited';
     return { id, title: toolTitle(c.name, c.args, TITLE_CHARS), decision, reason: a?.decision?.reason ?? null };
   });
 }
@@ -99,7 +139,9 @@ function stepCalls(s: StepRecords, postLlm: CheckpointRecord | undefined, approv
 /** Calls of this step satisfied from the effect journal: the replay counter from its response to the next snapshot. */
 function replayedIn(s: StepRecords, postLlm: CheckpointRecord | undefined, newer: StepRecords | undefined): number {
   const before = postLlm?.snapshot?.replayed_effect_count;
-  const after = [...s.records.filter((r) => r.seq > (postLlm?.seq ?? Infinity)), ...(newer?.records ?? [])].find((r) => r.snapshot)?.snapshot?.replayed_effect_count;
+  const after = [...s.records.filter((r) => r.seq > (postLlm?.seq ?? Infinity)), ...(newer?.records ?? [])].find(
+    (r) => r.snapshot,
+  )?.snapshot?.replayed_effect_count;
   return before === undefined || after === undefined ? 0 : Math.max(0, after - before);
 }
 
@@ -110,16 +152,28 @@ interface Judged {
 
 function judge(
   s: StepRecords,
-  f: { calls: StepCall[]; failures: number; replayed: number; ended: boolean; postLlm: CheckpointRecord | undefined; run: RunSummary; latest: boolean },
+  f: {
+    calls: StepCall[];
+    failures: number;
+    replayed: number;
+    ended: boolean;
+    postLlm: CheckpointRecord | undefined;
+    run: RunSummary;
+    latest: boolean;
+  },
 ): Judged {
   const has = (phase: CheckpointRecord['phase']) => s.records.some((r) => r.phase === phase);
   if (s.step === 0 && !f.postLlm) return { outcome: 'start', verdict: '' };
   // Unfinished: the latest step says what the run is doing (or why it stopped).
   const unfinished = (working: string): Judged =>
-    f.latest && f.run.state === 'running' ? { outcome: 'working', verdict: working } : { outcome: 'stopped', verdict: f.latest ? STATE_LABELS[f.run.state] : 'interrupted' };
+    f.latest && f.run.state === 'running'
+      ? { outcome: 'working', verdict: working }
+      : { outcome: 'stopped', verdict: f.latest ? STATE_LABELS[f.run.state] : 'interrupted' };
   if (f.calls.length === 0) {
     if (!f.postLlm) return unfinished('thinking…');
-    return has('run_terminal') ? { outcome: 'final', verdict: 'final answer' } : { outcome: 'answer', verdict: 'answer' };
+    return has('run_terminal')
+      ? { outcome: 'final', verdict: 'final answer' }
+      : { outcome: 'answer', verdict: 'answer' };
   }
   const decisions = new Set(f.calls.map((c) => c.decision));
   if (decisions.has('waiting')) return { outcome: 'waiting', verdict: 'waiting for approval' };
@@ -132,7 +186,8 @@ function judge(
   const all = f.calls.length;
   if (f.replayed > 0) words.push(f.replayed >= all ? 'replayed' : `${f.replayed} replayed`);
   if (f.failures > 0) words.push(f.failures >= all ? 'failed' : `${f.failures} failed`);
-  const outcome: StepOutcome = said[0] === 'rejected' ? 'rejected' : f.failures > 0 ? 'failed' : f.replayed > 0 ? 'replayed' : (said[0] ?? 'auto');
+  const outcome: StepOutcome =
+    said[0] === 'rejected' ? 'rejected' : f.failures > 0 ? 'failed' : f.replayed > 0 ? 'replayed' : (said[0] ?? 'auto');
   return { outcome, verdict: words.join(', ') };
 }
 

@@ -54,7 +54,13 @@ export function groupThreads(runs: Iterable<RunSummary>): Thread[] {
   const threads: Thread[] = [];
   for (const [id, list] of byId) {
     list.sort(byTurnOrder);
-    threads.push({ id, runs: list, latest: list[list.length - 1]!, group: threadGroup(list), updated_ms: Math.max(...list.map((r) => r.updated_ms)) });
+    threads.push({
+      id,
+      runs: list,
+      latest: list[list.length - 1]!,
+      group: threadGroup(list),
+      updated_ms: Math.max(...list.map((r) => r.updated_ms)),
+    });
   }
   return threads.sort((a, b) => b.updated_ms - a.updated_ms || (a.id < b.id ? 1 : -1));
 }

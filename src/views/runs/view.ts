@@ -16,7 +16,9 @@ export class RunsView extends DisposableBase {
   constructor(private readonly model: RunsModel) {
     super();
     this.tree = this._register(new RunsTreeProvider(model));
-    this.view = this._register(vscode.window.createTreeView('agentWaypoints.runs', { treeDataProvider: this.tree, showCollapseAll: true })) as vscode.TreeView<unknown>;
+    this.view = this._register(
+      vscode.window.createTreeView('agentWaypoints.runs', { treeDataProvider: this.tree, showCollapseAll: true }),
+    ) as vscode.TreeView<unknown>;
     this._register(model.onDidChange(() => this.update()));
   }
 

@@ -23,7 +23,12 @@ describe('agent loop: the provider adapter a run started with', function () {
       scenario: {
         name: 'adapter',
         description: 'offline demo model: a write to approve, then an answer',
-        turns: [{ reply: { content: null, tool_calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }] } }, { reply: { content: '(offline demo model) done' } }],
+        turns: [
+          {
+            reply: { content: null, tool_calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }] },
+          },
+          { reply: { content: '(offline demo model) done' } },
+        ],
       },
     });
     const asked: string[] = [];
@@ -32,7 +37,11 @@ describe('agent loop: the provider adapter a run started with', function () {
       asked.push(`${adapter} ${model}`);
       const inner = createProvider({ baseURL: url, model, maxRetries: 0, timeoutMs: 5000 });
       // Stands in for the vscode.lm adapter (src/models): same server, its own adapter name.
-      return { ...inner, provider_adapter: adapter, complete: async (req) => ({ ...(await inner.complete(req)), provider_adapter: adapter }) };
+      return {
+        ...inner,
+        provider_adapter: adapter,
+        complete: async (req) => ({ ...(await inner.complete(req)), provider_adapter: adapter }),
+      };
     };
     const { runner, store } = makeRunner({ baseURL: url, deps: { provider } });
     const h = await runner.start({ task: 'write a', model: 'copilot-gpt-4o', adapter: 'vscode-lm' });
@@ -41,7 +50,9 @@ describe('agent loop: the provider adapter a run started with', function () {
     const snap = (await store.loadSnapshot(h.runId)).snapshot;
     assert.deepEqual([snap.provider_adapter, snap.requested_model], ['vscode-lm', 'copilot-gpt-4o']);
     const [a] = await store.listApprovals(h.runId, { pendingOnly: true });
-    const out = await (await runner.decide(h.runId, [{ toolCallId: a!.tool_call_id, inputHash: a!.input_hash, kind: 'approve' }]))!.done;
+    const out = await (await runner.decide(h.runId, [
+      { toolCallId: a!.tool_call_id, inputHash: a!.input_hash, kind: 'approve' },
+    ]))!.done;
     assert.equal(out.state, 'completed', out.detail ?? '');
     assert.deepEqual(asked, ['vscode-lm copilot-gpt-4o', 'vscode-lm copilot-gpt-4o']);
     const terminal = (await store.latest(h.runId))!;

@@ -23,14 +23,20 @@ let childJs = '';
 
 function runChild(env: Record<string, string>): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [childJs], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [childJs], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (err += d));
     p.on('error', reject);
     p.on('exit', (code, signal) => {
-      const events = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const events = out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const failed = events.find((e) => e.event === 'error');
       if (failed) reject(new Error(`child failed: ${String(failed.message)}\n${err}`));
       else resolve({ events, signal, code });
@@ -116,7 +122,10 @@ describe('agent loop: SIGKILL at every phase boundary, then resume in a new proc
     const t = newTrial();
     const r = await runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace });
     assert.equal(r.events.find((e) => e.event === 'done')?.state, 'completed');
-    baseline = { writes: r.events.filter((e) => e.event === 'write').map((e) => String(e.what)), messages: await transcript(t.store) };
+    baseline = {
+      writes: r.events.filter((e) => e.event === 'write').map((e) => String(e.what)),
+      messages: await transcript(t.store),
+    };
     assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3']);
   });
   after(async () => server?.close());
@@ -126,41 +135,73 @@ describe('agent loop: SIGKILL at every phase boundary, then resume in a new proc
     for (let k = 1; k <= baseline.writes.length; k++) {
       server.reset();
       const t = newTrial();
-      const r = await runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace, KILL_AT: String(k) });
+      const r = await runChild({
+        MODE: 'start',
+        BASE_URL: server.url,
+        STORE_DIR: t.store,
+        WORKSPACE: t.workspace,
+        KILL_AT: String(k),
+      });
       assert.equal(r.signal, 'SIGKILL', `killed after write ${k}`);
       const { rejected } = await resumeToEnd(t, server.url);
-      assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3'], `after ${baseline.writes[k - 1]} (#${k}): each effect once`);
+      assert.deepEqual(
+        lines(path.join(t.workspace, 'log.txt')),
+        ['step 1', 'step 2', 'step 3'],
+        `after ${baseline.writes[k - 1]} (#${k}): each effect once`,
+      );
       // recordProcess is written while the command runs: a kill there leaves it without a result (asked, may have run).
       const midCommand = baseline.writes[k - 1] === 'recordProcess';
       if (!midCommand) {
         assert.equal(rejected, 0, 'a boundary kill never leaves an effect that ran without its result');
-        assert.deepEqual(await transcript(t.store), baseline.messages, `transcript after a kill at ${baseline.writes[k - 1]} (#${k})`);
+        assert.deepEqual(
+          await transcript(t.store),
+          baseline.messages,
+          `transcript after a kill at ${baseline.writes[k - 1]} (#${k})`,
+        );
       }
       // An LLM response that was durable before the kill is never requested again.
       const durablePostLlm = baseline.writes.slice(0, k).filter((w) => w === 'append:post_llm').length;
       for (let pos = 0; pos < durablePostLlm; pos++) {
-        assert.equal(server.stats().per_turn[`main#${pos}`], 1, `turn ${pos} requested once (kill #${k} after ${baseline.writes[k - 1]}; writes ${baseline.writes.slice(0, k).join(',')}; requests ${JSON.stringify(server.stats())})`);
+        assert.equal(
+          server.stats().per_turn[`main#${pos}`],
+          1,
+          `turn ${pos} requested once (kill #${k} after ${baseline.writes[k - 1]}; writes ${baseline.writes.slice(0, k).join(',')}; requests ${JSON.stringify(server.stats())})`,
+        );
       }
-      matrix.push(`${String(k).padStart(2)} ${baseline.writes[k - 1]!.padEnd(24)} → completed, effects once, ${server.stats().total} LLM requests`);
+      matrix.push(
+        `${String(k).padStart(2)} ${baseline.writes[k - 1]!.padEnd(24)} → completed, effects once, ${server.stats().total} LLM requests`,
+      );
     }
     console.log(`      kill matrix (${matrix.length} boundaries):\n        ${matrix.join('\n        ')}`);
   });
 
   it('kills at random moments (seeded); each effect happens once or is surfaced as uncertain, never twice', async () => {
     let seed = 20261122;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const trials = Number(process.env.AW_CRASH_RANDOM_TRIALS ?? 8);
     let surfaced = 0;
     for (let i = 0; i < trials; i++) {
       server.reset();
       const t = newTrial();
-      const r = await runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace, KILL_AFTER_MS: String(Math.floor(150 + rand() * 900)) });
+      const r = await runChild({
+        MODE: 'start',
+        BASE_URL: server.url,
+        STORE_DIR: t.store,
+        WORKSPACE: t.workspace,
+        KILL_AFTER_MS: String(Math.floor(150 + rand() * 900)),
+      });
       if (r.signal !== 'SIGKILL') continue; // finished before the timer: nothing to resume
       const { rejected } = await resumeToEnd(t, server.url);
       surfaced += rejected;
-      assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3'], `trial ${i}: each effect exactly once`);
+      assert.deepEqual(
+        lines(path.join(t.workspace, 'log.txt')),
+        ['step 1', 'step 2', 'step 3'],
+        `trial ${i}: each effect exactly once`,
+      );
       fs.rmSync(t.store, { recursive: true, force: true });
     }
-    console.log(`      random kills: ${trials} trials, ${surfaced} effect(s) surfaced as uncertain and declined by the user`);
+    console.log(
+      `      random kills: ${trials} trials, ${surfaced} effect(s) surfaced as uncertain and declined by the user`,
+    );
   });
 });

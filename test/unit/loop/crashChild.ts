@@ -5,7 +5,16 @@ import { makeRunner } from './support';
 import { openDiskStore } from '../../../src/store';
 import type { CheckpointStore } from '../../../src/store/api/types';
 
-const WRITES = new Set(['append', 'recordIntent', 'recordProcess', 'recordResult', 'requestApproval', 'decideApproval', 'setRunState', 'createRun']);
+const WRITES = new Set([
+  'append',
+  'recordIntent',
+  'recordProcess',
+  'recordResult',
+  'requestApproval',
+  'decideApproval',
+  'setRunState',
+  'createRun',
+]);
 
 function say(event: Record<string, unknown>): void {
   process.stdout.write(JSON.stringify(event) + '\n');
@@ -36,10 +45,16 @@ async function main(): Promise<void> {
   const disk = openDiskStore(env.STORE_DIR!);
   const store = killingStore(disk, Number(env.KILL_AT ?? 0));
   // Commands run without asking, so the only approvals are the "may already have run" ones.
-  const { runner } = makeRunner({ baseURL: env.BASE_URL!, store, workspace: env.WORKSPACE!, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });
+  const { runner } = makeRunner({
+    baseURL: env.BASE_URL!,
+    store,
+    workspace: env.WORKSPACE!,
+    policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+  });
   if (env.KILL_AFTER_MS) setTimeout(() => process.kill(process.pid, 'SIGKILL'), Number(env.KILL_AFTER_MS));
   runner.events.on((e) => {
-    if (e.type === 'leftovers') say({ event: 'leftovers', status: e.status, pids: e.leftovers.flatMap((l) => l.pids), ms: Date.now() });
+    if (e.type === 'leftovers')
+      say({ event: 'leftovers', status: e.status, pids: e.leftovers.flatMap((l) => l.pids), ms: Date.now() });
   });
   let handle;
   if (env.MODE === 'start') {

@@ -26,7 +26,8 @@ function damageFile(file: string, how: Damage, seed: number, range?: { at: numbe
   if (how === 'delete') mid = Buffer.alloc(0);
   else if (how === 'truncate') return fs.writeFileSync(file, good.subarray(0, at + Math.floor(part.length / 2)));
   else if (how === 'zero-fill') mid = Buffer.alloc(part.length);
-  else if (how === 'garbage') mid = Buffer.from(Array.from({ length: part.length }, (_, i) => (i * 7919 + seed * 104729) & 0xff));
+  else if (how === 'garbage')
+    mid = Buffer.from(Array.from({ length: part.length }, (_, i) => (i * 7919 + seed * 104729) & 0xff));
   else {
     mid = Buffer.from(part);
     const p = Math.floor(part.length / 2) + (seed % 13);
@@ -44,10 +45,20 @@ interface Pristine {
 }
 
 /** The append scenario (a side-effecting command per step) run by the product's loop, commands auto-approved. */
-async function pristineRun(server: ModelServer, opts: { maxSteps?: number; compactAfterCommits?: number }): Promise<Pristine> {
+async function pristineRun(
+  server: ModelServer,
+  opts: { maxSteps?: number; compactAfterCommits?: number },
+): Promise<Pristine> {
   const storeDir = tmp('dmg-store');
-  const store = openDiskStore(storeDir, opts.compactAfterCommits ? { compactAfterCommits: opts.compactAfterCommits } : {});
-  const { runner, workspace } = makeRunner({ baseURL: server.url, store, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });
+  const store = openDiskStore(
+    storeDir,
+    opts.compactAfterCommits ? { compactAfterCommits: opts.compactAfterCommits } : {},
+  );
+  const { runner, workspace } = makeRunner({
+    baseURL: server.url,
+    store,
+    policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+  });
   const h = await runner.start({ task: 'append three lines', budget: { max_steps: opts.maxSteps ?? 10 } });
   await h.done;
   await store.close();
@@ -69,22 +80,42 @@ function copyOf(p: Pristine): Pristine {
 function target(p: Pristine, kind: Kind): { file: string; range?: { at: number; end: number } } {
   const runDir = path.join(p.store, 'runs', p.runId);
   if (kind === 'index.json') return { file: path.join(p.store, 'index.json') };
-  if (kind === 'witness' || kind === 'snapshot') return { file: path.join(runDir, kind === 'snapshot' ? 'snapshot.json' : 'witness') };
-  const seg = path.join(runDir, fs.readdirSync(runDir).filter((n) => n.startsWith('segment-')).sort().at(-1)!);
+  if (kind === 'witness' || kind === 'snapshot')
+    return { file: path.join(runDir, kind === 'snapshot' ? 'snapshot.json' : 'witness') };
+  const seg = path.join(
+    runDir,
+    fs
+      .readdirSync(runDir)
+      .filter((n) => n.startsWith('segment-'))
+      .sort()
+      .at(-1)!,
+  );
   const frames = parseSegment(fs.readFileSync(seg)).frames;
   const commits = frames.slice(1);
-  const pick = { 'segment:header': frames[0]!, 'commit:first': commits[0]!, 'commit:middle': commits[Math.floor(commits.length / 2)]!, 'commit:last': commits[commits.length - 1]! }[kind];
+  const pick = {
+    'segment:header': frames[0]!,
+    'commit:first': commits[0]!,
+    'commit:middle': commits[Math.floor(commits.length / 2)]!,
+    'commit:last': commits[commits.length - 1]!,
+  }[kind];
   return { file: seg, range: { at: pick.start, end: pick.end } };
 }
 
 /** A user who looks at log.txt: rejects what already happened, approves what did not. Returns how many were rejected. */
-async function decideLikeAUser(runner: ReturnType<typeof makeRunner>['runner'], store: CheckpointStore, c: Pristine): Promise<{ state: string; rejected: number; asked: number }> {
+async function decideLikeAUser(
+  runner: ReturnType<typeof makeRunner>['runner'],
+  store: CheckpointStore,
+  c: Pristine,
+): Promise<{ state: string; rejected: number; asked: number }> {
   let out = await (await runner.resume(c.runId, { budget: { max_steps: 20 } })).done;
   let rejected = 0;
   let asked = 0;
   for (let i = 0; i < 10 && out.state === 'awaiting_approval'; i++) {
     const pending = await store.listApprovals(c.runId, { pendingOnly: true });
-    assert.ok(pending.length > 0 && pending.every((a) => a.uncertain), `only "may already have run" calls come back to the user (${JSON.stringify(pending.map((a) => a.reason))})`);
+    assert.ok(
+      pending.length > 0 && pending.every((a) => a.uncertain),
+      `only "may already have run" calls come back to the user (${JSON.stringify(pending.map((a) => a.reason))})`,
+    );
     // At the moment of asking, nothing was run twice.
     const seen = lines(path.join(c.workspace, 'log.txt'));
     assert.equal(new Set(seen).size, seen.length, `no command ran twice before the user decided: ${seen.join(', ')}`);
@@ -97,7 +128,13 @@ async function decideLikeAUser(runner: ReturnType<typeof makeRunner>['runner'], 
         ? ({ kind: 'reject', toolCallId: a.tool_call_id, inputHash: a.input_hash, reason: 'it already ran' } as const)
         : ({ kind: 'approve', toolCallId: a.tool_call_id, inputHash: a.input_hash } as const);
     });
-    out = (await (await runner.decide(c.runId, decisions))?.done) ?? { state: 'awaiting_approval' as const, runId: c.runId, detail: null, finalText: null, terminalResult: null };
+    out = (await (await runner.decide(c.runId, decisions))?.done) ?? {
+      state: 'awaiting_approval' as const,
+      runId: c.runId,
+      detail: null,
+      finalText: null,
+      terminalResult: null,
+    };
     // The raised budget lives in the snapshot the resume restored; a pause for approval before the
     // next snapshot leaves the old one stored, so a user raises it once more.
     if (out.state === 'paused_budget') out = await (await runner.resume(c.runId, { budget: { max_steps: 20 } })).done;
@@ -120,7 +157,10 @@ describe('agent loop: damage, then resume (every file kind × every damage, effe
     finished = await pristineRun(server, {});
     server.reset();
     compacted = await pristineRun(server, { compactAfterCommits: 1 });
-    assert.ok(fs.existsSync(path.join(compacted.store, 'runs', compacted.runId, 'snapshot.json')), 'the finished run was compacted on release');
+    assert.ok(
+      fs.existsSync(path.join(compacted.store, 'runs', compacted.runId, 'snapshot.json')),
+      'the finished run was compacted on release',
+    );
   });
   after(async () => server?.close());
 
@@ -134,13 +174,24 @@ describe('agent loop: damage, then resume (every file kind × every damage, effe
         damageFile(t.file, how, seed++, t.range);
         server.reset();
         const store = openDiskStore(c.store);
-        const { runner } = makeRunner({ baseURL: server.url, store, workspace: c.workspace, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });
+        const { runner } = makeRunner({
+          baseURL: server.url,
+          store,
+          workspace: c.workspace,
+          policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+        });
         const r = await decideLikeAUser(runner, store, c);
         const damage = (await store.getRun(c.runId))?.damage;
         await store.close();
         assert.equal(r.state, 'completed', `${kind} × ${how}`);
-        assert.deepEqual(lines(path.join(c.workspace, 'log.txt')), ALL_LINES, `${kind} × ${how}: each effect exactly once`);
-        rows.push(`${kind.padEnd(14)} ${how.padEnd(10)} damage=${damage ? `effects_lost:${damage.effects_lost}` : 'none'} asked=${r.asked} declined=${r.rejected} llm=${server.stats().total}`);
+        assert.deepEqual(
+          lines(path.join(c.workspace, 'log.txt')),
+          ALL_LINES,
+          `${kind} × ${how}: each effect exactly once`,
+        );
+        rows.push(
+          `${kind.padEnd(14)} ${how.padEnd(10)} damage=${damage ? `effects_lost:${damage.effects_lost}` : 'none'} asked=${r.asked} declined=${r.rejected} llm=${server.stats().total}`,
+        );
       }
     }
     console.log(`      damage then resume (paused run, ${rows.length} cases):\n        ${rows.join('\n        ')}`);
@@ -160,7 +211,12 @@ describe('agent loop: damage, then resume (every file kind × every damage, effe
         damageFile(t.file, how, seed++, t.range);
         server.reset();
         const store = openDiskStore(c.store);
-        const { runner } = makeRunner({ baseURL: server.url, store, workspace: c.workspace, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });
+        const { runner } = makeRunner({
+          baseURL: server.url,
+          store,
+          workspace: c.workspace,
+          policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+        });
         const out = await (await runner.resume(c.runId)).done;
         const run = (await store.getRun(c.runId))!;
         await store.close();
@@ -168,7 +224,9 @@ describe('agent loop: damage, then resume (every file kind × every damage, effe
         assert.equal(out.state, 'completed', `${label}: stays finished (${out.detail})`);
         assert.equal(server.stats().total, 0, `${label}: the model is not called`);
         assert.deepEqual(lines(path.join(c.workspace, 'log.txt')), ALL_LINES, `${label}: nothing ran again`);
-        rows.push(`${label.padEnd(26)} ${run.damage ? `damage recorded (effects_lost: ${run.damage.effects_lost})` : 'no data lost'}`);
+        rows.push(
+          `${label.padEnd(26)} ${run.damage ? `damage recorded (effects_lost: ${run.damage.effects_lost})` : 'no data lost'}`,
+        );
       }
     }
     console.log(`      damage then resume (finished run, ${rows.length} cases):\n        ${rows.join('\n        ')}`);

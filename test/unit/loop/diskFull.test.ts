@@ -20,7 +20,12 @@ const bigOutputs: Scenario = {
   description: 'offline demo model: commands with 300 KB of output',
   model: DEMO_MODEL_ID,
   turns: [
-    ...Array.from({ length: COMMANDS }, (_, i) => ({ reply: { content: `command ${i + 1}`, tool_calls: [{ name: 'run_command', arguments: { command: command(i + 1) } }] } })),
+    ...Array.from({ length: COMMANDS }, (_, i) => ({
+      reply: {
+        content: `command ${i + 1}`,
+        tool_calls: [{ name: 'run_command', arguments: { command: command(i + 1) } }],
+      },
+    })),
     { reply: { content: 'done' } },
   ],
   subconversations: [],
@@ -30,18 +35,34 @@ const AUTO = { categories: { read: 'auto', write: 'auto', command: 'auto', subag
 /** Every tool message and effect result: none may claim that a command failed because of the disk. */
 async function assertNoFalseFailures(store: CheckpointStore, runId: string, label: string): Promise<void> {
   const texts = [
-    ...(await store.loadSnapshot(runId)).snapshot.messages.filter((m) => m.role === 'tool').map((m) => String(m.content)),
+    ...(await store.loadSnapshot(runId)).snapshot.messages
+      .filter((m) => m.role === 'tool')
+      .map((m) => String(m.content)),
     ...(await store.listEffects(runId)).map((e) => e.result?.output ?? ''),
   ];
   for (const t of texts) {
-    assert.doesNotMatch(t, /failed|no space left|ENOSPC: /i, `${label}: a tool result claims a failure: ${t.slice(0, 200)}`);
+    assert.doesNotMatch(
+      t,
+      /failed|no space left|ENOSPC: /i,
+      `${label}: a tool result claims a failure: ${t.slice(0, 200)}`,
+    );
     // Either what the command did, or the user's own "do not run it again" for a call that may have run.
-    if (t) assert.match(t, /^(exit code: 0|Not run again \(it may already have run)/, `${label}: the command's real status is recorded: ${t.slice(0, 120)}`);
+    if (t)
+      assert.match(
+        t,
+        /^(exit code: 0|Not run again \(it may already have run)/,
+        `${label}: the command's real status is recorded: ${t.slice(0, 120)}`,
+      );
   }
 }
 
 /** Resumes (declining "may already have run" calls whose effect is visible) until the run completes. */
-async function resumeToEnd(runner: ReturnType<typeof makeRunner>['runner'], store: CheckpointStore, runId: string, workspace: string): Promise<void> {
+async function resumeToEnd(
+  runner: ReturnType<typeof makeRunner>['runner'],
+  store: CheckpointStore,
+  runId: string,
+  workspace: string,
+): Promise<void> {
   let out = await (await runner.resume(runId)).done;
   for (let i = 0; i < 20 && out.state !== 'completed'; i++) {
     if (out.state === 'awaiting_approval') {
@@ -74,7 +95,10 @@ describe('agent loop: a full disk inside a tool batch', function () {
     const h = await runner.start({ task: 'print a lot' });
     const out = await h.done;
     assert.equal(out.state, 'paused_error');
-    assert.match(out.detail ?? '', /run_command ran, but its full output could not be stored .*ENOSPC.*does not run again/s);
+    assert.match(
+      out.detail ?? '',
+      /run_command ran, but its full output could not be stored .*ENOSPC.*does not run again/s,
+    );
     assert.deepEqual(lines(path.join(workspace, 'effects.txt')), ['1'], 'the command ran once');
     const effect = (await store.listEffects(h.runId))[0]!;
     assert.equal(effect.result?.is_error, false, 'its recorded result is what happened: exit code 0');
@@ -104,7 +128,8 @@ describe('agent loop: a full disk inside a tool batch', function () {
           runId = h.runId;
           const out = await h.done;
           state = out.state;
-          if (out.state !== 'completed') assert.match(out.detail ?? '', /ENOSPC|no space/i, `${freeKb} KB free: paused with the disk's error`);
+          if (out.state !== 'completed')
+            assert.match(out.detail ?? '', /ENOSPC|no space/i, `${freeKb} KB free: paused with the disk's error`);
         } catch (err) {
           state = `refused at start: ${(err as { code?: string }).code}`; // nothing ran
           assert.match(String(err), /ENOSPC|no space/i);
@@ -116,11 +141,19 @@ describe('agent loop: a full disk inside a tool batch', function () {
           store = openDiskStore(storeDir, { onEvent: (e) => events.push(e) });
           ({ runner } = makeRunner({ baseURL: server.url, store, workspace, policy: AUTO }));
           await resumeToEnd(runner, store, runId, workspace);
-          assert.deepEqual(lines(path.join(workspace, 'effects.txt')), ['1', '2', '3', '4'], `${freeKb} KB free: each command exactly once`);
+          assert.deepEqual(
+            lines(path.join(workspace, 'effects.txt')),
+            ['1', '2', '3', '4'],
+            `${freeKb} KB free: each command exactly once`,
+          );
           await assertNoFalseFailures(store, runId, `${freeKb} KB free`);
           await store.close();
         }
-        assert.deepEqual(events.filter((e) => e.kind === 'corruption'), [], `${freeKb} KB free: no corrupt file`);
+        assert.deepEqual(
+          events.filter((e) => e.kind === 'corruption'),
+          [],
+          `${freeKb} KB free: no corrupt file`,
+        );
         rows.push(`${String(freeKb).padStart(5)} KB free → ${state}; ${ranBefore} command(s) ran before the pause`);
         fs.rmSync(storeDir, { recursive: true, force: true });
       }

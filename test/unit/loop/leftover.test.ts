@@ -16,7 +16,15 @@ const slow: Scenario = {
   name: 'slow-command',
   description: 'offline demo model: one command that takes a while, then an answer',
   model: DEMO_MODEL_ID,
-  turns: [{ reply: { content: 'working', tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 2; echo done >> effects.txt' } }] } }, { reply: { content: 'finished' } }],
+  turns: [
+    {
+      reply: {
+        content: 'working',
+        tool_calls: [{ name: 'run_command', arguments: { command: 'sleep 2; echo done >> effects.txt' } }],
+      },
+    },
+    { reply: { content: 'finished' } },
+  ],
   subconversations: [],
 };
 
@@ -28,14 +36,20 @@ interface Child {
 let childJs = '';
 function runChild(env: Record<string, string>): Promise<Child> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [childJs], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [childJs], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => (out += d));
     p.stderr.on('data', (d) => (err += d));
     p.on('error', reject);
     p.on('exit', (_code, signal) => {
-      const events = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const events = out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const failed = events.find((e) => e.event === 'error');
       if (failed) reject(new Error(`child failed: ${String(failed.message)}\n${err}`));
       else resolve({ events, signal });
@@ -61,7 +75,15 @@ describe('agent loop: a command still running from before a crash', function () 
   let server: ModelServer;
   before(async () => {
     childJs = path.join(tmp('leftover-child'), 'child.cjs');
-    await esbuild.build({ entryPoints: [path.join(__dirname, 'crashChild.ts')], outfile: childJs, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'error' });
+    await esbuild.build({
+      entryPoints: [path.join(__dirname, 'crashChild.ts')],
+      outfile: childJs,
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      logLevel: 'error',
+    });
     server = await startModelServer({ scenario: slow });
   });
   after(async () => server?.close());
@@ -71,41 +93,89 @@ describe('agent loop: a command still running from before a crash', function () 
     const workspace = tmp('leftover-ws');
     const env = { BASE_URL: server.url, STORE_DIR: store, WORKSPACE: workspace };
     // Kill right after the command's process is recorded: it is sleeping, in its own process group.
-    const writes = (await runChild({ ...env, MODE: 'start', KILL_AT: '0' })).events.filter((e) => e.event === 'write').map((e) => String(e.what));
+    const writes = (await runChild({ ...env, MODE: 'start', KILL_AT: '0' })).events
+      .filter((e) => e.event === 'write')
+      .map((e) => String(e.what));
     const killAt = writes.indexOf('recordProcess') + 1;
     assert.ok(killAt > 0, `the command's process is recorded (${writes.join(', ')})`);
     const trial = { store: tmp('leftover-store2'), workspace: tmp('leftover-ws2') };
     server.reset();
-    const killed = await runChild({ BASE_URL: server.url, STORE_DIR: trial.store, WORKSPACE: trial.workspace, MODE: 'start', KILL_AT: String(killAt) });
+    const killed = await runChild({
+      BASE_URL: server.url,
+      STORE_DIR: trial.store,
+      WORKSPACE: trial.workspace,
+      MODE: 'start',
+      KILL_AT: String(killAt),
+    });
     assert.equal(killed.signal, 'SIGKILL');
-    assert.deepEqual(lines(path.join(trial.workspace, 'effects.txt')), [], 'the command had not finished when its window died');
+    assert.deepEqual(
+      lines(path.join(trial.workspace, 'effects.txt')),
+      [],
+      'the command had not finished when its window died',
+    );
     const s = openDiskStore(trial.store);
     const runId = (await s.listRuns()).runs[0]!.run_id;
     await s.close();
     const t0 = Date.now();
-    const resumed = await runChild({ BASE_URL: server.url, STORE_DIR: trial.store, WORKSPACE: trial.workspace, MODE: 'resume', RUN_ID: runId });
+    const resumed = await runChild({
+      BASE_URL: server.url,
+      STORE_DIR: trial.store,
+      WORKSPACE: trial.workspace,
+      MODE: 'resume',
+      RUN_ID: runId,
+    });
     const waiting = resumed.events.find((e) => e.event === 'leftovers' && e.status === 'waiting');
     assert.ok(waiting, 'the resumed run found the command still running and waited for it');
     assert.equal(resumed.events.find((e) => e.event === 'done')?.state, 'awaiting_approval');
     assert.ok(Date.now() - t0 >= 1000, 'it waited');
-    assert.deepEqual(lines(path.join(trial.workspace, 'effects.txt')), ['done'], 'when the user is asked, the effect is already visible');
+    assert.deepEqual(
+      lines(path.join(trial.workspace, 'effects.txt')),
+      ['done'],
+      'when the user is asked, the effect is already visible',
+    );
     const s2 = openDiskStore(trial.store);
     const [approval] = await s2.listApprovals(runId, { pendingOnly: true });
     await s2.close();
     assert.equal(approval?.uncertain, true);
     assert.match(approval!.reason, /still running when the run resumed and was waited for/);
-    const decided = await runChild({ BASE_URL: server.url, STORE_DIR: trial.store, WORKSPACE: trial.workspace, MODE: 'decide', RUN_ID: runId, DECISIONS: JSON.stringify([{ kind: 'reject', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash, reason: 'it already ran' }]) });
+    const decided = await runChild({
+      BASE_URL: server.url,
+      STORE_DIR: trial.store,
+      WORKSPACE: trial.workspace,
+      MODE: 'decide',
+      RUN_ID: runId,
+      DECISIONS: JSON.stringify([
+        {
+          kind: 'reject',
+          toolCallId: approval!.tool_call_id,
+          inputHash: approval!.input_hash,
+          reason: 'it already ran',
+        },
+      ]),
+    });
     assert.equal(decided.events.find((e) => e.event === 'done')?.state, 'completed');
     assert.deepEqual(lines(path.join(trial.workspace, 'effects.txt')), ['done'], 'exactly once');
   });
 
   it('finds a command by its marker, waits for it, and kill ends the wait', async () => {
     const key = `run-x/1/call_${process.pid}`;
-    const child = spawn('sh', ['-c', 'sleep 30'], { env: { ...process.env, [EFFECT_ENV]: key }, detached: true, stdio: 'ignore' });
+    const child = spawn('sh', ['-c', 'sleep 30'], {
+      env: { ...process.env, [EFFECT_ENV]: key },
+      detached: true,
+      stdio: 'ignore',
+    });
     child.unref();
     const e = effect(key, { process: { pid: child.pid!, hostname: 'elsewhere', started_ms: 1 } });
-    const found = await findLeftovers([e, effect('other-key'), effect(key + 'x', { result: { output: '', output_hash: '', is_error: false, blob: null, finished_ms: 2 } })]);
-    assert.deepEqual(found.map((f) => f.toolCallId), [key], 'only the live, unfinished call');
+    const found = await findLeftovers([
+      e,
+      effect('other-key'),
+      effect(key + 'x', { result: { output: '', output_hash: '', is_error: false, blob: null, finished_ms: 2 } }),
+    ]);
+    assert.deepEqual(
+      found.map((f) => f.toolCallId),
+      [key],
+      'only the live, unfinished call',
+    );
     assert.ok(found[0]!.pids.includes(child.pid!));
     const t0 = Date.now();
     const waiting = waitForLeftovers([e], new AbortController().signal, 50);

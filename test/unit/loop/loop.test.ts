@@ -11,10 +11,17 @@ import { CheckpointNotFoundError } from '../../../src/store/api/errors';
 import { ResumeNeedsConfirmationError, StaleApprovalError } from '../../../src/runner/errors';
 import { lines, makeRunner, phases, REPO, tmp } from './support';
 
-const turn = (content: string | null, calls: { name: string; arguments: Record<string, unknown> | string; id?: string }[] = []) => ({
+const turn = (
+  content: string | null,
+  calls: { name: string; arguments: Record<string, unknown> | string; id?: string }[] = [],
+) => ({
   reply: { content, ...(calls.length ? { tool_calls: calls } : {}) },
 });
-const scenario = (name: string, turns: Scenario['turns'], subconversations: Scenario['subconversations'] = []): Scenario => ({
+const scenario = (
+  name: string,
+  turns: Scenario['turns'],
+  subconversations: Scenario['subconversations'] = [],
+): Scenario => ({
   name,
   description: `offline demo model: ${name}`,
   model: DEMO_MODEL_ID,
@@ -34,8 +41,14 @@ describe('agent loop: scenarios end to end', function () {
     server = await startModelServer({ scenario: 'demo' });
     const workspace = tmp('demo');
     fs.cpSync(path.join(REPO, 'demo/workspace'), workspace, { recursive: true });
-    const { runner, store } = makeRunner({ baseURL: server.url, workspace, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });
-    const handle = await runner.start({ task: 'Make slugify reject non-string input with a TypeError, and add a test.' });
+    const { runner, store } = makeRunner({
+      baseURL: server.url,
+      workspace,
+      policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+    });
+    const handle = await runner.start({
+      task: 'Make slugify reject non-string input with a TypeError, and add a test.',
+    });
     const out = await handle.done;
     assert.equal(out.state, 'completed', out.detail ?? '');
     assert.match(fs.readFileSync(path.join(workspace, 'src/slugify.js'), 'utf8'), /TypeError/);
@@ -50,7 +63,9 @@ describe('agent loop: scenarios end to end', function () {
   });
 
   it('every phase is checkpointed in order; run_terminal carries the terminal result', async () => {
-    server = await startModelServer({ scenario: scenario('order', [turn('look', [{ name: 'list_files', arguments: { path: '.' } }]), turn('done')]) });
+    server = await startModelServer({
+      scenario: scenario('order', [turn('look', [{ name: 'list_files', arguments: { path: '.' } }]), turn('done')]),
+    });
     const { runner, store } = makeRunner({ baseURL: server.url });
     const h = await runner.start({ task: 'list', model: 'mystery-model' });
     assert.equal((await h.done).state, 'completed');
@@ -58,8 +73,16 @@ describe('agent loop: scenarios end to end', function () {
     assert.equal(snapshot.total_cost_usd, null, 'a model without a price: cost unknown, not zero');
     assert.ok(snapshot.usage.total_tokens > 0, 'usage is still counted');
     assert.deepEqual(await phases(store, h.runId), [
-      'run_started', 'step_started', 'pre_llm', 'post_llm', 'pre_tool_batch', 'post_tool_batch',
-      'step_started', 'pre_llm', 'post_llm', 'run_terminal',
+      'run_started',
+      'step_started',
+      'pre_llm',
+      'post_llm',
+      'pre_tool_batch',
+      'post_tool_batch',
+      'step_started',
+      'pre_llm',
+      'post_llm',
+      'run_terminal',
     ]);
     const last = (await store.latest(h.runId))!;
     assert.equal((last.payload.terminal_result as { final_text: string }).final_text, 'done');
@@ -88,7 +111,10 @@ describe('agent loop: scenarios end to end', function () {
 
   it('bad model output becomes clear tool errors or a resumable pause, never a crash (faults scenario)', async () => {
     server = await startModelServer({ scenario: 'faults' });
-    const { runner, store } = makeRunner({ baseURL: server.url, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });
+    const { runner, store } = makeRunner({
+      baseURL: server.url,
+      policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+    });
     let h = await runner.start({ task: 'faults' });
     let out = await h.done;
     // Faults that outlast the SDK's retries pause the run; resuming continues from the same point.
@@ -98,10 +124,21 @@ describe('agent loop: scenarios end to end', function () {
       out = await h.done;
     }
     assert.equal(out.state, 'completed', out.detail ?? '');
-    const tools = (await store.loadSnapshot(h.runId))!.snapshot.messages.filter((m) => m.role === 'tool').map((m) => m.content);
-    assert.ok(tools.some((t) => /Invalid JSON in the arguments/.test(t)), 'malformed JSON arguments → tool error');
-    assert.ok(tools.some((t) => /Unknown tool/.test(t)), 'unknown tool → tool error');
-    assert.ok(tools.some((t) => /output truncated/.test(t)), 'huge output → truncated with a note');
+    const tools = (await store.loadSnapshot(h.runId))!.snapshot.messages
+      .filter((m) => m.role === 'tool')
+      .map((m) => m.content);
+    assert.ok(
+      tools.some((t) => /Invalid JSON in the arguments/.test(t)),
+      'malformed JSON arguments → tool error',
+    );
+    assert.ok(
+      tools.some((t) => /Unknown tool/.test(t)),
+      'unknown tool → tool error',
+    );
+    assert.ok(
+      tools.some((t) => /output truncated/.test(t)),
+      'huge output → truncated with a note',
+    );
   });
 
   it('path confinement: ../, absolute paths and symlinks out of the workspace are refused', async () => {
@@ -120,7 +157,11 @@ describe('agent loop: scenarios end to end', function () {
         turn('refused'),
       ]),
     });
-    const { runner, store } = makeRunner({ baseURL: server.url, workspace, policy: { categories: { read: 'auto', write: 'auto', command: 'ask', subagent: 'auto' } } });
+    const { runner, store } = makeRunner({
+      baseURL: server.url,
+      workspace,
+      policy: { categories: { read: 'auto', write: 'auto', command: 'ask', subagent: 'auto' } },
+    });
     const h = await runner.start({ task: 'escape' });
     assert.equal((await h.done).state, 'completed');
     const tools = (await store.loadSnapshot(h.runId))!.snapshot.messages.filter((m) => m.role === 'tool');
@@ -134,7 +175,10 @@ describe('agent loop: scenarios end to end', function () {
 
   it('delegate runs a subagent as a child run with its own checkpoints, linked both ways', async () => {
     server = await startModelServer({ scenario: 'delegate' });
-    const { runner, store } = makeRunner({ baseURL: server.url, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });
+    const { runner, store } = makeRunner({
+      baseURL: server.url,
+      policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+    });
     const h = await runner.start({ task: 'delegate' });
     const out = await h.done;
     assert.equal(out.state, 'completed', out.detail ?? '');
@@ -168,14 +212,21 @@ describe('agent loop: resume semantics', function () {
   });
 
   it('a pending LLM response resumes straight into its tool calls: zero LLM calls for that step', async () => {
-    server = await startModelServer({ scenario: scenario('pending', [turn('write', [{ name: 'write_file', arguments: { path: 'a.txt', content: 'A' } }]), turn('ok')]) });
+    server = await startModelServer({
+      scenario: scenario('pending', [
+        turn('write', [{ name: 'write_file', arguments: { path: 'a.txt', content: 'A' } }]),
+        turn('ok'),
+      ]),
+    });
     const { runner, store, workspace } = makeRunner({ baseURL: server.url });
     const h = await runner.start({ task: 't' });
     const paused = await h.done;
     assert.equal(paused.state, 'awaiting_approval');
     const [approval] = await store.listApprovals(h.runId, { pendingOnly: true });
     assert.equal(server.stats().per_turn['main#0'], 1);
-    const resumed = await runner.decide(h.runId, [{ kind: 'approve', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash }]);
+    const resumed = await runner.decide(h.runId, [
+      { kind: 'approve', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash },
+    ]);
     assert.equal((await resumed!.done).state, 'completed');
     assert.equal(server.stats().per_turn['main#0'], 1, 'the response awaiting approval was not requested again');
     assert.equal(fs.readFileSync(path.join(workspace, 'a.txt'), 'utf8'), 'A');
@@ -198,11 +249,18 @@ describe('agent loop: resume semantics', function () {
     assert.equal(pending.length, 2);
     const a = pending.find((p) => p.tool_call_id === 'call_a')!;
     const b = pending.find((p) => p.tool_call_id === 'call_b')!;
-    await assert.rejects(runner.decide(h.runId, [{ kind: 'approve', toolCallId: 'call_a', inputHash: 'f'.repeat(64) }]), StaleApprovalError);
-    const first = await runner.decide(h.runId, [{ kind: 'reject', toolCallId: 'call_b', inputHash: b.input_hash, reason: 'no shell today' }]);
+    await assert.rejects(
+      runner.decide(h.runId, [{ kind: 'approve', toolCallId: 'call_a', inputHash: 'f'.repeat(64) }]),
+      StaleApprovalError,
+    );
+    const first = await runner.decide(h.runId, [
+      { kind: 'reject', toolCallId: 'call_b', inputHash: b.input_hash, reason: 'no shell today' },
+    ]);
     assert.equal(first, undefined, 'still waiting for call_a');
     const edited = JSON.stringify({ path: 'a.txt', content: 'edited' });
-    const done = await runner.decide(h.runId, [{ kind: 'approve_edited', toolCallId: 'call_a', inputHash: a.input_hash, argumentsJson: edited }]);
+    const done = await runner.decide(h.runId, [
+      { kind: 'approve_edited', toolCallId: 'call_a', inputHash: a.input_hash, argumentsJson: edited },
+    ]);
     assert.equal((await done!.done).state, 'completed');
     assert.equal(fs.readFileSync(path.join(workspace, 'a.txt'), 'utf8'), 'edited');
     assert.equal(fs.existsSync(path.join(workspace, 'b.txt')), false);
@@ -210,9 +268,17 @@ describe('agent loop: resume semantics', function () {
     assert.notEqual(decidedA.decision!.input_hash, a.input_hash, 'edited arguments → new hash');
     const effect = (await store.listEffects(h.runId)).find((e) => e.tool_call_id === 'call_a')!;
     assert.equal(effect.input_hash, decidedA.decision!.input_hash);
-    const tools = (await store.loadSnapshot(h.runId))!.snapshot.messages.filter((m) => m.role === 'tool').map((m) => m.content);
-    assert.ok(tools.some((t) => t.includes('no shell today')), 'the model sees the reason');
-    assert.ok(tools.some((t) => t.includes('edited the arguments')), 'the model is told the arguments were edited');
+    const tools = (await store.loadSnapshot(h.runId))!.snapshot.messages
+      .filter((m) => m.role === 'tool')
+      .map((m) => m.content);
+    assert.ok(
+      tools.some((t) => t.includes('no shell today')),
+      'the model sees the reason',
+    );
+    assert.ok(
+      tools.some((t) => t.includes('edited the arguments')),
+      'the model is told the arguments were edited',
+    );
   });
 
   it('an effect intent without a result is uncertain: the side-effecting call comes back as "may already have run", never re-run silently', async () => {
@@ -233,7 +299,13 @@ describe('agent loop: resume semantics', function () {
     // What a crash mid-tool leaves behind: the decision and the durable intent, no result.
     const lease = await t.store.acquire(h.runId, t.runner.owner);
     await t.store.decideApproval(h.runId, 'call_cmd', { kind: 'approve', reason: null, input_hash: null });
-    await t.store.recordIntent(h.runId, { tool_call_id: 'call_cmd', step: 1, tool_name: 'run_command', input_hash: ask!.input_hash, side_effecting: true });
+    await t.store.recordIntent(h.runId, {
+      tool_call_id: 'call_cmd',
+      step: 1,
+      tool_name: 'run_command',
+      input_hash: ask!.input_hash,
+      side_effecting: true,
+    });
     await t.store.setRunState(h.runId, 'interrupted', 'crashed');
     await lease.release();
 
@@ -244,25 +316,41 @@ describe('agent loop: resume semantics', function () {
     assert.equal(uncertain!.uncertain, true);
     assert.match(uncertain!.reason, /may already have run/);
     assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), [], 'nothing ran while waiting');
-    const done = await t.runner.decide(h.runId, [{ kind: 'approve', toolCallId: 'call_cmd', inputHash: uncertain!.input_hash }]);
+    const done = await t.runner.decide(h.runId, [
+      { kind: 'approve', toolCallId: 'call_cmd', inputHash: uncertain!.input_hash },
+    ]);
     assert.equal((await done!.done).state, 'completed');
     assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['x'], 'ran once, after the user said so');
     const tools = (await t.store.loadSnapshot(h.runId))!.snapshot.messages.filter((m) => m.role === 'tool');
-    assert.equal(tools.find((m) => m.tool_call_id === 'call_read')!.content.includes('readme'), true, 'the read-only call ran');
+    assert.equal(
+      tools.find((m) => m.tool_call_id === 'call_read')!.content.includes('readme'),
+      true,
+      'the read-only call ran',
+    );
   });
 
   it('a fork from post_llm replays the effects its source finished: nothing runs twice', async () => {
     server = await startModelServer({
-      scenario: scenario('forked', [turn(null, [{ name: 'run_command', arguments: { command: 'echo x >> log.txt' } }]), turn('ok')]),
+      scenario: scenario('forked', [
+        turn(null, [{ name: 'run_command', arguments: { command: 'echo x >> log.txt' } }]),
+        turn('ok'),
+      ]),
     });
-    const t = makeRunner({ baseURL: server.url, policy: { categories: { read: 'auto', write: 'ask', command: 'auto', subagent: 'auto' } } });
+    const t = makeRunner({
+      baseURL: server.url,
+      policy: { categories: { read: 'auto', write: 'ask', command: 'auto', subagent: 'auto' } },
+    });
     const h = await t.runner.start({ task: 't' });
     assert.equal((await h.done).state, 'completed');
     assert.equal(lines(path.join(t.workspace, 'log.txt')).length, 1);
     const post = (await t.store.list(h.runId, { limit: 50 })).find((r) => r.phase === 'post_llm' && r.step === 1)!;
     const fork = await t.store.fork(h.runId, post.seq, t.runner.owner);
     await fork.lease.release();
-    assert.equal((await t.store.list(fork.run.run_id, { limit: 1 }))[0]!.parent?.run_id, h.runId, 'the fork points at its source');
+    assert.equal(
+      (await t.store.list(fork.run.run_id, { limit: 1 }))[0]!.parent?.run_id,
+      h.runId,
+      'the fork points at its source',
+    );
     const out = await (await t.runner.resume(fork.run.run_id)).done;
     assert.equal(out.state, 'completed', out.detail ?? '');
     assert.equal(lines(path.join(t.workspace, 'log.txt')).length, 1, 'replayed, not re-run');
@@ -272,18 +360,29 @@ describe('agent loop: resume semantics', function () {
   it('resume with no checkpoint is a CheckpointNotFoundError naming the run', async () => {
     server = await startModelServer({ scenario: scenario('none', [turn('x')]) });
     const { runner } = makeRunner({ baseURL: server.url });
-    await assert.rejects(runner.resume('no-such-run'), (e: Error) => e instanceof CheckpointNotFoundError && e.message.includes('no-such-run'));
+    await assert.rejects(
+      runner.resume('no-such-run'),
+      (e: Error) => e instanceof CheckpointNotFoundError && e.message.includes('no-such-run'),
+    );
   });
 
   it('a changed extension version or tool set needs explicit confirmation to resume', async () => {
-    server = await startModelServer({ scenario: scenario('ver', [turn('w', [{ name: 'write_file', arguments: { path: 'a', content: 'a' } }]), turn('ok')]) });
+    server = await startModelServer({
+      scenario: scenario('ver', [
+        turn('w', [{ name: 'write_file', arguments: { path: 'a', content: 'a' } }]),
+        turn('ok'),
+      ]),
+    });
     const store = makeRunner({ baseURL: server.url }).store;
     const v1 = makeRunner({ baseURL: server.url, store, version: '0.1.0' });
     const h = await v1.runner.start({ task: 't' });
     assert.equal((await h.done).state, 'awaiting_approval');
     await store.setRunState(h.runId, 'interrupted', null).catch(() => undefined);
     const v2 = makeRunner({ baseURL: server.url, store, version: '0.2.0' });
-    await assert.rejects(v2.runner.resume(h.runId), (e: Error) => e instanceof ResumeNeedsConfirmationError && /0\.1\.0/.test(e.message));
+    await assert.rejects(
+      v2.runner.resume(h.runId),
+      (e: Error) => e instanceof ResumeNeedsConfirmationError && /0\.1\.0/.test(e.message),
+    );
     const out = await (await v2.runner.resume(h.runId, { confirmed: true })).done;
     assert.equal(out.state, 'awaiting_approval', 'confirmed: it continues (and still waits for the approval)');
   });
@@ -325,7 +424,11 @@ describe('agent loop: bounded execution, cancel, failures', function () {
   it('cancel pauses resumably; resume completes without repeating finished work', async () => {
     server = await startModelServer({
       scenario: scenario('slow', [
-        { fault: { kind: 'slow', delay_ms: 1500 }, times: 1, reply: { content: 'a', tool_calls: [{ name: 'list_files', arguments: { path: '.' } }] } },
+        {
+          fault: { kind: 'slow', delay_ms: 1500 },
+          times: 1,
+          reply: { content: 'a', tool_calls: [{ name: 'list_files', arguments: { path: '.' } }] },
+        },
         turn('finished'),
       ]),
     });
@@ -339,7 +442,9 @@ describe('agent loop: bounded execution, cancel, failures', function () {
   });
 
   it('a provider that keeps failing pauses the run (paused_error) with the reason; resume retries', async () => {
-    server = await startModelServer({ scenario: scenario('down', [{ fault: { kind: 'http_500' }, times: 3, reply: { content: 'back' } }]) });
+    server = await startModelServer({
+      scenario: scenario('down', [{ fault: { kind: 'http_500' }, times: 3, reply: { content: 'back' } }]),
+    });
     const { runner } = makeRunner({ baseURL: server.url });
     const h = await runner.start({ task: 't' });
     const paused = await h.done;
@@ -350,7 +455,9 @@ describe('agent loop: bounded execution, cancel, failures', function () {
   });
 
   it('a store write failure pauses the run; nothing in memory is the only copy', async () => {
-    server = await startModelServer({ scenario: scenario('wf', [turn('a', [{ name: 'list_files', arguments: { path: '.' } }]), turn('done')]) });
+    server = await startModelServer({
+      scenario: scenario('wf', [turn('a', [{ name: 'list_files', arguments: { path: '.' } }]), turn('done')]),
+    });
     const base = makeRunner({ baseURL: server.url });
     let failNext = false;
     const flaky = new Proxy(base.store, {

@@ -14,28 +14,42 @@ import { RECORDED_TOOLS, RECORDINGS, type Recording } from '../runner/recordings
 import { makeRunner, tmp } from './support';
 
 const FINAL = '(offline demo model) All done.';
-const scenarioFor = (r: Recording, replay: Record<string, unknown> = {}): ScenarioInput =>
-  ({
-    name: 'recorded-run',
-    description: `recorded: ${r.file}, then a scripted answer`,
-    model: 'waypoints-demo-model',
-    turns: [{ replay: { file: r.file, ...replay } }, { reply: { content: FINAL, usage: { prompt_tokens: 10, completion_tokens: 5 } } }],
-    subconversations: [],
-  });
+const scenarioFor = (r: Recording, replay: Record<string, unknown> = {}): ScenarioInput => ({
+  name: 'recorded-run',
+  description: `recorded: ${r.file}, then a scripted answer`,
+  model: 'waypoints-demo-model',
+  turns: [
+    { replay: { file: r.file, ...replay } },
+    { reply: { content: FINAL, usage: { prompt_tokens: 10, completion_tokens: 5 } } },
+  ],
+  subconversations: [],
+});
 
 /** The recorded tools, counting how often each runs. */
 function countingTools(): { registry: ToolRegistry; runs: Map<string, number> } {
   const runs = new Map<string, number>();
-  const tools = RECORDED_TOOLS.map((t): Tool => ({ ...t, run: (args, ctx) => (runs.set(t.name, (runs.get(t.name) ?? 0) + 1), t.run(args, ctx)) }));
+  const tools = RECORDED_TOOLS.map((t): Tool => ({
+    ...t,
+    run: (args, ctx) => (runs.set(t.name, (runs.get(t.name) ?? 0) + 1), t.run(args, ctx)),
+  }));
   return { registry: new ToolRegistry(tools), runs };
 }
 
-const runnerFor = (server: ModelServer, r: Recording, extra: Parameters<typeof makeRunner>[0] = { baseURL: server.url }) => {
+const runnerFor = (
+  server: ModelServer,
+  r: Recording,
+  extra: Parameters<typeof makeRunner>[0] = { baseURL: server.url },
+) => {
   const { registry, runs } = countingTools();
   const t = makeRunner({
     ...extra,
     baseURL: server.url,
-    deps: { tools: registry, provider: (model) => createProvider({ baseURL: server.url, model, maxRetries: 0, timeoutMs: 5000, stream: r.stream }), ...extra.deps },
+    deps: {
+      tools: registry,
+      provider: (model) =>
+        createProvider({ baseURL: server.url, model, maxRetries: 0, timeoutMs: 5000, stream: r.stream }),
+      ...extra.deps,
+    },
   });
   return { ...t, runs };
 };
@@ -61,31 +75,59 @@ describe('agent loop: recorded responses of real servers', function () {
 
       const postLlm = (await store.list(h.runId, { limit: 100 })).filter((c) => c.phase === 'post_llm').reverse();
       const first = (await store.loadSnapshot(h.runId, postLlm[0]!.seq))!.snapshot.pending_llm_response!;
-      assert.deepEqual({ ...first, received_ms: 0 }, { id: r.id, model: r.model, finish_reason: r.finish_reason, message: r.message, usage: r.usage, received_ms: 0 });
+      assert.deepEqual(
+        { ...first, received_ms: 0 },
+        {
+          id: r.id,
+          model: r.model,
+          finish_reason: r.finish_reason,
+          message: r.message,
+          usage: r.usage,
+          received_ms: 0,
+        },
+      );
       assert.equal(reasoning.join(''), r.stream ? (r.message.reasoning ?? '') : '');
 
       const snap = (await store.loadSnapshot(h.runId))!.snapshot;
       const toolMessages = snap.messages.filter((m) => m.role === 'tool');
-      assert.deepEqual(toolMessages.map((m) => m.tool_call_id), calls.map((c) => c.id));
-      toolMessages.forEach((m, i) => (typeof r.tool_outputs[i] === 'string' ? assert.equal(m.content, r.tool_outputs[i]) : assert.match(m.content, r.tool_outputs[i] as RegExp)));
+      assert.deepEqual(
+        toolMessages.map((m) => m.tool_call_id),
+        calls.map((c) => c.id),
+      );
+      toolMessages.forEach((m, i) =>
+        typeof r.tool_outputs[i] === 'string'
+          ? assert.equal(m.content, r.tool_outputs[i])
+          : assert.match(m.content, r.tool_outputs[i] as RegExp),
+      );
       const ran = [...runs.values()].reduce((a, b) => a + b, 0);
       assert.equal(ran, r.tool_outputs.filter((o) => typeof o === 'string').length, 'each valid call ran once');
 
       if (calls.length === 0) {
-        assert.equal(out.finalText, r.message.content, 'a final answer without calls ends the run: the answer, not the reasoning');
+        assert.equal(
+          out.finalText,
+          r.message.content,
+          'a final answer without calls ends the run: the answer, not the reasoning',
+        );
         assert.equal(server.stats().total, 1);
         return;
       }
       assert.equal(out.finalText, FINAL);
       assert.deepEqual(server.stats().per_turn, { 'main#0': 1, 'main#1': 1 });
       assert.equal(snap.llm_calls, 2);
-      assert.deepEqual(snap.usage, { input_tokens: (r.usage?.input_tokens ?? 0) + 10, output_tokens: (r.usage?.output_tokens ?? 0) + 5, total_tokens: (r.usage?.total_tokens ?? 0) + 15 });
+      assert.deepEqual(snap.usage, {
+        input_tokens: (r.usage?.input_tokens ?? 0) + 10,
+        output_tokens: (r.usage?.output_tokens ?? 0) + 5,
+        total_tokens: (r.usage?.total_tokens ?? 0) + 15,
+      });
       // What went back: the assistant turn as the server sent it, without reasoning as content.
       const sent = server.requests[1]!.raw_messages as Array<Record<string, unknown>>;
       const { reasoning: _r, reasoning_from: from, ...plain } = r.message;
       const echoed = from === 'reasoning_content' ? { ...plain, reasoning_content: r.message.reasoning } : plain;
       assert.deepEqual(sent[2], echoed);
-      assert.deepEqual(sent.slice(3).map((m) => m.tool_call_id), calls.map((c) => c.id));
+      assert.deepEqual(
+        sent.slice(3).map((m) => m.tool_call_id),
+        calls.map((c) => c.id),
+      );
     });
   }
 
@@ -98,13 +140,22 @@ describe('agent loop: recorded responses of real servers', function () {
     const h = await runner.start({ task: 'use the tools' });
     const paused = await h.done;
     assert.equal(paused.state, 'paused_error');
-    assert.match(paused.detail ?? '', /The model call failed and the run was paused; resume to try again\. The connection to .* closed in the middle of the response/);
+    assert.match(
+      paused.detail ?? '',
+      /The model call failed and the run was paused; resume to try again\. The connection to .* closed in the middle of the response/,
+    );
     assert.equal(runs.size, 0, 'the complete first call of a cut response did not run');
     assert.equal((await store.loadSnapshot(h.runId))!.snapshot.pending_llm_response, null);
     const done = await (await runner.resume(h.runId)).done;
     assert.equal(done.state, 'completed', done.detail ?? '');
     assert.deepEqual(server.stats().per_turn, { 'main#0': 2, 'main#1': 1 });
-    assert.deepEqual([...runs.entries()], [['add', 1], ['multiply', 1]]);
+    assert.deepEqual(
+      [...runs.entries()],
+      [
+        ['add', 1],
+        ['multiply', 1],
+      ],
+    );
   });
 
   it('a server that repeats a tool-call id in a later response (Gemini: none at all) gets a unique, stored id', async () => {
@@ -116,9 +167,21 @@ describe('agent loop: recorded responses of real servers', function () {
     const h = await runner.start({ task: 'twice' });
     assert.equal((await h.done).state, 'completed');
     const snap = (await store.loadSnapshot(h.runId))!.snapshot;
-    const ids = snap.messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : m.role === 'tool' ? [`result:${m.tool_call_id}`] : []));
+    const ids = snap.messages.flatMap((m) =>
+      m.role === 'assistant'
+        ? (m.tool_calls ?? []).map((c) => c.id)
+        : m.role === 'tool'
+          ? [`result:${m.tool_call_id}`]
+          : [],
+    );
     assert.deepEqual(ids, ['call_noid_0', 'result:call_noid_0', 'call_noid_0~s2.0', 'result:call_noid_0~s2.0']);
-    assert.deepEqual(snap.tool_executions.map((e) => [e.tool_call_id, e.replayed]), [['call_noid_0', false], ['call_noid_0~s2.0', false]]);
+    assert.deepEqual(
+      snap.tool_executions.map((e) => [e.tool_call_id, e.replayed]),
+      [
+        ['call_noid_0', false],
+        ['call_noid_0~s2.0', false],
+      ],
+    );
     assert.equal(runs.get('return_list_of_int'), 2, 'the second call ran: it was not mistaken for the first');
   });
 
@@ -126,7 +189,11 @@ describe('agent loop: recorded responses of real servers', function () {
     const r = RECORDINGS.find((x) => x.file === 'deepseek-reasoner-toolcall.json')!;
     server = await startModelServer({ scenario: scenarioFor(r) });
     const storeDir = tmp('recorded-store');
-    const ask = { policy: { categories: { read: 'ask' as const, write: 'ask' as const, command: 'ask' as const, subagent: 'auto' as const } } };
+    const ask = {
+      policy: {
+        categories: { read: 'ask' as const, write: 'ask' as const, command: 'ask' as const, subagent: 'auto' as const },
+      },
+    };
     const first = runnerFor(server, r, { baseURL: server.url, storeDir, ...ask });
     const h = await first.runner.start({ task: 'weather?' });
     assert.equal((await h.done).state, 'awaiting_approval');
@@ -135,10 +202,16 @@ describe('agent loop: recorded responses of real servers', function () {
     const second = runnerFor(server, r, { baseURL: server.url, storeDir, ...ask });
     const [approval] = await second.store.listApprovals(h.runId, { pendingOnly: true });
     assert.equal(approval?.tool_call_id, 'call_00_9V0vrf86Pc9aelHCJMZqnJBo');
-    const resumed = await second.runner.decide(h.runId, [{ toolCallId: approval.tool_call_id, inputHash: approval.input_hash, kind: 'approve' }]);
+    const resumed = await second.runner.decide(h.runId, [
+      { toolCallId: approval.tool_call_id, inputHash: approval.input_hash, kind: 'approve' },
+    ]);
     const out = await resumed!.done;
     assert.equal(out.state, 'completed', out.detail ?? '');
-    assert.deepEqual(server.stats().per_turn, { 'main#0': 1, 'main#1': 1 }, 'one request per turn: the stored response was not asked for again');
+    assert.deepEqual(
+      server.stats().per_turn,
+      { 'main#0': 1, 'main#1': 1 },
+      'one request per turn: the stored response was not asked for again',
+    );
     assert.deepEqual([...second.runs.entries()], [['weather', 1]]);
     await second.store.close();
   });

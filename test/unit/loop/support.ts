@@ -17,7 +17,12 @@ export function tmp(prefix: string): string {
 }
 
 export function owner(label = 'test'): OwnerInfo {
-  return { owner_id: `${label}-${process.pid}-${Math.random().toString(36).slice(2)}`, label, pid: process.pid, hostname: os.hostname() };
+  return {
+    owner_id: `${label}-${process.pid}-${Math.random().toString(36).slice(2)}`,
+    label,
+    pid: process.pid,
+    hostname: os.hostname(),
+  };
 }
 
 export interface TestRunnerOptions {
@@ -40,7 +45,11 @@ export interface TestRunner {
 export function makeRunner(o: TestRunnerOptions): TestRunner {
   const store = o.store ?? (o.storeDir ? openDiskStore(o.storeDir) : createMemoryStore());
   const workspace = o.workspace ?? tmp('ws');
-  const policy: ApprovalPolicy = { ...DEFAULT_POLICY, ...o.policy, categories: { ...DEFAULT_POLICY.categories, ...o.policy?.categories } };
+  const policy: ApprovalPolicy = {
+    ...DEFAULT_POLICY,
+    ...o.policy,
+    categories: { ...DEFAULT_POLICY.categories, ...o.policy?.categories },
+  };
   const runner = new AgentRunner({
     store,
     provider: (model) => createProvider({ baseURL: o.baseURL, model, maxRetries: 1, timeoutMs: 5000 }),

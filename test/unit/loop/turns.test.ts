@@ -7,11 +7,21 @@ import { DEMO_MODEL_ID, type Scenario } from '../../fixtures/modelServer/scenari
 import type { AgentRunner } from '../../../src/runner/runner';
 import { lines, makeRunner } from './support';
 
-const reply = (content: string | null, calls: { name: string; arguments: Record<string, unknown> }[] = [], extra: Partial<Scenario['turns'][number]> = {}) => ({
+const reply = (
+  content: string | null,
+  calls: { name: string; arguments: Record<string, unknown> }[] = [],
+  extra: Partial<Scenario['turns'][number]> = {},
+) => ({
   reply: { content, ...(calls.length ? { tool_calls: calls } : {}) },
   ...extra,
 });
-const scenario = (name: string, turns: Scenario['turns']): Scenario => ({ name, description: `offline demo model: ${name}`, model: DEMO_MODEL_ID, turns, subconversations: [] });
+const scenario = (name: string, turns: Scenario['turns']): Scenario => ({
+  name,
+  description: `offline demo model: ${name}`,
+  model: DEMO_MODEL_ID,
+  turns,
+  subconversations: [],
+});
 const AUTO = { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } as const;
 
 /** Sends `text` once the model call of `step` has begun (the run is working). */
@@ -25,7 +35,8 @@ function sendDuringStep(runner: AgentRunner, runId: () => string, step: number, 
   });
 }
 
-const userTexts = (s: ModelServer, i: number) => s.requests[i]!.messages.filter((m) => m.role === 'user').map((m) => m.content);
+const userTexts = (s: ModelServer, i: number) =>
+  s.requests[i]!.messages.filter((m) => m.role === 'user').map((m) => m.content);
 
 describe('agent loop: follow-up turns and the inbox', function () {
   this.timeout(60_000);
@@ -52,7 +63,11 @@ describe('agent loop: follow-up turns and the inbox', function () {
     assert.equal((await handle.done).state, 'completed');
     assert.deepEqual(userTexts(server, 0), ['list the files'], 'not in the step it was sent during');
     const second = server.requests[1]!.messages;
-    assert.deepEqual(second.slice(-2).map((m) => m.role), ['tool', 'user'], 'after the tool result, before the next model call');
+    assert.deepEqual(
+      second.slice(-2).map((m) => m.role),
+      ['tool', 'user'],
+      'after the tool result, before the next model call',
+    );
     assert.equal(second.at(-1)!.content, 'please also count them');
     const [msg] = await store.listInbox(id);
     assert.equal(msg!.delivered?.step, 2);
@@ -61,7 +76,12 @@ describe('agent loop: follow-up turns and the inbox', function () {
   });
 
   it('a message sent while the model writes its final answer makes the run take one more step', async () => {
-    server = await startModelServer({ scenario: scenario('late', [reply('All done, I think.', [], { chunk_delay_ms: 30 }), reply('Now answered your late message too.')]) });
+    server = await startModelServer({
+      scenario: scenario('late', [
+        reply('All done, I think.', [], { chunk_delay_ms: 30 }),
+        reply('Now answered your late message too.'),
+      ]),
+    });
     const { runner } = makeRunner({ baseURL: server.url, policy: AUTO });
     let id = '';
     const sent = sendDuringStep(runner, () => id, 1, 'one more thing');
@@ -75,7 +95,9 @@ describe('agent loop: follow-up turns and the inbox', function () {
   });
 
   it('a follow-up on a finished run is a new run in the same thread; the model sees the earlier conversation', async () => {
-    server = await startModelServer({ scenario: scenario('follow-up', [reply('First answer.'), reply('Second answer, knowing the first.')]) });
+    server = await startModelServer({
+      scenario: scenario('follow-up', [reply('First answer.'), reply('Second answer, knowing the first.')]),
+    });
     const { runner, store } = makeRunner({ baseURL: server.url, policy: AUTO });
     const first = await runner.start({ task: 'first question' });
     await first.done;
@@ -86,7 +108,11 @@ describe('agent loop: follow-up turns and the inbox', function () {
     assert.equal((await next!.done).state, 'completed');
     const run = (await store.getRun(next!.runId))!;
     assert.equal(run.thread_id, before.thread_id, 'same thread');
-    assert.deepEqual(run.continued_from, { run_id: first.runId, seq: before.last_seq }, 'continues from the previous run’s last checkpoint');
+    assert.deepEqual(
+      run.continued_from,
+      { run_id: first.runId, seq: before.last_seq },
+      'continues from the previous run’s last checkpoint',
+    );
     assert.deepEqual((await store.get(run.run_id, 1))?.parent, run.continued_from);
     const seen = server.requests[1]!.messages;
     assert.deepEqual(
@@ -101,7 +127,12 @@ describe('agent loop: follow-up turns and the inbox', function () {
   });
 
   it('a follow-up from a run paused after its tool batch replays the finished command: it never runs twice', async () => {
-    server = await startModelServer({ scenario: scenario('paused', [reply('Recording.', [{ name: 'run_command', arguments: { command: 'echo once >> effects.txt' } }]), reply('Recorded, and read your note.')]) });
+    server = await startModelServer({
+      scenario: scenario('paused', [
+        reply('Recording.', [{ name: 'run_command', arguments: { command: 'echo once >> effects.txt' } }]),
+        reply('Recorded, and read your note.'),
+      ]),
+    });
     const { runner, store, workspace } = makeRunner({ baseURL: server.url, policy: AUTO });
     const first = await runner.start({ task: 'record once', budget: { max_steps: 1 } });
     assert.equal((await first.done).state, 'paused_budget');
@@ -117,7 +148,12 @@ describe('agent loop: follow-up turns and the inbox', function () {
   });
 
   it('a message to a run waiting for approval is queued and delivered when it continues', async () => {
-    server = await startModelServer({ scenario: scenario('approval', [reply('Writing.', [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }]), reply('Wrote it; saw your message.')]) });
+    server = await startModelServer({
+      scenario: scenario('approval', [
+        reply('Writing.', [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }]),
+        reply('Wrote it; saw your message.'),
+      ]),
+    });
     const { runner, store } = makeRunner({ baseURL: server.url });
     const h = await runner.start({ task: 'write a.txt' });
     assert.equal((await h.done).state, 'awaiting_approval');
@@ -125,7 +161,9 @@ describe('agent loop: follow-up turns and the inbox', function () {
     assert.deepEqual(out.kind === 'queued' ? out.when : out.kind, 'after-approvals');
     assert.equal(server.stats().total, 1, 'nothing ran');
     const [approval] = await store.listApprovals(h.runId, { pendingOnly: true });
-    const resumed = await runner.decide(h.runId, [{ kind: 'approve', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash }]);
+    const resumed = await runner.decide(h.runId, [
+      { kind: 'approve', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash },
+    ]);
     assert.equal((await resumed!.done).state, 'completed');
     assert.deepEqual(userTexts(server, 1), ['write a.txt', 'and be quick']);
   });

@@ -5,14 +5,36 @@ import { StreamAssembler, assembleCompletion } from '../../../src/runner/provide
 import { costUsd, normalizeFinishReason, normalizeModel, priceFor, ProviderError } from '../../../src/runner/provider';
 
 const chunk = (delta: object, finish: string | null = null, extra: object = {}): ChatCompletionChunk =>
-  ({ id: 'r1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }], ...extra }) as ChatCompletionChunk;
+  ({
+    id: 'r1',
+    object: 'chat.completion.chunk',
+    created: 0,
+    model: 'm',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  }) as ChatCompletionChunk;
 
 describe('runner/provider assembly and pricing', () => {
   it('joins argument fragments by index, even when two calls interleave', () => {
     const a = new StreamAssembler();
-    a.push(chunk({ tool_calls: [{ index: 0, id: 'c0', type: 'function', function: { name: 'read_file', arguments: '{"pa' } }] }));
-    a.push(chunk({ tool_calls: [{ index: 1, id: 'c1', type: 'function', function: { name: 'list_files', arguments: '' } }] }));
-    a.push(chunk({ tool_calls: [{ index: 0, function: { arguments: 'th":"a"}' } }, { index: 1, function: { arguments: '{}' } }] }));
+    a.push(
+      chunk({
+        tool_calls: [{ index: 0, id: 'c0', type: 'function', function: { name: 'read_file', arguments: '{"pa' } }],
+      }),
+    );
+    a.push(
+      chunk({
+        tool_calls: [{ index: 1, id: 'c1', type: 'function', function: { name: 'list_files', arguments: '' } }],
+      }),
+    );
+    a.push(
+      chunk({
+        tool_calls: [
+          { index: 0, function: { arguments: 'th":"a"}' } },
+          { index: 1, function: { arguments: '{}' } },
+        ],
+      }),
+    );
     a.push(chunk({}, 'tool_calls'));
     const r = a.result();
     assert.deepEqual(r.message.tool_calls, [
@@ -24,10 +46,20 @@ describe('runner/provider assembly and pricing', () => {
 
   it('accepts whole calls without index (Ollama style) and "stop" with tool calls', () => {
     const a = new StreamAssembler();
-    a.push(chunk({ tool_calls: [{ id: 'x', type: 'function', function: { name: 'a', arguments: '{}' } }, { id: 'y', type: 'function', function: { name: 'b', arguments: '{}' } }] }));
+    a.push(
+      chunk({
+        tool_calls: [
+          { id: 'x', type: 'function', function: { name: 'a', arguments: '{}' } },
+          { id: 'y', type: 'function', function: { name: 'b', arguments: '{}' } },
+        ],
+      }),
+    );
     a.push(chunk({}, 'stop'));
     const r = a.result();
-    assert.deepEqual(r.message.tool_calls?.map((c) => c.id), ['x', 'y']);
+    assert.deepEqual(
+      r.message.tool_calls?.map((c) => c.id),
+      ['x', 'y'],
+    );
     assert.equal(r.finish_reason, 'tool_calls');
   });
 
@@ -37,20 +69,41 @@ describe('runner/provider assembly and pricing', () => {
       object: 'chat.completion',
       created: 0,
       model: 'm',
-      choices: [{ index: 0, finish_reason: 'tool_calls', logprobs: null, message: { role: 'assistant', content: null, refusal: null, tool_calls: [{ type: 'function', function: { arguments: '{}' } } as never] } }],
+      choices: [
+        {
+          index: 0,
+          finish_reason: 'tool_calls',
+          logprobs: null,
+          message: {
+            role: 'assistant',
+            content: null,
+            refusal: null,
+            tool_calls: [{ type: 'function', function: { arguments: '{}' } } as never],
+          },
+        },
+      ],
     });
-    assert.deepEqual(r.message.tool_calls, [{ id: 'call_resp9_0', type: 'function', function: { name: '', arguments: '{}' } }]);
+    assert.deepEqual(r.message.tool_calls, [
+      { id: 'call_resp9_0', type: 'function', function: { name: '', arguments: '{}' } },
+    ]);
     assert.equal(r.warnings.length, 2);
   });
 
   it('a usage-only chunk (empty choices) is not an empty response; no choice at all is', () => {
     const a = new StreamAssembler();
     a.push(chunk({ content: 'hi' }, 'stop'));
-    a.push({ ...chunk({}), choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } } as ChatCompletionChunk);
+    a.push({
+      ...chunk({}),
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
+    } as ChatCompletionChunk);
     assert.deepEqual(a.result().usage, { input_tokens: 3, output_tokens: 2, total_tokens: 5 });
     const empty = new StreamAssembler();
     empty.push({ ...chunk({}), choices: [] } as ChatCompletionChunk);
-    assert.throws(() => empty.result(), (e: unknown) => e instanceof ProviderError && e.kind === 'empty_response');
+    assert.throws(
+      () => empty.result(),
+      (e: unknown) => e instanceof ProviderError && e.kind === 'empty_response',
+    );
   });
 
   it('normalises finish reasons across servers', () => {

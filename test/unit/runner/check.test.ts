@@ -22,9 +22,19 @@ describe('check model connection', function () {
     await server?.close();
     server = undefined;
   });
-  const check = async (opts: Omit<ModelServerOptions, 'scenario'> & { scenario?: ScenarioInput }, model = 'waypoints-demo-model', apiKey?: string) => {
+  const check = async (
+    opts: Omit<ModelServerOptions, 'scenario'> & { scenario?: ScenarioInput },
+    model = 'waypoints-demo-model',
+    apiKey?: string,
+  ) => {
     server = await startModelServer({ scenario: CALLS_TOOL, ...opts });
-    const provider = createProvider({ baseURL: server.url, model, maxRetries: 0, timeoutMs: 3000, ...(apiKey ? { apiKey } : {}) });
+    const provider = createProvider({
+      baseURL: server.url,
+      model,
+      maxRetries: 0,
+      timeoutMs: 3000,
+      ...(apiKey ? { apiKey } : {}),
+    });
     return checkConnection(provider, server.url);
   };
 
@@ -32,15 +42,24 @@ describe('check model connection', function () {
 
   it('passes when the server answers, takes the key and the model calls the tool', async () => {
     const r = await check({ apiKey: 'sk-right' }, 'waypoints-demo-model', 'sk-right');
-    assert.deepEqual({ ok: r.ok, problem: r.problem, models: r.models }, { ok: true, problem: null, models: ['waypoints-demo-model'] });
+    assert.deepEqual(
+      { ok: r.ok, problem: r.problem, models: r.models },
+      { ok: true, problem: null, models: ['waypoints-demo-model'] },
+    );
     assert.equal(r.message, `Connected: \`waypoints-demo-model\` at ${server!.url} answered and called a tool.`);
-    assert.deepEqual(server!.requests.map((q) => [q.conversation, q.tool_names]), [['check', [CHECK_TOOL_NAME]]]);
+    assert.deepEqual(
+      server!.requests.map((q) => [q.conversation, q.tool_names]),
+      [['check', [CHECK_TOOL_NAME]]],
+    );
   });
 
   it('401: the API key was refused', async () => {
     const r = await check({ apiKey: 'sk-right' }, 'waypoints-demo-model', 'sk-wrong');
     assert.equal(r.problem, 'auth');
-    assert.equal(r.message, `401: the API key was refused by ${server!.url}. Set the right one with “Agent Waypoints: Set API key”.`);
+    assert.equal(
+      r.message,
+      `401: the API key was refused by ${server!.url}. Set the right one with “Agent Waypoints: Set API key”.`,
+    );
     assert.equal(server!.requests.length, 0, 'stopped at GET /models');
   });
 
@@ -53,13 +72,19 @@ describe('check model connection', function () {
   it('a model the server refuses tools for: does not call tools', async () => {
     const r = await check({ rejectTools: true });
     assert.equal(r.problem, 'no_tools');
-    assert.match(r.message, /^This model does not call tools: .* refused a request with tools for `waypoints-demo-model`\. .*does not support tools/);
+    assert.match(
+      r.message,
+      /^This model does not call tools: .* refused a request with tools for `waypoints-demo-model`\. .*does not support tools/,
+    );
   });
 
   it('a model that answers in text instead of calling the tool: does not call tools', async () => {
     const r = await check({ scenario: checkScenario({ content: 'OK, the check passed.' }) });
     assert.equal(r.problem, 'no_tools');
-    assert.match(r.message, /^This model does not call tools: `waypoints-demo-model` at .* answered “OK, the check passed\.” instead of calling the check tool\./);
+    assert.match(
+      r.message,
+      /^This model does not call tools: `waypoints-demo-model` at .* answered “OK, the check passed\.” instead of calling the check tool\./,
+    );
   });
 
   it('nothing listening at the base URL: unreachable', async () => {
@@ -70,6 +95,9 @@ describe('check model connection', function () {
     const baseURL = `http://127.0.0.1:${port}/v1`;
     const r = await checkConnection(createProvider({ baseURL, model: 'm', maxRetries: 0, timeoutMs: 3000 }), baseURL);
     assert.equal(r.problem, 'unreachable');
-    assert.equal(r.message, `Cannot reach ${baseURL}: Connection error. Check agentWaypoints.provider.baseUrl and that the server is running.`);
+    assert.equal(
+      r.message,
+      `Cannot reach ${baseURL}: Connection error. Check agentWaypoints.provider.baseUrl and that the server is running.`,
+    );
   });
 });

@@ -9,7 +9,11 @@ import { blobSink, rmrf, tmpDir, toolCtx } from './helpers';
 
 const registry = createCodingRegistry();
 let n = 0;
-const call = (name: string, args: unknown): ToolCall => ({ id: `call_${++n}`, type: 'function', function: { name, arguments: JSON.stringify(args) } });
+const call = (name: string, args: unknown): ToolCall => ({
+  id: `call_${++n}`,
+  type: 'function',
+  function: { name, arguments: JSON.stringify(args) },
+});
 
 describe('runner/tools file tools', () => {
   let root: string;
@@ -43,7 +47,10 @@ describe('runner/tools file tools', () => {
       assert.equal(missing.is_error, true);
       assert.match(missing.output, /read_file failed: "nope\.txt" no such file or directory \(ENOENT\)/);
       assert.match((await run('read_file', { path: 'src' })).output, /"src" is a directory; use list_files/);
-      assert.match((await run('read_file', { path: 'src/a.ts', start_line: 9 })).output, /has 3 lines; start_line 9 is past the end/);
+      assert.match(
+        (await run('read_file', { path: 'src/a.ts', start_line: 9 })).output,
+        /has 3 lines; start_line 9 is past the end/,
+      );
       fs.writeFileSync(path.join(root, 'bin.dat'), Buffer.from([1, 0, 2, 3]));
       assert.match((await run('read_file', { path: 'bin.dat' })).output, /looks like a binary file/);
     });
@@ -56,7 +63,10 @@ describe('runner/tools file tools', () => {
       assert.equal(r.is_error, false);
       assert.ok(r.blob && sink.blobs.get(r.blob) === big, 'full output stored');
       assert.ok(r.output.startsWith(big.slice(0, 100)));
-      assert.match(r.output, new RegExp(`\\[output truncated: 100 of ${big.length} bytes shown; full output in blob ${r.blob}\\]$`));
+      assert.match(
+        r.output,
+        new RegExp(`\\[output truncated: 100 of ${big.length} bytes shown; full output in blob ${r.blob}\\]$`),
+      );
       // Without a blob store the note says so by leaving the blob out.
       const noBlob = await run('read_file', { path: 'big.txt' }, { ...ctx, outputCap: 100 });
       assert.match(noBlob.output, /\[output truncated: 100 of 13000 bytes shown\]$/);
@@ -92,7 +102,10 @@ describe('runner/tools file tools', () => {
       const r = await run('write_file', { path: 'new/deep/f.txt', content: 'héllo' });
       assert.equal(r.output, 'Created new/deep/f.txt (6 bytes).');
       assert.equal(read('new/deep/f.txt'), 'héllo');
-      assert.equal((await run('write_file', { path: 'new/deep/f.txt', content: 'again' })).output, 'Overwrote new/deep/f.txt (5 bytes).');
+      assert.equal(
+        (await run('write_file', { path: 'new/deep/f.txt', content: 'again' })).output,
+        'Overwrote new/deep/f.txt (5 bytes).',
+      );
       assert.equal(read('new/deep/f.txt'), 'again');
       assert.deepEqual(fs.readdirSync(path.join(root, 'new/deep')), ['f.txt'], 'no temp files left behind');
     });
@@ -111,7 +124,10 @@ describe('runner/tools file tools', () => {
         assert.equal(r.is_error, true);
         assert.match(r.output, /leaves the workspace through the symlink "out"/);
         assert.deepEqual(fs.readdirSync(outside), [], 'nothing created outside');
-        assert.match((await run('write_file', { path: '/tmp/evil.txt', content: 'x' })).output, /outside the workspace/);
+        assert.match(
+          (await run('write_file', { path: '/tmp/evil.txt', content: 'x' })).output,
+          /outside the workspace/,
+        );
         assert.match((await run('write_file', { path: 'src', content: 'x' })).output, /"src" is a directory/);
       } finally {
         rmrf(outside);
@@ -121,7 +137,11 @@ describe('runner/tools file tools', () => {
 
   describe('edit_file', () => {
     it('replaces exactly one occurrence and says where', async () => {
-      const r = await run('edit_file', { path: 'src/lib/b.js', old_text: 'function helper() {}', new_text: 'function helper() {\n  return 42;\n}' });
+      const r = await run('edit_file', {
+        path: 'src/lib/b.js',
+        old_text: 'function helper() {}',
+        new_text: 'function helper() {\n  return 42;\n}',
+      });
       assert.equal(r.is_error, false);
       assert.equal(r.output, 'Edited src/lib/b.js: replaced 1 occurrence (first at line 2).');
       assert.equal(read('src/lib/b.js'), 'const x = 1;\nfunction helper() {\n  return 42;\n}\nconst y = 2;\n');
@@ -139,7 +159,12 @@ describe('runner/tools file tools', () => {
       const r = await run('edit_file', { path: 'src/lib/b.js', old_text: 'const', new_text: 'let' });
       assert.equal(r.is_error, true);
       assert.match(r.output, /not unique in src\/lib\/b\.js: found 2 matches \(at lines 1, 3\)/);
-      const all = await run('edit_file', { path: 'src/lib/b.js', old_text: 'const', new_text: 'let', replace_all: true });
+      const all = await run('edit_file', {
+        path: 'src/lib/b.js',
+        old_text: 'const',
+        new_text: 'let',
+        replace_all: true,
+      });
       assert.equal(all.output, 'Edited src/lib/b.js: replaced 2 occurrences (first at line 1).');
       assert.equal(read('src/lib/b.js'), 'let x = 1;\nfunction helper() {}\nlet y = 2;\n');
     });
@@ -147,7 +172,10 @@ describe('runner/tools file tools', () => {
     it('says when the edit looks already applied (a replayed call)', async () => {
       const args = { path: 'src/a.ts', old_text: 'return 1;', new_text: 'return 2;' };
       await run('edit_file', args);
-      assert.match((await run('edit_file', args)).output, /new_text is already present: the edit may have been applied already/);
+      assert.match(
+        (await run('edit_file', args)).output,
+        /new_text is already present: the edit may have been applied already/,
+      );
     });
 
     it('matches LF text in a CRLF file and keeps CRLF', async () => {

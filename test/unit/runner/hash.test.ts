@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { canonicalJson, idempotencyKey, inputHash, inputHashFromRaw, outputHash, sha256 } from '../../../src/runner/hash';
+import {
+  canonicalJson,
+  idempotencyKey,
+  inputHash,
+  inputHashFromRaw,
+  outputHash,
+  sha256,
+} from '../../../src/runner/hash';
 
 /** Same object with its keys inserted in reverse order, recursively. */
 function reverseKeys(v: unknown): unknown {
@@ -15,11 +22,17 @@ function reverseKeys(v: unknown): unknown {
 
 describe('runner/hash', () => {
   it('canonicalJson sorts keys at every depth and has no whitespace', () => {
-    assert.equal(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: 'x' } }), '{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}');
+    assert.equal(
+      canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: 'x' } }),
+      '{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it('canonicalJson follows JSON.stringify for undefined, non-finite numbers and toJSON', () => {
-    assert.equal(canonicalJson({ a: undefined, b: [undefined, NaN, Infinity], c: new Date(0) }), '{"b":[null,null,null],"c":"1970-01-01T00:00:00.000Z"}');
+    assert.equal(
+      canonicalJson({ a: undefined, b: [undefined, NaN, Infinity], c: new Date(0) }),
+      '{"b":[null,null,null],"c":"1970-01-01T00:00:00.000Z"}',
+    );
     assert.equal(canonicalJson(undefined), 'null');
     assert.equal(canonicalJson('é\n'), JSON.stringify('é\n'));
   });

@@ -41,5 +41,11 @@ export function blobSink(): BlobSink {
 }
 
 export function toolCtx(workspaceRoot: string, over: Partial<ToolContext> = {}): ToolContext {
-  return { workspaceRoot, signal: new AbortController().signal, idempotencyKey: 'run1/0/call_1', outputCap: 64 * 1024, ...over };
+  return {
+    workspaceRoot,
+    signal: new AbortController().signal,
+    idempotencyKey: 'run1/0/call_1',
+    outputCap: 64 * 1024,
+    ...over,
+  };
 }

@@ -9,10 +9,15 @@ import { CHECK_TOOL_NAME } from '../../../src/runner/provider/check';
 import { rmrf, tmpDir } from './helpers';
 
 const post = (s: ModelServer, body: unknown) =>
-  fetch(`${s.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${s.url}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 const convo = (assistantTurns: number, firstUser = 'task') => {
   const m: Array<{ role: string; content: string | null }> = [{ role: 'user', content: firstUser }];
-  for (let i = 0; i < assistantTurns; i++) m.push({ role: 'assistant', content: `a${i}` }, { role: 'user', content: `u${i}` });
+  for (let i = 0; i < assistantTurns; i++)
+    m.push({ role: 'assistant', content: `a${i}` }, { role: 'user', content: `u${i}` });
   return m;
 };
 
@@ -24,7 +29,9 @@ const scenario = Scenario.parse({
     { fault: { kind: 'http_500' }, times: 2, reply: { content: 'offline demo model: one' } },
     { reply: { content: 'offline demo model: two' } },
   ],
-  subconversations: [{ id: 'child', user_contains: 'SUBTASK', turns: [{ reply: { content: 'offline demo model: child zero' } }] }],
+  subconversations: [
+    { id: 'child', user_contains: 'SUBTASK', turns: [{ reply: { content: 'offline demo model: child zero' } }] },
+  ],
 });
 
 describe('test fixture: scripted model server', () => {
@@ -41,7 +48,10 @@ describe('test fixture: scripted model server', () => {
           if (name === 'faults') continue; // faults.json is broken on purpose
           if (tc.name === CHECK_TOOL_NAME) continue; // "Check model connection" offers its own tool
           assert.ok(tools.has(tc.name), `${name}: ${tc.name}`);
-          assert.ok(tools.get(tc.name)?.args.safeParse(tc.arguments).success, `${name}: ${tc.name} ${JSON.stringify(tc.arguments)}`);
+          assert.ok(
+            tools.get(tc.name)?.args.safeParse(tc.arguments).success,
+            `${name}: ${tc.name} ${JSON.stringify(tc.arguments)}`,
+          );
         }
       }
     }
@@ -50,7 +60,10 @@ describe('test fixture: scripted model server', () => {
   it('a broken scenario file is refused with a message naming it', () => {
     const dir = tmpDir();
     const bad = path.join(dir, 'bad-scenario.json');
-    fs.writeFileSync(bad, JSON.stringify({ name: 'x', description: 'y', turns: [{ fault: { kind: 'http_500' }, times: 1 }] }));
+    fs.writeFileSync(
+      bad,
+      JSON.stringify({ name: 'x', description: 'y', turns: [{ fault: { kind: 'http_500' }, times: 1 }] }),
+    );
     try {
       assert.throws(() => loadScenario(bad), /Invalid scenario .*bad-scenario\.json[\s\S]*needs a reply/);
     } finally {
@@ -64,7 +77,8 @@ describe('test fixture: scripted model server', () => {
     afterEach(() => s.close());
 
     it('matches turns by conversation position, not by a global counter', async () => {
-      const text = async (r: Response) => ((await r.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content;
+      const text = async (r: Response) =>
+        ((await r.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content;
       assert.equal(await text(await post(s, { messages: convo(2) })), 'offline demo model: two');
       assert.equal(await text(await post(s, { messages: convo(0) })), 'offline demo model: zero');
       // A "resumed" client re-sending position 0 gets the same turn again.
@@ -88,7 +102,9 @@ describe('test fixture: scripted model server', () => {
     });
 
     it('routes a subconversation by its first user message', async () => {
-      const r = (await (await post(s, { messages: convo(0, 'please do SUBTASK now') })).json()) as { choices: Array<{ message: { content: string } }> };
+      const r = (await (await post(s, { messages: convo(0, 'please do SUBTASK now') })).json()) as {
+        choices: Array<{ message: { content: string } }>;
+      };
       assert.equal(r.choices[0]?.message.content, 'offline demo model: child zero');
       assert.equal(s.requests[0]?.conversation, 'child');
     });
@@ -97,8 +113,13 @@ describe('test fixture: scripted model server', () => {
       await post(s, { messages: convo(0) });
       const stats = await (await fetch(`http://127.0.0.1:${s.port}/_stats`)).json();
       assert.deepEqual(stats, { total: 1, per_turn: { 'main#0': 1 }, unscripted: 0 });
-      const models = (await (await fetch(`${s.url}/models`)).json()) as { data: Array<{ id: string; owned_by: string }> };
-      assert.deepEqual(models.data.map((m) => m.id), ['waypoints-demo-model']);
+      const models = (await (await fetch(`${s.url}/models`)).json()) as {
+        data: Array<{ id: string; owned_by: string }>;
+      };
+      assert.deepEqual(
+        models.data.map((m) => m.id),
+        ['waypoints-demo-model'],
+      );
       assert.equal(s.requests.length, 1);
       await fetch(`http://127.0.0.1:${s.port}/_reset`, { method: 'POST' });
       assert.equal(s.stats().total, 0);
@@ -115,15 +136,30 @@ describe('test fixture: scripted model server', () => {
     it('streams SSE chunks ending in [DONE], tool-call arguments split across chunks', async () => {
       await s.close();
       s = await startModelServer({
-        scenario: Scenario.parse({ name: 'sse', description: 't', turns: [{ reply: { content: null, tool_calls: [{ name: 'read_file', arguments: { path: 'a/long/path.ts' } }] } }] }),
+        scenario: Scenario.parse({
+          name: 'sse',
+          description: 't',
+          turns: [
+            { reply: { content: null, tool_calls: [{ name: 'read_file', arguments: { path: 'a/long/path.ts' } }] } },
+          ],
+        }),
       });
-      const text = await (await post(s, { stream: true, stream_options: { include_usage: true }, messages: convo(0) })).text();
+      const text = await (
+        await post(s, { stream: true, stream_options: { include_usage: true }, messages: convo(0) })
+      ).text();
       const events = text.split('\n\n').filter(Boolean);
       assert.equal(events.at(-1), 'data: [DONE]');
       const chunks = events.slice(0, -1).map((e) => JSON.parse(e.replace(/^data: /, '')));
-      const argPieces = chunks.flatMap((c) => c.choices.flatMap((ch: { delta: { tool_calls?: Array<{ function: { arguments?: string } }> } }) => ch.delta.tool_calls ?? []));
+      const argPieces = chunks.flatMap((c) =>
+        c.choices.flatMap(
+          (ch: { delta: { tool_calls?: Array<{ function: { arguments?: string } }> } }) => ch.delta.tool_calls ?? [],
+        ),
+      );
       assert.ok(argPieces.length > 3, 'arguments arrive in several deltas');
-      assert.equal(argPieces.map((p: { function: { arguments?: string } }) => p.function.arguments ?? '').join(''), '{"path":"a/long/path.ts"}');
+      assert.equal(
+        argPieces.map((p: { function: { arguments?: string } }) => p.function.arguments ?? '').join(''),
+        '{"path":"a/long/path.ts"}',
+      );
       assert.ok(chunks.at(-1).usage && chunks.at(-1).choices.length === 0, 'usage chunk last');
     });
 

@@ -30,8 +30,14 @@ describe('runner/tools path confinement', () => {
 
   it('resolves relative paths inside the workspace, including ones that do not exist yet', async () => {
     assert.deepEqual(await confinePath(root, 'src/a.txt'), { abs: path.join(root, 'src/a.txt'), rel: 'src/a.txt' });
-    assert.deepEqual(await confinePath(root, 'src/../src/./a.txt'), { abs: path.join(root, 'src/a.txt'), rel: 'src/a.txt' });
-    assert.deepEqual(await confinePath(root, 'new/deep/file.ts'), { abs: path.join(root, 'new/deep/file.ts'), rel: 'new/deep/file.ts' });
+    assert.deepEqual(await confinePath(root, 'src/../src/./a.txt'), {
+      abs: path.join(root, 'src/a.txt'),
+      rel: 'src/a.txt',
+    });
+    assert.deepEqual(await confinePath(root, 'new/deep/file.ts'), {
+      abs: path.join(root, 'new/deep/file.ts'),
+      rel: 'new/deep/file.ts',
+    });
     assert.equal((await confinePath(root, '.')).rel, '.');
     assert.equal((await confinePath(root, '')).rel, '.');
   });
@@ -62,7 +68,11 @@ describe('runner/tools path confinement', () => {
 
   it('refuses a not-yet-existing file under a symlinked directory that points outside', async () => {
     fs.symlinkSync(outside, path.join(root, 'out'));
-    await refused(root, 'out/new/file.txt', /Path "out\/new\/file\.txt" leaves the workspace through the symlink "out"/);
+    await refused(
+      root,
+      'out/new/file.txt',
+      /Path "out\/new\/file\.txt" leaves the workspace through the symlink "out"/,
+    );
   });
 
   it('refuses a dangling symlink that would create a file outside', async () => {
@@ -102,6 +112,9 @@ describe('runner/tools path confinement', () => {
   });
 
   it('shortens a huge path in the message instead of echoing all of it', async () => {
-    await assert.rejects(confinePath(root, '../' + 'y'.repeat(5000)), (e: Error) => e.message.length < 400 && /…\(5003 chars\)/.test(e.message));
+    await assert.rejects(
+      confinePath(root, '../' + 'y'.repeat(5000)),
+      (e: Error) => e.message.length < 400 && /…\(5003 chars\)/.test(e.message),
+    );
   });
 });

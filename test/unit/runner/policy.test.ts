@@ -4,8 +4,12 @@ import { decide, DEFAULT_POLICY, splitShellCommand, type ApprovalPolicy } from '
 import { denyForms } from '../../../src/runner/tools/policy';
 
 const policy = (over: Partial<ApprovalPolicy> = {}): ApprovalPolicy => ({ ...DEFAULT_POLICY, ...over });
-const cmd = (command: string, p: ApprovalPolicy) => decide({ toolName: 'run_command', category: 'command', args: { command } }, p);
-const allowNpm = policy({ commandAllow: ['npm test', 'git status', 'ls', 'echo'], commandDeny: ['rm -rf', 'git push'] });
+const cmd = (command: string, p: ApprovalPolicy) =>
+  decide({ toolName: 'run_command', category: 'command', args: { command } }, p);
+const allowNpm = policy({
+  commandAllow: ['npm test', 'git status', 'ls', 'echo'],
+  commandDeny: ['rm -rf', 'git push'],
+});
 
 describe('runner/tools policy', () => {
   it('defaults: read auto, write and command ask, subagent auto', () => {
@@ -20,7 +24,10 @@ describe('runner/tools policy', () => {
     const p = policy({ categories: { read: 'ask', write: 'auto', command: 'deny', subagent: 'deny' } });
     assert.equal(decide({ toolName: 'read_file', category: 'read', args: {} }, p).decision, 'ask');
     assert.equal(decide({ toolName: 'edit_file', category: 'write', args: {} }, p).decision, 'auto');
-    assert.deepEqual(cmd('npm test', { ...p, commandAllow: ['npm test'] }), { decision: 'deny', reason: 'command tools are denied by policy (run_command).' });
+    assert.deepEqual(cmd('npm test', { ...p, commandAllow: ['npm test'] }), {
+      decision: 'deny',
+      reason: 'command tools are denied by policy (run_command).',
+    });
     assert.equal(decide({ toolName: 'delegate', category: 'subagent', args: {} }, p).decision, 'deny');
   });
 
@@ -34,14 +41,29 @@ describe('runner/tools policy', () => {
   it('deny wins: over the allow list, over auto mode, anywhere in a chain or substitution', () => {
     assert.match(cmd('rm -rf /', allowNpm).reason, /matches the deny list entry "rm -rf"/);
     const auto = { ...allowNpm, categories: { ...allowNpm.categories, command: 'auto' as const } };
-    for (const c of ['rm -rf build', 'npm test && rm -rf /', 'ls; git push origin', 'echo $(rm -rf /)', 'echo `git push`', 'echo "$(rm -rf x)"', 'ls | rm -rf x']) {
+    for (const c of [
+      'rm -rf build',
+      'npm test && rm -rf /',
+      'ls; git push origin',
+      'echo $(rm -rf /)',
+      'echo `git push`',
+      'echo "$(rm -rf x)"',
+      'ls | rm -rf x',
+    ]) {
       assert.equal(cmd(c, allowNpm).decision, 'deny', c);
       assert.equal(cmd(c, auto).decision, 'deny', `${c} (auto mode)`);
     }
   });
 
   it('deny sees through wrappers, assignments, paths and a leading backslash', () => {
-    for (const c of ['sudo rm -rf /', 'env FOO=1 rm -rf x', 'X=1 rm -rf x', '/bin/rm -rf x', '\\rm -rf x', 'nohup git push']) {
+    for (const c of [
+      'sudo rm -rf /',
+      'env FOO=1 rm -rf x',
+      'X=1 rm -rf x',
+      '/bin/rm -rf x',
+      '\\rm -rf x',
+      'nohup git push',
+    ]) {
       assert.equal(cmd(c, allowNpm).decision, 'deny', c);
     }
     assert.deepEqual(denyForms('sudo /usr/bin/git push'), ['sudo /usr/bin/git push', '/usr/bin/git push', 'git push']);
@@ -71,7 +93,11 @@ describe('runner/tools policy', () => {
   });
 
   it('restricted mode denies write and command tools with a clear reason, still allows reads', () => {
-    const p = policy({ restricted: true, commandAllow: ['npm test'], categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } });
+    const p = policy({
+      restricted: true,
+      commandAllow: ['npm test'],
+      categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' },
+    });
     const w = decide({ toolName: 'write_file', category: 'write', args: {} }, p);
     assert.equal(w.decision, 'deny');
     assert.match(w.reason, /not trusted \(restricted mode\)/);

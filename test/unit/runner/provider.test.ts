@@ -19,7 +19,12 @@ const scenario = {
         ],
       },
     },
-    { reply: { content: 'offline demo model: all done — ünïcödé ✓', usage: { prompt_tokens: 1000, completion_tokens: 500 } } },
+    {
+      reply: {
+        content: 'offline demo model: all done — ünïcödé ✓',
+        usage: { prompt_tokens: 1000, completion_tokens: 500 },
+      },
+    },
   ],
 } satisfies Partial<Scenario> as unknown as Scenario;
 
@@ -29,13 +34,23 @@ const user: ChatMessage[] = [
 ];
 const afterTools: ChatMessage[] = [
   ...user,
-  { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{}' } }] },
+  {
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+  },
   { role: 'tool', tool_call_id: 'c1', content: 'x' },
 ];
 
 describe('runner/provider (scripted server)', () => {
   let server: ModelServer;
-  const cfg = (over: Partial<ProviderConfig> = {}): ProviderConfig => ({ baseURL: server.url, model: 'waypoints-demo-model', maxRetries: 0, timeoutMs: 5000, ...over });
+  const cfg = (over: Partial<ProviderConfig> = {}): ProviderConfig => ({
+    baseURL: server.url,
+    model: 'waypoints-demo-model',
+    maxRetries: 0,
+    timeoutMs: 5000,
+    ...over,
+  });
 
   beforeEach(async () => {
     server = await startModelServer({ scenario });
@@ -52,9 +67,16 @@ describe('runner/provider (scripted server)', () => {
       assert.equal(r.response.message.content, 'offline demo model: reading two files');
       const calls = r.response.message.tool_calls ?? [];
       assert.equal(calls.length, 2);
-      assert.deepEqual(calls[0], { id: 'call_main_0_0', type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: 'src/a.ts', start_line: 1, end_line: 40 }) } });
+      assert.deepEqual(calls[0], {
+        id: 'call_main_0_0',
+        type: 'function',
+        function: { name: 'read_file', arguments: JSON.stringify({ path: 'src/a.ts', start_line: 1, end_line: 40 }) },
+      });
       assert.equal(calls[1]?.id, 'call_fixed');
-      assert.deepEqual(JSON.parse(calls[1]?.function.arguments ?? ''), { pattern: 'export\\s+function', glob: '**/*.ts' });
+      assert.deepEqual(JSON.parse(calls[1]?.function.arguments ?? ''), {
+        pattern: 'export\\s+function',
+        glob: '**/*.ts',
+      });
       assert.equal(r.response.id, 'chatcmpl-main_0');
       assert.equal(r.response.model, 'waypoints-demo-model');
       assert.ok(r.response.usage && r.response.usage.input_tokens > 0 && r.response.usage.output_tokens > 0);
@@ -75,7 +97,9 @@ describe('runner/provider (scripted server)', () => {
   });
 
   it('reports usage and prices it from a configured table', async () => {
-    const p = createProvider(cfg({ model: 'My-Model', prices: { 'my-model': { input_per_mtok: 2, output_per_mtok: 10 } } }));
+    const p = createProvider(
+      cfg({ model: 'My-Model', prices: { 'my-model': { input_per_mtok: 2, output_per_mtok: 10 } } }),
+    );
     const r = await p.complete({ messages: afterTools });
     assert.deepEqual(r.response.usage, { input_tokens: 1000, output_tokens: 500, total_tokens: 1500 });
     assert.ok(Math.abs((r.cost_usd ?? -1) - (1000 * 2 + 500 * 10) / 1e6) < 1e-12);
@@ -99,7 +123,9 @@ describe('runner/provider (scripted server)', () => {
 
   it('sends the tools, the model and a placeholder key when none is configured', async () => {
     const p = createProvider(cfg());
-    const tools = [{ type: 'function' as const, function: { name: 'read_file', parameters: { type: 'object', properties: {} } } }];
+    const tools = [
+      { type: 'function' as const, function: { name: 'read_file', parameters: { type: 'object', properties: {} } } },
+    ];
     await p.complete({ messages: user, tools });
     const rec = server.requests[0];
     assert.deepEqual(rec?.tool_names, ['read_file']);
@@ -108,7 +134,9 @@ describe('runner/provider (scripted server)', () => {
   });
 
   it('Azure style: api-key header instead of Bearer, api-version query on every request', async () => {
-    const p = createProvider(cfg({ apiKey: 'azure-secret-key', authHeader: 'api-key', defaultQuery: { 'api-version': '2024-10-21' } }));
+    const p = createProvider(
+      cfg({ apiKey: 'azure-secret-key', authHeader: 'api-key', defaultQuery: { 'api-version': '2024-10-21' } }),
+    );
     await p.complete({ messages: user });
     const rec = server.requests[0];
     assert.deepEqual(rec?.auth, { scheme: 'api-key', key: 'azure-secret-key' });

@@ -2,7 +2,12 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createProvider, ProviderError, type ProviderConfig, type ProviderErrorKind } from '../../../src/runner/provider';
+import {
+  createProvider,
+  ProviderError,
+  type ProviderConfig,
+  type ProviderErrorKind,
+} from '../../../src/runner/provider';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { Scenario, type Fault } from '../../fixtures/modelServer/scenario';
@@ -12,7 +17,11 @@ const OK = { content: 'offline demo model: ok' };
 const SECRET = 'sk-test-SECRET-0123456789';
 
 function scenarioWith(fault: Fault | Record<string, unknown>, times?: number): Scenario {
-  return Scenario.parse({ name: 'fault', description: 'test', turns: [{ fault, ...(times ? { times } : {}), reply: times ? OK : undefined }] });
+  return Scenario.parse({
+    name: 'fault',
+    description: 'test',
+    turns: [{ fault, ...(times ? { times } : {}), reply: times ? OK : undefined }],
+  });
 }
 
 async function expectProviderError(p: Promise<unknown>, kind: ProviderErrorKind): Promise<ProviderError> {
@@ -61,7 +70,10 @@ describe('runner/provider faults', () => {
 
   it('500 that persists → server_error with status; once → retried away', async () => {
     const s = await start(scenarioWith({ kind: 'http_500' }));
-    const e = await expectProviderError(createProvider(cfg(s, { maxRetries: 0 })).complete({ messages }), 'server_error');
+    const e = await expectProviderError(
+      createProvider(cfg(s, { maxRetries: 0 })).complete({ messages }),
+      'server_error',
+    );
     assert.equal(e.status, 500);
     await s.close();
     const s2 = await start(scenarioWith({ kind: 'http_500' }, 1));
@@ -74,13 +86,21 @@ describe('runner/provider faults', () => {
     assert.equal(s.requests.length, 2);
     await s.close();
     const s2 = await start(scenarioWith({ kind: 'timeout' }, 1));
-    assert.equal((await createProvider(cfg(s2, { timeoutMs: 150 })).complete({ messages })).response.message.content, OK.content);
+    assert.equal(
+      (await createProvider(cfg(s2, { timeoutMs: 150 })).complete({ messages })).response.message.content,
+      OK.content,
+    );
   });
 
   it('slow but within the timeout succeeds; slower than the timeout → timeout', async () => {
-    const s = await start(Scenario.parse({ name: 'slow', description: 't', turns: [{ fault: { kind: 'slow', delay_ms: 50 }, reply: OK }] }));
+    const s = await start(
+      Scenario.parse({ name: 'slow', description: 't', turns: [{ fault: { kind: 'slow', delay_ms: 50 }, reply: OK }] }),
+    );
     assert.equal((await createProvider(cfg(s)).complete({ messages })).response.message.content, OK.content);
-    await expectProviderError(createProvider(cfg(s, { timeoutMs: 20, maxRetries: 0 })).complete({ messages }), 'timeout');
+    await expectProviderError(
+      createProvider(cfg(s, { timeoutMs: 20, maxRetries: 0 })).complete({ messages }),
+      'timeout',
+    );
   });
 
   for (const stream of [true, false]) {
@@ -116,14 +136,21 @@ describe('runner/provider faults', () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 50);
     const t0 = Date.now();
-    await expectProviderError(createProvider(cfg(s, { timeoutMs: 10_000 })).complete({ messages, signal: ac.signal }), 'cancelled');
+    await expectProviderError(
+      createProvider(cfg(s, { timeoutMs: 10_000 })).complete({ messages, signal: ac.signal }),
+      'cancelled',
+    );
     assert.ok(Date.now() - t0 < 5000);
   });
 
   it('abort in the middle of a stream → cancelled (the SDK would end it quietly)', async () => {
     const s = await start(scenarioWith({ kind: 'stall_stream' }));
     const ac = new AbortController();
-    const p = createProvider(cfg(s, { timeoutMs: 10_000 })).complete({ messages, signal: ac.signal, onText: () => ac.abort() });
+    const p = createProvider(cfg(s, { timeoutMs: 10_000 })).complete({
+      messages,
+      signal: ac.signal,
+      onText: () => ac.abort(),
+    });
     await expectProviderError(p, 'cancelled');
   });
 
@@ -135,7 +162,11 @@ describe('runner/provider faults', () => {
 
   it('a position the scenario does not script → bad_request (HTTP 400), counted as unscripted', async () => {
     const s = await start(Scenario.parse({ name: 'one', description: 't', turns: [{ reply: OK }] }));
-    const twoTurns: ChatMessage[] = [...messages, { role: 'assistant', content: 'x' }, { role: 'user', content: 'more' }];
+    const twoTurns: ChatMessage[] = [
+      ...messages,
+      { role: 'assistant', content: 'x' },
+      { role: 'user', content: 'more' },
+    ];
     const e = await expectProviderError(createProvider(cfg(s)).complete({ messages: twoTurns }), 'bad_request');
     assert.equal(e.status, 400);
     assert.equal(e.retryable, false);
@@ -147,7 +178,13 @@ describe('runner/provider faults', () => {
     await new Promise<void>((r) => tmp.listen(0, '127.0.0.1', () => r()));
     const port = (tmp.address() as AddressInfo).port;
     await new Promise<void>((r) => tmp.close(() => r()));
-    const p = createProvider({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'm', apiKey: SECRET, maxRetries: 0, timeoutMs: 2000 });
+    const p = createProvider({
+      baseURL: `http://127.0.0.1:${port}/v1`,
+      model: 'm',
+      apiKey: SECRET,
+      maxRetries: 0,
+      timeoutMs: 2000,
+    });
     await expectProviderError(p.complete({ messages }), 'connection');
   });
 
@@ -159,7 +196,13 @@ describe('runner/provider faults', () => {
     await new Promise<void>((r) => echo.listen(0, '127.0.0.1', () => r()));
     try {
       const port = (echo.address() as AddressInfo).port;
-      const p = createProvider({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'm', apiKey: SECRET, maxRetries: 0, timeoutMs: 2000 });
+      const p = createProvider({
+        baseURL: `http://127.0.0.1:${port}/v1`,
+        model: 'm',
+        apiKey: SECRET,
+        maxRetries: 0,
+        timeoutMs: 2000,
+      });
       const e = await expectProviderError(p.complete({ messages }), 'auth');
       assert.equal(e.retryable, false);
       assert.match(e.message, /\*\*\*/);

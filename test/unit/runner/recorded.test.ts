@@ -10,8 +10,13 @@ import type { ScenarioInput } from '../../fixtures/modelServer/scenario';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { RECORDINGS } from './recordings';
 
-const replaying = (file: string, extra: Record<string, unknown> = {}): ScenarioInput =>
-  ({ name: 'replay', description: `recorded: ${file}`, model: 'waypoints-demo-model', turns: [{ replay: { file, ...extra } }], subconversations: [] });
+const replaying = (file: string, extra: Record<string, unknown> = {}): ScenarioInput => ({
+  name: 'replay',
+  description: `recorded: ${file}`,
+  model: 'waypoints-demo-model',
+  turns: [{ replay: { file, ...extra } }],
+  subconversations: [],
+});
 
 describe('recorded responses of real servers, through the openai client', function () {
   this.timeout(20_000);
@@ -22,7 +27,10 @@ describe('recorded responses of real servers, through the openai client', functi
   });
 
   it('the project holds every recording named in SOURCES.md, and a test for each', () => {
-    const files = fs.readdirSync(recordedDir()).filter((f) => /\.(sse|json)$/.test(f)).sort();
+    const files = fs
+      .readdirSync(recordedDir())
+      .filter((f) => /\.(sse|json)$/.test(f))
+      .sort();
     const sources = fs.readFileSync(`${recordedDir()}/SOURCES.md`, 'utf8');
     for (const f of files) assert.ok(sources.includes(`| ${f} |`), `${f} has its source in SOURCES.md`);
     assert.deepEqual(RECORDINGS.map((r) => r.file).sort(), files);
@@ -32,7 +40,10 @@ describe('recorded responses of real servers, through the openai client', functi
     for (const r of RECORDINGS.filter((x) => !x.file.includes('-jsonl'))) {
       const bytes = fs.readFileSync(`${recordedDir()}/${r.file}`);
       server = await startModelServer({ scenario: replaying(r.file) });
-      const res = await fetch(`${server.url}/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm', stream: r.stream, messages: [] }) });
+      const res = await fetch(`${server.url}/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'm', stream: r.stream, messages: [] }),
+      });
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('content-type'), r.stream ? 'text/event-stream' : 'application/json');
       assert.ok(Buffer.from(await res.arrayBuffer()).equals(bytes), `${r.file}: byte for byte`);
@@ -45,22 +56,45 @@ describe('recorded responses of real servers, through the openai client', functi
   for (const r of RECORDINGS) {
     it(`${r.file}: ${r.server}`, async () => {
       server = await startModelServer({ scenario: replaying(r.file, { event_delay_ms: 1 }) });
-      const provider = createProvider({ baseURL: server.url, model: 'requested-model', maxRetries: 0, timeoutMs: 5000 });
+      const provider = createProvider({
+        baseURL: server.url,
+        model: 'requested-model',
+        maxRetries: 0,
+        timeoutMs: 5000,
+      });
       const text: string[] = [];
       const reasoning: string[] = [];
-      const result = await provider.complete({ messages: [{ role: 'user', content: 'go' }], stream: r.stream, onText: (d) => text.push(d), onReasoning: (d) => reasoning.push(d) });
+      const result = await provider.complete({
+        messages: [{ role: 'user', content: 'go' }],
+        stream: r.stream,
+        onText: (d) => text.push(d),
+        onReasoning: (d) => reasoning.push(d),
+      });
       const { received_ms, ...response } = result.response;
       assert.ok(received_ms > 0);
-      assert.deepEqual(response, { id: r.id, model: r.model, finish_reason: r.finish_reason, message: r.message, usage: r.usage });
+      assert.deepEqual(response, {
+        id: r.id,
+        model: r.model,
+        finish_reason: r.finish_reason,
+        message: r.message,
+        usage: r.usage,
+      });
       assert.deepEqual(result.response.message.tool_calls?.map((c) => JSON.parse(c.function.arguments)) ?? [], r.args);
       assert.deepEqual(result.warnings, r.warnings);
       assert.equal(text.length, r.text_deltas, 'live text deltas');
       assert.equal(reasoning.length, r.reasoning_deltas, 'live reasoning deltas');
       if (r.stream) {
         assert.equal(text.join(''), r.message.content ?? '', 'the live text adds up to the stored answer');
-        assert.equal(reasoning.join(''), r.message.reasoning ?? '', 'the live reasoning adds up to the stored reasoning, apart from the answer');
+        assert.equal(
+          reasoning.join(''),
+          r.message.reasoning ?? '',
+          'the live reasoning adds up to the stored reasoning, apart from the answer',
+        );
       }
-      assert.equal(result.cost_usd, r.model === 'gpt-4o-2024-08-06' ? (r.usage!.input_tokens * 2.5 + r.usage!.output_tokens * 10) / 1e6 : null);
+      assert.equal(
+        result.cost_usd,
+        r.model === 'gpt-4o-2024-08-06' ? (r.usage!.input_tokens * 2.5 + r.usage!.output_tokens * 10) / 1e6 : null,
+      );
     });
   }
 
@@ -82,7 +116,9 @@ describe('recorded responses of real servers, through the openai client', functi
   });
 
   it('a JSON body cut short is a retryable bad_response', async () => {
-    server = await startModelServer({ scenario: replaying('deepseek-reasoner-toolcall.json', { cut_after_bytes: 600 }) });
+    server = await startModelServer({
+      scenario: replaying('deepseek-reasoner-toolcall.json', { cut_after_bytes: 600 }),
+    });
     const provider = createProvider({ baseURL: server.url, model: 'm', maxRetries: 0, timeoutMs: 5000, stream: false });
     const err = await provider.complete({ messages: [{ role: 'user', content: 'go' }] }).catch((e: unknown) => e);
     assert.ok(err instanceof ProviderError && err.retryable, String(err));

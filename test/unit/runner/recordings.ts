@@ -25,8 +25,16 @@ export interface Recording {
   tool_outputs: (string | RegExp)[];
 }
 
-const call = (id: string, name: string, args: string) => ({ id, type: 'function' as const, function: { name, arguments: args } });
-const u = (input_tokens: number, output_tokens: number, total_tokens: number): Usage => ({ input_tokens, output_tokens, total_tokens });
+const call = (id: string, name: string, args: string) => ({
+  id,
+  type: 'function' as const,
+  function: { name, arguments: args },
+});
+const u = (input_tokens: number, output_tokens: number, total_tokens: number): Usage => ({
+  input_tokens,
+  output_tokens,
+  total_tokens,
+});
 const FLORENCE = '{"location":"Florence, Italy"}';
 const ADD_SPACED = '{"a": 2, "b": 3}';
 
@@ -38,8 +46,18 @@ export const RECORDINGS: Recording[] = [
     id: 'chatcmpl-DuLdMEdkw5VsZSxKY3i9G934hT7LM',
     model: 'gpt-4o-2024-08-06',
     finish_reason: 'tool_calls',
-    message: { role: 'assistant', content: null, tool_calls: [call('call_ehIWdjL1abZk1h8FWGLQ0Hie', 'add', ADD_SPACED), call('call_fBSgA47J5VeONggizTIvl7AH', 'multiply', ADD_SPACED)] },
-    args: [{ a: 2, b: 3 }, { a: 2, b: 3 }],
+    message: {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        call('call_ehIWdjL1abZk1h8FWGLQ0Hie', 'add', ADD_SPACED),
+        call('call_fBSgA47J5VeONggizTIvl7AH', 'multiply', ADD_SPACED),
+      ],
+    },
+    args: [
+      { a: 2, b: 3 },
+      { a: 2, b: 3 },
+    ],
     usage: u(106, 50, 156),
     warnings: [],
     text_deltas: 0,
@@ -53,7 +71,11 @@ export const RECORDINGS: Recording[] = [
     id: 'chatcmpl-DuLdFsxvqE5UB68GmaA3Q8Q8xWTTt',
     model: 'gpt-4o-2024-08-06',
     finish_reason: 'tool_calls',
-    message: { role: 'assistant', content: null, tool_calls: [call('call_IUonKM9GCNis5eMRHuusMqoy', 'weather', FLORENCE)] },
+    message: {
+      role: 'assistant',
+      content: null,
+      tool_calls: [call('call_IUonKM9GCNis5eMRHuusMqoy', 'weather', FLORENCE)],
+    },
     args: [{ location: 'Florence, Italy' }],
     usage: u(61, 16, 77),
     warnings: [],
@@ -68,7 +90,11 @@ export const RECORDINGS: Recording[] = [
     id: 'chatcmpl-E6yvi7cuDcHZEHTMxcLDyf3CMKIO2',
     model: 'gpt-4o-2024-08-06',
     finish_reason: 'tool_calls',
-    message: { role: 'assistant', content: 'PRE_TOOL', tool_calls: [call('call_NZa7xqfefoaMI2YYHowVXVlU', 'weather', '{}')] },
+    message: {
+      role: 'assistant',
+      content: 'PRE_TOOL',
+      tool_calls: [call('call_NZa7xqfefoaMI2YYHowVXVlU', 'weather', '{}')],
+    },
     args: [{}],
     usage: u(58, 12, 70),
     warnings: [],
@@ -83,7 +109,11 @@ export const RECORDINGS: Recording[] = [
     id: 'chatcmpl-DuLYtUePDgoybMkZrAI7utkb2fiRp',
     model: 'gpt-5-mini-2025-08-07',
     finish_reason: 'tool_calls',
-    message: { role: 'assistant', content: null, tool_calls: [call('call_tWA8BJziGlCyhQEXhEHn6eXK', 'weather', FLORENCE)] },
+    message: {
+      role: 'assistant',
+      content: null,
+      tool_calls: [call('call_tWA8BJziGlCyhQEXhEHn6eXK', 'weather', FLORENCE)],
+    },
     args: [{ location: 'Florence, Italy' }],
     usage: u(145, 154, 299),
     warnings: [],
@@ -120,7 +150,11 @@ export const RECORDINGS: Recording[] = [
     id: null,
     model: 'gemini-2.0-flash',
     finish_reason: 'tool_calls',
-    message: { role: 'assistant', content: null, tool_calls: [call('call_noid_0', 'return_list_of_int', '{"value":[1,2,3,4,5]}')] },
+    message: {
+      role: 'assistant',
+      content: null,
+      tool_calls: [call('call_noid_0', 'return_list_of_int', '{"value":[1,2,3,4,5]}')],
+    },
     args: [{ value: [1, 2, 3, 4, 5] }],
     usage: u(25, 8, 33),
     warnings: ['tool call #0 had no id; assigned call_noid_0'],
@@ -138,9 +172,15 @@ export const RECORDINGS: Recording[] = [
     message: {
       role: 'assistant',
       content: "I'll perform both addition and multiplication on the numbers 2 and 3 for you.",
-      tool_calls: [call('functions.add:0', 'add', '{"a":2,"b":3}'), call('functions.multiply:1', 'multiply', '{"a":2,"b":3}')],
+      tool_calls: [
+        call('functions.add:0', 'add', '{"a":2,"b":3}'),
+        call('functions.multiply:1', 'multiply', '{"a":2,"b":3}'),
+      ],
     },
-    args: [{ a: 2, b: 3 }, { a: 2, b: 3 }],
+    args: [
+      { a: 2, b: 3 },
+      { a: 2, b: 3 },
+    ],
     usage: u(201, 58, 259),
     warnings: [],
     text_deltas: 17,
@@ -196,7 +236,11 @@ export const RECORDINGS: Recording[] = [
     id: 'chatcmpl-908',
     model: 'llama3.1',
     finish_reason: 'tool_calls',
-    message: { role: 'assistant', content: '', tool_calls: [call('call_28sm5ma0', 'return_list_of_int', '{"value":"[1, 2, 3, 4, 5]"}')] },
+    message: {
+      role: 'assistant',
+      content: '',
+      tool_calls: [call('call_28sm5ma0', 'return_list_of_int', '{"value":"[1, 2, 3, 4, 5]"}')],
+    },
     args: [{ value: '[1, 2, 3, 4, 5]' }],
     usage: null,
     warnings: [],
@@ -214,9 +258,15 @@ export const RECORDINGS: Recording[] = [
     message: {
       role: 'assistant',
       content: '',
-      tool_calls: [call('toolu_bdrk_01L6Xsux1sqgXSsd2xi64poF', 'add', ADD_SPACED), call('toolu_bdrk_014pCKe2FHbyMZerLY1JxG4a', 'multiply', ADD_SPACED)],
+      tool_calls: [
+        call('toolu_bdrk_01L6Xsux1sqgXSsd2xi64poF', 'add', ADD_SPACED),
+        call('toolu_bdrk_014pCKe2FHbyMZerLY1JxG4a', 'multiply', ADD_SPACED),
+      ],
     },
-    args: [{ a: 2, b: 3 }, { a: 2, b: 3 }],
+    args: [
+      { a: 2, b: 3 },
+      { a: 2, b: 3 },
+    ],
     usage: u(685, 120, 805),
     warnings: [],
     text_deltas: 0,
@@ -230,7 +280,13 @@ export const RECORDINGS: Recording[] = [
     id: 'chat-2267f7e2910a4254bac0650ba74cfc1c',
     model: 'meta/llama-3.1-8b-instruct:fp8',
     finish_reason: 'tool_calls',
-    message: { role: 'assistant', content: '', tool_calls: [call('chatcmpl-tool-b3b307239370432d9910d4b79b4dbbaa', 'searchGoogle', '{"query": "latest news on ai"}')] },
+    message: {
+      role: 'assistant',
+      content: '',
+      tool_calls: [
+        call('chatcmpl-tool-b3b307239370432d9910d4b79b4dbbaa', 'searchGoogle', '{"query": "latest news on ai"}'),
+      ],
+    },
     args: [{ query: 'latest news on ai' }],
     usage: u(226, 20, 246),
     warnings: [],

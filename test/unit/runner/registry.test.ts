@@ -4,10 +4,21 @@ import assert from 'node:assert/strict';
 import { z } from 'zod';
 import type { ToolCall } from '../../../src/store/api/schema';
 import { inputHash, inputHashFromRaw, outputHash } from '../../../src/runner/hash';
-import { CODING_TOOLS, createCodingRegistry, defineTool, toolSchemaHash, ToolRegistry, type Tool } from '../../../src/runner/tools';
+import {
+  CODING_TOOLS,
+  createCodingRegistry,
+  defineTool,
+  toolSchemaHash,
+  ToolRegistry,
+  type Tool,
+} from '../../../src/runner/tools';
 import { rmrf, tmpDir, toolCtx } from './helpers';
 
-const raw = (name: string, args: string, id = 'call_1'): ToolCall => ({ id, type: 'function', function: { name, arguments: args } });
+const raw = (name: string, args: string, id = 'call_1'): ToolCall => ({
+  id,
+  type: 'function',
+  function: { name, arguments: args },
+});
 
 describe('runner/tools registry', () => {
   const registry = createCodingRegistry();
@@ -46,7 +57,10 @@ describe('runner/tools registry', () => {
   it('unknown tool → error result listing the available tools', async () => {
     const r = await registry.execute(raw('frobnicate', '{}'), toolCtx(root));
     assert.equal(r.is_error, true);
-    assert.match(r.output, /^Unknown tool "frobnicate"\. Available tools: read_file, list_files, search_text, write_file, edit_file, run_command, delegate\.$/);
+    assert.match(
+      r.output,
+      /^Unknown tool "frobnicate"\. Available tools: read_file, list_files, search_text, write_file, edit_file, run_command, delegate\.$/,
+    );
     assert.equal(r.output_hash, outputHash(r.output));
     assert.match((await registry.execute(raw('', '{}'), toolCtx(root))).output, /has no tool name/);
   });
@@ -54,15 +68,27 @@ describe('runner/tools registry', () => {
   it('invalid JSON arguments → error result with the parse error, what was received and the schema', async () => {
     const r = await registry.execute(raw('read_file', '{"path": "src/a.ts"'), toolCtx(root));
     assert.equal(r.is_error, true);
-    assert.match(r.output, /^Invalid JSON in the arguments for read_file: .+\. Received: "\{\\"path\\": \\"src\/a\.ts\\"". Expected arguments \(JSON Schema\): \{"type":"object"/);
+    assert.match(
+      r.output,
+      /^Invalid JSON in the arguments for read_file: .+\. Received: "\{\\"path\\": \\"src\/a\.ts\\"". Expected arguments \(JSON Schema\): \{"type":"object"/,
+    );
   });
 
   it('wrong or missing fields → error result naming each field, plus the schema', async () => {
     const r = await registry.execute(raw('read_file', '{"start_line": "two"}'), toolCtx(root));
     assert.equal(r.is_error, true);
-    assert.match(r.output, /^Invalid arguments for read_file: path: Invalid input: expected string, received undefined; start_line: Invalid input: expected number, received string\. Expected arguments/);
-    assert.match((await registry.execute(raw('read_file', '[1,2]'), toolCtx(root))).output, /\(arguments\): Invalid input: expected object, received array/);
-    assert.match((await registry.execute(raw('read_file', ''), toolCtx(root))).output, /path: Invalid input: expected string/);
+    assert.match(
+      r.output,
+      /^Invalid arguments for read_file: path: Invalid input: expected string, received undefined; start_line: Invalid input: expected number, received string\. Expected arguments/,
+    );
+    assert.match(
+      (await registry.execute(raw('read_file', '[1,2]'), toolCtx(root))).output,
+      /\(arguments\): Invalid input: expected object, received array/,
+    );
+    assert.match(
+      (await registry.execute(raw('read_file', ''), toolCtx(root))).output,
+      /path: Invalid input: expected string/,
+    );
   });
 
   it('prepare: input_hash is the canonical hash of the raw arguments, ready before running', () => {
@@ -93,10 +119,15 @@ describe('runner/tools registry', () => {
 
   it('delegate calls ctx.delegate with the task; without it, a clear error', async () => {
     const seen: string[] = [];
-    const ctx = toolCtx(root, { delegate: async (task) => (seen.push(task), { final_text: 'child says hi', child_run_id: 'child1' }) });
+    const ctx = toolCtx(root, {
+      delegate: async (task) => (seen.push(task), { final_text: 'child says hi', child_run_id: 'child1' }),
+    });
     const ok = await registry.execute(raw('delegate', JSON.stringify({ task: 'count files' })), ctx);
     assert.deepEqual([ok.is_error, ok.output, seen], [false, 'child says hi', ['count files']]);
-    const failed = await registry.execute(raw('delegate', '{"task":"x"}'), toolCtx(root, { delegate: async () => ({ final_text: 'budget hit', child_run_id: 'c2', is_error: true }) }));
+    const failed = await registry.execute(
+      raw('delegate', '{"task":"x"}'),
+      toolCtx(root, { delegate: async () => ({ final_text: 'budget hit', child_run_id: 'c2', is_error: true }) }),
+    );
     assert.deepEqual([failed.is_error, failed.output], [true, 'The subagent failed (subagent run c2): budget hit']);
     const none = await registry.execute(raw('delegate', '{"task":"x"}'), toolCtx(root));
     assert.deepEqual([none.is_error, none.output], [true, 'Delegation is not available in this run.']);
@@ -110,7 +141,10 @@ describe('runner/tools registry', () => {
     const [first, ...rest] = CODING_TOOLS as Tool[];
     assert.ok(first);
     assert.notEqual(toolSchemaHash([{ ...first, description: first.description + '!' }, ...rest]), h);
-    assert.notEqual(toolSchemaHash([{ ...first, args: z.object({ path: z.string(), extra: z.number() }) }, ...rest]), h);
+    assert.notEqual(
+      toolSchemaHash([{ ...first, args: z.object({ path: z.string(), extra: z.number() }) }, ...rest]),
+      h,
+    );
     assert.notEqual(toolSchemaHash(rest), h);
   });
 });

@@ -8,7 +8,11 @@ import { createCodingRegistry, type ToolContext } from '../../../src/runner/tool
 import { blobSink, rmrf, tmpDir, toolCtx } from './helpers';
 
 const registry = createCodingRegistry();
-const call = (args: unknown): ToolCall => ({ id: 'call_cmd', type: 'function', function: { name: 'run_command', arguments: JSON.stringify(args) } });
+const call = (args: unknown): ToolCall => ({
+  id: 'call_cmd',
+  type: 'function',
+  function: { name: 'run_command', arguments: JSON.stringify(args) },
+});
 
 /** Running (a zombie left for a non-reaping PID 1 in a container counts as dead). */
 function alive(pid: number): boolean {
@@ -88,7 +92,12 @@ describe('runner/tools run_command', () => {
     assert.match(full, /line 0\n[\s\S]*line 1999\n/);
     assert.ok(r.output.startsWith('exit code: 0\n--- stdout ---\nline 0\n'));
     assert.match(r.output, /line 1999\n\n--- stderr ---\n$/, 'the tail is kept');
-    assert.match(r.output, new RegExp(`\\[output truncated: \\d+ of ${Buffer.byteLength(full)} bytes shown; full output in blob ${r.blob}\\]`));
+    assert.match(
+      r.output,
+      new RegExp(
+        `\\[output truncated: \\d+ of ${Buffer.byteLength(full)} bytes shown; full output in blob ${r.blob}\\]`,
+      ),
+    );
     assert.ok(Buffer.byteLength(r.output) < 400 + 200);
   });
 

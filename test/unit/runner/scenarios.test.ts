@@ -15,14 +15,17 @@ const AUTO = { categories: { read: 'auto', write: 'auto', command: 'auto', subag
 /** Tool results in order, as `ok …` / `ERR …` (the content the model saw). */
 function results(snap: RuntimeSnapshot): string[] {
   const errors = new Map(snap.tool_executions.map((e) => [e.tool_call_id, e.is_error]));
-  return snap.messages.flatMap((m) => (m.role === 'tool' ? [`${errors.get(m.tool_call_id) ? 'ERR' : 'ok'} ${m.content}`] : []));
+  return snap.messages.flatMap((m) =>
+    m.role === 'tool' ? [`${errors.get(m.tool_call_id) ? 'ERR' : 'ok'} ${m.content}`] : [],
+  );
 }
 
 describe('scenarios end to end through the run loop (offline demo model)', function () {
   this.timeout(60_000);
   let server: ModelServer;
   let ws: string;
-  const runner = (over: Partial<Parameters<typeof makeRunner>[0]> = {}): TestRunner => makeRunner({ baseURL: server.url, workspace: ws, policy: AUTO, ...over });
+  const runner = (over: Partial<Parameters<typeof makeRunner>[0]> = {}): TestRunner =>
+    makeRunner({ baseURL: server.url, workspace: ws, policy: AUTO, ...over });
   const finished = async (t: TestRunner, task: string) => {
     const h = await t.runner.start({ task });
     const out = await h.done;
@@ -36,12 +39,24 @@ describe('scenarios end to end through the run loop (offline demo model)', funct
 
   it('demo: the edits apply to a copy of demo/workspace and npm test passes afterwards', async () => {
     server = await startModelServer({ scenario: 'demo' });
-    const probe = (): string => execFileSync('node', ['-e', "try{require('./src/slugify').slugify(42)}catch(e){console.log(e.message)}"], { cwd: ws }).toString().trim();
+    const probe = (): string =>
+      execFileSync('node', ['-e', "try{require('./src/slugify').slugify(42)}catch(e){console.log(e.message)}"], {
+        cwd: ws,
+      })
+        .toString()
+        .trim();
     assert.equal(probe(), 'title.toLowerCase is not a function', 'before: an accidental error');
-    const { out, snap } = await finished(runner(), 'Make slugify reject non-string input with a TypeError, and add a test.');
+    const { out, snap } = await finished(
+      runner(),
+      'Make slugify reject non-string input with a TypeError, and add a test.',
+    );
     assert.equal(out.state, 'completed', out.detail ?? '');
     const r = results(snap);
-    assert.deepEqual(r.map((x) => x.split(' ')[0]), ['ok', 'ok', 'ok', 'ok', 'ok', 'ok'], r.join('\n---\n'));
+    assert.deepEqual(
+      r.map((x) => x.split(' ')[0]),
+      ['ok', 'ok', 'ok', 'ok', 'ok', 'ok'],
+      r.join('\n---\n'),
+    );
     assert.match(r[1] ?? '', /^ok 'use strict';/, 'read_file returned the module');
     assert.match(r[2] ?? '', /src\/slugify\.js:\d+: function slugify\(title\) \{/);
     assert.match(r[5] ?? '', /^ok exit code: 0\n/);
@@ -71,16 +86,27 @@ describe('scenarios end to end through the run loop (offline demo model)', funct
     assert.equal(fs.existsSync(path.join(ws, 'notes/plan.md')), false, 'nothing written before the decision');
     const [a] = await t.store.listApprovals(h.runId, { pendingOnly: true });
     assert.equal(a?.tool_name, 'write_file');
-    const out = await (await t.runner.decide(h.runId, [{ toolCallId: a.tool_call_id, inputHash: a.input_hash, kind: 'approve' }]))!.done;
+    const out = await (await t.runner.decide(h.runId, [
+      { toolCallId: a.tool_call_id, inputHash: a.input_hash, kind: 'approve' },
+    ]))!.done;
     assert.equal(out.state, 'completed', out.detail ?? '');
-    assert.equal(fs.readFileSync(path.join(ws, 'notes/plan.md'), 'utf8'), '# Plan\n\n1. Validate slugify input.\n2. Add a test.\n');
-    assert.match(results((await t.store.loadSnapshot(h.runId))!.snapshot)[0] ?? '', /^ok Created notes\/plan\.md \(50 bytes\)\.$/);
+    assert.equal(
+      fs.readFileSync(path.join(ws, 'notes/plan.md'), 'utf8'),
+      '# Plan\n\n1. Validate slugify input.\n2. Add a test.\n',
+    );
+    assert.match(
+      results((await t.store.loadSnapshot(h.runId))!.snapshot)[0] ?? '',
+      /^ok Created notes\/plan\.md \(50 bytes\)\.$/,
+    );
   });
 
   it('faults: every scripted fault pauses the run with a clear reason (or is retried by the SDK); resume continues; tool errors go back to the model', async () => {
     server = await startModelServer({ scenario: 'faults' });
     const t = runner({
-      deps: { provider: (model) => createProvider({ baseURL: server.url, model, maxRetries: 1, timeoutMs: 300 }), outputCap: 4096 },
+      deps: {
+        provider: (model) => createProvider({ baseURL: server.url, model, maxRetries: 1, timeoutMs: 300 }),
+        outputCap: 4096,
+      },
     });
     const h = await t.runner.start({ task: 'survive' });
     const pauses: string[] = [];
@@ -91,9 +117,15 @@ describe('scenarios end to end through the run loop (offline demo model)', funct
     }
     assert.equal(out.state, 'completed', out.detail ?? '');
     assert.match(out.finalText ?? '', /Survived every scripted fault/);
-    const expected = [/returned no choices/, /ended before a finish_reason/, /Malformed response/, /ended before a finish_reason/, /stalled: no data within the timeout/];
+    const expected = [
+      /returned no choices/,
+      /ended before a finish_reason/,
+      /Malformed response/,
+      /ended before a finish_reason/,
+      /stalled: no data within the timeout/,
+    ];
     assert.equal(pauses.length, expected.length, pauses.join('\n'));
-    pauses.forEach((p, i) => assert.match(p, expected[i]!, pauses.join("\n")));
+    pauses.forEach((p, i) => assert.match(p, expected[i]!, pauses.join('\n')));
     const snap = (await t.store.loadSnapshot(h.runId))!.snapshot;
     const r = results(snap).map((x) => x.slice(0, 64));
     assert.match(r[1] ?? '', /^ERR Invalid JSON in the arguments for read_file/);
@@ -102,10 +134,19 @@ describe('scenarios end to end through the run loop (offline demo model)', funct
     assert.match(r[4] ?? '', /^ERR Invalid arguments for read_file: path/);
     const huge = snap.tool_executions[5];
     const hugeMessage = snap.messages.find((m) => m.role === 'tool' && m.tool_call_id === huge?.tool_call_id);
-    assert.ok(hugeMessage && Buffer.byteLength(hugeMessage.content ?? '') < 4096 + 300, 'huge command output capped for the model');
+    assert.ok(
+      hugeMessage && Buffer.byteLength(hugeMessage.content ?? '') < 4096 + 300,
+      'huge command output capped for the model',
+    );
     const effect = (await t.store.listEffects(h.runId)).find((e) => e.tool_call_id === huge?.tool_call_id);
-    assert.ok(effect?.result?.blob && (await t.store.getBlob(h.runId, effect.result.blob))?.includes('x'.repeat(300000)), 'the full output kept with the run');
-    assert.ok(snap.messages.some((m) => m.role === 'assistant' && (m.content?.length ?? 0) > 100_000), 'a huge assistant text arrives whole');
+    assert.ok(
+      effect?.result?.blob && (await t.store.getBlob(h.runId, effect.result.blob))?.includes('x'.repeat(300000)),
+      'the full output kept with the run',
+    );
+    assert.ok(
+      snap.messages.some((m) => m.role === 'assistant' && (m.content?.length ?? 0) > 100_000),
+      'a huge assistant text arrives whole',
+    );
   });
 
   it('delegate: the parent delegates, the child run has its own conversation and checkpoints', async () => {

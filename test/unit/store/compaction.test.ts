@@ -11,10 +11,29 @@ import type { ChatMessage } from '../../../src/store/api/schema';
 import { canonical } from './helpers';
 import * as h from './helpers';
 
-const MUTATING = new Set<keyof FsLayer>(['createExclusive', 'openForUpdate', 'write', 'pwrite', 'fsync', 'fdatasync', 'truncate', 'close', 'rename', 'link', 'unlink', 'rmrf', 'mkdir', 'utimes']);
+const MUTATING = new Set<keyof FsLayer>([
+  'createExclusive',
+  'openForUpdate',
+  'write',
+  'pwrite',
+  'fsync',
+  'fdatasync',
+  'truncate',
+  'close',
+  'rename',
+  'link',
+  'unlink',
+  'rmrf',
+  'mkdir',
+  'utimes',
+]);
 
 /** The run's log files: snapshot.json and its segment(s). */
-const logFiles = (runDir: string) => fs.readdirSync(runDir).filter((n) => n === 'snapshot.json' || n.startsWith('segment-')).sort();
+const logFiles = (runDir: string) =>
+  fs
+    .readdirSync(runDir)
+    .filter((n) => n === 'snapshot.json' || n.startsWith('segment-'))
+    .sort();
 
 /** Before each mutating call (while armed), copies `root` to states/<n>. */
 function crashPoints(root: string, states: string): { fs: FsLayer; arm(on: boolean): void; count(): number } {
@@ -24,7 +43,8 @@ function crashPoints(root: string, states: string): { fs: FsLayer; arm(on: boole
     Object.entries(nodeFs).map(([k, fn]) => [
       k,
       async (...args: unknown[]) => {
-        if (armed && MUTATING.has(k as keyof FsLayer)) fs.cpSync(root, path.join(states, String(n++)), { recursive: true });
+        if (armed && MUTATING.has(k as keyof FsLayer))
+          fs.cpSync(root, path.join(states, String(n++)), { recursive: true });
         return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
       },
     ]),
@@ -36,7 +56,13 @@ async function reading(s: CheckpointStore, id: string): Promise<string> {
   const records = await s.list(id, { limit: 1000 });
   const snaps = [];
   for (const r of records) if (r.snapshot) snaps.push(await s.loadSnapshot(id, r.seq));
-  return canonical({ records, snaps, approvals: await s.listApprovals(id), effects: await s.listEffects(id), summary: await s.getRun(id) });
+  return canonical({
+    records,
+    snaps,
+    approvals: await s.listApprovals(id),
+    effects: await s.listEffects(id),
+    summary: await s.getRun(id),
+  });
 }
 
 describe('store: compaction is crash-safe at every point', function () {
@@ -45,19 +71,40 @@ describe('store: compaction is crash-safe at every point', function () {
   beforeEach(() => (dir = h.tmpDir('aw-compact-')));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  async function buildRun(s: CheckpointStore, id: string, from: number, to: number, msgs: ChatMessage[]): Promise<ChatMessage[]> {
+  async function buildRun(
+    s: CheckpointStore,
+    id: string,
+    from: number,
+    to: number,
+    msgs: ChatMessage[],
+  ): Promise<ChatMessage[]> {
     for (let k = from; k <= to; k++) {
       await s.append(id, h.stepStarted(h.snapshot(k, msgs)));
       const a = h.assistantWithCall(k);
       msgs = [...msgs, a];
       await s.append(id, h.postLlm(h.snapshot(k, msgs, { pending_llm_response: h.pendingResponse(a, k) })));
-      await s.recordIntent(id, { tool_call_id: `call_${k}`, step: k, tool_name: 'w', input_hash: `i${k}`, side_effecting: true });
+      await s.recordIntent(id, {
+        tool_call_id: `call_${k}`,
+        step: k,
+        tool_name: 'w',
+        input_hash: `i${k}`,
+        side_effecting: true,
+      });
       const out = `output of step ${k} `.repeat(10);
       await s.recordResult(id, `call_${k}`, { output: out, output_hash: `o${k}`, is_error: false, blob: null });
       msgs = [...msgs, { role: 'tool', tool_call_id: `call_${k}`, content: out }];
       if (k === from + 1) msgs = msgs.slice(0, 2); // a rewind in the middle of the history
     }
-    await s.requestApproval(id, { tool_call_id: 'ask', step: to, tool_name: 'w', category: 'write', arguments: {}, input_hash: 'x', uncertain: false, reason: 'r' });
+    await s.requestApproval(id, {
+      tool_call_id: 'ask',
+      step: to,
+      tool_name: 'w',
+      category: 'write',
+      arguments: {},
+      input_hash: 'x',
+      uncertain: false,
+      reason: 'r',
+    });
     return msgs;
   }
 
@@ -92,7 +139,9 @@ describe('store: compaction is crash-safe at every point', function () {
     await lease.release();
     await s.close();
     assert.ok(first >= 6 && cp.count() > first, `crash points captured: ${first} + ${cp.count() - first}`);
-    console.log(`      crash points checked: ${cp.count()} (${first} in the first compaction, ${cp.count() - first} in the second)`);
+    console.log(
+      `      crash points checked: ${cp.count()} (${first} in the first compaction, ${cp.count() - first} in the second)`,
+    );
 
     for (let i = 0; i < cp.count(); i++) {
       const state = path.join(states, String(i));
@@ -106,18 +155,26 @@ describe('store: compaction is crash-safe at every point', function () {
         const a = JSON.parse(got);
         const b = JSON.parse(want);
         const diff = Object.keys(b).filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
-        assert.fail(`crash point ${i}: ${diff.map((k) => `${k}: ${JSON.stringify(a[k]).slice(0, 300)} vs ${JSON.stringify(b[k]).slice(0, 300)}`).join('; ')}`);
+        assert.fail(
+          `crash point ${i}: ${diff.map((k) => `${k}: ${JSON.stringify(a[k]).slice(0, 300)} vs ${JSON.stringify(b[k]).slice(0, 300)}`).join('; ')}`,
+        );
       }
       assert.deepEqual(reports, [], `crash point ${i}: nothing reported`);
       await t.append(id, h.preTools(99));
       await l.release();
       await t.close();
       const names = logFiles(path.join(state, 'runs', id));
-      assert.ok(names.filter((n) => n.startsWith('segment-')).length <= 2, `crash point ${i}: no more than the segment before and after the compaction (${names})`);
+      assert.ok(
+        names.filter((n) => n.startsWith('segment-')).length <= 2,
+        `crash point ${i}: no more than the segment before and after the compaction (${names})`,
+      );
       const again = await openDiskStoreReady(state);
       await (await again.acquire(id, h.owner('again'))).release();
       await again.close();
-      assert.ok(logFiles(path.join(state, 'runs', id)).filter((n) => n.startsWith('segment-')).length <= 2, `crash point ${i}: leftovers are retired`);
+      assert.ok(
+        logFiles(path.join(state, 'runs', id)).filter((n) => n.startsWith('segment-')).length <= 2,
+        `crash point ${i}: leftovers are retired`,
+      );
     }
   });
 
@@ -137,7 +194,10 @@ describe('store: compaction is crash-safe at every point', function () {
     // the state of a crash right after the snapshot was published, with the snapshot then damaged
     for (const n of logFiles(runDir)) if (n !== 'snapshot.json') fs.rmSync(path.join(runDir, n));
     for (const [n, b] of segments) fs.writeFileSync(path.join(runDir, n), b);
-    fs.writeFileSync(path.join(runDir, 'snapshot.json'), fs.readFileSync(path.join(runDir, 'snapshot.json')).subarray(0, 100));
+    fs.writeFileSync(
+      path.join(runDir, 'snapshot.json'),
+      fs.readFileSync(path.join(runDir, 'snapshot.json')).subarray(0, 100),
+    );
     const reports: CorruptionReport[] = [];
     const t = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
     const l = await t.acquire(id, h.owner('w'));
@@ -164,11 +224,19 @@ describe('store: compaction when a run is let go', () => {
       for (let i = 0; i < 6; i++) await s.append(id, i === 0 ? h.runStarted() : h.terminal(i));
       assert.deepEqual(files(), ['segment-000000000001.log']);
       await lease.release();
-      assert.deepEqual(files(), ['segment-000000000007.log', 'snapshot.json'], 'compacted: commits 1–6 in the snapshot');
+      assert.deepEqual(
+        files(),
+        ['segment-000000000007.log', 'snapshot.json'],
+        'compacted: commits 1–6 in the snapshot',
+      );
       let l = await s.acquire(id, h.owner('w'));
       for (let i = 0; i < 4; i++) await s.append(id, h.terminal(7 + i));
       await l.release();
-      assert.deepEqual(files(), ['segment-000000000007.log', 'snapshot.json'], '4 new commits < the 6 compacted: not yet');
+      assert.deepEqual(
+        files(),
+        ['segment-000000000007.log', 'snapshot.json'],
+        '4 new commits < the 6 compacted: not yet',
+      );
       l = await s.acquire(id, h.owner('w'));
       for (let i = 0; i < 2; i++) await s.append(id, h.terminal(11 + i));
       await l.release();
@@ -176,7 +244,10 @@ describe('store: compaction when a run is let go', () => {
       assert.equal((await s.latest(id)).seq, 12);
       await s.close();
       const t = await openDiskStoreReady(dir);
-      assert.deepEqual((await t.list(id, { limit: 100 })).map((r) => r.seq), [12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+      assert.deepEqual(
+        (await t.list(id, { limit: 100 })).map((r) => r.seq),
+        [12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+      );
       await t.close();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -12,7 +12,10 @@ const memory = () => {
 };
 const onDisk = () => {
   const dir = tmpDir();
-  return { open: (o?: object) => openDiskStoreReady(dir, o), cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+  return {
+    open: (o?: object) => openDiskStoreReady(dir, o),
+    cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
 };
 
 contractSuite('memory', memory);

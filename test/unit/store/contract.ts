@@ -1,7 +1,14 @@
 // The one contract every CheckpointStore backend must pass (like langgraph's checkpoint-validation).
 // contract.test.ts runs it against the memory and the disk backend.
 import assert from 'node:assert/strict';
-import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError, RunLockedError, RunNotOwnedError, StoreConflictError } from '../../../src/store/api/errors';
+import {
+  CheckpointNotFoundError,
+  InvalidInputError,
+  InvalidKeyError,
+  RunLockedError,
+  RunNotOwnedError,
+  StoreConflictError,
+} from '../../../src/store/api/errors';
 import type { CheckpointStore, StoreEvent } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import { turnsContract } from './contractTurns';
@@ -38,7 +45,10 @@ export function contractSuite(name: string, factory: () => Backend): void {
     async function runWithStep(s = store, title = 'r') {
       const { run, lease } = await s.createRun(h.newRun(title), h.owner('w1'));
       await s.append(run.run_id, h.runStarted());
-      const msgs: ChatMessage[] = [{ role: 'system', content: 'sys' }, { role: 'user', content: 'do it' }];
+      const msgs: ChatMessage[] = [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'do it' },
+      ];
       await s.append(run.run_id, h.stepStarted(h.snapshot(1, msgs)));
       const a = h.assistantWithCall(1);
       const post = h.snapshot(1, [...msgs, a], { pending_llm_response: h.pendingResponse(a, 1) });
@@ -88,9 +98,18 @@ export function contractSuite(name: string, factory: () => Backend): void {
       assert.equal(first?.parent, null);
       assert.equal(await store.get(runId, 99), undefined);
       const all = await store.list(runId);
-      assert.deepEqual(all.map((r) => r.seq), [8, 7, 6, 5, 4, 3, 2, 1]);
-      assert.deepEqual((await store.list(runId, { limit: 3 })).map((r) => r.seq), [8, 7, 6]);
-      assert.deepEqual((await store.list(runId, { limit: 3, before: 6 })).map((r) => r.seq), [5, 4, 3]);
+      assert.deepEqual(
+        all.map((r) => r.seq),
+        [8, 7, 6, 5, 4, 3, 2, 1],
+      );
+      assert.deepEqual(
+        (await store.list(runId, { limit: 3 })).map((r) => r.seq),
+        [8, 7, 6],
+      );
+      assert.deepEqual(
+        (await store.list(runId, { limit: 3, before: 6 })).map((r) => r.seq),
+        [5, 4, 3],
+      );
       assert.equal((await store.getRun(runId))?.last_seq, 8);
     });
 
@@ -143,14 +162,24 @@ export function contractSuite(name: string, factory: () => Backend): void {
       const s = await openStore({ deferMs: 60_000 });
       const { runId } = await runWithStep(s);
       const other = await openStore();
-      assert.equal((await other.latest(runId)).seq, 3, 'run_started and post_llm+pending are durable before append resolves');
+      assert.equal(
+        (await other.latest(runId)).seq,
+        3,
+        'run_started and post_llm+pending are durable before append resolves',
+      );
       await s.append(runId, h.preTools(1)); // write-behind
       assert.equal((await s.latest(runId)).seq, 4, 'the writer reads its own writes');
       assert.equal((await other.latest(runId)).seq, 3, 'not durable yet');
       await s.flush();
       assert.equal((await other.latest(runId)).seq, 4);
       await s.append(runId, h.postTools(1)); // queued, then carried by the next durable write
-      await s.recordIntent(runId, { tool_call_id: 'c9', step: 1, tool_name: 't', input_hash: 'i', side_effecting: true });
+      await s.recordIntent(runId, {
+        tool_call_id: 'c9',
+        step: 1,
+        tool_name: 't',
+        input_hash: 'i',
+        side_effecting: true,
+      });
       assert.equal((await other.latest(runId)).seq, 5);
       assert.equal((await other.listEffects(runId)).length, 1);
       const post2 = h.snapshot(2, [{ role: 'user', content: 'u' }]); // post_llm without a pending response: write-behind
@@ -172,51 +201,143 @@ export function contractSuite(name: string, factory: () => Backend): void {
 
     it('keeps approvals durable: request, pendingOnly, decide once, refuse stale and replayed decisions', async () => {
       const { runId } = await runWithStep();
-      const req = { tool_call_id: 'call_1', step: 1, tool_name: 'write_file', category: 'write' as const, arguments: { path: 'a' }, input_hash: 'ih', uncertain: false, reason: 'write tools ask' };
+      const req = {
+        tool_call_id: 'call_1',
+        step: 1,
+        tool_name: 'write_file',
+        category: 'write' as const,
+        arguments: { path: 'a' },
+        input_hash: 'ih',
+        uncertain: false,
+        reason: 'write tools ask',
+      };
       const a = await store.requestApproval(runId, req);
       assert.equal(a.decision, null);
-      assert.deepEqual(await store.requestApproval(runId, req), a, 're-requesting the same pending approval returns it');
+      assert.deepEqual(
+        await store.requestApproval(runId, req),
+        a,
+        're-requesting the same pending approval returns it',
+      );
       await store.requestApproval(runId, { ...req, tool_call_id: 'call_2' });
       assert.equal((await store.getRun(runId))?.pending_approvals, 2);
       const other = await openStore();
-      assert.deepEqual((await other.listApprovals(runId, { pendingOnly: true })).map((x) => x.tool_call_id), ['call_1', 'call_2']);
-      const d = await store.decideApproval(runId, 'call_1', { kind: 'approve_edited', reason: null, arguments: { path: 'b' }, input_hash: 'ih2' });
+      assert.deepEqual(
+        (await other.listApprovals(runId, { pendingOnly: true })).map((x) => x.tool_call_id),
+        ['call_1', 'call_2'],
+      );
+      const d = await store.decideApproval(runId, 'call_1', {
+        kind: 'approve_edited',
+        reason: null,
+        arguments: { path: 'b' },
+        input_hash: 'ih2',
+      });
       assert.equal(d.decision?.kind, 'approve_edited');
       assert.deepEqual(d.decision?.arguments, { path: 'b' });
-      await h.rejects(store.decideApproval(runId, 'call_1', { kind: 'reject', reason: 'no', input_hash: null }), StoreConflictError, /already decided/);
-      await h.rejects(store.decideApproval(runId, 'nope', { kind: 'approve', reason: null, input_hash: null }), StoreConflictError);
-      await h.rejects(store.decideApproval(runId, 'call_2', { kind: 'approve_edited', reason: null, input_hash: null }), InvalidInputError);
-      assert.deepEqual((await other.listApprovals(runId, { pendingOnly: true })).map((x) => x.tool_call_id), ['call_2']);
+      await h.rejects(
+        store.decideApproval(runId, 'call_1', { kind: 'reject', reason: 'no', input_hash: null }),
+        StoreConflictError,
+        /already decided/,
+      );
+      await h.rejects(
+        store.decideApproval(runId, 'nope', { kind: 'approve', reason: null, input_hash: null }),
+        StoreConflictError,
+      );
+      await h.rejects(
+        store.decideApproval(runId, 'call_2', { kind: 'approve_edited', reason: null, input_hash: null }),
+        InvalidInputError,
+      );
+      assert.deepEqual(
+        (await other.listApprovals(runId, { pendingOnly: true })).map((x) => x.tool_call_id),
+        ['call_2'],
+      );
       assert.equal((await other.listApprovals(runId)).length, 2);
       assert.equal((await other.getRun(runId))?.pending_approvals, 1);
     });
 
     it('journals effects: intent before result, one result per call', async () => {
       const { runId } = await runWithStep();
-      const intent = await store.recordIntent(runId, { tool_call_id: 'call_1', step: 1, tool_name: 'write_file', input_hash: 'ih', side_effecting: true });
+      const intent = await store.recordIntent(runId, {
+        tool_call_id: 'call_1',
+        step: 1,
+        tool_name: 'write_file',
+        input_hash: 'ih',
+        side_effecting: true,
+      });
       assert.equal(intent.idempotency_key, `${runId}/1/call_1`);
       assert.equal(intent.result, null);
-      await h.rejects(store.recordResult(runId, 'call_x', { output: 'o', output_hash: 'oh', is_error: false, blob: null }), StoreConflictError, /no intent/);
-      const done = await store.recordResult(runId, 'call_1', { output: 'wrote', output_hash: 'oh', is_error: false, blob: null });
+      await h.rejects(
+        store.recordResult(runId, 'call_x', { output: 'o', output_hash: 'oh', is_error: false, blob: null }),
+        StoreConflictError,
+        /no intent/,
+      );
+      const done = await store.recordResult(runId, 'call_1', {
+        output: 'wrote',
+        output_hash: 'oh',
+        is_error: false,
+        blob: null,
+      });
       assert.equal(done.result?.output, 'wrote');
-      assert.deepEqual(await store.recordResult(runId, 'call_1', { output: 'wrote', output_hash: 'oh', is_error: false, blob: null }), done);
-      await h.rejects(store.recordResult(runId, 'call_1', { output: 'other', output_hash: 'x', is_error: false, blob: null }), StoreConflictError);
-      await h.rejects(store.recordIntent(runId, { tool_call_id: 'call_1', step: 1, tool_name: 'write_file', input_hash: 'ih', side_effecting: true }), StoreConflictError, /replayed/);
+      assert.deepEqual(
+        await store.recordResult(runId, 'call_1', { output: 'wrote', output_hash: 'oh', is_error: false, blob: null }),
+        done,
+      );
+      await h.rejects(
+        store.recordResult(runId, 'call_1', { output: 'other', output_hash: 'x', is_error: false, blob: null }),
+        StoreConflictError,
+      );
+      await h.rejects(
+        store.recordIntent(runId, {
+          tool_call_id: 'call_1',
+          step: 1,
+          tool_name: 'write_file',
+          input_hash: 'ih',
+          side_effecting: true,
+        }),
+        StoreConflictError,
+        /replayed/,
+      );
       const other = await openStore();
       assert.deepEqual(await other.listEffects(runId), [done]);
     });
 
     it('records the process a running effect started, durably, until its result', async () => {
       const { runId, lease } = await runWithStep();
-      await h.rejects(store.recordProcess(runId, 'call_1', { pid: 42, hostname: 'h', started_ms: 1 }), StoreConflictError, /no intent/);
-      await store.recordIntent(runId, { tool_call_id: 'call_1', step: 1, tool_name: 'run_command', input_hash: 'ih', side_effecting: true });
+      await h.rejects(
+        store.recordProcess(runId, 'call_1', { pid: 42, hostname: 'h', started_ms: 1 }),
+        StoreConflictError,
+        /no intent/,
+      );
+      await store.recordIntent(runId, {
+        tool_call_id: 'call_1',
+        step: 1,
+        tool_name: 'run_command',
+        input_hash: 'ih',
+        side_effecting: true,
+      });
       const running = await store.recordProcess(runId, 'call_1', { pid: 42, hostname: 'h', started_ms: 1 });
       assert.deepEqual(running.process, { pid: 42, hostname: 'h', started_ms: 1 });
-      assert.deepEqual(await store.recordProcess(runId, 'call_1', { pid: 42, hostname: 'h', started_ms: 1 }), running, 'the same process again is a no-op');
+      assert.deepEqual(
+        await store.recordProcess(runId, 'call_1', { pid: 42, hostname: 'h', started_ms: 1 }),
+        running,
+        'the same process again is a no-op',
+      );
       const other = await openStore();
-      assert.deepEqual((await other.listEffects(runId))[0]?.process, running.process, 'durable: another window sees it');
-      const done = await store.recordResult(runId, 'call_1', { output: 'ok', output_hash: 'oh', is_error: false, blob: null });
-      assert.deepEqual(await store.recordProcess(runId, 'call_1', { pid: 43, hostname: 'h', started_ms: 2 }), done, 'a finished effect keeps its record');
+      assert.deepEqual(
+        (await other.listEffects(runId))[0]?.process,
+        running.process,
+        'durable: another window sees it',
+      );
+      const done = await store.recordResult(runId, 'call_1', {
+        output: 'ok',
+        output_hash: 'oh',
+        is_error: false,
+        blob: null,
+      });
+      assert.deepEqual(
+        await store.recordProcess(runId, 'call_1', { pid: 43, hostname: 'h', started_ms: 2 }),
+        done,
+        'a finished effect keeps its record',
+      );
       await lease.release();
     });
 
@@ -233,11 +354,26 @@ export function contractSuite(name: string, factory: () => Backend): void {
 
     it('forks from a checkpoint: lists up to it, the effects its pending response refers to, parent = source', async () => {
       const { runId, post } = await runWithStep();
-      await store.recordIntent(runId, { tool_call_id: 'call_1', step: 1, tool_name: 'write_file', input_hash: 'ih', side_effecting: true });
+      await store.recordIntent(runId, {
+        tool_call_id: 'call_1',
+        step: 1,
+        tool_name: 'write_file',
+        input_hash: 'ih',
+        side_effecting: true,
+      });
       await store.recordResult(runId, 'call_1', { output: 'ok', output_hash: 'oh', is_error: false, blob: null });
-      await store.recordIntent(runId, { tool_call_id: 'unrelated', step: 1, tool_name: 'read', input_hash: 'x', side_effecting: false });
+      await store.recordIntent(runId, {
+        tool_call_id: 'unrelated',
+        step: 1,
+        tool_name: 'read',
+        input_hash: 'x',
+        side_effecting: false,
+      });
       await store.append(runId, h.preTools(1)); // seq 4
-      await store.append(runId, h.stepStarted(h.snapshot(2, [...post.messages, { role: 'tool', tool_call_id: 'call_1', content: 'ok' }])));
+      await store.append(
+        runId,
+        h.stepStarted(h.snapshot(2, [...post.messages, { role: 'tool', tool_call_id: 'call_1', content: 'ok' }])),
+      );
       const { run, lease } = await store.fork(runId, 4, h.owner('forker'), { title: 'fork' }); // the snapshot at/before 4 is seq 3
       assert.notEqual(run.run_id, runId);
       assert.deepEqual(run.forked_from, { run_id: runId, seq: 3 });
@@ -245,7 +381,10 @@ export function contractSuite(name: string, factory: () => Backend): void {
       const first = await store.get(run.run_id, 1);
       assert.deepEqual(first?.parent, { run_id: runId, seq: 3 });
       assert.deepEqual((await store.loadSnapshot(run.run_id)).snapshot, post);
-      assert.deepEqual((await store.listEffects(run.run_id)).map((e) => [e.tool_call_id, e.result?.output]), [['call_1', 'ok']]);
+      assert.deepEqual(
+        (await store.listEffects(run.run_id)).map((e) => [e.tool_call_id, e.result?.output]),
+        [['call_1', 'ok']],
+      );
       await store.append(run.run_id, h.preTools(1));
       assert.equal((await store.latest(run.run_id)).seq, 2);
       assert.equal((await store.latest(runId)).seq, 5, 'the source is unchanged');
@@ -255,12 +394,30 @@ export function contractSuite(name: string, factory: () => Backend): void {
 
     it('exports one checksummed object and imports it back (new id on collision); refuses tampering', async () => {
       const { runId, lease } = await runWithStep();
-      await store.requestApproval(runId, { tool_call_id: 'call_1', step: 1, tool_name: 'w', category: 'write', arguments: { a: 1 }, input_hash: 'ih', uncertain: false, reason: 'r' });
-      await store.recordIntent(runId, { tool_call_id: 'call_1', step: 1, tool_name: 'w', input_hash: 'ih', side_effecting: true });
+      await store.requestApproval(runId, {
+        tool_call_id: 'call_1',
+        step: 1,
+        tool_name: 'w',
+        category: 'write',
+        arguments: { a: 1 },
+        input_hash: 'ih',
+        uncertain: false,
+        reason: 'r',
+      });
+      await store.recordIntent(runId, {
+        tool_call_id: 'call_1',
+        step: 1,
+        tool_name: 'w',
+        input_hash: 'ih',
+        side_effecting: true,
+      });
       const blob = await store.putBlob(runId, 'full output '.repeat(100));
       await store.recordResult(runId, 'call_1', { output: 'full output…', output_hash: 'oh', is_error: false, blob });
       await store.append(runId, h.stepStarted(h.snapshot(2, [{ role: 'user', content: 'x' }])));
-      const exported = JSON.parse(JSON.stringify(await store.exportRun(runId))) as { sha256: string; body: { records: { step: number }[] } };
+      const exported = JSON.parse(JSON.stringify(await store.exportRun(runId))) as {
+        sha256: string;
+        body: { records: { step: number }[] };
+      };
       const fresh = factory();
       try {
         const target = await fresh.open();
@@ -285,7 +442,11 @@ export function contractSuite(name: string, factory: () => Backend): void {
       const tampered = structuredClone(exported);
       tampered.body.records[0]!.step = 7;
       await h.rejects(store.importRun(tampered, h.owner('imp')), InvalidInputError, /checksum/);
-      await h.rejects(store.importRun({ hello: 'world' }, h.owner('imp')), InvalidInputError, /not an Agent Waypoints run export/);
+      await h.rejects(
+        store.importRun({ hello: 'world' }, h.owner('imp')),
+        InvalidInputError,
+        /not an Agent Waypoints run export/,
+      );
     });
 
     it('rescan picks up what another window did: a new run, its progress, its deletion', async () => {
@@ -296,7 +457,10 @@ export function contractSuite(name: string, factory: () => Backend): void {
       assert.equal(await other.rescan(), true);
       assert.equal(await other.rescan(), false, 'nothing new the second time');
       const seen = (await other.listRuns()).runs;
-      assert.deepEqual(seen.map((r) => [r.run_id, r.title, r.last_seq]), [[runId, 'made elsewhere', 3]]);
+      assert.deepEqual(
+        seen.map((r) => [r.run_id, r.title, r.last_seq]),
+        [[runId, 'made elsewhere', 3]],
+      );
       const late = await openStore(); // a window opened now knows the run from the index, unread
       assert.equal(await late.rescan(), false, 'an unread run whose log did not grow is left alone');
       await store.append(runId, h.terminal(1));
@@ -326,7 +490,10 @@ export function contractSuite(name: string, factory: () => Backend): void {
       await s.deleteRun(doomed);
       assert.equal(await s.getRun(doomed), undefined);
       await h.rejects(s.latest(doomed), CheckpointNotFoundError, new RegExp(doomed));
-      assert.deepEqual((await s.listRuns()).runs.map((r) => r.run_id), [live]);
+      assert.deepEqual(
+        (await s.listRuns()).runs.map((r) => r.run_id),
+        [live],
+      );
       const other = await openStore();
       await h.rejects(other.deleteRun(live), RunLockedError, /w1/);
       assert.equal(await (await openStore()).getRun(doomed), undefined);
@@ -358,10 +525,22 @@ export function contractSuite(name: string, factory: () => Backend): void {
         await h.rejects(store.createRun({ ...h.newRun(), run_id: bad }, h.owner('w')), InvalidKeyError);
       }
       const { runId } = await runWithStep();
-      await h.rejects(store.append(runId, { phase: 'step_started', step: 1, payload: { state: 'running', message_count: 0 } }), InvalidInputError, /snapshot/);
-      await h.rejects(store.append(runId, { phase: 'pre_llm', step: 1, payload: { model: 3 } }), InvalidInputError, /payload/);
+      await h.rejects(
+        store.append(runId, { phase: 'step_started', step: 1, payload: { state: 'running', message_count: 0 } }),
+        InvalidInputError,
+        /snapshot/,
+      );
+      await h.rejects(
+        store.append(runId, { phase: 'pre_llm', step: 1, payload: { model: 3 } }),
+        InvalidInputError,
+        /payload/,
+      );
       await h.rejects(store.append(runId, { phase: 'nope' as never, step: 1, payload: {} }), InvalidInputError);
-      await h.rejects(store.append(runId, h.stepStarted(h.snapshot(1, [{ role: 'robot', content: 'x' } as never]))), InvalidInputError, /messages/);
+      await h.rejects(
+        store.append(runId, h.stepStarted(h.snapshot(1, [{ role: 'robot', content: 'x' } as never]))),
+        InvalidInputError,
+        /messages/,
+      );
       assert.equal((await store.latest(runId)).seq, 3, 'refused appends leave no trace');
       await h.rejects(store.createRun({ ...h.newRun(), run_id: runId }, h.owner('w')), InvalidKeyError, /exists/);
     });
@@ -379,8 +558,23 @@ export function contractSuite(name: string, factory: () => Backend): void {
       const events: StoreEvent[] = [];
       const sub = store.onEvent((e) => events.push(e));
       const { runId, lease } = await runWithStep();
-      await store.requestApproval(runId, { tool_call_id: 'c', step: 1, tool_name: 'w', category: 'write', arguments: {}, input_hash: 'i', uncertain: false, reason: 'r' });
-      await store.recordIntent(runId, { tool_call_id: 'c', step: 1, tool_name: 'w', input_hash: 'i', side_effecting: true });
+      await store.requestApproval(runId, {
+        tool_call_id: 'c',
+        step: 1,
+        tool_name: 'w',
+        category: 'write',
+        arguments: {},
+        input_hash: 'i',
+        uncertain: false,
+        reason: 'r',
+      });
+      await store.recordIntent(runId, {
+        tool_call_id: 'c',
+        step: 1,
+        tool_name: 'w',
+        input_hash: 'i',
+        side_effecting: true,
+      });
       await store.setRunState(runId, 'awaiting_approval');
       await lease.release();
       await store.deleteRun(runId);
@@ -388,17 +582,39 @@ export function contractSuite(name: string, factory: () => Backend): void {
       await store.createRun(h.newRun(), h.owner('w1'));
       const kinds = events.map((e) => e.kind);
       assert.deepEqual(kinds.filter((k) => k === 'checkpoint').length, 3);
-      for (const k of ['run-created', 'approval', 'effect', 'run-updated', 'run-deleted'] as const) assert.ok(kinds.includes(k), k);
+      for (const k of ['run-created', 'approval', 'effect', 'run-updated', 'run-deleted'] as const)
+        assert.ok(kinds.includes(k), k);
       assert.equal(kinds.filter((k) => k === 'run-created').length, 1, 'no events after dispose');
     });
 
     it('compacts a run into one commit without changing what it reads', async () => {
       const { runId, post } = await runWithStep();
-      await store.recordIntent(runId, { tool_call_id: 'call_1', step: 1, tool_name: 'w', input_hash: 'ih', side_effecting: true });
-      await store.recordResult(runId, 'call_1', { output: 'r'.repeat(200), output_hash: 'oh', is_error: false, blob: null });
-      await store.append(runId, h.stepStarted(h.snapshot(2, [...post.messages, { role: 'tool', tool_call_id: 'call_1', content: 'r'.repeat(200) }])));
+      await store.recordIntent(runId, {
+        tool_call_id: 'call_1',
+        step: 1,
+        tool_name: 'w',
+        input_hash: 'ih',
+        side_effecting: true,
+      });
+      await store.recordResult(runId, 'call_1', {
+        output: 'r'.repeat(200),
+        output_hash: 'oh',
+        is_error: false,
+        blob: null,
+      });
+      await store.append(
+        runId,
+        h.stepStarted(
+          h.snapshot(2, [...post.messages, { role: 'tool', tool_call_id: 'call_1', content: 'r'.repeat(200) }]),
+        ),
+      );
       await store.flush();
-      const before = { recs: await store.list(runId), snap: await store.loadSnapshot(runId, 3), last: await store.loadSnapshot(runId), fx: await store.listEffects(runId) };
+      const before = {
+        recs: await store.list(runId),
+        snap: await store.loadSnapshot(runId, 3),
+        last: await store.loadSnapshot(runId),
+        fx: await store.listEffects(runId),
+      };
       await store.compact(runId);
       await store.append(runId, h.preLlm(2, 4));
       await store.flush();

@@ -35,7 +35,10 @@ export function fileJournalContract(name: string, factory: () => Backend): void 
       const { run, lease } = await store.createRun(h.newRun('files'), h.owner('w1'));
       const runId = run.run_id;
       await store.append(runId, h.runStarted());
-      const msgs = [{ role: 'system' as const, content: 'sys' }, { role: 'user' as const, content: 'do it' }];
+      const msgs = [
+        { role: 'system' as const, content: 'sys' },
+        { role: 'user' as const, content: 'do it' },
+      ];
       await store.append(runId, h.stepStarted(h.snapshot(1, msgs)));
       const a = h.assistantWithCall(1);
       const post = h.snapshot(1, [...msgs, a], { pending_llm_response: h.pendingResponse(a, 1) });
@@ -46,35 +49,83 @@ export function fileJournalContract(name: string, factory: () => Backend): void 
     /** A file version stored as a blob, the way the runner's journal stores them. */
     async function version(runId: string, text: string): Promise<FileVersion> {
       const blob = await store.putBlob(runId, text);
-      return { kind: 'file', sha256: sha256(Buffer.from(text, 'utf8')), size: Buffer.byteLength(text), blob, encoding: 'utf8' };
+      return {
+        kind: 'file',
+        sha256: sha256(Buffer.from(text, 'utf8')),
+        size: Buffer.byteLength(text),
+        blob,
+        encoding: 'utf8',
+      };
     }
 
     it('journals file versions: pre-images with the intent (after the newest checkpoint), what changed with the result', async () => {
       const { runId } = await runWithStep();
       await store.append(runId, h.preTools(1)); // seq 4, write-behind: the intent still follows it
       const pre = await version(runId, 'old\r\n');
-      const touch: FileChange = { path: 'src/a.txt', before: pre, after: { kind: 'unknown', reason: 'the call has not finished' } };
-      const intent = await store.recordIntent(runId, { tool_call_id: 'call_1', step: 1, tool_name: 'write_file', input_hash: 'ih', side_effecting: true, files: [touch] });
+      const touch: FileChange = {
+        path: 'src/a.txt',
+        before: pre,
+        after: { kind: 'unknown', reason: 'the call has not finished' },
+      };
+      const intent = await store.recordIntent(runId, {
+        tool_call_id: 'call_1',
+        step: 1,
+        tool_name: 'write_file',
+        input_hash: 'ih',
+        side_effecting: true,
+        files: [touch],
+      });
       assert.equal(intent.checkpoint_seq, 4);
       assert.deepEqual(intent.files, [touch]);
       const post = await version(runId, 'new\r\n');
-      const files: FileChange[] = [{ path: 'src/a.txt', before: pre, after: post }, { path: 'gone.bin', before: await version(runId, 'x'), after: ABSENT }];
+      const files: FileChange[] = [
+        { path: 'src/a.txt', before: pre, after: post },
+        { path: 'gone.bin', before: await version(runId, 'x'), after: ABSENT },
+      ];
       const scan = { files: 12, ms: 3.5, complete: false, note: 'stopped after 12 files' };
-      const done = await store.recordResult(runId, 'call_1', { output: 'ok', output_hash: 'oh', is_error: false, blob: null, files, file_scan: scan });
+      const done = await store.recordResult(runId, 'call_1', {
+        output: 'ok',
+        output_hash: 'oh',
+        is_error: false,
+        blob: null,
+        files,
+        file_scan: scan,
+      });
       assert.deepEqual(done.files, files);
       assert.deepEqual(done.file_scan, scan);
       // A result without files keeps the intent's list.
-      await store.recordIntent(runId, { tool_call_id: 'call_2', step: 1, tool_name: 'edit_file', input_hash: 'i2', side_effecting: true, files: [touch] });
-      assert.deepEqual((await store.recordResult(runId, 'call_2', { output: 'failed', output_hash: 'o2', is_error: true, blob: null })).files, [touch]);
+      await store.recordIntent(runId, {
+        tool_call_id: 'call_2',
+        step: 1,
+        tool_name: 'edit_file',
+        input_hash: 'i2',
+        side_effecting: true,
+        files: [touch],
+      });
+      assert.deepEqual(
+        (await store.recordResult(runId, 'call_2', { output: 'failed', output_hash: 'o2', is_error: true, blob: null }))
+          .files,
+        [touch],
+      );
       await h.rejects(
-        store.recordIntent(runId, { tool_call_id: 'call_3', step: 1, tool_name: 'w', input_hash: 'i', side_effecting: true, files: [{ path: '', before: ABSENT, after: ABSENT }] }),
+        store.recordIntent(runId, {
+          tool_call_id: 'call_3',
+          step: 1,
+          tool_name: 'w',
+          input_hash: 'i',
+          side_effecting: true,
+          files: [{ path: '', before: ABSENT, after: ABSENT }],
+        }),
         InvalidInputError,
       );
       const other = await openStore();
-      assert.deepEqual((await other.listEffects(runId)).map((e) => [e.tool_call_id, e.files, e.checkpoint_seq]), [
-        ['call_1', files, 4],
-        ['call_2', [touch], 4],
-      ]);
+      assert.deepEqual(
+        (await other.listEffects(runId)).map((e) => [e.tool_call_id, e.files, e.checkpoint_seq]),
+        [
+          ['call_1', files, 4],
+          ['call_2', [touch], 4],
+        ],
+      );
       assert.equal(await other.getBlob(runId, (post as { blob: string }).blob), 'new\r\n');
     });
 
@@ -85,13 +136,24 @@ export function fileJournalContract(name: string, factory: () => Backend): void 
       await store.append(runId, h.terminal(1));
       const restore: NewRestore = {
         to_seq: 2,
-        files: [{ path: 'a.txt', action: 'reverted', reason: 'the agent wrote it', from: await version(runId, 'agent'), to: ABSENT }],
+        files: [
+          {
+            path: 'a.txt',
+            action: 'reverted',
+            reason: 'the agent wrote it',
+            from: await version(runId, 'agent'),
+            to: ABSENT,
+          },
+        ],
         forked_run_id: null,
         notes: ['`npm install` was not tracked'],
       };
       const first = await store.recordRestore(runId, restore);
       assert.equal(first.id, 'restore-1');
-      assert.deepEqual({ ...first, id: undefined, created_ms: undefined }, { ...restore, id: undefined, created_ms: undefined, checkpoint_seq: 4 });
+      assert.deepEqual(
+        { ...first, id: undefined, created_ms: undefined },
+        { ...restore, id: undefined, created_ms: undefined, checkpoint_seq: 4 },
+      );
       const second = await store.recordRestore(runId, { ...restore, to_seq: 3, files: [] });
       assert.equal(second.id, 'restore-2');
       assert.equal((await store.getRun(runId))?.state, 'completed', 'a restore changes neither state nor history');
@@ -100,7 +162,10 @@ export function fileJournalContract(name: string, factory: () => Backend): void 
       assert.ok(events.some((e) => e.kind === 'restore' && e.restore.id === 'restore-2'));
       const other = await openStore();
       await h.rejects(other.recordRestore(runId, restore), RunNotOwnedError);
-      assert.deepEqual((await other.listRestores(runId)).map((r) => r.id), ['restore-1', 'restore-2']);
+      assert.deepEqual(
+        (await other.listRestores(runId)).map((r) => r.id),
+        ['restore-1', 'restore-2'],
+      );
       await store.compact(runId);
       assert.deepEqual(await (await openStore()).listRestores(runId), [first, second], 'compaction keeps them');
       await lease.release();
@@ -110,8 +175,21 @@ export function fileJournalContract(name: string, factory: () => Backend): void 
       const { runId, lease } = await runWithStep();
       const pre = await version(runId, 'before');
       const post = await version(runId, 'after');
-      await store.recordIntent(runId, { tool_call_id: 'call_1', step: 1, tool_name: 'write_file', input_hash: 'ih', side_effecting: true, files: [] });
-      await store.recordResult(runId, 'call_1', { output: 'ok', output_hash: 'oh', is_error: false, blob: null, files: [{ path: 'a', before: pre, after: post }] });
+      await store.recordIntent(runId, {
+        tool_call_id: 'call_1',
+        step: 1,
+        tool_name: 'write_file',
+        input_hash: 'ih',
+        side_effecting: true,
+        files: [],
+      });
+      await store.recordResult(runId, 'call_1', {
+        output: 'ok',
+        output_hash: 'oh',
+        is_error: false,
+        blob: null,
+        files: [{ path: 'a', before: pre, after: post }],
+      });
       await store.recordRestore(runId, { to_seq: 3, files: [], forked_run_id: null, notes: [] });
       const exported = JSON.parse(JSON.stringify(await store.exportRun(runId)));
       await lease.release();
@@ -120,8 +198,15 @@ export function fileJournalContract(name: string, factory: () => Backend): void 
       assert.equal(await store.getBlob(imported.run_id, (pre as { blob: string }).blob), 'before');
 
       const carried = await store.fork(runId, 3, h.owner('f1'));
-      assert.deepEqual((await store.listEffects(carried.run.run_id)).map((e) => e.tool_call_id), ['call_1']);
-      assert.equal(await store.getBlob(carried.run.run_id, (post as { blob: string }).blob), 'after', 'the carried effect brings its file blobs');
+      assert.deepEqual(
+        (await store.listEffects(carried.run.run_id)).map((e) => e.tool_call_id),
+        ['call_1'],
+      );
+      assert.equal(
+        await store.getBlob(carried.run.run_id, (post as { blob: string }).blob),
+        'after',
+        'the carried effect brings its file blobs',
+      );
       await carried.lease.release();
       const rerun = await store.fork(runId, 3, h.owner('f2'), { omitEffects: ['call_1'] });
       assert.deepEqual(await store.listEffects(rerun.run.run_id), [], 'an omitted call runs again in the fork');

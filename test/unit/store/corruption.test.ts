@@ -15,7 +15,17 @@ import * as h from './helpers';
 
 const DAMAGES = ['truncate', 'bit-flip', 'zero-fill', 'delete', 'garbage'] as const;
 type Damage = (typeof DAMAGES)[number];
-const KINDS = ['index.json', 'witness', 'segment:header', 'commit:first', 'commit:middle', 'commit:last', 'snapshot', 'blob', 'owner.lock'] as const;
+const KINDS = [
+  'index.json',
+  'witness',
+  'segment:header',
+  'commit:first',
+  'commit:middle',
+  'commit:last',
+  'snapshot',
+  'blob',
+  'owner.lock',
+] as const;
 type Kind = (typeof KINDS)[number];
 
 /** Deterministic PRNG (mulberry32) so every run damages the same bytes. */
@@ -29,7 +39,13 @@ function rng(seed: number): () => number {
 }
 
 /** Damages `file`, or only the bytes [at, end) of it (a frame); returns what the file holds after, null when it is gone. */
-function damage(file: string, how: Damage, rand: () => number, raw: boolean, range?: { at: number; end: number }): Buffer | null {
+function damage(
+  file: string,
+  how: Damage,
+  rand: () => number,
+  raw: boolean,
+  range?: { at: number; end: number },
+): Buffer | null {
   const good = fs.readFileSync(file);
   const { at, end } = range ?? { at: 0, end: good.length };
   const part = good.subarray(at, end);
@@ -71,15 +87,32 @@ interface Pristine {
   compacted: { dir: string; snapshotSeq: number };
 }
 
-async function writeRun(s: DiskStore, id: string, from: number, to: number, msgs: ChatMessage[]): Promise<ChatMessage[]> {
+async function writeRun(
+  s: DiskStore,
+  id: string,
+  from: number,
+  to: number,
+  msgs: ChatMessage[],
+): Promise<ChatMessage[]> {
   for (let step = from; step <= to; step++) {
     await s.append(id, h.stepStarted(h.snapshot(step, msgs)));
     await s.append(id, h.preLlm(step, msgs.length));
     const a = h.assistantWithCall(step);
     msgs = [...msgs, a];
     await s.append(id, h.postLlm(h.snapshot(step, msgs, { pending_llm_response: h.pendingResponse(a, step) }))); // durable
-    await s.recordIntent(id, { tool_call_id: `call_${step}`, step, tool_name: 'write_file', input_hash: `ih${step}`, side_effecting: true });
-    await s.recordResult(id, `call_${step}`, { output: `wrote ${step} `.repeat(20), output_hash: `oh${step}`, is_error: false, blob: null });
+    await s.recordIntent(id, {
+      tool_call_id: `call_${step}`,
+      step,
+      tool_name: 'write_file',
+      input_hash: `ih${step}`,
+      side_effecting: true,
+    });
+    await s.recordResult(id, `call_${step}`, {
+      output: `wrote ${step} `.repeat(20),
+      output_hash: `oh${step}`,
+      is_error: false,
+      blob: null,
+    });
     msgs = [...msgs, { role: 'tool', tool_call_id: `call_${step}`, content: `wrote ${step} `.repeat(20) }];
   }
   return msgs;
@@ -117,20 +150,40 @@ async function buildPristine(): Promise<Pristine> {
   await c.append(id, h.terminal(3));
   await cl.release();
   await c.close();
-  return { dir, runId: id, blob, segment, header: { at: parsed.frames[0]!.start, end: parsed.frames[0]!.end }, frames, lockBytes, compacted: { dir: cdir, snapshotSeq } };
+  return {
+    dir,
+    runId: id,
+    blob,
+    segment,
+    header: { at: parsed.frames[0]!.start, end: parsed.frames[0]!.end },
+    frames,
+    lockBytes,
+    compacted: { dir: cdir, snapshotSeq },
+  };
 }
 
 describe('store: corruption matrix (every file kind × every damage)', function () {
   this.timeout(120_000);
   let pristine: Pristine;
-  const results: { kind: Kind; how: Damage; detected: boolean; quarantined: boolean | 'n/a'; fellBackTo: number | null | 'n/a' }[] = [];
+  const results: {
+    kind: Kind;
+    how: Damage;
+    detected: boolean;
+    quarantined: boolean | 'n/a';
+    fellBackTo: number | null | 'n/a';
+  }[] = [];
   before(async () => (pristine = await buildPristine()));
   after(() => {
     fs.rmSync(pristine.dir, { recursive: true, force: true });
     fs.rmSync(pristine.compacted.dir, { recursive: true, force: true });
     const detected = results.filter((r) => r.detected).length;
-    console.log(`      corruption matrix: ${detected}/${results.length} detected (${((100 * detected) / Math.max(1, results.length)).toFixed(0)} %)`);
-    for (const r of results) console.log(`        ${r.kind.padEnd(14)} ${r.how.padEnd(10)} detected=${r.detected} quarantined=${r.quarantined} fell_back_to=${r.fellBackTo}`);
+    console.log(
+      `      corruption matrix: ${detected}/${results.length} detected (${((100 * detected) / Math.max(1, results.length)).toFixed(0)} %)`,
+    );
+    for (const r of results)
+      console.log(
+        `        ${r.kind.padEnd(14)} ${r.how.padEnd(10)} detected=${r.detected} quarantined=${r.quarantined} fell_back_to=${r.fellBackTo}`,
+      );
   });
 
   let seed = 1;
@@ -166,11 +219,28 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     const id = pristine.runId;
     const frames = pristine.frames;
     const fullSeq = frames[frames.length - 1]!.lastSeq;
-    const inSegment = { 'segment:header': pristine.header, 'commit:first': frames[0], 'commit:middle': frames[3], 'commit:last': frames[frames.length - 1] } as const;
+    const inSegment = {
+      'segment:header': pristine.header,
+      'commit:first': frames[0],
+      'commit:middle': frames[3],
+      'commit:last': frames[frames.length - 1],
+    } as const;
     const range = (inSegment as Record<string, { at: number; end: number } | undefined>)[kind];
-    const target = range ? rel(pristine.segment) : { 'index.json': 'index.json', witness: rel('witness'), snapshot: rel('snapshot.json'), blob: rel('blobs', pristine.blob) }[kind as 'index.json'];
+    const target = range
+      ? rel(pristine.segment)
+      : {
+          'index.json': 'index.json',
+          witness: rel('witness'),
+          snapshot: rel('snapshot.json'),
+          blob: rel('blobs', pristine.blob),
+        }[kind as 'index.json'];
     // Commits lost from where the damage is: a frame and everything after it; the snapshot and everything after it.
-    const lostFrom = kind === 'segment:header' || kind === 'commit:first' || kind === 'snapshot' ? 1 : range ? frames.indexOf(range as (typeof frames)[number]) + 1 : null;
+    const lostFrom =
+      kind === 'segment:header' || kind === 'commit:first' || kind === 'snapshot'
+        ? 1
+        : range
+          ? frames.indexOf(range as (typeof frames)[number]) + 1
+          : null;
     const expectedSeq = lostFrom === null ? fullSeq : lostFrom === 1 ? null : frames[lostFrom - 2]!.lastSeq;
     const fullSeqOfRun = kind === 'snapshot' ? null : fullSeq;
     const bad = damage(path.join(dir, target), how, rand, kind === 'blob', range);
@@ -186,7 +256,9 @@ describe('store: corruption matrix (every file kind × every damage)', function 
       const lease = await s.acquire(id, h.owner('recoverer')); // the owner loads fresh and repairs
       // Redundant files that are simply gone (a cache, the witness) are rebuilt and logged, not alarms.
       const redundantGone = how === 'delete' && (kind === 'index.json' || kind === 'witness');
-      let detected = redundantGone ? recovered.includes(target) && !reports.some((r) => r.file === target) : reports.some((r) => r.file === target);
+      let detected = redundantGone
+        ? recovered.includes(target) && !reports.some((r) => r.file === target)
+        : reports.some((r) => r.file === target);
       if (kind === 'blob') {
         const err = await h.rejects(s.getBlob(id, pristine.blob), AgentCheckpointCorruptionError);
         assert.ok(err.message.includes(target), err.message);
@@ -202,7 +274,11 @@ describe('store: corruption matrix (every file kind × every damage)', function 
         assert.equal((await s.latest(id)).seq, expectedSeq);
         const snap = await s.loadSnapshot(id);
         assert.ok(snap.record.seq <= expectedSeq);
-        assert.equal(snap.snapshot.messages.length, snap.record.snapshot!.message_count, 'never empty: the lists are whole');
+        assert.equal(
+          snap.snapshot.messages.length,
+          snap.record.snapshot!.message_count,
+          'never empty: the lists are whole',
+        );
       }
       if (lostFrom !== null) {
         const report = reports.find((r) => r.file === target)!;
@@ -217,7 +293,8 @@ describe('store: corruption matrix (every file kind × every damage)', function 
         assert.equal(run.damage?.file, target, 'the damage is recorded in the run');
         assert.equal(run.damage?.state_before, 'completed', 'the witness says the run had finished');
         assert.equal(run.state, 'completed', 'a finished run stays finished');
-        if (effectsInLostPart) assert.equal(run.damage?.effects_lost, true, 'the witness counts the lost effect records');
+        if (effectsInLostPart)
+          assert.equal(run.damage?.effects_lost, true, 'the witness counts the lost effect records');
       } else if (kind !== 'blob') {
         const report = reports.find((r) => r.file === target);
         if (report) assert.equal(report.data_lost, false, `${kind}: nothing but a redundant file was lost`);
@@ -244,17 +321,25 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     const lockPath = path.join(dir, lockRel);
     // (1) the holder is alive: its heartbeat finds the damage, quarantines it and re-creates its lock
     const reports: CorruptionReport[] = [];
-    const a = await openDiskStoreReady(dir, { heartbeatMs: 20, onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+    const a = await openDiskStoreReady(dir, {
+      heartbeatMs: 20,
+      onEvent: (e) => e.kind === 'corruption' && reports.push(e.report),
+    });
     const lease = await a.acquire(id, h.owner('holder'));
     const bad = damage(lockPath, how, rand, false);
-    for (let i = 0; i < 200 && !reports.some((r) => r.file === lockRel); i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 200 && !reports.some((r) => r.file === lockRel); i++)
+      await new Promise((r) => setTimeout(r, 10));
     const detected = reports.some((r) => r.file === lockRel);
     if (bad) assertQuarantined(dir, lockRel, bad, reports);
     for (let i = 0; i < 100 && !fs.existsSync(lockPath); i++) await new Promise((r) => setTimeout(r, 10));
     const b = await openDiskStoreReady(dir);
     await h.rejects(b.acquire(id, h.owner('intruder')), RunLockedError, /holder/);
     assert.equal(lease.lost, false);
-    assert.equal((await a.append(id, h.preTools(9))).seq, pristine.frames.at(-1)!.lastSeq + 1, 'the holder keeps writing');
+    assert.equal(
+      (await a.append(id, h.preTools(9))).seq,
+      pristine.frames.at(-1)!.lastSeq + 1,
+      'the holder keeps writing',
+    );
     await lease.release();
     await a.close();
     // (2) nobody alive: a damaged lock left behind is refused while young, quarantined and taken over when old
@@ -295,7 +380,11 @@ describe('store: a checkpoint whose checksum is right but whose content breaks t
       fs.writeFileSync(file, Buffer.concat([fs.readFileSync(file).subarray(0, frames[2]!.start), encodeFrame(body)]));
       const t = await openDiskStoreReady(dir);
       assert.equal((await t.get(id, 1))?.phase, 'run_started');
-      const err = await h.rejects(t.latest(id), AgentCheckpointCorruptionError, /segment-\d{12}\.log.*checkpoint 2 does not match its schema/);
+      const err = await h.rejects(
+        t.latest(id),
+        AgentCheckpointCorruptionError,
+        /segment-\d{12}\.log.*checkpoint 2 does not match its schema/,
+      );
       assert.equal(err.file, rel);
       await h.rejects(t.list(id), AgentCheckpointCorruptionError);
       await t.close();

@@ -29,7 +29,11 @@ async function open(dir: string, opts: Parameters<typeof openDiskStoreReady>[1] 
 }
 
 /** A run that has done `steps` steps, each with a side-effecting call (intent + result). */
-async function runWithEffects(s: DiskStore, steps: number, title = 'victim'): Promise<{ id: string; lease: Awaited<ReturnType<DiskStore['createRun']>>['lease'] }> {
+async function runWithEffects(
+  s: DiskStore,
+  steps: number,
+  title = 'victim',
+): Promise<{ id: string; lease: Awaited<ReturnType<DiskStore['createRun']>>['lease'] }> {
   const { run, lease } = await s.createRun(h.newRun(title), h.owner('builder'));
   const id = run.run_id;
   await s.append(id, h.runStarted());
@@ -39,14 +43,31 @@ async function runWithEffects(s: DiskStore, steps: number, title = 'victim'): Pr
     const a = h.assistantWithCall(step);
     msgs = [...msgs, a];
     await s.append(id, h.postLlm(h.snapshot(step, msgs, { pending_llm_response: h.pendingResponse(a, step) })));
-    await s.recordIntent(id, { tool_call_id: `call_${step}`, step, tool_name: 'run_command', input_hash: `ih${step}`, side_effecting: true });
-    await s.recordResult(id, `call_${step}`, { output: `ran ${step}`, output_hash: `oh${step}`, is_error: false, blob: null });
+    await s.recordIntent(id, {
+      tool_call_id: `call_${step}`,
+      step,
+      tool_name: 'run_command',
+      input_hash: `ih${step}`,
+      side_effecting: true,
+    });
+    await s.recordResult(id, `call_${step}`, {
+      output: `ran ${step}`,
+      output_hash: `oh${step}`,
+      is_error: false,
+      blob: null,
+    });
     msgs = [...msgs, { role: 'tool', tool_call_id: `call_${step}`, content: `ran ${step}` }];
   }
   return { id, lease };
 }
 
-const segmentOf = (dir: string, id: string) => path.join(dir, 'runs', id, fs.readdirSync(path.join(dir, 'runs', id)).find((n) => n.startsWith('segment-'))!);
+const segmentOf = (dir: string, id: string) =>
+  path.join(
+    dir,
+    'runs',
+    id,
+    fs.readdirSync(path.join(dir, 'runs', id)).find((n) => n.startsWith('segment-'))!,
+  );
 /** The run's commit frames (the header left out). */
 const frames = (dir: string, id: string) => parseSegment(fs.readFileSync(segmentOf(dir, id))).frames.slice(1);
 
@@ -73,8 +94,17 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     const { store: s } = await open(dir, { indexStructuralMs: 60_000, indexProgressMs: 60_000 }); // the index lags, as after a SIGKILL
     const { id } = await runWithEffects(s, 2);
     const a = h.assistantWithCall(3);
-    await s.append(id, h.postLlm(h.snapshot(3, [{ role: 'user', content: 'go' }, a], { pending_llm_response: h.pendingResponse(a, 3) })));
-    await s.recordIntent(id, { tool_call_id: 'call_3', step: 3, tool_name: 'run_command', input_hash: 'ih3', side_effecting: true }); // the newest commit: an intent only
+    await s.append(
+      id,
+      h.postLlm(h.snapshot(3, [{ role: 'user', content: 'go' }, a], { pending_llm_response: h.pendingResponse(a, 3) })),
+    );
+    await s.recordIntent(id, {
+      tool_call_id: 'call_3',
+      step: 3,
+      tool_name: 'run_command',
+      input_hash: 'ih3',
+      side_effecting: true,
+    }); // the newest commit: an intent only
     const crashed = crashCopy(dir, id);
     dirs.push(crashed);
     await s.close();
@@ -103,7 +133,11 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     assert.equal(run.damage?.effects_lost, true, 'recorded in the run');
     assert.equal(run.damage?.step_before, 3);
     assert.equal(run.state, 'paused_error');
-    assert.equal((await o.store.listEffects(id)).find((e) => e.tool_call_id === 'call_3'), undefined, 'the lost intent is gone from the journal …');
+    assert.equal(
+      (await o.store.listEffects(id)).find((e) => e.tool_call_id === 'call_3'),
+      undefined,
+      'the lost intent is gone from the journal …',
+    );
     await o.store.compact(id); // compaction carries the damage record along, and so does an export
     const imported = await o.store.importRun(await o.store.exportRun(id), h.owner('importer'));
     assert.equal(imported.damage?.effects_lost, true, 'an imported copy still knows what was lost');
@@ -136,7 +170,11 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     const r = o.reports.find((x) => x.file === `runs/${victim.id}/${path.basename(seg)}`)!;
     assert.ok(r, 'the replaced commit is reported');
     assert.match(r.reason, /not a commit of this run/);
-    assert.equal(r.effects_lost, true, 'the lost commits held effect records (the witness counts them), whatever the replacement holds');
+    assert.equal(
+      r.effects_lost,
+      true,
+      'the lost commits held effect records (the witness counts them), whatever the replacement holds',
+    );
     await o.store.close();
   });
 
@@ -147,15 +185,27 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     const before = fs.readdirSync(path.join(dir, 'runs', victim, 'log')).sort();
     fs.copyFileSync(path.join(dir, 'runs', other, 'run.json'), path.join(dir, 'runs', victim, 'run.json'));
     const o = await open(dir);
-    assert.equal((await o.store.getRun(victim))?.title, 'Finished run', 'read from its first commit, not the foreign file');
+    assert.equal(
+      (await o.store.getRun(victim))?.title,
+      'Finished run',
+      'read from its first commit, not the foreign file',
+    );
     const lease = await o.store.acquire(victim, h.owner('next')); // resuming as its owner works
     const r = o.reports.find((x) => x.run_id === victim)!;
     assert.equal(r.file, `runs/${victim}/run.json`, 'the report names run.json');
     assert.match(r.reason, new RegExp(`meta of run ${other}`));
     assert.equal(r.data_lost, false);
-    assert.deepEqual(r.quarantined.map((q) => q.file), [`runs/${victim}/run.json`], 'only run.json is quarantined');
+    assert.deepEqual(
+      r.quarantined.map((q) => q.file),
+      [`runs/${victim}/run.json`],
+      'only run.json is quarantined',
+    );
     assert.ok(before.length >= 5);
-    assert.deepEqual(fs.readdirSync(path.join(dir, 'quarantine')).filter((n) => !n.endsWith('.why.json')).length, 1, 'no healthy commit was judged bad');
+    assert.deepEqual(
+      fs.readdirSync(path.join(dir, 'quarantine')).filter((n) => !n.endsWith('.why.json')).length,
+      1,
+      'no healthy commit was judged bad',
+    );
     assert.equal((await o.store.latest(victim)).phase, 'run_terminal');
     await lease.release();
     await o.store.close();
@@ -200,7 +250,11 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
       await s.close();
       const events: StoreEvent[] = [];
       const reopened = await openDiskStoreReady(dir, { onEvent: (e) => events.push(e) });
-      assert.deepEqual(events.filter((e) => e.kind === 'corruption'), [], 'no spurious corruption notification');
+      assert.deepEqual(
+        events.filter((e) => e.kind === 'corruption'),
+        [],
+        'no spurious corruption notification',
+      );
       await reopened.close();
       console.log(`      read-only disk: ${disk.kind}, made read-only by ${disk.readOnlyKind}`);
     });

@@ -29,7 +29,10 @@ describe('store: durable lowdb adapter', () => {
     const text = fs.readFileSync(path.join(dir, 'doc.json'), 'utf8');
     const body = String.raw`{"n":42,"s":"h\u00e9llo \"quoted\"\n"}`; // non-ASCII is written as \u escapes
     assert.equal(text, `{"schema_version":2,"kind":"run","sha256":"${sha256(body)}","body":${body}}\n`);
-    assert.ok([...text].every((c) => c.charCodeAt(0) < 128), 'the file is pure ASCII');
+    assert.ok(
+      [...text].every((c) => c.charCodeAt(0) < 128),
+      'the file is pure ASCII',
+    );
     assert.deepEqual(fs.readdirSync(dir), ['doc.json'], 'no temp file left behind');
   });
 
@@ -63,7 +66,10 @@ describe('store: durable lowdb adapter', () => {
     const err = await rejects(file().read(), SchemaVersionError, /newer/);
     assert.equal(err.found, 3);
     assert.equal(fs.readFileSync(path.join(dir, 'doc.json'), 'utf8'), text);
-    assert.throws(() => decodeEnvelope(JSON.stringify({ schema_version: 7, other: 'layout' }), 'x.json', 'run', null), SchemaVersionError);
+    assert.throws(
+      () => decodeEnvelope(JSON.stringify({ schema_version: 7, other: 'layout' }), 'x.json', 'run', null),
+      SchemaVersionError,
+    );
   });
 
   it('create() never replaces an existing file', async () => {

@@ -43,7 +43,10 @@ describe('store: disk faults through the fs layer', function () {
         assert.equal(err.code, code);
         assert.equal(err.runId, id);
         assert.equal((await s.latest(id)).seq, 2, 'the failed checkpoint was not applied');
-        await h.rejects(s.recordIntent(id, { tool_call_id: 'c', step: 1, tool_name: 't', input_hash: 'i', side_effecting: true }), StoreWriteError);
+        await h.rejects(
+          s.recordIntent(id, { tool_call_id: 'c', step: 1, tool_name: 't', input_hash: 'i', side_effecting: true }),
+          StoreWriteError,
+        );
         assert.deepEqual(await s.listEffects(id), []);
         ffs.clear();
         assert.equal((await s.append(id, durablePost(1, msgs))).seq, 3);
@@ -51,8 +54,13 @@ describe('store: disk faults through the fs layer', function () {
         await lease.release();
         await s.close();
         assert.deepEqual(tempFiles(), [], 'no temp files left');
-        const again = await openDiskStoreReady(dir, { onEvent: (e) => (e.kind === 'corruption' || e.kind === 'recovered') && reports.push(e) });
-        assert.deepEqual((await again.list(id)).map((r) => r.phase), ['post_llm', 'pre_llm', 'run_started']);
+        const again = await openDiskStoreReady(dir, {
+          onEvent: (e) => (e.kind === 'corruption' || e.kind === 'recovered') && reports.push(e),
+        });
+        assert.deepEqual(
+          (await again.list(id)).map((r) => r.phase),
+          ['post_llm', 'pre_llm', 'run_started'],
+        );
         assert.deepEqual(reports, [], 'what the failed append left was cut off before the next one: nothing to repair');
         assert.equal((await again.listEffects(id)).length, 1);
         assert.equal((await again.loadSnapshot(id)).snapshot.messages.length, 2);
@@ -66,7 +74,11 @@ describe('store: disk faults through the fs layer', function () {
       const ffs = new FaultyFs();
       const s = await open(ffs);
       ffs.inject('mkdir', code, { match: /\/runs\/[^/]+$/ });
-      const err = await h.rejects(s.createRun({ ...h.newRun(), run_id: 'fixed-id' }, h.owner('w')), StoreWriteError, new RegExp(code));
+      const err = await h.rejects(
+        s.createRun({ ...h.newRun(), run_id: 'fixed-id' }, h.owner('w')),
+        StoreWriteError,
+        new RegExp(code),
+      );
       assert.equal(err.code, code);
       ffs.clear();
       const { run } = await s.createRun({ ...h.newRun(), run_id: 'fixed-id' }, h.owner('w'));
@@ -132,7 +144,8 @@ describe('store: disk faults through the fs layer', function () {
     await s.append(id, h.runStarted());
     ffs.inject('pwrite', 'ENOSPC', { match: /segment-/ });
     const queued = await s.append(id, h.preLlm(1, 1)); // acknowledged as queued, not as durable
-    for (let i = 0; i < 200 && !events.some((e) => e.kind === 'write-error'); i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 200 && !events.some((e) => e.kind === 'write-error'); i++)
+      await new Promise((r) => setTimeout(r, 5));
     const we = events.find((e) => e.kind === 'write-error');
     assert.ok(we && we.kind === 'write-error' && we.run_id === id && /ENOSPC/.test(we.error.message));
     assert.equal((await s.latest(id)).seq, 2, 'still queued, still readable');
@@ -199,7 +212,10 @@ describe('store: bounded flush and close, lazy opening', () => {
       const ffs = new FaultyFs();
       const t = await openDiskStoreReady(dir, { fs: ffs });
       assert.equal((await t.listRuns()).runs.length, 3);
-      assert.deepEqual(ffs.reads.map((p) => p.slice(dir.length)), ['/index.json']);
+      assert.deepEqual(
+        ffs.reads.map((p) => p.slice(dir.length)),
+        ['/index.json'],
+      );
       assert.equal((await t.getRun(ids[1]!))?.state, 'completed');
       const touched = ffs.reads.filter((p) => p.includes('/runs/')).map((p) => p.split('/runs/')[1]!.split('/')[0]);
       assert.deepEqual([...new Set(touched)], [ids[1]]);

@@ -39,12 +39,24 @@ export class FaultyFs implements FsLayer {
 
   private spend(n: number, p: string): void {
     if (this.capacity === undefined) return;
-    if (this.used + n > this.capacity) throw Object.assign(new Error(`ENOSPC: no space left on device, write ${p}`), { code: 'ENOSPC', syscall: 'write', path: p });
+    if (this.used + n > this.capacity)
+      throw Object.assign(new Error(`ENOSPC: no space left on device, write ${p}`), {
+        code: 'ENOSPC',
+        syscall: 'write',
+        path: p,
+      });
     this.used += n;
   }
 
   inject(op: Op, code: string, opts: { times?: number; match?: RegExp; hang?: boolean; partial?: boolean } = {}): this {
-    this.rules.push({ op, code, times: opts.times ?? Infinity, match: opts.match, hang: opts.hang, partial: opts.partial });
+    this.rules.push({
+      op,
+      code,
+      times: opts.times ?? Infinity,
+      match: opts.match,
+      hang: opts.hang,
+      partial: opts.partial,
+    });
     return this;
   }
 
@@ -53,19 +65,29 @@ export class FaultyFs implements FsLayer {
   }
 
   private check(op: Op, p: string, partially?: () => Promise<void>): void | Promise<never> {
-    const rule = this.rules.find((r) => r.op === op && r.times > 0 && (!r.match || r.match.test(p.split('\\').join('/'))));
+    const rule = this.rules.find(
+      (r) => r.op === op && r.times > 0 && (!r.match || r.match.test(p.split('\\').join('/'))),
+    );
     if (!rule) return;
     if (rule.partial && partially) {
       rule.times--;
       this.fired[op] = (this.fired[op] ?? 0) + 1;
       return partially().then(() => {
-        throw Object.assign(new Error(`${rule.code}: injected fault after a partial ${op} ${p}`), { code: rule.code, syscall: op, path: p });
+        throw Object.assign(new Error(`${rule.code}: injected fault after a partial ${op} ${p}`), {
+          code: rule.code,
+          syscall: op,
+          path: p,
+        });
       });
     }
     rule.times--;
     this.fired[op] = (this.fired[op] ?? 0) + 1;
     if (rule.hang) return new Promise<never>(() => undefined);
-    throw Object.assign(new Error(`${rule.code}: injected fault on ${op} ${p}`), { code: rule.code, syscall: op, path: p });
+    throw Object.assign(new Error(`${rule.code}: injected fault on ${op} ${p}`), {
+      code: rule.code,
+      syscall: op,
+      path: p,
+    });
   }
 
   async readFile(p: string) {
@@ -100,7 +122,9 @@ export class FaultyFs implements FsLayer {
     return fd;
   }
   async pwrite(fd: number, data: Buffer, position: number) {
-    await this.check('pwrite', this.fdPath.get(fd) ?? '', () => this.inner.pwrite(fd, data.subarray(0, data.length >> 1), position));
+    await this.check('pwrite', this.fdPath.get(fd) ?? '', () =>
+      this.inner.pwrite(fd, data.subarray(0, data.length >> 1), position),
+    );
     this.spend(data.length, this.fdPath.get(fd) ?? '');
     await this.inner.pwrite(fd, data, position);
     this.bytesWritten += data.length;
@@ -110,7 +134,9 @@ export class FaultyFs implements FsLayer {
     return this.inner.fdatasync(fd);
   }
   async write(fd: number, data: Buffer) {
-    await this.check('write', this.fdPath.get(fd) ?? '', () => this.inner.write(fd, data.subarray(0, data.length >> 1)));
+    await this.check('write', this.fdPath.get(fd) ?? '', () =>
+      this.inner.write(fd, data.subarray(0, data.length >> 1)),
+    );
     this.spend(data.length, this.fdPath.get(fd) ?? '');
     await this.inner.write(fd, data);
     this.bytesWritten += data.length;

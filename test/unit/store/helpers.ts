@@ -10,7 +10,12 @@ export function owner(label: string, id = label): OwnerInfo {
   return { owner_id: id, label, pid: process.pid, hostname: os.hostname() };
 }
 
-export const newRun = (title = 'a run') => ({ title, task: `task of ${title}`, agent_name: 'coder', model: 'demo-model' });
+export const newRun = (title = 'a run') => ({
+  title,
+  task: `task of ${title}`,
+  agent_name: 'coder',
+  model: 'demo-model',
+});
 
 export function tmpDir(prefix = 'aw-store-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -55,49 +60,105 @@ export const stepStarted = (s: RuntimeSnapshot): AppendInput => ({
   snapshot: s,
 });
 
-export const preLlm = (step: number, n: number): AppendInput => ({ phase: 'pre_llm', step, payload: { model: 'demo-model', provider: 'demo', message_count: n } });
+export const preLlm = (step: number, n: number): AppendInput => ({
+  phase: 'pre_llm',
+  step,
+  payload: { model: 'demo-model', provider: 'demo', message_count: n },
+});
 
 export const postLlm = (s: RuntimeSnapshot): AppendInput => ({
   phase: 'post_llm',
   step: s.step,
-  payload: { model: 'demo-model', provider: 'demo', finish_reason: 'tool_calls', tool_call_count: 1, session_token: null, checkpoint_token: null, total_cost_usd: null },
+  payload: {
+    model: 'demo-model',
+    provider: 'demo',
+    finish_reason: 'tool_calls',
+    tool_call_count: 1,
+    session_token: null,
+    checkpoint_token: null,
+    total_cost_usd: null,
+  },
   snapshot: s,
 });
 
-export const preTools = (step: number, n = 1): AppendInput => ({ phase: 'pre_tool_batch', step, payload: { tool_call_count: n } });
-export const postTools = (step: number, n = 1): AppendInput => ({ phase: 'post_tool_batch', step, payload: { tool_calls_total: n, tool_failures: 0 } });
+export const preTools = (step: number, n = 1): AppendInput => ({
+  phase: 'pre_tool_batch',
+  step,
+  payload: { tool_call_count: n },
+});
+export const postTools = (step: number, n = 1): AppendInput => ({
+  phase: 'post_tool_batch',
+  step,
+  payload: { tool_calls_total: n, tool_failures: 0 },
+});
 
 export const terminal = (step: number): AppendInput => ({
   phase: 'run_terminal',
   step,
-  payload: { state: 'completed', final_text: 'done', requested_model: 'm', normalized_model: 'm', provider_adapter: 'openai', terminal_result: { ok: true } },
+  payload: {
+    state: 'completed',
+    final_text: 'done',
+    requested_model: 'm',
+    normalized_model: 'm',
+    provider_adapter: 'openai',
+    terminal_result: { ok: true },
+  },
 });
 
 export function assistantWithCall(step: number, callId = `call_${step}`): ChatMessage {
   return {
     role: 'assistant',
     content: null,
-    tool_calls: [{ id: callId, type: 'function', function: { name: 'write_file', arguments: JSON.stringify({ path: `f${step}.txt`, content: 'x' }) } }],
+    tool_calls: [
+      {
+        id: callId,
+        type: 'function',
+        function: { name: 'write_file', arguments: JSON.stringify({ path: `f${step}.txt`, content: 'x' }) },
+      },
+    ],
   };
 }
 
 export function pendingResponse(msg: ChatMessage, step: number): RuntimeSnapshot['pending_llm_response'] {
-  return { id: `resp_${step}`, model: 'demo-model', finish_reason: 'tool_calls', message: msg as never, usage: null, received_ms: 1_700_000_000_000 + step };
+  return {
+    id: `resp_${step}`,
+    model: 'demo-model',
+    finish_reason: 'tool_calls',
+    message: msg as never,
+    usage: null,
+    received_ms: 1_700_000_000_000 + step,
+  };
 }
 
 export function toolExec(step: number, callId: string): ToolExecutionRecord {
-  return { tool_call_id: callId, tool_name: 'write_file', step, input_hash: `in_${callId}`, output_hash: `out_${callId}`, is_error: false, replayed: false, started_ms: 1, finished_ms: 2 };
+  return {
+    tool_call_id: callId,
+    tool_name: 'write_file',
+    step,
+    input_hash: `in_${callId}`,
+    output_hash: `out_${callId}`,
+    is_error: false,
+    replayed: false,
+    started_ms: 1,
+    finished_ms: 2,
+  };
 }
 
 /** JSON with sorted keys: equal data → equal text, whatever the key order (the store's own). */
 export const canonical = canonicalJson;
 
-export async function rejects<E extends Error>(p: Promise<unknown>, cls: new (...a: never[]) => E, match?: RegExp): Promise<E> {
+export async function rejects<E extends Error>(
+  p: Promise<unknown>,
+  cls: new (...a: never[]) => E,
+  match?: RegExp,
+): Promise<E> {
   try {
     await p;
   } catch (err) {
-    if (!(err instanceof cls)) throw new Error(`expected ${cls.name}, got ${(err as Error)?.name}: ${(err as Error)?.message}`);
-    if (match && !match.test(err.message)) throw new Error(`${cls.name} message ${JSON.stringify(err.message)} does not match ${match}`);
+    if (!(err instanceof cls))
+      throw new Error(`expected ${cls.name}, got ${(err as Error)?.name}: ${(err as Error)?.message}`);
+    if (match && !match.test(err.message))
+      throw new Error(`${cls.name} message ${JSON.stringify(err.message)} does not match ${match}`);
     return err;
   }
   throw new Error(`expected ${cls.name}, but the call succeeded`);
@@ -106,5 +167,7 @@ export async function rejects<E extends Error>(p: Promise<unknown>, cls: new (..
 /** Every file under dir, relative, sorted. */
 export function listFiles(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return (fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) => fs.statSync(path.join(dir, f)).isFile()).sort();
+  return (fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[])
+    .filter((f) => fs.statSync(path.join(dir, f)).isFile())
+    .sort();
 }

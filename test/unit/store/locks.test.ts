@@ -125,12 +125,22 @@ describe('store: one owner per run', function () {
   it('a lock whose heartbeat is older than staleMs is taken over; a fresh one on another host is not', async () => {
     const lockFile = path.join(dir, 'store', 'runs', runId, 'owner.lock');
     const now = Date.now();
-    const body = { owner_id: 'far', pid: 4242, hostname: 'another-host', label: 'window on another host', acquired_ms: now, heartbeat_ms: now };
+    const body = {
+      owner_id: 'far',
+      pid: 4242,
+      hostname: 'another-host',
+      label: 'window on another host',
+      acquired_ms: now,
+      heartbeat_ms: now,
+    };
     fs.writeFileSync(lockFile, encodeEnvelope('lock', body));
     const s = await openDiskStoreReady(path.join(dir, 'store'), { staleMs: 30_000 });
     await h.rejects(s.acquire(runId, h.owner('here')), RunLockedError, /another host/);
     const old = (now - 60_000) / 1000;
-    fs.writeFileSync(lockFile, encodeEnvelope('lock', { ...body, heartbeat_ms: now - 60_000, acquired_ms: now - 60_000 }));
+    fs.writeFileSync(
+      lockFile,
+      encodeEnvelope('lock', { ...body, heartbeat_ms: now - 60_000, acquired_ms: now - 60_000 }),
+    );
     fs.utimesSync(lockFile, old, old);
     const lease = await s.acquire(runId, h.owner('here'));
     assert.equal((await s.owner(runId))?.label, 'here');
@@ -147,7 +157,10 @@ describe('store: one owner per run', function () {
     const lb = await b.acquire(runId, h.owner('new owner'));
     await b.append(runId, h.preTools(1));
     await b.flush();
-    await h.rejects(a.append(runId, h.preTools(1)).then(() => a.flush()), RunNotOwnedError);
+    await h.rejects(
+      a.append(runId, h.preTools(1)).then(() => a.flush()),
+      RunNotOwnedError,
+    );
     assert.equal(la.lost, true);
     await la.release();
     assert.equal((await a.owner(runId))?.label, 'new owner');
@@ -155,7 +168,10 @@ describe('store: one owner per run', function () {
     await b.append(runId, h.preTools(1));
     await lb.release();
     const c = await openDiskStoreReady(path.join(dir, 'store'));
-    assert.deepEqual((await c.list(runId)).map((r) => r.phase), ['pre_tool_batch', 'pre_tool_batch', 'run_started']);
+    assert.deepEqual(
+      (await c.list(runId)).map((r) => r.phase),
+      ['pre_tool_batch', 'pre_tool_batch', 'run_started'],
+    );
     await Promise.all([a.close(), b.close(), c.close()]);
   });
 

@@ -14,7 +14,13 @@ import * as h from './helpers';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/store-v1');
 const FIXTURE_V2 = path.resolve(__dirname, '../../fixtures/store-v2');
-const bytes = (dir: string) => Object.fromEntries(h.listFiles(dir).filter((f) => f !== 'index.json').map((f) => [f, sha256(fs.readFileSync(path.join(dir, f)))]));
+const bytes = (dir: string) =>
+  Object.fromEntries(
+    h
+      .listFiles(dir)
+      .filter((f) => f !== 'index.json')
+      .map((f) => [f, sha256(fs.readFileSync(path.join(dir, f)))]),
+  );
 
 describe('store: versions and migrations', function () {
   this.timeout(30_000);
@@ -35,13 +41,26 @@ describe('store: versions and migrations', function () {
     assert.equal((await s.getRun('v1-finished'))?.state, 'completed');
     assert.equal((await s.listApprovals('v1-awaiting', { pendingOnly: true }))[0]?.tool_call_id, 'call_cmd');
     const fx = await s.listEffects('v1-midtools');
-    assert.deepEqual(fx.map((e) => [e.tool_call_id, e.result !== null]), [['call_a', true], ['call_b', false]]);
+    assert.deepEqual(
+      fx.map((e) => [e.tool_call_id, e.result !== null]),
+      [
+        ['call_a', true],
+        ['call_b', false],
+      ],
+    );
     assert.equal((await s.getBlob('v1-midtools', fx[0]!.result!.blob!)).length, 'line of build output\n'.length * 400);
     assert.equal((await s.loadSnapshot('v1-midtools')).snapshot.pending_llm_response?.message.tool_calls?.length, 2);
     // and the old runs go on: acquired to be written, a run is converted to the segment log first
     const lease = await s.acquire('v1-awaiting', h.owner('new version'));
     const runDir = path.join(dir, 'runs', 'v1-awaiting');
-    assert.deepEqual(fs.readdirSync(runDir).filter((n) => !n.startsWith('.') && n !== 'owner.lock').sort(), ['segment-000000000005.log', 'snapshot.json', 'witness'], 'converted: no log/ folder, no run.json');
+    assert.deepEqual(
+      fs
+        .readdirSync(runDir)
+        .filter((n) => !n.startsWith('.') && n !== 'owner.lock')
+        .sort(),
+      ['segment-000000000005.log', 'snapshot.json', 'witness'],
+      'converted: no log/ folder, no run.json',
+    );
     await s.decideApproval('v1-awaiting', 'call_cmd', { kind: 'approve', reason: null, input_hash: null });
     await lease.release();
     await s.close();
@@ -55,7 +74,8 @@ describe('store: versions and migrations', function () {
     const s = await openDiskStoreReady(dir);
     for (const id of Object.keys(expected.runs)) await (await s.acquire(id, h.owner('converter'))).release();
     await s.close();
-    for (const id of Object.keys(expected.runs)) assert.ok(!fs.existsSync(path.join(dir, 'runs', id, 'log')), `${id} converted`);
+    for (const id of Object.keys(expected.runs))
+      assert.ok(!fs.existsSync(path.join(dir, 'runs', id, 'log')), `${id} converted`);
     assert.deepEqual(await describeStore(dir, 1), expected);
   });
 
@@ -65,7 +85,12 @@ describe('store: versions and migrations', function () {
       fs.cpSync(path.join(FIXTURE_V2, 'store'), v2, { recursive: true });
       const before = bytes(v2);
       const expected = JSON.parse(fs.readFileSync(path.join(FIXTURE_V2, 'expected.json'), 'utf8'));
-      assert.deepEqual(Object.keys(expected.runs).sort(), ['v2-awaiting', 'v2-compacted', 'v2-finished', 'v2-midtools']);
+      assert.deepEqual(Object.keys(expected.runs).sort(), [
+        'v2-awaiting',
+        'v2-compacted',
+        'v2-finished',
+        'v2-midtools',
+      ]);
       assert.deepEqual(await describeStore(v2, 2), expected);
       assert.deepEqual(bytes(v2), before, 'reading never rewrites a file');
     } finally {
@@ -75,14 +100,24 @@ describe('store: versions and migrations', function () {
 
   it('refuses a run whose log holds a commit from a newer version, leaves the file untouched, keeps the rest readable', async () => {
     const file = path.join(dir, 'runs', 'v1-midtools', 'log', '000000000007.json');
-    const newer = encodeEnvelope('commit', { run_id: 'v1-midtools', first: 7, last: 7, ops: [], added_in_v3: true }).replace('"schema_version":2', '"schema_version":3');
+    const newer = encodeEnvelope('commit', {
+      run_id: 'v1-midtools',
+      first: 7,
+      last: 7,
+      ops: [],
+      added_in_v3: true,
+    }).replace('"schema_version":2', '"schema_version":3');
     fs.writeFileSync(file, newer);
     const s = await openDiskStoreReady(dir);
     const err = await h.rejects(s.loadSnapshot('v1-midtools'), SchemaVersionError, /newer than this version/);
     assert.ok(err.message.includes('000000000007.json'));
     await h.rejects(s.acquire('v1-midtools', h.owner('old version')), SchemaVersionError);
     assert.equal(fs.readFileSync(file, 'utf8'), newer);
-    assert.deepEqual(fs.readdirSync(path.join(dir, 'quarantine')), [], 'not quarantined: it is not corrupt, just newer');
+    assert.deepEqual(
+      fs.readdirSync(path.join(dir, 'quarantine')),
+      [],
+      'not quarantined: it is not corrupt, just newer',
+    );
     assert.equal((await s.latest('v1-finished')).phase, 'run_terminal');
     await s.close();
     assert.equal(fs.readFileSync(file, 'utf8'), newer);
@@ -93,7 +128,11 @@ describe('store: versions and migrations', function () {
     const newer = `{"schema_version":3,"kind":"index","sha256":"${'0'.repeat(64)}","body":{"v3":"layout"}}`;
     fs.writeFileSync(index, newer);
     const s = await openDiskStoreReady(dir);
-    assert.deepEqual((await s.listRuns()).runs.map((r) => r.run_id).sort(), ['v1-awaiting', 'v1-finished', 'v1-midtools']);
+    assert.deepEqual((await s.listRuns()).runs.map((r) => r.run_id).sort(), [
+      'v1-awaiting',
+      'v1-finished',
+      'v1-midtools',
+    ]);
     const { run, lease } = await s.createRun(h.newRun('new'), h.owner('w'));
     await lease.release();
     await s.close();
@@ -112,18 +151,32 @@ describe('store: versions and migrations', function () {
     assert.equal(run.state, 'interrupted');
     assert.equal(run.task, 'fix the failing test');
     const records = (await s.list(run.run_id)).reverse();
-    assert.deepEqual(records.map((r) => [r.seq, r.phase, r.schema_version]), [[1, 'run_started', 2], [2, 'step_started', 2], [3, 'post_llm', 2], [4, 'pre_tool_batch', 2]]);
+    assert.deepEqual(
+      records.map((r) => [r.seq, r.phase, r.schema_version]),
+      [
+        [1, 'run_started', 2],
+        [2, 'step_started', 2],
+        [3, 'post_llm', 2],
+        [4, 'pre_tool_batch', 2],
+      ],
+    );
     assert.deepEqual(records[2]!.parent, { run_id: run.run_id, seq: 2 });
     const snap = await s.loadSnapshot(run.run_id);
     assert.equal(snap.record.seq, 3);
     assert.equal(snap.snapshot.messages.length, 3);
     assert.equal(snap.snapshot.state, 'running', 'AFK "degraded" maps to running');
     assert.equal(snap.snapshot.normalized_model, 'gpt-4o-2024-08-06');
-    assert.deepEqual(snap.snapshot.pending_llm_response?.message.tool_calls, [{ id: 'tc_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"test/a.test.js"}' } }]);
+    assert.deepEqual(snap.snapshot.pending_llm_response?.message.tool_calls, [
+      { id: 'tc_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"test/a.test.js"}' } },
+    ]);
     assert.equal(snap.snapshot.tool_executions[0]?.is_error, false);
     assert.equal((await s.loadSnapshot(run.run_id, 2)).snapshot.messages.length, 2);
     assert.equal(records[2]!.payload.model, 'gpt-4o-2024-08-06');
-    assert.equal('messages' in records[2]!.payload, false, 'the payload keeps phase fields; the snapshot holds the lists');
+    assert.equal(
+      'messages' in records[2]!.payload,
+      false,
+      'the payload keeps phase fields; the snapshot holds the lists',
+    );
     const single = await s.importRun(legacy[0], h.owner('importer'));
     assert.notEqual(single.run_id, run.run_id, 'a colliding id gets a new one');
     await h.rejects(s.importRun([{ ...legacy[0], schema_version: '2.0' }], h.owner('i')), InvalidInputError, /2\.0/);

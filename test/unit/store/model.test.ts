@@ -24,10 +24,14 @@ async function matches(m: Model, s: CheckpointStore): Promise<void> {
       assert.equal(snap.record.seq, seq);
       assert.equal(snap.snapshot.messages.length, count, `${id} snapshot ${seq}`);
     }
-    const approvals = Object.fromEntries((await s.listApprovals(id)).map((a) => [a.tool_call_id, a.decision?.kind ?? 'pending']));
+    const approvals = Object.fromEntries(
+      (await s.listApprovals(id)).map((a) => [a.tool_call_id, a.decision?.kind ?? 'pending']),
+    );
     assert.deepEqual(approvals, Object.fromEntries([...r.approvals].map(([c, v]) => [`c${c}`, v])));
     assert.equal(sum?.pending_approvals, [...r.approvals.values()].filter((v) => v === 'pending').length);
-    const effects = Object.fromEntries((await s.listEffects(id)).map((e) => [e.tool_call_id, e.result?.output ?? 'intent']));
+    const effects = Object.fromEntries(
+      (await s.listEffects(id)).map((e) => [e.tool_call_id, e.result?.output ?? 'intent']),
+    );
     assert.deepEqual(effects, Object.fromEntries([...r.effects].map(([c, v]) => [`c${c}`, v])));
   }
 }
@@ -53,14 +57,17 @@ describe('store: properties', function () {
 
   it('memory backend follows the model for any command sequence (fc.commands)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.commands([opArb.map((op) => new OpCommand(op))], { maxCommands: 40, size: 'max' }), async (cmds) => {
-        const disk = new MemoryDisk();
-        const d = new Driver(await openMemoryStore({ disk }), () => openMemoryStore({ disk }));
-        const model = new Model();
-        for (const op of CREATE_ALL) assert.deepEqual(await d.apply(op), model.apply(op));
-        await fc.asyncModelRun(() => ({ model, real: d }), cmds);
-        await d.store.close();
-      }),
+      fc.asyncProperty(
+        fc.commands([opArb.map((op) => new OpCommand(op))], { maxCommands: 40, size: 'max' }),
+        async (cmds) => {
+          const disk = new MemoryDisk();
+          const d = new Driver(await openMemoryStore({ disk }), () => openMemoryStore({ disk }));
+          const model = new Model();
+          for (const op of CREATE_ALL) assert.deepEqual(await d.apply(op), model.apply(op));
+          await fc.asyncModelRun(() => ({ model, real: d }), cmds);
+          await d.store.close();
+        },
+      ),
       { numRuns: 150, seed: 20240601 },
     );
   });
@@ -102,6 +109,7 @@ describe('store: properties', function () {
       { numRuns: 40, seed: 7 },
     );
     console.log(`      successful ops compared: ${JSON.stringify(done)}`);
-    for (const t of ['create', 'append', 'request', 'decide', 'intent', 'result', 'acquire', 'reopen']) assert.ok((done[t] ?? 0) > 3, `${t} exercised`);
+    for (const t of ['create', 'append', 'request', 'decide', 'intent', 'result', 'acquire', 'reopen'])
+      assert.ok((done[t] ?? 0) > 3, `${t} exercised`);
   });
 });

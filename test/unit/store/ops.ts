@@ -1,14 +1,26 @@
 // A small language of store operations for the property tests: fast-check generates Op sequences;
 // `applyOp` runs one against a real store; `Model` says what a correct store would answer.
 import fc from 'fast-check';
-import { CheckpointNotFoundError, RunLockedError, RunNotOwnedError, StoreConflictError, InvalidKeyError } from '../../../src/store/api/errors';
+import {
+  CheckpointNotFoundError,
+  RunLockedError,
+  RunNotOwnedError,
+  StoreConflictError,
+  InvalidKeyError,
+} from '../../../src/store/api/errors';
 import type { ChatMessage, RunState, RuntimeSnapshot } from '../../../src/store/api/schema';
 import type { CheckpointStore, RunLease } from '../../../src/store/api/types';
 import * as h from './helpers';
 
 export type Op =
   | { t: 'create'; run: number }
-  | { t: 'append'; run: number; kind: 'deferred' | 'snapshot' | 'durable' | 'terminal'; grow: number; rewindTo: number | null }
+  | {
+      t: 'append';
+      run: number;
+      kind: 'deferred' | 'snapshot' | 'durable' | 'terminal';
+      grow: number;
+      rewindTo: number | null;
+    }
   | { t: 'request'; run: number; call: number }
   | { t: 'decide'; run: number; call: number; kind: 'approve' | 'reject' }
   | { t: 'intent'; run: number; call: number }
@@ -20,7 +32,10 @@ export type Op =
   | { t: 'reopen' };
 
 // Mostly run 0, so requests meet their decisions and releases their acquires; sometimes the others.
-const run = fc.oneof({ arbitrary: fc.constant(0), weight: 6 }, { arbitrary: fc.integer({ min: 1, max: 2 }), weight: 2 });
+const run = fc.oneof(
+  { arbitrary: fc.constant(0), weight: 6 },
+  { arbitrary: fc.integer({ min: 1, max: 2 }), weight: 2 },
+);
 const call = fc.integer({ min: 0, max: 1 });
 export const opArb: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ t: fc.constant('create' as const), run }), weight: 1 },
@@ -35,10 +50,25 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 8,
   },
   { arbitrary: fc.record({ t: fc.constant('request' as const), run, call }), weight: 3 },
-  { arbitrary: fc.record({ t: fc.constant('decide' as const), run, call, kind: fc.constantFrom('approve' as const, 'reject' as const) }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      t: fc.constant('decide' as const),
+      run,
+      call,
+      kind: fc.constantFrom('approve' as const, 'reject' as const),
+    }),
+    weight: 3,
+  },
   { arbitrary: fc.record({ t: fc.constant('intent' as const), run, call }), weight: 3 },
   { arbitrary: fc.record({ t: fc.constant('result' as const), run, call }), weight: 3 },
-  { arbitrary: fc.record({ t: fc.constant('state' as const), run, state: fc.constantFrom<RunState>('running', 'awaiting_approval', 'paused_error', 'interrupted') }), weight: 1 },
+  {
+    arbitrary: fc.record({
+      t: fc.constant('state' as const),
+      run,
+      state: fc.constantFrom<RunState>('running', 'awaiting_approval', 'paused_error', 'interrupted'),
+    }),
+    weight: 1,
+  },
   { arbitrary: fc.record({ t: fc.constant('release' as const), run }), weight: 1 },
   { arbitrary: fc.record({ t: fc.constant('acquire' as const), run }), weight: 2 },
   { arbitrary: fc.constant({ t: 'flush' as const }), weight: 1 },
@@ -52,7 +82,10 @@ const ME = h.owner('prop');
 export const CREATE_ALL: Op[] = [0, 1, 2].map((run) => ({ t: 'create', run }));
 
 /** The conversation a run has after `n` messages (deterministic, so model and store agree). */
-const message = (i: number): ChatMessage => (i % 2 === 0 ? { role: 'user', content: `message ${i} `.repeat(1 + (i % 5)) } : { role: 'assistant', content: `reply ${i}` });
+const message = (i: number): ChatMessage =>
+  i % 2 === 0
+    ? { role: 'user', content: `message ${i} `.repeat(1 + (i % 5)) }
+    : { role: 'assistant', content: `reply ${i}` };
 
 export interface Outcome {
   ok: boolean;
@@ -87,7 +120,7 @@ export class Driver {
 
   private async run(op: Op): Promise<string> {
     const s = this.store;
-    if (op.t === 'flush') return void (await s.flush()), 'flushed';
+    if (op.t === 'flush') return (void (await s.flush()), 'flushed');
     if (op.t === 'reopen') {
       // close (flushes, releases) and open again, re-acquiring what this window held
       const held = [...this.leases.keys()];
@@ -120,13 +153,49 @@ export class Driver {
         return `seq ${(await s.append(id, input)).seq}`;
       }
       case 'request':
-        return (await s.requestApproval(id, { tool_call_id: `c${op.call}`, step: 1, tool_name: 'w', category: 'write', arguments: { c: op.call }, input_hash: 'ih', uncertain: false, reason: 'r' })).decision?.kind ?? 'pending';
+        return (
+          (
+            await s.requestApproval(id, {
+              tool_call_id: `c${op.call}`,
+              step: 1,
+              tool_name: 'w',
+              category: 'write',
+              arguments: { c: op.call },
+              input_hash: 'ih',
+              uncertain: false,
+              reason: 'r',
+            })
+          ).decision?.kind ?? 'pending'
+        );
       case 'decide':
-        return (await s.decideApproval(id, `c${op.call}`, { kind: op.kind, reason: op.kind === 'reject' ? 'no' : null, input_hash: null })).decision!.kind;
+        return (
+          await s.decideApproval(id, `c${op.call}`, {
+            kind: op.kind,
+            reason: op.kind === 'reject' ? 'no' : null,
+            input_hash: null,
+          })
+        ).decision!.kind;
       case 'intent':
-        return (await s.recordIntent(id, { tool_call_id: `c${op.call}`, step: 1, tool_name: 'w', input_hash: 'ih', side_effecting: true })).result ? 'done' : 'intent';
+        return (
+          await s.recordIntent(id, {
+            tool_call_id: `c${op.call}`,
+            step: 1,
+            tool_name: 'w',
+            input_hash: 'ih',
+            side_effecting: true,
+          })
+        ).result
+          ? 'done'
+          : 'intent';
       case 'result':
-        return (await s.recordResult(id, `c${op.call}`, { output: `out ${op.call}`, output_hash: `oh${op.call}`, is_error: false, blob: null })).result!.output;
+        return (
+          await s.recordResult(id, `c${op.call}`, {
+            output: `out ${op.call}`,
+            output_hash: `oh${op.call}`,
+            is_error: false,
+            blob: null,
+          })
+        ).result!.output;
       case 'state':
         return (await s.setRunState(id, op.state, null)).state;
       case 'release':
@@ -167,7 +236,15 @@ export class Model {
     const r = this.runs.get(op.run);
     if (op.t === 'create') {
       if (r) return err(InvalidKeyError);
-      this.runs.set(op.run, { seqs: 0, owned: true, state: 'running', approvals: new Map(), effects: new Map(), snapshots: new Map(), msgs: 0 });
+      this.runs.set(op.run, {
+        seqs: 0,
+        owned: true,
+        state: 'running',
+        approvals: new Map(),
+        effects: new Map(),
+        snapshots: new Map(),
+        msgs: 0,
+      });
       return ok(runIdOf(op.run));
     }
     if (op.t === 'acquire') {

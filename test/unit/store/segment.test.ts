@@ -16,14 +16,31 @@ async function stepWithEffect(s: DiskStore, id: string, step: number, msgs: Chat
   const a = h.assistantWithCall(step);
   msgs = [...msgs, a];
   await s.append(id, h.postLlm(h.snapshot(step, msgs, { pending_llm_response: h.pendingResponse(a, step) })));
-  await s.recordIntent(id, { tool_call_id: `call_${step}`, step, tool_name: 'run_command', input_hash: `ih${step}`, side_effecting: true });
-  await s.recordResult(id, `call_${step}`, { output: `ran ${step}`, output_hash: `oh${step}`, is_error: false, blob: null });
+  await s.recordIntent(id, {
+    tool_call_id: `call_${step}`,
+    step,
+    tool_name: 'run_command',
+    input_hash: `ih${step}`,
+    side_effecting: true,
+  });
+  await s.recordResult(id, `call_${step}`, {
+    output: `ran ${step}`,
+    output_hash: `oh${step}`,
+    is_error: false,
+    blob: null,
+  });
   return [...msgs, { role: 'tool', tool_call_id: `call_${step}`, content: `ran ${step}` }];
 }
 
-const segmentIn = (runDir: string) => path.join(runDir, fs.readdirSync(runDir).find((n) => n.startsWith('segment-'))!);
+const segmentIn = (runDir: string) =>
+  path.join(
+    runDir,
+    fs.readdirSync(runDir).find((n) => n.startsWith('segment-'))!,
+  );
 
-async function openCollecting(dir: string): Promise<{ s: DiskStore; reports: CorruptionReport[]; recovered: Extract<StoreEvent, { kind: 'recovered' }>[] }> {
+async function openCollecting(
+  dir: string,
+): Promise<{ s: DiskStore; reports: CorruptionReport[]; recovered: Extract<StoreEvent, { kind: 'recovered' }>[] }> {
   const reports: CorruptionReport[] = [];
   const recovered: Extract<StoreEvent, { kind: 'recovered' }>[] = [];
   const s = await openDiskStoreReady(dir, {
@@ -87,7 +104,10 @@ describe('store: the segment log', function () {
       const o = await openCollecting(c);
       const l = await o.s.acquire(id, h.owner('after crash'));
       assert.deepEqual(o.reports, [], `cut at ${cut}: not corruption`);
-      assert.ok(o.recovered.some((r) => /torn frame.*never acknowledged/.test(r.message)), `cut at ${cut}: noted (${o.recovered.map((r) => r.message)})`);
+      assert.ok(
+        o.recovered.some((r) => /torn frame.*never acknowledged/.test(r.message)),
+        `cut at ${cut}: noted (${o.recovered.map((r) => r.message)})`,
+      );
       assert.equal((await o.s.latest(id)).seq, seqBefore, `cut at ${cut}: the last acknowledged checkpoint`);
       assert.equal(fs.statSync(segFile).size, last.start, `cut at ${cut}: the torn bytes are cut off`);
       assert.equal((await o.s.append(id, h.terminal(1))).seq, seqBefore + 1, 'the log goes on');
@@ -95,13 +115,19 @@ describe('store: the segment log', function () {
       await o.s.close();
       const again = await openCollecting(c);
       assert.equal((await again.s.latest(id)).phase, 'run_terminal');
-      assert.deepEqual([...again.reports, ...again.recovered.filter((r) => !r.file.endsWith('index.json'))], [], 'clean after the repair');
+      assert.deepEqual(
+        [...again.reports, ...again.recovered.filter((r) => !r.file.endsWith('index.json'))],
+        [],
+        'clean after the repair',
+      );
       await again.s.close();
       fs.rmSync(c, { recursive: true, force: true });
       cases++;
     }
     assert.equal(cases, last.end - last.start - 1);
-    console.log(`      torn tail: ${cases} cut offsets of a ${last.end - last.start}-byte record, each cut off and noted`);
+    console.log(
+      `      torn tail: ${cases} cut offsets of a ${last.end - last.start}-byte record, each cut off and noted`,
+    );
   });
 
   it('a torn tail the witness had counted (acknowledged, then lost) is reported as lost data', async () => {
@@ -151,13 +177,24 @@ describe('store: the segment log', function () {
     assert.match(r.reason, new RegExp(`is corrupt at byte ${victim.start}`));
     assert.equal(r.data_lost, true);
     const copy = r.quarantined.find((q) => q.file === r.file)!;
-    assert.deepEqual(fs.readFileSync(path.join(dir, copy.to)), flipped, 'the whole damaged segment is kept in quarantine');
+    assert.deepEqual(
+      fs.readFileSync(path.join(dir, copy.to)),
+      flipped,
+      'the whole damaged segment is kept in quarantine',
+    );
     // Cut before the bad frame; the next frame there is the damage record the repair wrote.
     const after = parseSegment(fs.readFileSync(segFile)).frames.find((f) => f.start === victim.start);
-    assert.match(JSON.stringify(after?.value), /"op":"damage"/, 'cut before the bad frame: appends go on from the last good one');
+    assert.match(
+      JSON.stringify(after?.value),
+      /"op":"damage"/,
+      'cut before the bad frame: appends go on from the last good one',
+    );
     const lastSeq = (await o.s.latest(id)).seq;
     assert.equal(r.fell_back_to_seq, lastSeq);
-    assert.ok(r.lost_calls.length > 0, `the intact frames after the flip still tell which calls were lost (${JSON.stringify(r.lost_calls)})`);
+    assert.ok(
+      r.lost_calls.length > 0,
+      `the intact frames after the flip still tell which calls were lost (${JSON.stringify(r.lost_calls)})`,
+    );
     assert.equal(r.effects_lost, true);
     await o.s.append(id, h.preTools(9));
     await l.release();
@@ -176,7 +213,10 @@ describe('store: the segment log', function () {
     await lease.release();
     await s.close();
     const segFile = segmentIn(path.join(dir, 'runs', run.run_id));
-    const newer = Buffer.concat([encodeFrame({ segment: 3, run_id: run.run_id, first: 1, meta: null, layout: 'future' }), encodeFrame({ future: true })]);
+    const newer = Buffer.concat([
+      encodeFrame({ segment: 3, run_id: run.run_id, first: 1, meta: null, layout: 'future' }),
+      encodeFrame({ future: true }),
+    ]);
     fs.writeFileSync(segFile, newer);
     const o = await openCollecting(dir);
     await h.rejects(o.s.acquire(run.run_id, h.owner('old')), SchemaVersionError, /newer than this version/);

@@ -26,7 +26,18 @@ export interface SmallDisk {
   release(fsl?: FaultyFs): void;
 }
 
-const WRITE_OPS = ['createExclusive', 'openForUpdate', 'write', 'pwrite', 'rename', 'link', 'unlink', 'mkdir', 'utimes', 'rmrf'] as const;
+const WRITE_OPS = [
+  'createExclusive',
+  'openForUpdate',
+  'write',
+  'pwrite',
+  'rename',
+  'link',
+  'unlink',
+  'mkdir',
+  'utimes',
+  'rmrf',
+] as const;
 
 function tryMount(dir: string, sizeKb: number): boolean {
   if (process.platform !== 'linux') return false;

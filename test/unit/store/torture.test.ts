@@ -11,14 +11,21 @@ describe('store: SIGKILL torture', function () {
     const r = await runTorture({ trials: 50, seed: 42, lostTailEvery: 4 });
     try {
       const lt = r.lostTails;
-      console.log(`      torture: ${r.trials} trials, ${r.kills} SIGKILLs, ${r.runsFinished} runs finished, ${lt.trials} lost tails (${lt.acknowledged} acknowledged, ${lt.withEffects} with effect records), ${r.failures.length} failures`);
+      console.log(
+        `      torture: ${r.trials} trials, ${r.kills} SIGKILLs, ${r.runsFinished} runs finished, ${lt.trials} lost tails (${lt.acknowledged} acknowledged, ${lt.withEffects} with effect records), ${r.failures.length} failures`,
+      );
       const log = fs.readFileSync(path.join(r.dir, 'effects.log'), 'utf8');
-      console.log(`      side effects run: ${log.split('\n').filter(Boolean).length}, re-run behind an uncertain approval: ${(log.match(/ uncertain:/g) ?? []).length}`);
+      console.log(
+        `      side effects run: ${log.split('\n').filter(Boolean).length}, re-run behind an uncertain approval: ${(log.match(/ uncertain:/g) ?? []).length}`,
+      );
       assert.deepEqual(r.failures, []);
       assert.equal(r.trials, 50);
       assert.ok(r.kills >= 25, `most trials end in a SIGKILL (${r.kills})`);
       assert.ok(r.runsFinished >= 1, 'runs are resumed to the end across kills');
-      assert.ok(r.lostTails.acknowledged >= 3, `acknowledged tails were deleted and reported (${JSON.stringify(r.lostTails)})`);
+      assert.ok(
+        r.lostTails.acknowledged >= 3,
+        `acknowledged tails were deleted and reported (${JSON.stringify(r.lostTails)})`,
+      );
     } finally {
       fs.rmSync(r.dir, { recursive: true, force: true });
     }

@@ -81,7 +81,13 @@ function parseLine(raw: string, opts: RuleOptions): Rule | null {
 export function globRegExp(glob: string, opts: RuleOptions): RegExp {
   // fnmatch's `[!a]` is a negated class; picomatch reads it as "!" or "a", so spell it `[^a]`.
   const fixed = glob.replace(/(^|[^\\])\[!/g, '$1[^');
-  return picomatch.makeRe(fixed, { dot: true, nobrace: !opts.braces, noextglob: true, nonegate: true, strictSlashes: true });
+  return picomatch.makeRe(fixed, {
+    dot: true,
+    nobrace: !opts.braces,
+    noextglob: true,
+    nonegate: true,
+    strictSlashes: true,
+  });
 }
 
 /** Git drops trailing spaces unless the last one is escaped with a backslash. */

@@ -35,7 +35,9 @@ async function readRules(file: string): Promise<IgnoreRules | null> {
 /** `names`: the folder's entries when the caller has listed it already (saves a read per kind). */
 export async function loadFrame(dir: string, names?: ReadonlySet<string>): Promise<Frame> {
   const has = (n: string): boolean => names === undefined || names.has(n);
-  const [rgignore, ignore, gitignore] = await Promise.all(IGNORE_FILES.map((f) => (has(f) ? readRules(path.join(dir, f)) : null)));
+  const [rgignore, ignore, gitignore] = await Promise.all(
+    IGNORE_FILES.map((f) => (has(f) ? readRules(path.join(dir, f)) : null)),
+  );
   let hasGit = false;
   let gitExclude: IgnoreRules | null = null;
   if (has('.git')) {

@@ -6,7 +6,15 @@ import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import { ToolFailure } from '../types';
 import { walkFiles } from './nodeWalk';
-import { type FileList, fileLimits, type Hit, type ListLimits, type Scope, type SearchQuery, type SearchResult } from './types';
+import {
+  type FileList,
+  fileLimits,
+  type Hit,
+  type ListLimits,
+  type Scope,
+  type SearchQuery,
+  type SearchResult,
+} from './types';
 
 /** The fallback reads whole files; bigger ones are skipped, and the answer says so. */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -14,14 +22,23 @@ const MAX_FILE_BYTES = 256 * 1024 * 1024;
 const MAX_POSTED_LINE = 4000;
 
 export async function nodeList(scope: Scope, limits: ListLimits = {}): Promise<FileList> {
-  return walkFiles(scope, { filter: null, maxFiles: limits.maxFiles ?? fileLimits.maxFiles, deadline: limits.deadline ?? null });
+  return walkFiles(scope, {
+    filter: null,
+    maxFiles: limits.maxFiles ?? fileLimits.maxFiles,
+    deadline: limits.deadline ?? null,
+  });
 }
 
 export async function nodeSearch(scope: Scope, q: SearchQuery): Promise<SearchResult> {
   const deadline = Date.now() + fileLimits.deadlineMs;
   const walk = await walkFiles(scope, { filter: q.filter, maxFiles: fileLimits.maxFiles, deadline });
   if (walk.stoppedBy === 'deadline') {
-    return { hits: [], more: false, stopped: { kind: 'deadline', searchedFiles: 0, totalFiles: null, currentFile: null }, warnings: [] };
+    return {
+      hits: [],
+      more: false,
+      stopped: { kind: 'deadline', searchedFiles: 0, totalFiles: null, currentFile: null },
+      warnings: [],
+    };
   }
   const job: SearchJob = {
     pattern: q.pattern,
@@ -34,7 +51,8 @@ export async function nodeSearch(scope: Scope, q: SearchQuery): Promise<SearchRe
   };
   const r = await searchInWorker(job, deadline, scope.signal);
   const more = r.hits.length > q.limit;
-  const stopped = r.stopped ?? (walk.stoppedBy === 'limit' ? { kind: 'walk_limit' as const, walkedFiles: walk.files.length } : null);
+  const stopped =
+    r.stopped ?? (walk.stoppedBy === 'limit' ? { kind: 'walk_limit' as const, walkedFiles: walk.files.length } : null);
   return { hits: r.hits.slice(0, q.limit), more, stopped, warnings: r.warnings };
 }
 
@@ -117,7 +135,12 @@ function searchInWorker(job: SearchJob, deadline: number, signal: AbortSignal): 
     };
     const onDeadline = (): void => {
       const i = Atomics.load(at, 0);
-      out.stopped = { kind: 'deadline', searchedFiles: i, totalFiles: job.files.length, currentFile: job.files[i]?.rel ?? null };
+      out.stopped = {
+        kind: 'deadline',
+        searchedFiles: i,
+        totalFiles: job.files.length,
+        currentFile: job.files[i]?.rel ?? null,
+      };
       finish(() => resolve(out));
     };
     const timer = setTimeout(onDeadline, Math.max(0, deadline - Date.now()));
@@ -130,6 +153,8 @@ function searchInWorker(job: SearchJob, deadline: number, signal: AbortSignal): 
       else finish(() => resolve(out));
     });
     worker.once('error', (err) => finish(() => reject(new ToolFailure(`search_text failed: ${err.message}`))));
-    worker.once('exit', (code) => finish(() => reject(new ToolFailure(`search_text failed: the search worker exited with code ${code}`))));
+    worker.once('exit', (code) =>
+      finish(() => reject(new ToolFailure(`search_text failed: the search worker exited with code ${code}`))),
+    );
   });
 }

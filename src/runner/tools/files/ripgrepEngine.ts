@@ -6,7 +6,15 @@
 // always waited for it to exit.
 import { spawn } from 'node:child_process';
 import { ToolFailure } from '../types';
-import { fileLimits, type FileList, type Hit, type ListLimits, type Scope, type SearchQuery, type SearchResult } from './types';
+import {
+  fileLimits,
+  type FileList,
+  type Hit,
+  type ListLimits,
+  type Scope,
+  type SearchQuery,
+  type SearchResult,
+} from './types';
 
 /** The binary could not be started (moved, not executable): the finder falls back to Node. */
 export class RipgrepUnavailable extends Error {
@@ -31,14 +39,21 @@ export async function ripgrepList(rg: string, scope: Scope, limits: ListLimits =
   const maxFiles = limits.maxFiles ?? fileLimits.maxFiles;
   const files: string[] = [];
   let full = false;
-  const run = await runRipgrep(rg, scope, [...commonArgs(scope), '--files', '--null', '--', target(scope)], '\0', limits.deadline ?? null, (rec) => {
-    if (files.length >= maxFiles) {
-      full = true;
-      return 'stop';
-    }
-    files.push(clean(rec));
-    return 'more';
-  });
+  const run = await runRipgrep(
+    rg,
+    scope,
+    [...commonArgs(scope), '--files', '--null', '--', target(scope)],
+    '\0',
+    limits.deadline ?? null,
+    (rec) => {
+      if (files.length >= maxFiles) {
+        full = true;
+        return 'stop';
+      }
+      files.push(clean(rec));
+      return 'more';
+    },
+  );
   const stoppedBy = full ? 'limit' : run.deadline ? 'deadline' : null;
   return { files, complete: stoppedBy === null, stoppedBy };
 }
@@ -73,7 +88,14 @@ export async function ripgrepSearch(rg: string, scope: Scope, q: SearchQuery): P
 }
 
 function searchArgs(scope: Scope, q: SearchQuery, sorted: boolean): string[] {
-  const args = [...commonArgs(scope, sorted), '--json', '--crlf', '--engine', 'auto', q.caseSensitive ? '--case-sensitive' : '--ignore-case'];
+  const args = [
+    ...commonArgs(scope, sorted),
+    '--json',
+    '--crlf',
+    '--engine',
+    'auto',
+    q.caseSensitive ? '--case-sensitive' : '--ignore-case',
+  ];
   if (q.nameGlob !== null) args.push('--type-add', `awglob:${q.nameGlob}`, '--type', 'awglob');
   args.push('-e', q.pattern, '--', target(scope));
   return args;
@@ -86,7 +108,9 @@ function matchRecord(rec: string, q: SearchQuery): Hit | null {
 }
 
 function result(hits: Hit[], q: SearchQuery, deadline: boolean, warnings: string[]): SearchResult {
-  const stopped = deadline ? { kind: 'deadline' as const, searchedFiles: null, totalFiles: null, currentFile: null } : null;
+  const stopped = deadline
+    ? { kind: 'deadline' as const, searchedFiles: null, totalFiles: null, currentFile: null }
+    : null;
   return { hits: hits.slice(0, q.limit), more: hits.length > q.limit, stopped, warnings };
 }
 
@@ -121,7 +145,14 @@ function toHit(m: RgMatch): Hit {
   // ripgrep gives byte offsets; the display (and the fallback) count UTF-16 units.
   const startByte = m.data.submatches[0]?.start ?? 0;
   const column = Buffer.from(line, 'utf8').subarray(0, startByte).toString('utf8').length;
-  return { rel: clean(decode(m.data.path)), line: m.data.line_number, text: line, textStart: 0, lineLength: line.length, column };
+  return {
+    rel: clean(decode(m.data.path)),
+    line: m.data.line_number,
+    text: line,
+    textStart: 0,
+    lineLength: line.length,
+    column,
+  };
 }
 
 interface RunOutcome {
@@ -133,7 +164,14 @@ interface RunOutcome {
  * Spawns rg in the workspace root and hands each record (split on `sep`) to `onRecord` until it
  * says 'stop'; then kills the process. Resolves after the process has exited.
  */
-function runRipgrep(rg: string, scope: Scope, args: string[], sep: string, deadline: number | null, onRecord: (rec: string) => 'more' | 'stop'): Promise<RunOutcome> {
+function runRipgrep(
+  rg: string,
+  scope: Scope,
+  args: string[],
+  sep: string,
+  deadline: number | null,
+  onRecord: (rec: string) => 'more' | 'stop',
+): Promise<RunOutcome> {
   return new Promise((resolve, reject) => {
     if (scope.signal.aborted) return reject(new ToolFailure('Cancelled.'));
     const child = spawn(rg, args, { cwd: scope.root, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
@@ -173,9 +211,13 @@ function runRipgrep(rg: string, scope: Scope, args: string[], sep: string, deadl
         onRecord(rest);
       }
       if (stoppedBy === 'cancel') return reject(new ToolFailure('Cancelled.'));
-      const warnings = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+      const warnings = stderr
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean);
       // Exit code 2 is "an error happened"; without a single record nothing ran (a bad pattern).
-      if (code === 2 && records === 0 && stoppedBy === null) return reject(new ToolFailure(`ripgrep could not run the search: ${warnings.join(' ') || 'exit code 2'}`));
+      if (code === 2 && records === 0 && stoppedBy === null)
+        return reject(new ToolFailure(`ripgrep could not run the search: ${warnings.join(' ') || 'exit code 2'}`));
       resolve({ deadline: stoppedBy === 'deadline', warnings });
     });
   });

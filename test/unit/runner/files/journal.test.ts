@@ -11,7 +11,8 @@ import { applyPlan, drive, git, read, same, workspace } from './journalSupport';
 import { ENGINES } from './support';
 
 const pick = <K extends 'size' | 'encoding' | 'blob'>(v: FileVersion, k: K) => (v.kind === 'file' ? v[k] : undefined);
-const byPath = (effects: Effect[]) => new Map(effects.flatMap((e) => (e.files ?? []).map((f) => [`${e.tool_name}:${f.path}`, f] as [string, FileChange])));
+const byPath = (effects: Effect[]) =>
+  new Map(effects.flatMap((e) => (e.files ?? []).map((f) => [`${e.tool_name}:${f.path}`, f] as [string, FileChange])));
 
 describe('file journal: what the agent changed, and restoring it', function () {
   this.timeout(60_000);
@@ -31,25 +32,43 @@ describe('file journal: what the agent changed, and restoring it', function () {
       ],
       { onPhase: (seq, phase) => phase === 'pre_tool_batch' && seqs.push(seq) },
     );
-    assert.equal(fs.readFileSync(path.join(ws, 'crlf.txt'), 'utf8'), 'line one\r\nline 2\r\n', 'edit_file kept the CRLF line endings');
+    assert.equal(
+      fs.readFileSync(path.join(ws, 'crlf.txt'), 'utf8'),
+      'line one\r\nline 2\r\n',
+      'edit_file kept the CRLF line endings',
+    );
     const effects = await store.listEffects(runId);
     const files = byPath(effects);
     const edit = files.get('edit_file:crlf.txt')!;
-    assert.equal(edit.before.kind === 'file' && (await store.getBlob(runId, edit.before.blob!)), crlf, 'the pre-image is the exact CRLF text');
+    assert.equal(
+      edit.before.kind === 'file' && (await store.getBlob(runId, edit.before.blob!)),
+      crlf,
+      'the pre-image is the exact CRLF text',
+    );
     assert.deepEqual(pick(files.get('write_file:big.txt')!.before, 'size'), big.length);
     assert.deepEqual(files.get('write_file:new/made.txt')!.before, { kind: 'absent' });
     const made = files.get('write_file:new/made.txt')!.after;
     const same2 = files.get('write_file:new/same.txt')!.after;
-    assert.ok(made.kind === 'file' && same2.kind === 'file' && made.blob === same2.blob, 'identical content is one blob');
-    assert.deepEqual(effects.map((e) => e.checkpoint_seq), seqs, 'each call follows its batch checkpoint');
+    assert.ok(
+      made.kind === 'file' && same2.kind === 'file' && made.blob === same2.blob,
+      'identical content is one blob',
+    );
+    assert.deepEqual(
+      effects.map((e) => e.checkpoint_seq),
+      seqs,
+      'each call follows its batch checkpoint',
+    );
 
     const plan = await prepareRestore({ store, runId, toSeq: seqs[0]!, workspaceRoot: ws });
-    assert.deepEqual(plan.files.map((f) => [f.path, f.action]), [
-      ['big.txt', 'revert'],
-      ['crlf.txt', 'revert'],
-      ['new/made.txt', 'revert'],
-      ['new/same.txt', 'revert'],
-    ]);
+    assert.deepEqual(
+      plan.files.map((f) => [f.path, f.action]),
+      [
+        ['big.txt', 'revert'],
+        ['crlf.txt', 'revert'],
+        ['new/made.txt', 'revert'],
+        ['new/same.txt', 'revert'],
+      ],
+    );
     await applyPlan(store, runId, ws, plan);
     const now = read(ws, ['crlf.txt', 'big.txt', 'keep.txt', 'new/made.txt']);
     assert.equal(now.get('crlf.txt')!.toString('utf8'), crlf);
@@ -64,29 +83,58 @@ for (const engine of ENGINES) {
     this.timeout(60_000);
 
     it('a git-ignored build folder a command changed is not journaled; the tracked file it changed is', async () => {
-      const ws = workspace({ '.gitignore': 'build/\n', 'src/app.ts': 'export const v = 1;\n', 'build/app.js': 'old output\n' }, { git: true });
+      const ws = workspace(
+        { '.gitignore': 'build/\n', 'src/app.ts': 'export const v = 1;\n', 'build/app.js': 'old output\n' },
+        { git: true },
+      );
       let firstBatch = 0;
       const finder = engine.finder();
       const { store, runId } = await drive(
         ws,
-        [{ name: 'run_command', arguments: { command: 'echo "export const v = 2;" > src/app.ts && echo new output > build/app.js && echo map > build/app.js.map' } }],
+        [
+          {
+            name: 'run_command',
+            arguments: {
+              command:
+                'echo "export const v = 2;" > src/app.ts && echo new output > build/app.js && echo map > build/app.js.map',
+            },
+          },
+        ],
         { onPhase: (seq, phase) => phase === 'pre_tool_batch' && !firstBatch && (firstBatch = seq), finder },
       );
       const cmd = (await store.listEffects(runId)).find((e) => e.tool_name === 'run_command')!;
-      assert.deepEqual((cmd.files ?? []).map((f) => f.path), ['src/app.ts'], 'build/ changed too, but git ignores it');
+      assert.deepEqual(
+        (cmd.files ?? []).map((f) => f.path),
+        ['src/app.ts'],
+        'build/ changed too, but git ignores it',
+      );
       assert.equal(cmd.file_scan?.complete, true);
       assert.equal(cmd.file_scan?.files, 2, 'the scan saw .gitignore and src/app.ts, nothing in build/');
-      assert.deepEqual({ ...finder.calls }, { ripgrep: 0, node: 0, [engine.name]: 2 }, `the scans before and after the command listed the files with ${engine.name}`);
+      assert.deepEqual(
+        { ...finder.calls },
+        { ripgrep: 0, node: 0, [engine.name]: 2 },
+        `the scans before and after the command listed the files with ${engine.name}`,
+      );
       const plan = await prepareRestore({ store, runId, toSeq: firstBatch, workspaceRoot: ws });
-      assert.deepEqual(plan.files.map((f) => [f.path, f.action]), [['src/app.ts', 'revert']]);
+      assert.deepEqual(
+        plan.files.map((f) => [f.path, f.action]),
+        [['src/app.ts', 'revert']],
+      );
       await applyPlan(store, runId, ws, plan);
       assert.equal(fs.readFileSync(path.join(ws, 'src/app.ts'), 'utf8'), 'export const v = 1;\n', 'back from git');
-      assert.equal(fs.readFileSync(path.join(ws, 'build/app.js'), 'utf8'), 'new output\n', 'ignored output is never touched');
+      assert.equal(
+        fs.readFileSync(path.join(ws, 'build/app.js'), 'utf8'),
+        'new output\n',
+        'ignored output is never touched',
+      );
       assert.ok(fs.existsSync(path.join(ws, 'build/app.js.map')));
     });
 
     it("a command's changes: known from the agent's earlier write, from a clean git file, or absent; unknown otherwise, with the reason", async () => {
-      const ws = workspace({ 'tracked.txt': 'committed\n', 'dirty.txt': 'committed too\n', '.gitignore': 'build/\n' }, { git: true });
+      const ws = workspace(
+        { 'tracked.txt': 'committed\n', 'dirty.txt': 'committed too\n', '.gitignore': 'build/\n' },
+        { git: true },
+      );
       fs.writeFileSync(path.join(ws, 'dirty.txt'), 'edited by the user, not committed\n');
       fs.writeFileSync(path.join(ws, 'untracked.txt'), 'never committed\n');
       let firstBatch = 0;
@@ -97,15 +145,23 @@ for (const engine of ENGINES) {
           {
             name: 'run_command',
             arguments: {
-              command: 'echo changed > tracked.txt && echo changed > dirty.txt && echo changed > untracked.txt && mv mine.txt moved.txt && mkdir -p build && echo x > build/out.js && printf "\\000\\377bin" > new.bin',
+              command:
+                'echo changed > tracked.txt && echo changed > dirty.txt && echo changed > untracked.txt && mv mine.txt moved.txt && mkdir -p build && echo x > build/out.js && printf "\\000\\377bin" > new.bin',
             },
           },
         ],
-        { onPhase: (seq, phase) => phase === 'pre_tool_batch' && !firstBatch && (firstBatch = seq), finder: engine.finder() },
+        {
+          onPhase: (seq, phase) => phase === 'pre_tool_batch' && !firstBatch && (firstBatch = seq),
+          finder: engine.finder(),
+        },
       );
       const cmd = (await store.listEffects(runId)).find((e) => e.tool_name === 'run_command')!;
       const f = new Map((cmd.files ?? []).map((c) => [c.path, c]));
-      assert.deepEqual([...f.keys()].sort(), ['dirty.txt', 'mine.txt', 'moved.txt', 'new.bin', 'tracked.txt', 'untracked.txt'], 'build/ is git-ignored: not tracked');
+      assert.deepEqual(
+        [...f.keys()].sort(),
+        ['dirty.txt', 'mine.txt', 'moved.txt', 'new.bin', 'tracked.txt', 'untracked.txt'],
+        'build/ is git-ignored: not tracked',
+      );
       assert.ok(cmd.file_scan?.complete);
       assert.equal(f.get('tracked.txt')!.before.kind, 'file', 'clean in git: the content comes from HEAD');
       assert.equal(f.get('mine.txt')!.before.kind, 'file', 'the agent wrote it earlier in the run');
@@ -113,7 +169,10 @@ for (const engine of ENGINES) {
       assert.deepEqual(f.get('moved.txt')!.before, { kind: 'absent' });
       assert.equal(pick(f.get('new.bin')!.after, 'encoding'), 'base64', 'binary content is kept as base64');
       const dirty = f.get('dirty.txt')!.before;
-      assert.ok(dirty.kind === 'unknown' && /not known \(it had changes not committed to git\)/.test(dirty.reason), JSON.stringify(dirty));
+      assert.ok(
+        dirty.kind === 'unknown' && /not known \(it had changes not committed to git\)/.test(dirty.reason),
+        JSON.stringify(dirty),
+      );
       const untracked = f.get('untracked.txt')!.before;
       assert.ok(untracked.kind === 'unknown' && /not tracked by git/.test(untracked.reason), JSON.stringify(untracked));
       assert.match(git(ws, 'status', '--porcelain'), /^ M tracked\.txt$/m, 'git itself was only read');
@@ -128,11 +187,18 @@ for (const engine of ENGINES) {
         'tracked.txt': 'revert',
         'untracked.txt': 'unrestorable',
       });
-      assert.match(plan.files.find((p) => p.path === 'untracked.txt')!.reason, /changed by `echo changed > tracked\.txt/);
+      assert.match(
+        plan.files.find((p) => p.path === 'untracked.txt')!.reason,
+        /changed by `echo changed > tracked\.txt/,
+      );
       await applyPlan(store, runId, ws, plan);
       const now = read(ws, ['tracked.txt', 'dirty.txt', 'mine.txt', 'moved.txt', 'new.bin', 'build/out.js']);
       assert.equal(now.get('tracked.txt')!.toString(), 'committed\n');
-      assert.equal(now.get('dirty.txt')!.toString(), 'changed\n', 'unknown earlier content: left as it is, never guessed');
+      assert.equal(
+        now.get('dirty.txt')!.toString(),
+        'changed\n',
+        'unknown earlier content: left as it is, never guessed',
+      );
       assert.equal(now.get('mine.txt'), null, 'created by the agent after the checkpoint: gone again');
       assert.equal(now.get('moved.txt'), null);
       assert.equal(now.get('new.bin'), null);
@@ -148,14 +214,35 @@ for (const engine of ENGINES) {
       let firstBatch = 0;
       const { store, runId } = await drive(
         ws,
-        [{ name: 'run_command', arguments: { command: 'echo new > plain.txt && echo new > lib/inner.txt && printf "\\001\\002" > lib/blob.bin' } }],
-        { onPhase: (seq, phase) => phase === 'pre_tool_batch' && !firstBatch && (firstBatch = seq), finder: engine.finder() },
+        [
+          {
+            name: 'run_command',
+            arguments: {
+              command: 'echo new > plain.txt && echo new > lib/inner.txt && printf "\\001\\002" > lib/blob.bin',
+            },
+          },
+        ],
+        {
+          onPhase: (seq, phase) => phase === 'pre_tool_batch' && !firstBatch && (firstBatch = seq),
+          finder: engine.finder(),
+        },
       );
       const plan = await prepareRestore({ store, runId, toSeq: firstBatch, workspaceRoot: ws });
-      assert.deepEqual(Object.fromEntries(plan.files.map((p) => [p.path, p.action])), { 'lib/blob.bin': 'revert', 'lib/inner.txt': 'revert', 'plain.txt': 'unrestorable' });
-      assert.match(plan.files.find((p) => p.path === 'plain.txt')!.reason, /the agent had not written it, and git does not track it/);
+      assert.deepEqual(Object.fromEntries(plan.files.map((p) => [p.path, p.action])), {
+        'lib/blob.bin': 'revert',
+        'lib/inner.txt': 'revert',
+        'plain.txt': 'unrestorable',
+      });
+      assert.match(
+        plan.files.find((p) => p.path === 'plain.txt')!.reason,
+        /the agent had not written it, and git does not track it/,
+      );
       await applyPlan(store, runId, ws, plan);
-      assert.equal(fs.readFileSync(path.join(ws, 'lib/inner.txt'), 'utf8'), 'inner committed\n', 'read from the nested repository');
+      assert.equal(
+        fs.readFileSync(path.join(ws, 'lib/inner.txt'), 'utf8'),
+        'inner committed\n',
+        'read from the nested repository',
+      );
       assert.equal(fs.existsSync(path.join(ws, 'lib/blob.bin')), false);
       assert.equal(fs.readFileSync(path.join(ws, 'plain.txt'), 'utf8'), 'new\n');
     });

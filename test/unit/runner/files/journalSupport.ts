@@ -15,7 +15,11 @@ import { makeRunner, tmp } from '../../loop/support';
 export type Call = { name: string; arguments: Record<string, unknown> };
 
 export function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(
+    'git',
+    ['-c', 'user.email=t@example.com', '-c', 'user.name=t', '-c', 'commit.gpgsign=false', ...args],
+    { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
 }
 
 /** A workspace holding `files`; with `git`, committed in a repository. */
@@ -55,14 +59,19 @@ export async function drive(ws: string, calls: Call[], opts: DriveOptions = {}):
     description: 'offline demo model: scripted file changes',
     model: DEMO_MODEL_ID,
     subconversations: [],
-    turns: [...calls.map((c, i) => ({ reply: { content: `step ${i + 1}`, tool_calls: [c] } })), { reply: { content: 'done' } }],
+    turns: [
+      ...calls.map((c, i) => ({ reply: { content: `step ${i + 1}`, tool_calls: [c] } })),
+      { reply: { content: 'done' } },
+    ],
   };
   const server = await startModelServer({ scenario });
   try {
     const auto = { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } as const;
     const deps = finder ? { tools: createCodingRegistry({ files: finder }), files: { finder } } : {};
     const r = makeRunner({ baseURL: server.url, workspace: ws, policy: auto, deps, ...(store ? { store } : {}) });
-    const sub = onPhase ? r.runner.events.on((e) => e.type === 'phase' && onPhase(e.record.seq, e.record.phase, e.record.step)) : undefined;
+    const sub = onPhase
+      ? r.runner.events.on((e) => e.type === 'phase' && onPhase(e.record.seq, e.record.phase, e.record.step))
+      : undefined;
     const handle = await r.runner.start({ task: 'change files' });
     const out = await handle.done;
     sub?.dispose();
@@ -74,7 +83,13 @@ export async function drive(ws: string, calls: Call[], opts: DriveOptions = {}):
 }
 
 /** Writes a plan's default writes (plus overwrites) to disk: what the extension's WorkspaceEdit does. */
-export async function applyPlan(store: CheckpointStore, runId: string, ws: string, plan: RestorePlan, overwrite: ReadonlySet<string> = new Set()): Promise<void> {
+export async function applyPlan(
+  store: CheckpointStore,
+  runId: string,
+  ws: string,
+  plan: RestorePlan,
+  overwrite: ReadonlySet<string> = new Set(),
+): Promise<void> {
   for (const [rel, v] of restoreWrites(plan, overwrite)) {
     const abs = path.join(ws, rel);
     const bytes = await versionBytes(store, runId, v);
@@ -91,4 +106,5 @@ export function read(ws: string, paths: readonly string[]): Map<string, Buffer |
   return new Map(paths.map((p) => [p, fs.existsSync(path.join(ws, p)) ? fs.readFileSync(path.join(ws, p)) : null]));
 }
 
-export const same = (a: Buffer | null | undefined, b: Buffer | null | undefined): boolean => (!a || !b ? (a ?? null) === (b ?? null) : a.equals(b));
+export const same = (a: Buffer | null | undefined, b: Buffer | null | undefined): boolean =>
+  !a || !b ? (a ?? null) === (b ?? null) : a.equals(b);

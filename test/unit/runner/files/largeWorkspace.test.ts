@@ -30,9 +30,14 @@ describe('runner/tools on a large generated workspace', function () {
         const lines = first.output.split('\n');
         assert.equal(lines.length, 101);
         assert.equal(lines[100], '[matches 1–100 shown; more follow: call search_text again with offset=100]');
-        assert.ok(lines.slice(0, 100).every((l) => /^src\/pkg\d+\/mod\d+\.ts:3: {3}return 'common word';$/.test(l)), lines.slice(0, 3).join('\n'));
-        const second = (await c('search_text', { pattern: 'common word', offset: 100, max_results: 5 })).output.split('\n');
-        assert.equal(second[0], 'src/pkg001/mod000.ts:3:   return \'common word\';', 'page 2 starts where page 1 ended');
+        assert.ok(
+          lines.slice(0, 100).every((l) => /^src\/pkg\d+\/mod\d+\.ts:3: {3}return 'common word';$/.test(l)),
+          lines.slice(0, 3).join('\n'),
+        );
+        const second = (await c('search_text', { pattern: 'common word', offset: 100, max_results: 5 })).output.split(
+          '\n',
+        );
+        assert.equal(second[0], "src/pkg001/mod000.ts:3:   return 'common word';", 'page 2 starts where page 1 ended');
         assert.equal(second[5], '[matches 101–105 shown; more follow: call search_text again with offset=105]');
       });
 
@@ -40,12 +45,25 @@ describe('runner/tools on a large generated workspace', function () {
         const c = call();
         const r = await c('list_files', { recursive: true, limit: 5000, offset: 20_000 });
         const total = ws.visibleFiles + ws.visibleFolders;
-        assert.match(r.output, new RegExp(`\\n\\[entries 20,001–(\\d|,)+ of ${total.toLocaleString('en-US')} shown; next page: offset=\\d+\\]\\n`));
+        assert.match(
+          r.output,
+          new RegExp(
+            `\\n\\[entries 20,001–(\\d|,)+ of ${total.toLocaleString('en-US')} shown; next page: offset=\\d+\\]\\n`,
+          ),
+        );
         assert.doesNotMatch(r.output, /^dist\/|\/out\//m);
         assert.match(r.output, /\[also in the workspace root, not listed: \.git\/, dist\/ /);
         const nested = await c('list_files', { path: 'vendor/nested' });
-        assert.equal(nested.output.split('\n').slice(0, 3).join('\n'), `.gitignore\nlib/ (${ws.size.nestedFiles} files)\nnotes.tmp`);
-        assert.match((await c('list_files', {})).output, new RegExp(`^\\.gitignore\\nsrc/ \\(${ws.size.srcFiles.toLocaleString('en-US')} files\\)\\nvendor/ \\(\\d+ files\\)\\n`));
+        assert.equal(
+          nested.output.split('\n').slice(0, 3).join('\n'),
+          `.gitignore\nlib/ (${ws.size.nestedFiles} files)\nnotes.tmp`,
+        );
+        assert.match(
+          (await c('list_files', {})).output,
+          new RegExp(
+            `^\\.gitignore\\nsrc/ \\(${ws.size.srcFiles.toLocaleString('en-US')} files\\)\\nvendor/ \\(\\d+ files\\)\\n`,
+          ),
+        );
       });
 
       it('the walk limit is stated wherever it cuts', async () => {
@@ -54,7 +72,10 @@ describe('runner/tools on a large generated workspace', function () {
         try {
           const c = call();
           const list = await c('list_files', {});
-          assert.match(list.output, /^\.gitignore\nsrc\/ \(9,999\+ files\)\n\[stopped after 10,000 files \(the listing limit\): files after that are missing; list a narrower path\]$/);
+          assert.match(
+            list.output,
+            /^\.gitignore\nsrc\/ \(9,999\+ files\)\n\[stopped after 10,000 files \(the listing limit\): files after that are missing; list a narrower path\]$/,
+          );
           const none = await c('search_text', { pattern: 'not_in_any_file_zq' });
           // ripgrep streams and has no walk limit; the fallback holds the file list in memory and says where it stopped.
           const expected =

@@ -28,7 +28,9 @@ type Op =
   | { t: 'rm'; path: P }
   | { t: 'mv'; from: P; to: P };
 
-const content = fc.tuple(fc.constantFrom('x', 'yy', 'multi\nline', 'crlf\r\nline'), fc.nat(99)).map(([s, n]) => `${s}-${n}`);
+const content = fc
+  .tuple(fc.constantFrom('x', 'yy', 'multi\nline', 'crlf\r\nline'), fc.nat(99))
+  .map(([s, n]) => `${s}-${n}`);
 const pathArb = fc.constantFrom(...PATHS);
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('write' as const), path: pathArb, content }),
@@ -38,7 +40,11 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('mv' as const), from: pathArb, to: pathArb }),
 );
 /** A user edit before step `step`: new content, or a deletion (null). */
-const userEdit = fc.record({ step: fc.integer({ min: 1, max: 6 }), path: pathArb, content: fc.option(content, { nil: null }) });
+const userEdit = fc.record({
+  step: fc.integer({ min: 1, max: 6 }),
+  path: pathArb,
+  content: fc.option(content, { nil: null }),
+});
 
 function toCall(o: Op): Call {
   const q = (s: string) => `'${s}'`; // contents hold no quotes
@@ -49,7 +55,10 @@ function toCall(o: Op): Call {
     case 'cmdWrite':
       return { name: 'run_command', arguments: { command: `${mk} && printf '%s' ${q(`C:${o.content}`)} > ${o.path}` } };
     case 'cmdBin':
-      return { name: 'run_command', arguments: { command: `${mk} && printf '\\000\\377\\${o.n.toString(8).padStart(3, '0')}' > ${o.path}` } };
+      return {
+        name: 'run_command',
+        arguments: { command: `${mk} && printf '\\000\\377\\${o.n.toString(8).padStart(3, '0')}' > ${o.path}` },
+      };
     case 'rm':
       return { name: 'run_command', arguments: { command: `rm -f ${o.path}` } };
     case 'mv':
@@ -69,7 +78,10 @@ for (const engine of ENGINES) {
           fc.array(op, { minLength: 1, maxLength: 6 }),
           fc.array(userEdit, { maxLength: 4 }),
           fc.boolean(),
-          fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.subarray([...PATHS])), { minLength: 1, maxLength: 3 }),
+          fc.array(fc.tuple(fc.double({ min: 0, max: 1, noNaN: true }), fc.subarray([...PATHS])), {
+            minLength: 1,
+            maxLength: 3,
+          }),
           async (ops, edits, withGit, restores) => {
             const committed = { 'a.txt': 'I:a', 'sub/c.txt': 'I:c', [NEVER_TOUCHED]: 'mine' };
             const ws = workspace(committed, { git: withGit });
@@ -91,8 +103,11 @@ for (const engine of ENGINES) {
               prev = now;
             };
             const knownBefore = (p: string, before: Buffer | null) =>
-              before === null || (lastAgent.has(p) && same(lastAgent.get(p), before)) || (withGit && p in committed && same(before, Buffer.from((committed as Record<string, string>)[p]!)));
-            const agentWriter = (p: string, before: Buffer | null): Writer => (knownBefore(p, before) ? 'agent-known' : 'agent-unknown');
+              before === null ||
+              (lastAgent.has(p) && same(lastAgent.get(p), before)) ||
+              (withGit && p in committed && same(before, Buffer.from((committed as Record<string, string>)[p]!)));
+            const agentWriter = (p: string, before: Buffer | null): Writer =>
+              knownBefore(p, before) ? 'agent-known' : 'agent-unknown';
             const applyEditsBefore = (step: number) => {
               for (const e of edits.filter((x) => x.step === step)) {
                 const abs = path.join(ws, e.path);
@@ -107,7 +122,8 @@ for (const engine of ENGINES) {
             const calls = ops.map(toCall);
             const onPhase = (seq: number, phase: string, step: number) => {
               // The step's tool call ran after its pre_tool_batch checkpoint (still lastSeq here).
-              if (phase === 'post_tool_batch') attribute((p, b) => (ops[step - 1]!.t === 'write' ? 'agent-known' : agentWriter(p, b)));
+              if (phase === 'post_tool_batch')
+                attribute((p, b) => (ops[step - 1]!.t === 'write' ? 'agent-known' : agentWriter(p, b)));
               lastSeq = seq;
               snapshots.set(seq, read(ws, all));
               if (phase === 'step_started') applyEditsBefore(step);
@@ -118,21 +134,34 @@ for (const engine of ENGINES) {
               const toSeq = Math.max(1, Math.ceil(at * lastSeq));
               const before = read(ws, all);
               const plan = await prepareRestore({ store, runId, toSeq, workspaceRoot: ws });
-              const chosen = new Set<string>(overwrite.filter((p) => plan.files.some((f) => f.path === p && f.overwritable)));
+              const chosen = new Set<string>(
+                overwrite.filter((p) => plan.files.some((f) => f.path === p && f.overwritable)),
+              );
               const lease = await store.acquire(runId, owner('restore'));
               const replaced = await keepReplaced(store, runId, ws, plan, chosen);
               await applyPlan(store, runId, ws, plan, chosen);
-              await store.recordRestore(runId, { to_seq: toSeq, files: restoreOutcome(plan, chosen, replaced), forked_run_id: null, notes: plan.notes });
+              await store.recordRestore(runId, {
+                to_seq: toSeq,
+                files: restoreOutcome(plan, chosen, replaced),
+                forked_run_id: null,
+                notes: plan.notes,
+              });
               await lease.release();
               const after = read(ws, all);
               const expected = snapshots.get(toSeq)!;
               for (const p of all) {
-                const since = writes.get(p)!.filter(([s]) => s >= toSeq).map(([, w]) => w);
+                const since = writes
+                  .get(p)!
+                  .filter(([s]) => s >= toSeq)
+                  .map(([, w]) => w);
                 const ctx = `${p} after restore to #${toSeq} (writes since: ${since.join(',')}; ops ${JSON.stringify(ops)}; edits ${JSON.stringify(edits)})`;
                 const lastWriter = writes.get(p)!.at(-1)?.[1];
-                if (lastWriter === 'user' && !chosen.has(p)) assert.ok(same(after.get(p), before.get(p)), `user edit lost: ${ctx}`);
-                if (!plan.files.some((f) => f.path === p)) assert.ok(same(after.get(p), before.get(p)), `never journaled yet changed: ${ctx}`);
-                if (since.every((w) => w === 'agent-known' || w === 'restore')) assert.ok(same(after.get(p), expected.get(p)), `agent-only file not restored: ${ctx}`);
+                if (lastWriter === 'user' && !chosen.has(p))
+                  assert.ok(same(after.get(p), before.get(p)), `user edit lost: ${ctx}`);
+                if (!plan.files.some((f) => f.path === p))
+                  assert.ok(same(after.get(p), before.get(p)), `never journaled yet changed: ${ctx}`);
+                if (since.every((w) => w === 'agent-known' || w === 'restore'))
+                  assert.ok(same(after.get(p), expected.get(p)), `agent-only file not restored: ${ctx}`);
               }
               for (const p of all) {
                 if (same(after.get(p), before.get(p))) continue;
@@ -142,7 +171,10 @@ for (const engine of ENGINES) {
               lastSeq = (await store.latest(runId)).seq; // restores follow the run's last checkpoint
               assert.ok(restoreWrites(plan, chosen).size <= plan.files.length);
             }
-            assert.ok(same(read(ws, [NEVER_TOUCHED]).get(NEVER_TOUCHED), Buffer.from('mine')), 'the file nobody journaled is untouched');
+            assert.ok(
+              same(read(ws, [NEVER_TOUCHED]).get(NEVER_TOUCHED), Buffer.from('mine')),
+              'the file nobody journaled is untouched',
+            );
             fs.rmSync(ws, { recursive: true, force: true });
           },
         ),

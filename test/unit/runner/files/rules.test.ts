@@ -21,7 +21,11 @@ describe('runner/tools ignore rules and globs', () => {
     assert.equal(m('x/gen/y/z.ts'), 'ignore');
     assert.equal(m('# comment'), null);
     assert.equal(IgnoreRules.parse('{a,b}').match('a', false), null, 'no braces in .gitignore');
-    assert.equal(IgnoreRules.parse('**/{a,b}', { braces: true }).match('x/b', false), 'ignore', 'braces in exclude globs');
+    assert.equal(
+      IgnoreRules.parse('**/{a,b}', { braces: true }).match('x/b', false),
+      'ignore',
+      'braces in exclude globs',
+    );
   });
 
   it('globs: *, ?, **, classes (also [!…]), braces; dots are literal and dotfiles match', () => {
@@ -40,8 +44,16 @@ describe('runner/tools ignore rules and globs', () => {
   });
 
   it('VS Code exclude settings: switched-on entries; globs anchored at the folder; .git always', () => {
-    assert.deepEqual(enabledExcludes({ '**/a': true, b: false, '**/*.js': { when: '$(basename).ts' }, ' ': true }), ['**/a']);
+    assert.deepEqual(enabledExcludes({ '**/a': true, b: false, '**/*.js': { when: '$(basename).ts' }, ' ': true }), [
+      '**/a',
+    ]);
     assert.deepEqual(enabledExcludes(undefined), []);
-    assert.deepEqual(toIgnoreGlobs(['**/node_modules', 'dist', './out', '/abs', '**/.git']), ['**/.git', '**/node_modules', '/dist', '/out', '/abs']);
+    assert.deepEqual(toIgnoreGlobs(['**/node_modules', 'dist', './out', '/abs', '**/.git']), [
+      '**/.git',
+      '**/node_modules',
+      '/dist',
+      '/out',
+      '/abs',
+    ]);
   });
 });

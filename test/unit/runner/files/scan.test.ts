@@ -34,7 +34,13 @@ for (const engine of ENGINES) {
       const finder = engine.finder();
       const opts = { finder, exclude: ['**/*.env', 'tmp'] };
       const scan = await scanWorkspace(ws, opts);
-      assert.deepEqual([...scan.files.keys()].sort(), ['.gitignore', 'keep.log', 'lib/src.txt', 'src/.gitignore', 'src/a.ts']);
+      assert.deepEqual([...scan.files.keys()].sort(), [
+        '.gitignore',
+        'keep.log',
+        'lib/src.txt',
+        'src/.gitignore',
+        'src/a.ts',
+      ]);
       assert.deepEqual(scan.repos, ['', 'lib']);
       assert.equal(finder.calls[engine.name], 1, `listed by ${engine.name}`);
       assert.equal(repoOf(['', 'lib'], 'lib/src.txt'), 'lib');
@@ -49,7 +55,13 @@ for (const engine of ENGINES) {
     });
 
     it('sees the files list_files sees: outside a git repository .gitignore does not count, .ignore does', async () => {
-      const ws = workspace({ '.gitignore': 'dist/\n', '.ignore': 'cache/\n', 'dist/out.js': 'o', 'cache/c.bin': 'c', 'a.txt': 'a' });
+      const ws = workspace({
+        '.gitignore': 'dist/\n',
+        '.ignore': 'cache/\n',
+        'dist/out.js': 'o',
+        'cache/c.bin': 'c',
+        'a.txt': 'a',
+      });
       const scan = await scanWorkspace(ws, { finder: engine.finder() });
       assert.deepEqual([...scan.files.keys()].sort(), ['.gitignore', '.ignore', 'a.txt', 'dist/out.js']);
       assert.deepEqual(scan.repos, []);
@@ -92,7 +104,16 @@ describe('file journal: versions', () => {
 
 describe('file journal: read-only git', () => {
   it('reads clean files from HEAD in one batch (spaces, subfolders), and says why not for dirty, filtered and untracked ones', async () => {
-    const ws = workspace({ 'a b/c d.txt': 'spaced\n', 'top.txt': 'top\n', 'dirty.txt': 'd\n', 'pic.lfs': 'pointer\n', '.gitattributes': '*.lfs filter=lfs\n' }, { git: true });
+    const ws = workspace(
+      {
+        'a b/c d.txt': 'spaced\n',
+        'top.txt': 'top\n',
+        'dirty.txt': 'd\n',
+        'pic.lfs': 'pointer\n',
+        '.gitattributes': '*.lfs filter=lfs\n',
+      },
+      { git: true },
+    );
     fs.writeFileSync(path.join(ws, 'dirty.txt'), 'changed\n');
     const repo = (await repoBefore(ws, ''))!;
     assert.deepEqual([...repo.dirty], ['dirty.txt']);

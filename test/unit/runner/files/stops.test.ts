@@ -26,7 +26,7 @@ function alive(pid: number): boolean {
 }
 
 async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  for (const end = Date.now() + ms; !cond(); ) {
+  for (const end = Date.now() + ms; !cond();) {
     if (Date.now() > end) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -56,7 +56,10 @@ describe('runner/tools search stops', () => {
     const r = await call('search_text', { pattern: '^(a+)+$' });
     clearInterval(ticker);
     assert.equal(r.is_error, true);
-    assert.match(r.output, /^src\/a\.txt:1: aaa\n\[search_text stopped after 1 s while searching src\/long\.txt \(file 2 of 2\): matches after that point are missing\. The pattern may be too slow/);
+    assert.match(
+      r.output,
+      /^src\/a\.txt:1: aaa\n\[search_text stopped after 1 s while searching src\/long\.txt \(file 2 of 2\): matches after that point are missing\. The pattern may be too slow/,
+    );
     assert.ok(Date.now() - t0 < 5000, 'ended at the deadline');
     assert.ok(ticks >= 10, `the event loop kept running while the worker searched (${ticks} ticks)`);
   });
@@ -74,7 +77,11 @@ describe('runner/tools search stops', () => {
   it('ripgrep: cancel kills the process before the tool returns', async () => {
     const rg = hangingRipgrep(tools);
     const ac = new AbortController();
-    const pending = caller(createFileFinder({ ripgrepPath: rg.bin }), root)('search_text', { pattern: 'a' }, { signal: ac.signal });
+    const pending = caller(createFileFinder({ ripgrepPath: rg.bin }), root)(
+      'search_text',
+      { pattern: 'a' },
+      { signal: ac.signal },
+    );
     await waitFor(() => fs.existsSync(path.join(tools, 'rg.pid')) && fs.statSync(path.join(tools, 'rg.pid')).size > 0);
     const pid = rg.pid();
     assert.equal(alive(pid), true);
@@ -89,13 +96,19 @@ describe('runner/tools search stops', () => {
     const rg = hangingRipgrep(tools);
     const r = await caller(createFileFinder({ ripgrepPath: rg.bin }), root)('search_text', { pattern: 'a' });
     assert.equal(r.is_error, true);
-    assert.match(r.output, /^No matches for "a" in the workspace\.\n\[search_text stopped after 1 s: matches after that point are missing/);
+    assert.match(
+      r.output,
+      /^No matches for "a" in the workspace\.\n\[search_text stopped after 1 s: matches after that point are missing/,
+    );
     assert.equal(alive(rg.pid()), false);
   });
 
   it('a ripgrep binary that will not start: the Node engine answers, and the host is told once', async () => {
     const reasons: string[] = [];
-    const finder = createFileFinder({ ripgrepPath: path.join(tools, 'missing-rg'), onFallback: (r) => reasons.push(r) });
+    const finder = createFileFinder({
+      ripgrepPath: path.join(tools, 'missing-rg'),
+      onFallback: (r) => reasons.push(r),
+    });
     assert.equal(finder.engine, 'ripgrep');
     const call = caller(finder, root);
     assert.equal((await call('search_text', { pattern: '^aaa$' })).output, 'src/a.txt:1: aaa');

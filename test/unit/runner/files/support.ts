@@ -2,7 +2,13 @@
 // caller over a registry built on one engine.
 import fs from 'node:fs';
 import path from 'node:path';
-import { createCodingRegistry, createFileFinder, type FileFinder, type ToolContext, type ToolResult } from '../../../../src/runner/tools';
+import {
+  createCodingRegistry,
+  createFileFinder,
+  type FileFinder,
+  type ToolContext,
+  type ToolResult,
+} from '../../../../src/runner/tools';
 import { ripgrepForTests } from '../../../support/ripgrep';
 import { toolCtx } from '../helpers';
 
@@ -13,7 +19,11 @@ export interface Engine {
 
 /** Both engines; the ripgrep one uses VS Code's binary from the code-server install (never skipped). */
 export const ENGINES: readonly Engine[] = [
-  { name: 'ripgrep', finder: (excludes) => createFileFinder({ ripgrepPath: ripgrepForTests(), ...(excludes ? { excludes: () => excludes } : {}) }) },
+  {
+    name: 'ripgrep',
+    finder: (excludes) =>
+      createFileFinder({ ripgrepPath: ripgrepForTests(), ...(excludes ? { excludes: () => excludes } : {}) }),
+  },
   { name: 'node', finder: (excludes) => createFileFinder(excludes ? { excludes: () => excludes } : {}) },
 ];
 
@@ -30,12 +40,19 @@ export function writeTree(root: string, files: Record<string, string>): void {
   }
 }
 
-export type Call = (name: 'list_files' | 'search_text', args: object, over?: Partial<ToolContext>) => Promise<ToolResult>;
+export type Call = (
+  name: 'list_files' | 'search_text',
+  args: object,
+  over?: Partial<ToolContext>,
+) => Promise<ToolResult>;
 
 /** Calls tools through a registry on `finder`, as the loop does. */
 export function caller(finder: FileFinder, root: string): Call {
   const registry = createCodingRegistry({ files: finder });
   let n = 0;
   return (name, args, over = {}) =>
-    registry.execute({ id: `call_${++n}`, type: 'function', function: { name, arguments: JSON.stringify(args) } }, toolCtx(root, over));
+    registry.execute(
+      { id: `call_${++n}`, type: 'function', function: { name, arguments: JSON.stringify(args) } },
+      toolCtx(root, over),
+    );
 }

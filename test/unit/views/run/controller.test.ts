@@ -21,7 +21,15 @@ const SCENARIO: Scenario = {
   description: 'offline demo model: write a file, then answer',
   model: DEMO_MODEL_ID,
   subconversations: [],
-  turns: [{ reply: { content: '(offline demo model) writing', tool_calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'agent a\n' } }] } }, { reply: { content: '(offline demo model) Done.' } }],
+  turns: [
+    {
+      reply: {
+        content: '(offline demo model) writing',
+        tool_calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'agent a\n' } }],
+      },
+    },
+    { reply: { content: '(offline demo model) Done.' } },
+  ],
 };
 
 type Called = [string, ...unknown[]];
@@ -33,7 +41,10 @@ describe('run view controller: restore requests', function () {
   afterEach(async () => server.close());
 
   async function openView(o: { readOnly?: string } = {}) {
-    const t = makeRunner({ baseURL: server.url, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });
+    const t = makeRunner({
+      baseURL: server.url,
+      policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+    });
     const h = await t.runner.start({ task: 'Write a.txt' });
     assert.equal((await h.done).state, 'completed');
     const called: Called[] = [];
@@ -46,13 +57,16 @@ describe('run view controller: restore requests', function () {
       actions: {
         run: async (...a) => void called.push(['run', ...a]),
         waypoint: async (...a) => void called.push(['waypoint', ...a]),
-        restore: async (runId, record, action) => void called.push(['restore', runId, record.id, record.checkpoint_seq, action]),
+        restore: async (runId, record, action) =>
+          void called.push(['restore', runId, record.id, record.checkpoint_seq, action]),
         showDiff: async () => undefined,
       },
       log: { info: () => undefined, warn: (m) => void warnings.push(m) },
     };
     const posted: HostMessage[] = [];
-    const controller = new RunViewController((await t.store.getRun(h.runId))!.thread_id, h.runId, deps, (m) => posted.push(m));
+    const controller = new RunViewController((await t.store.getRun(h.runId))!.thread_id, h.runId, deps, (m) =>
+      posted.push(m),
+    );
     await controller.receive({ type: 'ready' });
     let id = 0;
     /** Sends a request as the webview does; resolves to the host's response. */
@@ -65,7 +79,17 @@ describe('run view controller: restore requests', function () {
     };
     const records = (await t.store.list(h.runId, { limit: 100 })).reverse();
     const stepStart = (step: number) => records.find((r) => r.step === step && r.phase === 'step_started')!.seq;
-    return { ...t, runId: h.runId, controller, called, warnings, posted, request, stepStart, lastSeq: records.at(-1)!.seq };
+    return {
+      ...t,
+      runId: h.runId,
+      controller,
+      called,
+      warnings,
+      posted,
+      request,
+      stepStart,
+      lastSeq: records.at(-1)!.seq,
+    };
   }
 
   async function recordRestore(v: Awaited<ReturnType<typeof openView>>, toSeq: number): Promise<RestoreRecord> {
@@ -73,7 +97,12 @@ describe('run view controller: restore requests', function () {
     const lease = await v.store.acquire(v.runId, owner('restore'));
     try {
       await applyPlan(v.store, v.runId, v.workspace, plan);
-      return await v.store.recordRestore(v.runId, { to_seq: toSeq, files: restoreOutcome(plan, new Set(), new Map()), forked_run_id: null, notes: plan.notes });
+      return await v.store.recordRestore(v.runId, {
+        to_seq: toSeq,
+        files: restoreOutcome(plan, new Set(), new Map()),
+        forked_run_id: null,
+        notes: plan.notes,
+      });
     } finally {
       await lease.release();
     }
@@ -110,22 +139,36 @@ describe('run view controller: restore requests', function () {
     const ro = await openView({ readOnly: 'Restricted mode: this workspace is not trusted.' });
     const r = await ro.request('waypointAction', { runId: ro.runId, seq: ro.stepStart(1), action: 'restoreFiles' });
     assert.ok(r.type === 'response' && !r.ok && /Restricted mode/.test(r.error));
-    assert.equal((await ro.request('waypointAction', { runId: ro.runId, seq: ro.stepStart(1), action: 'openCheckpoint' })).ok, true, 'reading stays allowed');
+    assert.equal(
+      (await ro.request('waypointAction', { runId: ro.runId, seq: ro.stepStart(1), action: 'openCheckpoint' })).ok,
+      true,
+      'reading stays allowed',
+    );
   });
 
   it('a restore recorded while the view is open shows as a card; its actions name the record, unknown or stale ones are refused', async () => {
     const v = await openView();
     const record = await recordRestore(v, v.stepStart(1));
     const key = `${v.runId}:r:${record.id}`;
-    for (let i = 0; i < 50 && !v.posted.some((m) => m.type === 'state' && m.outline.some(([k]) => k === key)); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 50 && !v.posted.some((m) => m.type === 'state' && m.outline.some(([k]) => k === key)); i++)
+      await new Promise((r) => setTimeout(r, 20));
     const state = v.posted.filter((m) => m.type === 'state').at(-1);
-    assert.ok(state?.type === 'state' && state.outline.at(-1)![0] === key, 'the card is the last item (the run has not gone on since)');
+    assert.ok(
+      state?.type === 'state' && state.outline.at(-1)![0] === key,
+      'the card is the last item (the run has not gone on since)',
+    );
     const page = await v.request('page', { from: 0, to: 100 });
-    const card = page.type === 'response' && page.ok ? (page.result as { items: { kind: string; counts?: string }[] }).items.at(-1) : undefined;
+    const card =
+      page.type === 'response' && page.ok
+        ? (page.result as { items: { kind: string; counts?: string }[] }).items.at(-1)
+        : undefined;
     assert.deepEqual([card?.kind, card?.counts], ['restore', '1 restored']);
 
     assert.equal((await v.request('restoreAction', { runId: v.runId, restoreId: record.id, action: 'undo' })).ok, true);
-    assert.equal((await v.request('restoreAction', { runId: v.runId, restoreId: record.id, action: 'showDetails' })).ok, true);
+    assert.equal(
+      (await v.request('restoreAction', { runId: v.runId, restoreId: record.id, action: 'showDetails' })).ok,
+      true,
+    );
     assert.deepEqual(v.called, [
       ['restore', v.runId, record.id, record.checkpoint_seq, 'undo'],
       ['restore', v.runId, record.id, record.checkpoint_seq, 'showDetails'],
@@ -137,6 +180,9 @@ describe('run view controller: restore requests', function () {
     assert.equal(v.called.length, 2, 'refused requests reach nothing');
 
     // After the restore, the journal has its writes after the last checkpoint: restoring to the answer step undoes it.
-    assert.equal((await v.request('waypointAction', { runId: v.runId, seq: v.stepStart(2), action: 'restoreFiles' })).ok, true);
+    assert.equal(
+      (await v.request('waypointAction', { runId: v.runId, seq: v.stepStart(2), action: 'restoreFiles' })).ok,
+      true,
+    );
   });
 });

@@ -26,10 +26,15 @@ describe('run view controller: a view opened mid-stream', function () {
     try {
       const t = makeRunner({ baseURL: server.url });
       let deltas = 0;
-      const enough = new Promise<void>((resolve) => t.runner.events.on((e) => e.type === 'llm-delta' && ++deltas === 5 && resolve()));
+      const enough = new Promise<void>((resolve) =>
+        t.runner.events.on((e) => e.type === 'llm-delta' && ++deltas === 5 && resolve()),
+      );
       const h = await t.runner.start({ task: 'Stream' });
       await enough;
-      assert.ok(t.runner.partialResponse(h.runId)!.text.startsWith('(offline demo model)'), 'the runner keeps what was streamed');
+      assert.ok(
+        t.runner.partialResponse(h.runId)!.text.startsWith('(offline demo model)'),
+        'the runner keeps what was streamed',
+      );
 
       const posted: HostMessage[] = [];
       let live: string | null = null;
@@ -39,7 +44,12 @@ describe('run view controller: a view opened mid-stream', function () {
         runner: t.runner,
         threadRuns: (id) => threadRuns(t.store, id),
         readOnlyReason: async () => null,
-        actions: { run: async () => undefined, waypoint: async () => undefined, restore: async () => undefined, showDiff: async () => undefined },
+        actions: {
+          run: async () => undefined,
+          waypoint: async () => undefined,
+          restore: async () => undefined,
+          showDiff: async () => undefined,
+        },
         log: { info: () => undefined, warn: () => undefined },
       };
       // Replays what the webview does with each message, in order.
@@ -54,7 +64,10 @@ describe('run view controller: a view opened mid-stream', function () {
       const controller = new RunViewController((await t.store.getRun(h.runId))!.thread_id, h.runId, deps, post);
       await controller.receive({ type: 'ready' });
       const first = posted.find((m) => m.type === 'state');
-      assert.ok(first && first.type === 'state' && first.streaming?.text?.startsWith('(offline demo model)'), 'the first state carries the text from its beginning');
+      assert.ok(
+        first && first.type === 'state' && first.streaming?.text?.startsWith('(offline demo model)'),
+        'the first state carries the text from its beginning',
+      );
       assert.equal((await h.done).state, 'completed');
       await new Promise((r) => setTimeout(r, 100)); // the last deltas go out on the next frame
       assert.equal(longest, ANSWER, 'the whole answer was shown, once');

@@ -23,7 +23,8 @@ const VALID: Record<keyof typeof Requests, unknown> = {
 describe('run view protocol', () => {
   it('accepts every request the webview sends, and ready', () => {
     assert.equal(parseWebviewMessage({ type: 'ready' }).ok, true);
-    for (const [method, params] of Object.entries(VALID)) assert.equal(parseWebviewMessage(req(method, params)).ok, true, method);
+    for (const [method, params] of Object.entries(VALID))
+      assert.equal(parseWebviewMessage(req(method, params)).ok, true, method);
   });
 
   it('rejects malformed, unknown, smuggled and over-long messages with a reason for the log', () => {
@@ -64,7 +65,13 @@ describe('run view protocol', () => {
 
   it('a well-formed request with any one field replaced by a value of another type is rejected (property)', () => {
     const methods = Object.keys(VALID) as (keyof typeof VALID)[];
-    const other = fc.oneof(fc.constant(null), fc.boolean(), fc.double(), fc.object(), fc.array(fc.anything(), { maxLength: 2 }));
+    const other = fc.oneof(
+      fc.constant(null),
+      fc.boolean(),
+      fc.double(),
+      fc.object(),
+      fc.array(fc.anything(), { maxLength: 2 }),
+    );
     fc.assert(
       fc.property(fc.constantFrom(...methods), fc.nat(), other, (method, pick, value) => {
         const params = { ...(VALID[method] as Record<string, unknown>) };
@@ -88,7 +95,10 @@ describe('run view protocol', () => {
     let accepted = 0;
     fc.assert(
       fc.property(decision, ({ method, ...p }) => {
-        const params = { ...p, ...(method === 'reject' ? { reason: '' } : method === 'approveEdited' ? { argumentsJson: '{}' } : {}) };
+        const params = {
+          ...p,
+          ...(method === 'reject' ? { reason: '' } : method === 'approveEdited' ? { argumentsJson: '{}' } : {}),
+        };
         const r = parseWebviewMessage(req(method, params));
         if (!r.ok) return true;
         accepted++;
@@ -100,12 +110,26 @@ describe('run view protocol', () => {
   });
 
   it('host messages parse in the webview the same way; responses are checked against their request’s result', () => {
-    const state = { type: 'state', version: 1, threadId: 't', focusRunId: 'r', runs: [], outline: [['k', 40]], readOnly: null, composerHint: '', streaming: null };
+    const state = {
+      type: 'state',
+      version: 1,
+      threadId: 't',
+      focusRunId: 'r',
+      runs: [],
+      outline: [['k', 40]],
+      readOnly: null,
+      composerHint: '',
+      streaming: null,
+    };
     assert.equal(HostMessage.safeParse(state).success, true);
     assert.equal(HostMessage.safeParse({ type: 'state' }).success, false);
     assert.equal(HostMessage.safeParse({ type: 'response', id: 1, ok: false, error: 'x' }).success, true);
     assert.equal(HostMessage.safeParse({ type: 'delta', runId: 'r', step: 1, kind: 'text', text: 'hi' }).success, true);
     assert.equal(Requests.send.result.safeParse({ kind: 'follow-up', runId: 'r2', when: null }).success, true);
-    assert.equal(Requests.page.result.safeParse({ version: 1, from: 0, items: [{ kind: 'turn' }] }).success, false, 'a malformed item is refused');
+    assert.equal(
+      Requests.page.result.safeParse({ version: 1, from: 0, items: [{ kind: 'turn' }] }).success,
+      false,
+      'a malformed item is refused',
+    );
   });
 });

@@ -17,7 +17,9 @@ import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scen
 import { applyPlan } from '../../runner/files/journalSupport';
 import { makeRunner, owner } from '../../loop/support';
 
-const call = (calls: { name: string; arguments: Record<string, unknown> }[]) => ({ reply: { content: '(offline demo model) working', tool_calls: calls } });
+const call = (calls: { name: string; arguments: Record<string, unknown> }[]) => ({
+  reply: { content: '(offline demo model) working', tool_calls: calls },
+});
 const SCENARIO: Scenario = {
   name: 'transcript-restores',
   description: 'offline demo model: two steps of edits, then an answer',
@@ -47,7 +49,12 @@ async function restore(store: CheckpointStore, runId: string, workspace: string,
   try {
     const replaced = await keepReplaced(store, runId, workspace, plan, new Set());
     await applyPlan(store, runId, workspace, plan);
-    return await store.recordRestore(runId, { to_seq: toSeq, files: restoreOutcome(plan, new Set(), replaced), forked_run_id: null, notes: plan.notes });
+    return await store.recordRestore(runId, {
+      to_seq: toSeq,
+      files: restoreOutcome(plan, new Set(), replaced),
+      forked_run_id: null,
+      notes: plan.notes,
+    });
   } finally {
     await lease.release();
   }
@@ -60,25 +67,39 @@ describe('run view: restores in the transcript', function () {
   afterEach(async () => server.close());
 
   it('waypoints name their step’s first checkpoint and whether files changed after it', async () => {
-    const { runner, store } = makeRunner({ baseURL: server.url, policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } });
+    const { runner, store } = makeRunner({
+      baseURL: server.url,
+      policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+    });
     const h = await runner.start({ task: 'Write two files' });
     assert.equal((await h.done).state, 'completed');
     const records = (await store.list(h.runId, { limit: 1000 })).reverse();
     const [w1, w2, w3] = waypoints(await items(store, h.runId));
-    for (const w of [w1!, w2!, w3!]) assert.equal(w.seq, records.find((r) => r.step === w.step)!.seq, `step ${w.step}: its first checkpoint`);
+    for (const w of [w1!, w2!, w3!])
+      assert.equal(w.seq, records.find((r) => r.step === w.step)!.seq, `step ${w.step}: its first checkpoint`);
     assert.equal(records.find((r) => r.seq === w1!.seq)!.phase, 'step_started');
-    assert.deepEqual([w1!.filesAfter, w2!.filesAfter, w3!.filesAfter], [true, true, false], 'the answer step changed nothing: nothing to restore to it');
+    assert.deepEqual(
+      [w1!.filesAfter, w2!.filesAfter, w3!.filesAfter],
+      [true, true, false],
+      'the answer step changed nothing: nothing to restore to it',
+    );
     assert.equal(w1!.running, false);
   });
 
   it('a restore made while the run waits is a card after that step, before the steps that followed; what it did per file and why', async () => {
-    const { runner, store, workspace } = makeRunner({ baseURL: server.url, policy: { categories: { read: 'auto', write: 'ask', command: 'auto', subagent: 'auto' } } });
+    const { runner, store, workspace } = makeRunner({
+      baseURL: server.url,
+      policy: { categories: { read: 'auto', write: 'ask', command: 'auto', subagent: 'auto' } },
+    });
     fs.writeFileSync(path.join(workspace, 'b.txt'), 'original b\n');
     const h = await runner.start({ task: 'Write two files' });
     assert.equal((await h.done).state, 'awaiting_approval');
     const decideAll = async () => {
       const pending = await store.listApprovals(h.runId, { pendingOnly: true });
-      return runner.decide(h.runId, pending.map((a) => ({ kind: 'approve' as const, toolCallId: a.tool_call_id, inputHash: a.input_hash })));
+      return runner.decide(
+        h.runId,
+        pending.map((a) => ({ kind: 'approve' as const, toolCallId: a.tool_call_id, inputHash: a.input_hash })),
+      );
     };
     assert.equal((await (await decideAll())!.done).state, 'awaiting_approval', 'step 2’s edit waits');
     const step1 = waypoints(await items(store, h.runId))[0]!;
@@ -94,11 +115,30 @@ describe('run view: restores in the transcript', function () {
     const card = all.find((i): i is RestoreItem => i.kind === 'restore')!;
     const at = all.indexOf(card);
     const [prev, next] = [all[at - 1], all[at + 1]];
-    assert.ok(prev?.kind === 'tool' && prev.step === 2, 'after step 2’s tool card (the restore followed its checkpoint)');
+    assert.ok(
+      prev?.kind === 'tool' && prev.step === 2,
+      'after step 2’s tool card (the restore followed its checkpoint)',
+    );
     assert.ok(next?.kind === 'waypoint' && next.step === 3, 'before step 3');
     assert.deepEqual(
-      { key: card.key, restoreId: card.restoreId, toSeq: card.toSeq, toStep: card.toStep, counts: card.counts, undoable: card.undoable, forked: card.forkedRunId },
-      { key: `${h.runId}:r:${record.id}`, restoreId: record.id, toSeq: step1.seq, toStep: 1, counts: '1 restored · 1 kept', undoable: true, forked: null },
+      {
+        key: card.key,
+        restoreId: card.restoreId,
+        toSeq: card.toSeq,
+        toStep: card.toStep,
+        counts: card.counts,
+        undoable: card.undoable,
+        forked: card.forkedRunId,
+      },
+      {
+        key: `${h.runId}:r:${record.id}`,
+        restoreId: record.id,
+        toSeq: step1.seq,
+        toStep: 1,
+        counts: '1 restored · 1 kept',
+        undoable: true,
+        forked: null,
+      },
     );
     assert.deepEqual(
       card.files.map((f) => [f.path, f.what]),
@@ -115,7 +155,17 @@ describe('run view: restores in the transcript', function () {
     const runId = 'r1';
     const base: TranscriptItem[] = [
       { kind: 'turn', key: 'r1:turn', runId, turn: 1, title: 't', continued: false },
-      { kind: 'waypoint', key: 'r1:w:1', runId, step: 1, summary: 's', phases: [], seq: 2, filesAfter: true, running: false },
+      {
+        kind: 'waypoint',
+        key: 'r1:w:1',
+        runId,
+        step: 1,
+        summary: 's',
+        phases: [],
+        seq: 2,
+        filesAfter: true,
+        running: false,
+      },
       { kind: 'assistant', key: 'r1:a:2', runId, step: 1, text: 'x', reasoning: null, final: true },
     ];
     const records = [
@@ -123,8 +173,20 @@ describe('run view: restores in the transcript', function () {
       { seq: 2, step: 1 },
       { seq: 3, step: 1 },
     ];
-    const rec = (id: string, checkpoint_seq: number, created_ms: number) => ({ id, to_seq: 2, checkpoint_seq, created_ms, files: [], forked_run_id: null, notes: [] });
-    const out = placeRestores(base, [rec('restore-2', 3, 20), rec('restore-1', 3, 10), rec('restore-0', 1, 5)], records);
+    const rec = (id: string, checkpoint_seq: number, created_ms: number) => ({
+      id,
+      to_seq: 2,
+      checkpoint_seq,
+      created_ms,
+      files: [],
+      forked_run_id: null,
+      notes: [],
+    });
+    const out = placeRestores(
+      base,
+      [rec('restore-2', 3, 20), rec('restore-1', 3, 10), rec('restore-0', 1, 5)],
+      records,
+    );
     assert.deepEqual(
       out.map((i) => i.key),
       ['r1:turn', 'r1:r:restore-0', 'r1:w:1', 'r1:a:2', 'r1:r:restore-1', 'r1:r:restore-2'],

@@ -10,8 +10,16 @@ import { buildRunItems } from '../../../../src/views/run/transcript';
 import { loadRunData, ThreadTranscript, threadRuns } from '../../../../src/views/run/thread';
 import { makeRunner } from '../../loop/support';
 
-const reply = (content: string | null, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({ reply: { content, ...(calls.length ? { tool_calls: calls } : {}) } });
-const scenario = (turns: Scenario['turns']): Scenario => ({ name: 'transcript', description: 'offline demo model: transcript', model: DEMO_MODEL_ID, turns, subconversations: [] });
+const reply = (content: string | null, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({
+  reply: { content, ...(calls.length ? { tool_calls: calls } : {}) },
+});
+const scenario = (turns: Scenario['turns']): Scenario => ({
+  name: 'transcript',
+  description: 'offline demo model: transcript',
+  model: DEMO_MODEL_ID,
+  turns,
+  subconversations: [],
+});
 const idle = { isActive: () => false, runningCalls: () => new Set<string>() };
 const kinds = (items: TranscriptItem[]) => items.map((i) => i.kind);
 
@@ -31,14 +39,19 @@ describe('run view: transcript model', function () {
   afterEach(async () => server.close());
 
   async function finishedRun() {
-    const t = makeRunner({ baseURL: server.url, policy: { categories: { read: 'auto', write: 'ask', command: 'auto', subagent: 'auto' } } });
+    const t = makeRunner({
+      baseURL: server.url,
+      policy: { categories: { read: 'auto', write: 'ask', command: 'auto', subagent: 'auto' } },
+    });
     fs.writeFileSync(path.join(t.workspace, 'a.txt'), 'hello world\n');
     const h = await t.runner.start({ task: 'Say bonjour in a.txt' });
     assert.equal((await h.done).state, 'awaiting_approval');
     const pendingRun = (await t.store.getRun(h.runId))!;
     const pending = buildRunItems(await loadRunData(t.store, pendingRun, 1, idle));
     const [approval] = await t.store.listApprovals(h.runId, { pendingOnly: true });
-    const resumed = await t.runner.decide(h.runId, [{ kind: 'approve', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash }]);
+    const resumed = await t.runner.decide(h.runId, [
+      { kind: 'approve', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash },
+    ]);
     assert.equal((await resumed!.done).state, 'completed');
     return { ...t, runId: h.runId, pending };
   }
@@ -49,7 +62,10 @@ describe('run view: transcript model', function () {
     assert.equal(waiting.status, 'awaiting');
     assert.equal(waiting.approval?.pending, true);
     assert.match(waiting.approval!.inputHash, /^[0-9a-f]{64}$/);
-    assert.deepEqual(waiting.diff!.filter((l) => /^[-+]/.test(l)), ['-hello', '+bonjour']);
+    assert.deepEqual(
+      waiting.diff!.filter((l) => /^[-+]/.test(l)),
+      ['-hello', '+bonjour'],
+    );
     assert.equal(pending.at(-1)?.kind, 'tool', 'the header says it waits; no status line repeats it');
 
     const items = buildRunItems(await loadRunData(store, (await store.getRun(runId))!, 1, idle));
@@ -61,9 +77,14 @@ describe('run view: transcript model', function () {
     assert.equal(command!.exitCode, 0);
     assert.ok(command!.durationMs !== null && command!.durationMs >= 0);
     const final = items.at(-1)!;
-    assert.ok(final.kind === 'assistant' && final.final && final.text === 'Done: `a.txt` says bonjour.', 'the final answer');
+    assert.ok(
+      final.kind === 'assistant' && final.final && final.text === 'Done: `a.txt` says bonjour.',
+      'the final answer',
+    );
     const [w1, w2] = items.filter((i) => i.kind === 'waypoint');
-    assert.ok(w1?.kind === 'waypoint' && w1.step === 1 && w1.summary === 'edit_file a.txt, run_command echo ran · approved');
+    assert.ok(
+      w1?.kind === 'waypoint' && w1.step === 1 && w1.summary === 'edit_file a.txt, run_command echo ran · approved',
+    );
     assert.ok(w1.phases.some((p) => p.phase === 'post_llm') && w1.phases.some((p) => p.phase === 'post_tool_batch'));
     assert.ok(w2?.kind === 'waypoint' && w2.step === 2 && w2.summary === 'answer');
     assert.deepEqual(new Set(items.map((i) => i.key)).size, items.length, 'keys are unique');
@@ -82,14 +103,26 @@ describe('run view: transcript model', function () {
     assert.equal(await t.refresh(runs), false, 'nothing changed: nothing rebuilt');
     const outline = t.outline();
     const all = t.page(0, outline.length);
-    assert.deepEqual(all.map((i) => i.key), outline.map((o) => o[0]));
+    assert.deepEqual(
+      all.map((i) => i.key),
+      outline.map((o) => o[0]),
+    );
     const secondTurn = all.slice(all.findIndex((i) => i.kind === 'turn' && i.turn === 2));
     assert.deepEqual(kinds(secondTurn), ['turn', 'user', 'waypoint', 'assistant']);
     assert.ok(secondTurn[1]!.kind === 'user' && secondTurn[1]!.text === 'Now the follow-up');
-    assert.equal(all.filter((i) => i.kind === 'user' && i.text === 'Say bonjour in a.txt').length, 1, 'the first turn is not repeated');
-    assert.deepEqual(t.page(3, 5).map((i) => i.key), outline.slice(3, 5).map((o) => o[0]));
+    assert.equal(
+      all.filter((i) => i.kind === 'user' && i.text === 'Say bonjour in a.txt').length,
+      1,
+      'the first turn is not repeated',
+    );
+    assert.deepEqual(
+      t.page(3, 5).map((i) => i.key),
+      outline.slice(3, 5).map((o) => o[0]),
+    );
 
-    const { lease } = { lease: await store.acquire(runs[1]!.run_id, { owner_id: 'x', label: 'x', pid: 1, hostname: 'h' }) };
+    const { lease } = {
+      lease: await store.acquire(runs[1]!.run_id, { owner_id: 'x', label: 'x', pid: 1, hostname: 'h' }),
+    };
     await store.postMessage(runs[1]!.run_id, { id: 'q1', text: 'queued one' });
     await lease.release();
     t.invalidate(runs[1]!.run_id);

@@ -43,7 +43,11 @@ describe('runs tree: threads', function () {
     const threads = groupThreads((await t.store.listRuns()).runs);
     assert.equal(threads.length, 2, 'the conversation and the fork');
     const conversation = threads.find((th) => th.runs.length === 2)!;
-    assert.deepEqual(conversation.runs.map((r) => r.run_id), [first.runId, out.runId], 'turn 1, then turn 2');
+    assert.deepEqual(
+      conversation.runs.map((r) => r.run_id),
+      [first.runId, out.runId],
+      'turn 1, then turn 2',
+    );
     assert.equal(conversation.id, (await t.store.getRun(first.runId))!.thread_id);
     assert.equal(conversation.group, 'finished');
     const forked = threads.find((th) => th.runs.length === 1)!;
@@ -55,11 +59,29 @@ describe('runs tree: threads', function () {
 
   it('an approval waiting in an older turn keeps the thread under "Needs attention"', () => {
     const run = (id: string, over: Partial<RunSummary>): RunSummary => ({
-      run_id: id, thread_id: 't', title: id, task: id, agent_name: 'a', model: 'm', created_ms: 0, forked_from: null, parent_run_id: null,
-      state: 'completed', state_detail: null, step: 1, last_seq: 3, last_phase: null, updated_ms: 0, pending_approvals: 0, ...over,
+      run_id: id,
+      thread_id: 't',
+      title: id,
+      task: id,
+      agent_name: 'a',
+      model: 'm',
+      created_ms: 0,
+      forked_from: null,
+      parent_run_id: null,
+      state: 'completed',
+      state_detail: null,
+      step: 1,
+      last_seq: 3,
+      last_phase: null,
+      updated_ms: 0,
+      pending_approvals: 0,
+      ...over,
     });
     assert.equal(threadGroup([run('a', { created_ms: 1 }), run('b', { created_ms: 2 })]), 'finished');
-    assert.equal(threadGroup([run('a', { state: 'awaiting_approval', pending_approvals: 1 }), run('b', { created_ms: 2 })]), 'attention');
+    assert.equal(
+      threadGroup([run('a', { state: 'awaiting_approval', pending_approvals: 1 }), run('b', { created_ms: 2 })]),
+      'attention',
+    );
     assert.equal(threadGroup([run('a', {}), run('b', { state: 'running' })]), 'running');
   });
 });
@@ -111,7 +133,10 @@ describe('runs tree: live pages', () => {
       await model.load();
       await model.steps(run.run_id);
       await new Promise((r) => setTimeout(r, 100)); // the store's event has refreshed the summary
-      assert.deepEqual((await model.steps(run.run_id)).steps.map((s) => s.step), [1, 0]);
+      assert.deepEqual(
+        (await model.steps(run.run_id)).steps.map((s) => s.step),
+        [1, 0],
+      );
     } finally {
       model.dispose();
       await lease.release();
@@ -163,11 +188,17 @@ describe('runs tree: a 1000-step run', function () {
       await other.steps(runId);
       const warmMs = performance.now() - t1;
       other.dispose();
-      console.log(`      1000-step run (${total} checkpoints): first expand ${coldMs.toFixed(0)} ms (its log read from disk), ${warmMs.toFixed(1)} ms with the log in memory; ${readFirst} records read`);
+      console.log(
+        `      1000-step run (${total} checkpoints): first expand ${coldMs.toFixed(0)} ms (its log read from disk), ${warmMs.toFixed(1)} ms with the log in memory; ${readFirst} records read`,
+      );
 
       assert.equal(first.steps.length, STEP_PAGE);
       assert.equal(first.exhausted, false);
-      assert.deepEqual(first.steps.map((s) => s.step), Array.from({ length: STEP_PAGE }, (_, i) => STEPS - i), 'the newest steps, newest first');
+      assert.deepEqual(
+        first.steps.map((s) => s.step),
+        Array.from({ length: STEP_PAGE }, (_, i) => STEPS - i),
+        'the newest steps, newest first',
+      );
       assert.ok(readFirst < total / 4, `one page's records were read (${readFirst} of ${total})`);
       assert.match(first.steps[0]!.label, /^Step 1000 · \w+/);
 
@@ -178,7 +209,12 @@ describe('runs tree: a 1000-step run', function () {
       assert.equal(new Set(seqs).size, seqs.length, 'no checkpoint twice');
       assert.equal(Math.min(...seqs), Math.min(...second.steps.at(-1)!.records.map((r) => r.seq)));
       // The page boundary did not cut a step: every step holds the same phases as a whole one.
-      for (const s of second.steps) assert.deepEqual(s.records.map((r) => r.phase).slice(0, 3), ['step_started', 'pre_llm', 'post_llm'], `step ${s.step}`);
+      for (const s of second.steps)
+        assert.deepEqual(
+          s.records.map((r) => r.phase).slice(0, 3),
+          ['step_started', 'pre_llm', 'post_llm'],
+          `step ${s.step}`,
+        );
     } finally {
       model.dispose();
       await disk.close();

@@ -29,6 +29,7 @@ import {
   type TerminalResult,
 } from './runtime';
 import type { PolicyDecision } from './toolBatch';
+import { type ContextSettings, DEFAULT_CONTEXT_SETTINGS } from './context/fit';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
@@ -49,6 +50,8 @@ export interface RunnerDeps {
   defaultModel: string | (() => string);
   defaultBudget?: Budget | (() => Budget);
   outputCap?: number | (() => number);
+  /** Context management (threshold, keep-last-N, stub size, ask first, windows); read at each launch. */
+  context?: Partial<ContextSettings> | (() => Partial<ContextSettings>);
   systemPrompt?: string;
   now?: () => number;
   /** The file journal's options (files.exclude, caps); false turns it off. Default: on. */
@@ -262,7 +265,8 @@ export class AgentRunner {
         lease,
         await this.deps.provider(rt.requested_model, rt.provider_adapter || PROVIDER_ADAPTER),
         rt,
-        { resumed: true },
+        // Paused to ask before condensing: resuming is the user's go-ahead.
+        { resumed: true, condenseApproved: latest.phase === 'pre_condense' && latest.payload.awaiting_consent === true },
       );
     } catch (err) {
       await lease.release();
@@ -429,14 +433,17 @@ export class AgentRunner {
     lease: RunLease,
     provider: ChatProvider,
     rt: RuntimeSnapshot,
-    opts: { resumed: boolean; startRecorded?: boolean },
+    opts: { resumed: boolean; startRecorded?: boolean; condenseApproved?: boolean },
   ): RunHandle {
     const controller = new AbortController();
     const handleRef: { exec?: RunExecution } = {};
     const done = (async () => {
       try {
         const damage = (await this.deps.store.getRun(runId))?.damage ?? null;
-        const exec = new RunExecution(this.loopDeps(provider), runId, lease, rt, controller.signal, { damage });
+        const exec = new RunExecution(this.loopDeps(provider), runId, lease, rt, controller.signal, {
+          damage,
+          condenseApproved: opts.condenseApproved ?? false,
+        });
         handleRef.exec = exec;
         await this.deps.store.setRunState(runId, 'running', null);
         this.events.emit({ type: 'state', runId, state: 'running', detail: null });
@@ -506,6 +513,7 @@ export class AgentRunner {
       policy: this.deps.policy,
       events: this.events,
       outputCap: current(this.deps.outputCap) ?? 32 * 1024,
+      context: { ...DEFAULT_CONTEXT_SETTINGS, ...current(this.deps.context) },
       ...(this.deps.files === false
         ? {}
         : { files: new FileJournal({ workspaceRoot: this.deps.workspaceRoot, ...this.deps.files }) }),

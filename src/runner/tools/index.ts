@@ -1,4 +1,5 @@
 // The coding toolset and its public surface.
+import { readOutput } from '../context/readOutput';
 import { delegate } from './delegate';
 import { editFile, writeFile } from './editTools';
 import { createFileFinder } from './files/finder';
@@ -19,6 +20,7 @@ export function codingTools(files: FileFinder): readonly Tool[] {
     writeFile,
     editFile,
     runCommand,
+    readOutput,
     delegate,
   ] as readonly Tool[];
 }

@@ -24,6 +24,8 @@ export interface ToolContext {
   putBlob?: (content: string) => Promise<string>;
   /** A command's process started (its pid is recorded with the effect intent; see leftovers.ts). */
   onSpawn?: (pid: number) => void;
+  /** The run's own history: an earlier tool call's whole output (read_output, context/readOutput.ts). */
+  history?: { toolOutput(toolCallId: string): string | undefined };
   /** Runs a subagent on `task`; supplied by the loop. */
   delegate?: (task: string, signal: AbortSignal) => Promise<DelegateResult>;
 }

@@ -37,8 +37,7 @@ export const DEFAULT_CONTEXT_SETTINGS: ContextSettings = {
 };
 
 export type Fitted =
-  | { kind: 'send'; messages: ChatMessage[]; size: ContextSize }
-  | { kind: 'stop'; state: RunState; detail: string };
+  { kind: 'send'; messages: ChatMessage[]; size: ContextSize } | { kind: 'stop'; state: RunState; detail: string };
 
 export interface FitHost {
   rt: RuntimeSnapshot;
@@ -66,9 +65,7 @@ export class ContextFitter {
 
   /** The window for the next request (the provider is asked once per execution). */
   async window(): Promise<ContextWindow> {
-    this.providerWindow ??= (this.h.provider.contextWindow?.(this.h.signal) ?? Promise.resolve(null)).catch(
-      () => null,
-    );
+    this.providerWindow ??= (this.h.provider.contextWindow?.(this.h.signal) ?? Promise.resolve(null)).catch(() => null);
     const model = this.h.rt.requested_model;
     return resolveWindow({
       learned: this.context().learned_window,
@@ -147,10 +144,18 @@ export class ContextFitter {
       this.h.log('warn', `context: every tool output stubbed to fit (${last.tokens} tokens)`);
       return { kind: 'send', messages: last.messages, size: size(last.tokens) };
     }
+    if (win.source === 'default' && refused === null) {
+      // The window is only our guess for a model nothing is known about: let the server decide.
+      this.h.log(
+        'warn',
+        `context: ${now.tokens} tokens may not fit this model (window unknown, assumed ${win.tokens}); sending`,
+      );
+      return { kind: 'send', messages: now.messages, size: size(now.tokens) };
+    }
     return {
       kind: 'stop',
       state: 'paused_error',
-      detail: `The conversation does not fit the model's ${formatWindow(win.tokens)}-token window even condensed (${last.tokens.toLocaleString('en-US')} tokens: the task and the latest step alone are too long). Set a larger window for this model (agentWaypoints.context.windows) if it has one, or fork from an earlier checkpoint.`,
+      detail: `The conversation does not fit the model's ${formatWindow(win.tokens)}-token window even condensed (${last.tokens.toLocaleString('en-US')} tokens: the task and the latest step alone are too long). Set a larger window for this model (agentWaypoints.context.windows) if it has one and resume, or fork from an earlier checkpoint.`,
     };
   }
 
@@ -181,7 +186,12 @@ export class ContextFitter {
     if (through < 0) return null;
     const pre = await this.h.checkpoint('pre_condense', {
       reason,
-      context: { tokens: (await this.measure(base)).tokens, window: win.tokens, window_source: win.source, estimated: !this.h.counter.exact },
+      context: {
+        tokens: (await this.measure(base)).tokens,
+        window: win.tokens,
+        window_source: win.source,
+        estimated: !this.h.counter.exact,
+      },
       awaiting_consent: false,
     });
     const result = await summarize({
@@ -211,7 +221,8 @@ export class ContextFitter {
     rt.llm_calls += result.calls;
     const total = addUsage(rt.usage, result.usage);
     if (total) rt.usage = total;
-    rt.total_cost_usd = rt.total_cost_usd === null || result.cost_usd === null ? null : rt.total_cost_usd + result.cost_usd;
+    rt.total_cost_usd =
+      rt.total_cost_usd === null || result.cost_usd === null ? null : rt.total_cost_usd + result.cost_usd;
     const out = await this.measure(next);
     await this.h.checkpoint('post_condense', {
       condense_id: next.condense!.id,

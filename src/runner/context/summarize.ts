@@ -11,7 +11,7 @@ export const CONDENSE_REQUEST_MARKER = "Condense this part of a coding agent's c
 
 export const CONDENSE_SYSTEM_PROMPT = [
   'You condense the conversation of a coding agent so that it can continue its task with less context.',
-  "Write the summary for the agent itself. Keep: the task and every request of the user; decisions made and why; files read and changed (paths, what changed); commands run and their outcomes; errors and open problems; what remains to do.",
+  'Write the summary for the agent itself. Keep: the task and every request of the user; decisions made and why; files read and changed (paths, what changed); commands run and their outcomes; errors and open problems; what remains to do.',
   'Be specific (names, paths, numbers, exact errors). No preamble, no closing remarks.',
 ].join('\n');
 

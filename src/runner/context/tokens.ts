@@ -94,10 +94,7 @@ export class CachedCounter implements TokenCounter {
 export function counterFor(model: string, own?: (text: string) => Promise<number>): TokenCounter {
   if (own) {
     // The model's own tokenizer; if it fails, a character estimate rather than no count at all.
-    return new CachedCounter(
-      (text) => own(text).catch(() => Math.ceil(text.length / CHARS_PER_TOKEN_ESTIMATE)),
-      true,
-    );
+    return new CachedCounter((text) => own(text).catch(() => Math.ceil(text.length / CHARS_PER_TOKEN_ESTIMATE)), true);
   }
   return isO200kModel(model)
     ? new CachedCounter(countText, true)

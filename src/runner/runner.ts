@@ -10,7 +10,13 @@ import {
   type RuntimeSnapshot,
   type ToolCall,
 } from '../store/api/schema';
-import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../store/api/errors';
+import {
+  AgentCheckpointCorruptionError,
+  CheckpointNotFoundError,
+  InvalidInputError,
+  RunLockedError,
+} from '../store/api/errors';
+import { undoCondense } from './context/undo';
 import type { CheckpointStore, OwnerInfo, RunLease } from '../store/api/types';
 import { type Budget, DEFAULT_BUDGET } from './budget';
 import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprovalError } from './errors';
@@ -266,7 +272,10 @@ export class AgentRunner {
         await this.deps.provider(rt.requested_model, rt.provider_adapter || PROVIDER_ADAPTER),
         rt,
         // Paused to ask before condensing: resuming is the user's go-ahead.
-        { resumed: true, condenseApproved: latest.phase === 'pre_condense' && latest.payload.awaiting_consent === true },
+        {
+          resumed: true,
+          condenseApproved: latest.phase === 'pre_condense' && latest.payload.awaiting_consent === true,
+        },
       );
     } catch (err) {
       await lease.release();
@@ -370,6 +379,19 @@ export class AgentRunner {
     }
     const left = await store.listApprovals(runId, { pendingOnly: true });
     return left.length === 0 ? this.resume(runId, { confirmed: true }) : undefined;
+  }
+
+  /**
+   * Undo condense (context/undo.ts): the run's next request gets the context from before its latest
+   * condense back. The run must be stopped (not running here, not finished).
+   */
+  async undoCondense(runId: string): Promise<string> {
+    if (this.active.has(runId))
+      throw new InvalidInputError('The run is working: cancel it first, then undo the condense.');
+    return undoCondense(
+      { store: this.deps.store, owner: this.deps.owner, tools: this.deps.tools.definitions() },
+      runId,
+    );
   }
 
   /** Kills the commands an active run waits for (still running from before a crash). False: none. */

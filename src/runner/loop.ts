@@ -177,7 +177,11 @@ export class RunExecution {
       promptCostUsd: provider.promptCostUsd?.(fitted.size.tokens) ?? null,
     });
     if (tooDear)
-      return { stop: true, state: 'paused_budget', detail: `Paused: ${tooDear}. Resume with a higher budget to continue.` };
+      return {
+        stop: true,
+        state: 'paused_budget',
+        detail: `Paused: ${tooDear}. Resume with a higher budget to continue.`,
+      };
     await this.preLlm(fitted, false);
 
     this.deps.events.emit({ type: 'llm', runId: this.runId, step: this.rt.step, status: 'start' });
@@ -276,10 +280,7 @@ export class RunExecution {
     }
   }
 
-  private async estimatedUsage(
-    fitted: Extract<Fitted, { kind: 'send' }>,
-    message: ChatMessage,
-  ): Promise<Usage> {
+  private async estimatedUsage(fitted: Extract<Fitted, { kind: 'send' }>, message: ChatMessage): Promise<Usage> {
     const output = Math.max(0, (await this.counter.count([message], [])) - 7);
     return {
       input_tokens: fitted.size.tokens,

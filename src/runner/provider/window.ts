@@ -13,7 +13,9 @@ export function modelsWindow(
     (found ??= (async () => {
       try {
         const timeout = AbortSignal.timeout(5000);
-        for await (const entry of client.models.list({ signal: signal ? AbortSignal.any([signal, timeout]) : timeout })) {
+        for await (const entry of client.models.list({
+          signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        })) {
           if (entry.id !== model) continue;
           const tokens = windowFromModelEntry(entry);
           return tokens === null ? null : { tokens, source: 'server' as const };

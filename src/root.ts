@@ -117,6 +117,7 @@ export class ExtensionRoot extends DisposableStore {
       defaultModel: () => readSettings().model,
       defaultBudget: () => readSettings().budget,
       outputCap: () => readSettings().outputCapBytes,
+      context: () => readSettings().context,
       files: { finder: files, exclude: readFilesExclude },
     });
     this.runner = runner;

@@ -19,6 +19,8 @@ export interface Actions {
   run(runId: string, action: RunAction): void;
   waypoint(runId: string, seq: number, action: WaypointAction): void;
   restore(runId: string, restoreId: string, action: RestoreAction): void;
+  /** Undo condense on a "condensed here" marker. */
+  condense(runId: string, condenseId: string): void;
   readOnly(): boolean;
   /** Cards the user opened or closed keep that across re-renders. */
   expanded: Map<string, boolean>;

@@ -29,6 +29,8 @@ export interface RunViewDeps {
     partialResponse(runId: string): { step: number; text: string; reasoning: string } | undefined;
     decide(runId: string, decisions: DecisionInput[]): Promise<unknown>;
     send(runId: string, text: string, opts?: { id?: string }): Promise<SendOutcome>;
+    /** Undo condense (context/undo.ts); absent where the runner cannot (a read-only view). */
+    undoCondense?(runId: string): Promise<string>;
   };
   /** The runs of a thread, oldest first. */
   threadRuns(threadId: string): Promise<RunSummary[]>;
@@ -179,6 +181,21 @@ export class RunViewController extends DisposableBase {
       case 'restoreAction': {
         const record = await this.checkRestore(runId, msg.params.restoreId, msg.params.action);
         await this.deps.actions.restore(runId, record, msg.params.action);
+        return {};
+      }
+      case 'condenseAction': {
+        await this.mustBeWritable(runId);
+        const marker = this.transcript.find(
+          (i) => i.kind === 'condense' && i.runId === runId && i.condenseId === msg.params.condenseId,
+        );
+        if (!marker || marker.kind !== 'condense' || !marker.undoable)
+          throw new Error(
+            `condense ${msg.params.condenseId} is not the run's current condense, or the run is not stopped`,
+          );
+        if (!this.deps.runner.undoCondense) throw new Error('Undo condense is not available here');
+        await this.deps.runner.undoCondense(runId);
+        this.deps.log.info(`run ${runId}: ${msg.params.condenseId} undone; the next request gets the previous context`);
+        this.schedule(runId);
         return {};
       }
       case 'send': {

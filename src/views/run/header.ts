@@ -6,11 +6,14 @@ import type { CheckpointStore } from '../../store/api/types';
 import { STATE_LABELS } from '../runs/format';
 import type { RunAction } from './items';
 import type { RunHeader } from './protocol';
+import { ContextSize } from '../../store/api/schema';
+import { formatWindow } from '../../runner/context/window';
 
 export async function runHeader(store: CheckpointStore, run: RunSummary, active: boolean): Promise<RunHeader> {
-  const [snap, pending] = await Promise.all([
+  const [snap, pending, recent] = await Promise.all([
     store.loadSnapshot(run.run_id).catch(() => undefined),
     run.pending_approvals > 0 ? store.listApprovals(run.run_id, { pendingOnly: true }) : [],
+    store.list(run.run_id, { limit: 12 }).catch(() => []),
   ]);
   const s = snap?.snapshot;
   const budget = (
@@ -31,12 +34,32 @@ export async function runHeader(store: CheckpointStore, run: RunSummary, active:
     model: run.model,
     step: run.step,
     tokens: s?.usage.total_tokens ?? 0,
+    context: contextMeter(recent),
+    usage: {
+      prompt: s?.usage.input_tokens ?? 0,
+      cached: s?.usage.cached_tokens ?? null,
+      completion: s?.usage.output_tokens ?? 0,
+      reasoning: s?.usage.reasoning_tokens ?? null,
+      estimated: s?.usage.estimated ?? false,
+    },
     costUsd: s ? s.total_cost_usd : null,
     budget: limits.length > 0 ? limits.join(' · ') : null,
     pendingApprovals: run.pending_approvals,
     pendingCalls: pending.map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
     actions: runActions(run, active),
   };
+}
+
+/** The newest request size a checkpoint recorded (pre_llm, or a condense's result): "context: 41% of 128k". */
+export function contextMeter(newestFirst: readonly { payload: Record<string, unknown> }[]): RunHeader['context'] {
+  for (const r of newestFirst) {
+    const size = ContextSize.safeParse(r.payload.context);
+    if (!size.success) continue;
+    const { tokens, window, estimated } = size.data;
+    const pct = Math.round((100 * tokens) / window);
+    return { tokens, window, estimated, label: `context: ${pct}% of ${formatWindow(window)}` };
+  }
+  return null;
 }
 
 /** While calls wait, the count is today's, not the one stored when the run paused (some may be decided). */

@@ -54,6 +54,8 @@ export const Requests = {
   ),
   /** A restore card names its record; what to undo or open is read from the store, never taken from the view. */
   restoreAction: request(z.strictObject({ runId: Id, restoreId: Id, action: z.enum(RESTORE_ACTIONS) }), Ok),
+  /** A "condensed here" marker's Undo condense: the host checks it is the run's current condense and the run is stopped. */
+  condenseAction: request(z.strictObject({ runId: Id, condenseId: Id, action: z.enum(['undo']) }), Ok),
   /** The composer: a message to the thread's latest run (queued while it works, else a follow-up turn). */
   send: request(
     z.strictObject({ runId: Id, text: z.string().trim().min(1).max(100_000), clientId: Id }),
@@ -105,6 +107,24 @@ export const RunHeader = z.object({
   tokens: z.number().int(),
   /** null = unknown (a model without a price). */
   costUsd: z.number().nullable(),
+  /** The last request's size against the model's window (the context meter); null before the first request. */
+  context: z
+    .object({
+      tokens: z.number().int().nonnegative(),
+      window: z.number().int().positive(),
+      /** "context: 41% of 128k". */
+      label: z.string(),
+      estimated: z.boolean(),
+    })
+    .nullable(),
+  /** The run's ledger totals (survive resume, fork, condense, reload: they are the latest snapshot's). */
+  usage: z.object({
+    prompt: z.number().int().nonnegative(),
+    cached: z.number().int().nonnegative().nullable(),
+    completion: z.number().int().nonnegative(),
+    reasoning: z.number().int().nonnegative().nullable(),
+    estimated: z.boolean(),
+  }),
   /** "25 steps", "$0.50"…, or null when the run has no limit. */
   budget: z.string().nullable(),
   pendingApprovals: z.number().int(),

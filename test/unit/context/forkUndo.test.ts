@@ -5,6 +5,16 @@ import { startModelServer, type ModelServer, type RequestRecord } from '../../fi
 import { modelMessages, stepLookup } from '../../../src/runner/context/render';
 import type { CheckpointRecord } from '../../../src/store/api/schema';
 import { makeRunner, tmp } from '../loop/support';
+import { loadRunData } from '../../../src/views/run/thread';
+import { buildRunItems } from '../../../src/views/run/transcript';
+import { runHeader } from '../../../src/views/run/header';
+import type { CheckpointStore } from '../../../src/store/api/types';
+
+const idle = { isActive: () => false, runningCalls: () => new Set<string>() };
+async function markers(store: CheckpointStore, runId: string) {
+  const run = (await store.getRun(runId))!;
+  return buildRunItems(await loadRunData(store, run, 1, idle)).filter((i) => i.kind === 'condense');
+}
 import { longScenario, prepareWorkspace } from './longRun';
 
 const AUTO = { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } as const;
@@ -62,7 +72,16 @@ describe('context management: fork from before a condense, Undo condense', funct
     assert.equal((await h.done).state, 'paused_budget');
     const paused = (await t.store.loadSnapshot(h.runId)).snapshot;
     assert.ok(paused.model_context?.condense, 'condensed before the pause');
+    // The run view: a "condensed here" marker with the summary, which Undo condense applies to now.
+    const [marker] = await markers(t.store, h.runId);
+    assert.ok(
+      marker?.kind === 'condense' && marker.undoable && !marker.undone && marker.summary.startsWith('Scripted summary'),
+    );
+    const header = await runHeader(t.store, (await t.store.getRun(h.runId))!, false);
+    assert.match(header.context?.label ?? '', /^context: \d+% of 16k$/);
     const undone = await t.runner.undoCondense(h.runId);
+    const [after1] = await markers(t.store, h.runId);
+    assert.ok(after1?.kind === 'condense' && after1.undone && !after1.undoable, 'the marker says undone');
     assert.equal(undone, paused.model_context.condense.id);
     const after = (await t.store.loadSnapshot(h.runId)).snapshot;
     assert.equal(after.model_context?.condense ?? null, null, 'the previous context has no condense');

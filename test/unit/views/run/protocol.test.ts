@@ -17,6 +17,7 @@ const VALID: Record<keyof typeof Requests, unknown> = {
   runAction: { runId: 'r1', action: 'resume' },
   waypointAction: { runId: 'r1', seq: 3, action: 'restoreFiles' },
   restoreAction: { runId: 'r1', restoreId: 'restore-1', action: 'undo' },
+  condenseAction: { runId: 'r1', condenseId: 'condense-12', action: 'undo' },
   send: { runId: 'r1', text: 'also add a test', clientId: 'c-1' },
 };
 

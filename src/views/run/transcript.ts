@@ -56,7 +56,11 @@ export function buildRunItems(d: RunData): TranscriptItem[] {
   const ctx = toolContext(d, messages);
   const condensed = condenseItems(d);
   const placeCondenses = (step: number) => {
-    for (const c of condensed) if (c.step <= step && !c.placed) ((c.placed = true), out.push(c.item));
+    for (const c of condensed) {
+      if (c.step > step || c.placed) continue;
+      c.placed = true;
+      out.push(c.item);
+    }
   };
   let lastStep = -1;
   let lastAssistant = -1;

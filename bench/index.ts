@@ -18,6 +18,7 @@ import { machineInfo } from './machine';
 import { measureResume, measureRun, type Resumable, type RunSamples } from './measure';
 import { RawAppend } from './primitive';
 import { measureRunView, runViewTable } from './runView';
+import { contextTable, measureContext } from './context';
 import { type BenchResults, buildReport, type ReleaseCost } from './report';
 import { median, windowAround } from './stats';
 import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures, windowWidth } from './summarize';
@@ -101,6 +102,12 @@ async function main(): Promise<void> {
       scanFiles: opts.quick ? 5_000 : 50_000,
       rounds: opts.quick ? 3 : 5,
     });
+  const contextFigures = () => measureContext({ steps: opts.quick ? 100 : 1000, window: 128_000 });
+  if (process.argv.includes('--context-only')) {
+    process.stdout.write(contextTable(await contextFigures()) + '\n');
+    if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
+    return;
+  }
   if (process.argv.includes('--files-only')) {
     // The file journal's rows alone (they do not depend on the store workload).
     process.stdout.write(fileJournalReport(await fileJournal()) + '\n');
@@ -265,8 +272,15 @@ async function main(): Promise<void> {
         dir: tempDirIn(root, 'run-view'),
         log,
       });
-      sections.push(toolsReport(workspaceTools!, toolsSize.repeats), runViewTable(runView), fileJournalReport(files!));
-      Object.assign(results, { runView });
+      log('  context management …');
+      const context = await contextFigures();
+      sections.push(
+        toolsReport(workspaceTools!, toolsSize.repeats),
+        runViewTable(runView),
+        fileJournalReport(files!),
+        contextTable(context),
+      );
+      Object.assign(results, { runView, context });
     }
     const report = sections.join('\n\n');
     fs.mkdirSync(RESULTS_DIR, { recursive: true });

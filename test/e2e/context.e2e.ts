@@ -63,12 +63,16 @@ describe('e2e: context management in the run view', () => {
       'and never overflowed the window',
     );
 
-    // The marker sits where the condense happened: scroll back until it is drawn.
+    // The marker sits where the condense happened: scroll until it is drawn.
     const marker = frame.locator('details.condense').first();
     const scroller = frame.locator('main.transcript');
     await waitUntil('the "condensed here" marker to be drawn', async () => {
       if ((await marker.count()) > 0) return true;
-      await scroller.evaluate((el) => el.scrollBy(0, -300));
+      // Down through the transcript (the view may stand at its top or its end), wrapping at the end.
+      await scroller.evaluate((el) => {
+        if (el.scrollTop + el.clientHeight >= el.scrollHeight - 2) el.scrollTop = 0;
+        else el.scrollBy(0, 400);
+      });
       return false;
     });
     await marker.scrollIntoViewIfNeeded();

@@ -112,6 +112,7 @@ export class ExtensionRoot extends DisposableStore {
       tools: createCodingRegistry({ files }),
       policy: settingsPolicy,
       workspaceRoot: workspace.uri.fsPath,
+      storageDir,
       owner,
       extensionVersion: String(context.extension.packageJSON.version),
       defaultModel: () => readSettings().model,

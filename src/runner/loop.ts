@@ -15,7 +15,7 @@ import type { ChatProvider } from './provider/types';
 import { ProviderError } from './provider/errors';
 import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
-import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
+import { type CallPlan, closeStaleApproval, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
 import type { FileJournal, FileWatch } from './files/journal';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
 import type { ToolRegistry } from './tools/registry';
@@ -31,6 +31,10 @@ export interface LoopDeps {
   provider: ChatProvider;
   tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyDecision;
+  /** The folder of the window running the run: tools act here, never in a folder named by stored data. */
+  workspaceRoot: string;
+  /** The extension's own storage folder: no tool path may lead into it. */
+  storageDir?: string;
   events: Emitter<RunnerEvent>;
   outputCap: number;
   /** Journals the workspace files side-effecting tools change (absent: not journaled). */
@@ -282,6 +286,8 @@ export class RunExecution {
       // Already waiting for exactly this decision (e.g. a resume while still awaiting): do not re-ask.
       if (prior && !prior.decision && prior.input_hash === p.request.hash && prior.uncertain === p.request.uncertain)
         continue;
+      if (prior && !prior.decision && prior.input_hash !== p.request.hash)
+        await closeStaleApproval(this.deps.store, this.runId, prior);
       const approval = await this.deps.store.requestApproval(this.runId, {
         tool_call_id: p.call.id,
         step: this.rt.step,
@@ -354,7 +360,8 @@ export class RunExecution {
     let storageError: Error | null = null;
     let processRecorded: Promise<unknown> = Promise.resolve();
     const result = await this.deps.tools.run(prepared, {
-      workspaceRoot: this.context.workspace_root,
+      workspaceRoot: this.deps.workspaceRoot,
+      storageDir: this.deps.storageDir,
       signal: this.signal,
       idempotencyKey: idempotencyKey(this.runId, this.rt.step, call.id),
       outputCap: this.deps.outputCap,

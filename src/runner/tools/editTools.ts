@@ -33,7 +33,7 @@ export const writeFile = defineTool({
   }),
   files: { kind: 'paths', paths: (args) => [args.path] },
   async run(args, ctx) {
-    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
     const existed = await fs.stat(abs).then(
       (s) => {
         if (s.isDirectory()) throw new ToolFailure(`"${rel}" is a directory; cannot write a file there.`);
@@ -67,7 +67,7 @@ export const editFile = defineTool({
   }),
   files: { kind: 'paths', paths: (args) => [args.path] },
   async run(args, ctx) {
-    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
     const text = await fs.readFile(abs, 'utf8');
     let oldText = args.old_text;
     let newText = args.new_text;

@@ -20,7 +20,7 @@ export const readFile = defineTool({
     end_line: z.number().int().min(1).optional().describe('Last line to return (inclusive)'),
   }),
   async run(args, ctx) {
-    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
     const st = await fs.stat(abs);
     if (st.isDirectory()) throw new ToolFailure(`"${rel}" is a directory; use list_files to see its contents.`);
     if (st.size > MAX_READ_BYTES && args.start_line === undefined) {

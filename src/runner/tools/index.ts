@@ -52,7 +52,14 @@ export {
   describeFailure,
   type PreparedCall,
 } from './registry';
-export { confinePath, PathError, MAX_PATH_BYTES, MAX_COMPONENT_BYTES, type ConfinedPath } from './paths';
+export {
+  confinePath,
+  confineStoredPath,
+  PathError,
+  MAX_PATH_BYTES,
+  MAX_COMPONENT_BYTES,
+  type ConfinedPath,
+} from './paths';
 export { capOutput, truncationNote } from './output';
 export {
   decide,

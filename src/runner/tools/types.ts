@@ -14,6 +14,8 @@ export interface DelegateResult {
 export interface ToolContext {
   /** Absolute path of the workspace folder; every path a tool touches is confined to it. */
   workspaceRoot: string;
+  /** The extension's own storage folder: refused like a path outside the workspace (paths.ts). */
+  storageDir?: string;
   /** Cancels the tool (kills a running command's process group). */
   signal: AbortSignal;
   /** `${run_id}/${step}/${tool_call_id}` (hash.ts idempotencyKey). */

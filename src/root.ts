@@ -125,7 +125,7 @@ export class ExtensionRoot extends DisposableStore {
 
     const model = this.register(new RunsModel(store));
     const runsView = this.register(new RunsView(model));
-    const proposed = this.register(new ProposedDocuments());
+    const proposed = this.register(new ProposedDocuments({ storageDir }));
     const panels = this.register(
       new RunViewPanels({
         extensionUri: context.extensionUri,
@@ -146,7 +146,7 @@ export class ExtensionRoot extends DisposableStore {
       new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id),
     );
     this.register(registerCheckpointDocuments(store));
-    const restorer = new FileRestorer({ store, workspaceRoot: workspace.uri, owner });
+    const restorer = new FileRestorer({ store, workspaceRoot: workspace.uri, storageDir, owner });
     const versions = this.register(new VersionDocuments((runId, hash) => store.getBlob(runId, hash)));
 
     const commands: CommandContext = {

@@ -215,7 +215,7 @@ export class FileJournal {
       return unknownVersion(
         `changed by \`${c.command}\`; git's copy does not match the file as it was (size ${got.length} ≠ ${sig.size})`,
       );
-    return versionOf(got, c.put, this.maxKept);
+    return versionOf(got, c.put, this.maxKept, sig.mode);
   }
 }
 

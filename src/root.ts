@@ -134,6 +134,7 @@ export class ExtensionRoot extends DisposableStore {
         log: this.log,
         threadRuns: (threadId) => threadRuns(store, threadId),
         readOnlyReason: readOnlyReason({ store, isActive: (id) => runner.isActive(id), owner }),
+        workspaceRoot: workspace.uri.fsPath,
         actions: runViewActions({
           store,
           proposed,

@@ -421,6 +421,19 @@ export const RunMeta = z.object({
   continued_from: CheckpointRef.nullable().optional(),
   /** Parent run of a subagent (delegate tool). */
   parent_run_id: RunId.nullable(),
+  /**
+   * Set when the run came in by import: when, from which run id, and how many decisions the import
+   * reset (calls without a recorded result wait for this user again), with notes for the user.
+   */
+  imported: z
+    .object({
+      ms: z.number().int(),
+      from_run_id: z.string(),
+      reset_decisions: z.number().int().nonnegative(),
+      notes: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
 });
 export type RunMeta = z.infer<typeof RunMeta>;
 

@@ -6,7 +6,7 @@ import { API_KEY_SECRET, registerApiKeyCommands } from './commands/apiKey';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerCheckpointCommands } from './commands/checkpoints';
 import { registerModelCommands } from './commands/models';
-import { registerRestoreCommands } from './commands/restore';
+import { registerRestoreCommands, restoreFlow } from './commands/restore';
 import type { CommandContext } from './commands/context';
 import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
@@ -20,6 +20,7 @@ import { findRipgrep } from './ripgrepPath';
 import { isLocalEndpoint, readExcludes, readFilesExclude, readSettings, settingsPolicy } from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
+import type { RestoreRecord } from './store/api/schema';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
 import { runViewActions } from './views/run/actions';
 import { RunViewPanels } from './views/run/panel';
@@ -51,6 +52,14 @@ export interface ExtensionApi {
   readonly files: FileFinder | undefined;
   /** Resolves when activation-time work (interrupted-run detection) is done. */
   readonly ready: Promise<void>;
+  /** Hooks for the in-host tests, present only when the extension runs under test (never in production). */
+  readonly testing?: {
+    /** Restore files with these ticks instead of the preview (the public command always previews). */
+    restoreFiles(
+      target: { runId: string; seq: number },
+      o: { rewind: boolean; ticked: string[] },
+    ): Promise<RestoreRecord | undefined>;
+  };
 }
 
 const FLUSH_TIMEOUT_MS = 3000;
@@ -198,7 +207,24 @@ export class ExtensionRoot extends DisposableStore {
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
       await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
-    this.api = { storageDir, pid: process.pid, store, runner, panels, tree: runsView.tree, files, ready };
+    const testing =
+      context.extensionMode === vscode.ExtensionMode.Test
+        ? {
+            restoreFiles: (target: { runId: string; seq: number }, o: { rewind: boolean; ticked: string[] }) =>
+              restoreFlow(commands, target, o),
+          }
+        : undefined;
+    this.api = {
+      storageDir,
+      pid: process.pid,
+      store,
+      runner,
+      panels,
+      tree: runsView.tree,
+      files,
+      ready,
+      ...(testing ? { testing } : {}),
+    };
   }
 
   /** VS Code's own ripgrep (under appRoot) for list_files and search_text; the exclude settings are read at each call. */

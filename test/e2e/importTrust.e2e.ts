@@ -14,7 +14,7 @@ import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { canonicalJson } from '../../src/store/api/canonical';
 import { createMemoryStore } from '../../src/store/memory/store';
 import { makeRunner, tmp } from '../unit/loop/support';
-import { useWorkbench, type Workbench } from './harness';
+import { useWorkbench, waitUntil, type Workbench } from './harness';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -91,14 +91,25 @@ async function craftExports(model: ModelServer, victim: string): Promise<Record<
 async function importFile(wb: Workbench, file: string): Promise<void> {
   await wb.runCommand('Agent Waypoints: Import run…');
   // VS Code's own open dialog (the simple file dialog in the browser): type the path, Enter.
-  const input = wb.page.locator('.quick-input-widget input');
+  const dialog = wb.page.locator('.quick-input-widget', { hasText: 'Import agent run' });
+  const input = dialog.locator('input');
   await input.waitFor({ state: 'visible' });
-  await input.fill(file);
-  await wb.page
-    .locator('.quick-input-list .monaco-list-row', { hasText: path.basename(file) })
-    .first()
-    .waitFor();
-  await input.press('Enter');
+  // The dialog fills in its starting folder when it has read it, which may overwrite what was typed
+  // before: type (again) until the path stands and the dialog lists the file, then Enter.
+  const row = dialog.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(file) }).first();
+  await waitUntil('the dialog to take the file', async () => {
+    if (!(await dialog.isVisible())) return true;
+    if ((await input.inputValue()) !== file) {
+      await input.fill(file);
+      return false;
+    }
+    if (!(await row.isVisible())) return false;
+    await input.press('Enter');
+    return dialog.waitFor({ state: 'hidden', timeout: 5_000 }).then(
+      () => true,
+      () => false,
+    );
+  });
 }
 
 async function openRun(wb: Workbench, title: string): Promise<Frame> {
@@ -107,14 +118,6 @@ async function openRun(wb: Workbench, title: string): Promise<Frame> {
   await row.waitFor({ state: 'visible', timeout: 30_000 });
   await row.click();
   return wb.webviewFrame(`.run-header h1:text("${title}")`, 60_000);
-}
-
-async function until(what: string, fn: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null);
@@ -166,7 +169,7 @@ describe('e2e: imported runs run nothing until the user approves here, and run i
         await wb.screenshot('e2e-t-swapped-asked-again');
         await wb.clickInWebview(frame, 'Approve', 'section.approval');
       }
-      await until(`${id}.txt in the importing workspace`, () => read(output) !== null);
+      await waitUntil(`${id}.txt in the importing workspace`, () => read(output) !== null);
       await frame.locator('.msg.assistant.final').waitFor({ timeout: 60_000 });
       assert.equal(read(output), `${id === 'forged' ? 'forged' : id === 'swapped' ? 'swapped' : 'here'}\n`, 'ran once');
       assert.deepEqual(fs.readdirSync(victim), [], 'nothing in the folder the file named');

@@ -1,7 +1,7 @@
 // Logging stub programs for running command lines for real: a temp folder of executables (npm,
 // git, touch, rm, curl, calc, …), each writing its own name and argv to a log file of its own, used
-// as the whole PATH. A line is then run by dash (`sh -c`), by bash, and by run_command's argv
-// runner; the logs say which programs ran, with which words.
+// as the whole PATH. runEverywhere runs an approved line by dash (`sh -c`), by bash, and by
+// run_command's argv runner, and checks the logs: which programs ran, with which words.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';

@@ -17,7 +17,14 @@ import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
 import { createCodingRegistry, createFileFinder, type FileFinder } from './runner/tools';
 import { findRipgrep } from './ripgrepPath';
-import { isLocalEndpoint, readExcludes, readFilesExclude, readSettings, settingsPolicy } from './settings';
+import {
+  isLocalEndpoint,
+  readExcludes,
+  readFileRules,
+  readFilesExclude,
+  readSettings,
+  settingsPolicy,
+} from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
@@ -109,7 +116,7 @@ export class ExtensionRoot extends DisposableStore {
     const runner = new AgentRunner({
       store,
       provider: (model, adapter) => models.create(model, adapter),
-      tools: createCodingRegistry({ files }),
+      tools: createCodingRegistry({ files, fileRules: () => readFileRules() }),
       policy: settingsPolicy,
       workspaceRoot: workspace.uri.fsPath,
       owner,

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import type { Budget } from './runner/budget';
 import type { PolicyDecision } from './runner/toolBatch';
-import { decide, enabledExcludes } from './runner/tools';
+import { decideCall, enabledExcludes, fileRules, type FileRules, type Tool } from './runner/tools';
 
 export type PolicyMode = 'auto' | 'ask' | 'deny';
 
@@ -20,6 +20,9 @@ export interface Settings {
   approval: { read: PolicyMode; write: PolicyMode; command: PolicyMode };
   commandAllow: string[];
   commandDeny: string[];
+  /** Extra globs whose writes always ask / whose reads always ask (user settings only). */
+  protectedFiles: string[];
+  secretFiles: string[];
   outputCapBytes: number;
   finishedRunTtlDays: number;
   resumeOnStartup: 'ask' | 'never';
@@ -53,6 +56,8 @@ export function readSettings(): Settings {
     },
     commandAllow: c.get<string[]>('approval.commandAllowList', []),
     commandDeny: c.get<string[]>('approval.commandDenyList', []),
+    protectedFiles: userList(c, 'approval.protectedFiles'),
+    secretFiles: userList(c, 'approval.secretFiles'),
     outputCapBytes: c.get('tools.outputCapKb', 32) * 1024,
     finishedRunTtlDays: c.get('retention.finishedRunDays', 0),
     resumeOnStartup: c.get('resumeOnStartup', 'ask'),
@@ -70,21 +75,41 @@ export function readExcludes(): string[] {
   return [...new Set([...enabledExcludes(files), ...enabledExcludes(search)])];
 }
 
+/** A list from the user's own settings: a workspace cannot shorten or lengthen it (scope `application`, and we read only the user's value). */
+function userList(c: vscode.WorkspaceConfiguration, key: string): string[] {
+  const v = c.inspect<unknown>(key)?.globalValue;
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+let compiledRules: { key: string; rules: FileRules } | undefined;
+
+/** The protected/secret file rules: the defaults plus the user's patterns (compiled once per change). */
+export function readFileRules(s: Settings = readSettings()): FileRules {
+  const key = JSON.stringify([s.protectedFiles, s.secretFiles]);
+  if (compiledRules?.key !== key) {
+    const { rules, problems } = fileRules({ protect: s.protectedFiles, secrets: s.secretFiles });
+    compiledRules = { key, rules };
+    if (problems.length > 0)
+      void vscode.window.showWarningMessage(
+        `Agent Waypoints: some protected or secret file patterns in your settings cannot be used: ${problems.join('; ')}`,
+      );
+  }
+  return compiledRules.rules;
+}
+
 /** The approval policy the settings describe (read at each call, so changes apply at once). */
-export function settingsPolicy(
-  tool: { name: string; category: 'read' | 'write' | 'command' | 'subagent' },
-  args: unknown,
-): PolicyDecision {
+export function settingsPolicy(tool: Tool, args: unknown): PolicyDecision {
   const s = readSettings();
-  return decide(
-    { toolName: tool.name, category: tool.category, args },
-    {
+  return decideCall(tool, args, {
+    policy: {
       categories: { read: s.approval.read, write: s.approval.write, command: s.approval.command, subagent: 'auto' },
       commandAllow: s.commandAllow,
       commandDeny: s.commandDeny,
       restricted: !vscode.workspace.isTrusted,
+      fileRules: readFileRules(s),
     },
-  );
+    workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '.',
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 // Approval policy: decides per tool call whether it runs now, waits for the user, or is refused.
 // Pure and synchronous so the same decision can be recomputed on resume and shown in the UI.
 import type { ToolCategory } from '../../store/api/schema';
+import { DEFAULT_FILE_RULES, sensitiveFileReason, type FileRules, type FileTargets } from './protectedFiles';
 import { normalizeCommand, splitShellCommand } from './shellSplit';
 
 export type CategoryMode = 'auto' | 'ask' | 'deny';
@@ -14,6 +15,8 @@ export interface ApprovalPolicy {
   commandDeny: readonly string[];
   /** Untrusted workspace (VS Code restricted mode): nothing may write or run. */
   restricted: boolean;
+  /** Files whose writes or reads always ask (protectedFiles.ts); default: DEFAULT_FILE_RULES. */
+  fileRules?: FileRules;
 }
 
 export const DEFAULT_POLICY: ApprovalPolicy = {
@@ -28,6 +31,8 @@ export interface PolicyInput {
   category: ToolCategory;
   /** Validated arguments; `command` is read for run_command. */
   args: unknown;
+  /** The files the call writes and reads, as the caller resolved them (protectedFiles.ts fileTargets). */
+  files?: FileTargets;
 }
 
 export interface PolicyDecision {
@@ -49,6 +54,9 @@ export function decide(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLI
       reason: `${toolName} is disabled: the workspace is not trusted (restricted mode) and ${category} tools are not allowed.`,
     };
   }
+  // A protected file or a secret-like one asks even when its category runs without asking.
+  const sensitive = sensitiveFileReason(input.files, policy.fileRules ?? DEFAULT_FILE_RULES);
+  if (sensitive !== null && policy.categories[category] !== 'deny') return { decision: 'ask', reason: sensitive };
   const command = commandOf(input);
   if (command !== null) return decideCommand(command, toolName, policy);
   return byCategory(category, toolName, policy.categories[category]);

@@ -108,8 +108,14 @@ export function fileRules(extra: { protect?: readonly string[]; secrets?: readon
     });
   return {
     rules: {
-      protect: [...DEFAULT_FILE_RULES.protect, ...compile(extra.protect, 'it is on your protected files list')],
-      secrets: [...DEFAULT_FILE_RULES.secrets, ...compile(extra.secrets, 'it is on your secret files list')],
+      protect: [
+        ...DEFAULT_FILE_RULES.protect,
+        ...compile(extra.protect, 'it is on your agentWaypoints.approval.protectedFiles list'),
+      ],
+      secrets: [
+        ...DEFAULT_FILE_RULES.secrets,
+        ...compile(extra.secrets, 'it is on your agentWaypoints.approval.privateFiles list'),
+      ],
       notSecret: DEFAULT_FILE_RULES.notSecret,
     },
     problems,

@@ -165,10 +165,10 @@ describe('protected files and secret-like files', () => {
     });
     assert.equal(problems.length, 3, problems.join('\n'));
     const p = { ...AUTO, fileRules: rules };
-    assert.match(write('scripts/deploy/run.txt', p).reason, /is on your protected files list/);
+    assert.match(write('scripts/deploy/run.txt', p).reason, /is on your agentWaypoints\.approval\.protectedFiles list/);
     assert.equal(write('bin/x.sh', p).decision, 'ask');
     assert.equal(write('.git/config', p).decision, 'ask', 'defaults stay');
-    assert.match(read('secrets/prod.yaml', p).reason, /is on your secret files list/);
+    assert.match(read('secrets/prod.yaml', p).reason, /is on your agentWaypoints\.approval\.privateFiles list/);
     assert.equal(read('.env', p).decision, 'ask');
   });
 

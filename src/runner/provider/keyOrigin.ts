@@ -89,7 +89,7 @@ export function keyQuestion(o: {
     : `Your settings now name ${o.baseUrl}.`;
   const detail =
     `Your API key was entered for ${o.entered}. ${where} ` +
-    `Allow sends it to ${o.target} from now on; Don't Send makes requests there without it. ` +
+    `Allow sends it to ${o.target} from now on; Don’t Send makes requests there without it. ` +
     'Change your mind with “Agent Waypoints: Forget where the API key may go…”.';
   return { target: o.target, entered: o.entered, source: o.source, message, detail };
 }

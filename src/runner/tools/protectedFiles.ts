@@ -166,9 +166,9 @@ export function sensitiveFileReason(targets: FileTargets | undefined, r: FileRul
   return null;
 }
 
-/** `rel`, or `path` (→ `rel`) when the path as written looks different (a symlink, `..`, case). */
+/** "rel", or "path" (→ "rel") when the path as written looks different (a symlink, `..`, case). */
 function shown(t: FileTarget, rel: string): string {
-  return normalizeRel(t.path) === rel ? `\`${rel}\`` : `\`${t.path}\` (→ \`${rel}\`)`;
+  return normalizeRel(t.path) === rel ? `"${rel}"` : `"${t.path}" (→ "${rel}")`;
 }
 
 /** The files a tool declares it writes (`files.paths`) and reads (`reads`), judged against `workspaceRoot`. */

@@ -43,7 +43,7 @@ describe('protected files and secret-like files', () => {
     assert.deepEqual(write('.git/hooks/pre-commit'), {
       decision: 'ask',
       reason:
-        '`.git/hooks/pre-commit` is a protected file: it can run code (git hooks, and config such as core.fsmonitor that git status runs). Writes to it always ask.',
+        '".git/hooks/pre-commit" is a protected file: it can run code (git hooks, and config such as core.fsmonitor that git status runs). Writes to it always ask.',
     });
     for (const p of [
       '.git/config',
@@ -59,7 +59,7 @@ describe('protected files and secret-like files', () => {
       assert.equal(write(p).decision, 'ask', p);
       assert.equal(edit(p).decision, 'ask', `edit_file ${p}`);
     }
-    assert.match(write('.vscode/tasks.json').reason, /^`\.vscode\/tasks\.json` is a protected file: it can run code/);
+    assert.match(write('.vscode/tasks.json').reason, /^"\.vscode\/tasks\.json" is a protected file: it can run code/);
     assert.deepEqual(write('src/a.ts'), { decision: 'auto', reason: 'write tools run without asking.' });
     assert.equal(write('src/git/hooks.ts').decision, 'auto');
     assert.equal(write('docs/.gitignore').decision, 'auto');
@@ -106,7 +106,7 @@ describe('protected files and secret-like files', () => {
     }
     assert.match(
       write('src/../.git/config').reason,
-      /^`src\/\.\.\/\.git\/config` \(→ `\.git\/config`\) is a protected/,
+      /^"src\/\.\.\/\.git\/config" \(→ "\.git\/config"\) is a protected/,
     );
   });
 
@@ -116,7 +116,7 @@ describe('protected files and secret-like files', () => {
     fs.symlinkSync('.vscode', path.join(ws, 'settings-dir')); // dangling folder link
     const d = write('docs/pre-commit');
     assert.equal(d.decision, 'ask');
-    assert.match(d.reason, /^`docs\/pre-commit` \(→ `\.git\/hooks\/pre-commit`\) is a protected file/);
+    assert.match(d.reason, /^"docs\/pre-commit" \(→ "\.git\/hooks\/pre-commit"\) is a protected file/);
     assert.equal(write('notes.md').decision, 'ask');
     assert.equal(write('settings-dir/tasks.json').decision, 'ask');
   });
@@ -230,7 +230,7 @@ describe('protected files in a run (the real loop, writes and reads on auto)', (
       assert.ok(!fs.existsSync(path.join(workspace, '.git/hooks/pre-commit')), 'the hook was not written');
       const [hook] = await store.listApprovals(h.runId, { pendingOnly: true });
       assert.equal(hook?.tool_name, 'write_file');
-      assert.match(hook!.reason, /^`\.git\/hooks\/pre-commit` is a protected file: it can run code/);
+      assert.match(hook!.reason, /^"\.git\/hooks\/pre-commit" is a protected file: it can run code/);
 
       const next = await runner.decide(h.runId, [
         { kind: 'approve', toolCallId: hook!.tool_call_id, inputHash: hook!.input_hash },
@@ -239,7 +239,7 @@ describe('protected files in a run (the real loop, writes and reads on auto)', (
       assert.ok(fs.existsSync(path.join(workspace, '.git/hooks/pre-commit')), 'written once approved');
       const [env] = await store.listApprovals(h.runId, { pendingOnly: true });
       assert.equal(env?.tool_name, 'read_file');
-      assert.match(env!.reason, /^`\.env` may hold secrets/);
+      assert.match(env!.reason, /^"\.env" may hold secrets/);
       const rejected = await runner.decide(h.runId, [
         { kind: 'reject', toolCallId: env!.tool_call_id, inputHash: env!.input_hash, reason: 'no' },
       ]);

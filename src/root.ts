@@ -2,7 +2,7 @@ import { errorMessage } from './common/errors';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import * as vscode from 'vscode';
-import { API_KEY_SECRET, registerApiKeyCommands } from './commands/apiKey';
+import { registerApiKeyCommands } from './commands/apiKey';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerCheckpointCommands } from './commands/checkpoints';
 import { registerModelCommands } from './commands/models';
@@ -13,11 +13,19 @@ import { registerCommand } from './commands/register';
 import { registerRunCommands } from './commands/runs';
 import { registerTransferCommands } from './commands/transfer';
 import { DisposableStore, toDisposable } from './common/lifecycle';
+import { ApiKeys, apiKeysForTests, type KeyTesting } from './models/apiKeys';
 import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
 import { createCodingRegistry, createFileFinder, type FileFinder } from './runner/tools';
 import { findRipgrep } from './ripgrepPath';
-import { isLocalEndpoint, readExcludes, readFilesExclude, readSettings, settingsPolicy } from './settings';
+import {
+  isLocalEndpoint,
+  readExcludes,
+  readFileRules,
+  readFilesExclude,
+  readSettings,
+  settingsPolicy,
+} from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
 import type { RestoreRecord } from './store/api/schema';
@@ -52,10 +60,11 @@ export interface ExtensionApi {
   readonly files: FileFinder | undefined;
   /** Resolves when activation-time work (interrupted-run detection) is done. */
   readonly ready: Promise<void>;
-  /** Hooks for the in-host tests, present only when the extension runs under test (never in production). */
-  readonly testing?: {
+  /** Only when VS Code runs the extension's tests (ExtensionMode.Test): set the key, answer the key question; restore with ticks. */
+  readonly testing?: KeyTesting & {
+    models: ModelProviders;
     /** Restore files with these ticks instead of the preview (the public command always previews). */
-    restoreFiles(
+    restoreFiles?(
       target: { runId: string; seq: number },
       o: { rewind: boolean; ticked: string[] },
     ): Promise<RestoreRecord | undefined>;
@@ -82,9 +91,15 @@ export class ExtensionRoot extends DisposableStore {
     const storageDir = context.storageUri ? checkpointStorageDir(context.storageUri.fsPath) : undefined;
     const workspace = vscode.workspace.workspaceFolders?.[0];
     this.log.info(`activated (storage: ${storageDir ?? 'none, no folder open'})`);
-    this.register(registerApiKeyCommands(context.secrets, this.log));
+    const testing =
+      context.extensionMode === vscode.ExtensionMode.Test
+        ? apiKeysForTests(context.secrets, context.globalState)
+        : undefined;
+    const keys = testing?.keys ?? new ApiKeys(context.secrets, context.globalState);
+    this.register(registerApiKeyCommands(keys, this.log));
     this.register(registerCommand(CommandIds.showLog, () => this.log.show()));
-    const models = new ModelProviders(() => context.secrets.get(API_KEY_SECRET), readSettings);
+    const models = new ModelProviders(keys, readSettings);
+    const testingApi = testing ? { ...testing, models } : undefined;
     this.register(registerModelCommands(models, readSettings, this.log));
     void vscode.commands.executeCommand('setContext', ContextKeys.hasStorage, storageDir !== undefined);
 
@@ -99,6 +114,7 @@ export class ExtensionRoot extends DisposableStore {
         tree: undefined,
         files: undefined,
         ready: Promise.resolve(),
+        ...(testingApi ? { testing: testingApi } : {}),
       };
       return;
     }
@@ -118,7 +134,7 @@ export class ExtensionRoot extends DisposableStore {
     const runner = new AgentRunner({
       store,
       provider: (model, adapter) => models.create(model, adapter),
-      tools: createCodingRegistry({ files }),
+      tools: createCodingRegistry({ files, fileRules: () => readFileRules() }),
       policy: settingsPolicy,
       workspaceRoot: workspace.uri.fsPath,
       storageDir,
@@ -169,8 +185,7 @@ export class ExtensionRoot extends DisposableStore {
       versions,
       log: this.log,
       settings: readSettings,
-      hasUsableKey: async () =>
-        (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocalEndpoint(readSettings().baseUrl),
+      hasUsableKey: async () => (await keys.has()) || isLocalEndpoint(readSettings().baseUrl),
       models,
       memento: context.workspaceState,
     };
@@ -207,13 +222,6 @@ export class ExtensionRoot extends DisposableStore {
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
       await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
-    const testing =
-      context.extensionMode === vscode.ExtensionMode.Test
-        ? {
-            restoreFiles: (target: { runId: string; seq: number }, o: { rewind: boolean; ticked: string[] }) =>
-              restoreFlow(commands, target, o),
-          }
-        : undefined;
     this.api = {
       storageDir,
       pid: process.pid,
@@ -223,7 +231,15 @@ export class ExtensionRoot extends DisposableStore {
       tree: runsView.tree,
       files,
       ready,
-      ...(testing ? { testing } : {}),
+      ...(testingApi
+        ? {
+            testing: {
+              ...testingApi,
+              restoreFiles: (target: { runId: string; seq: number }, o: { rewind: boolean; ticked: string[] }) =>
+                restoreFlow(commands, target, o),
+            },
+          }
+        : {}),
     };
   }
 

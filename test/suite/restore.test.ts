@@ -91,7 +91,7 @@ describe('restore files in a real extension host', () => {
     fs.chmodSync(file('a.txt'), 0o755);
     fs.linkSync(file('a.txt'), file('a-link.txt'));
     const inode = fs.statSync(file('a.txt')).ino;
-    const record = await api.testing!.restoreFiles(
+    const record = await api.testing!.restoreFiles!(
       { runId, seq: firstBatch.seq },
       { rewind: false, ticked: ['restore/a.txt', 'restore/cmd.txt'] },
     );
@@ -134,7 +134,7 @@ describe('restore files in a real extension host', () => {
 
     // Undo: restoring to the checkpoint the restore followed brings the agent's versions back (the
     // restore's own writes are journaled); the file the user kept is untouched again.
-    const undo = (await api.testing!.restoreFiles(
+    const undo = (await api.testing!.restoreFiles!(
       { runId, seq: record.checkpoint_seq },
       { rewind: false, ticked: ['restore/a.txt', 'restore/cmd.txt'] },
     ))!;
@@ -150,7 +150,7 @@ describe('restore files in a real extension host', () => {
 
     // Restore and rewind: the files go back again and the conversation forks from the checkpoint.
     const before = model.stats().total;
-    const rewound = await api.testing!.restoreFiles(
+    const rewound = await api.testing!.restoreFiles!(
       { runId, seq: firstBatch.seq },
       { rewind: true, ticked: ['restore/a.txt', 'restore/cmd.txt', 'restore/dirty.txt'] },
     );

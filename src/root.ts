@@ -2,24 +2,33 @@ import { errorMessage } from './common/errors';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import * as vscode from 'vscode';
-import { API_KEY_SECRET, registerApiKeyCommands } from './commands/apiKey';
+import { registerApiKeyCommands } from './commands/apiKey';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerCheckpointCommands } from './commands/checkpoints';
 import { registerModelCommands } from './commands/models';
-import { registerRestoreCommands } from './commands/restore';
+import { registerRestoreCommands, restoreFlow } from './commands/restore';
 import type { CommandContext } from './commands/context';
 import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
 import { registerRunCommands } from './commands/runs';
 import { registerTransferCommands } from './commands/transfer';
 import { DisposableStore, toDisposable } from './common/lifecycle';
+import { ApiKeys, apiKeysForTests, type KeyTesting } from './models/apiKeys';
 import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
 import { createCodingRegistry, createFileFinder, type FileFinder } from './runner/tools';
 import { findRipgrep } from './ripgrepPath';
-import { isLocalEndpoint, readExcludes, readFilesExclude, readSettings, settingsPolicy } from './settings';
+import {
+  isLocalEndpoint,
+  readExcludes,
+  readFileRules,
+  readFilesExclude,
+  readSettings,
+  settingsPolicy,
+} from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
+import type { RestoreRecord } from './store/api/schema';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
 import { runViewActions } from './views/run/actions';
 import { RunViewPanels } from './views/run/panel';
@@ -51,6 +60,15 @@ export interface ExtensionApi {
   readonly files: FileFinder | undefined;
   /** Resolves when activation-time work (interrupted-run detection) is done. */
   readonly ready: Promise<void>;
+  /** Only when VS Code runs the extension's tests (ExtensionMode.Test): set the key, answer the key question; restore with ticks. */
+  readonly testing?: KeyTesting & {
+    models: ModelProviders;
+    /** Restore files with these ticks instead of the preview (the public command always previews). */
+    restoreFiles?(
+      target: { runId: string; seq: number },
+      o: { rewind: boolean; ticked: string[] },
+    ): Promise<RestoreRecord | undefined>;
+  };
 }
 
 const FLUSH_TIMEOUT_MS = 3000;
@@ -73,9 +91,15 @@ export class ExtensionRoot extends DisposableStore {
     const storageDir = context.storageUri ? checkpointStorageDir(context.storageUri.fsPath) : undefined;
     const workspace = vscode.workspace.workspaceFolders?.[0];
     this.log.info(`activated (storage: ${storageDir ?? 'none, no folder open'})`);
-    this.register(registerApiKeyCommands(context.secrets, this.log));
+    const testing =
+      context.extensionMode === vscode.ExtensionMode.Test
+        ? apiKeysForTests(context.secrets, context.globalState)
+        : undefined;
+    const keys = testing?.keys ?? new ApiKeys(context.secrets, context.globalState);
+    this.register(registerApiKeyCommands(keys, this.log));
     this.register(registerCommand(CommandIds.showLog, () => this.log.show()));
-    const models = new ModelProviders(() => context.secrets.get(API_KEY_SECRET), readSettings);
+    const models = new ModelProviders(keys, readSettings);
+    const testingApi = testing ? { ...testing, models } : undefined;
     this.register(registerModelCommands(models, readSettings, this.log));
     void vscode.commands.executeCommand('setContext', ContextKeys.hasStorage, storageDir !== undefined);
 
@@ -90,6 +114,7 @@ export class ExtensionRoot extends DisposableStore {
         tree: undefined,
         files: undefined,
         ready: Promise.resolve(),
+        ...(testingApi ? { testing: testingApi } : {}),
       };
       return;
     }
@@ -109,9 +134,10 @@ export class ExtensionRoot extends DisposableStore {
     const runner = new AgentRunner({
       store,
       provider: (model, adapter) => models.create(model, adapter),
-      tools: createCodingRegistry({ files }),
+      tools: createCodingRegistry({ files, fileRules: () => readFileRules() }),
       policy: settingsPolicy,
       workspaceRoot: workspace.uri.fsPath,
+      storageDir,
       owner,
       extensionVersion: String(context.extension.packageJSON.version),
       defaultModel: () => readSettings().model,
@@ -125,7 +151,7 @@ export class ExtensionRoot extends DisposableStore {
 
     const model = this.register(new RunsModel(store));
     const runsView = this.register(new RunsView(model));
-    const proposed = this.register(new ProposedDocuments());
+    const proposed = this.register(new ProposedDocuments({ storageDir }));
     const panels = this.register(
       new RunViewPanels({
         extensionUri: context.extensionUri,
@@ -134,6 +160,7 @@ export class ExtensionRoot extends DisposableStore {
         log: this.log,
         threadRuns: (threadId) => threadRuns(store, threadId),
         readOnlyReason: readOnlyReason({ store, isActive: (id) => runner.isActive(id), owner }),
+        workspaceRoot: workspace.uri.fsPath,
         actions: runViewActions({
           store,
           proposed,
@@ -146,7 +173,7 @@ export class ExtensionRoot extends DisposableStore {
       new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id),
     );
     this.register(registerCheckpointDocuments(store));
-    const restorer = new FileRestorer({ store, workspaceRoot: workspace.uri, owner });
+    const restorer = new FileRestorer({ store, workspaceRoot: workspace.uri, storageDir, owner });
     const versions = this.register(new VersionDocuments((runId, hash) => store.getBlob(runId, hash)));
 
     const commands: CommandContext = {
@@ -159,8 +186,7 @@ export class ExtensionRoot extends DisposableStore {
       versions,
       log: this.log,
       settings: readSettings,
-      hasUsableKey: async () =>
-        (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocalEndpoint(readSettings().baseUrl),
+      hasUsableKey: async () => (await keys.has()) || isLocalEndpoint(readSettings().baseUrl),
       models,
       memento: context.workspaceState,
     };
@@ -197,7 +223,25 @@ export class ExtensionRoot extends DisposableStore {
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
       await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
-    this.api = { storageDir, pid: process.pid, store, runner, panels, tree: runsView.tree, files, ready };
+    this.api = {
+      storageDir,
+      pid: process.pid,
+      store,
+      runner,
+      panels,
+      tree: runsView.tree,
+      files,
+      ready,
+      ...(testingApi
+        ? {
+            testing: {
+              ...testingApi,
+              restoreFiles: (target: { runId: string; seq: number }, o: { rewind: boolean; ticked: string[] }) =>
+                restoreFlow(commands, target, o),
+            },
+          }
+        : {}),
+    };
   }
 
   /** VS Code's own ripgrep (under appRoot) for list_files and search_text; the exclude settings are read at each call. */

@@ -163,6 +163,7 @@ function renderHeader(s: StateMessage): void {
   header.replaceChildren(el('div', { class: 'titles' }), bar);
   header.firstElementChild!.append(title, meta);
   banner.replaceChildren();
+  for (const n of run.notices) banner.append(el('p', { class: 'notice', role: 'note' }, n));
   if (run.detail) banner.append(el('p', { class: 'detail' }, run.detail));
   if (s.readOnly) banner.append(el('p', { class: 'readonly', role: 'status' }, s.readOnly));
   const pending = run.pendingCalls;

@@ -29,9 +29,10 @@ import type { ChatProvider, ToolDefinition } from './provider/types';
 import { ProviderError } from './provider/errors';
 import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
-import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
+import { type CallPlan, closeStaleApproval, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
 import type { FileJournal, FileWatch } from './files/journal';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
+import { loadShellGrammar } from './tools/shell/grammar';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
@@ -45,6 +46,10 @@ export interface LoopDeps {
   provider: ChatProvider;
   tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyDecision;
+  /** The folder of the window running the run: tools act here, never in a folder named by stored data. */
+  workspaceRoot: string;
+  /** The extension's own storage folder: no tool path may lead into it. */
+  storageDir?: string;
   events: Emitter<RunnerEvent>;
   outputCap: number;
   /** How the conversation is fitted into the model's window (context/fit.ts). */
@@ -308,6 +313,7 @@ export class RunExecution {
       this.deps.store.listEffects(this.runId),
     ]);
     const waited = await this.awaitLeftovers(effects, calls);
+    await loadShellGrammar(); // the command policy reads command lines with it (synchronously, once loaded)
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
     const plans = planBatch({
       calls,
@@ -381,6 +387,8 @@ export class RunExecution {
       // Already waiting for exactly this decision (e.g. a resume while still awaiting): do not re-ask.
       if (prior && !prior.decision && prior.input_hash === p.request.hash && prior.uncertain === p.request.uncertain)
         continue;
+      if (prior && !prior.decision && prior.input_hash !== p.request.hash)
+        await closeStaleApproval(this.deps.store, this.runId, prior);
       const approval = await this.deps.store.requestApproval(this.runId, {
         tool_call_id: p.call.id,
         step: this.rt.step,
@@ -453,9 +461,11 @@ export class RunExecution {
     let storageError: Error | null = null;
     let processRecorded: Promise<unknown> = Promise.resolve();
     const result = await this.deps.tools.run(prepared, {
-      workspaceRoot: this.context.workspace_root,
+      workspaceRoot: this.deps.workspaceRoot,
+      storageDir: this.deps.storageDir,
       signal: this.signal,
       idempotencyKey: idempotencyKey(this.runId, this.rt.step, call.id),
+      approvedBy: plan.approvedBy,
       outputCap: this.deps.outputCap,
       history: { toolOutput: (id) => toolOutput(this.rt.messages, id) },
       putBlob: async (content) => {

@@ -49,7 +49,10 @@ export interface RunnerDeps {
   provider(model: string, adapter: string): ChatProvider | Promise<ChatProvider>;
   tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyDecision;
+  /** The window's workspace folder: every run this runner drives works here, whatever its records name. */
   workspaceRoot: string;
+  /** The extension's own storage folder (checkpoints): tools and restores never write into it. */
+  storageDir?: string;
   owner: OwnerInfo;
   extensionVersion: string;
   /** Values or getters: a getter is read at each start, so settings changed since activation apply. */
@@ -292,11 +295,8 @@ export class AgentRunner {
     const ref = parseModelLabel(prev.model);
     const provider = await this.deps.provider(ref.model, ref.adapter);
     const prevContext = snapshot.context as RunContext;
-    const context: RunContext = {
-      ...prevContext,
-      ...this.freshContext(),
-      workspace_root: prevContext.workspace_root ?? this.deps.workspaceRoot,
-    };
+    // A new run records the folder it works in: this window's, whatever the previous turn recorded.
+    const context: RunContext = { ...prevContext, ...this.freshContext() };
     const rt = continuationSnapshot(snapshot, {
       context,
       nowMs: this.now(),
@@ -533,12 +533,20 @@ export class AgentRunner {
       provider,
       tools: this.deps.tools,
       policy: this.deps.policy,
+      workspaceRoot: this.deps.workspaceRoot,
+      ...(this.deps.storageDir ? { storageDir: this.deps.storageDir } : {}),
       events: this.events,
       outputCap: current(this.deps.outputCap) ?? 32 * 1024,
       context: { ...DEFAULT_CONTEXT_SETTINGS, ...current(this.deps.context) },
       ...(this.deps.files === false
         ? {}
-        : { files: new FileJournal({ workspaceRoot: this.deps.workspaceRoot, ...this.deps.files }) }),
+        : {
+            files: new FileJournal({
+              workspaceRoot: this.deps.workspaceRoot,
+              ...(this.deps.storageDir ? { storageDir: this.deps.storageDir } : {}),
+              ...this.deps.files,
+            }),
+          }),
       now: this.now,
       delegate: (parent, call, task) => this.delegate(parent, call, task),
     };

@@ -14,6 +14,8 @@ export interface DelegateResult {
 export interface ToolContext {
   /** Absolute path of the workspace folder; every path a tool touches is confined to it. */
   workspaceRoot: string;
+  /** The extension's own storage folder: refused like a path outside the workspace (paths.ts). */
+  storageDir?: string;
   /** Cancels the tool (kills a running command's process group). */
   signal: AbortSignal;
   /** `${run_id}/${step}/${tool_call_id}` (hash.ts idempotencyKey). */
@@ -26,6 +28,12 @@ export interface ToolContext {
   onSpawn?: (pid: number) => void;
   /** The run's own history: an earlier tool call's whole output (read_output, context/readOutput.ts). */
   history?: { toolOutput(toolCallId: string): string | undefined };
+  /**
+   * Who let this call run: the policy (auto) or the user (an approval). run_command runs a line the
+   * user approved through the shell as shown, and one the policy approved from the words it judged.
+   * Absent: as 'policy'.
+   */
+  approvedBy?: 'policy' | 'user';
   /** Runs a subagent on `task`; supplied by the loop. */
   delegate?: (task: string, signal: AbortSignal) => Promise<DelegateResult>;
 }
@@ -61,6 +69,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   args: S;
   /** Absent: the tool changes no workspace files. */
   files?: FileEffect<z.output<S>>;
+  /** Files whose content the tool gives the model (secret-like ones ask first: protectedFiles.ts). */
+  reads?: (args: z.output<S>) => string[];
   run(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

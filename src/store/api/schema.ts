@@ -357,7 +357,8 @@ const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
  * as the text itself when the bytes are UTF-8 that round-trips exactly (`utf8`, so the blob name is
  * the bytes' sha256 and identical content is stored once), else as base64 (`base64`, binary files);
  * `blob` null = not kept (over the size cap): comparable, not restorable. `absent`: no file there.
- * `unknown`: not observed (the reason says why), so never restored to.
+ * `unknown`: not observed (the reason says why), so never restored to. A version too large to keep
+ * is hashed as a stream, never read whole (its `encoding` then says nothing).
  */
 export const FileVersion = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('absent') }),
@@ -367,6 +368,8 @@ export const FileVersion = z.discriminatedUnion('kind', [
     size: z.number().int().nonnegative(),
     blob: Sha256Hex.nullable(),
     encoding: z.enum(['utf8', 'base64']),
+    /** Permission bits (e.g. 0o755): a file the restore re-creates gets them back. Absent in older records: the default. */
+    mode: z.number().int().min(0).max(0o7777).optional(),
   }),
   z.object({ kind: z.literal('unknown'), reason: z.string() }),
 ]);
@@ -502,6 +505,19 @@ export const RunMeta = z.object({
   continued_from: CheckpointRef.nullable().optional(),
   /** Parent run of a subagent (delegate tool). */
   parent_run_id: RunId.nullable(),
+  /**
+   * Set when the run came in by import: when, from which run id, and how many decisions the import
+   * reset (calls without a recorded result wait for this user again), with notes for the user.
+   */
+  imported: z
+    .object({
+      ms: z.number().int(),
+      from_run_id: z.string(),
+      reset_decisions: z.number().int().nonnegative(),
+      notes: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
 });
 export type RunMeta = z.infer<typeof RunMeta>;
 

@@ -45,6 +45,8 @@ export interface RunViewDeps {
     showDiff(runId: string, toolCallId: string): Promise<void>;
   };
   log: { info(m: string): void; warn(m: string): void };
+  /** This window's workspace folder, where runs work: a run recorded elsewhere says so in its header. */
+  workspaceRoot?: string;
 }
 
 const REFRESH_MS = 60;
@@ -123,7 +125,7 @@ export class RunViewController extends DisposableBase {
     if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
     const readOnly = await this.deps.readOnlyReason(last.run_id);
     const runHeaders = await Promise.all(
-      runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id))),
+      runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id), this.deps.workspaceRoot)),
     );
     // From here on synchronous up to the post: the text streamed so far replaces the deltas not yet sent.
     const partial = this.deps.runner.partialResponse(last.run_id);

@@ -9,7 +9,16 @@ import type { RunHeader } from './protocol';
 import { ContextSize } from '../../store/api/schema';
 import { formatWindow } from '../../runner/context/window';
 
-export async function runHeader(store: CheckpointStore, run: RunSummary, active: boolean): Promise<RunHeader> {
+/**
+ * `workspaceRoot`: the folder of this window, where the run works (whatever its records name); a
+ * run recorded in another folder (imported, moved) says so.
+ */
+export async function runHeader(
+  store: CheckpointStore,
+  run: RunSummary,
+  active: boolean,
+  workspaceRoot?: string,
+): Promise<RunHeader> {
   const [snap, pending, recent] = await Promise.all([
     store.loadSnapshot(run.run_id).catch(() => undefined),
     run.pending_approvals > 0 ? store.listApprovals(run.run_id, { pendingOnly: true }) : [],
@@ -47,6 +56,7 @@ export async function runHeader(store: CheckpointStore, run: RunSummary, active:
     pendingApprovals: run.pending_approvals,
     pendingCalls: pending.map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
     actions: runActions(run, active),
+    notices: runNotices(run, (s?.context as { workspace_root?: unknown } | undefined)?.workspace_root, workspaceRoot),
   };
 }
 
@@ -60,6 +70,23 @@ export function contextMeter(newestFirst: readonly { payload: Record<string, unk
     return { tokens, window, estimated, label: `context: ${pct}% of ${formatWindow(window)}` };
   }
   return null;
+}
+
+/** What the user should know before acting on this run: what its import reset, and where it works now. */
+export function runNotices(run: RunSummary, recordedRoot: unknown, workspaceRoot: string | undefined): string[] {
+  const notices: string[] = [];
+  if (run.imported) {
+    const when = new Date(run.imported.ms).toLocaleString();
+    notices.push([`Imported ${when}.`, ...run.imported.notes].join(' '));
+  }
+  if (typeof recordedRoot === 'string' && workspaceRoot && !sameFolder(recordedRoot, workspaceRoot))
+    notices.push(`This run was recorded in ${recordedRoot}; it works in this workspace now.`);
+  return notices;
+}
+
+function sameFolder(a: string, b: string): boolean {
+  const norm = (p: string) => p.replace(/[\\/]+$/, '');
+  return norm(a) === norm(b);
 }
 
 /** While calls wait, the count is today's, not the one stored when the run paused (some may be decided). */

@@ -131,6 +131,8 @@ export const RunHeader = z.object({
   /** The calls waiting for a decision (for Approve all). */
   pendingCalls: z.array(z.object({ toolCallId: Id, inputHash: InputHash })),
   actions: z.array(z.enum(RUN_ACTIONS)),
+  /** Said before anything else: what an import reset, a folder other than the one the run was recorded in. */
+  notices: z.array(z.string()).max(10),
 });
 export type RunHeader = z.infer<typeof RunHeader>;
 

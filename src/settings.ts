@@ -1,6 +1,7 @@
 // Typed access to the extension's settings (contributes.configuration in package.json).
 import * as vscode from 'vscode';
 import type { Budget } from './runner/budget';
+import type { ToolCategory } from './store/api/schema';
 import type { PolicyDecision } from './runner/toolBatch';
 import { decide, enabledExcludes } from './runner/tools';
 
@@ -71,10 +72,7 @@ export function readExcludes(): string[] {
 }
 
 /** The approval policy the settings describe (read at each call, so changes apply at once). */
-export function settingsPolicy(
-  tool: { name: string; category: 'read' | 'write' | 'command' | 'subagent' },
-  args: unknown,
-): PolicyDecision {
+export function settingsPolicy(tool: { name: string; category: ToolCategory }, args: unknown): PolicyDecision {
   const s = readSettings();
   return decide(
     { toolName: tool.name, category: tool.category, args },

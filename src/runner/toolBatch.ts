@@ -3,8 +3,8 @@
 // The two-phase journal: a durable *intent* before a side-effecting tool runs, the *result* after.
 // An intent without a result is *uncertain*: side-effecting tools go back to the user, never re-run
 // silently (docs/design.md, resume semantics 6).
-import type { Approval, Damage, Effect, ToolCall } from '../store/api/schema';
-import { inputHash } from './hash';
+import type { Approval, Damage, Effect, SeenTool, ToolCall } from '../store/api/schema';
+import { toolDrift } from './tools/external';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
@@ -36,6 +36,8 @@ export interface PlanInputs {
   step: number;
   /** Calls whose process was found still running on resume and waited for (their output is lost). */
   waited: ReadonlySet<string>;
+  /** The external tools the model was offered for this response (LlmResponse.tools_seen). */
+  seen?: readonly SeenTool[];
 }
 
 /** Decides every call of a batch. Pure: no I/O, so it is the same on first run and on resume. */
@@ -46,17 +48,20 @@ export function planBatch(p: PlanInputs): CallPlan[] {
 function planCall(call: ToolCall, p: PlanInputs): CallPlan {
   // Unknown tool, broken JSON, wrong arguments: a clear error result the model can correct.
   const prepared = p.tools.prepare(call);
-  if (!prepared.ok) return { kind: 'error', call, output: prepared.error.output };
+  if (!prepared.ok) {
+    const drift = toolDrift(call, prepared.tool, p.seen, p.effects.get(call.id));
+    return { kind: 'error', call, output: drift ?? prepared.error.output };
+  }
   const { tool } = prepared;
 
   const approval = p.approvals.get(call.id);
   const decision = approval?.decision ?? null;
   let args = prepared.args;
-  let hash = inputHash(tool.name, args);
+  let hash = p.tools.inputHash(tool, args);
   let edited = false;
   if (decision?.kind === 'approve_edited') {
     args = decision.arguments;
-    hash = decision.input_hash ?? inputHash(tool.name, args);
+    hash = decision.input_hash ?? p.tools.inputHash(tool, args);
     edited = true;
   }
   if (decision?.kind === 'reject') {
@@ -72,6 +77,9 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
 
   const effect = p.effects.get(call.id);
   if (effect?.result && effect.input_hash === hash) return { kind: 'replay', call, effect };
+  // An external tool that vanished or changed since the model was offered it is never called blind.
+  const drift = toolDrift(call, tool, p.seen, effect);
+  if (drift) return { kind: 'error', call, output: drift };
   if (effect && !effect.result && tool.sideEffecting) {
     const decidedAfterIntent = approval?.uncertain && decision && decision.decided_ms >= effect.intent_ms;
     if (decidedAfterIntent) return { kind: 'run', call, tool, args, hash, edited };

@@ -6,8 +6,11 @@ import { normalizeCommand, splitShellCommand } from './shellSplit';
 export type CategoryMode = 'auto' | 'ask' | 'deny';
 export type Decision = 'auto' | 'ask' | 'deny';
 
+/** Categories of the extension's own tools (external tools have their own policy: runner/mcp/policy.ts). */
+export type OwnCategory = Exclude<ToolCategory, 'external'>;
+
 export interface ApprovalPolicy {
-  categories: Record<ToolCategory, CategoryMode>;
+  categories: Record<OwnCategory, CategoryMode>;
   /** Command prefixes that run without asking ("npm test", "git status"). Matched per simple command. */
   commandAllow: readonly string[];
   /** Command prefixes that are always refused. Deny wins over allow and over 'auto'. */
@@ -43,6 +46,7 @@ export function matchesPrefix(command: string, prefix: string): boolean {
 
 export function decide(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLICY): PolicyDecision {
   const { category, toolName } = input;
+  if (category === 'external') return { decision: 'ask', reason: `${toolName} comes from outside Agent Waypoints.` };
   if (policy.restricted && (category === 'write' || category === 'command')) {
     return {
       decision: 'deny',
@@ -54,7 +58,7 @@ export function decide(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLI
   return byCategory(category, toolName, policy.categories[category]);
 }
 
-function byCategory(category: ToolCategory, toolName: string, mode: CategoryMode): PolicyDecision {
+function byCategory(category: OwnCategory, toolName: string, mode: CategoryMode): PolicyDecision {
   if (mode === 'deny') return { decision: 'deny', reason: `${category} tools are denied by policy (${toolName}).` };
   if (mode === 'auto') return { decision: 'auto', reason: `${category} tools run without asking.` };
   return { decision: 'ask', reason: `${category} tools ask for approval (${toolName}).` };

@@ -2,6 +2,7 @@
 // Node's fs and child_process only, always via paths.ts.
 import type { z } from 'zod';
 import type { ToolCategory } from '../../store/api/schema';
+import type { ExternalInfo } from './external';
 
 export interface DelegateResult {
   /** The child run's final answer. */
@@ -24,6 +25,8 @@ export interface ToolContext {
   putBlob?: (content: string) => Promise<string>;
   /** A command's process started (its pid is recorded with the effect intent; see leftovers.ts). */
   onSpawn?: (pid: number) => void;
+  /** Progress the tool reports while it runs (an MCP server's notifications), shown in its card. */
+  onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
   /** Runs a subagent on `task`; supplied by the loop. */
   delegate?: (task: string, signal: AbortSignal) => Promise<DelegateResult>;
 }
@@ -34,6 +37,8 @@ export interface ToolOutput {
   is_error: boolean;
   /** Blob holding the full output when `output` was truncated. */
   blob: string | null;
+  /** Blob holding an external tool's exact result as JSON (EffectResult.raw_blob). */
+  raw_blob?: string | null;
 }
 
 /** What the registry returns for every call: success, tool failure, bad arguments, unknown tool. */
@@ -59,6 +64,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   args: S;
   /** Absent: the tool changes no workspace files. */
   files?: FileEffect<z.output<S>>;
+  /** Set on tools from outside (MCP servers, VS Code's): where it comes from, its JSON Schema. */
+  external?: ExternalInfo;
   run(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

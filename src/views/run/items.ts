@@ -57,7 +57,7 @@ export const ToolItem = z.object({
   step: z.number().int(),
   toolCallId: z.string(),
   name: z.string(),
-  category: z.enum(['read', 'write', 'command', 'subagent']).nullable(),
+  category: z.enum(['read', 'write', 'command', 'subagent', 'external']).nullable(),
   /** "edit_file src/slugify.js", "run_command npm test". */
   title: z.string(),
   args: z.array(z.object({ name: z.string(), value: z.string() })),

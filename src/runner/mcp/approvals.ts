@@ -65,3 +65,11 @@ export function decideExternal(tool: Tool, p: ExternalPolicy): PolicyDecision {
     };
   return { decision: 'ask', reason: `${e.remoteName} is a tool of ${where}: external tools ask before they run.` };
 }
+
+/** The run's policy: the extension's own for its tools, the external policy (read at each call) for the others. */
+export function withExternalPolicy(
+  own: (tool: Tool, args: unknown) => PolicyDecision,
+  external: () => ExternalPolicy,
+): (tool: Tool, args: unknown) => PolicyDecision {
+  return (tool, args) => (tool.external ? decideExternal(tool, external()) : own(tool, args));
+}

@@ -12,6 +12,9 @@ import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
 import { registerRunCommands } from './commands/runs';
 import { registerTransferCommands } from './commands/transfer';
+import { registerMcpCommands } from './commands/mcp';
+import { McpService } from './mcp/service';
+import { withExternalPolicy } from './runner/mcp/approvals';
 import { DisposableStore, toDisposable } from './common/lifecycle';
 import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
@@ -51,6 +54,8 @@ export interface ExtensionApi {
   readonly files: FileFinder | undefined;
   /** Resolves when activation-time work (interrupted-run detection) is done. */
   readonly ready: Promise<void>;
+  /** MCP servers and VS Code's tools (undefined without a folder). */
+  readonly mcp?: McpService;
 }
 
 const FLUSH_TIMEOUT_MS = 3000;
@@ -65,6 +70,7 @@ export class ExtensionRoot extends DisposableStore {
   readonly log: vscode.LogOutputChannel;
   private readonly store: CheckpointStore | undefined;
   private readonly runner: AgentRunner | undefined;
+  private readonly mcp: McpService | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     super();
@@ -106,14 +112,18 @@ export class ExtensionRoot extends DisposableStore {
     this.register(reportStoreEvents(store, log));
 
     const files = this.fileFinder();
+    const version = String(context.extension.packageJSON.version);
+    const mcp = this.register(new McpService(workspace, context.secrets, this.log, version));
+    this.mcp = mcp;
+    const registry = createCodingRegistry({ files, providers: mcp.providers });
     const runner = new AgentRunner({
       store,
       provider: (model, adapter) => models.create(model, adapter),
-      tools: createCodingRegistry({ files }),
-      policy: settingsPolicy,
+      tools: registry,
+      policy: withExternalPolicy(settingsPolicy, () => mcp.allowList.policy()),
       workspaceRoot: workspace.uri.fsPath,
       owner,
-      extensionVersion: String(context.extension.packageJSON.version),
+      extensionVersion: version,
       defaultModel: () => readSettings().model,
       defaultBudget: () => readSettings().budget,
       outputCap: () => readSettings().outputCapBytes,
@@ -123,7 +133,7 @@ export class ExtensionRoot extends DisposableStore {
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
 
     const model = this.register(new RunsModel(store));
-    const runsView = this.register(new RunsView(model));
+    const runsView = this.register(new RunsView(model, mcp));
     const proposed = this.register(new ProposedDocuments());
     const panels = this.register(
       new RunViewPanels({
@@ -132,6 +142,7 @@ export class ExtensionRoot extends DisposableStore {
         runner,
         log: this.log,
         threadRuns: (threadId) => threadRuns(store, threadId),
+        allowTool: (toolName) => mcp.allowTool(registry, toolName),
         readOnlyReason: readOnlyReason({ store, isActive: (id) => runner.isActive(id), owner }),
         actions: runViewActions({
           store,
@@ -168,6 +179,7 @@ export class ExtensionRoot extends DisposableStore {
     this.register(registerCheckpointCommands(commands));
     this.register(registerTransferCommands(commands));
     this.register(registerRestoreCommands(commands));
+    this.register(registerMcpCommands(mcp, this.log));
 
     this.register(
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -196,7 +208,7 @@ export class ExtensionRoot extends DisposableStore {
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
       await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
-    this.api = { storageDir, pid: process.pid, store, runner, panels, tree: runsView.tree, files, ready };
+    this.api = { storageDir, pid: process.pid, store, runner, panels, tree: runsView.tree, files, ready, mcp };
   }
 
   /** VS Code's own ripgrep (under appRoot) for list_files and search_text; the exclude settings are read at each call. */
@@ -251,6 +263,7 @@ export class ExtensionRoot extends DisposableStore {
   async shutdown(): Promise<void> {
     try {
       await this.runner?.shutdown(FLUSH_TIMEOUT_MS);
+      await this.mcp?.stop();
       await this.store?.close(FLUSH_TIMEOUT_MS);
     } catch (err) {
       this.log.error(`shutdown: ${errorMessage(err)}`);

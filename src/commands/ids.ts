@@ -21,6 +21,10 @@ export const CommandIds = {
   loadMoreCheckpoints: 'agentWaypoints.loadMoreCheckpoints',
   checkConnection: 'agentWaypoints.checkConnection',
   restoreFiles: 'agentWaypoints.restoreFiles',
+  restartMcpServer: 'agentWaypoints.restartMcpServer',
+  alwaysAllowTool: 'agentWaypoints.alwaysAllowTool',
+  revokeToolApproval: 'agentWaypoints.revokeToolApproval',
+  openMcpConfig: 'agentWaypoints.openMcpConfig',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];

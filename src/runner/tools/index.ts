@@ -8,6 +8,7 @@ import { makeListFiles } from './listFiles';
 import { ToolRegistry } from './registry';
 import { runCommand } from './runCommand';
 import { makeSearchText } from './searchText';
+import type { ToolProvider } from './external';
 import type { Tool } from './types';
 
 /** The tools over a file finder, in the order the model sees them. */
@@ -31,12 +32,17 @@ export interface CodingRegistryOptions {
   withDelegate?: boolean;
   /** How list_files and search_text reach the files (ripgrep or Node); default: the Node engine with VS Code's default excludes. */
   files?: FileFinder;
+  /** Tools from outside (MCP servers, VS Code's), offered beside the own ones. */
+  providers?: readonly ToolProvider[];
 }
 
 /** The registry a run uses. */
 export function createCodingRegistry(opts: CodingRegistryOptions = {}): ToolRegistry {
   const tools = codingTools(opts.files ?? createFileFinder());
-  return new ToolRegistry(opts.withDelegate === false ? tools.filter((t) => t.name !== 'delegate') : tools);
+  return new ToolRegistry(
+    opts.withDelegate === false ? tools.filter((t) => t.name !== 'delegate') : tools,
+    opts.providers ?? [],
+  );
 }
 
 export { delegate, editFile, readFile, runCommand, writeFile };
@@ -52,6 +58,7 @@ export {
   describeFailure,
   type PreparedCall,
 } from './registry';
+export { toolInputHash, type ExternalInfo, type ToolProvider } from './external';
 export { confinePath, PathError, MAX_PATH_BYTES, MAX_COMPONENT_BYTES, type ConfinedPath } from './paths';
 export { capOutput, truncationNote } from './output';
 export {

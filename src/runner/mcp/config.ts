@@ -1,8 +1,9 @@
 // MCP server definitions in VS Code's own format (`.vscode/mcp.json`, and the same shape in a user
 // setting): `servers` by name with `type`, `command`/`args`/`env`/`envFile`/`cwd` or `url`/`headers`,
 // and `inputs` whose values (`${input:id}`) are prompted once and kept in SecretStorage by the host.
-// A file that does not parse is an error, never "no servers".
-import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
+// A file that does not parse is an error, never "no servers". (jsonc-parser's ESM build: its UMD main
+// loads modules at run time, which a bundle cannot follow.)
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser/lib/esm/main.js';
 import { z } from 'zod';
 import { canonicalJson, sha256 } from '../hash';
 

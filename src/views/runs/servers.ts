@@ -165,10 +165,11 @@ export class ConfigErrorNode {
 export type McpTreeNode =
   McpSectionNode | ServerNode | ServerToolNode | VsCodeToolsNode | AllowedNode | AllowRuleNode | ConfigErrorNode;
 
-/** The section's root (none when nothing is configured and nothing is allowed). */
+/** The section's root: shown once a server is configured or a tool always allowed. */
 export function mcpRoots(source: McpSource | undefined): McpSectionNode[] {
   const o = source?.overview();
-  if (!o || (!o.configured && o.rules.length === 0 && o.vscodeTools.length === 0)) return [];
+  // Only when the user set something up: VS Code's tools alone do not push the empty view's welcome away.
+  if (!o || (!o.configured && o.rules.length === 0)) return [];
   return [new McpSectionNode(o)];
 }
 

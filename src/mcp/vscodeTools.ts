@@ -20,9 +20,14 @@ export class VsCodeTools implements ToolProvider {
     private readonly log: vscode.LogOutputChannel,
   ) {}
 
-  /** What `vscode.lm.tools` lists now. */
+  /**
+   * What `vscode.lm.tools` lists now, less VS Code's own built-in agent tools (terminal, edits,
+   * confirmations: made for its chat view, and doubling ours). Hosts that say where a tool comes
+   * from (`source`: an extension, an MCP server; null for the built-ins) are filtered by it.
+   */
   info(): readonly vscode.LanguageModelToolInformation[] {
-    return this.enabled() ? (vscode.lm?.tools ?? []) : [];
+    if (!this.enabled()) return [];
+    return (vscode.lm?.tools ?? []).filter((t) => !('source' in t) || (t as { source: unknown }).source != null);
   }
 
   async tools(): Promise<readonly Tool[]> {

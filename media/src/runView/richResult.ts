@@ -11,6 +11,8 @@ export function richBlock(t: ToolItem, a: Pick<Actions, 'toolResult'>): HTMLElem
   a.toolResult(t.runId, t.toolCallId).then(
     (raw) => {
       const r = RichResult.parse(raw);
+      // Text alone is what the Result above already shows.
+      if (!r.isError && r.structured === null && r.parts.every((p) => p.type === 'text')) return box.remove();
       box.setAttribute('data-state', 'shown');
       if (r.isError) box.append(el('p', { class: 'reason' }, 'The tool reported an error (isError).'));
       for (const p of r.parts) box.append(part(p));

@@ -83,14 +83,29 @@ export function toolDrift(
   return `Not run: the tool ${call.function.name} ${what}.${maybeRan}${schema} Call it again if it still fits.`;
 }
 
-const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+// `addUsedSchema: false`: a server's `$id` is never registered globally (two servers, or one listed
+// twice, may use the same id).
+const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false, addUsedSchema: false });
+/** Compiled once per distinct schema: tools are listed again before every model call. */
+const validators = new Map<string, ValidateFunction>();
+
+function validatorFor(parameters: Record<string, unknown>): ValidateFunction {
+  const key = canonicalJson(parameters);
+  let v = validators.get(key);
+  if (!v) {
+    v = ajv.compile(parameters);
+    if (validators.size >= 2000) validators.clear();
+    validators.set(key, v);
+  }
+  return v;
+}
 
 /**
  * A zod schema that validates with the tool's JSON Schema (ajv), so the registry checks external
  * tools' arguments like its own. Throws when the JSON Schema itself does not compile.
  */
 export function jsonSchemaArgs(parameters: Record<string, unknown>): z.ZodType<Record<string, unknown>> {
-  const validate: ValidateFunction = ajv.compile(parameters);
+  const validate = validatorFor(parameters);
   return z.custom<Record<string, unknown>>().superRefine((value, ctx) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       ctx.addIssue({ code: 'custom', message: 'expected an object of arguments' });

@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { parseMcpJson, readConfig, type ConfigContext, type StdioServerDef } from '../../../src/runner/mcp/config';
 import { inputsOf, parseEnvFile, resolveLaunch } from '../../../src/runner/mcp/launch';
 import { decideExternal, readRules } from '../../../src/runner/mcp/approvals';
-import { externalToolName, toolInputHash } from '../../../src/runner/tools/external';
+import {
+  externalToolName,
+  jsonSchemaArgs,
+  modelParameters,
+  toolInputHash,
+  uniqueNames,
+} from '../../../src/runner/tools/external';
+import type { Tool } from '../../../src/runner/tools/types';
 
 const ctx: ConfigContext = {
   source: 'workspace',
@@ -93,6 +100,26 @@ describe('MCP configuration (VS Code mcp.json format)', () => {
     const long = externalToolName('s'.repeat(40), 't'.repeat(40));
     assert.match(long, /^[a-zA-Z0-9_-]{64}$/);
     assert.notEqual(long, externalToolName('s'.repeat(40), `${'t'.repeat(39)}u`));
+  });
+
+  it('schemas with the same $id from two servers both validate; a clash of names gets a suffix', () => {
+    const schema = {
+      $id: 'https://example.com/args.json',
+      type: 'object',
+      properties: { n: { type: 'number' } },
+      required: ['n'],
+    };
+    const a = jsonSchemaArgs(modelParameters(schema));
+    const b = jsonSchemaArgs(modelParameters({ ...schema, required: [] }));
+    assert.equal(a.safeParse({}).success, false);
+    assert.equal(b.safeParse({}).success, true);
+    const tool = (source: string, remoteName: string) =>
+      ({
+        name: externalToolName(source, remoteName),
+        external: { kind: 'mcp', source, remoteName, identity: '', parameters: {}, readOnlyHint: false },
+      }) as unknown as Tool;
+    const named = uniqueNames([tool('a.b', 'x'), tool('a_b', 'x'), tool('c', 'read_file')], new Set(['c__read_file']));
+    assert.deepEqual(named.map((t) => t.name).sort(), ['a_b__x', 'a_b__x_2', 'c__read_file_2']);
   });
 
   it('the input hash binds the server identity: the same call on another server is another call', () => {

@@ -18,6 +18,7 @@ import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult 
 import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
 import type { FileJournal, FileWatch } from './files/journal';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
+import { loadShellGrammar } from './tools/shell/grammar';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
@@ -212,6 +213,7 @@ export class RunExecution {
       this.deps.store.listEffects(this.runId),
     ]);
     const waited = await this.awaitLeftovers(effects, calls);
+    await loadShellGrammar(); // the command policy reads command lines with it (synchronously, once loaded)
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
     // A call to an external tool (e.g. on resume): its server's tools as they are now.
     if (calls.some((c) => !this.deps.tools.isOwn(c.function.name))) await this.deps.tools.refresh(this.signal);
@@ -363,6 +365,7 @@ export class RunExecution {
       workspaceRoot: this.context.workspace_root,
       signal: this.signal,
       idempotencyKey: idempotencyKey(this.runId, this.rt.step, call.id),
+      approvedBy: plan.approvedBy,
       outputCap: this.deps.outputCap,
       putBlob: async (content) => {
         try {

@@ -27,6 +27,12 @@ export interface ToolContext {
   onSpawn?: (pid: number) => void;
   /** Progress the tool reports while it runs (an MCP server's notifications), shown in its card. */
   onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Who let this call run: the policy (auto) or the user (an approval). run_command runs a line the
+   * user approved through the shell as shown, and one the policy approved from the words it judged.
+   * Absent: as 'policy'.
+   */
+  approvedBy?: 'policy' | 'user';
   /** Runs a subagent on `task`; supplied by the loop. */
   delegate?: (task: string, signal: AbortSignal) => Promise<DelegateResult>;
 }

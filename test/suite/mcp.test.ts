@@ -143,7 +143,7 @@ describe('MCP servers and VS Code tools in a real extension host', () => {
     assert.ok(shout, `offered: ${tools.map((t) => t.name).join(', ')}`);
     assert.deepEqual(shout.external!.parameters.required, ['text']);
     // VS Code's own agent tools (terminal, edits, confirmations; no extension behind them) are not offered.
-    const builtins = vscode.lm.tools.filter((t) => (t as { source?: unknown }).source === null).map((t) => t.name);
+    const builtins = vscode.lm.tools.filter((t) => (t as { source?: unknown }).source == null).map((t) => t.name);
     assert.ok(builtins.includes('run_in_terminal'), `this host has built-in tools: ${builtins.join(', ')}`);
     for (const b of builtins) assert.ok(!tools.some((t) => t.external!.remoteName === b), `${b} is not offered`);
     model = await startModelServer({

@@ -25,6 +25,7 @@ export const CommandIds = {
   alwaysAllowTool: 'agentWaypoints.alwaysAllowTool',
   revokeToolApproval: 'agentWaypoints.revokeToolApproval',
   openMcpConfig: 'agentWaypoints.openMcpConfig',
+  forgetMcpInputs: 'agentWaypoints.forgetMcpInputs',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];

@@ -51,6 +51,13 @@ export function registerMcpCommands(mcp: McpService, log: vscode.LogOutputChanne
       }
       await vscode.window.showTextDocument(vscode.Uri.file(file));
     }),
+    registerCommand(CommandIds.forgetMcpInputs, async () => {
+      const n = await mcp.forgetInputs();
+      log.info(`MCP: forgot ${n} input value(s); servers were stopped and ask again when they start`);
+      void vscode.window.showInformationMessage(
+        `Agent Waypoints forgot the MCP input values (${n}). Servers that use them ask again when they next start.`,
+      );
+    }),
   ];
   return vscode.Disposable.from(...d);
 }

@@ -16,6 +16,7 @@ export class McpInputs {
   ) {}
 
   async value(id: string, server: string): Promise<string> {
+    this.known.add(id);
     const stored = await this.secrets.get(PREFIX + id);
     if (stored !== undefined) return stored;
     const pending = this.asking.get(id);
@@ -25,7 +26,7 @@ export class McpInputs {
     return ask;
   }
 
-  /** Forgets every value this window asked for or found (the next start asks again). */
+  /** Forgets the values of these inputs and of every input this window used (the next start asks again). */
   async clear(ids: readonly string[]): Promise<number> {
     const all = new Set([...ids, ...this.known]);
     for (const id of all) await this.secrets.delete(PREFIX + id);
@@ -44,7 +45,6 @@ export class McpInputs {
     });
     if (value === undefined) throw new Error(`the value of \${input:${id}} was not given`);
     await this.secrets.store(PREFIX + id, value);
-    this.known.add(id);
     return value;
   }
 }

@@ -110,6 +110,14 @@ export class McpService extends DisposableBase {
     return `${rule.tool} of ${rule.server}`;
   }
 
+  /** Forgets every `${input:…}` value kept in SecretStorage; servers using one ask again when they next start. */
+  async forgetInputs(): Promise<number> {
+    const ids = this.declaredInputs.map((i) => i.id);
+    const n = await this.inputs.clear(ids);
+    await this.servers.stopAll();
+    return n;
+  }
+
   /** Re-reads both sources; unchanged servers keep running. */
   async reload(): Promise<void> {
     const home = os.homedir();

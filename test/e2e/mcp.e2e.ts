@@ -24,26 +24,30 @@ const call = (name: string, args: Record<string, unknown> = {}) => ({
   reply: { content: `(offline demo model) Calling ${name}.`, tool_calls: [{ name, arguments: args }] },
 });
 
+const SERVERS = {
+  everything: { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] },
+  broken: { type: 'stdio', command: path.join(repoRoot, 'no-such-mcp-server') },
+};
+
 /** test/fixtures/workspace plus a `.vscode/mcp.json` in VS Code's format. */
-function workspaceWithMcp(): string {
+function workspaceWithMcp(config: Record<string, unknown>): string {
   const dir = path.join(makeTempDir('e2e-mcp-template'), 'workspace');
   fs.cpSync(path.join(repoRoot, 'test/fixtures/workspace'), dir, { recursive: true });
   fs.mkdirSync(path.join(dir, '.vscode'));
-  const servers = {
-    everything: { type: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'] },
-    broken: { type: 'stdio', command: path.join(repoRoot, 'no-such-mcp-server') },
-  };
-  fs.writeFileSync(path.join(dir, '.vscode/mcp.json'), JSON.stringify({ servers }, null, 2));
+  fs.writeFileSync(path.join(dir, '.vscode/mcp.json'), JSON.stringify(config, null, 2));
   return dir;
 }
 
-function scripted(played: Scenario): { workbench: () => Workbench; model: () => ModelServer } {
+function scripted(
+  played: Scenario,
+  config: Record<string, unknown> = { servers: SERVERS },
+): { workbench: () => Workbench; model: () => ModelServer } {
   let server: ModelServer | undefined;
   before(async () => (server = await startModelServer({ scenario: played })));
   after(async () => server?.close());
   const model = () => server!;
   const workbench = useWorkbench(() => ({
-    workspaceTemplate: workspaceWithMcp(),
+    workspaceTemplate: workspaceWithMcp(config),
     settings: { 'agentWaypoints.provider.baseUrl': model().url, 'agentWaypoints.provider.model': DEMO_MODEL_ID },
   }));
   return { workbench, model };
@@ -187,3 +191,72 @@ describe('e2e: SIGKILL of the extension host during an MCP call', () => {
     assert.match(await result.first().innerText(), /Long running operation completed\. Duration: 30 seconds/);
   });
 });
+
+describe('e2e: an MCP server with a secret input', () => {
+  const SECRET = 'tok-e2e-5f1c9a';
+  const { workbench } = scripted(
+    scenario('e2e-mcp-input', [
+      call('secret__echo', { message: 'with a token' }),
+      { reply: { content: '(offline demo model) Echoed with the token server.' } },
+    ]),
+    {
+      inputs: [{ type: 'promptString', id: 'e2e-token', description: 'Token for the e2e server', password: true }],
+      servers: { secret: { ...SERVERS.everything, env: { E2E_TOKEN: '${input:e2e-token}' } } },
+    },
+  );
+
+  it('(o) the ${input:…} is asked once in a password box, kept out of settings and the run, not asked again on restart', async function () {
+    this.timeout(240_000);
+    const wb = workbench();
+    await startRun(wb, 'Echo with the token server');
+    const box = wb.page.locator('.quick-input-widget', { hasText: 'Token for the e2e server' });
+    await box.waitFor({ state: 'visible', timeout: 60_000 });
+    assert.equal(await box.locator('input').getAttribute('type'), 'password');
+    await box.locator('input').fill(SECRET);
+    await box.locator('input').press('Enter');
+    const frame = await wb.webviewFrame('main.transcript', 60_000);
+    const card = frame.locator('section.approval', { hasText: 'secret__echo' });
+    await card.waitFor({ timeout: 60_000 });
+    await card.locator('vscode-button', { hasText: 'Approve' }).first().click();
+    await frame
+      .locator('.msg.assistant.final', { hasText: 'Echoed with the token server' })
+      .waitFor({ timeout: 90_000 });
+
+    await wb.openRunsView();
+    const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
+    await sidebar.locator('.monaco-list-row', { hasText: 'MCP servers' }).click();
+    const server = sidebar.locator('.monaco-list-row', { hasText: 'secret' });
+    await server.locator('text=ready · 13 tools').waitFor({ timeout: 30_000 });
+    await server.hover();
+    await server.locator('.action-label[aria-label^="Restart MCP server"]').click();
+    // Started a second time (the log says so twice), without a prompt: the value came from SecretStorage.
+    await until('the server ready again after the restart', () => readyCount(wb) >= 2, 60_000);
+    assert.equal(await box.isVisible(), false, 'not asked again');
+
+    const leaks = filesContaining(wb.userDataDir, SECRET);
+    assert.deepEqual(leaks, [], "the token is nowhere but in VS Code's secret storage");
+    assert.deepEqual(filesContaining(wb.workspace, SECRET), []);
+  });
+});
+
+/** How often the extension's log says the `secret` server became ready. */
+function readyCount(wb: Workbench): number {
+  const logs = (fs.readdirSync(wb.userDataDir, { recursive: true, encoding: 'utf8' }) as string[]).filter((f) =>
+    f.endsWith('Agent Waypoints.log'),
+  );
+  const text = logs.map((f) => fs.readFileSync(path.join(wb.userDataDir, f), 'utf8')).join('\n');
+  return text.split('MCP server "secret" ready').length - 1;
+}
+
+function filesContaining(dir: string, text: string): string[] {
+  const hits: string[] = [];
+  for (const f of fs.readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    const file = path.join(dir, f);
+    try {
+      if (fs.statSync(file).isFile() && fs.readFileSync(file).includes(text)) hits.push(path.relative(dir, file));
+    } catch {
+      // vanished while we looked (logs rotate): not a hit
+    }
+  }
+  return hits;
+}

@@ -191,6 +191,27 @@ describe('MCP servers (real servers from npm)', function () {
     assert.ok(registry.get('everything__echo'));
   });
 
+  it('a large result: the model reads the capped text, the whole text and the exact result are in blobs', async () => {
+    const dir = tmp('mcp-big');
+    const big = Array.from({ length: 4000 }, (_, i) => `line ${i} ${'x'.repeat(40)}`).join('\n');
+    fs.writeFileSync(path.join(dir, 'big.txt'), big);
+    const mcp = make();
+    mcp.setDefinitions(defs({ fs: filesystemStdio(dir) }));
+    const registry = new ToolRegistry([], [mcp]);
+    await registry.refresh();
+    const sink = blobSink();
+    const r = await registry.execute(call('fs__read_text_file', { path: path.join(dir, 'big.txt') }), {
+      ...toolCtx(dir, { putBlob: sink.putBlob }),
+      outputCap: 8 * 1024,
+    });
+    assert.equal(r.is_error, false);
+    assert.ok(Buffer.byteLength(r.output) < 9 * 1024, 'capped for the model');
+    assert.match(r.output, /\[output truncated: \d+ of \d+ bytes shown; full output in blob [0-9a-f]{64}\]/);
+    assert.equal(sink.blobs.get(r.blob!), big);
+    const raw = JSON.parse(sink.blobs.get(r.raw_blob!)!) as CallToolResult;
+    assert.deepEqual(raw.content, [{ type: 'text', text: big }]);
+  });
+
   describe('over streamable HTTP', () => {
     let http: HttpServer;
     before(async () => (http = await startEverythingHttp()));

@@ -65,10 +65,27 @@ export class McpServers implements ToolProvider {
     return this.connections.size;
   }
 
-  /** Starts what is not running (lazily, in parallel) and returns every ready server's tools. */
-  async tools(): Promise<readonly Tool[]> {
+  /**
+   * Starts what is not running (lazily, in parallel) and returns every ready server's tools. Waits
+   * at most the start timeout (or until cancelled): a server still starting — one waiting for its
+   * `${input:…}` to be typed — is simply not offered yet; the run never waits on it.
+   */
+  async tools(signal?: AbortSignal): Promise<readonly Tool[]> {
     const conns = [...this.connections.values()];
-    await Promise.all(conns.map((c) => c.ensureStarted().catch(() => undefined)));
+    const started = Promise.all(conns.map((c) => c.ensureStarted().catch(() => undefined)));
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const gaveUp = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.opts.startTimeoutMs + 1000);
+      onAbort = () => resolve();
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      await Promise.race([started, gaveUp]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+    }
     return conns.flatMap((c) => (c.state.kind === 'ready' ? this.toolsOf(c).tools : []));
   }
 

@@ -212,6 +212,39 @@ describe('MCP servers (real servers from npm)', function () {
     assert.deepEqual(raw.content, [{ type: 'text', text: big }]);
   });
 
+  it('a server waiting for its ${input:…} never holds the run: its tools come once it is given', async () => {
+    let give: (v: string) => void = () => undefined;
+    const mcp = new McpServers({
+      launch: {
+        input: () => new Promise<string>((r) => (give = r)),
+        env: process.env,
+        readFile: (p) => fs.promises.readFile(p, 'utf8'),
+      },
+      clientVersion: 'test',
+      startTimeoutMs: 5000,
+      callTimeoutMs: () => 20_000,
+      log: () => undefined,
+    });
+    open.push(mcp);
+    mcp.setDefinitions(defs({ waiting: everythingStdio({ TOKEN: '${input:token}' }), everything: everythingStdio() }));
+    const registry = new ToolRegistry([], [mcp]);
+    await registry.refresh();
+    const state = new Map(mcp.status().map((s) => [s.name, s.state.kind]));
+    assert.equal(state.get('waiting'), 'starting', 'still waiting for the value');
+    assert.ok(registry.get('everything__echo') && !registry.get('waiting__echo'));
+    const controller = new AbortController();
+    const before = Date.now();
+    const cancelled = registry.refresh(controller.signal);
+    controller.abort('cancel');
+    await cancelled;
+    assert.ok(Date.now() - before < 5000, 'cancel ends the wait before the start deadline');
+    give('typed');
+    for (let i = 0; i < 100 && mcp.status()[0]!.state.kind !== 'ready'; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    await registry.refresh();
+    assert.ok(registry.get('waiting__echo'), 'offered once it started');
+  });
+
   describe('over streamable HTTP', () => {
     let http: HttpServer;
     before(async () => (http = await startEverythingHttp()));

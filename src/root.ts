@@ -2,7 +2,7 @@ import { errorMessage } from './common/errors';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import * as vscode from 'vscode';
-import { API_KEY_SECRET, registerApiKeyCommands } from './commands/apiKey';
+import { registerApiKeyCommands } from './commands/apiKey';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerCheckpointCommands } from './commands/checkpoints';
 import { registerModelCommands } from './commands/models';
@@ -16,11 +16,19 @@ import { registerMcpCommands } from './commands/mcp';
 import { McpService } from './mcp/service';
 import { withExternalPolicy } from './runner/mcp/approvals';
 import { DisposableStore, toDisposable } from './common/lifecycle';
+import { ApiKeys, apiKeysForTests, type KeyTesting } from './models/apiKeys';
 import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
 import { createCodingRegistry, createFileFinder, type FileFinder } from './runner/tools';
 import { findRipgrep } from './ripgrepPath';
-import { isLocalEndpoint, readExcludes, readFilesExclude, readSettings, settingsPolicy } from './settings';
+import {
+  isLocalEndpoint,
+  readExcludes,
+  readFileRules,
+  readFilesExclude,
+  readSettings,
+  settingsPolicy,
+} from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { openDiskStore } from './store';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
@@ -56,6 +64,8 @@ export interface ExtensionApi {
   readonly ready: Promise<void>;
   /** MCP servers and VS Code's tools (undefined without a folder). */
   readonly mcp?: McpService;
+  /** Only when VS Code runs the extension's tests (ExtensionMode.Test): set the key, answer the key question. */
+  readonly testing?: KeyTesting & { models: ModelProviders };
 }
 
 const FLUSH_TIMEOUT_MS = 3000;
@@ -79,9 +89,15 @@ export class ExtensionRoot extends DisposableStore {
     const storageDir = context.storageUri ? checkpointStorageDir(context.storageUri.fsPath) : undefined;
     const workspace = vscode.workspace.workspaceFolders?.[0];
     this.log.info(`activated (storage: ${storageDir ?? 'none, no folder open'})`);
-    this.register(registerApiKeyCommands(context.secrets, this.log));
+    const testing =
+      context.extensionMode === vscode.ExtensionMode.Test
+        ? apiKeysForTests(context.secrets, context.globalState)
+        : undefined;
+    const keys = testing?.keys ?? new ApiKeys(context.secrets, context.globalState);
+    this.register(registerApiKeyCommands(keys, this.log));
     this.register(registerCommand(CommandIds.showLog, () => this.log.show()));
-    const models = new ModelProviders(() => context.secrets.get(API_KEY_SECRET), readSettings);
+    const models = new ModelProviders(keys, readSettings);
+    const testingApi = testing ? { ...testing, models } : undefined;
     this.register(registerModelCommands(models, readSettings, this.log));
     void vscode.commands.executeCommand('setContext', ContextKeys.hasStorage, storageDir !== undefined);
 
@@ -96,6 +112,7 @@ export class ExtensionRoot extends DisposableStore {
         tree: undefined,
         files: undefined,
         ready: Promise.resolve(),
+        ...(testingApi ? { testing: testingApi } : {}),
       };
       return;
     }
@@ -115,7 +132,7 @@ export class ExtensionRoot extends DisposableStore {
     const version = String(context.extension.packageJSON.version);
     const mcp = this.register(new McpService(workspace, context.secrets, this.log, version));
     this.mcp = mcp;
-    const registry = createCodingRegistry({ files, providers: mcp.providers });
+    const registry = createCodingRegistry({ files, fileRules: () => readFileRules(), providers: mcp.providers });
     const runner = new AgentRunner({
       store,
       provider: (model, adapter) => models.create(model, adapter),
@@ -169,8 +186,7 @@ export class ExtensionRoot extends DisposableStore {
       versions,
       log: this.log,
       settings: readSettings,
-      hasUsableKey: async () =>
-        (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocalEndpoint(readSettings().baseUrl),
+      hasUsableKey: async () => (await keys.has()) || isLocalEndpoint(readSettings().baseUrl),
       models,
       memento: context.workspaceState,
     };
@@ -208,7 +224,18 @@ export class ExtensionRoot extends DisposableStore {
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
       await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
-    this.api = { storageDir, pid: process.pid, store, runner, panels, tree: runsView.tree, files, ready, mcp };
+    this.api = {
+      storageDir,
+      pid: process.pid,
+      store,
+      runner,
+      panels,
+      tree: runsView.tree,
+      files,
+      ready,
+      mcp,
+      ...(testingApi ? { testing: testingApi } : {}),
+    };
   }
 
   /** VS Code's own ripgrep (under appRoot) for list_files and search_text; the exclude settings are read at each call. */

@@ -7,16 +7,17 @@ import { readFile } from './fsTools';
 import { makeListFiles } from './listFiles';
 import { ToolRegistry } from './registry';
 import { runCommand } from './runCommand';
+import type { FileRules } from './protectedFiles';
 import { makeSearchText } from './searchText';
 import type { ToolProvider } from './external';
 import type { Tool } from './types';
 
 /** The tools over a file finder, in the order the model sees them. */
-export function codingTools(files: FileFinder): readonly Tool[] {
+export function codingTools(files: FileFinder, fileRules?: () => FileRules): readonly Tool[] {
   return [
     readFile,
     makeListFiles(files),
-    makeSearchText(files),
+    makeSearchText(files, fileRules),
     writeFile,
     editFile,
     runCommand,
@@ -34,11 +35,13 @@ export interface CodingRegistryOptions {
   files?: FileFinder;
   /** Tools from outside (MCP servers, VS Code's), offered beside the own ones. */
   providers?: readonly ToolProvider[];
+  /** Secret-like files search_text leaves out; default: DEFAULT_FILE_RULES. */
+  fileRules?: () => FileRules;
 }
 
 /** The registry a run uses. */
 export function createCodingRegistry(opts: CodingRegistryOptions = {}): ToolRegistry {
-  const tools = codingTools(opts.files ?? createFileFinder());
+  const tools = codingTools(opts.files ?? createFileFinder(), opts.fileRules);
   return new ToolRegistry(
     opts.withDelegate === false ? tools.filter((t) => t.name !== 'delegate') : tools,
     opts.providers ?? [],
@@ -72,6 +75,15 @@ export {
   type PolicyInput,
 } from './policy';
 export { loadShellGrammar } from './shell/grammar';
+export { callPolicy, decideCall } from './callPolicy';
+export {
+  DEFAULT_FILE_RULES,
+  fileRules,
+  fileTargets,
+  sensitiveFileReason,
+  type FileRules,
+  type FileTargets,
+} from './protectedFiles';
 export {
   ToolFailure,
   defineTool,

@@ -5,6 +5,7 @@
 // without a shell (shell/argvRunner.cjs). The grammar loads asynchronously (loadShellGrammar);
 // until it has, a command that needs it asks.
 import type { ToolCategory } from '../../store/api/schema';
+import { DEFAULT_FILE_RULES, sensitiveFileReason, type FileRules, type FileTargets } from './protectedFiles';
 import { findDenied } from './shell/deny';
 import { grammarUnavailable } from './shell/grammar';
 import { planCommands } from './shell/plan';
@@ -13,7 +14,7 @@ import { readPlan } from './shell/reading';
 export type CategoryMode = 'auto' | 'ask' | 'deny';
 export type Decision = 'auto' | 'ask' | 'deny';
 
-/** Categories of the extension's own tools (external tools have their own policy: runner/mcp/policy.ts). */
+/** Categories of the extension's own tools (external tools have their own policy: runner/mcp/approvals.ts). */
 export type OwnCategory = Exclude<ToolCategory, 'external'>;
 
 export interface ApprovalPolicy {
@@ -26,6 +27,8 @@ export interface ApprovalPolicy {
   restricted: boolean;
   /** Where commands run (default: this machine's). On Windows the allow list never auto-approves. */
   platform?: NodeJS.Platform;
+  /** Files whose writes or reads always ask (protectedFiles.ts); default: DEFAULT_FILE_RULES. */
+  fileRules?: FileRules;
 }
 
 export const DEFAULT_POLICY: ApprovalPolicy = {
@@ -40,6 +43,8 @@ export interface PolicyInput {
   category: ToolCategory;
   /** Validated arguments; `command` is read for run_command. */
   args: unknown;
+  /** The files the call writes and reads, as the caller resolved them (protectedFiles.ts fileTargets). */
+  files?: FileTargets;
 }
 
 export interface PolicyDecision {
@@ -56,6 +61,9 @@ export function decide(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLI
       reason: `${toolName} is disabled: the workspace is not trusted (restricted mode) and ${category} tools are not allowed.`,
     };
   }
+  // A protected file or a secret-like one asks even when its category runs without asking.
+  const sensitive = sensitiveFileReason(input.files, policy.fileRules ?? DEFAULT_FILE_RULES);
+  if (sensitive !== null && policy.categories[category] !== 'deny') return { decision: 'ask', reason: sensitive };
   const command = commandOf(input);
   if (command !== null) return decideCommand(command, toolName, policy);
   return byCategory(category, toolName, policy.categories[category]);

@@ -72,6 +72,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   files?: FileEffect<z.output<S>>;
   /** Set on tools from outside (MCP servers, VS Code's): where it comes from, its JSON Schema. */
   external?: ExternalInfo;
+  /** Files whose content the tool gives the model (secret-like ones ask first: protectedFiles.ts). */
+  reads?: (args: z.output<S>) => string[];
   run(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

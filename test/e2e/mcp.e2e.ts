@@ -113,7 +113,8 @@ describe('e2e: MCP servers from .vscode/mcp.json', () => {
       'one rule, in the user settings',
     );
     const lastImageCard = frame.locator('section.tool', { hasText: 'everything__get-tiny-image' }).last();
-    await lastImageCard.locator('summary').click();
+    // Open the card unless it is open already (a card drawn while its call ran stays open).
+    if ((await lastImageCard.locator('details[open]').count()) === 0) await lastImageCard.locator('summary').click();
     await lastImageCard.locator('img.rich-image').waitFor({ timeout: 30_000 });
     await wb.screenshot('e2e-m-mcp-run-view');
 

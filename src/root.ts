@@ -12,6 +12,9 @@ import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
 import { registerRunCommands } from './commands/runs';
 import { registerTransferCommands } from './commands/transfer';
+import { registerMcpCommands } from './commands/mcp';
+import { McpService } from './mcp/service';
+import { withExternalPolicy } from './runner/mcp/approvals';
 import { DisposableStore, toDisposable } from './common/lifecycle';
 import { ApiKeys, apiKeysForTests, type KeyTesting } from './models/apiKeys';
 import { ModelProviders } from './models/providers';
@@ -60,6 +63,8 @@ export interface ExtensionApi {
   readonly files: FileFinder | undefined;
   /** Resolves when activation-time work (interrupted-run detection) is done. */
   readonly ready: Promise<void>;
+  /** MCP servers and VS Code's tools (undefined without a folder). */
+  readonly mcp?: McpService;
   /** Only when VS Code runs the extension's tests (ExtensionMode.Test): set the key, answer the key question; restore with ticks. */
   readonly testing?: KeyTesting & {
     models: ModelProviders;
@@ -83,6 +88,7 @@ export class ExtensionRoot extends DisposableStore {
   readonly log: vscode.LogOutputChannel;
   private readonly store: CheckpointStore | undefined;
   private readonly runner: AgentRunner | undefined;
+  private readonly mcp: McpService | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     super();
@@ -131,15 +137,19 @@ export class ExtensionRoot extends DisposableStore {
     this.register(reportStoreEvents(store, log));
 
     const files = this.fileFinder();
+    const version = String(context.extension.packageJSON.version);
+    const mcp = this.register(new McpService(workspace, context.secrets, this.log, version));
+    this.mcp = mcp;
+    const registry = createCodingRegistry({ files, fileRules: () => readFileRules(), providers: mcp.providers });
     const runner = new AgentRunner({
       store,
       provider: (model, adapter) => models.create(model, adapter),
-      tools: createCodingRegistry({ files, fileRules: () => readFileRules() }),
-      policy: settingsPolicy,
+      tools: registry,
+      policy: withExternalPolicy(settingsPolicy, () => mcp.allowList.policy()),
       workspaceRoot: workspace.uri.fsPath,
       storageDir,
       owner,
-      extensionVersion: String(context.extension.packageJSON.version),
+      extensionVersion: version,
       defaultModel: () => readSettings().model,
       defaultBudget: () => readSettings().budget,
       outputCap: () => readSettings().outputCapBytes,
@@ -150,7 +160,7 @@ export class ExtensionRoot extends DisposableStore {
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
 
     const model = this.register(new RunsModel(store));
-    const runsView = this.register(new RunsView(model));
+    const runsView = this.register(new RunsView(model, mcp));
     const proposed = this.register(new ProposedDocuments({ storageDir }));
     const panels = this.register(
       new RunViewPanels({
@@ -159,6 +169,7 @@ export class ExtensionRoot extends DisposableStore {
         runner,
         log: this.log,
         threadRuns: (threadId) => threadRuns(store, threadId),
+        allowTool: (toolName) => mcp.allowTool(registry, toolName),
         readOnlyReason: readOnlyReason({ store, isActive: (id) => runner.isActive(id), owner }),
         workspaceRoot: workspace.uri.fsPath,
         actions: runViewActions({
@@ -195,6 +206,7 @@ export class ExtensionRoot extends DisposableStore {
     this.register(registerCheckpointCommands(commands));
     this.register(registerTransferCommands(commands));
     this.register(registerRestoreCommands(commands));
+    this.register(registerMcpCommands(mcp, this.log));
 
     this.register(
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -232,6 +244,7 @@ export class ExtensionRoot extends DisposableStore {
       tree: runsView.tree,
       files,
       ready,
+      mcp,
       ...(testingApi
         ? {
             testing: {
@@ -296,6 +309,7 @@ export class ExtensionRoot extends DisposableStore {
   async shutdown(): Promise<void> {
     try {
       await this.runner?.shutdown(FLUSH_TIMEOUT_MS);
+      await this.mcp?.stop();
       await this.store?.close(FLUSH_TIMEOUT_MS);
     } catch (err) {
       this.log.error(`shutdown: ${errorMessage(err)}`);

@@ -46,6 +46,7 @@ const scroller = el('main', { class: 'transcript', 'aria-live': 'polite' });
 const composer = el('footer', { class: 'composer' });
 app.replaceChildren(header, banner, scroller, composer);
 
+const toolResults = new Map<string, ReturnType<Actions['toolResult']>>();
 const actions: Actions = {
   decide(card, method, params) {
     card.classList.add('busy');
@@ -62,6 +63,14 @@ const actions: Actions = {
   },
   showDiff: (runId, toolCallId) => void request('showDiff', { runId, toolCallId }).catch(showError),
   toolOutput: (runId, toolCallId) => request('toolOutput', { runId, toolCallId }).then((r) => r.text),
+  toolResult: (runId, toolCallId) => {
+    // A recorded result never changes: asked once per card, however often the card is drawn again.
+    const key = `${runId}/${toolCallId}`;
+    let r = toolResults.get(key);
+    if (!r) toolResults.set(key, (r = request('toolResult', { runId, toolCallId })));
+    r.catch(() => toolResults.delete(key));
+    return r;
+  },
   run: (runId, action) => void request('runAction', { runId, action }).catch(showError),
   waypoint: (runId, seq, action) => void request('waypointAction', { runId, seq, action }).catch(showError),
   restore: (runId, restoreId, action) => void request('restoreAction', { runId, restoreId, action }).catch(showError),

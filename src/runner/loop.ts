@@ -189,6 +189,9 @@ export class RunExecution {
       };
     await this.preLlm(fitted, false);
 
+    // External tools (MCP servers start lazily here): the list the model is offered is recorded with its response.
+    await this.deps.tools.refresh(this.signal);
+    const toolsSeen = this.deps.tools.seen();
     this.deps.events.emit({ type: 'llm', runId: this.runId, step: this.rt.step, status: 'start' });
     let result;
     try {
@@ -230,7 +233,7 @@ export class RunExecution {
       this.rt.total_cost_usd === null || result.cost_usd === null ? null : this.rt.total_cost_usd + result.cost_usd;
     this.rt.normalized_model = result.normalized_model;
     this.rt.messages.push(response.message);
-    this.rt.pending_llm_response = response;
+    this.rt.pending_llm_response = toolsSeen.length > 0 ? { ...response, tools_seen: toolsSeen } : response;
     // Durable (pending response): a crash after this never calls the model again for this step.
     await this.checkpoint(
       'post_llm',
@@ -315,6 +318,8 @@ export class RunExecution {
     const waited = await this.awaitLeftovers(effects, calls);
     await loadShellGrammar(); // the command policy reads command lines with it (synchronously, once loaded)
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
+    // A call to an external tool (e.g. on resume): its server's tools as they are now.
+    if (calls.some((c) => !this.deps.tools.isOwn(c.function.name))) await this.deps.tools.refresh(this.signal);
     const plans = planBatch({
       calls,
       tools: this.deps.tools,
@@ -324,6 +329,7 @@ export class RunExecution {
       damage: this.opts.damage,
       step: this.rt.step,
       waited,
+      seen: response.tools_seen,
     });
     const asks = plans.filter((p) => p.kind === 'ask');
     if (asks.length > 0) {
@@ -476,6 +482,7 @@ export class RunExecution {
           throw err;
         }
       },
+      onProgress: (p) => this.deps.events.emit({ type: 'tool-progress', runId: this.runId, toolCallId: call.id, ...p }),
       onSpawn: plan.tool.sideEffecting
         ? (pid) => {
             const proc = { pid, hostname: this.lease.owner.hostname, started_ms: this.deps.now() };
@@ -506,6 +513,7 @@ export class RunExecution {
         output_hash: outputHash(content),
         is_error: result.is_error,
         blob: result.blob,
+        ...(result.raw_blob ? { raw_blob: result.raw_blob } : {}),
         ...journaled,
       });
     }

@@ -21,7 +21,7 @@ import type { CheckpointStore, OwnerInfo, RunLease } from '../store/api/types';
 import { type Budget, DEFAULT_BUDGET } from './budget';
 import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprovalError } from './errors';
 import { Emitter, type RunnerEvent } from './events';
-import { inputHash, sha256 } from './hash';
+import { sha256 } from './hash';
 import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome } from './loop';
 import { FileJournal, type FileJournalOptions } from './files/journal';
 import { modelLabel, parseModelLabel } from './modelRef';
@@ -340,6 +340,11 @@ export class AgentRunner {
   async decide(runId: string, decisions: DecisionInput[]): Promise<RunHandle | undefined> {
     const { store } = this.deps;
     const pending = new Map((await store.listApprovals(runId, { pendingOnly: true })).map((a) => [a.tool_call_id, a]));
+    // Edited arguments of an external tool are checked against its schema as its server gives it now.
+    const unknownTool = decisions.some(
+      (d) => d.kind === 'approve_edited' && !this.deps.tools.get(pending.get(d.toolCallId)?.tool_name ?? ''),
+    );
+    if (unknownTool) await this.deps.tools.refresh();
     const prepared = decisions.map((d) => {
       const approval = pending.get(d.toolCallId);
       if (!approval)
@@ -361,7 +366,7 @@ export class AgentRunner {
       }
       const prepared = this.deps.tools.prepareArgs(tool, d.toolCallId, json, '');
       if (!prepared.ok) throw new InvalidEditedArgumentsError(prepared.error.output);
-      return { d, args: prepared.args, hash: inputHash(tool.name, prepared.args) };
+      return { d, args: prepared.args, hash: this.deps.tools.inputHash(tool, prepared.args) };
     });
     const lease = await store.acquire(runId, this.deps.owner);
     try {

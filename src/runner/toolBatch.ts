@@ -3,9 +3,9 @@
 // The two-phase journal: a durable *intent* before a side-effecting tool runs, the *result* after.
 // An intent without a result is *uncertain*: side-effecting tools go back to the user, never re-run
 // silently (docs/design.md, resume semantics 6).
-import type { Approval, ApprovalDecision, Damage, Effect, ToolCall } from '../store/api/schema';
+import type { Approval, ApprovalDecision, Damage, Effect, SeenTool, ToolCall } from '../store/api/schema';
 import type { CheckpointStore } from '../store/api/types';
-import { inputHash } from './hash';
+import { toolDrift } from './tools/external';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
@@ -45,6 +45,8 @@ export interface PlanInputs {
   step: number;
   /** Calls whose process was found still running on resume and waited for (their output is lost). */
   waited: ReadonlySet<string>;
+  /** The external tools the model was offered for this response (LlmResponse.tools_seen). */
+  seen?: readonly SeenTool[];
 }
 
 /** Decides every call of a batch. Pure: no I/O, so it is the same on first run and on resume. */
@@ -55,7 +57,10 @@ export function planBatch(p: PlanInputs): CallPlan[] {
 function planCall(call: ToolCall, p: PlanInputs): CallPlan {
   // Unknown tool, broken JSON, wrong arguments: a clear error result the model can correct.
   const prepared = p.tools.prepare(call);
-  if (!prepared.ok) return { kind: 'error', call, output: prepared.error.output };
+  if (!prepared.ok) {
+    const drift = toolDrift(call, prepared.tool, p.seen, p.effects.get(call.id));
+    return { kind: 'error', call, output: drift ?? prepared.error.output };
+  }
   const { tool } = prepared;
 
   const approval = p.approvals.get(call.id);
@@ -74,6 +79,9 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
 
   const effect = p.effects.get(call.id);
   if (effect?.result && effect.input_hash === hash) return { kind: 'replay', call, effect };
+  // An external tool that vanished or changed since the model was offered it is never called blind.
+  const drift = toolDrift(call, tool, p.seen, effect);
+  if (drift) return { kind: 'error', call, output: drift };
   const ask = (reason: string, uncertain: boolean): CallPlan => ({
     kind: 'ask',
     call,
@@ -127,7 +135,13 @@ function boundDecision(
   callArgs: unknown,
   tools: ToolRegistry,
 ): BoundDecision {
-  const own = { decision: null, args: callArgs, hash: inputHash(tool.name, callArgs), edited: false, notApplied: null };
+  const own = {
+    decision: null,
+    args: callArgs,
+    hash: tools.inputHash(tool, callArgs),
+    edited: false,
+    notApplied: null,
+  };
   if (!approval) return own;
   if (approval.input_hash !== own.hash || approval.tool_name !== tool.name) {
     const what = approval.decision ? `A decision (${approval.decision.kind.replace('_', ' ')})` : 'An approval';
@@ -137,7 +151,7 @@ function boundDecision(
   if (decision?.kind !== 'approve_edited') return { ...own, decision };
   const edited = tools.prepareArgs(tool, call.id, decision.arguments, own.hash);
   if (!edited.ok) return { ...own, notApplied: `The edited arguments were not applied: ${edited.error.output}` };
-  return { decision, args: edited.args, hash: inputHash(tool.name, edited.args), edited: true, notApplied: null };
+  return { decision, args: edited.args, hash: tools.inputHash(tool, edited.args), edited: true, notApplied: null };
 }
 
 /**

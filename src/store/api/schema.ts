@@ -90,6 +90,25 @@ export const Usage = z.object({
 });
 export type Usage = z.infer<typeof Usage>;
 
+/**
+ * A tool from outside the extension (an MCP server's, or one of VS Code's `vscode.lm.tools`) as the
+ * model was offered it. Recorded with each response, so a resumed call to a tool that vanished or
+ * changed since is told to the user and the model instead of being made blind. The hashes are
+ * prefixes: enough to see a change (approvals bind the full identity through input_hash).
+ */
+export const SeenTool = z.object({
+  /** The name the model used (`server__tool`). */
+  name: z.string(),
+  kind: z.enum(['mcp', 'vscode']),
+  /** The MCP server's name, or `vscode`. */
+  source: z.string(),
+  /** The tool's own name at its source. */
+  tool: z.string(),
+  identity: z.string(),
+  schema_hash: z.string(),
+});
+export type SeenTool = z.infer<typeof SeenTool>;
+
 /** An LLM response received but whose tool calls have not all run yet (resume skips the LLM call). */
 export const LlmResponse = z.object({
   id: z.string().nullable(),
@@ -98,6 +117,8 @@ export const LlmResponse = z.object({
   message: AssistantMessage,
   usage: Usage.nullable(),
   received_ms: z.number().int(),
+  /** The external tools the model was offered for this response (absent: none, or written before they existed). */
+  tools_seen: z.array(SeenTool).optional(),
 });
 export type LlmResponse = z.infer<typeof LlmResponse>;
 
@@ -308,7 +329,8 @@ export const CheckpointRecord = z.object({
 export type CheckpointRecord = z.infer<typeof CheckpointRecord>;
 
 // ── approvals and effects ──────────────────────────────────────────────────────────────────────
-export const ToolCategory = z.enum(['read', 'write', 'command', 'subagent']);
+/** `external`: an MCP server's tool or one of VS Code's (`vscode.lm.tools`): a side effect of unknown kind. */
+export const ToolCategory = z.enum(['read', 'write', 'command', 'subagent', 'external']);
 export type ToolCategory = z.infer<typeof ToolCategory>;
 
 export const ApprovalDecision = z.object({
@@ -345,6 +367,8 @@ export const EffectResult = z.object({
   is_error: z.boolean(),
   /** Content-addressed blob holding the full output when `output` was truncated. */
   blob: z.string().nullable(),
+  /** An external tool's exact result as JSON (an MCP `CallToolResult`: text, images, resources, structured content), in a blob. */
+  raw_blob: z.string().nullable().optional(),
   finished_ms: z.number().int(),
 });
 export type EffectResult = z.infer<typeof EffectResult>;

@@ -100,6 +100,7 @@ async function effectBlobs(
   for (const e of effects) {
     const hashes = [
       e.result?.blob,
+      e.result?.raw_blob,
       ...(e.files ?? []).flatMap((f) => [f.before, f.after].map((v) => (v.kind === 'file' ? v.blob : null))),
     ];
     for (const hash of hashes) if (hash && !(hash in blobs)) blobs[hash] = await host.getBlob(runId, hash);
@@ -144,6 +145,7 @@ export async function importRun(host: PortableHost, data: unknown, owner: OwnerI
   for (const e of body.effects) {
     const refs = [
       e.result?.blob,
+      e.result?.raw_blob,
       ...(e.files ?? []).flatMap((f) => [f.before, f.after].map((v) => (v.kind === 'file' ? v.blob : null))),
     ];
     for (const ref of refs)

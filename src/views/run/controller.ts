@@ -20,6 +20,7 @@ import {
 } from './protocol';
 import { composerHint, runHeader } from './header';
 import { ThreadTranscript } from './thread';
+import { alwaysAllow, CallProgress, toolResult } from './externalTools';
 
 export interface RunViewDeps {
   store: CheckpointStore;
@@ -47,6 +48,8 @@ export interface RunViewDeps {
   log: { info(m: string): void; warn(m: string): void };
   /** This window's workspace folder, where runs work: a run recorded elsewhere says so in its header. */
   workspaceRoot?: string;
+  /** Adds an external tool, as its server is now, to the always-allow list (absent: the view offers no such action). */
+  allowTool?(toolName: string): Promise<string>;
 }
 
 const REFRESH_MS = 60;
@@ -57,6 +60,7 @@ export class RunViewController extends DisposableBase {
   /** Inbound messages refused (malformed, forged, stale, read-only), for tests and the log. */
   rejectedMessages = 0;
   private readonly running = new Map<string, Set<string>>();
+  private readonly progress = new CallProgress();
   private streaming: { runId: string; step: number } | null = null;
   private pendingDeltas: Extract<HostMessage, { type: 'delta' }>[] = [];
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
@@ -76,6 +80,7 @@ export class RunViewController extends DisposableBase {
     this.transcript = new ThreadTranscript(deps.store, {
       isActive: (id) => deps.runner.isActive(id),
       runningCalls: (id) => this.running.get(id) ?? new Set(),
+      progress: (id) => this.progress.of(id),
     });
     this._register(deps.runner.events.on((e) => this.onRunnerEvent(e)));
     this._register(
@@ -173,6 +178,18 @@ export class RunViewController extends DisposableBase {
         return {};
       case 'toolOutput':
         return { text: await this.fullOutput(runId, msg.params.toolCallId) };
+      case 'toolResult':
+        return toolResult(this.deps.store, runId, msg.params.toolCallId);
+      case 'alwaysAllow': {
+        await this.mustBeWritable(runId);
+        if (!this.deps.allowTool) throw new Error('external tools cannot be allowed in this window');
+        const what = await alwaysAllow(
+          { store: this.deps.store, decide: (id, d) => this.deps.runner.decide(id, d), allow: this.deps.allowTool },
+          msg.params,
+        );
+        this.deps.log.info(`run ${runId}: approved, and always allowed from now on: ${what}`);
+        return {};
+      }
       case 'runAction':
         await this.deps.actions.run(runId, msg.params.action);
         return {};
@@ -293,6 +310,7 @@ export class RunViewController extends DisposableBase {
       else set.delete(e.toolCallId);
       this.running.set(e.runId, set);
     }
+    this.progress.track(e);
     if (e.type === 'phase' && e.record.phase === 'post_llm') this.streaming = null;
     this.schedule(e.runId);
   }

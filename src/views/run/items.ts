@@ -57,7 +57,7 @@ export const ToolItem = z.object({
   step: z.number().int(),
   toolCallId: z.string(),
   name: z.string(),
-  category: z.enum(['read', 'write', 'command', 'subagent']).nullable(),
+  category: z.enum(['read', 'write', 'command', 'subagent', 'external']).nullable(),
   /** "edit_file src/slugify.js", "run_command npm test". */
   title: z.string(),
   args: z.array(z.object({ name: z.string(), value: z.string() })),
@@ -73,6 +73,12 @@ export const ToolItem = z.object({
   approval: ToolApproval.nullable(),
   /** Unified diff lines of an edit (`+`, `-`, ` `, `@@`). */
   diff: z.array(z.string()).nullable(),
+  /** A tool of an MCP server or of VS Code's (its approval offers "Always allow"). */
+  external: z.boolean().default(false),
+  /** Its exact result is kept (images, resources, structured content): the card asks for it (toolResult). */
+  rich: z.boolean().default(false),
+  /** The latest progress the tool reported while it runs ("2 of 5 — copying"). */
+  progress: z.string().nullable().default(null),
 });
 export const WaypointItem = z.object({
   kind: z.literal('waypoint'),

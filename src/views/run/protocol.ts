@@ -5,6 +5,7 @@
 // the webview bundles this file.
 import { z } from 'zod';
 import { OutlineEntry, RESTORE_ACTIONS, RUN_ACTIONS, TranscriptItem, WAYPOINT_ACTIONS } from './items';
+import { RichResult } from './richResult';
 
 const Id = z.string().min(1).max(200);
 const InputHash = z.string().regex(/^[0-9a-f]{64}$/);
@@ -44,6 +45,13 @@ export const Requests = {
   ),
   /** VS Code's diff editor beside the view: the file against the proposed edit (pending) or the edit itself (done). */
   showDiff: request(z.strictObject({ runId: Id, toolCallId: Id }), Ok),
+  /**
+   * "Always allow" on an external tool's pending approval: approves this call and adds the tool to
+   * the always-allow list. Server and tool are read from the approval, never from the view.
+   */
+  alwaysAllow: request(z.strictObject({ runId: Id, toolCallId: Id, inputHash: InputHash }), Ok),
+  /** An external tool's exact result (text, images, resources, structured content), as kept with the run. */
+  toolResult: request(z.strictObject({ runId: Id, toolCallId: Id }), RichResult),
   /** The whole result of a tool call (the item carries a preview). */
   toolOutput: request(z.strictObject({ runId: Id, toolCallId: Id }), z.object({ text: z.string() })),
   runAction: request(z.strictObject({ runId: Id, action: z.enum(RUN_ACTIONS) }), Ok),

@@ -40,7 +40,7 @@ export interface RunData {
   /** Restores of the run's files, in the order they were recorded. */
   restores: readonly RestoreRecord[];
   /** The run executes in this window now, and the tool calls running this moment. */
-  live: { active: boolean; runningCalls: ReadonlySet<string> };
+  live: { active: boolean; runningCalls: ReadonlySet<string>; progress?: ReadonlyMap<string, string> };
 }
 
 export function buildRunItems(d: RunData): TranscriptItem[] {
@@ -203,6 +203,9 @@ function toolItem(ctx: ToolContext, runId: string, step: number, call: ToolCall)
         }
       : null,
     diff: editDiff(name, args),
+    external: approval?.category === 'external' || Boolean(effect?.result?.raw_blob),
+    rich: Boolean(effect?.result?.raw_blob),
+    progress: status === 'running' ? (ctx.d.live.progress?.get(call.id) ?? null) : null,
   };
 }
 

@@ -14,6 +14,8 @@ const VALID: Record<keyof typeof Requests, unknown> = {
   approveAll: { runId: 'r1', items: [{ toolCallId: 'c1', inputHash: hash }] },
   showDiff: { runId: 'r1', toolCallId: 'c1' },
   toolOutput: { runId: 'r1', toolCallId: 'c1' },
+  alwaysAllow: { runId: 'r1', toolCallId: 'c1', inputHash: hash },
+  toolResult: { runId: 'r1', toolCallId: 'c1' },
   runAction: { runId: 'r1', action: 'resume' },
   waypointAction: { runId: 'r1', seq: 3, action: 'restoreFiles' },
   restoreAction: { runId: 'r1', restoreId: 'restore-1', action: 'undo' },

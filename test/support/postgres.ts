@@ -26,6 +26,8 @@ export interface PgCluster {
   /** `pg_ctl stop -m immediate`: the server is gone until start(). */
   stopServer(mode?: 'immediate' | 'fast'): void;
   start(): void;
+  /** `pg_ctl status`: whether the server runs. */
+  running(): boolean;
   /** Creates a database of its own (for tests that change the schema itself). */
   createDatabase(prefix?: string): Promise<string>;
   /** Stops the server and deletes everything. */
@@ -60,14 +62,15 @@ export function postgresBin(): string {
 
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
-/** Runs a PostgreSQL program as the cluster's owner (postgres when we are root). */
-function asOwner(bin: string, args: string[], opts: { allowFail?: boolean } = {}): void {
+/** Runs a PostgreSQL program as the cluster's owner (postgres when we are root); true if it exited 0. */
+function asOwner(bin: string, args: string[], opts: { allowFail?: boolean } = {}): boolean {
   const [cmd, argv] = isRoot() ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
   const r = spawnSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status !== 0 && !opts.allowFail)
     throw new Error(
       `${path.basename(bin)} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr || r.stdout}`,
     );
+  return r.status === 0;
 }
 
 export function startCluster(opts: PgClusterOptions = {}): PgCluster {
@@ -87,7 +90,7 @@ export function startCluster(opts: PgClusterOptions = {}): PgCluster {
     '-c shared_buffers=64MB',
   ].join(' ');
   const pgCtl = path.join(bin, 'pg_ctl');
-  const ctl = (...args: string[]) => asOwner(pgCtl, ['-D', data, '-l', logFile, '-w', '-t', '60', ...args]);
+  const ctl = (...args: string[]) => void asOwner(pgCtl, ['-D', data, '-l', logFile, '-w', '-t', '60', ...args]);
   const start = () => ctl('-o', settings, 'start');
   start();
   opts.log?.(`postgres: cluster in ${dir} (socket), fsync ${opts.fsync === false ? 'off' : 'on'}`);
@@ -102,6 +105,7 @@ export function startCluster(opts: PgClusterOptions = {}): PgCluster {
     restart: (mode = 'immediate') => ctl('-m', mode, '-o', settings, 'restart'),
     stopServer: (mode = 'immediate') => ctl('-m', mode, 'stop'),
     start,
+    running: () => asOwner(pgCtl, ['-D', data, 'status'], { allowFail: true }),
     async createDatabase(prefix = 'aw') {
       const name = `${prefix}_${crypto.randomBytes(4).toString('hex')}`;
       const c = new pg.Client({ connectionString: url() });

@@ -127,7 +127,13 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
   /** acquire() without waiting for the store to open (the opening itself may repair a run). */
   private async take(runId: string, owner: T.OwnerInfo): Promise<Lease> {
     const held = this.runs.get(runId);
-    if (held?.owned) throw new RunLockedError(runId, held.lease!.owner);
+    if (held?.owned) {
+      // A lease its owner let go while its queue could not be flushed is given back once it can be.
+      if (!held.lease!.releaseRequested) throw new RunLockedError(runId, held.lease!.owner);
+      await held.lease!.release().catch((err: unknown) => {
+        if (held.owned) throw toWriteError(runId, err); // lost meanwhile: the engine's lock names the new holder
+      });
+    }
     const lock = await this.engine.lock(runId, owner);
     let h: RunHandle | undefined;
     try {

@@ -73,6 +73,9 @@ export function isConnectionError(err: unknown): boolean {
   return /Connection terminated|timeout|Client has encountered a connection error|connect ECONN|not queryable/i.test(m);
 }
 
+/** Checked-out connections with an error listener: a connection that dies mid-query emits 'error' besides failing the query. */
+const guarded = new WeakSet<pg.PoolClient>();
+
 /** One statement on a pooled connection; a broken connection is discarded, never reused. */
 export async function run<R extends pg.QueryResultRow = pg.QueryResultRow>(
   pool: pg.Pool,
@@ -84,6 +87,10 @@ export async function run<R extends pg.QueryResultRow = pg.QueryResultRow>(
     client = await pool.connect();
   } catch (err) {
     throw new PgFailure(err, false);
+  }
+  if (!guarded.has(client)) {
+    client.on('error', () => undefined); // the failed query carries the error
+    guarded.add(client);
   }
   try {
     const r = await client.query<R>(sql, params);

@@ -51,9 +51,10 @@ export function readRow(
   meta: RunMeta,
   name: string,
 ): { body: CommitBody; delta: CodecDelta } {
+  // A newer writer may checksum differently: its rows are refused as newer, not taken for damage.
+  if (row.format > STORE_SCHEMA_VERSION) throw new SchemaVersionError(name, row.format, STORE_SCHEMA_VERSION);
   if (!rowSha(runId, row.first, row.last, row.format, row.body).equals(row.sha256))
     throw new AgentCheckpointCorruptionError(`${name} is corrupt: its sha256 does not match its content`, runId, name);
-  if (row.format > STORE_SCHEMA_VERSION) throw new SchemaVersionError(name, row.format, STORE_SCHEMA_VERSION);
   let parsed: unknown;
   try {
     parsed = migrate('commit', row.format, JSON.parse(row.body));

@@ -23,15 +23,20 @@ export interface LeaseOptions {
 
 export const defaultLeaseOptions = (): LeaseOptions => ({ heartbeatMs: 5_000, staleMs: 30_000 });
 
-/** The condition under which the lease in row `r` is live (parameters: $stale seconds, $grace seconds). */
-const live = (stale: string, grace: string) => `(
+/**
+ * The condition under which the lease in row `r` is live ($stale: the asker's staleness limit in
+ * seconds). A holder whose database session is gone is given two of its own heartbeats to come back
+ * (a restart of the server ends every session; its holders reconnect at their next beat).
+ */
+const live = (stale: string) => `(
   r.lease_owner IS NOT NULL
   AND r.lease_heartbeat > now() - make_interval(secs => ${stale})
-  AND (r.lease_pid IS NULL OR r.lease_heartbeat > now() - make_interval(secs => ${grace}) OR EXISTS (
-    SELECT 1 FROM pg_stat_activity a WHERE a.pid = r.lease_pid
+  AND (r.lease_pid IS NULL
+    OR r.lease_heartbeat > now() - make_interval(secs => 2 * coalesce(r.lease_heartbeat_ms, 5000) / 1000.0)
+    OR EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = r.lease_pid
       AND (a.backend_start IS NULL OR r.lease_backend_start IS NULL OR a.backend_start = r.lease_backend_start))))`;
 
-const SESSION = `lease_pid = pg_backend_pid(),
+const SESSION = `lease_pid = pg_backend_pid(), lease_heartbeat_ms = $HB,
   lease_backend_start = (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())`;
 
 export class PgLease implements EngineLock {
@@ -106,8 +111,9 @@ export class LeaseSession {
     }
   }
 
-  private get secs(): [number, number] {
-    return [this.o.staleMs / 1000, (2 * this.o.heartbeatMs) / 1000];
+  /** The session columns, with this store's heartbeat period as parameter `$n`. */
+  private session$(n: number): string {
+    return SESSION.replace('$HB', `$${n}`);
   }
 
   /** Takes the run if nobody live holds it; RunLockedError naming the holder otherwise. */
@@ -115,10 +121,10 @@ export class LeaseSession {
     const own = [...this.unreleased.entries()].filter(([, id]) => id === runId).map(([t]) => t);
     const r = await this.query(
       `UPDATE ${this.S}.runs r SET lease_token = r.lease_token + 1, lease_owner = $3, lease_acquired = now(),
-         lease_heartbeat = now(), ${SESSION}
-       WHERE r.workspace = $1 AND r.run_id = $2 AND (NOT ${live('$4', '$5')} OR r.lease_token = ANY($6::bigint[]))
+         lease_heartbeat = now(), ${this.session$(6)}
+       WHERE r.workspace = $1 AND r.run_id = $2 AND (NOT ${live('$4')} OR r.lease_token = ANY($5::bigint[]))
        RETURNING r.rid, r.lease_token`,
-      [this.workspace, runId, JSON.stringify(owner), ...this.secs, own],
+      [this.workspace, runId, JSON.stringify(owner), this.o.staleMs / 1000, own, this.o.heartbeatMs],
     );
     const row = r.rows[0] as { rid: string; lease_token: string } | undefined;
     if (!row) {
@@ -136,11 +142,11 @@ export class LeaseSession {
     const insert = () =>
       this.query(
         `INSERT INTO ${this.S}.runs (workspace, run_id, meta, lease_token, lease_owner, lease_acquired, lease_heartbeat,
-           lease_pid, lease_backend_start)
+           lease_pid, lease_backend_start, lease_heartbeat_ms)
          VALUES ($1, $2, $3, 1, $4, now(), now(), pg_backend_pid(),
-           (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()))
+           (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()), $5)
          ON CONFLICT (workspace, run_id) DO NOTHING RETURNING rid, lease_token`,
-        [this.workspace, meta.run_id, JSON.stringify(meta), JSON.stringify(owner)],
+        [this.workspace, meta.run_id, JSON.stringify(meta), JSON.stringify(owner), this.o.heartbeatMs],
       );
     let r: pg.QueryResult;
     try {
@@ -173,9 +179,9 @@ export class LeaseSession {
   /** The live holder; undefined when nobody live holds it; 'none' when there is no such run. */
   async holder(runId: string): Promise<OwnerInfo | undefined | 'none'> {
     const r = await this.query(
-      `SELECT r.lease_owner AS owner, ${live('$3', '$4')} AS live FROM ${this.S}.runs r
+      `SELECT r.lease_owner AS owner, ${live('$3')} AS live FROM ${this.S}.runs r
        WHERE r.workspace = $1 AND r.run_id = $2`,
-      [this.workspace, runId, ...this.secs],
+      [this.workspace, runId, this.o.staleMs / 1000],
     );
     const row = r.rows[0] as { owner: string | null; live: boolean } | undefined;
     if (!row) return 'none';
@@ -220,11 +226,11 @@ export class LeaseSession {
     if (leases.length === 0) return;
     try {
       const r = await this.query(
-        `UPDATE ${this.S}.runs r SET lease_heartbeat = now(), ${SESSION}
+        `UPDATE ${this.S}.runs r SET lease_heartbeat = now(), ${this.session$(3)}
          FROM unnest($1::bigint[], $2::bigint[]) AS h(rid, token)
          WHERE r.rid = h.rid AND r.lease_token = h.token AND r.lease_owner IS NOT NULL
          RETURNING r.rid`,
-        [leases.map((l) => l.rid), leases.map((l) => l.token)],
+        [leases.map((l) => l.rid), leases.map((l) => l.token), this.o.heartbeatMs],
       );
       this.onReachable(true);
       const alive = new Set(r.rows.map((x: { rid: string }) => String(x.rid)));

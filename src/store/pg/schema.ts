@@ -28,6 +28,7 @@ export const PG_MIGRATIONS: Readonly<Record<number, (S: string) => string[]>> = 
       lease_owner text,
       lease_acquired timestamptz,
       lease_heartbeat timestamptz,
+      lease_heartbeat_ms integer,
       lease_pid integer,
       lease_backend_start timestamptz,
       UNIQUE (workspace, run_id)

@@ -46,6 +46,12 @@ export class CuttingProxy {
     this.refusing = false;
   }
 
+  /** Breaks every open connection (with `down`: the database is gone for the clients). */
+  async dropAll(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+  }
+
   private accept(client: net.Socket): void {
     if (this.refusing) return void client.destroy();
     const upstream = net.connect(path.join(this.socketDir, `.s.PGSQL.${this.pgPort}`));

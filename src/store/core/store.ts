@@ -108,6 +108,8 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
       if (!['completed', 'failed'].includes(e.state) || e.updated_ms >= cutoff) continue;
       const exact = await this.getRun(e.run_id).catch(() => undefined);
       if (!exact || !['completed', 'failed'].includes(exact.state) || exact.updated_ms >= cutoff) continue;
+      // A decision still owed, or a side effect whose outcome was never recorded, keeps the run.
+      if (exact.pending_approvals > 0 || (await this.listEffects(e.run_id)).some((x) => x.result === null)) continue;
       try {
         await this.deleteRun(e.run_id);
         deleted.push(e.run_id);

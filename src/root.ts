@@ -19,7 +19,8 @@ import { createCodingRegistry, createFileFinder, type FileFinder } from './runne
 import { findRipgrep } from './ripgrepPath';
 import { isLocalEndpoint, readExcludes, readFilesExclude, readSettings, settingsPolicy } from './settings';
 import { checkpointStorageDir } from './storageDir';
-import { openDiskStore } from './store';
+import { chooseStore } from './storeChoice';
+import { registerSharedStoreCommands } from './commands/sharedStore';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
 import { runViewActions } from './views/run/actions';
 import { RunViewPanels } from './views/run/panel';
@@ -100,7 +101,13 @@ export class ExtensionRoot extends DisposableStore {
       pid: process.pid,
       hostname: os.hostname(),
     };
-    const store = openDiskStore(storageDir);
+    // The local store, or the shared one beside it (agentWaypoints.store.kind; storeChoice.ts).
+    const { store, combined } = chooseStore({
+      storageDir,
+      workspaceRoot: workspace.uri.fsPath,
+      secrets: context.secrets,
+      log,
+    });
     this.store = store;
     this.register(toDisposable(() => void store.close(FLUSH_TIMEOUT_MS)));
     this.register(reportStoreEvents(store, log));
@@ -124,6 +131,11 @@ export class ExtensionRoot extends DisposableStore {
 
     const model = this.register(new RunsModel(store));
     const runsView = this.register(new RunsView(model));
+    if (combined) {
+      runsView.showSharedStore(combined);
+      // Back after an outage (or connected late): its runs join the listing.
+      this.register(combined.onState((s) => void (s.kind === 'connected' && model.reload())));
+    } else void vscode.commands.executeCommand('setContext', ContextKeys.sharedStore, 'off');
     const proposed = this.register(new ProposedDocuments());
     const panels = this.register(
       new RunViewPanels({
@@ -168,6 +180,16 @@ export class ExtensionRoot extends DisposableStore {
     this.register(registerCheckpointCommands(commands));
     this.register(registerTransferCommands(commands));
     this.register(registerRestoreCommands(commands));
+    this.register(
+      registerSharedStoreCommands({
+        secrets: context.secrets,
+        log: this.log,
+        workspaceRoot: workspace.uri.fsPath,
+        combined,
+        model,
+        owner,
+      }),
+    );
 
     this.register(
       vscode.workspace.onDidChangeConfiguration((e) => {

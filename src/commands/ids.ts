@@ -21,6 +21,8 @@ export const CommandIds = {
   loadMoreCheckpoints: 'agentWaypoints.loadMoreCheckpoints',
   checkConnection: 'agentWaypoints.checkConnection',
   restoreFiles: 'agentWaypoints.restoreFiles',
+  connectSharedStore: 'agentWaypoints.connectSharedStore',
+  copyRunsToSharedStore: 'agentWaypoints.copyRunsToSharedStore',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];

@@ -1,6 +1,8 @@
 // The Runs view: the tree, its badge (calls waiting for approval) and the context keys it drives.
 import * as vscode from 'vscode';
 import { DisposableBase } from '../../common/lifecycle';
+import type { SharedState } from '../../store/pg/combined';
+import { sharedStateText } from '../../storeChoice';
 import { ContextKeys } from '../contextValues';
 import type { RunsModel } from './model';
 import { RunsTreeProvider } from './provider';
@@ -25,6 +27,19 @@ export class RunsView extends DisposableBase {
   update(): void {
     this.view.badge = approvalsBadge(this.model.pendingApprovals());
     void vscode.commands.executeCommand('setContext', ContextKeys.hasRuns, this.model.all().length > 0);
+  }
+
+  /** The shared store's state above the tree: "Shared store unreachable (…). Retrying …", nothing once connected. */
+  showSharedStore(source: {
+    readonly state: SharedState;
+    onState(l: (s: SharedState) => void): vscode.Disposable;
+  }): void {
+    const show = (s: SharedState) => {
+      this.view.message = sharedStateText(s);
+      void vscode.commands.executeCommand('setContext', ContextKeys.sharedStore, s.kind);
+    };
+    show(source.state);
+    this._register(source.onState(show));
   }
 
   /** Shows a run in the tree (the run view's "Open in tree"). */

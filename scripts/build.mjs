@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // esbuild for every bundle the project ships or tests:
 //   dist/extension.js        the extension (CommonJS, `vscode` external)
+//   dist/*.wasm, dist/argvRunner.cjs  the bash grammar and the argv runner run_command loads at run time
 //   media/dist/*.js|css      webview scripts for the browser + codicons
 //   out/test/suite/*.js      the in-host mocha suite (runs inside VS Code's extension host)
 // --production minifies and drops source maps from the extension bundle; --watch rebuilds.
@@ -87,9 +88,19 @@ function copyCodicons() {
   for (const f of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(path.join(from, f), path.join(to, f));
 }
 
+/** Files the extension bundle loads beside itself at run time (shell/grammar.ts, shell/launch.ts). */
+function copyShellAssets() {
+  const to = path.join(root, 'dist');
+  fs.mkdirSync(to, { recursive: true });
+  const wasm = path.join(root, 'node_modules/@vscode/tree-sitter-wasm/wasm');
+  for (const f of ['tree-sitter.wasm', 'tree-sitter-bash.wasm']) fs.copyFileSync(path.join(wasm, f), path.join(to, f));
+  fs.copyFileSync(path.join(root, 'src/runner/tools/shell/argvRunner.cjs'), path.join(to, 'argvRunner.cjs'));
+}
+
 const active = builds.filter((b) => Array.isArray(b.entryPoints) && b.entryPoints.length > 0);
 if (watch) {
   copyCodicons();
+  copyShellAssets();
   for (const b of active) await (await esbuild.context(b)).watch();
   console.log('[build] watching…');
 } else {
@@ -99,5 +110,6 @@ if (watch) {
   if (production) fs.rmSync(path.join(root, 'dist/extension.js.map'), { force: true });
   await Promise.all(active.map((b) => esbuild.build(b)));
   copyCodicons();
+  copyShellAssets();
   console.log(`[build] ${active.length} bundles${production ? ' (production)' : ''} in ${Date.now() - t0} ms`);
 }

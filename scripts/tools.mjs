@@ -151,9 +151,15 @@ export async function installTools() {
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const cmd = process.argv[2] ?? 'install';
   const main =
-    cmd === 'install' ? installTools : cmd === 'check' ? () => process.exit(toolsReady() ? 0 : 1) : undefined;
+    cmd === 'install'
+      ? installTools
+      : cmd === 'ensure'
+        ? () => (toolsReady() ? undefined : installTools())
+        : cmd === 'check'
+          ? () => process.exit(toolsReady() ? 0 : 1)
+          : undefined;
   if (!main) {
-    process.stderr.write(`[tools] unknown command ${cmd} (install | check)\n`);
+    process.stderr.write(`[tools] unknown command ${cmd} (install | ensure | check)\n`);
     process.exit(2);
   }
   // No top-level await: this module is also imported (require'd) by the TypeScript test harness.

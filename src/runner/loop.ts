@@ -18,6 +18,7 @@ import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult 
 import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
 import type { FileJournal, FileWatch } from './files/journal';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
+import { loadShellGrammar } from './tools/shell/grammar';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
@@ -209,6 +210,7 @@ export class RunExecution {
       this.deps.store.listEffects(this.runId),
     ]);
     const waited = await this.awaitLeftovers(effects, calls);
+    await loadShellGrammar(); // the command policy reads command lines with it (synchronously, once loaded)
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
     const plans = planBatch({
       calls,
@@ -357,6 +359,7 @@ export class RunExecution {
       workspaceRoot: this.context.workspace_root,
       signal: this.signal,
       idempotencyKey: idempotencyKey(this.runId, this.rt.step, call.id),
+      approvedBy: plan.approvedBy,
       outputCap: this.deps.outputCap,
       putBlob: async (content) => {
         try {

@@ -13,7 +13,15 @@ export type PolicyDecision = { decision: 'auto' | 'ask' | 'deny'; reason: string
 export type CallPlan =
   | { kind: 'replay'; call: ToolCall; effect: Effect }
   | { kind: 'error'; call: ToolCall; output: string }
-  | { kind: 'run'; call: ToolCall; tool: Tool; args: unknown; hash: string; edited: boolean }
+  | {
+      kind: 'run';
+      call: ToolCall;
+      tool: Tool;
+      args: unknown;
+      hash: string;
+      edited: boolean;
+      approvedBy: 'policy' | 'user';
+    }
   | { kind: 'delegate'; call: ToolCall; tool: Tool; args: unknown; hash: string }
   | { kind: 'ask'; call: ToolCall; request: ApprovalRequest };
 
@@ -74,7 +82,7 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
   if (effect?.result && effect.input_hash === hash) return { kind: 'replay', call, effect };
   if (effect && !effect.result && tool.sideEffecting) {
     const decidedAfterIntent = approval?.uncertain && decision && decision.decided_ms >= effect.intent_ms;
-    if (decidedAfterIntent) return { kind: 'run', call, tool, args, hash, edited };
+    if (decidedAfterIntent) return { kind: 'run', call, tool, args, hash, edited, approvedBy: 'user' };
     const reason = p.waited.has(call.id)
       ? 'This call was still running when the run resumed and was waited for; it has finished now, but its output was lost with the window. It has probably done its work: check before running it again.'
       : 'This call was started but its result was never recorded: the window closed or crashed while it ran. It may already have run.';
@@ -85,7 +93,8 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
 
   const policy = p.policy(tool, args);
   if (policy.decision === 'deny') return { kind: 'error', call, output: `Denied by policy: ${policy.reason}` };
-  if (policy.decision === 'auto' || decision) return { kind: 'run', call, tool, args, hash, edited };
+  if (policy.decision === 'auto' || decision)
+    return { kind: 'run', call, tool, args, hash, edited, approvedBy: decision ? 'user' : 'policy' };
   return { kind: 'ask', call, request: { tool, args, hash, uncertain: false, reason: policy.reason } };
 }
 

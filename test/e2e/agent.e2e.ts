@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
-import { useWorkbench, type Workbench } from './harness';
+import { useWorkbench, waitUntil, type Workbench } from './harness';
 
 const reply = (content: string, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({
   reply: { content, ...(calls.length ? { tool_calls: calls } : {}) },
@@ -96,14 +96,6 @@ function lines(file: string): string[] {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
 
-async function waitFor(what: string, fn: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 async function resumeFromPalette(wb: Workbench, title: string): Promise<void> {
   await wb.runCommand('Agent Waypoints: Resume agent session');
   const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
@@ -132,7 +124,7 @@ describe('e2e: start, approve, browse, resume a finished run', () => {
     await wb.screenshot('e2e-a-approval-in-run-view');
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), [], 'nothing runs before the click');
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
-    await waitFor('effects.txt', () => lines(path.join(wb.workspace, 'effects.txt')).length === 1);
+    await waitUntil('effects.txt', () => lines(path.join(wb.workspace, 'effects.txt')).length === 1);
     await wb.notification('completed').waitFor({ timeout: 60_000 });
 
     await wb.openRunsView();
@@ -173,7 +165,7 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
     await approvalFrame(wb);
     // A person does not reload within a second. VS Code in the browser saves the open editors' state
     // when idle, at most every 5 s (BROWSER_DEFAULT_FLUSH_INTERVAL); a reload sooner can lose it.
-    await wb.page.waitForTimeout(7000);
+    await wb.waitForRunViewSaved();
     await wb.reload();
     // The activation announces the waiting approval…
     await wb.notification('waiting for your approval').waitFor({ timeout: 60_000 });
@@ -213,6 +205,9 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
       request(4, 'approveAll', { runId: 'r', items: [] }),
       request(5, 'approveEdited', { runId: 'r', toolCallId, inputHash: 'zz', argumentsJson: '{}' }),
     ];
+    // Each refused message is logged once: waiting for the log lines is waiting for the host to have handled them all.
+    const refusals = /rejected webview message|refused:/;
+    const refusedBefore = wb.countLog(refusals);
     for (const m of forged) await wb.postFromWebview(frame, m);
     // Well-formed but stale: the right run and call, the wrong input hash (arguments "changed").
     const state = await readPanelIds(frame);
@@ -220,7 +215,7 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
       frame,
       request(6, 'approve', { runId: state.runId, toolCallId, inputHash: 'b'.repeat(64) }),
     );
-    await wb.page.waitForTimeout(1500);
+    await wb.waitForLog(refusals, refusedBefore + forged.length + 1);
     assert.deepEqual(
       lines(path.join(wb.workspace, 'effects.txt')),
       ['approved'],
@@ -241,12 +236,13 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
 
     // The real click still works; replaying the same decision afterwards is rejected.
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
-    await waitFor('the approved execution', () => lines(path.join(wb.workspace, 'effects.txt')).length === 2);
+    await waitUntil('the approved execution', () => lines(path.join(wb.workspace, 'effects.txt')).length === 2);
+    const refusedBeforeReplay = wb.countLog(refusals);
     await wb.postFromWebview(
       frame,
       request(7, 'approve', { runId: state.runId, toolCallId, inputHash: state.inputHash }),
     );
-    await wb.page.waitForTimeout(1500);
+    await wb.waitForLog(refusals, refusedBeforeReplay + 1);
     await wb.notification('completed').waitFor({ timeout: 60_000 });
     assert.deepEqual(
       lines(path.join(wb.workspace, 'effects.txt')),
@@ -274,8 +270,9 @@ describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', 
     const wb = workbench();
     const effects = path.join(wb.workspace, 'effects.txt');
     await startRun(wb, 'Two commands, one slow');
-    await waitFor('the first command', () => lines(effects).length === 1);
-    await wb.page.waitForTimeout(1000); // inside `sleep 8`: its intent is durable, its result is not
+    // While `sleep 8` runs, its intent is durable and its result is not: crash then.
+    await wb.waitForCommandRunning(/sleep 8/);
+    assert.deepEqual(lines(effects), ['one'], 'the first command ran before the second started');
     await wb.crashAndReopen();
     await wb.notification('interrupted').waitFor({ timeout: 60_000 });
     await wb.screenshot('e2e-c-interrupted-notification');
@@ -299,7 +296,7 @@ describe('e2e: two windows on one workspace', () => {
     const wb = workbench();
     const effects = path.join(wb.workspace, 'effects.txt');
     await startRun(wb, 'Held by the first window');
-    await waitFor('the first command', () => lines(effects).length === 1);
+    await waitUntil('the first command', () => lines(effects).length === 1);
     const second = await wb.openAnotherWindow(); // its own extension host, the same storage
     try {
       await resumeFromPalette(second, 'Held by the first window');
@@ -309,7 +306,7 @@ describe('e2e: two windows on one workspace', () => {
         await toast.innerText(),
         /“Held by the first window” is held by VS Code window .*\(pid \d+ on .*read-only/s,
       );
-      await second.page.waitForTimeout(600); // the toast's fade-in
+      await second.settledNotification('is held by');
       await second.screenshot('e2e-f-second-window-held');
       await toast.getByRole('button', { name: 'Open latest checkpoint (read-only)' }).click();
       await second.page.locator('.monaco-editor', { hasText: '"run_id"' }).first().waitFor({ timeout: 30_000 });
@@ -384,7 +381,7 @@ describe('e2e: the run view’s other decisions: reject with a reason, edited ar
     const frame = await approvalFrame(wb);
     await frame.locator('section.approval').nth(1).waitFor();
     await frame.locator('vscode-button', { hasText: 'Approve all 2' }).click();
-    await waitFor('both commands', () => lines(effects).length === 3);
+    await waitUntil('both commands', () => lines(effects).length === 3);
     await wb.notification('“Two commands to approve at once” completed').waitFor({ timeout: 60_000 });
     assert.deepEqual(lines(effects), ['edited', 'first', 'second'], 'both ran, in order, once');
   });

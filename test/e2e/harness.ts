@@ -4,10 +4,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
-import { type CodeServer, installVsix, makeTempDir, startCodeServer, writeUserSettings } from '../support/codeServer';
+import {
+  type CodeServer,
+  descendants,
+  installVsix,
+  makeTempDir,
+  startCodeServer,
+  writeUserSettings,
+} from '../support/codeServer';
 
 export const repoRoot = path.resolve(__dirname, '../..');
 export const resultsDir = path.join(repoRoot, 'test-results');
+/** The run view's webview type (package.json: `onWebviewPanel:agentWaypoints.runView`). */
+export const RUN_VIEW_TYPE = 'agentWaypoints.runView';
 
 let installedExtensionsDir: string | undefined;
 
@@ -136,7 +145,7 @@ export class Workbench {
         )
           return frame;
       }
-      await this.page.waitForTimeout(250);
+      await pollInterval();
     }
     throw new Error(`no webview frame contains ${selector} after ${timeoutMs} ms`);
   }
@@ -180,6 +189,72 @@ export class Workbench {
   /** A notification toast containing `text`. */
   notification(text: string) {
     return this.page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+  }
+
+  /** A notification toast containing `text`, once its fade-in has ended (for a screenshot). */
+  async settledNotification(text: string, timeoutMs = 30_000) {
+    // The workbench marks a toast `notification-fade-in-done` on its transition's end.
+    await this.page
+      .locator('.notifications-toasts .notification-fade-in-done', { hasText: text })
+      .first()
+      .waitFor({ timeout: timeoutMs });
+    return this.notification(text);
+  }
+
+  /**
+   * Waits until the browser has saved the open editors with a run view that kept its run id (VS Code
+   * in the browser writes workbench state to IndexedDB when idle, at most every 5 s, and the webview's
+   * own state rides in it; a reload before both are saved loses the view). The condition a reload
+   * test needs, instead of a guess at how long saving takes.
+   */
+  async waitForRunViewSaved(timeoutMs = 60_000): Promise<void> {
+    await waitUntil(
+      'the workbench to save the open run view with its run id',
+      () => this.page.evaluate(editorsSavedScript([RUN_VIEW_TYPE, 'runId'])),
+      timeoutMs,
+    );
+  }
+
+  /** Everything the extension has logged so far, in every window of this workbench. */
+  extensionLog(): string {
+    return (fs.readdirSync(this.userDataDir, { recursive: true, encoding: 'utf8' }) as string[])
+      .filter((f) => f.endsWith('Agent Waypoints.log'))
+      .map((f) => fs.readFileSync(path.join(this.userDataDir, f), 'utf8'))
+      .join('\n');
+  }
+
+  /** Waits until the extension's log holds at least `count` lines matching `re`. */
+  async waitForLog(re: RegExp, count = 1, timeoutMs = 30_000): Promise<void> {
+    const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g');
+    await waitUntil(
+      `${count} log line(s) matching ${re}`,
+      () => (this.extensionLog().match(g)?.length ?? 0) >= count,
+      timeoutMs,
+    );
+  }
+
+  /** Lines of the extension's log matching `re` (for counting before an action). */
+  countLog(re: RegExp): number {
+    const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g');
+    return this.extensionLog().match(g)?.length ?? 0;
+  }
+
+  /**
+   * Waits until a process started by this workbench's extension host (a `run_command` child) has a
+   * command line matching `re`: for a crash test, the moment a command is running is the moment its
+   * durable intent exists and its result does not.
+   */
+  async waitForCommandRunning(re: RegExp, timeoutMs = 60_000): Promise<number> {
+    let found = 0;
+    await waitUntil(
+      `a command matching ${re} to run`,
+      () => {
+        for (const pid of descendants(this.server.pid)) if (re.test(cmdline(pid))) return (found = pid) > 0;
+        return false;
+      },
+      timeoutMs,
+    );
+    return found;
   }
 
   /** Reload the window: the old extension host deactivates, a new one activates. */
@@ -232,6 +307,60 @@ export class Workbench {
     await this.browser.close().catch(() => undefined);
     await this.server.stop();
     fs.rmSync(this.tmp, { recursive: true, force: true });
+  }
+}
+
+// Code run in the page (the test project is type-checked without the DOM library, so as source text).
+/** The body's classes in a run view's content frame (where VS Code puts the theme kind), else null. */
+const WEBVIEW_BODY_CLASS = `document.body && document.body.querySelector('main') ? document.body.className : null`;
+/** True once the workspace's saved editor state (IndexedDB, as VS Code in the browser keeps it) contains every needle. */
+function editorsSavedScript(needles: string[]): string {
+  return `(async (n) => {
+    for (const d of await indexedDB.databases()) {
+      if (!d.name || !d.name.startsWith('vscode-web-state-db-') || d.name.includes('global')) continue;
+      const db = await new Promise((res, rej) => {
+        const q = indexedDB.open(d.name);
+        q.onsuccess = () => res(q.result);
+        q.onerror = () => rej(q.error);
+      });
+      try {
+        const v = await new Promise((res) => {
+          const q = db.transaction('ItemTable').objectStore('ItemTable').get('memento/workbench.parts.editor');
+          q.onsuccess = () => res(q.result);
+          q.onerror = () => res(undefined);
+        });
+        if (typeof v === 'string' && n.every((x) => v.includes(x))) return true;
+      } finally {
+        db.close();
+      }
+    }
+    return false;
+  })(${JSON.stringify(needles)})`;
+}
+
+/** The poll interval of the condition waits above (a wait on a condition, not a guess at a duration). */
+function pollInterval(): Promise<void> {
+  return new Promise((r) => setTimeout(r, 100));
+}
+
+/** Polls `cond` until it holds; fails naming `what` after `timeoutMs`. */
+export async function waitUntil(
+  what: string,
+  cond: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await pollInterval();
+  }
+}
+
+function cmdline(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+  } catch {
+    return '';
   }
 }
 
@@ -303,5 +432,13 @@ export async function setColorTheme(
     await row.click(); // not Enter: the focused row may be 'Browse Additional Color Themes'
     await applied.waitFor({ timeout: 30_000 });
   }
-  await wb.page.waitForTimeout(1000); // webviews take the new colours on their next frame
+  // Webviews take the theme on their next frame: wait until each open one says it has.
+  const kind = { vs: 'vscode-light', 'vs-dark': 'vscode-dark', 'hc-black': 'vscode-high-contrast' }[workbenchClass];
+  await waitUntil(`the open webviews to take the ${theme} theme`, async () => {
+    for (const frame of wb.page.frames()) {
+      const cls = await frame.evaluate<string | null>(WEBVIEW_BODY_CLASS).catch(() => null);
+      if (cls !== null && !cls.split(/\s+/).includes(kind)) return false;
+    }
+    return true;
+  });
 }

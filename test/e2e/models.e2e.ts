@@ -85,7 +85,7 @@ describe('e2e: VS Code language models and Check model connection', () => {
 
     await wb.webviewFrame('section.approval', 60_000);
     assert.deepEqual(server!.stats().per_turn, { 'main#0': 1 });
-    await wb.page.waitForTimeout(7000); // let the browser save the open editors (see agent.e2e.ts (b))
+    await wb.waitForRunViewSaved(); // reload once the browser has saved the open editors
     await wb.reload();
     const frame = await wb.webviewFrame('section.approval', 60_000);
     await wb.screenshot('e2e-k-approval-after-reload');

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
-import { setColorTheme, useWorkbench, type Workbench } from './harness';
+import { setColorTheme, useWorkbench, waitUntil, type Workbench } from './harness';
 
 const call = (name: string, args: Record<string, unknown>) => ({
   reply: { content: `(offline demo model) ${name}`, tool_calls: [{ name, arguments: args }] },
@@ -24,14 +24,6 @@ const SCENARIO: Scenario = {
   ],
 };
 const TITLE = 'Edit the notes';
-
-async function until(what: string, fn: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!fn()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 async function quickPickRow(wb: Workbench, text: string) {
   const row = wb.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first();
@@ -108,7 +100,7 @@ describe('e2e: restore files to a checkpoint', () => {
     await wb.page.locator('.quick-input-widget input').press('Enter');
     const restored = wb.notification('Restored 2 files');
     await restored.waitFor({ timeout: 30_000 });
-    await until(
+    await waitUntil(
       'the restored files',
       () => !fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'original a\n',
     );
@@ -118,7 +110,7 @@ describe('e2e: restore files to a checkpoint', () => {
     await restored.getByRole('button', { name: 'Undo restore' }).click();
     await quickPickRow(wb, 'notes/cmd.txt');
     await wb.page.locator('.quick-input-widget input').press('Enter');
-    await until(
+    await waitUntil(
       'the undone restore',
       () => fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'agent A\r\n',
       30_000,
@@ -142,7 +134,7 @@ describe('e2e: restore files to a checkpoint', () => {
     await toast.waitFor({ timeout: 30_000 });
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'original a\n');
     await toast.getByRole('button', { name: 'Resume fork' }).click();
-    await until('the fork to finish', () => server!.stats().total - before >= 2);
+    await waitUntil('the fork to finish', () => server!.stats().total - before >= 2);
     await wb.notification('fork of seq').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
     assert.equal(server!.stats().total - before, 2, 'the fork asked the model for steps 2 and 3 only');
     assert.equal(
@@ -210,7 +202,7 @@ describe('e2e: restore files from the run view', () => {
     );
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\n', 'nothing changes before Enter');
     await wb.page.locator('.quick-input-widget input').press('Enter');
-    await until(
+    await waitUntil(
       'the restored files',
       () => !fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'original a\n',
     );
@@ -238,7 +230,7 @@ describe('e2e: restore files from the run view', () => {
     await card.locator('vscode-button', { hasText: 'Undo this restore' }).click();
     await quickPickRow(wb, 'view/cmd.txt');
     await wb.page.locator('.quick-input-widget input').press('Enter');
-    await until(
+    await waitUntil(
       'the undone restore',
       () => fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'agent A\n',
       30_000,

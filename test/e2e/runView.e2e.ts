@@ -195,9 +195,11 @@ describe('e2e: the run view across a reload mid-stream', () => {
     await frame
       .locator('.msg.assistant.streaming', { hasText: '(offline demo model) Streaming slowly' })
       .waitFor({ timeout: 15_000 });
+    // The task is drawn before the answer streams; capture once both are on screen.
+    await frame.locator('main.transcript .msg.user', { hasText: 'Stream slowly' }).waitFor({ timeout: 15_000 });
     const before = { users: await userTexts(frame), waypoints: await frame.locator('.waypoint .step').allInnerTexts() };
-    // VS Code in the browser saves the open editors' state when idle, at most every 5 s.
-    await wb.page.waitForTimeout(7000);
+    // VS Code in the browser saves the open editors' state when idle (at most every 5 s): reload once it has.
+    await wb.waitForRunViewSaved();
     await wb.reload();
     frame = await wb.webviewFrame('main.transcript .msg.user', 60_000);
     assert.deepEqual(await userTexts(frame), before.users, 'the same conversation');
@@ -234,9 +236,9 @@ describe('e2e: the run view after a crash mid-tool', () => {
     const wb = workbench();
     const effects = path.join(wb.workspace, 'effects.txt');
     await startRun(wb, 'Crash in the middle');
-    const deadline = Date.now() + 60_000;
-    while (lines(effects).length < 1 && Date.now() < deadline) await wb.page.waitForTimeout(200);
-    await wb.page.waitForTimeout(1000); // inside `sleep 8`: its intent is durable, its result is not
+    // While `sleep 8` runs, its intent is durable and its result is not: crash then.
+    await wb.waitForCommandRunning(/sleep 8/);
+    assert.deepEqual(lines(effects), ['one'], 'the first command ran before the second started');
     await wb.crashAndReopen();
     const toast = wb.notification('interrupted');
     await toast.waitFor({ timeout: 60_000 });

@@ -1,10 +1,14 @@
 // Write tools: write_file and edit_file. Both replace the file atomically (temp file + rename) so
-// a crash mid-write never leaves a half-written source file behind.
+// a crash mid-write never leaves a half-written source file behind. Both refuse a file that is not
+// UTF-8 text (textFile.ts): edit_file would write its bytes back mangled; write_file would replace
+// content the model could not have read.
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { MAX_READ_BYTES } from './fsTools';
 import { confinePath, isInside } from './paths';
+import { readUtf8 } from './textFile';
 import { defineTool, ToolFailure } from './types';
 
 async function writeAtomic(abs: string, content: string): Promise<void> {
@@ -37,10 +41,18 @@ export const writeFile = defineTool({
     const existed = await fs.stat(abs).then(
       (s) => {
         if (s.isDirectory()) throw new ToolFailure(`"${rel}" is a directory; cannot write a file there.`);
-        return true;
+        return s;
       },
-      () => false,
+      () => null,
     );
+    if (existed?.isFile()) {
+      const notText = await existingNotText(abs, existed.size);
+      if (notText)
+        throw new ToolFailure(
+          `"${rel}" ${notText}. write_file does not overwrite it: its content cannot have been read as text, and ` +
+            'replacing it would convert or destroy it. If replacing it is intended, remove it first.',
+        );
+    }
     // The parent chain was confined above (its existing part is real and inside), so mkdir stays inside.
     const realRoot = await fs.realpath(ctx.workspaceRoot);
     if (!isInside(realRoot, path.dirname(abs)))
@@ -68,7 +80,10 @@ export const editFile = defineTool({
   files: { kind: 'paths', paths: (args) => [args.path] },
   async run(args, ctx) {
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
-    const text = await fs.readFile(abs, 'utf8');
+    const reading = readUtf8(await fs.readFile(abs));
+    if ('notText' in reading)
+      throw new ToolFailure(`"${rel}" ${reading.notText}. edit_file edits UTF-8 text only; the file was not changed.`);
+    const text = reading.text;
     let oldText = args.old_text;
     let newText = args.new_text;
     let count = countOccurrences(text, oldText);
@@ -92,6 +107,36 @@ export const editFile = defineTool({
     return { output: `Edited ${rel}: replaced ${what} (first at line ${firstLine}).`, is_error: false, blob: null };
   },
 });
+
+/** Why an existing file is not UTF-8 text, or null. A file over the read limit is judged by its start. */
+async function existingNotText(abs: string, size: number): Promise<string | null> {
+  let buf: Buffer;
+  if (size <= MAX_READ_BYTES) buf = await fs.readFile(abs);
+  else {
+    const fh = await fs.open(abs, 'r');
+    try {
+      const { buffer, bytesRead } = await fh.read(Buffer.alloc(64 * 1024), 0, 64 * 1024, 0);
+      buf = wholeCharacters(buffer.subarray(0, bytesRead));
+    } finally {
+      await fh.close();
+    }
+  }
+  const reading = readUtf8(buf);
+  return 'notText' in reading ? reading.notText : null;
+}
+
+/** A chunk without a UTF-8 character cut in half at its end. */
+function wholeCharacters(chunk: Buffer): Buffer {
+  for (let k = 1; k <= 3 && k <= chunk.length; k++) {
+    const b = chunk[chunk.length - k] as number;
+    if (b < 0x80) break;
+    if (b >= 0xc0) {
+      const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+      return need > k ? chunk.subarray(0, chunk.length - k) : chunk;
+    }
+  }
+  return chunk;
+}
 
 /** Non-overlapping occurrences, as split/replace_all would count them. */
 export function countOccurrences(text: string, needle: string): number {

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { capOutput } from './output';
 import { confinePath } from './paths';
+import { readUtf8 } from './textFile';
 import { defineTool, ToolFailure } from './types';
 
 /** Reading more than this is refused (ask for a line range): a tool result is not a file transfer. */
@@ -28,10 +29,10 @@ export const readFile = defineTool({
         `"${rel}" is ${st.size} bytes, over the ${MAX_READ_BYTES}-byte read limit; read a line range instead.`,
       );
     }
-    const buf = await fs.readFile(abs);
-    if (buf.subarray(0, 8192).includes(0))
-      throw new ToolFailure(`"${rel}" looks like a binary file (${buf.length} bytes); not shown.`);
-    let text = buf.toString('utf8');
+    const reading = readUtf8(await fs.readFile(abs));
+    if ('notText' in reading)
+      throw new ToolFailure(`"${rel}" ${reading.notText}; not shown (read_file reads UTF-8 text only).`);
+    let text = reading.text;
     if (args.start_line !== undefined || args.end_line !== undefined)
       text = lineRange(text, rel, args.start_line ?? 1, args.end_line);
     const capped = await capOutput(text, ctx, 'head');

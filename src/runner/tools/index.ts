@@ -57,14 +57,14 @@ export { capOutput, truncationNote } from './output';
 export {
   decide,
   DEFAULT_POLICY,
-  matchesPrefix,
+  showArgv,
   type ApprovalPolicy,
   type CategoryMode,
   type Decision,
   type PolicyDecision,
   type PolicyInput,
 } from './policy';
-export { splitShellCommand, normalizeCommand } from './shellSplit';
+export { loadShellGrammar } from './shell/grammar';
 export {
   ToolFailure,
   defineTool,

@@ -1,19 +1,28 @@
 // Approval policy: decides per tool call whether it runs now, waits for the user, or is refused.
 // Pure and synchronous so the same decision can be recomputed on resume and shown in the UI.
+// Commands are read with the bash grammar (shell/): the allow list only auto-approves a line the
+// grammar shows completely as plain words, and run_command then executes exactly those words
+// without a shell (shell/argvRunner.cjs). The grammar loads asynchronously (loadShellGrammar);
+// until it has, a command that needs it asks.
 import type { ToolCategory } from '../../store/api/schema';
-import { normalizeCommand, splitShellCommand } from './shellSplit';
+import { findDenied } from './shell/deny';
+import { grammarUnavailable } from './shell/grammar';
+import { planCommands } from './shell/plan';
+import { readPlan } from './shell/reading';
 
 export type CategoryMode = 'auto' | 'ask' | 'deny';
 export type Decision = 'auto' | 'ask' | 'deny';
 
 export interface ApprovalPolicy {
   categories: Record<ToolCategory, CategoryMode>;
-  /** Command prefixes that run without asking ("npm test", "git status"). Matched per simple command. */
+  /** Commands that run without asking ("npm test", "git status"): word prefixes of each command of a line. */
   commandAllow: readonly string[];
-  /** Command prefixes that are always refused. Deny wins over allow and over 'auto'. */
+  /** Programs (or word prefixes, "git push") that are always refused. Deny wins over allow and over 'auto'. */
   commandDeny: readonly string[];
   /** Untrusted workspace (VS Code restricted mode): nothing may write or run. */
   restricted: boolean;
+  /** Where commands run (default: this machine's). On Windows the allow list never auto-approves. */
+  platform?: NodeJS.Platform;
 }
 
 export const DEFAULT_POLICY: ApprovalPolicy = {
@@ -33,12 +42,6 @@ export interface PolicyInput {
 export interface PolicyDecision {
   decision: Decision;
   reason: string;
-}
-
-/** `npm test` matches "npm test" and "npm test -- --grep x", not "npm testx". */
-export function matchesPrefix(command: string, prefix: string): boolean {
-  const p = normalizeCommand(prefix);
-  return p !== '' && (command === p || command.startsWith(p + ' '));
 }
 
 export function decide(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLICY): PolicyDecision {
@@ -66,55 +69,55 @@ function commandOf(input: PolicyInput): string | null {
   return typeof c === 'string' ? c : '';
 }
 
+const ask = (reason: string): PolicyDecision => ({ decision: 'ask', reason });
+
 function decideCommand(raw: string, toolName: string, policy: ApprovalPolicy): PolicyDecision {
-  const split = splitShellCommand(raw);
-  const everything = [normalizeCommand(raw), ...split.parts, ...split.nested].flatMap(denyForms);
-  for (const part of everything) {
-    const deny = policy.commandDeny.find((p) => matchesPrefix(part, p));
-    if (deny !== undefined)
-      return { decision: 'deny', reason: `Command "${part}" matches the deny list entry "${normalizeCommand(deny)}".` };
-  }
+  const platform = policy.platform ?? process.platform;
+  const deny = findDenied(raw, policy.commandDeny, platform);
+  if (deny?.kind === 'denied')
+    return { decision: 'deny', reason: `Command "${deny.command}" matches the deny list entry "${deny.entry}".` };
   const mode = policy.categories.command;
   if (mode === 'deny') return byCategory('command', toolName, mode);
+  if (deny?.kind === 'unavailable') return ask(`The deny list cannot check this command: ${grammarUnavailable()}.`);
+  if (deny?.kind === 'unsure') return ask(`The deny list cannot check this command: ${deny.reason}.`);
   if (mode === 'auto') return { decision: 'auto', reason: 'Commands run without asking (policy: auto).' };
-  if (policy.commandAllow.length === 0 || split.parts.length === 0) return byCategory('command', toolName, mode);
-  // Only auto-allow what we can see completely: every simple command allow-listed, nothing hidden.
-  if (split.hasSubstitution)
-    return {
-      decision: 'ask',
-      reason: 'The command contains a substitution ($(…) or backticks), so it is not auto-allowed.',
-    };
-  if (split.hasFileRedirect)
-    return {
-      decision: 'ask',
-      reason: 'The command writes to a file through a redirection, so it is not auto-allowed.',
-    };
-  const notAllowed = split.parts.find((part) => !policy.commandAllow.some((p) => matchesPrefix(part, p)));
-  if (notAllowed !== undefined) {
-    const why = split.parts.length > 1 ? `part "${notAllowed}" of a chained command` : `"${notAllowed}"`;
-    return { decision: 'ask', reason: `Command ${why} is not on the allow list.` };
-  }
-  return { decision: 'auto', reason: `Every part of the command is on the allow list (${split.parts.join(' ; ')}).` };
+  if (policy.commandAllow.length === 0) return byCategory('command', toolName, mode);
+  return byAllowList(raw, policy.commandAllow, platform);
 }
 
-const WRAPPERS = new Set(['sudo', 'env', 'command', 'builtin', 'exec', 'nohup', 'time', 'nice', 'xargs', 'doas']);
-
-/**
- * The forms a deny rule is checked against: the command as written and the command it really runs
- * once wrappers (`sudo rm`), variable assignments (`X=1 rm`), a leading backslash (`\rm`) or a path
- * (`/bin/rm`) are peeled off. A prefix list is still only a guard rail, not a sandbox.
- */
-export function denyForms(part: string): string[] {
-  const forms = [part];
-  let words = part.split(' ');
-  for (let guard = 0; guard < 8 && words.length > 0; guard++) {
-    const w = words[0] as string;
-    if (WRAPPERS.has(w) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(w) || (w.startsWith('-') && forms.length > 1))
-      words = words.slice(1);
-    else if (w.startsWith('\\') || w.includes('/'))
-      words = [w.replace(/^\\/, '').replace(/^.*\//, ''), ...words.slice(1)];
-    else break;
-    forms.push(words.join(' '));
+/** Auto only for a line the grammar shows completely, every command of it on the list. */
+function byAllowList(raw: string, allow: readonly string[], platform: NodeJS.Platform): PolicyDecision {
+  if (platform === 'win32')
+    return ask(
+      'On Windows commands run through cmd.exe or PowerShell, whose syntax the policy does not read, so the allow list does not apply: every command asks.',
+    );
+  if (raw.trim() === '') return ask('The command is empty.');
+  const reading = readPlan(raw);
+  if (reading === null) return ask(`The command cannot be checked against the allow list: ${grammarUnavailable()}.`);
+  if ('obstacle' in reading) {
+    const { what, text } = reading.obstacle;
+    return ask(`The command contains ${what} (${excerpt(text)}), so it is not auto-allowed.`);
   }
-  return forms;
+  const commands = planCommands(reading.plan);
+  const entries = allow.map((e) => e.trim().split(/\s+/).filter(Boolean)).filter((e) => e.length > 0);
+  const notAllowed = commands.find((c) => !entries.some((e) => e.every((w, i) => c.argv[i] === w)));
+  if (notAllowed) {
+    const shown = showArgv(notAllowed.argv);
+    const why = commands.length > 1 ? `part "${shown}" of a chained command` : `"${shown}"`;
+    return ask(`Command ${why} is not on the allow list.`);
+  }
+  return {
+    decision: 'auto',
+    reason: `Every command is on the allow list (${commands.map((c) => showArgv(c.argv)).join(' ; ')}); it runs exactly as read, without a shell.`,
+  };
+}
+
+/** The words as a person reads them: quoted where a word has spaces or shell characters. */
+export function showArgv(argv: readonly string[]): string {
+  return argv.map((w) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
+
+function excerpt(text: string): string {
+  const oneLine = text.replace(/\r?\n/g, '⏎');
+  return `"${oneLine.length > 60 ? `${oneLine.slice(0, 57)}…` : oneLine}"`;
 }

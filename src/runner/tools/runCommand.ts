@@ -1,11 +1,14 @@
-// run_command: a shell command in the workspace. The command runs in its own process group so a
-// timeout or a cancel kills everything it started (npm → node → …), not just the shell.
+// run_command: a command line in the workspace. The command runs in its own process group so a
+// timeout or a cancel kills everything it started (npm → node → …), not just its first process.
+// Which process leads the group (the shell, or the argv runner for a line the policy let through
+// as plain words) is shell/launch.ts's choice; everything else is the same for both.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { EFFECT_ENV } from './leftovers';
 import { capOutput, sliceBytes } from './output';
 import { confinePath } from './paths';
+import { chooseLaunch, startLaunch, type Launch } from './shell/launch';
 import { defineTool, ToolFailure, type ToolContext } from './types';
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
@@ -33,7 +36,8 @@ export const runCommand = defineTool({
     const st = await fs.stat(abs).catch(() => null);
     if (!st?.isDirectory()) throw new ToolFailure(`cwd "${rel}" is not a directory in the workspace.`);
     if (ctx.signal.aborted) throw new ToolFailure('Cancelled before the command started.');
-    const r = await execute(args.command, abs, args.timeout_ms, ctx);
+    const launch = await chooseLaunch(args.command, ctx.approvedBy);
+    const r = await execute(launch, abs, args.timeout_ms, ctx);
     return format(r, args.timeout_ms, ctx);
   },
 });
@@ -63,7 +67,7 @@ class Capture {
   }
 }
 
-function execute(command: string, cwd: string, timeoutMs: number, ctx: ToolContext): Promise<Execution> {
+function execute(launch: Launch, cwd: string, timeoutMs: number, ctx: ToolContext): Promise<Execution> {
   return new Promise((resolve) => {
     const r: Execution = {
       code: null,
@@ -73,17 +77,16 @@ function execute(command: string, cwd: string, timeoutMs: number, ctx: ToolConte
       stoppedBy: null,
       spawnError: null,
     };
-    const isWin = process.platform === 'win32';
     // The marker lets a resumed run find this command (and what it started) if the window dies first.
     const env = { ...process.env, [EFFECT_ENV]: ctx.idempotencyKey };
-    const child = spawn(command, {
-      cwd,
-      env,
-      shell: true,
-      detached: !isWin,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
+    let child: ChildProcess;
+    try {
+      child = startLaunch(launch, { cwd, env });
+    } catch (err) {
+      r.spawnError = err as Error;
+      resolve(r);
+      return;
+    }
     if (child.pid !== undefined) ctx.onSpawn?.(child.pid);
     child.stdout?.on('data', (b: Buffer) => r.stdout.add(b));
     child.stderr?.on('data', (b: Buffer) => r.stderr.add(b));

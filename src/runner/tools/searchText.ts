@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { toIgnoreGlobs } from './files/excludes';
-import { globRegExp } from './files/gitignore';
+import { Glob } from './files/glob';
 import { fileLimits, type FileFinder, type Hit, type SearchQuery, type SearchResult } from './files/types';
 import { count, fitPage, plural } from './paging';
 import { confinePath } from './paths';
@@ -72,17 +72,22 @@ export function makeSearchText(finder: FileFinder) {
   });
 }
 
+/** The longest glob accepted: real ones are a few dozen characters; matching time grows with the length. */
+const MAX_GLOB_LENGTH = 1000;
+
 function globQuery(glob: string | undefined): Pick<SearchQuery, 'filter' | 'nameGlob'> {
   if (glob === undefined || glob.trim() === '') return { filter: null, nameGlob: null };
-  const g = glob.trim().replace(/^\.\//, '');
-  let re: RegExp;
+  const g = glob.trim().replace(/^\.?\//, '');
+  let matcher: Glob;
   try {
-    re = globRegExp(g, { braces: true });
+    if (g.length > MAX_GLOB_LENGTH) throw new Error(`longer than ${MAX_GLOB_LENGTH} characters`);
+    matcher = Glob.compile(g, { braces: true });
   } catch (e) {
     throw new ToolFailure(`Invalid glob ${JSON.stringify(glob)}: ${(e as Error).message}`);
   }
-  if (g.includes('/')) return { filter: (rel) => re.test(rel), nameGlob: null };
-  return { filter: (rel) => re.test(rel.slice(rel.lastIndexOf('/') + 1)), nameGlob: g };
+  if (g.includes('/')) return { filter: (rel) => matcher.test(rel), nameGlob: null };
+  // A name glob: ripgrep also applies it itself (a file type), so it skips other files early.
+  return { filter: (rel) => matcher.test(rel.slice(rel.lastIndexOf('/') + 1)), nameGlob: g };
 }
 
 /** The line as shown: whole if short, else LINE_WIDTH characters around the first match. */

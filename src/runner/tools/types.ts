@@ -24,6 +24,12 @@ export interface ToolContext {
   putBlob?: (content: string) => Promise<string>;
   /** A command's process started (its pid is recorded with the effect intent; see leftovers.ts). */
   onSpawn?: (pid: number) => void;
+  /**
+   * Who let this call run: the policy (auto) or the user (an approval). run_command runs a line the
+   * user approved through the shell as shown, and one the policy approved from the words it judged.
+   * Absent: as 'policy'.
+   */
+  approvedBy?: 'policy' | 'user';
   /** Runs a subagent on `task`; supplied by the loop. */
   delegate?: (task: string, signal: AbortSignal) => Promise<DelegateResult>;
 }

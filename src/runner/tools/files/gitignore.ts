@@ -3,8 +3,9 @@
 // matches folders only, a pattern with a `/` is anchored to the file's folder, one without matches
 // the name at any depth. No parent-folder logic here: the walker never descends into an ignored
 // folder, and a folder named explicitly is walked even if ignored (as `rg --files dist` does).
-// The globs themselves are compiled by picomatch.
-import picomatch from 'picomatch';
+// The globs are matched by glob.ts, without regular expressions: a repository's .gitignore
+// cannot make the walk backtrack for minutes.
+import { Glob, type GlobOptions } from './glob';
 
 export type Verdict = 'ignore' | 'whitelist' | null;
 
@@ -13,13 +14,10 @@ interface Rule {
   dirOnly: boolean;
   /** Matched against the whole relative path (anchored) or only its last component. */
   anchored: boolean;
-  re: RegExp;
+  glob: Glob;
 }
 
-export interface RuleOptions {
-  /** `{a,b}` alternatives: ripgrep's `-g` globs have them; .gitignore files do not. */
-  braces: boolean;
-}
+export type RuleOptions = GlobOptions;
 
 export class IgnoreRules {
   private constructor(private readonly rules: readonly Rule[]) {}
@@ -42,7 +40,7 @@ export class IgnoreRules {
     for (let i = this.rules.length - 1; i >= 0; i--) {
       const r = this.rules[i] as Rule;
       if (r.dirOnly && !isDir) continue;
-      if (r.re.test(r.anchored ? rel : base)) return r.negate ? 'whitelist' : 'ignore';
+      if (r.glob.test(r.anchored ? rel : base)) return r.negate ? 'whitelist' : 'ignore';
     }
     return null;
   }
@@ -68,26 +66,10 @@ function parseLine(raw: string, opts: RuleOptions): Rule | null {
   if (line.startsWith('/')) line = line.slice(1);
   if (line === '') return null;
   try {
-    return { negate, dirOnly, anchored, re: globRegExp(line, opts) };
+    return { negate, dirOnly, anchored, glob: Glob.compile(line, opts) };
   } catch {
     return null; // a line that is not a glob ignores nothing, as in git
   }
-}
-
-/**
- * A glob as gitignore and ripgrep read it: `*` and `?` stop at `/`, `**` crosses folders, dotfiles
- * match, no extglobs. Throws on a malformed glob.
- */
-export function globRegExp(glob: string, opts: RuleOptions): RegExp {
-  // fnmatch's `[!a]` is a negated class; picomatch reads it as "!" or "a", so spell it `[^a]`.
-  const fixed = glob.replace(/(^|[^\\])\[!/g, '$1[^');
-  return picomatch.makeRe(fixed, {
-    dot: true,
-    nobrace: !opts.braces,
-    noextglob: true,
-    nonegate: true,
-    strictSlashes: true,
-  });
 }
 
 /** Git drops trailing spaces unless the last one is escaped with a backslash. */

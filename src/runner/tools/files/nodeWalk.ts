@@ -59,6 +59,8 @@ async function visit(dir: string, parents: IgnoreChain, s: WalkState): Promise<b
   }
   const chain = parents.child(await loadFrame(dir, new Set(entries.map((e) => e.name))));
   for (const e of entries) {
+    // Per entry too: one folder can hold many files, each judged against every ignore rule.
+    if (s.opts.deadline !== null && Date.now() > s.opts.deadline) return stop(s.walk, 'deadline');
     const isDir = e.isDirectory();
     if (!isDir && !e.isFile()) continue; // symlinks, sockets, FIFOs
     const abs = path.join(dir, e.name);

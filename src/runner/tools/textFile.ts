@@ -1,0 +1,54 @@
+// The file tools work on UTF-8 text only. Decoding anything else as UTF-8 turns each bad byte into
+// U+FFFD: read_file would show mangled text, and edit_file would write the mangled text back,
+// destroying every non-ASCII character of a Latin-1 or UTF-16 file. So a file's bytes are checked
+// first, and a file that is not UTF-8 text is refused with what it looks like instead.
+import { isUtf8 } from 'node:buffer';
+
+export type TextReading = { text: string } | { notText: string };
+
+/** `notText` completes a sentence starting with the file's name: `"a.txt" is not valid UTF-8 …`. */
+export function readUtf8(buf: Buffer): TextReading {
+  if ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff))
+    return { notText: 'is UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8' };
+  if (buf.includes(0)) {
+    return looksLikeUtf16(buf)
+      ? { notText: 'looks like UTF-16 text without a byte order mark (every other byte is 0), not UTF-8' }
+      : { notText: `looks like a binary file (${buf.length} bytes, some of them 0)` };
+  }
+  if (isUtf8(buf)) return { text: buf.toString('utf8') };
+  const at = firstInvalid(buf);
+  const line = buf.subarray(0, at).toString('latin1').split('\n').length;
+  return {
+    notText:
+      `is not valid UTF-8 (byte 0x${(buf[at] ?? 0).toString(16).toUpperCase().padStart(2, '0')} on line ${line}` +
+      ' is not part of a UTF-8 character; the file may be Latin-1, Windows-1252 or another legacy encoding)',
+  };
+}
+
+/** Mostly ASCII in UTF-16: the 0 bytes sit on one parity (high bytes of little- or big-endian units). */
+function looksLikeUtf16(buf: Buffer): boolean {
+  const sample = buf.subarray(0, 4096);
+  let even = 0;
+  let odd = 0;
+  for (let i = 0; i < sample.length; i++) {
+    if (sample[i] !== 0) continue;
+    if (i % 2 === 0) even++;
+    else odd++;
+  }
+  const units = Math.floor(sample.length / 2);
+  return units >= 4 && Math.max(even, odd) > units * 0.4 && Math.min(even, odd) < units * 0.05;
+}
+
+/** Offset of the first byte that does not belong to a well-formed UTF-8 sequence. */
+function firstInvalid(buf: Buffer): number {
+  for (let i = 0; i < buf.length;) {
+    const b = buf[i] as number;
+    const len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (len === 0) return i;
+    const end = i + len;
+    if (end > buf.length) return i;
+    if (!isUtf8(buf.subarray(i, end))) return i;
+    i = end;
+  }
+  return buf.length;
+}

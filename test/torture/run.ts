@@ -60,7 +60,7 @@ export interface TortureResult {
   dir: string;
 }
 
-interface RunState {
+export interface RunState {
   runId: string | null;
   seed: number;
   steps: number;
@@ -71,7 +71,7 @@ interface RunState {
   done: boolean;
 }
 
-const newRunState = (seed: number, steps: number): RunState => ({
+export const newRunState = (seed: number, steps: number): RunState => ({
   runId: null,
   seed,
   steps,
@@ -131,7 +131,7 @@ function apply(st: RunState, a: Ack): void {
  * kills inside writes, not only between them. With a `fault`, the fault acts at that moment instead
  * and the child runs on.
  */
-function runChild(
+export function runChild(
   cmd: string[],
   env: NodeJS.ProcessEnv,
   st: RunState,
@@ -174,7 +174,7 @@ function runChild(
 }
 
 /** Everything the child ACKed must be stored, intact; nothing may be corrupt. */
-async function verify(backend: TortureBackend, st: RunState, effectsLog: string): Promise<string[]> {
+export async function verify(backend: TortureBackend, st: RunState, effectsLog: string): Promise<string[]> {
   const problems: string[] = [];
   const reports: CorruptionReport[] = [];
   const store = await backend.open((e) => e.kind === 'corruption' && reports.push(e.report));
@@ -386,60 +386,6 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
     if (problems.length && r.error) st = newRunState(++runSeed, steps); // do not hammer a run whose child cannot start
   }
   return res;
-}
-
-/**
- * A paused owner (SIGSTOP) loses its run: child A ("machine-a") writes the run and is stopped after
- * its `stopAfterAcks`-th ACK; once the run's lease has gone stale (`holderGone`), child B
- * ("machine-b") takes it over and finishes it; then A is continued. A's next write must be refused
- * (it pauses on RunNotOwnedError), and the store must hold everything either child acknowledged,
- * with every side effect once or again only behind an uncertain approval, and the run's transcript
- * equal to the uninterrupted one.
- */
-export async function runTakeover(o: {
-  backend: (dir: string) => TortureBackend;
-  seed: number;
-  stopAfterAcks: number;
-  staleMs: number;
-  holderGone: (runId: string) => Promise<boolean>;
-  steps?: number;
-}): Promise<{ problems: string[]; a: string; dir: string }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-takeover-'));
-  const backend = o.backend(path.join(dir, 'store'));
-  const effectsLog = path.join(dir, 'effects.log');
-  const cmd = [process.execPath, await bundleChild(dir)];
-  const st = newRunState(o.seed, o.steps ?? 12);
-  const env = (machine: string) => ({
-    ...backend.env,
-    MACHINE: machine,
-    STALE_MS: String(o.staleMs),
-    PAUSE_ON_STORE_ERROR: '1',
-    EFFECTS_LOG: effectsLog,
-    SEED: String(st.seed),
-    STEPS: String(st.steps),
-  });
-  let stoppedChild: ChildProcess | undefined;
-  let onStop!: () => void;
-  const stopped = new Promise<void>((r) => (onStop = r));
-  const a = runChild(cmd, env('machine-a'), st, { afterAcks: o.stopAfterAcks, delayMs: 0 }, (child) => {
-    child.kill('SIGSTOP');
-    stoppedChild = child;
-    onStop();
-  });
-  const problems: string[] = [];
-  const first = await Promise.race([stopped.then(() => null), a]);
-  if (first) return { problems: [`machine-a finished before it could be stopped`], a: 'finished', dir };
-  while (!(await o.holderGone(st.runId!))) await new Promise((r) => setTimeout(r, 50));
-  const b = await runChild(cmd, { ...env('machine-b'), RUN_ID: st.runId! }, st, { afterAcks: Infinity, delayMs: 0 });
-  if (b.error) problems.push(`machine-b failed: ${b.error}`);
-  if (!st.done) problems.push('machine-b did not finish the run');
-  stoppedChild!.kill('SIGCONT');
-  const ra = await a;
-  const outcome = ra.paused ?? ra.error ?? 'finished';
-  if (!ra.paused || !/RunNotOwnedError/.test(ra.paused))
-    problems.push(`machine-a, continued after the takeover, was not refused: ${outcome}`);
-  problems.push(...(await verify(backend, st, effectsLog)));
-  return { problems, a: outcome, dir };
 }
 
 async function main(): Promise<void> {

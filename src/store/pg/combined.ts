@@ -9,16 +9,10 @@ import { InvalidInputError, InvalidKeyError, StoreWriteError } from '../api/erro
 import type * as T from '../api/types';
 import type { RunSummary } from '../api/schema';
 import { errorMessage } from '../../common/errors';
-import { isConnectionError } from './conn';
-import type { PgStatus } from './engine';
+import type { PgStatus } from './conn';
+import { SharedConnection, type SharedState } from './sharedConnection';
 
-export type SharedState =
-  | { kind: 'connecting' }
-  | { kind: 'connected' }
-  /** Away; retried every `retryMs`. */
-  | { kind: 'unreachable'; error: string; retryMs: number }
-  /** Reached, but it cannot be used as it is (a newer schema, no privileges): not retried until reconnected. */
-  | { kind: 'refused'; error: string };
+export type { SharedState };
 
 export interface CopyReport {
   copied: string[];
@@ -40,89 +34,30 @@ export interface CombinedOptions {
 
 export class CombinedStore implements T.CheckpointStore {
   readonly local: StoreCore;
-  private sharedStore: StoreCore | null = null;
-  private stateNow: SharedState = { kind: 'connecting' };
+  /** The shared store's connection: its state for the Runs view, and the store once it opened. */
+  readonly connection: SharedConnection;
   private readonly listeners = new Set<(e: T.StoreEvent) => void>();
-  private readonly stateListeners = new Set<(s: SharedState) => void>();
   private readonly subs: T.Disposable[] = [];
-  private retry: NodeJS.Timeout | null = null;
-  private closed = false;
-  private readonly retryMs: number;
 
-  constructor(private readonly o: CombinedOptions) {
+  constructor(o: CombinedOptions) {
     this.local = o.local;
-    this.retryMs = o.retryMs ?? 10_000;
     this.subs.push(o.local.onEvent((e) => this.emit(e)));
-    this.connect();
+    this.connection = new SharedConnection(o.openShared, o.retryMs ?? 10_000, (s) =>
+      this.subs.push(s.onEvent((e) => this.emit(e))),
+    );
   }
 
-  // ── the shared store's state ──────────────────────────────────────────────────────────────
   get state(): SharedState {
-    return this.stateNow;
+    return this.connection.state;
   }
 
   /** The shared store (null while it has never opened). */
   get shared(): StoreCore | null {
-    return this.sharedStore;
+    return this.connection.store;
   }
 
   onState(listener: (s: SharedState) => void): T.Disposable {
-    this.stateListeners.add(listener);
-    return { dispose: () => void this.stateListeners.delete(listener) };
-  }
-
-  private setState(s: SharedState): void {
-    if (this.closed || JSON.stringify(s) === JSON.stringify(this.stateNow)) return;
-    this.stateNow = s;
-    for (const l of [...this.stateListeners]) l(s);
-    if (s.kind === 'unreachable') this.scheduleRetry();
-  }
-
-  private connect(): void {
-    this.setState({ kind: 'connecting' });
-    let store: StoreCore | undefined;
-    const onStatus = (st: PgStatus) => {
-      if (!store || this.sharedStore !== store) return;
-      if (st.reachable) this.setState({ kind: 'connected' });
-      else this.setState({ kind: 'unreachable', error: st.error ?? 'unreachable', retryMs: this.retryMs });
-    };
-    this.o
-      .openShared(onStatus)
-      .then(async (s) => {
-        store = s;
-        await s.whenOpen();
-        if (this.closed) return void s.close().catch(() => undefined);
-        this.sharedStore = s;
-        this.subs.push(s.onEvent((e) => this.emit(e)));
-        this.setState({ kind: 'connected' });
-      })
-      .catch((err: unknown) => {
-        void store?.close().catch(() => undefined);
-        const error = errorMessage(err);
-        this.setState(
-          isConnectionError(err) ? { kind: 'unreachable', error, retryMs: this.retryMs } : { kind: 'refused', error }, // a newer schema, missing privileges, nothing configured: retrying will not help
-        );
-      });
-  }
-
-  /** Tries again now (the Runs view's Refresh), or on the retry timer. */
-  async reconnect(): Promise<void> {
-    if (this.closed) return;
-    if (this.retry) clearTimeout(this.retry);
-    this.retry = null;
-    if (!this.sharedStore) return this.connect();
-    // Open before: a query tells whether it is back (reachability is reported by the engine).
-    await this.sharedStore.rescan().catch(() => undefined);
-    if (this.stateNow.kind === 'unreachable') this.scheduleRetry();
-  }
-
-  private scheduleRetry(): void {
-    if (this.retry || this.closed) return;
-    this.retry = setTimeout(() => {
-      this.retry = null;
-      void this.reconnect();
-    }, this.retryMs);
-    this.retry.unref();
+    return this.connection.onState(listener);
   }
 
   private emit(e: T.StoreEvent): void {
@@ -139,16 +74,18 @@ export class CombinedStore implements T.CheckpointStore {
   /** The store holding the run: the shared one when it knows it, else the local one when it does. */
   private async storeOf(runId: string): Promise<StoreCore> {
     await this.local.whenOpen();
-    if (this.sharedStore?.index.get(runId)) return this.sharedStore;
+    if (this.connection.store?.index.get(runId)) return this.connection.store;
     if (this.local.index.get(runId)) return this.local;
     return this.primary();
   }
 
   /** Where new runs go: the shared store (an error saying why when it cannot be reached). */
   private primary(): StoreCore {
-    if (this.sharedStore) return this.sharedStore;
+    if (this.connection.store) return this.connection.store;
     const why =
-      this.stateNow.kind === 'unreachable' || this.stateNow.kind === 'refused' ? `: ${this.stateNow.error}` : ' yet';
+      this.connection.state.kind === 'unreachable' || this.connection.state.kind === 'refused'
+        ? `: ${this.connection.state.error}`
+        : ' yet';
     throw new StoreWriteError(
       `The shared run store is not connected${why}. Runs on this machine stay usable; new runs start once it is back.`,
       null,
@@ -167,7 +104,7 @@ export class CombinedStore implements T.CheckpointStore {
 
   /** Both stores' runs, newest first; a run in both is the shared one. Paged like one store. */
   async listRuns(opts: { limit?: number; cursor?: string } = {}): Promise<T.RunPage> {
-    const shared = this.sharedStore ? await allRuns(this.sharedStore).catch(() => [] as RunSummary[]) : [];
+    const shared = this.connection.store ? await allRuns(this.connection.store).catch(() => [] as RunSummary[]) : [];
     const inShared = new Set(shared.map((r) => r.run_id));
     const local = (await allRuns(this.local)).filter((r) => !inShared.has(r.run_id));
     return pageOf([...shared, ...local], opts);
@@ -175,11 +112,11 @@ export class CombinedStore implements T.CheckpointStore {
 
   async rescan(): Promise<boolean> {
     const local = await this.local.rescan();
-    if (!this.sharedStore || this.stateNow.kind !== 'connected') {
-      await this.reconnect();
+    if (!this.connection.store || this.connection.state.kind !== 'connected') {
+      await this.connection.reconnect();
       return local;
     }
-    const shared = await this.sharedStore.rescan().catch(() => false);
+    const shared = await this.connection.store.rescan().catch(() => false);
     return local || shared;
   }
 
@@ -302,7 +239,9 @@ export class CombinedStore implements T.CheckpointStore {
   async pruneFinished(ttlMs: number): Promise<string[]> {
     const local = await this.local.pruneFinished(ttlMs);
     const shared =
-      this.sharedStore && this.stateNow.kind === 'connected' ? await this.sharedStore.pruneFinished(ttlMs) : [];
+      this.connection.store && this.connection.state.kind === 'connected'
+        ? await this.connection.store.pruneFinished(ttlMs)
+        : [];
     return [...shared, ...local];
   }
 
@@ -312,14 +251,13 @@ export class CombinedStore implements T.CheckpointStore {
   }
 
   async flush(timeoutMs?: number): Promise<void> {
-    await Promise.all([this.local.flush(timeoutMs), this.sharedStore?.flush(timeoutMs)]);
+    await Promise.all([this.local.flush(timeoutMs), this.connection.store?.flush(timeoutMs)]);
   }
 
   async close(timeoutMs?: number): Promise<void> {
-    this.closed = true;
-    if (this.retry) clearTimeout(this.retry);
+    this.connection.close();
     for (const s of this.subs.splice(0)) s.dispose();
-    const results = await Promise.allSettled([this.local.close(timeoutMs), this.sharedStore?.close(timeoutMs)]);
+    const results = await Promise.allSettled([this.local.close(timeoutMs), this.connection.store?.close(timeoutMs)]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
   }

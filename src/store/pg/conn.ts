@@ -102,6 +102,40 @@ export async function run<R extends pg.QueryResultRow = pg.QueryResultRow>(
   }
 }
 
+export interface PgStatus {
+  reachable: boolean;
+  /** The last connection error, while unreachable. */
+  error: string | null;
+}
+
+/** The pool, and whether the database answered the last statement: every outcome feeds what the Runs view shows. */
+export class PgDb {
+  status: PgStatus = { reachable: true, error: null };
+
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly onStatus?: (s: PgStatus) => void,
+  ) {}
+
+  async q<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []) {
+    try {
+      const r = await run<R>(this.pool, sql, params);
+      this.reachable(true);
+      return r;
+    } catch (err) {
+      if (isConnectionError(err)) this.reachable(false, err);
+      throw err;
+    }
+  }
+
+  reachable(ok: boolean, err?: unknown): void {
+    const next: PgStatus = { reachable: ok, error: ok ? null : errorMessage(err) };
+    if (next.reachable === this.status.reachable && next.error === this.status.error) return;
+    this.status = next;
+    this.onStatus?.({ ...next });
+  }
+}
+
 /** Where the shared store is, for messages (host and database; never the password). */
 export function describeTarget(connectionString: string): string {
   try {

@@ -10,21 +10,26 @@ import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunNotOwnedErr
 import type { RunMeta } from '../api/schema';
 import { corruptionReport, type CorruptionReport, type OwnerInfo } from '../api/types';
 import type { Engine, EngineLock, IndexState, LoadOptions, LoadResult, LoadSink } from '../core/engine';
-import { IndexEntry, type CommitOp } from '../core/storedSchema';
-import { advance, newCodec } from '../disk/codec';
-import { describeTarget, isConnectionError, newPool, pgWriteError, run, type PgConnectOptions } from './conn';
+import type { CommitOp, IndexEntry } from '../core/storedSchema';
+import { newCodec } from '../disk/codec';
+import {
+  describeTarget,
+  isConnectionError,
+  newPool,
+  PgDb,
+  pgWriteError,
+  type PgConnectOptions,
+  type PgStatus,
+} from './conn';
 import { LeaseSession, type LeaseOptions, type PgLease } from './lease';
-import { loadChain, type RunRow } from './load';
-import { readRow, rowName, type CommitRow } from './rows';
+import { followRows, loadChain, quarantineTail, type RunRow } from './load';
+import type { CommitRow } from './rows';
 import { ensureSchema, quoteIdent } from './schema';
 import { FencedWrites, type RunState } from './writes';
+import { PgRunIndex } from './runIndex';
 import { sha256 } from '../../common/hash';
 
-export interface PgStatus {
-  reachable: boolean;
-  /** The last connection error, while unreachable. */
-  error: string | null;
-}
+export type { PgStatus };
 
 export interface PgEngineOptions extends PgConnectOptions {
   /** The project's identity: runs are listed, loaded and written within it only. */
@@ -45,16 +50,21 @@ export class PgEngine implements Engine {
   private readonly writes: FencedWrites;
   private readonly leaseSession: LeaseSession;
   private onReport: (r: CorruptionReport) => void = () => undefined;
-  /** Commit counts from the last listing (rescan asks for each run right after listing them). */
-  private listed: { at: number; commits: Map<string, number> } | null = null;
-  private savedIndex = new Map<string, string>();
-  private status: PgStatus = { reachable: true, error: null };
+  private readonly index: PgRunIndex;
+  private readonly db: PgDb;
 
   constructor(readonly o: PgEngineOptions) {
     this.pool = newPool(o);
+    this.db = new PgDb(this.pool, o.onStatus);
     this.S = quoteIdent(o.schema);
     this.target = describeTarget(o.connectionString);
-    this.leaseSession = new LeaseSession(o, this.S, o.workspace, o.lease, (ok, err) => this.reachable(ok, err));
+    this.leaseSession = new LeaseSession(o, this.S, o.workspace, o.lease, (ok, err) => this.db.reachable(ok, err));
+    this.index = new PgRunIndex({
+      q: (sql, params) => this.q(sql, params),
+      S: this.S,
+      workspace: o.workspace,
+      target: this.target,
+    });
     this.writes = new FencedWrites({
       q: (sql, params) => this.q(sql, params),
       S: this.S,
@@ -67,96 +77,39 @@ export class PgEngine implements Engine {
   }
 
   get currentStatus(): PgStatus {
-    return { ...this.status };
+    return { ...this.db.status };
   }
 
-  /** Every statement's outcome feeds the reachability the Runs view shows. */
-  private async q<R extends pg.QueryResultRow = pg.QueryResultRow>(
-    sql: string,
-    params: unknown[] = [],
-  ): Promise<pg.QueryResult<R>> {
-    try {
-      const r = await run<R>(this.pool, sql, params);
-      this.reachable(true);
-      return r;
-    } catch (err) {
-      if (isConnectionError(err)) this.reachable(false, err);
-      throw err;
-    }
-  }
-
-  private reachable(ok: boolean, err?: unknown): void {
-    const next: PgStatus = { reachable: ok, error: ok ? null : String((err as Error)?.message ?? err) };
-    if (next.reachable === this.status.reachable && next.error === this.status.error) return;
-    this.status = next;
-    this.o.onStatus?.({ ...next });
+  private q<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = []) {
+    return this.db.q<R>(sql, params);
   }
 
   setReporter(fn: (r: CorruptionReport) => void): void {
     this.onReport = fn;
   }
 
-  // ── index ─────────────────────────────────────────────────────────────────────────────────
+  // ── index (runIndex.ts) ───────────────────────────────────────────────────────────────────
   async openIndex(): Promise<IndexState> {
     try {
       await ensureSchema(this.pool, this.o.schema);
-      this.reachable(true);
+      this.db.reachable(true);
     } catch (err) {
-      if (isConnectionError(err)) this.reachable(false, err);
+      if (isConnectionError(err)) this.db.reachable(false, err);
       throw err;
     }
-    const r = await this.q<{ run_id: string; summary: string | null; summary_commits: number }>(
-      `SELECT run_id, summary, summary_commits FROM ${this.S}.runs WHERE workspace = $1`,
-      [this.o.workspace],
-    );
-    const entries: IndexEntry[] = [];
-    for (const row of r.rows) {
-      if (!row.summary) continue;
-      try {
-        const e = IndexEntry.parse({ ...JSON.parse(row.summary), durable_commits: row.summary_commits });
-        if (e.run_id !== row.run_id) continue; // rebuilt from the run, like a bad index entry on disk
-        entries.push(e);
-        this.savedIndex.set(e.run_id, row.summary);
-      } catch {
-        // a summary that does not parse is a cache miss: the run is read to rebuild it
-      }
-    }
-    return { entries, present: r.rows.map((x) => x.run_id), reports: [], notices: [], writable: true };
+    return this.index.open();
   }
 
-  async listRunIds(): Promise<string[]> {
-    const r = await this.q<{ run_id: string; commits: number }>(
-      `SELECT run_id, commits FROM ${this.S}.runs WHERE workspace = $1`,
-      [this.o.workspace],
-    );
-    this.listed = { at: Date.now(), commits: new Map(r.rows.map((x) => [x.run_id, x.commits])) };
-    return r.rows.map((x) => x.run_id);
+  listRunIds(): Promise<string[]> {
+    return this.index.listRunIds();
   }
 
-  async lastCommit(runId: string): Promise<number | undefined> {
-    if (this.listed && Date.now() - this.listed.at < 1000) return this.listed.commits.get(runId);
-    const r = await this.q<{ commits: number }>(
-      `SELECT commits FROM ${this.S}.runs WHERE workspace = $1 AND run_id = $2`,
-      [this.o.workspace, runId],
-    );
-    return r.rows[0]?.commits;
+  lastCommit(runId: string): Promise<number | undefined> {
+    return this.index.lastCommit(runId);
   }
 
-  /** Only summaries that changed, and never over a newer one another window wrote. */
-  async saveIndex(entries: IndexEntry[]): Promise<void> {
-    const changed = entries
-      .map(({ durable_commits, ...s }) => ({ id: s.run_id, json: JSON.stringify(s), commits: durable_commits }))
-      .filter((e) => this.savedIndex.get(e.id) !== e.json);
-    if (changed.length === 0) return;
-    await this.q(
-      `UPDATE ${this.S}.runs r SET summary = x.summary, summary_commits = x.commits
-       FROM unnest($2::text[], $3::text[], $4::int[]) AS x(run_id, summary, commits)
-       WHERE r.workspace = $1 AND r.run_id = x.run_id AND r.summary_commits <= x.commits`,
-      [this.o.workspace, changed.map((e) => e.id), changed.map((e) => e.json), changed.map((e) => e.commits)],
-    ).catch((err: unknown) => {
-      throw pgWriteError(null, this.target, err);
-    });
-    for (const e of changed) this.savedIndex.set(e.id, e.json);
+  saveIndex(entries: IndexEntry[]): Promise<void> {
+    return this.index.save(entries);
   }
 
   // ── runs ──────────────────────────────────────────────────────────────────────────────────
@@ -190,7 +143,11 @@ export class PgEngine implements Engine {
     let report = chain.report;
     const lease = this.leases.get(runId);
     if (report && chain.badFrom !== null && opts.repair && lease && !lease.lost)
-      report = await this.quarantineTail(runId, run.rid, lease, chain.badFrom, chain.last, report);
+      report = await quarantineTail(
+        { q: (sql, params) => this.q(sql, params), S: this.S, schema: this.o.schema, workspace: this.o.workspace },
+        { runId, rid: run.rid, token: lease.token, from: chain.badFrom, last: chain.last },
+        report,
+      );
     this.runs.set(runId, {
       rid: run.rid,
       meta: chain.meta,
@@ -211,27 +168,7 @@ export class PgEngine implements Engine {
     return r.rows;
   }
 
-  /** The holder moves the bad rows (and everything after them) to the quarantine table, in one statement. */
-  private async quarantineTail(
-    runId: string,
-    rid: string,
-    lease: PgLease,
-    from: number,
-    last: number,
-    report: CorruptionReport,
-  ): Promise<CorruptionReport> {
-    const to = `postgres:${this.o.schema}.quarantine`;
-    const moved = await this.q<{ first: number }>(
-      `WITH run AS (UPDATE ${this.S}.runs SET commits = $4 WHERE rid = $1 AND lease_token = $2 RETURNING rid),
-       gone AS (DELETE FROM ${this.S}.commits c USING run WHERE c.rid = run.rid AND c.first >= $3 RETURNING c.*)
-       INSERT INTO ${this.S}.quarantine (workspace, run_id, what, body, reason)
-       SELECT $5, $6, 'commit ' || first || '-' || last, body, $7 FROM gone RETURNING id`,
-      [rid, lease.token, from, last, this.o.workspace, runId, report.reason],
-    ).catch(() => null); // not moved: reported all the same, and moved by the next load that can
-    if (!moved || moved.rowCount === 0) return report;
-    return { ...report, quarantined: [{ file: report.file, to, reason: report.reason }] };
-  }
-
+  /** The commits another window wrote since this one last read (followers of a run held elsewhere). */
   async loadMore(runId: string, sink: LoadSink): Promise<number | 'reload'> {
     const st = this.runs.get(runId);
     if (!st) return 'reload';
@@ -241,23 +178,13 @@ export class PgEngine implements Engine {
       [st.rid, st.cursor],
     );
     if (r.rows.length === 0) return 'reload'; // deleted
-    const rows = r.rows.filter((x) => x.first !== null);
-    if (rows.some((x) => x.first <= st.cursor)) return 'reload'; // compacted by its holder
-    let n = 0;
-    for (const row of rows) {
-      if (row.first !== st.cursor + 1) return 'reload';
-      try {
-        const { body, delta } = readRow(runId, row, st.codec, st.meta, rowName(this.o.schema, runId, row.first));
-        sink.commit(body, rowName(this.o.schema, runId, row.first));
-        advance(st.codec, delta);
-      } catch {
-        return 'reload'; // the full load reports it
-      }
-      st.cursor = row.last;
-      st.next = row.last + 1;
-      n++;
-    }
-    return n;
+    return followRows(
+      this.o.schema,
+      runId,
+      st,
+      r.rows.filter((x) => x.first !== null),
+      sink,
+    );
   }
 
   writeCommit(runId: string, ops: readonly CommitOp[]): Promise<void> {
@@ -300,7 +227,7 @@ export class PgEngine implements Engine {
     this.leaseSession.forget(lease);
     this.runs.delete(runId);
     this.leases.delete(runId);
-    this.savedIndex.delete(runId);
+    this.index.forget(runId);
     // Blobs no other run refers to. Best effort: one another run has just taken a reference to stays.
     await this.q(
       `DELETE FROM ${this.S}.blobs b WHERE b.hash = ANY($1::text[])

@@ -10,6 +10,7 @@ import type { CorruptionReport } from '../api/types';
 import type { LoadOptions, LoadSink } from '../core/engine';
 import { advance, newCodec, peekBody, type Codec } from '../disk/codec';
 import { emptyPeek, lostTailReport, peekInto, Survived } from '../disk/commit';
+import type pg from 'pg';
 import { metaInRow, readRow, rowName, type CommitRow } from './rows';
 
 export interface RunRow {
@@ -112,4 +113,61 @@ export function loadChain(
 function parseMetaValue(v: unknown, runId: string): RunMeta | null {
   const m = RunMeta.safeParse(v);
   return m.success && m.data.run_id === runId ? m.data : null;
+}
+
+export interface RowsCtx {
+  q<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>>;
+  S: string;
+  schema: string;
+  workspace: string;
+}
+
+/** The holder moves the bad rows (and everything after them) to the quarantine table, in one statement. */
+export async function quarantineTail(
+  c: RowsCtx,
+  at: { runId: string; rid: string; token: string; from: number; last: number },
+  report: CorruptionReport,
+): Promise<CorruptionReport> {
+  const moved = await c
+    .q(
+      `WITH run AS (UPDATE ${c.S}.runs SET commits = $4 WHERE rid = $1 AND lease_token = $2 RETURNING rid),
+       gone AS (DELETE FROM ${c.S}.commits x USING run WHERE x.rid = run.rid AND x.first >= $3 RETURNING x.*)
+       INSERT INTO ${c.S}.quarantine (workspace, run_id, what, body, reason)
+       SELECT $5, $6, 'commit ' || first || '-' || last, body, $7 FROM gone ORDER BY first RETURNING id`,
+      [at.rid, at.token, at.from, at.last, c.workspace, at.runId, report.reason],
+    )
+    .catch(() => null); // not moved: reported all the same, and moved by the next load that can
+  if (!moved || moved.rowCount === 0) return report;
+  const to = `postgres:${c.schema}.quarantine`;
+  return { ...report, quarantined: [{ file: report.file, to, reason: report.reason }] };
+}
+
+/**
+ * Applies the rows written after `st.cursor` by the run's holder, in order. 'reload' when they do
+ * not continue the chain this window has (compacted by the holder, or a row that does not check
+ * out: the full load then reports it).
+ */
+export function followRows(
+  schema: string,
+  runId: string,
+  st: { cursor: number; next: number; codec: Codec; meta: RunMeta },
+  rows: CommitRow[],
+  sink: LoadSink,
+): number | 'reload' {
+  let n = 0;
+  for (const row of rows) {
+    if (row.first !== st.cursor + 1) return 'reload';
+    const name = rowName(schema, runId, row.first);
+    try {
+      const { body, delta } = readRow(runId, row, st.codec, st.meta, name);
+      sink.commit(body, name);
+      advance(st.codec, delta);
+    } catch {
+      return 'reload';
+    }
+    st.cursor = row.last;
+    st.next = row.last + 1;
+    n++;
+  }
+  return n;
 }

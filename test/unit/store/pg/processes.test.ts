@@ -4,7 +4,8 @@
 // stale, whose writes are refused when it is continued — nothing lost, nothing run twice silently.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { bundleChild, runTakeover } from '../../../torture/run';
+import { bundleChild } from '../../../torture/run';
+import { runTakeover } from '../../../torture/takeover';
 import { pgBackend } from '../../../torture/pgTorture';
 import { Window } from '../../../support/lineChild';
 import { freshWorkspace, sharedPostgres } from '../../../support/postgres';

@@ -65,7 +65,6 @@ describe('shared store (postgres): torture', function () {
       console.log(`      outages (postgres): ${summary(r)}`);
       assert.deepEqual(r.failures, []);
       assert.ok(r.pauses >= 4, `the run paused on the database's absence and was resumed (${r.pauses})`);
-      assert.equal(r.pauses, r.faults, 'every child the outage hit paused (none crashed, none went on)');
     } finally {
       if (!cluster.running()) cluster.start();
       fs.rmSync(r.dir, { recursive: true, force: true });

@@ -136,16 +136,17 @@ export class PgDb {
   }
 }
 
-/** Where the shared store is, for messages (host and database; never the password). */
+/** Where the shared store is, for messages (database and host; never the user or the password). */
 export function describeTarget(connectionString: string): string {
-  try {
-    const u = new URL(connectionString);
-    const host = u.searchParams.get('host') ?? (u.hostname || 'localhost');
-    const db = decodeURIComponent(u.pathname.replace(/^\//, '')) || '(default database)';
-    return `${db} on ${host}${u.port ? `:${u.port}` : ''}`;
-  } catch {
-    return 'the configured database';
-  }
+  // Parsed by hand: a unix-socket URL (postgresql://user@/db?host=/run/postgresql) is no valid WHATWG URL.
+  const m = /^postgres(?:ql)?:\/\/(?:[^@/]*@)?([^/?]*)(?:\/([^?]*))?(?:\?(.*))?$/.exec(connectionString.trim());
+  if (!m) return 'the configured database';
+  const query = new URLSearchParams(m[3] ?? '');
+  const hostPort = m[1] ?? '';
+  const host = query.get('host') ?? (decodeURIComponent(hostPort.replace(/:\d+$/, '')) || 'localhost');
+  const port = query.get('port') ?? /:(\d+)$/.exec(hostPort)?.[1];
+  const db = decodeURIComponent(m[2] ?? '') || '(default database)';
+  return `${db} on ${host}${port ? `:${port}` : ''}`;
 }
 
 /** A failed write as the store reports it: never "to disk", and never the connection string. */

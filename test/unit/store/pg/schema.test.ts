@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { SchemaVersionError } from '../../../../src/store/api/errors';
 import { checkSharedStore } from '../../../../src/store/pg/check';
+import { describeTarget } from '../../../../src/store/pg/conn';
 import { openPgStoreReady } from '../../../../src/store/pg/store';
 import { freshWorkspace, sharedPostgres } from '../../../support/postgres';
 import * as h from '../helpers';
@@ -136,5 +137,22 @@ describe('shared store (postgres): schema and connection check', function () {
     const fine = await checkSharedStore({ connectionString: c.url() });
     assert.equal(fine.ok, true, fine.problems.join(' '));
     assert.match(fine.notes[0]!, /^PostgreSQL 1\d\.\d+.*database postgres, role postgres, no TLS\./);
+  });
+});
+
+describe('shared store (postgres): naming the target', () => {
+  it('says database and host, for TCP and socket URLs, never the user or password', () => {
+    assert.equal(
+      describeTarget('postgresql://aw:s3cret@db.example.com:6543/runs?sslmode=require'),
+      'runs on db.example.com:6543',
+    );
+    assert.equal(describeTarget('postgres://db/runs'), 'runs on db');
+    assert.equal(
+      describeTarget('postgresql://aw@/runs?host=%2Frun%2Fpostgresql&port=5433'),
+      'runs on /run/postgresql:5433',
+    );
+    assert.equal(describeTarget('nonsense'), 'the configured database');
+    for (const u of ['postgresql://aw:s3cret@h/d', 'postgresql://aw:s3cret@/d?host=/s'])
+      assert.doesNotMatch(describeTarget(u), /aw|s3cret/);
   });
 });

@@ -2,7 +2,7 @@ import { errorMessage } from './common/errors';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import * as vscode from 'vscode';
-import { API_KEY_SECRET, registerApiKeyCommands } from './commands/apiKey';
+import { registerApiKeyCommands } from './commands/apiKey';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerCheckpointCommands } from './commands/checkpoints';
 import { registerModelCommands } from './commands/models';
@@ -13,11 +13,19 @@ import { registerCommand } from './commands/register';
 import { registerRunCommands } from './commands/runs';
 import { registerTransferCommands } from './commands/transfer';
 import { DisposableStore, toDisposable } from './common/lifecycle';
+import { ApiKeys, apiKeysForTests, type KeyTesting } from './models/apiKeys';
 import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
 import { createCodingRegistry, createFileFinder, type FileFinder } from './runner/tools';
 import { findRipgrep } from './ripgrepPath';
-import { isLocalEndpoint, readExcludes, readFilesExclude, readSettings, settingsPolicy } from './settings';
+import {
+  isLocalEndpoint,
+  readExcludes,
+  readFileRules,
+  readFilesExclude,
+  readSettings,
+  settingsPolicy,
+} from './settings';
 import { checkpointStorageDir } from './storageDir';
 import { chooseStore } from './storeChoice';
 import { registerSharedStoreCommands } from './commands/sharedStore';
@@ -52,6 +60,8 @@ export interface ExtensionApi {
   readonly files: FileFinder | undefined;
   /** Resolves when activation-time work (interrupted-run detection) is done. */
   readonly ready: Promise<void>;
+  /** Only when VS Code runs the extension's tests (ExtensionMode.Test): set the key, answer the key question. */
+  readonly testing?: KeyTesting & { models: ModelProviders };
 }
 
 const FLUSH_TIMEOUT_MS = 3000;
@@ -74,9 +84,15 @@ export class ExtensionRoot extends DisposableStore {
     const storageDir = context.storageUri ? checkpointStorageDir(context.storageUri.fsPath) : undefined;
     const workspace = vscode.workspace.workspaceFolders?.[0];
     this.log.info(`activated (storage: ${storageDir ?? 'none, no folder open'})`);
-    this.register(registerApiKeyCommands(context.secrets, this.log));
+    const testing =
+      context.extensionMode === vscode.ExtensionMode.Test
+        ? apiKeysForTests(context.secrets, context.globalState)
+        : undefined;
+    const keys = testing?.keys ?? new ApiKeys(context.secrets, context.globalState);
+    this.register(registerApiKeyCommands(keys, this.log));
     this.register(registerCommand(CommandIds.showLog, () => this.log.show()));
-    const models = new ModelProviders(() => context.secrets.get(API_KEY_SECRET), readSettings);
+    const models = new ModelProviders(keys, readSettings);
+    const testingApi = testing ? { ...testing, models } : undefined;
     this.register(registerModelCommands(models, readSettings, this.log));
     void vscode.commands.executeCommand('setContext', ContextKeys.hasStorage, storageDir !== undefined);
 
@@ -91,6 +107,7 @@ export class ExtensionRoot extends DisposableStore {
         tree: undefined,
         files: undefined,
         ready: Promise.resolve(),
+        ...(testingApi ? { testing: testingApi } : {}),
       };
       return;
     }
@@ -116,7 +133,7 @@ export class ExtensionRoot extends DisposableStore {
     const runner = new AgentRunner({
       store,
       provider: (model, adapter) => models.create(model, adapter),
-      tools: createCodingRegistry({ files }),
+      tools: createCodingRegistry({ files, fileRules: () => readFileRules() }),
       policy: settingsPolicy,
       workspaceRoot: workspace.uri.fsPath,
       owner,
@@ -170,8 +187,7 @@ export class ExtensionRoot extends DisposableStore {
       versions,
       log: this.log,
       settings: readSettings,
-      hasUsableKey: async () =>
-        (await context.secrets.get(API_KEY_SECRET)) !== undefined || isLocalEndpoint(readSettings().baseUrl),
+      hasUsableKey: async () => (await keys.has()) || isLocalEndpoint(readSettings().baseUrl),
       models,
       memento: context.workspaceState,
     };
@@ -218,7 +234,17 @@ export class ExtensionRoot extends DisposableStore {
       await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
       await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
-    this.api = { storageDir, pid: process.pid, store, runner, panels, tree: runsView.tree, files, ready };
+    this.api = {
+      storageDir,
+      pid: process.pid,
+      store,
+      runner,
+      panels,
+      tree: runsView.tree,
+      files,
+      ready,
+      ...(testingApi ? { testing: testingApi } : {}),
+    };
   }
 
   /** VS Code's own ripgrep (under appRoot) for list_files and search_text; the exclude settings are read at each call. */

@@ -1,8 +1,9 @@
 // Typed access to the extension's settings (contributes.configuration in package.json).
 import * as vscode from 'vscode';
 import type { Budget } from './runner/budget';
+import type { BaseUrlSource } from './runner/provider/keyOrigin';
 import type { PolicyDecision } from './runner/toolBatch';
-import { decide, enabledExcludes } from './runner/tools';
+import { decideCall, enabledExcludes, fileRules, type FileRules, type Tool } from './runner/tools';
 
 export type PolicyMode = 'auto' | 'ask' | 'deny';
 
@@ -20,18 +21,22 @@ export interface Settings {
   approval: { read: PolicyMode; write: PolicyMode; command: PolicyMode };
   commandAllow: string[];
   commandDeny: string[];
+  /** Extra globs whose writes always ask / whose reads always ask (user settings only). */
+  protectedFiles: string[];
+  privateFiles: string[];
   outputCapBytes: number;
   finishedRunTtlDays: number;
   resumeOnStartup: 'ask' | 'never';
 }
 
 export const SECTION = 'agentWaypoints';
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 export function readSettings(): Settings {
   const c = vscode.workspace.getConfiguration(SECTION);
   const positive = (v: number | undefined) => (v && v > 0 ? v : null);
   return {
-    baseUrl: c.get('provider.baseUrl', 'https://api.openai.com/v1'),
+    baseUrl: c.get('provider.baseUrl', DEFAULT_BASE_URL),
     model: c.get('provider.model', 'gpt-4.1-mini'),
     models: c.get<string[]>('provider.models', []),
     authHeader: c.get('provider.authHeader', 'bearer'),
@@ -53,6 +58,8 @@ export function readSettings(): Settings {
     },
     commandAllow: c.get<string[]>('approval.commandAllowList', []),
     commandDeny: c.get<string[]>('approval.commandDenyList', []),
+    protectedFiles: userList(c, 'approval.protectedFiles'),
+    privateFiles: userList(c, 'approval.privateFiles'),
     outputCapBytes: c.get('tools.outputCapKb', 32) * 1024,
     finishedRunTtlDays: c.get('retention.finishedRunDays', 0),
     resumeOnStartup: c.get('resumeOnStartup', 'ask'),
@@ -70,21 +77,65 @@ export function readExcludes(): string[] {
   return [...new Set([...enabledExcludes(files), ...enabledExcludes(search)])];
 }
 
+/** The base URL in effect, where it comes from, and the user's own (or the default). */
+export interface BaseUrlSetting {
+  value: string;
+  source: BaseUrlSource;
+  user: string;
+}
+
+export function readBaseUrl(): BaseUrlSetting {
+  const c = vscode.workspace.getConfiguration(SECTION);
+  const value = c.get<string>('provider.baseUrl', DEFAULT_BASE_URL);
+  const i = c.inspect<string>('provider.baseUrl');
+  const user = i?.globalValue ?? i?.defaultValue ?? DEFAULT_BASE_URL;
+  // The level whose value is in effect (in Restricted Mode VS Code ignores the workspace's: `restricted` in package.json).
+  const source =
+    i?.workspaceFolderValue === value
+      ? 'folder'
+      : i?.workspaceValue === value
+        ? 'workspace'
+        : i?.globalValue === value
+          ? 'user'
+          : 'default';
+  return { value, source, user };
+}
+
+/** A list from the user's own settings: a workspace cannot shorten or lengthen it (scope `application`, and we read only the user's value). */
+function userList(c: vscode.WorkspaceConfiguration, key: string): string[] {
+  const v = c.inspect<unknown>(key)?.globalValue;
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+let compiledRules: { key: string; rules: FileRules } | undefined;
+
+/** The protected/secret file rules: the defaults plus the user's patterns (compiled once per change). */
+export function readFileRules(s: Settings = readSettings()): FileRules {
+  const key = JSON.stringify([s.protectedFiles, s.privateFiles]);
+  if (compiledRules?.key !== key) {
+    const { rules, problems } = fileRules({ protect: s.protectedFiles, secrets: s.privateFiles });
+    compiledRules = { key, rules };
+    if (problems.length > 0)
+      void vscode.window.showWarningMessage(
+        `Agent Waypoints: some protected or secret file patterns in your settings cannot be used: ${problems.join('; ')}`,
+      );
+  }
+  return compiledRules.rules;
+}
+
 /** The approval policy the settings describe (read at each call, so changes apply at once). */
-export function settingsPolicy(
-  tool: { name: string; category: 'read' | 'write' | 'command' | 'subagent' },
-  args: unknown,
-): PolicyDecision {
+export function settingsPolicy(tool: Tool, args: unknown): PolicyDecision {
   const s = readSettings();
-  return decide(
-    { toolName: tool.name, category: tool.category, args },
-    {
+  return decideCall(tool, args, {
+    policy: {
       categories: { read: s.approval.read, write: s.approval.write, command: s.approval.command, subagent: 'auto' },
       commandAllow: s.commandAllow,
       commandDeny: s.commandDeny,
       restricted: !vscode.workspace.isTrusted,
+      fileRules: readFileRules(s),
     },
-  );
+    workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '.',
+  });
 }
 
 /**

@@ -16,6 +16,7 @@ export const CommandIds = {
   importRun: 'agentWaypoints.importRun',
   setApiKey: 'agentWaypoints.setApiKey',
   clearApiKey: 'agentWaypoints.clearApiKey',
+  forgetKeyOrigins: 'agentWaypoints.forgetKeyOrigins',
   showLog: 'agentWaypoints.showLog',
   refreshRuns: 'agentWaypoints.refreshRuns',
   loadMoreCheckpoints: 'agentWaypoints.loadMoreCheckpoints',

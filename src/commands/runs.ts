@@ -1,5 +1,6 @@
 // Start, resume, cancel, fork and delete runs.
 import * as vscode from 'vscode';
+import { redactUrl } from '../common/redact';
 import { pickModel } from '../models/picker';
 import { ResumeNeedsConfirmationError, errorMessage } from '../runner/errors';
 import { lastJournaledSeq } from '../runner/files/restorePlan';
@@ -100,7 +101,7 @@ async function startRun(
   if (!ref) return undefined;
   if (ref.adapter === PROVIDER_ADAPTER && !(await c.hasUsableKey())) {
     const pick = await vscode.window.showWarningMessage(
-      `No API key is set for ${s.baseUrl}. Set one now? It is kept in VS Code SecretStorage only.`,
+      `No API key is set for ${redactUrl(s.baseUrl)}. Set one now? It is kept in VS Code SecretStorage only.`,
       'Set API key',
     );
     if (pick) await vscode.commands.executeCommand(CommandIds.setApiKey);
@@ -116,7 +117,7 @@ async function startRun(
     const run = await c.store.getRun(handle.runId);
     c.sessions.track(handle, run?.title ?? task);
     c.log.info(
-      `started run ${handle.runId} with ${ref.model} ${ref.adapter === PROVIDER_ADAPTER ? `at ${s.baseUrl}` : `(${ref.adapter})`}`,
+      `started run ${handle.runId} with ${ref.model} ${ref.adapter === PROVIDER_ADAPTER ? `at ${redactUrl(s.baseUrl)}` : `(${ref.adapter})`}`,
     );
     return handle.runId;
   } catch (err) {

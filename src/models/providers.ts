@@ -3,10 +3,12 @@
 // for a model of either adapter, lists what the model picker offers, and checks a connection.
 import * as vscode from 'vscode';
 import { errorMessage } from '../common/errors';
+import { redactUrl } from '../common/redact';
 import { type ModelRef } from '../runner/modelRef';
 import { type ChatProvider, createProvider, PROVIDER_ADAPTER } from '../runner/provider';
 import { type CheckResult, checkConnection } from '../runner/provider/check';
 import type { Settings } from '../settings';
+import type { KeyForRequest } from './apiKeys';
 import { createLmProvider, VSCODE_LM_ADAPTER } from './lmProvider';
 
 export interface ModelChoice extends ModelRef {
@@ -20,8 +22,8 @@ const LIST_TIMEOUT_MS = 2500;
 
 export class ModelProviders {
   constructor(
-    /** The endpoint's API key, read from SecretStorage at each use. */
-    private readonly apiKey: () => Thenable<string | undefined>,
+    /** The endpoint's API key for a base URL, read at each use (apiKeys.ts: only where it may go). */
+    private readonly keys: { forRequest(baseUrl: string): Promise<KeyForRequest> },
     private readonly settings: () => Settings,
   ) {}
 
@@ -33,11 +35,12 @@ export class ModelProviders {
         timeoutMs: s.timeoutMs,
         justification: 'Agent Waypoints runs the coding task you started with this model.',
       });
-    const apiKey = await this.apiKey();
+    const { key, withheld } = await this.keys.forRequest(s.baseUrl);
     return createProvider({
       baseURL: s.baseUrl,
       model,
-      ...(apiKey ? { apiKey } : {}),
+      ...(key ? { apiKey: key } : {}),
+      ...(withheld ? { keyWithheld: withheld } : {}),
       authHeader: s.authHeader,
       ...(s.apiVersion ? { defaultQuery: { 'api-version': s.apiVersion } } : {}),
       stream: s.stream,
@@ -56,10 +59,11 @@ export class ModelProviders {
       label: model,
       detail,
     });
-    const out = [s.model, ...s.models].map((m) => endpoint(m, `${s.baseUrl} · from settings`));
+    const shown = redactUrl(s.baseUrl);
+    const out = [s.model, ...s.models].map((m) => endpoint(m, `${shown} · from settings`));
     const listed = await this.endpointModels();
     for (const m of listed)
-      if (!out.some((c) => c.model === m)) out.push(endpoint(m, `${s.baseUrl} · offered by the server`));
+      if (!out.some((c) => c.model === m)) out.push(endpoint(m, `${shown} · offered by the server`));
     const lm = await vscode.lm.selectChatModels().then(
       (ms) => ms,
       () => [],

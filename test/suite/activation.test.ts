@@ -4,6 +4,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { CommandIds } from '../../src/commands/ids';
 import type { ExtensionApi } from '../../src/root';
+import { setApiKey } from './helpers';
 
 const EXTENSION_ID = 'agent-waypoints.agent-waypoints';
 
@@ -64,12 +65,29 @@ describe('activation (real VS Code extension host)', () => {
     assert.deepEqual([...registered].sort(), [...ours].sort());
   });
 
-  it('runs a command: Set API key stores the key in SecretStorage only', async () => {
-    await activated();
-    const stored = await vscode.commands.executeCommand<boolean>(CommandIds.setApiKey, 'sk-test-in-host');
-    assert.equal(stored, true);
+  it('Set API key takes no key from its caller (any extension can run commands): the argument is ignored, the password box opens', async () => {
+    const api = await activated();
+    await vscode.commands.executeCommand(CommandIds.clearApiKey);
+    let settled = false;
+    const result = vscode.commands
+      .executeCommand<boolean>(CommandIds.setApiKey, 'sk-from-another-extension')
+      .then((r) => ((settled = true), r));
+    // The password box waits for the user: press Escape (close it) until the command returns.
+    for (const deadline = Date.now() + 15_000; !settled && Date.now() < deadline;) {
+      await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(await result, false, 'nothing typed, nothing stored');
+    assert.equal(await api.testing!.keys.get(), undefined);
+  });
+
+  it('the key lives in SecretStorage only; Clear API key removes it', async () => {
+    const api = await activated();
+    await setApiKey('sk-test-in-host');
+    assert.equal((await api.testing!.keys.get())?.key, 'sk-test-in-host');
     const cleared = await vscode.commands.executeCommand<boolean>(CommandIds.clearApiKey);
     assert.equal(cleared, true);
+    assert.equal(await api.testing!.keys.get(), undefined);
     const settings = JSON.stringify(vscode.workspace.getConfiguration('agentWaypoints'));
     assert.ok(!settings.includes('sk-test-in-host'), 'the key never lands in settings');
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { ExtensionApi } from '../../src/root';
+import { originOf } from '../../src/runner/provider/keyOrigin';
 import type { RunState } from '../../src/store/api/schema';
 
 export const EXTENSION_ID = 'agent-waypoints.agent-waypoints';
@@ -32,4 +33,17 @@ export async function waitForState(
 export async function configure(settings: Record<string, unknown>): Promise<void> {
   const c = vscode.workspace.getConfiguration();
   for (const [k, v] of Object.entries(settings)) await c.update(k, v, vscode.ConfigurationTarget.Global);
+}
+
+/**
+ * Stores the API key for the base URL in effect, through the extension's test-only API (no command
+ * takes a key: any extension can run commands).
+ */
+export async function setApiKey(key: string): Promise<void> {
+  const api = await activated();
+  const url = vscode.workspace.getConfiguration('agentWaypoints').get<string>('provider.baseUrl') ?? '';
+  const origin = originOf(url);
+  assert.ok(origin, `the base URL ${url} has an origin`);
+  assert.ok(api.testing, 'the extension runs in ExtensionMode.Test');
+  await api.testing.keys.set(key, origin);
 }

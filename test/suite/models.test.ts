@@ -9,7 +9,7 @@ import { CHECK_TOOL_NAME } from '../../src/runner/provider/check';
 import type { RunnerEvent } from '../../src/runner/events';
 import { DEMO_MODEL_ID, type ScenarioInput } from '../fixtures/modelServer/scenario';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
-import { activated, configure, waitForState } from './helpers';
+import { activated, configure, setApiKey, waitForState } from './helpers';
 
 const LM_EXTENSION = 'agent-waypoints-tests.waypoints-test-lm';
 const LM_MODEL = 'waypoints-test-model';
@@ -203,12 +203,14 @@ describe('Check model connection in a real extension host', () => {
     servers.push(s);
     return s;
   };
-  const check = async (baseUrl: string, model = DEMO_MODEL_ID) => {
-    await configure({
+  const point = (baseUrl: string, model = DEMO_MODEL_ID) =>
+    configure({
       'agentWaypoints.provider.baseUrl': baseUrl,
       'agentWaypoints.provider.model': model,
       'agentWaypoints.provider.maxRetries': 0,
     });
+  const check = async (baseUrl: string, model = DEMO_MODEL_ID) => {
+    await point(baseUrl, model);
     return vscode.commands.executeCommand<CheckResult>(CommandIds.checkConnection);
   };
   after(async () => {
@@ -224,14 +226,17 @@ describe('Check model connection in a real extension host', () => {
   it('reports each failure with its message: key refused, model not found, no tool calling, unreachable; then success', async () => {
     await activated();
     const keyed = await serve({ apiKey: 'sk-right-key' });
-    await vscode.commands.executeCommand(CommandIds.setApiKey, 'sk-wrong-key');
+    await point(keyed.url);
+    await setApiKey('sk-wrong-key'); // entered for the keyed server's origin
     assert.equal(
       (await check(keyed.url)).message,
       `401: the API key was refused by ${keyed.url}. Set the right one with “Agent Waypoints: Set API key”.`,
     );
-    await vscode.commands.executeCommand(CommandIds.setApiKey, 'sk-right-key');
+    await setApiKey('sk-right-key');
     const ok = await check(keyed.url);
     assert.equal(ok.message, `Connected: \`${DEMO_MODEL_ID}\` at ${keyed.url} answered and called a tool.`);
+    // The servers below are other origins: without a key there is nothing to ask about.
+    await vscode.commands.executeCommand(CommandIds.clearApiKey);
 
     const listed = await serve({ models: ['llama3.1:8b', 'qwen2.5-coder:7b'] });
     assert.equal(

@@ -11,7 +11,7 @@ import * as h from '../unit/store/helpers';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import type { RunsTreeNode } from '../../src/views/runs/nodes';
-import { activated, configure, waitForState } from './helpers';
+import { activated, configure, setApiKey, waitForState } from './helpers';
 
 const SCENARIO: Scenario = {
   name: 'in-host',
@@ -68,7 +68,7 @@ describe('agent runs in a real extension host', () => {
 
   /** A run of its own for each test (no test depends on another's run or on their order). */
   async function finishedRun(api: Awaited<ReturnType<typeof activated>>): Promise<string> {
-    await vscode.commands.executeCommand(CommandIds.setApiKey, KEY);
+    await setApiKey(KEY);
     const id = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Describe greet.js'))!;
     assert.ok(id, 'the command returns the run id');
     assert.equal(await waitForState(api, id, ['completed', 'paused_error']), 'completed');
@@ -79,7 +79,10 @@ describe('agent runs in a real extension host', () => {
     model = await startModelServer({ scenario: SCENARIO });
     await configure({ 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID });
   });
-  after(async () => model.close());
+  after(async () => {
+    await vscode.commands.executeCommand(CommandIds.clearApiKey); // the next suites' servers are other origins
+    await model.close();
+  });
 
   it('Start agent run: the scripted run completes over real HTTP, checkpointed on disk', async () => {
     const api = await activated();
@@ -294,6 +297,7 @@ describe('agent runs in a real extension host', () => {
     const api = await activated();
     assert.equal(await vscode.commands.executeCommand(CommandIds.showApprovals), false, 'no run waits yet');
     const slow = await startModelServer({ scenario: SLOW_COMMAND });
+    await vscode.commands.executeCommand(CommandIds.clearApiKey); // the key was entered for another server (origin)
     try {
       await configure({ 'agentWaypoints.provider.baseUrl': slow.url });
       const id = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Ask before waiting'))!;
@@ -315,6 +319,7 @@ describe('agent runs in a real extension host', () => {
   it('Cancel run stops a running command and pauses resumably', async () => {
     const api = await activated();
     const slow = await startModelServer({ scenario: SLOW_COMMAND });
+    await vscode.commands.executeCommand(CommandIds.clearApiKey); // the key was entered for another server (origin)
     try {
       await configure({ 'agentWaypoints.provider.baseUrl': slow.url, 'agentWaypoints.approval.command': 'auto' });
       const id = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Wait a minute'))!;

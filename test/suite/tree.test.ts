@@ -7,7 +7,7 @@ import { CommandIds } from '../../src/commands/ids';
 import type { RunsTreeNode } from '../../src/views/runs/nodes';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
-import { activated, configure, waitForState } from './helpers';
+import { activated, configure, setApiKey, waitForState } from './helpers';
 
 const EDIT_THEN_FOLLOW_UP: Scenario = {
   name: 'in-host-tree',
@@ -33,13 +33,14 @@ describe('the Runs tree: threads and steps', () => {
     await configure({ 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID });
   });
   after(async () => {
+    await vscode.commands.executeCommand(CommandIds.clearApiKey);
     await configure({ 'agentWaypoints.provider.baseUrl': undefined, 'agentWaypoints.provider.model': undefined });
     await model.close();
   });
 
   it('a follow-up makes a thread node of two turns; a step reads "Step 1 · edit_file src/greet.js · approved" and its click opens the run view there', async () => {
     const api = await activated();
-    await vscode.commands.executeCommand(CommandIds.setApiKey, 'sk-in-host-tree');
+    await setApiKey('sk-in-host-tree');
     const first = (await vscode.commands.executeCommand<string>(CommandIds.startRun, 'Polish greet.js'))!;
     assert.equal(
       await waitForState(api, first, ['awaiting_approval', 'completed', 'paused_error']),

@@ -1,7 +1,12 @@
 // Model text → safe HTML: marked renders Markdown, DOMPurify removes anything executable (model
 // output is untrusted), highlight.js colours code blocks with the theme's colours (runView.css).
 // Only the languages registered here are bundled.
-import DOMPurify from 'dompurify';
+//
+// The sanitizer is an allow-list: Markdown's own elements, and no attribute the view's code, its
+// styles or the tests select by (class, id, style, role, aria-*, data-*), so the model cannot draw
+// a look-alike approval card with working styles that the view — or a test — would take for ours.
+// The one class kept is highlight.js's (hljs-*, language-*), on code and span only.
+import DOMPurify, { type Config, type DOMPurify as Purifier } from 'dompurify';
 import hljs from 'highlight.js/lib/core';
 import bash from 'highlight.js/lib/languages/bash';
 import css from 'highlight.js/lib/languages/css';
@@ -40,14 +45,46 @@ const marked = new Marked({
     code({ text, lang }) {
       const language = lang && hljs.getLanguage(lang) ? lang : undefined;
       const html = language ? hljs.highlight(text, { language, ignoreIllegals: true }).value : escapeHtml(text);
-      return `<pre class="code"><code class="hljs${language ? ` language-${language}` : ''}">${html}</code></pre>`;
+      return `<pre><code class="hljs${language ? ` language-${language}` : ''}">${html}</code></pre>`;
     },
   },
 });
 
+const SANITIZE: Config = {
+  ALLOWED_TAGS: [
+    ...['p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'pre', 'code', 'span'],
+    ...['em', 'strong', 'b', 'i', 'u', 'del', 's', 'mark', 'kbd', 'sub', 'sup', 'a'],
+    ...['ul', 'ol', 'li', 'dl', 'dt', 'dd', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'details', 'summary'],
+  ],
+  ALLOWED_ATTR: ['href', 'title', 'align', 'start', 'colspan', 'rowspan', 'class'],
+  ALLOW_DATA_ATTR: false,
+  ALLOW_ARIA_ATTR: false,
+};
+
+/** highlight.js's class names (`hljs-title function_`, `language-ts`); nothing the view selects by. */
+const HLJS_CLASS = /^(?:hljs(?:-[a-z0-9_-]+)?|language-[a-z0-9_+#-]+|[a-z]+_)$/i;
+
+let purifier: Purifier | undefined;
+
+/** One DOMPurify of our own (its hook is not shared), made on first use in whatever window runs us. */
+function sanitizer(): Purifier {
+  if (purifier) return purifier;
+  const win = (globalThis as { window?: unknown }).window ?? globalThis; // the webview's window (or a test's)
+  const p = DOMPurify(win as Parameters<typeof DOMPurify>[0]);
+  p.addHook('uponSanitizeAttribute', (node, data) => {
+    if (data.attrName !== 'class') return;
+    const tokens = data.attrValue.split(/\s+/).filter(Boolean);
+    const highlighted =
+      tokens.length > 0 && tokens.every((t) => HLJS_CLASS.test(t)) && /^hljs|^language-/i.test(tokens[0]!);
+    if (highlighted && (node.nodeName === 'SPAN' || node.nodeName === 'CODE')) data.attrValue = tokens.join(' ');
+    else data.keepAttr = false;
+  });
+  return (purifier = p);
+}
+
 export function renderMarkdown(text: string): string {
   const html = marked.parse(text, { async: false }) as string;
-  return DOMPurify.sanitize(html, { FORBID_TAGS: ['style', 'form', 'input', 'img'], FORBID_ATTR: ['style'] });
+  return sanitizer().sanitize(html, SANITIZE);
 }
 
 export function highlight(code: string, language: string): string {

@@ -4,17 +4,76 @@
 // run, with optional locks off so not even the index's stat cache is refreshed:
 //   git rev-parse --verify HEAD · git status --porcelain · git check-attr · git cat-file
 // Never add, checkout, reset, stash, or anything that writes the repository, its index or branches.
+//
+// The workspace is not trusted to choose the program: `git` is looked up on PATH by us, skipping
+// empty and relative PATH entries (they mean the current folder — the workspace) and entries inside
+// the workspace, so a `git` or `git.exe` the repository carries never runs (Windows would otherwise
+// try the current folder first). And the repository's config is not trusted to run programs either:
+// core.fsmonitor is off, and a bare repository is never picked up implicitly from the workspace.
 import { execFile } from 'node:child_process';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 const GIT_TIMEOUT_MS = 20_000;
 const MAX_OUTPUT = 256 * 1024 * 1024;
+const HARDENING = ['-c', 'core.fsmonitor=false', '-c', 'safe.bareRepository=explicit'];
 
-function git(cwd: string, args: string[], input?: string): Promise<Buffer> {
+export interface GitLookup {
+  /** PATH as the host sees it. */
+  env: NodeJS.ProcessEnv;
+  workspaceRoot: string;
+  platform?: NodeJS.Platform;
+}
+
+/** The absolute path of git from PATH, outside the workspace; null when there is none. */
+export function findGit(o: GitLookup): string | null {
+  const win = (o.platform ?? process.platform) === 'win32';
+  const pathVar = Object.entries(o.env).find(([k]) => (win ? k.toUpperCase() === 'PATH' : k === 'PATH'))?.[1] ?? '';
+  const root = realOr(path.resolve(o.workspaceRoot));
+  const isAbs = win ? path.win32.isAbsolute : path.posix.isAbsolute;
+  for (const raw of pathVar.split(win ? ';' : ':')) {
+    const dir = raw.replace(/^"(.*)"$/, '$1'); // Windows PATH entries may be quoted
+    if (dir === '' || !isAbs(dir)) continue; // the current folder, spelled '' or relatively
+    if (inside(root, realOr(dir))) continue;
+    const exe = path.join(dir, win ? 'git.exe' : 'git');
+    try {
+      if (!statSync(exe).isFile()) continue;
+      if (!win) accessSync(exe, constants.X_OK);
+      return exe;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+function realOr(p: string): string {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return p;
+  }
+}
+
+function inside(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (rel !== '..' && !rel.startsWith('..' + path.sep) && !path.isAbsolute(rel));
+}
+
+let cached: { key: string; git: string | null } | undefined;
+
+function gitFor(workspaceRoot: string): string {
+  const key = `${process.env.PATH ?? ''}\0${workspaceRoot}`;
+  if (cached?.key !== key) cached = { key, git: findGit({ env: process.env, workspaceRoot }) };
+  if (cached.git === null) throw new Error('git was not found on PATH (outside the workspace)');
+  return cached.git;
+}
+
+function git(workspaceRoot: string, cwd: string, args: string[], input?: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = execFile(
-      'git',
-      ['--no-optional-locks', '-c', 'core.quotepath=off', ...args],
+      gitFor(workspaceRoot),
+      ['--no-optional-locks', '-c', 'core.quotepath=off', ...HARDENING, ...args],
       {
         cwd,
         encoding: 'buffer',
@@ -42,10 +101,16 @@ export interface RepoBefore {
 export async function repoBefore(workspaceRoot: string, rel: string): Promise<RepoBefore | undefined> {
   const cwd = path.join(workspaceRoot, rel);
   try {
-    const head = (await git(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD'])).toString('utf8').trim();
+    const head = (await git(workspaceRoot, cwd, ['rev-parse', '--verify', '--quiet', 'HEAD'])).toString('utf8').trim();
     if (!/^[0-9a-f]{40,64}$/.test(head)) return undefined;
     const status = (
-      await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=no', '--ignore-submodules=all'])
+      await git(workspaceRoot, cwd, [
+        'status',
+        '--porcelain=v1',
+        '-z',
+        '--untracked-files=no',
+        '--ignore-submodules=all',
+      ])
     ).toString('utf8');
     return { rel, head, dirty: parsePorcelainZ(status) };
   } catch {
@@ -84,7 +149,7 @@ export async function cleanContentsAtHead(
   if (ask.length === 0) return out;
   const cwd = path.join(workspaceRoot, repo.rel);
   try {
-    const attrs = (await git(cwd, ['check-attr', '-z', '--stdin', 'filter'], ask.join('\0') + '\0'))
+    const attrs = (await git(workspaceRoot, cwd, ['check-attr', '-z', '--stdin', 'filter'], ask.join('\0') + '\0'))
       .toString('utf8')
       .split('\0');
     for (let i = 0; i + 2 < attrs.length; i += 3) {
@@ -93,7 +158,7 @@ export async function cleanContentsAtHead(
         out.set(attrs[i]!, `git reads it through the "${filter}" filter`);
     }
     const blobs = new Map<string, string>(); // path → blob id in HEAD
-    const tree = (await git(cwd, ['ls-tree', '-z', repo.head, '--', ...ask.filter((p) => !out.has(p))]))
+    const tree = (await git(workspaceRoot, cwd, ['ls-tree', '-z', repo.head, '--', ...ask.filter((p) => !out.has(p))]))
       .toString('utf8')
       .split('\0');
     for (const entry of tree) {
@@ -102,7 +167,12 @@ export async function cleanContentsAtHead(
     }
     const wanted = ask.filter((p) => !out.has(p) && blobs.has(p));
     const batch = wanted.length
-      ? await git(cwd, ['cat-file', '--batch', '--filters'], wanted.map((p) => `${blobs.get(p)} ${p}\n`).join(''))
+      ? await git(
+          workspaceRoot,
+          cwd,
+          ['cat-file', '--batch', '--filters'],
+          wanted.map((p) => `${blobs.get(p)} ${p}\n`).join(''),
+        )
       : Buffer.alloc(0);
     let at = 0;
     for (const p of wanted) {

@@ -1,6 +1,7 @@
 // "Check model connection": one small request that proves the settings work — the base URL answers,
 // the key is accepted, the model exists and it calls tools — or says exactly which of these is wrong.
 // Works on any ChatProvider (the endpoint, or VS Code's language models).
+import { redactSecrets } from '../../common/redact';
 import type { ChatProvider, ToolDefinition } from './types';
 import { ProviderError } from './errors';
 
@@ -30,10 +31,11 @@ const CHECK_TOOL: ToolDefinition = {
 /** `where` names the endpoint in messages (its base URL, or "VS Code"); `offeredBy` who lists the models. */
 export async function checkConnection(
   provider: ChatProvider,
-  where: string,
+  endpoint: string,
   opts: { offeredBy?: string; signal?: AbortSignal } = {},
 ): Promise<CheckResult> {
   const { signal, offeredBy = 'the server' } = opts;
+  const where = redactSecrets(endpoint);
   const model = provider.requested_model;
   let models: string[] | null = null;
   try {
@@ -67,7 +69,7 @@ export async function checkConnection(
   } catch (err) {
     return (
       asProblem(err, { model, where, offeredBy, models, listing: false }) ??
-      fail('other', `The check request to ${where} failed: ${String(err)}`, models)
+      fail('other', `The check request to ${where} failed: ${redactSecrets(String(err))}`, models)
     );
   }
 }
@@ -88,9 +90,15 @@ function asProblem(
   err: unknown,
   c: { model: string; where: string; offeredBy: string; models: string[] | null; listing: boolean },
 ): CheckResult | null {
-  if (!(err instanceof ProviderError)) return c.listing ? null : fail('other', String(err), c.models);
+  if (!(err instanceof ProviderError)) return c.listing ? null : fail('other', redactSecrets(String(err)), c.models);
   switch (err.kind) {
     case 'auth':
+      if (err.keyWithheld)
+        return fail(
+          'auth',
+          `${err.status ?? 401}: ${c.where} asks for an API key, and yours was not sent there: ${err.keyWithheld}. “Agent Waypoints: Forget where the API key may go…” lets you answer again.`,
+          c.models,
+        );
       return fail(
         'auth',
         `${err.status ?? 401}: the API key was refused by ${c.where}. Set the right one with “Agent Waypoints: Set API key”.`,

@@ -43,6 +43,7 @@ export function createProvider(config: ProviderConfig): ChatProvider {
     baseURL: config.baseURL,
     model: config.model,
     apiKey: config.apiKey,
+    ...(config.keyWithheld ? { keyWithheld: config.keyWithheld } : {}),
     abortedBy,
   });
 

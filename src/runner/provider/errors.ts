@@ -1,6 +1,7 @@
 // One error type for everything that can go wrong talking to a model, so the loop decides
 // "pause resumably" vs "fail" from `kind` and `retryable`, never from SDK classes or messages.
 import { errorMessage } from '../../common/errors';
+import { redactSecrets } from '../../common/redact';
 import OpenAI from 'openai';
 
 export type ProviderErrorKind =
@@ -34,11 +35,14 @@ export class ProviderError extends Error {
     readonly status: number | null = null,
     /** Server-suggested wait (retry-after), when it sent one. */
     readonly retryAfterMs: number | null = null,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; keyWithheld?: string },
   ) {
     super(message, options);
     this.retryable = RETRYABLE.has(kind);
+    this.keyWithheld = options?.keyWithheld ?? null;
   }
+  /** An auth failure where the stored key was not sent (its origin not allowed): why. */
+  readonly keyWithheld: string | null;
 }
 
 export interface ErrorContext {
@@ -46,17 +50,23 @@ export interface ErrorContext {
   model: string;
   /** Scrubbed from every message, in case a server echoes it back. */
   apiKey?: string;
+  /** Why the stored key was not sent (ProviderConfig.keyWithheld). */
+  keyWithheld?: string;
   /** Why our own controller aborted, when it did: the caller's signal or the stall timer. */
   abortedBy?: 'caller' | 'stall' | null;
 }
 
 /** Maps anything thrown by the SDK (or by our stream handling) to a ProviderError. */
 export function toProviderError(err: unknown, ctx: ErrorContext): ProviderError {
-  const where = `${ctx.baseURL} (model ${ctx.model})`;
-  const scrub = (s: string): string => (ctx.apiKey && ctx.apiKey.length >= 4 ? s.split(ctx.apiKey).join('***') : s);
+  // Credentials in the base URL (user:pass@, ?api-key=) and the key itself never reach a message.
+  const scrub = (s: string): string => redactSecrets(s, [ctx.apiKey]);
+  const where = `${scrub(ctx.baseURL)} (model ${ctx.model})`;
   const detail = scrub(errorMessage(err));
   const make = (kind: ProviderErrorKind, msg: string, status: number | null = null, retryAfter: number | null = null) =>
-    new ProviderError(kind, scrub(msg), status, retryAfter, { cause: err });
+    new ProviderError(kind, scrub(msg), status, retryAfter, {
+      cause: err,
+      ...(kind === 'auth' && ctx.keyWithheld ? { keyWithheld: ctx.keyWithheld } : {}),
+    });
 
   if (ctx.abortedBy === 'caller') return make('cancelled', `Request to ${where} was cancelled.`);
   if (ctx.abortedBy === 'stall')
@@ -74,8 +84,10 @@ export function toProviderError(err: unknown, ctx: ErrorContext): ProviderError 
       return make('rate_limited', `Rate limited by ${where} (HTTP 429) after retries: ${detail}`, s, retryAfter);
     if (s >= 500)
       return make('server_error', `Server error from ${where} (HTTP ${s}) after retries: ${detail}`, s, retryAfter);
-    if (s === 401 || s === 403)
-      return make('auth', `Authentication failed at ${where} (HTTP ${s}): check the API key. ${detail}`, s);
+    if (s === 401 || s === 403) {
+      const key = ctx.keyWithheld ? `your API key was not sent there: ${ctx.keyWithheld}.` : 'check the API key.';
+      return make('auth', `Authentication failed at ${where} (HTTP ${s}): ${key} ${detail}`, s);
+    }
     if (s === 404)
       return make('not_found', `Not found at ${where} (HTTP 404): check the base URL and model. ${detail}`, s);
     return make('bad_request', `Request refused by ${where} (HTTP ${s}): ${detail}`, s);

@@ -12,6 +12,8 @@ export interface ProviderConfig {
   model: string;
   /** From SecretStorage. Empty/absent → a placeholder that local servers ignore. Never logged or stored. */
   apiKey?: string;
+  /** Why no key is sent although one is stored (the user did not allow this origin): said when the server asks for one. */
+  keyWithheld?: string;
   /** 'api-key' sends the key in an `api-key` header instead of `Authorization: Bearer` (Azure key auth). */
   authHeader?: 'bearer' | 'api-key';
   /** Added to every URL, e.g. { 'api-version': '2024-10-21' } for Azure's deployment endpoints. */

@@ -20,6 +20,7 @@ export const readFile = defineTool({
     start_line: z.number().int().min(1).optional().describe('First line to return (1-based)'),
     end_line: z.number().int().min(1).optional().describe('Last line to return (inclusive)'),
   }),
+  reads: (args) => [args.path],
   async run(args, ctx) {
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
     const st = await fs.stat(abs);

@@ -7,15 +7,16 @@ import { readFile } from './fsTools';
 import { makeListFiles } from './listFiles';
 import { ToolRegistry } from './registry';
 import { runCommand } from './runCommand';
+import type { FileRules } from './protectedFiles';
 import { makeSearchText } from './searchText';
 import type { Tool } from './types';
 
 /** The tools over a file finder, in the order the model sees them. */
-export function codingTools(files: FileFinder): readonly Tool[] {
+export function codingTools(files: FileFinder, fileRules?: () => FileRules): readonly Tool[] {
   return [
     readFile,
     makeListFiles(files),
-    makeSearchText(files),
+    makeSearchText(files, fileRules),
     writeFile,
     editFile,
     runCommand,
@@ -31,11 +32,13 @@ export interface CodingRegistryOptions {
   withDelegate?: boolean;
   /** How list_files and search_text reach the files (ripgrep or Node); default: the Node engine with VS Code's default excludes. */
   files?: FileFinder;
+  /** Secret-like files search_text leaves out; default: DEFAULT_FILE_RULES. */
+  fileRules?: () => FileRules;
 }
 
 /** The registry a run uses. */
 export function createCodingRegistry(opts: CodingRegistryOptions = {}): ToolRegistry {
-  const tools = codingTools(opts.files ?? createFileFinder());
+  const tools = codingTools(opts.files ?? createFileFinder(), opts.fileRules);
   return new ToolRegistry(opts.withDelegate === false ? tools.filter((t) => t.name !== 'delegate') : tools);
 }
 
@@ -65,6 +68,15 @@ export {
   type PolicyInput,
 } from './policy';
 export { loadShellGrammar } from './shell/grammar';
+export { callPolicy, decideCall } from './callPolicy';
+export {
+  DEFAULT_FILE_RULES,
+  fileRules,
+  fileTargets,
+  sensitiveFileReason,
+  type FileRules,
+  type FileTargets,
+} from './protectedFiles';
 export {
   ToolFailure,
   defineTool,

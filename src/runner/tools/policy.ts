@@ -5,6 +5,7 @@
 // without a shell (shell/argvRunner.cjs). The grammar loads asynchronously (loadShellGrammar);
 // until it has, a command that needs it asks.
 import type { ToolCategory } from '../../store/api/schema';
+import { DEFAULT_FILE_RULES, sensitiveFileReason, type FileRules, type FileTargets } from './protectedFiles';
 import { findDenied } from './shell/deny';
 import { grammarUnavailable } from './shell/grammar';
 import { planCommands } from './shell/plan';
@@ -23,6 +24,8 @@ export interface ApprovalPolicy {
   restricted: boolean;
   /** Where commands run (default: this machine's). On Windows the allow list never auto-approves. */
   platform?: NodeJS.Platform;
+  /** Files whose writes or reads always ask (protectedFiles.ts); default: DEFAULT_FILE_RULES. */
+  fileRules?: FileRules;
 }
 
 export const DEFAULT_POLICY: ApprovalPolicy = {
@@ -37,6 +40,8 @@ export interface PolicyInput {
   category: ToolCategory;
   /** Validated arguments; `command` is read for run_command. */
   args: unknown;
+  /** The files the call writes and reads, as the caller resolved them (protectedFiles.ts fileTargets). */
+  files?: FileTargets;
 }
 
 export interface PolicyDecision {
@@ -52,6 +57,9 @@ export function decide(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLI
       reason: `${toolName} is disabled: the workspace is not trusted (restricted mode) and ${category} tools are not allowed.`,
     };
   }
+  // A protected file or a secret-like one asks even when its category runs without asking.
+  const sensitive = sensitiveFileReason(input.files, policy.fileRules ?? DEFAULT_FILE_RULES);
+  if (sensitive !== null && policy.categories[category] !== 'deny') return { decision: 'ask', reason: sensitive };
   const command = commandOf(input);
   if (command !== null) return decideCommand(command, toolName, policy);
   return byCategory(category, toolName, policy.categories[category]);

@@ -9,12 +9,13 @@ import { Glob } from './files/glob';
 import { fileLimits, type FileFinder, type Hit, type SearchQuery, type SearchResult } from './files/types';
 import { count, fitPage, plural } from './paging';
 import { confinePath } from './paths';
+import { DEFAULT_FILE_RULES, type FileRules, secretWhy } from './protectedFiles';
 import { defineTool, ToolFailure, type ToolContext } from './types';
 
 /** Matching lines are shown up to this many characters, as a window around the match. */
 export const LINE_WIDTH = 300;
 
-export function makeSearchText(finder: FileFinder) {
+export function makeSearchText(finder: FileFinder, fileRules: () => FileRules = () => DEFAULT_FILE_RULES) {
   return defineTool({
     name: 'search_text',
     category: 'read',
@@ -55,19 +56,21 @@ export function makeSearchText(finder: FileFinder) {
         excludes: toIgnoreGlobs(finder.excludes()),
         signal: ctx.signal,
       };
+      const secrets = withoutSecrets(globQuery(args.glob), fileRules());
       const query: SearchQuery = {
         pattern: args.pattern,
         caseSensitive: args.case_sensitive,
         offset: args.offset,
         limit: args.max_results,
-        ...globQuery(args.glob),
+        ...secrets.query,
       };
       const result = await finder.search(scope, query);
-      return render(
+      const out = render(
         result,
         { pattern: args.pattern, where: rel === '.' ? 'the workspace' : `"${rel}"`, offset: args.offset },
         ctx,
       );
+      return { ...out, output: out.output + secrets.note() };
     },
   });
 }
@@ -88,6 +91,30 @@ function globQuery(glob: string | undefined): Pick<SearchQuery, 'filter' | 'name
   if (g.includes('/')) return { filter: (rel) => matcher.test(rel), nameGlob: null };
   // A name glob: ripgrep also applies it itself (a file type), so it skips other files early.
   return { filter: (rel) => matcher.test(rel.slice(rel.lastIndexOf('/') + 1)), nameGlob: g };
+}
+
+/**
+ * Files that may hold secrets are left out of the search (their lines would go to the model's
+ * provider without the user's say; read_file asks first), and the output says which were.
+ */
+function withoutSecrets(
+  q: Pick<SearchQuery, 'filter' | 'nameGlob'>,
+  rules: FileRules,
+): { query: Pick<SearchQuery, 'filter' | 'nameGlob'>; note: () => string } {
+  const skipped = new Set<string>();
+  const filter = (rel: string): boolean => {
+    if (secretWhy([rel], rules) !== null) {
+      skipped.add(rel);
+      return false;
+    }
+    return q.filter === null || q.filter(rel);
+  };
+  const note = (): string => {
+    if (skipped.size === 0) return '';
+    const names = [...skipped].sort().slice(0, 5).join(', ') + (skipped.size > 5 ? ', …' : '');
+    return `\n[left out: ${plural(skipped.size, 'file')} that may hold secrets (${names}); read_file shows one after the user approves]`;
+  };
+  return { query: { filter, nameGlob: q.nameGlob }, note };
 }
 
 /** The line as shown: whole if short, else LINE_WIDTH characters around the first match. */

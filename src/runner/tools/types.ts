@@ -65,6 +65,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   args: S;
   /** Absent: the tool changes no workspace files. */
   files?: FileEffect<z.output<S>>;
+  /** Files whose content the tool gives the model (secret-like ones ask first: protectedFiles.ts). */
+  reads?: (args: z.output<S>) => string[];
   run(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

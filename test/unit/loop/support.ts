@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AgentRunner, type RunnerDeps } from '../../../src/runner/runner';
 import { createProvider } from '../../../src/runner/provider';
-import { createCodingRegistry, decide, DEFAULT_POLICY, type ApprovalPolicy } from '../../../src/runner/tools';
+import { callPolicy, createCodingRegistry, DEFAULT_POLICY, type ApprovalPolicy } from '../../../src/runner/tools';
 import type { CheckpointStore, OwnerInfo } from '../../../src/store/api/types';
 import { createMemoryStore } from '../../../src/store/memory/store';
 import { openDiskStore } from '../../../src/store';
@@ -54,7 +54,7 @@ export function makeRunner(o: TestRunnerOptions): TestRunner {
     store,
     provider: (model) => createProvider({ baseURL: o.baseURL, model, maxRetries: 1, timeoutMs: 5000 }),
     tools: createCodingRegistry(),
-    policy: (tool, args) => decide({ toolName: tool.name, category: tool.category, args }, policy),
+    policy: callPolicy(policy, workspace),
     workspaceRoot: workspace,
     owner: owner(),
     extensionVersion: o.version ?? '0.1.0',

@@ -42,6 +42,8 @@ export function readPlan(text: string): PlanReading | null {
     try {
       const plan = program(root);
       if (plan.length === 0) fail({ what: 'no command at all', text });
+      const skipped = skippedText(root, text);
+      if (skipped) fail({ what: `characters the grammar skipped (${JSON.stringify(skipped)})`, text });
       return { plan };
     } catch (err) {
       if (err instanceof Unplain) return { obstacle: err.obstacle };
@@ -58,6 +60,27 @@ function textObstacle(text: string): Obstacle | null {
     return { what: `a control character (${code}), which the grammar and the shells read differently`, text };
   }
   if (/\\\r?\n/.test(text)) return { what: 'a line continuation (\\ at a line end)', text };
+  return null;
+}
+
+/**
+ * The first stretch of the line that no token of the tree covers and that is not a plain blank. The
+ * grammar skips some text a shell reads (a `\ ` before a word is taken for a line continuation and
+ * dropped, where sh makes it part of the word): what the grammar did not read cannot be judged.
+ */
+function skippedText(root: ShellNode, text: string): string | null {
+  const covered = new Uint8Array(text.length);
+  const visit = (node: ShellNode): void => {
+    if (node.childCount === 0) covered.fill(1, node.startIndex, node.endIndex);
+    for (const child of node.children) if (child) visit(child);
+  };
+  visit(root);
+  for (let i = 0; i < text.length; i++) {
+    if (covered[i] || ' \t\n'.includes(text[i] as string)) continue;
+    let j = i;
+    while (j < text.length && !covered[j]) j++;
+    return text.slice(i, j);
+  }
   return null;
 }
 

@@ -1,0 +1,280 @@
+// Protected files and secret-like files (issue 18, finding 4 and the secret-reads finding): writes to
+// files that make something run ask even when writes run without asking; reads of files that may
+// hold secrets ask even when reads do not; search_text leaves those files out. Judged on the
+// resolved path (normalised, symlinks followed, case and Windows name quirks ignored).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  callPolicy,
+  createCodingRegistry,
+  DEFAULT_POLICY,
+  fileRules,
+  type ApprovalPolicy,
+  type Tool,
+} from '../../../src/runner/tools';
+import { compileGlob, globMatches } from '../../../src/runner/tools/pathGlob';
+import { DEMO_MODEL_ID } from '../../fixtures/modelServer/scenario';
+import { startModelServer } from '../../fixtures/modelServer/server';
+import { makeRunner } from '../loop/support';
+import { ENGINES, writeTree } from './files/support';
+import { rmrf, tmpDir, toolCtx } from './helpers';
+
+const AUTO: ApprovalPolicy = {
+  ...DEFAULT_POLICY,
+  categories: { read: 'auto', write: 'auto', command: 'ask', subagent: 'auto' },
+};
+const registry = createCodingRegistry();
+const tool = (name: string): Tool => registry.get(name)!;
+
+describe('protected files and secret-like files', () => {
+  let ws: string;
+  beforeEach(() => {
+    ws = tmpDir('aw-protected-');
+    writeTree(ws, { '.git/hooks/': '', '.git/config': '[core]\n', 'src/a.ts': 'x\n', 'sub/.git/config': '' });
+  });
+  afterEach(() => rmrf(ws));
+
+  const write = (p: string, policy = AUTO) => callPolicy(policy, ws)(tool('write_file'), { path: p, content: 'x' });
+  const edit = (p: string) => callPolicy(AUTO, ws)(tool('edit_file'), { path: p, old_text: 'a', new_text: 'b' });
+  const read = (p: string, policy = AUTO) => callPolicy(policy, ws)(tool('read_file'), { path: p });
+
+  it('writes to .git (any depth, the .git file too), .vscode and *.code-workspace ask even when writes are auto, and say why', () => {
+    assert.deepEqual(write('.git/hooks/pre-commit'), {
+      decision: 'ask',
+      reason:
+        '".git/hooks/pre-commit" is a protected file: it can run code (git hooks, and config such as core.fsmonitor that git status runs). Writes to it always ask.',
+    });
+    for (const p of [
+      '.git/config',
+      '.git',
+      'sub/.git/config',
+      'vendor/lib/.git/hooks/post-checkout',
+      '.vscode/tasks.json',
+      '.vscode/settings.json',
+      '.vscode/extensions/x.js',
+      'app.code-workspace',
+      'tools/dev.code-workspace',
+    ]) {
+      assert.equal(write(p).decision, 'ask', p);
+      assert.equal(edit(p).decision, 'ask', `edit_file ${p}`);
+    }
+    assert.match(write('.vscode/tasks.json').reason, /^"\.vscode\/tasks\.json" is a protected file: it can run code/);
+    assert.deepEqual(write('src/a.ts'), { decision: 'auto', reason: 'write tools run without asking.' });
+    assert.equal(write('src/git/hooks.ts').decision, 'auto');
+    assert.equal(write('docs/.gitignore').decision, 'auto');
+  });
+
+  it("VS Code's own sensitive-file defaults ask too (package.json, lock files, .npmrc, agents' hooks …)", () => {
+    for (const p of [
+      'package.json',
+      'web/package.json',
+      'package-lock.json',
+      'pnpm-lock.yaml',
+      'yarn.lock',
+      'Cargo.toml',
+      '.npmrc',
+      '.gitattributes',
+      '.env',
+      'App.csproj',
+      'build.gradle.kts',
+      '.github/hooks/pre.json',
+      '.claude/settings.json',
+      '.husky/pre-commit',
+      '.devcontainer/devcontainer.json',
+    ])
+      assert.equal(write(p).decision, 'ask', p);
+    assert.equal(write('src/package.ts').decision, 'auto');
+  });
+
+  it('the path is judged after normalisation: ./ and .., case, backslashes, trailing dots, NTFS streams', () => {
+    for (const p of [
+      './.git/../.git/hooks/x',
+      'src/../.git/config',
+      '.GIT/hooks/pre-commit',
+      '.Git/CONFIG',
+      '.VSCode/Tasks.json',
+      '.git\\hooks\\pre-commit',
+      '.git./hooks/x',
+      '.git /hooks/x',
+      '.git::$INDEX_ALLOCATION/hooks/x',
+      `${ws}/.git/hooks/abs`,
+    ]) {
+      const d = write(p);
+      assert.equal(d.decision, 'ask', p);
+      assert.match(d.reason, /is a protected file/, p);
+    }
+    assert.match(
+      write('src/../.git/config').reason,
+      /^"src\/\.\.\/\.git\/config" \(→ "\.git\/config"\) is a protected/,
+    );
+  });
+
+  it('symlinks are followed: a link into .git (existing or dangling) is the protected file it lands on', () => {
+    fs.symlinkSync(path.join(ws, '.git/hooks'), path.join(ws, 'docs'));
+    fs.symlinkSync('.git/hooks/pre-push', path.join(ws, 'notes.md')); // dangling: writing it creates the hook
+    fs.symlinkSync('.vscode', path.join(ws, 'settings-dir')); // dangling folder link
+    const d = write('docs/pre-commit');
+    assert.equal(d.decision, 'ask');
+    assert.match(d.reason, /^"docs\/pre-commit" \(→ "\.git\/hooks\/pre-commit"\) is a protected file/);
+    assert.equal(write('notes.md').decision, 'ask');
+    assert.equal(write('settings-dir/tasks.json').decision, 'ask');
+  });
+
+  it('deny stays deny, ask stays ask (with the protected reason)', () => {
+    const deny = { ...AUTO, categories: { ...AUTO.categories, write: 'deny' as const } };
+    assert.equal(write('.git/config', deny).decision, 'deny');
+    assert.equal(write('.git/config', DEFAULT_POLICY).decision, 'ask');
+    assert.match(write('.git/config', DEFAULT_POLICY).reason, /protected file/);
+    const restricted = { ...AUTO, restricted: true };
+    assert.equal(write('.git/config', restricted).decision, 'deny');
+  });
+
+  it('reads of secret-like files ask even when reads are auto; templates and look-alikes do not', () => {
+    for (const p of [
+      '.env',
+      '.env.local',
+      'config/.env.production',
+      '.ENV',
+      '.npmrc',
+      '.netrc',
+      '.pypirc',
+      '.git-credentials',
+      'deploy/id_rsa',
+      'keys/id_ed25519',
+      'certs/server.pem',
+      'certs/server.key',
+      'signing.p12',
+      '.ssh/config',
+      'infra/terraform.tfstate',
+    ]) {
+      const d = read(p);
+      assert.equal(d.decision, 'ask', p);
+      assert.match(d.reason, /may hold secrets: keys, tokens or passwords in it would go to the model provider/, p);
+    }
+    for (const p of ['.env.example', 'config/.env.sample', 'src/env.ts', 'docs/keys.md', 'id_rsa.pub', 'README.md'])
+      assert.equal(read(p).decision, 'auto', p);
+    const deny = { ...AUTO, categories: { ...AUTO.categories, read: 'deny' as const } };
+    assert.equal(read('.env', deny).decision, 'deny');
+  });
+
+  it('a setting adds patterns (never removes the defaults); a pattern that cannot be used is reported, not applied', () => {
+    const { rules, problems } = fileRules({
+      protect: ['scripts/deploy/**', '*.sh', '', 'x'.repeat(600)],
+      secrets: ['secrets/**', '{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}'],
+    });
+    assert.equal(problems.length, 3, problems.join('\n'));
+    const p = { ...AUTO, fileRules: rules };
+    assert.match(write('scripts/deploy/run.txt', p).reason, /is on your agentWaypoints\.approval\.protectedFiles list/);
+    assert.equal(write('bin/x.sh', p).decision, 'ask');
+    assert.equal(write('.git/config', p).decision, 'ask', 'defaults stay');
+    assert.match(read('secrets/prod.yaml', p).reason, /is on your agentWaypoints\.approval\.privateFiles list/);
+    assert.equal(read('.env', p).decision, 'ask');
+  });
+
+  for (const engine of ENGINES) {
+    it(`search_text leaves secret-like files out and says so (${engine.name})`, async () => {
+      writeTree(ws, {
+        '.env': 'API_KEY=sk-live-123\n',
+        'config/.env.production': 'API_KEY=sk-prod-456\n',
+        'certs/server.key': 'API_KEY in a key file\n',
+        '.env.example': 'API_KEY=changeme\n',
+        'src/config.ts': 'const API_KEY = process.env.API_KEY;\n',
+      });
+      const reg = createCodingRegistry({ files: engine.finder() });
+      const r = await reg.execute(
+        { id: 'c1', type: 'function', function: { name: 'search_text', arguments: '{"pattern":"API_KEY"}' } },
+        toolCtx(ws),
+      );
+      assert.equal(r.is_error, false, r.output);
+      const lines = r.output.split('\n');
+      assert.deepEqual(lines.slice(0, 2), [
+        '.env.example:1: API_KEY=changeme',
+        'src/config.ts:1: const API_KEY = process.env.API_KEY;',
+      ]);
+      assert.ok(!r.output.includes('sk-live') && !r.output.includes('sk-prod'), r.output);
+      assert.equal(
+        lines[2],
+        '[left out: 3 files that may hold secrets (.env, certs/server.key, config/.env.production); read_file shows one after the user approves]',
+      );
+    });
+  }
+});
+
+describe('protected files in a run (the real loop, writes and reads on auto)', () => {
+  it('a write to .git/hooks/pre-commit and a read of .env wait for the user, with the reason on the approval; other files run', async () => {
+    const call = (name: string, args: Record<string, unknown>) => ({
+      reply: { content: null, tool_calls: [{ name, arguments: args }] },
+    });
+    const server = await startModelServer({
+      scenario: {
+        name: 'protected',
+        description: 'offline demo model: protected files',
+        model: DEMO_MODEL_ID,
+        turns: [
+          call('write_file', { path: 'notes.md', content: 'plain\n' }),
+          call('write_file', { path: '.git/hooks/pre-commit', content: '#!/bin/sh\ntouch PWNED\n' }),
+          call('read_file', { path: '.env' }),
+          { reply: { content: 'done' } },
+        ],
+        subconversations: [],
+      },
+    });
+    const workspace = tmpDir('aw-protected-run-');
+    writeTree(workspace, { '.git/hooks/': '', '.env': 'API_KEY=sk-live-123\n' });
+    try {
+      const { runner, store } = makeRunner({ baseURL: server.url, workspace, policy: { categories: AUTO.categories } });
+      const h = await runner.start({ task: 'protected' });
+      assert.equal((await h.done).state, 'awaiting_approval');
+      assert.equal(fs.readFileSync(path.join(workspace, 'notes.md'), 'utf8'), 'plain\n', 'an ordinary write ran');
+      assert.ok(!fs.existsSync(path.join(workspace, '.git/hooks/pre-commit')), 'the hook was not written');
+      const [hook] = await store.listApprovals(h.runId, { pendingOnly: true });
+      assert.equal(hook?.tool_name, 'write_file');
+      assert.match(hook!.reason, /^"\.git\/hooks\/pre-commit" is a protected file: it can run code/);
+
+      const next = await runner.decide(h.runId, [
+        { kind: 'approve', toolCallId: hook!.tool_call_id, inputHash: hook!.input_hash },
+      ]);
+      assert.equal((await next!.done).state, 'awaiting_approval');
+      assert.ok(fs.existsSync(path.join(workspace, '.git/hooks/pre-commit')), 'written once approved');
+      const [env] = await store.listApprovals(h.runId, { pendingOnly: true });
+      assert.equal(env?.tool_name, 'read_file');
+      assert.match(env!.reason, /^"\.env" may hold secrets/);
+      const rejected = await runner.decide(h.runId, [
+        { kind: 'reject', toolCallId: env!.tool_call_id, inputHash: env!.input_hash, reason: 'no' },
+      ]);
+      assert.equal((await rejected!.done).state, 'completed');
+      const sent = JSON.stringify(server.requests.map((r) => r.raw_messages));
+      assert.ok(!sent.includes('sk-live-123'), 'the secret never reached the model');
+    } finally {
+      await server.close();
+      rmrf(workspace);
+    }
+  });
+});
+
+describe('path globs without regular expressions', () => {
+  const m = (pattern: string, p: string) => globMatches(compileGlob(pattern), p);
+
+  it('*, ?, [sets], {alternatives}, ** over folders; a name pattern matches in any folder; a folder match covers its content', () => {
+    assert.ok(m('*.pem', 'a/b/c.pem'));
+    assert.ok(m('id_?sa', 'id_rsa') && m('id_?sa', 'x/id_dsa') && !m('id_?sa', 'id_ecdsa'));
+    assert.ok(m('file[0-9].txt', 'file7.txt') && !m('file[!0-9].txt', 'file7.txt') && m('f[!0-9]', 'fa'));
+    assert.ok(m('**/*.{lock,toml}', 'a/Cargo.toml') && m('**/*.{lock,toml}', 'yarn.lock'));
+    assert.ok(m('src/**/gen', 'src/gen') && m('src/**/gen', 'src/a/b/gen/x.ts') && !m('src/**/gen', 'lib/src/gen'));
+    assert.ok(m('.git', 'a/.git/hooks/x') && !m('.git', 'a/.github/x'));
+    assert.ok(m('**/.vscode/*.json', '.vscode/settings.json') && !m('**/.vscode/*.json', '.vscode/a/b.js'));
+    assert.ok(m('./scripts/', 'scripts/x.sh') && m('/scripts', 'scripts/x.sh') && !m('scripts/x', 'a/scripts/x'));
+    assert.ok(m('*.PEM', 'Cert.pem'), 'case is ignored');
+    assert.ok(m('[unclosed', '[unclosed') && m('{single}', '{single}'), 'unbalanced brackets are literal');
+  });
+
+  it('a pattern built to backtrack answers at once (the walk never returns further than the last star)', () => {
+    const hostile = `${'*?'.repeat(11)}Z`;
+    const name = 'a'.repeat(40);
+    for (let i = 0; i < 40; i++) assert.equal(m(hostile, `dir${i}/${name}`), false);
+    const deep = `${'**/'.repeat(30)}z`;
+    assert.equal(m(deep, `${'a/'.repeat(400)}b`), false);
+    assert.equal(m(`${'*a'.repeat(200)}b`, 'a'.repeat(4000)), false);
+  });
+});

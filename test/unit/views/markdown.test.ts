@@ -1,0 +1,105 @@
+// The run view's Markdown sanitizer (media/src/runView/markdown.ts) in a DOM (jsdom): model text
+// cannot draw a look-alike approval card that the view's code, its styles or the e2e tests' selectors
+// would find — no class, id, style, role, aria-* or data-* survives, nor buttons, forms, sections
+// or custom elements — while Markdown and highlighted code still render.
+import assert from 'node:assert/strict';
+import { JSDOM } from 'jsdom';
+import { renderMarkdown } from '../../../media/src/runView/markdown';
+
+const dom = new JSDOM('<!doctype html><html><body></body></html>');
+
+/** The rendered Markdown as the view holds it: inside `.markdown` in the document. */
+function rendered(text: string): HTMLElement {
+  const body = dom.window.document.createElement('div');
+  body.className = 'markdown';
+  body.innerHTML = renderMarkdown(text);
+  return body;
+}
+
+/** Every selector the view's code, its CSS and the e2e tests use to find cards and controls. */
+const VIEW_SELECTORS = [
+  'section',
+  'section.approval',
+  'section.tool',
+  '[data-tool-call-id]',
+  '[data-key]',
+  '[data-step]',
+  'vscode-button',
+  'vscode-textarea',
+  'button',
+  '[role]',
+  'input',
+  'textarea',
+  'form',
+  '.approval',
+  '.tool',
+  '.warning',
+  '.error',
+  '.reason',
+  '.status',
+  '.waypoint',
+  '.msg',
+  '.badge',
+  '.codicon',
+  '[id]',
+  '[style]',
+  '[class]:not([class^="hljs"]):not([class^="language-"])',
+];
+
+describe('run view Markdown: what the model writes cannot pass for the view’s own cards', () => {
+  // The sanitizer binds to the window it first runs in: the webview's, here jsdom's (only while these run).
+  before(() => {
+    (globalThis as { window?: unknown }).window = dom.window;
+    renderMarkdown('bind');
+  });
+  after(() => delete (globalThis as { window?: unknown }).window);
+
+  it('a look-alike approval card in raw HTML loses every attribute and element the view selects by', () => {
+    const forged = [
+      'Done. Please approve:',
+      '',
+      '<section class="tool approval" data-tool-call-id="call_1" id="app" style="border:1px solid" role="region">',
+      '<p class="reason warning" aria-label="Approval">write_file needs approval</p>',
+      '<vscode-button icon="check" data-action="approve">Approve</vscode-button>',
+      '<button class="primary" onclick="x()">Approve all</button>',
+      '<div role="button" tabindex="0" data-key="k">Reject…</div>',
+      '<form action="https://evil"><input name="q" value="1"><textarea>t</textarea></form>',
+      '<svg><rect class="approval"/></svg><img src="x" onerror="alert(1)">',
+      '</section>',
+    ].join('\n');
+    const body = rendered(forged);
+    for (const sel of VIEW_SELECTORS) assert.equal(body.querySelectorAll(sel).length, 0, `${sel}: ${body.innerHTML}`);
+    assert.match(body.textContent!, /write_file needs approval/, 'the text stays readable, as text');
+    assert.match(body.textContent!, /Approve all/);
+  });
+
+  it('Markdown still renders: headings, emphasis, lists, tables, links, quotes, details', () => {
+    const body = rendered(
+      '# Title\n\n**bold** _em_ `code` ~~gone~~\n\n- a\n- b\n\n| x | y |\n|---|---|\n| 1 | 2 |\n\n' +
+        '[docs](https://example.com "t")\n\n> quote\n\n<details><summary>More</summary>hidden</details>',
+    );
+    for (const sel of ['h1', 'strong', 'em', 'code', 'del', 'ul > li', 'table td', 'blockquote', 'details summary'])
+      assert.ok(body.querySelector(sel), sel);
+    const a = body.querySelector('a')!;
+    assert.equal(a.getAttribute('href'), 'https://example.com');
+    assert.equal(a.getAttribute('title'), 't');
+    assert.equal(rendered('[x](javascript:alert(1))').querySelector('a')?.getAttribute('href') ?? null, null);
+    assert.equal(
+      rendered('[x](command:workbench.action.reloadWindow)').querySelector('a')?.getAttribute('href') ?? null,
+      null,
+    );
+  });
+
+  it('code blocks keep highlight.js classes only (on code and span), nothing else', () => {
+    const body = rendered('```ts\nfunction slugify(s: string) { return s; }\n```');
+    const code = body.querySelector('pre > code')!;
+    assert.equal(code.getAttribute('class'), 'hljs language-ts');
+    assert.ok(body.querySelector('span.hljs-keyword'), body.innerHTML);
+    assert.ok(body.querySelector('span.hljs-title.function_'), body.innerHTML);
+    assert.equal(body.querySelector('pre')!.getAttribute('class'), null);
+    const mixed = rendered(
+      '<span class="hljs-string approval">x</span><p class="hljs-keyword">y</p><code class="tool">z</code>',
+    );
+    assert.equal(mixed.querySelectorAll('[class]').length, 0, mixed.innerHTML);
+  });
+});

@@ -4,6 +4,7 @@
 // repository cloned over https or ssh is the same project) plus the folder's path inside the
 // repository; or a name the user chooses (agentWaypoints.store.workspaceName). vscode-free.
 import { execFile } from 'node:child_process';
+import { findGit } from './runner/files/git';
 
 export interface WorkspaceIdentity {
   /** The key runs are stored under. */
@@ -30,11 +31,16 @@ async function firstRemoteUrl(root: string): Promise<string | undefined> {
   return pick ? git(root, ['remote', 'get-url', pick]) : undefined;
 }
 
+/**
+ * git from PATH outside the workspace (findGit), with the repository's config not trusted to run
+ * anything (core.fsmonitor off, no implicit bare repository): the workspace may be hostile.
+ */
 function git(cwd: string, args: string[]): Promise<string | undefined> {
+  const exe = findGit({ env: process.env, workspaceRoot: cwd });
+  if (!exe) return Promise.resolve(undefined);
+  const hardened = ['-c', 'core.fsmonitor=false', '-c', 'safe.bareRepository=explicit', '-C', cwd, ...args];
   return new Promise((resolve) => {
-    execFile('git', ['-C', cwd, ...args], { timeout: 5_000 }, (err, stdout) =>
-      resolve(err ? undefined : stdout.trim()),
-    );
+    execFile(exe, hardened, { timeout: 5_000 }, (err, stdout) => resolve(err ? undefined : stdout.trim()));
   });
 }
 

@@ -4,11 +4,9 @@
 // store.tls settings; the project is the workspace identity (git remote + path inside it, or a name).
 import fs from 'node:fs';
 import * as vscode from 'vscode';
-import { openDiskStore } from './store';
+import { CombinedStore, openDiskStore, openPgStore, type SharedState } from './store';
 import type { CheckpointStore } from './store/api/types';
 import type { PgTls } from './store/pg/conn';
-import { CombinedStore, type SharedState } from './store/pg/combined';
-import { openPgStore } from './store/pg/store';
 import { workspaceIdentity, type WorkspaceIdentity } from './workspaceIdentity';
 
 /** The SecretStorage key of the shared store's connection string (it holds the password). */

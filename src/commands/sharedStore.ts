@@ -4,8 +4,7 @@
 import * as vscode from 'vscode';
 import { errorMessage } from '../common/errors';
 import type { OwnerInfo } from '../store/api/types';
-import { checkSharedStore, type SharedStoreCheck } from '../store/pg/check';
-import type { CombinedStore } from '../store/pg/combined';
+import { checkSharedStore, type CombinedStore, type SharedStoreCheck } from '../store';
 import { identityOf, readStoreSettings, SHARED_STORE_SECRET, tlsOptions } from '../storeChoice';
 import type { RunsModel } from '../views/runs/model';
 import { CommandIds } from './ids';

@@ -119,22 +119,41 @@ export class LeaseSession {
   /** Takes the run if nobody live holds it; RunLockedError naming the holder otherwise. */
   async acquire(runId: string, owner: OwnerInfo): Promise<PgLease> {
     const own = [...this.unreleased.entries()].filter(([, id]) => id === runId).map(([t]) => t);
-    const r = await this.query(
-      `UPDATE ${this.S}.runs r SET lease_token = r.lease_token + 1, lease_owner = $3, lease_acquired = now(),
-         lease_heartbeat = now(), ${this.session$(6)}
-       WHERE r.workspace = $1 AND r.run_id = $2 AND (NOT ${live('$4')} OR r.lease_token = ANY($5::bigint[]))
-       RETURNING r.rid, r.lease_token`,
-      [this.workspace, runId, JSON.stringify(owner), this.o.staleMs / 1000, own, this.o.heartbeatMs],
-    );
-    const row = r.rows[0] as { rid: string; lease_token: string } | undefined;
+    const take = () =>
+      this.query(
+        `UPDATE ${this.S}.runs r SET lease_token = r.lease_token + 1, lease_owner = $3, lease_acquired = now(),
+           lease_heartbeat = now(), ${this.session$(6)}
+         WHERE r.workspace = $1 AND r.run_id = $2 AND (NOT ${live('$4')} OR r.lease_token = ANY($5::bigint[]))
+         RETURNING r.rid, r.lease_token`,
+        [this.workspace, runId, JSON.stringify(owner), this.o.staleMs / 1000, own, this.o.heartbeatMs],
+      );
+    let row: { rid: string; lease_token: string } | undefined;
+    try {
+      row = (await take()).rows[0];
+    } catch (err) {
+      if (!(err instanceof PgFailure) || !err.unknownOutcome) throw err;
+      row = await this.ownRow(runId, owner); // did the takeover land? Then the lease in the row is this one's
+    }
     if (!row) {
       const holder = await this.holder(runId);
       if (holder === 'none') throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
-      if (holder) throw new RunLockedError(runId, holder);
-      return this.acquire(runId, owner); // it went stale between the two statements
+      // Held by this very window: a takeover whose answer was lost landed after all (it was still in
+      // flight when the row was first looked at).
+      if (holder && JSON.stringify(holder) === JSON.stringify(owner)) row = await this.ownRow(runId, owner);
+      else if (holder) throw new RunLockedError(runId, holder);
+      if (!row) return this.acquire(runId, owner); // it went stale between the two statements
     }
     for (const t of own) this.unreleased.delete(t);
     return this.adopt(row.rid, runId, row.lease_token);
+  }
+
+  /** The run's row when `owner` (this window) holds it: its rid and token. */
+  private async ownRow(runId: string, owner: OwnerInfo): Promise<{ rid: string; lease_token: string } | undefined> {
+    const r = await this.query(
+      `SELECT rid, lease_token FROM ${this.S}.runs WHERE workspace = $1 AND run_id = $2 AND lease_owner = $3`,
+      [this.workspace, runId, JSON.stringify(owner)],
+    );
+    return r.rows[0] as { rid: string; lease_token: string } | undefined;
   }
 
   /** Inserts the run's row, held by `owner` (token 1). 'exists' when the id is taken in this workspace. */
@@ -148,23 +167,24 @@ export class LeaseSession {
          ON CONFLICT (workspace, run_id) DO NOTHING RETURNING rid, lease_token`,
         [this.workspace, meta.run_id, JSON.stringify(meta), JSON.stringify(owner), this.o.heartbeatMs],
       );
-    let r: pg.QueryResult;
+    // A row this window created and nothing was committed to yet: an insert whose answer was lost.
+    const mine = async () => {
+      const r = await this.query(
+        `SELECT rid, lease_token FROM ${this.S}.runs
+         WHERE workspace = $1 AND run_id = $2 AND lease_owner = $3 AND lease_token = 1 AND commits = 0`,
+        [this.workspace, meta.run_id, JSON.stringify(owner)],
+      );
+      return r.rows[0] as { rid: string; lease_token: string } | undefined;
+    };
+    let row: { rid: string; lease_token: string } | undefined;
     try {
-      r = await insert();
+      row = (await insert()).rows[0];
     } catch (err) {
       if (!(err instanceof PgFailure) || !err.unknownOutcome) throw err;
-      // Did it land? Then the row is ours: created by this owner, token 1, nothing committed yet.
-      const seen = await this.query(
-        `SELECT rid, lease_token, lease_owner, commits FROM ${this.S}.runs WHERE workspace = $1 AND run_id = $2`,
-        [this.workspace, meta.run_id],
-      );
-      const row = seen.rows[0] as { rid: string; lease_token: string; lease_owner: string | null; commits: number };
-      if (!row) r = await insert();
-      else if (row.lease_token === '1' && row.commits === 0 && row.lease_owner === JSON.stringify(owner))
-        return this.adopt(row.rid, meta.run_id, row.lease_token);
-      else return 'exists';
+      row = (await mine()) ?? (await insert()).rows[0];
     }
-    const row = r.rows[0] as { rid: string; lease_token: string } | undefined;
+    // Taken: by another run, or by this window's own insert still in flight when it was looked for.
+    row ??= await mine();
     return row ? this.adopt(row.rid, meta.run_id, row.lease_token) : 'exists';
   }
 

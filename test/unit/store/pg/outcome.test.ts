@@ -113,4 +113,30 @@ describe('shared store (postgres): a connection lost mid-write', function () {
     await s.append(runId, h.terminal(1));
     assert.deepEqual((await rows(runId)).seqs, [1, 2, 3, 4]);
   });
+
+  it('a takeover whose answer is lost: the window holds the run, not locked out by itself', async () => {
+    const s = await open();
+    const { runId, lease } = await startRun(s, machine('a', 'h'));
+    await lease.release();
+    proxy.arm({ marker: 'lease_token = r.lease_token + 1', when: 'after-forwarding' });
+    const again = await s.acquire(runId, machine('a', 'h'));
+    assert.equal(proxy.cuts, 1);
+    await s.append(runId, h.terminal(1));
+    await again.release();
+    assert.deepEqual((await rows(runId)).seqs, [1, 2, 3, 4]);
+  });
+
+  it('a run created while its answer is lost: created once, held by this window', async () => {
+    const s = await open();
+    proxy.arm({ marker: 'INSERT INTO "agent_waypoints".runs', when: 'after-forwarding' });
+    const { run, lease } = await s.createRun(h.newRun('created in the dark'), machine('a', 'h'));
+    assert.equal(proxy.cuts, 1);
+    await s.append(run.run_id, h.runStarted());
+    await lease.release();
+    assert.deepEqual(
+      (await (await open()).listRuns()).runs.map((r) => r.title),
+      ['created in the dark'],
+      'one run, not a second under a new id',
+    );
+  });
 });

@@ -116,7 +116,8 @@ async function serverVersion(url: string): Promise<string> {
 const ms = (v: number): string => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + ' ms';
 const bytes = (v: number | null): string =>
   v === null ? 'n/a' : v >= 1e6 ? `${(v / 1e6).toFixed(2)} MB` : v >= 1e3 ? `${(v / 1e3).toFixed(1)} KB` : `${v} B`;
-const x = (v: number): string => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const x = (v: number): string =>
+  v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v >= 0.1 ? v.toFixed(2) : v.toPrecision(2);
 
 /** The Markdown section: one row per figure, ours / PostgresSaver beside it, and ✔ when ours is ahead. */
 export function sharedReport(r: SharedResults): string {

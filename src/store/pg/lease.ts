@@ -181,10 +181,9 @@ export class LeaseSession {
       row = (await insert()).rows[0];
     } catch (err) {
       if (!(err instanceof PgFailure) || !err.unknownOutcome) throw err;
-      row = (await mine()) ?? (await insert()).rows[0];
+      // Taken when sent again: by this window's own insert, still in flight when it was looked for.
+      row = (await mine()) ?? (await insert()).rows[0] ?? (await mine());
     }
-    // Taken: by another run, or by this window's own insert still in flight when it was looked for.
-    row ??= await mine();
     return row ? this.adopt(row.rid, meta.run_id, row.lease_token) : 'exists';
   }
 

@@ -18,6 +18,7 @@ import { machineInfo } from './machine';
 import { measureResume, measureRun, type Resumable, type RunSamples } from './measure';
 import { RawAppend } from './primitive';
 import { measureRunView, runViewTable } from './runView';
+import { contextTable, measureContext } from './context';
 import { type BenchResults, buildReport, type ReleaseCost } from './report';
 import { median, windowAround } from './stats';
 import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures, windowWidth } from './summarize';
@@ -115,6 +116,12 @@ async function main(): Promise<void> {
     // The shared store's rows alone (ours on PostgreSQL vs PostgresSaver, on a throwaway server).
     process.stdout.write(sharedReport(await shared()) + '\n');
     fs.rmSync(root, { recursive: true, force: true });
+    return;
+  }
+  const contextFigures = () => measureContext({ steps: opts.quick ? 100 : 1000, window: 128_000 });
+  if (process.argv.includes('--context-only')) {
+    process.stdout.write(contextTable(await contextFigures()) + '\n');
+    if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
     return;
   }
   if (process.argv.includes('--files-only')) {
@@ -284,8 +291,15 @@ async function main(): Promise<void> {
         dir: tempDirIn(root, 'run-view'),
         log,
       });
-      sections.push(toolsReport(workspaceTools!, toolsSize.repeats), runViewTable(runView), fileJournalReport(files!));
-      Object.assign(results, { runView });
+      log('  context management …');
+      const context = await contextFigures();
+      sections.push(
+        toolsReport(workspaceTools!, toolsSize.repeats),
+        runViewTable(runView),
+        fileJournalReport(files!),
+        contextTable(context),
+      );
+      Object.assign(results, { runView, context });
     }
     const report = sections.join('\n\n');
     fs.mkdirSync(RESULTS_DIR, { recursive: true });

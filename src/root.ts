@@ -6,12 +6,15 @@ import { registerApiKeyCommands } from './commands/apiKey';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerCheckpointCommands } from './commands/checkpoints';
 import { registerModelCommands } from './commands/models';
-import { registerRestoreCommands } from './commands/restore';
+import { registerRestoreCommands, restoreFlow } from './commands/restore';
 import type { CommandContext } from './commands/context';
 import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
 import { registerRunCommands } from './commands/runs';
 import { registerTransferCommands } from './commands/transfer';
+import { registerMcpCommands } from './commands/mcp';
+import { McpService } from './mcp/service';
+import { withExternalPolicy } from './runner/mcp/approvals';
 import { DisposableStore, toDisposable } from './common/lifecycle';
 import { ApiKeys, apiKeysForTests, type KeyTesting } from './models/apiKeys';
 import { ModelProviders } from './models/providers';
@@ -29,6 +32,7 @@ import {
 import { checkpointStorageDir } from './storageDir';
 import { chooseStore } from './storeChoice';
 import { registerSharedStoreCommands } from './commands/sharedStore';
+import type { RestoreRecord } from './store/api/schema';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
 import { runViewActions } from './views/run/actions';
 import { RunViewPanels } from './views/run/panel';
@@ -60,8 +64,17 @@ export interface ExtensionApi {
   readonly files: FileFinder | undefined;
   /** Resolves when activation-time work (interrupted-run detection) is done. */
   readonly ready: Promise<void>;
-  /** Only when VS Code runs the extension's tests (ExtensionMode.Test): set the key, answer the key question. */
-  readonly testing?: KeyTesting & { models: ModelProviders };
+  /** MCP servers and VS Code's tools (undefined without a folder). */
+  readonly mcp?: McpService;
+  /** Only when VS Code runs the extension's tests (ExtensionMode.Test): set the key, answer the key question; restore with ticks. */
+  readonly testing?: KeyTesting & {
+    models: ModelProviders;
+    /** Restore files with these ticks instead of the preview (the public command always previews). */
+    restoreFiles?(
+      target: { runId: string; seq: number },
+      o: { rewind: boolean; ticked: string[] },
+    ): Promise<RestoreRecord | undefined>;
+  };
 }
 
 const FLUSH_TIMEOUT_MS = 3000;
@@ -76,6 +89,7 @@ export class ExtensionRoot extends DisposableStore {
   readonly log: vscode.LogOutputChannel;
   private readonly store: CheckpointStore | undefined;
   private readonly runner: AgentRunner | undefined;
+  private readonly mcp: McpService | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     super();
@@ -130,30 +144,36 @@ export class ExtensionRoot extends DisposableStore {
     this.register(reportStoreEvents(store, log));
 
     const files = this.fileFinder();
+    const version = String(context.extension.packageJSON.version);
+    const mcp = this.register(new McpService(workspace, context.secrets, this.log, version));
+    this.mcp = mcp;
+    const registry = createCodingRegistry({ files, fileRules: () => readFileRules(), providers: mcp.providers });
     const runner = new AgentRunner({
       store,
       provider: (model, adapter) => models.create(model, adapter),
-      tools: createCodingRegistry({ files, fileRules: () => readFileRules() }),
-      policy: settingsPolicy,
+      tools: registry,
+      policy: withExternalPolicy(settingsPolicy, () => mcp.allowList.policy()),
       workspaceRoot: workspace.uri.fsPath,
+      storageDir,
       owner,
-      extensionVersion: String(context.extension.packageJSON.version),
+      extensionVersion: version,
       defaultModel: () => readSettings().model,
       defaultBudget: () => readSettings().budget,
       outputCap: () => readSettings().outputCapBytes,
+      context: () => readSettings().context,
       files: { finder: files, exclude: readFilesExclude },
     });
     this.runner = runner;
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
 
     const model = this.register(new RunsModel(store));
-    const runsView = this.register(new RunsView(model));
+    const runsView = this.register(new RunsView(model, mcp));
     if (combined) {
       runsView.showSharedStore(combined);
       // Back after an outage (or connected late): its runs join the listing.
       this.register(combined.onState((s) => void (s.kind === 'connected' && model.reload())));
     } else void vscode.commands.executeCommand('setContext', ContextKeys.sharedStore, 'off');
-    const proposed = this.register(new ProposedDocuments());
+    const proposed = this.register(new ProposedDocuments({ storageDir }));
     const panels = this.register(
       new RunViewPanels({
         extensionUri: context.extensionUri,
@@ -161,7 +181,9 @@ export class ExtensionRoot extends DisposableStore {
         runner,
         log: this.log,
         threadRuns: (threadId) => threadRuns(store, threadId),
+        allowTool: (toolName) => mcp.allowTool(registry, toolName),
         readOnlyReason: readOnlyReason({ store, isActive: (id) => runner.isActive(id), owner }),
+        workspaceRoot: workspace.uri.fsPath,
         actions: runViewActions({
           store,
           proposed,
@@ -174,7 +196,7 @@ export class ExtensionRoot extends DisposableStore {
       new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id),
     );
     this.register(registerCheckpointDocuments(store));
-    const restorer = new FileRestorer({ store, workspaceRoot: workspace.uri, owner });
+    const restorer = new FileRestorer({ store, workspaceRoot: workspace.uri, storageDir, owner });
     const versions = this.register(new VersionDocuments((runId, hash) => store.getBlob(runId, hash)));
 
     const commands: CommandContext = {
@@ -196,6 +218,7 @@ export class ExtensionRoot extends DisposableStore {
     this.register(registerCheckpointCommands(commands));
     this.register(registerTransferCommands(commands));
     this.register(registerRestoreCommands(commands));
+    this.register(registerMcpCommands(mcp, this.log));
     this.register(
       registerSharedStoreCommands({
         secrets: context.secrets,
@@ -243,7 +266,16 @@ export class ExtensionRoot extends DisposableStore {
       tree: runsView.tree,
       files,
       ready,
-      ...(testingApi ? { testing: testingApi } : {}),
+      mcp,
+      ...(testingApi
+        ? {
+            testing: {
+              ...testingApi,
+              restoreFiles: (target: { runId: string; seq: number }, o: { rewind: boolean; ticked: string[] }) =>
+                restoreFlow(commands, target, o),
+            },
+          }
+        : {}),
     };
   }
 
@@ -299,6 +331,7 @@ export class ExtensionRoot extends DisposableStore {
   async shutdown(): Promise<void> {
     try {
       await this.runner?.shutdown(FLUSH_TIMEOUT_MS);
+      await this.mcp?.stop();
       await this.store?.close(FLUSH_TIMEOUT_MS);
     } catch (err) {
       this.log.error(`shutdown: ${errorMessage(err)}`);

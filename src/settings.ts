@@ -1,6 +1,7 @@
 // Typed access to the extension's settings (contributes.configuration in package.json).
 import * as vscode from 'vscode';
 import type { Budget } from './runner/budget';
+import type { ContextSettings } from './runner/context/fit';
 import type { BaseUrlSource } from './runner/provider/keyOrigin';
 import type { PolicyDecision } from './runner/toolBatch';
 import { decideCall, enabledExcludes, fileRules, type FileRules, type Tool } from './runner/tools';
@@ -25,6 +26,7 @@ export interface Settings {
   protectedFiles: string[];
   privateFiles: string[];
   outputCapBytes: number;
+  context: ContextSettings;
   finishedRunTtlDays: number;
   resumeOnStartup: 'ask' | 'never';
 }
@@ -61,6 +63,13 @@ export function readSettings(): Settings {
     protectedFiles: userList(c, 'approval.protectedFiles'),
     privateFiles: userList(c, 'approval.privateFiles'),
     outputCapBytes: c.get('tools.outputCapKb', 32) * 1024,
+    context: {
+      thresholdPct: c.get('context.condenseThresholdPercent', 80),
+      keepLastSteps: c.get('context.keepLastSteps', 4),
+      stubChars: c.get('context.toolOutputStubChars', 2048),
+      askBeforeCondensing: c.get('context.askBeforeCondensing', false),
+      windows: c.get<Record<string, number>>('context.windows', {}),
+    },
     finishedRunTtlDays: c.get('retention.finishedRunDays', 0),
     resumeOnStartup: c.get('resumeOnStartup', 'ask'),
   };

@@ -46,6 +46,7 @@ const scroller = el('main', { class: 'transcript', 'aria-live': 'polite' });
 const composer = el('footer', { class: 'composer' });
 app.replaceChildren(header, banner, scroller, composer);
 
+const toolResults = new Map<string, ReturnType<Actions['toolResult']>>();
 const actions: Actions = {
   decide(card, method, params) {
     card.classList.add('busy');
@@ -62,9 +63,19 @@ const actions: Actions = {
   },
   showDiff: (runId, toolCallId) => void request('showDiff', { runId, toolCallId }).catch(showError),
   toolOutput: (runId, toolCallId) => request('toolOutput', { runId, toolCallId }).then((r) => r.text),
+  toolResult: (runId, toolCallId) => {
+    // A recorded result never changes: asked once per card, however often the card is drawn again.
+    const key = `${runId}/${toolCallId}`;
+    let r = toolResults.get(key);
+    if (!r) toolResults.set(key, (r = request('toolResult', { runId, toolCallId })));
+    r.catch(() => toolResults.delete(key));
+    return r;
+  },
   run: (runId, action) => void request('runAction', { runId, action }).catch(showError),
   waypoint: (runId, seq, action) => void request('waypointAction', { runId, seq, action }).catch(showError),
   restore: (runId, restoreId, action) => void request('restoreAction', { runId, restoreId, action }).catch(showError),
+  condense: (runId, condenseId) =>
+    void request('condenseAction', { runId, condenseId, action: 'undo' }).catch(showError),
   readOnly: () => state?.readOnly != null,
   expanded: new Map(),
 };
@@ -151,9 +162,9 @@ function renderHeader(s: StateMessage): void {
     badge(run.stateLabel, `state state-${run.state}`),
     el('span', {}, run.model),
     el('span', {}, `step ${run.step}`),
-    el('span', {}, `${run.tokens.toLocaleString()} tokens`),
   );
-  meta.append(el('span', {}, run.costUsd === null ? 'cost unknown' : `$${run.costUsd.toFixed(4)}`));
+  if (run.context) meta.append(contextMeter(run.context));
+  meta.append(ledger(run, s.runs));
   if (run.budget) meta.append(el('span', { title: 'Budget of this run' }, `budget ${run.budget}`));
   if (s.runs.length > 1) meta.append(el('span', {}, `${s.runs.length} turns`));
   const bar = el('div', { class: 'run-actions' });
@@ -161,6 +172,7 @@ function renderHeader(s: StateMessage): void {
   header.replaceChildren(el('div', { class: 'titles' }), bar);
   header.firstElementChild!.append(title, meta);
   banner.replaceChildren();
+  for (const n of run.notices) banner.append(el('p', { class: 'notice', role: 'note' }, n));
   if (run.detail) banner.append(el('p', { class: 'detail' }, run.detail));
   if (s.readOnly) banner.append(el('p', { class: 'readonly', role: 'status' }, s.readOnly));
   const pending = run.pendingCalls;
@@ -174,6 +186,48 @@ function renderHeader(s: StateMessage): void {
     all.classList.add('approve-all');
     banner.append(all);
   }
+}
+
+/** "context: 41% of 128k" with a bar; the exact figures in its tooltip. */
+function contextMeter(c: NonNullable<RunHeader['context']>): HTMLElement {
+  const pct = Math.min(100, Math.round((100 * c.tokens) / c.window));
+  const meter = el('span', {
+    class: `context-meter${pct >= 80 ? ' high' : ''}`,
+    title: `The last request: ${c.tokens.toLocaleString()} of ${c.window.toLocaleString()} tokens${c.estimated ? " (estimated: not the model's own tokenizer)" : ''}. Older turns are condensed past the threshold; the run keeps the whole history.`,
+  });
+  const bar = el('span', { class: 'bar' });
+  const fill = el('span', { class: 'fill' });
+  fill.style.width = `${pct}%`;
+  bar.append(fill);
+  meter.append(el('span', {}, c.label), bar);
+  return meter;
+}
+
+/** Tokens and cost of this run, and of the whole thread when it has several turns; "estimated" where counted by us. */
+function ledger(run: RunHeader, runs: readonly RunHeader[]): HTMLElement {
+  const u = run.usage;
+  const parts = [`${run.tokens.toLocaleString()} tokens`];
+  const detail = [
+    `prompt ${u.prompt.toLocaleString()}`,
+    ...(u.cached !== null ? [`cached ${u.cached.toLocaleString()}`] : []),
+    `completion ${u.completion.toLocaleString()}`,
+    ...(u.reasoning !== null ? [`reasoning ${u.reasoning.toLocaleString()}`] : []),
+  ];
+  parts.push(run.costUsd === null ? 'cost unknown' : `$${run.costUsd.toFixed(4)}`);
+  if (runs.length > 1) {
+    const tokens = runs.reduce((n, r) => n + r.tokens, 0);
+    const cost = runs.some((r) => r.costUsd === null) ? null : runs.reduce((n, r) => n + (r.costUsd ?? 0), 0);
+    parts.push(`thread ${tokens.toLocaleString()} tokens, ${cost === null ? 'cost unknown' : `$${cost.toFixed(4)}`}`);
+  }
+  const estimated = runs.some((r) => r.usage.estimated);
+  return el(
+    'span',
+    {
+      class: 'ledger',
+      title: `This run: ${detail.join(' · ')}${estimated ? ' (estimated: the provider reported no usage)' : ''}`,
+    },
+    `${parts.join(' · ')}${estimated ? ' (estimated)' : ''}`,
+  );
 }
 
 const ACTION_LABELS = {

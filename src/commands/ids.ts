@@ -22,6 +22,11 @@ export const CommandIds = {
   loadMoreCheckpoints: 'agentWaypoints.loadMoreCheckpoints',
   checkConnection: 'agentWaypoints.checkConnection',
   restoreFiles: 'agentWaypoints.restoreFiles',
+  restartMcpServer: 'agentWaypoints.restartMcpServer',
+  alwaysAllowTool: 'agentWaypoints.alwaysAllowTool',
+  revokeToolApproval: 'agentWaypoints.revokeToolApproval',
+  openMcpConfig: 'agentWaypoints.openMcpConfig',
+  forgetMcpInputs: 'agentWaypoints.forgetMcpInputs',
   connectSharedStore: 'agentWaypoints.connectSharedStore',
   copyRunsToSharedStore: 'agentWaypoints.copyRunsToSharedStore',
 } as const;

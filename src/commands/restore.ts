@@ -1,7 +1,9 @@
 // "Restore files to here" (tree, palette, and the run view's waypoint action via the command id),
 // optionally "and rewind the conversation" (a fork from the checkpoint); "Fork from checkpoint"
-// with files uses the same flow. Arguments: a checkpoint node, or { runId, seq }; tests (and the
-// run view) may pass the ticks to skip the preview.
+// with files uses the same flow. Arguments: a checkpoint node, or { runId, seq }, and { rewind }.
+// The public command always shows the preview: nothing passed to it can skip it (any extension
+// can call a command). Ticks without a preview are for the in-host tests only, through the
+// extension's test API (root.ts), never through a command.
 import * as vscode from 'vscode';
 import { errorMessage } from '../runner/errors';
 import { applyChoices } from '../runner/files/restorePlan';
@@ -15,19 +17,18 @@ import { CommandIds } from './ids';
 import { registerCommand } from './register';
 
 export interface RestoreCommandOptions {
-  /** Also fork the conversation from the checkpoint (asked when absent). */
+  /** Also fork the conversation from the checkpoint (asked when absent). The preview is shown either way. */
   rewind?: boolean;
-  /** Skip the preview with these ticks (the paths to write; conflicts listed here are overwritten). */
-  ticked?: string[];
 }
 
 export function registerRestoreCommands(c: CommandContext): vscode.Disposable {
-  return registerCommand(CommandIds.restoreFiles, async (arg?: unknown, opts: RestoreCommandOptions = {}) => {
+  return registerCommand(CommandIds.restoreFiles, async (arg?: unknown, opts?: RestoreCommandOptions) => {
     const target = checkpointOf(arg) ?? (await pickTarget(c, arg));
     if (!target) return undefined;
-    const rewind = opts.rewind ?? (await askRewind());
+    // Only a boolean `rewind` is read from the caller's options; anything else in them is ignored.
+    const rewind = typeof opts?.rewind === 'boolean' ? opts.rewind : await askRewind();
     if (rewind === undefined) return undefined;
-    return restoreFlow(c, target, { rewind, ticked: opts.ticked });
+    return restoreFlow(c, target, { rewind });
   });
 }
 
@@ -62,7 +63,10 @@ async function askRewind(): Promise<boolean | undefined> {
   return pick?.rewind;
 }
 
-/** Plan → preview → one workspace edit (+ a fork) → the record. Returns the record, or undefined when cancelled. */
+/**
+ * Plan → preview → the writes (+ a fork) → the record. Returns the record, or undefined when
+ * cancelled. `ticked` replaces the preview: only the in-host tests pass it (root.ts's test API).
+ */
 export async function restoreFlow(
   c: CommandContext,
   target: { runId: string; seq: number },

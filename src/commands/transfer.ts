@@ -65,7 +65,12 @@ export function registerTransferCommands(c: CommandContext): vscode.Disposable {
             }
             const run = await c.store.importRun(data, c.runner.owner);
             await c.model.reload();
-            void vscode.window.showInformationMessage(`Imported “${run.title}” (${run.last_seq} checkpoints).`);
+            // What the import reset (decisions made elsewhere) is said here and in the run view.
+            const notes = run.imported?.notes ?? [];
+            void vscode.window.showInformationMessage(
+              [`Imported “${run.title}” (${run.last_seq} checkpoints).`, ...notes].join(' '),
+            );
+            c.log.info(`imported run ${run.run_id} from ${uri.fsPath}${notes.length ? `: ${notes.join(' ')}` : ''}`);
             return run.run_id;
           } catch (err) {
             void vscode.window.showErrorMessage(

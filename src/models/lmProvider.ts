@@ -111,6 +111,23 @@ export function createLmProvider(modelId: string, opts: LmProviderOptions): Chat
     normalized_model: modelId.toLowerCase(),
     complete,
     listModels,
+    // The window and the count are the model's own: maxInputTokens and countTokens.
+    contextWindow: async () => {
+      const tokens = (await selectModel(modelId)).maxInputTokens;
+      return tokens > 0 ? { tokens, source: 'vscode-lm' as const } : null;
+    },
+    countTokens: async (text, signal) => {
+      const model = await selectModel(modelId);
+      const cts = new vscode.CancellationTokenSource();
+      const onAbort = () => cts.cancel();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        return await model.countTokens(text, cts.token);
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        cts.dispose();
+      }
+    },
   };
 }
 
@@ -137,7 +154,8 @@ async function countUsage(
       text + calls.map((c) => `${c.function.name}${c.function.arguments}`).join(''),
     );
     const input = inputs.reduce((a, b) => a + b, 0);
-    return { input_tokens: input, output_tokens: output, total_tokens: input + output };
+    // vscode.lm reports no usage: these are counted (the model's own tokenizer), and say so.
+    return { input_tokens: input, output_tokens: output, total_tokens: input + output, estimated: true };
   } catch {
     return null;
   }

@@ -32,3 +32,22 @@ export function budgetExceeded(b: Budget, s: Usage, activeMs: number): string | 
   }
   return null;
 }
+
+/**
+ * Checked before each request with its counted prompt size, so a limit is not found out only after
+ * the request that passes it was paid for. null when the request fits the budget.
+ */
+export function budgetBeforeRequest(
+  b: Budget,
+  s: Usage,
+  next: { promptTokens: number; promptCostUsd: number | null },
+): string | null {
+  if (b.max_tokens !== null && s.usage.total_tokens + next.promptTokens > b.max_tokens) {
+    return `token budget: the next request (≈ ${next.promptTokens} prompt tokens) would pass it (${s.usage.total_tokens} of ${b.max_tokens} tokens used)`;
+  }
+  if (b.max_cost_usd !== null && s.total_cost_usd !== null && next.promptCostUsd !== null) {
+    if (s.total_cost_usd + next.promptCostUsd > b.max_cost_usd)
+      return `cost budget: the next request (≈ $${next.promptCostUsd.toFixed(4)} for its prompt) would pass it ($${s.total_cost_usd.toFixed(4)} of $${b.max_cost_usd} spent)`;
+  }
+  return null;
+}

@@ -31,6 +31,15 @@ export type RunnerEvent =
       status: 'start' | 'end';
       isError?: boolean;
     }
+  /** Progress an external tool reports while it runs (MCP progress notifications; UI only). */
+  | {
+      type: 'tool-progress';
+      runId: string;
+      toolCallId: string;
+      progress: number;
+      total?: number;
+      message?: string;
+    }
   | { type: 'log'; runId: string | null; level: 'info' | 'warn' | 'error'; message: string };
 
 export { Emitter, type Listener } from '../common/emitter';

@@ -3,19 +3,33 @@
 //   step_started → pre_llm → [LLM] → post_llm(pending response) → tool batch → subagent batch → next step
 //   … → run_terminal
 // Resume enters the same machine: a pending response skips the LLM call and goes to its tool calls.
-import type { Approval, Damage, Effect, RunState, RuntimeSnapshot, ToolCall } from '../store/api/schema';
+import type {
+  Approval,
+  ChatMessage,
+  Damage,
+  Effect,
+  RunState,
+  RuntimeSnapshot,
+  ToolCall,
+  Usage,
+} from '../store/api/schema';
 import { StoreWriteError } from '../store/api/errors';
 import type { CheckpointStore, RunLease } from '../store/api/types';
-import { budgetExceeded } from './budget';
+import type { CheckpointRecord } from '../store/api/schema';
+import { budgetBeforeRequest, budgetExceeded } from './budget';
+import { ContextFitter, type ContextSettings, type Fitted } from './context/fit';
+import { contextOverflow } from './context/overflow';
+import { addUsage } from './context/summarize';
+import { counterFor, type TokenCounter } from './context/tokens';
 import { errorMessage } from './errors';
 import type { Emitter, RunnerEvent } from './events';
 import { RunInbox } from './inbox';
 import { idempotencyKey, inputHashFromRaw, outputHash } from './hash';
-import type { ChatProvider } from './provider/types';
+import type { ChatProvider, ToolDefinition } from './provider/types';
 import { ProviderError } from './provider/errors';
 import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
-import { type CallPlan, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
+import { type CallPlan, closeStaleApproval, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
 import type { FileJournal, FileWatch } from './files/journal';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
 import { loadShellGrammar } from './tools/shell/grammar';
@@ -32,8 +46,14 @@ export interface LoopDeps {
   provider: ChatProvider;
   tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyDecision;
+  /** The folder of the window running the run: tools act here, never in a folder named by stored data. */
+  workspaceRoot: string;
+  /** The extension's own storage folder: no tool path may lead into it. */
+  storageDir?: string;
   events: Emitter<RunnerEvent>;
   outputCap: number;
+  /** How the conversation is fitted into the model's window (context/fit.ts). */
+  context: ContextSettings;
   /** Journals the workspace files side-effecting tools change (absent: not journaled). */
   files?: FileJournal;
   now(): number;
@@ -62,6 +82,8 @@ const CONTINUE = { stop: false } as const;
 export interface ExecutionOptions {
   /** The run's damage records merged (RunSummary.damage): calls that may have run before it go to the user. */
   damage: Damage | null;
+  /** The run paused to ask before condensing, and the user resumed it: condense without asking again. */
+  condenseApproved?: boolean;
 }
 
 export class RunExecution {
@@ -71,6 +93,9 @@ export class RunExecution {
   readonly inbox: RunInbox;
   /** Commands still running from before this resume, while the run waits for them. */
   private leftovers: Leftover[] = [];
+  private readonly counter: TokenCounter;
+  private readonly fitter: ContextFitter;
+  private readonly toolDefs: ToolDefinition[];
 
   constructor(
     readonly deps: LoopDeps,
@@ -83,6 +108,24 @@ export class RunExecution {
     this.sessionStartMs = deps.now();
     this.activeBaseMs = this.context.active_ms ?? 0;
     this.inbox = new RunInbox(deps.store, runId);
+    const { provider } = deps;
+    this.counter = counterFor(
+      rt.requested_model,
+      provider.countTokens ? (text) => provider.countTokens!(text, signal) : undefined,
+    );
+    this.toolDefs = deps.tools.definitions();
+    this.fitter = new ContextFitter({
+      rt,
+      provider,
+      counter: this.counter,
+      tools: this.toolDefs,
+      settings: deps.context,
+      signal,
+      condenseApproved: opts.condenseApproved ?? false,
+      checkpoint: async (phase, payload) =>
+        (await this.checkpoint(phase, payload, { snapshot: phase === 'post_condense' })).seq,
+      log: (level, message) => this.log(level, message),
+    });
   }
 
   /** Kills the commands this run waits for (still running from before a crash); the wait then ends. */
@@ -132,25 +175,43 @@ export class RunExecution {
       { snapshot: true, deliver: messages.map((m) => m.id) },
     );
     const { provider } = this.deps;
-    await this.checkpoint('pre_llm', {
-      model: provider.requested_model,
-      provider: provider.provider_adapter,
-      message_count: this.rt.messages.length,
+    let fitted = await this.fitter.fit();
+    if (fitted.kind === 'stop') return { stop: true, state: fitted.state, detail: fitted.detail };
+    const tooDear = budgetBeforeRequest(this.context.budget, this.rt, {
+      promptTokens: fitted.size.tokens,
+      promptCostUsd: provider.promptCostUsd?.(fitted.size.tokens) ?? null,
     });
+    if (tooDear)
+      return {
+        stop: true,
+        state: 'paused_budget',
+        detail: `Paused: ${tooDear}. Resume with a higher budget to continue.`,
+      };
+    await this.preLlm(fitted, false);
 
+    // External tools (MCP servers start lazily here): the list the model is offered is recorded with its response.
+    await this.deps.tools.refresh(this.signal);
+    const toolsSeen = this.deps.tools.seen();
     this.deps.events.emit({ type: 'llm', runId: this.runId, step: this.rt.step, status: 'start' });
     let result;
     try {
-      const step = this.rt.step;
-      const delta = (kind: 'text' | 'reasoning') => (d: string) =>
-        this.deps.events.emit({ type: 'llm-delta', runId: this.runId, step, kind, delta: d });
-      result = await provider.complete({
-        messages: this.rt.messages,
-        tools: this.deps.tools.definitions(),
-        signal: this.signal,
-        onText: delta('text'),
-        onReasoning: delta('reasoning'),
-      });
+      for (let retried = false; ; retried = true) {
+        const r = await this.request(fitted);
+        if ('result' in r) {
+          result = r.result;
+          break;
+        }
+        // The provider refused the request as too long: condense and retry once, never the same request.
+        if (retried) return { stop: true, state: 'paused_error', detail: overflowAgain(r.detail) };
+        const learned = r.window ?? Math.floor(fitted.size.tokens * 0.85);
+        const mc = this.fitter.context();
+        this.rt.model_context = { ...mc, learned_window: Math.min(learned, mc.learned_window ?? learned) };
+        this.log('warn', `the model refused ${fitted.size.tokens} tokens as too long (${r.detail}); condensing`);
+        const refit: Fitted = await this.fitter.fit(fitted.size.tokens);
+        if (refit.kind === 'stop') return { stop: true, state: refit.state, detail: refit.detail };
+        fitted = refit;
+        await this.preLlm(fitted, true);
+      }
     } catch (err) {
       if (err instanceof ProviderError && err.kind === 'cancelled') {
         return { stop: true, state: this.abortState(), detail: this.abortDetail() };
@@ -164,17 +225,15 @@ export class RunExecution {
     const renamed = makeToolCallIdsUnique(response.message, this.rt.messages, this.rt.step);
     for (const w of [...result.warnings, ...renamed]) this.log('warn', `model response repaired: ${w}`);
     this.rt.llm_calls += 1;
-    if (response.usage) {
-      this.rt.usage.input_tokens += response.usage.input_tokens;
-      this.rt.usage.output_tokens += response.usage.output_tokens;
-      this.rt.usage.total_tokens += response.usage.total_tokens;
-    }
+    // The ledger: what the provider reported, or our own count (labelled estimated) when it reported nothing.
+    const usage = response.usage ?? (await this.estimatedUsage(fitted, response.message));
+    this.rt.usage = addUsage(this.rt.usage, usage) ?? this.rt.usage;
     // Unknown price → the total is unknown from now on (never a made-up zero).
     this.rt.total_cost_usd =
       this.rt.total_cost_usd === null || result.cost_usd === null ? null : this.rt.total_cost_usd + result.cost_usd;
     this.rt.normalized_model = result.normalized_model;
     this.rt.messages.push(response.message);
-    this.rt.pending_llm_response = response;
+    this.rt.pending_llm_response = toolsSeen.length > 0 ? { ...response, tools_seen: toolsSeen } : response;
     // Durable (pending response): a crash after this never calls the model again for this step.
     await this.checkpoint(
       'post_llm',
@@ -186,10 +245,57 @@ export class RunExecution {
         session_token: this.rt.session_token,
         checkpoint_token: this.rt.checkpoint_token,
         total_cost_usd: this.rt.total_cost_usd,
+        usage,
+        cost_usd: result.cost_usd,
       },
       { snapshot: true },
     );
     return CONTINUE;
+  }
+
+  private async preLlm(fitted: Extract<Fitted, { kind: 'send' }>, retry: boolean): Promise<void> {
+    const { provider } = this.deps;
+    await this.checkpoint('pre_llm', {
+      model: provider.requested_model,
+      provider: provider.provider_adapter,
+      message_count: this.rt.messages.length,
+      context: fitted.size,
+      ...(retry ? { retry: 'context_length_exceeded' } : {}),
+    });
+  }
+
+  /** One model call; a "context length exceeded" refusal is returned (the caller condenses), anything else thrown. */
+  private async request(
+    fitted: Extract<Fitted, { kind: 'send' }>,
+  ): Promise<{ result: Awaited<ReturnType<ChatProvider['complete']>> } | { window: number | null; detail: string }> {
+    const step = this.rt.step;
+    const delta = (kind: 'text' | 'reasoning') => (d: string) =>
+      this.deps.events.emit({ type: 'llm-delta', runId: this.runId, step, kind, delta: d });
+    try {
+      return {
+        result: await this.deps.provider.complete({
+          messages: fitted.messages,
+          tools: this.toolDefs,
+          signal: this.signal,
+          onText: delta('text'),
+          onReasoning: delta('reasoning'),
+        }),
+      };
+    } catch (err) {
+      const overflow = contextOverflow(err);
+      if (!overflow) throw err;
+      return { window: overflow.window, detail: errorMessage(err) };
+    }
+  }
+
+  private async estimatedUsage(fitted: Extract<Fitted, { kind: 'send' }>, message: ChatMessage): Promise<Usage> {
+    const output = Math.max(0, (await this.counter.count([message], [])) - 7);
+    return {
+      input_tokens: fitted.size.tokens,
+      output_tokens: output,
+      total_tokens: fitted.size.tokens + output,
+      estimated: true,
+    };
   }
 
   // ── the tool calls of the pending response ───────────────────────────────────────────────────
@@ -212,6 +318,8 @@ export class RunExecution {
     const waited = await this.awaitLeftovers(effects, calls);
     await loadShellGrammar(); // the command policy reads command lines with it (synchronously, once loaded)
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
+    // A call to an external tool (e.g. on resume): its server's tools as they are now.
+    if (calls.some((c) => !this.deps.tools.isOwn(c.function.name))) await this.deps.tools.refresh(this.signal);
     const plans = planBatch({
       calls,
       tools: this.deps.tools,
@@ -221,6 +329,7 @@ export class RunExecution {
       damage: this.opts.damage,
       step: this.rt.step,
       waited,
+      seen: response.tools_seen,
     });
     const asks = plans.filter((p) => p.kind === 'ask');
     if (asks.length > 0) {
@@ -284,6 +393,8 @@ export class RunExecution {
       // Already waiting for exactly this decision (e.g. a resume while still awaiting): do not re-ask.
       if (prior && !prior.decision && prior.input_hash === p.request.hash && prior.uncertain === p.request.uncertain)
         continue;
+      if (prior && !prior.decision && prior.input_hash !== p.request.hash)
+        await closeStaleApproval(this.deps.store, this.runId, prior);
       const approval = await this.deps.store.requestApproval(this.runId, {
         tool_call_id: p.call.id,
         step: this.rt.step,
@@ -356,11 +467,13 @@ export class RunExecution {
     let storageError: Error | null = null;
     let processRecorded: Promise<unknown> = Promise.resolve();
     const result = await this.deps.tools.run(prepared, {
-      workspaceRoot: this.context.workspace_root,
+      workspaceRoot: this.deps.workspaceRoot,
+      storageDir: this.deps.storageDir,
       signal: this.signal,
       idempotencyKey: idempotencyKey(this.runId, this.rt.step, call.id),
       approvedBy: plan.approvedBy,
       outputCap: this.deps.outputCap,
+      history: { toolOutput: (id) => toolOutput(this.rt.messages, id) },
       putBlob: async (content) => {
         try {
           return await store.putBlob(this.runId, content);
@@ -369,6 +482,7 @@ export class RunExecution {
           throw err;
         }
       },
+      onProgress: (p) => this.deps.events.emit({ type: 'tool-progress', runId: this.runId, toolCallId: call.id, ...p }),
       onSpawn: plan.tool.sideEffecting
         ? (pid) => {
             const proc = { pid, hostname: this.lease.owner.hostname, started_ms: this.deps.now() };
@@ -399,6 +513,7 @@ export class RunExecution {
         output_hash: outputHash(content),
         is_error: result.is_error,
         blob: result.blob,
+        ...(result.raw_blob ? { raw_blob: result.raw_blob } : {}),
         ...journaled,
       });
     }
@@ -545,7 +660,7 @@ export class RunExecution {
     phase: Parameters<CheckpointStore['append']>[1]['phase'],
     payload: Record<string, unknown>,
     opts: { snapshot?: boolean; deliver?: string[] } = {},
-  ): Promise<void> {
+  ): Promise<CheckpointRecord> {
     if (opts.snapshot) this.context.active_ms = this.activeMs();
     const record = await this.deps.store.append(this.runId, {
       phase,
@@ -555,6 +670,7 @@ export class RunExecution {
       ...(opts.deliver?.length ? { deliver: opts.deliver } : {}),
     });
     this.deps.events.emit({ type: 'phase', runId: this.runId, record });
+    return record;
   }
 
   private activeMs(): number {
@@ -576,6 +692,10 @@ export class RunExecution {
   }
 }
 
+function overflowAgain(detail: string): string {
+  return `The model refused the request as longer than its context window again, after the conversation was condensed (${detail}). Set the model's window (agentWaypoints.context.windows) or fork from an earlier checkpoint; resuming condenses again first.`;
+}
+
 /** The tool did its work but the disk failed under it: pause with the disk's error, never a tool error. */
 function storageFailure(tool: Tool, cause: Error): StoreWriteError {
   const after = tool.sideEffecting
@@ -588,6 +708,14 @@ function storageFailure(tool: Tool, cause: Error): StoreWriteError {
     code,
     { cause },
   );
+}
+
+function toolOutput(messages: readonly ChatMessage[], toolCallId: string): string | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role === 'tool' && m.tool_call_id === toolCallId) return m.content;
+  }
+  return undefined;
 }
 
 function byCall<T extends { tool_call_id: string }>(items: T[]): Map<string, T> {

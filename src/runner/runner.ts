@@ -10,12 +10,18 @@ import {
   type RuntimeSnapshot,
   type ToolCall,
 } from '../store/api/schema';
-import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../store/api/errors';
+import {
+  AgentCheckpointCorruptionError,
+  CheckpointNotFoundError,
+  InvalidInputError,
+  RunLockedError,
+} from '../store/api/errors';
+import { undoCondense } from './context/undo';
 import type { CheckpointStore, OwnerInfo, RunLease } from '../store/api/types';
 import { type Budget, DEFAULT_BUDGET } from './budget';
 import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprovalError } from './errors';
 import { Emitter, type RunnerEvent } from './events';
-import { inputHash, sha256 } from './hash';
+import { sha256 } from './hash';
 import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome } from './loop';
 import { FileJournal, type FileJournalOptions } from './files/journal';
 import { modelLabel, parseModelLabel } from './modelRef';
@@ -29,6 +35,7 @@ import {
   type TerminalResult,
 } from './runtime';
 import type { PolicyDecision } from './toolBatch';
+import { type ContextSettings, DEFAULT_CONTEXT_SETTINGS } from './context/fit';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
@@ -42,13 +49,18 @@ export interface RunnerDeps {
   provider(model: string, adapter: string): ChatProvider | Promise<ChatProvider>;
   tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyDecision;
+  /** The window's workspace folder: every run this runner drives works here, whatever its records name. */
   workspaceRoot: string;
+  /** The extension's own storage folder (checkpoints): tools and restores never write into it. */
+  storageDir?: string;
   owner: OwnerInfo;
   extensionVersion: string;
   /** Values or getters: a getter is read at each start, so settings changed since activation apply. */
   defaultModel: string | (() => string);
   defaultBudget?: Budget | (() => Budget);
   outputCap?: number | (() => number);
+  /** Context management (threshold, keep-last-N, stub size, ask first, windows); read at each launch. */
+  context?: Partial<ContextSettings> | (() => Partial<ContextSettings>);
   systemPrompt?: string;
   now?: () => number;
   /** The file journal's options (files.exclude, caps); false turns it off. Default: on. */
@@ -262,7 +274,11 @@ export class AgentRunner {
         lease,
         await this.deps.provider(rt.requested_model, rt.provider_adapter || PROVIDER_ADAPTER),
         rt,
-        { resumed: true },
+        // Paused to ask before condensing: resuming is the user's go-ahead.
+        {
+          resumed: true,
+          condenseApproved: latest.phase === 'pre_condense' && latest.payload.awaiting_consent === true,
+        },
       );
     } catch (err) {
       await lease.release();
@@ -279,11 +295,8 @@ export class AgentRunner {
     const ref = parseModelLabel(prev.model);
     const provider = await this.deps.provider(ref.model, ref.adapter);
     const prevContext = snapshot.context as RunContext;
-    const context: RunContext = {
-      ...prevContext,
-      ...this.freshContext(),
-      workspace_root: prevContext.workspace_root ?? this.deps.workspaceRoot,
-    };
+    // A new run records the folder it works in: this window's, whatever the previous turn recorded.
+    const context: RunContext = { ...prevContext, ...this.freshContext() };
     const rt = continuationSnapshot(snapshot, {
       context,
       nowMs: this.now(),
@@ -327,6 +340,11 @@ export class AgentRunner {
   async decide(runId: string, decisions: DecisionInput[]): Promise<RunHandle | undefined> {
     const { store } = this.deps;
     const pending = new Map((await store.listApprovals(runId, { pendingOnly: true })).map((a) => [a.tool_call_id, a]));
+    // Edited arguments of an external tool are checked against its schema as its server gives it now.
+    const unknownTool = decisions.some(
+      (d) => d.kind === 'approve_edited' && !this.deps.tools.get(pending.get(d.toolCallId)?.tool_name ?? ''),
+    );
+    if (unknownTool) await this.deps.tools.refresh();
     const prepared = decisions.map((d) => {
       const approval = pending.get(d.toolCallId);
       if (!approval)
@@ -348,7 +366,7 @@ export class AgentRunner {
       }
       const prepared = this.deps.tools.prepareArgs(tool, d.toolCallId, json, '');
       if (!prepared.ok) throw new InvalidEditedArgumentsError(prepared.error.output);
-      return { d, args: prepared.args, hash: inputHash(tool.name, prepared.args) };
+      return { d, args: prepared.args, hash: this.deps.tools.inputHash(tool, prepared.args) };
     });
     const lease = await store.acquire(runId, this.deps.owner);
     try {
@@ -366,6 +384,19 @@ export class AgentRunner {
     }
     const left = await store.listApprovals(runId, { pendingOnly: true });
     return left.length === 0 ? this.resume(runId, { confirmed: true }) : undefined;
+  }
+
+  /**
+   * Undo condense (context/undo.ts): the run's next request gets the context from before its latest
+   * condense back. The run must be stopped (not running here, not finished).
+   */
+  async undoCondense(runId: string): Promise<string> {
+    if (this.active.has(runId))
+      throw new InvalidInputError('The run is working: cancel it first, then undo the condense.');
+    return undoCondense(
+      { store: this.deps.store, owner: this.deps.owner, tools: this.deps.tools.definitions() },
+      runId,
+    );
   }
 
   /** Kills the commands an active run waits for (still running from before a crash). False: none. */
@@ -429,14 +460,17 @@ export class AgentRunner {
     lease: RunLease,
     provider: ChatProvider,
     rt: RuntimeSnapshot,
-    opts: { resumed: boolean; startRecorded?: boolean },
+    opts: { resumed: boolean; startRecorded?: boolean; condenseApproved?: boolean },
   ): RunHandle {
     const controller = new AbortController();
     const handleRef: { exec?: RunExecution } = {};
     const done = (async () => {
       try {
         const damage = (await this.deps.store.getRun(runId))?.damage ?? null;
-        const exec = new RunExecution(this.loopDeps(provider), runId, lease, rt, controller.signal, { damage });
+        const exec = new RunExecution(this.loopDeps(provider), runId, lease, rt, controller.signal, {
+          damage,
+          condenseApproved: opts.condenseApproved ?? false,
+        });
         handleRef.exec = exec;
         await this.deps.store.setRunState(runId, 'running', null);
         this.events.emit({ type: 'state', runId, state: 'running', detail: null });
@@ -504,11 +538,20 @@ export class AgentRunner {
       provider,
       tools: this.deps.tools,
       policy: this.deps.policy,
+      workspaceRoot: this.deps.workspaceRoot,
+      ...(this.deps.storageDir ? { storageDir: this.deps.storageDir } : {}),
       events: this.events,
       outputCap: current(this.deps.outputCap) ?? 32 * 1024,
+      context: { ...DEFAULT_CONTEXT_SETTINGS, ...current(this.deps.context) },
       ...(this.deps.files === false
         ? {}
-        : { files: new FileJournal({ workspaceRoot: this.deps.workspaceRoot, ...this.deps.files }) }),
+        : {
+            files: new FileJournal({
+              workspaceRoot: this.deps.workspaceRoot,
+              ...(this.deps.storageDir ? { storageDir: this.deps.storageDir } : {}),
+              ...this.deps.files,
+            }),
+          }),
       now: this.now,
       delegate: (parent, call, task) => this.delegate(parent, call, task),
     };

@@ -3,8 +3,9 @@
 // The two-phase journal: a durable *intent* before a side-effecting tool runs, the *result* after.
 // An intent without a result is *uncertain*: side-effecting tools go back to the user, never re-run
 // silently (docs/design.md, resume semantics 6).
-import type { Approval, Damage, Effect, ToolCall } from '../store/api/schema';
-import { inputHash } from './hash';
+import type { Approval, ApprovalDecision, Damage, Effect, SeenTool, ToolCall } from '../store/api/schema';
+import type { CheckpointStore } from '../store/api/types';
+import { toolDrift } from './tools/external';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
@@ -44,6 +45,8 @@ export interface PlanInputs {
   step: number;
   /** Calls whose process was found still running on resume and waited for (their output is lost). */
   waited: ReadonlySet<string>;
+  /** The external tools the model was offered for this response (LlmResponse.tools_seen). */
+  seen?: readonly SeenTool[];
 }
 
 /** Decides every call of a batch. Pure: no I/O, so it is the same on first run and on resume. */
@@ -54,19 +57,15 @@ export function planBatch(p: PlanInputs): CallPlan[] {
 function planCall(call: ToolCall, p: PlanInputs): CallPlan {
   // Unknown tool, broken JSON, wrong arguments: a clear error result the model can correct.
   const prepared = p.tools.prepare(call);
-  if (!prepared.ok) return { kind: 'error', call, output: prepared.error.output };
+  if (!prepared.ok) {
+    const drift = toolDrift(call, prepared.tool, p.seen, p.effects.get(call.id));
+    return { kind: 'error', call, output: drift ?? prepared.error.output };
+  }
   const { tool } = prepared;
 
   const approval = p.approvals.get(call.id);
-  const decision = approval?.decision ?? null;
-  let args = prepared.args;
-  let hash = inputHash(tool.name, args);
-  let edited = false;
-  if (decision?.kind === 'approve_edited') {
-    args = decision.arguments;
-    hash = decision.input_hash ?? inputHash(tool.name, args);
-    edited = true;
-  }
+  const bound = boundDecision(approval, tool, call, prepared.args, p.tools);
+  const { decision, args, hash, edited } = bound;
   if (decision?.kind === 'reject') {
     const prefix = approval!.uncertain
       ? "Not run again (it may already have run before the interruption or the damage to the run's history)"
@@ -80,22 +79,79 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
 
   const effect = p.effects.get(call.id);
   if (effect?.result && effect.input_hash === hash) return { kind: 'replay', call, effect };
+  // An external tool that vanished or changed since the model was offered it is never called blind.
+  const drift = toolDrift(call, tool, p.seen, effect);
+  if (drift) return { kind: 'error', call, output: drift };
+  const ask = (reason: string, uncertain: boolean): CallPlan => ({
+    kind: 'ask',
+    call,
+    request: { tool, args, hash, uncertain, reason: bound.notApplied ? `${bound.notApplied} ${reason}` : reason },
+  });
   if (effect && !effect.result && tool.sideEffecting) {
     const decidedAfterIntent = approval?.uncertain && decision && decision.decided_ms >= effect.intent_ms;
     if (decidedAfterIntent) return { kind: 'run', call, tool, args, hash, edited, approvedBy: 'user' };
-    const reason = p.waited.has(call.id)
-      ? 'This call was still running when the run resumed and was waited for; it has finished now, but its output was lost with the window. It has probably done its work: check before running it again.'
-      : 'This call was started but its result was never recorded: the window closed or crashed while it ran. It may already have run.';
-    return { kind: 'ask', call, request: { tool, args, hash, uncertain: true, reason } };
+    return ask(
+      p.waited.has(call.id)
+        ? 'This call was still running when the run resumed and was waited for; it has finished now, but its output was lost with the window. It has probably done its work: check before running it again.'
+        : 'This call was started but its result was never recorded: the window closed or crashed while it ran. It may already have run.',
+      true,
+    );
   }
   const damaged = !decision && tool.sideEffecting ? damageReason(p, hash) : null;
-  if (damaged) return { kind: 'ask', call, request: { tool, args, hash, uncertain: true, reason: damaged } };
+  if (damaged) return ask(damaged, true);
+  // A decision that does not belong to this call: asked again, whatever the policy says.
+  if (bound.notApplied) return ask('You are asked again.', approval!.uncertain);
+  // Waiting for the user on exactly this call: it keeps waiting (a policy changed since does not decide it).
+  if (approval && !decision) return ask(approval.reason, approval.uncertain);
 
   const policy = p.policy(tool, args);
   if (policy.decision === 'deny') return { kind: 'error', call, output: `Denied by policy: ${policy.reason}` };
   if (policy.decision === 'auto' || decision)
     return { kind: 'run', call, tool, args, hash, edited, approvedBy: decision ? 'user' : 'policy' };
-  return { kind: 'ask', call, request: { tool, args, hash, uncertain: false, reason: policy.reason } };
+  return ask(policy.reason, false);
+}
+
+interface BoundDecision {
+  /** The stored decision when it belongs to this call as it stands, else null. */
+  decision: ApprovalDecision | null;
+  /** What runs: the call's own arguments, or the user's edited ones (validated here, never trusted from the record). */
+  args: unknown;
+  hash: string;
+  edited: boolean;
+  /** Why a stored decision was not applied (for the user, in the new request), or null. */
+  notApplied: string | null;
+}
+
+/**
+ * A stored decision applies only to the call it was made for: the approval's input_hash must be the
+ * hash of the call as it stands (tool name + canonical arguments). Edited arguments go through the
+ * tool's schema like the model's, and their hash is computed here. Records can come from anywhere
+ * (an imported file, another store engine): nothing in them is taken on trust.
+ */
+function boundDecision(
+  approval: Approval | undefined,
+  tool: Tool,
+  call: ToolCall,
+  callArgs: unknown,
+  tools: ToolRegistry,
+): BoundDecision {
+  const own = {
+    decision: null,
+    args: callArgs,
+    hash: tools.inputHash(tool, callArgs),
+    edited: false,
+    notApplied: null,
+  };
+  if (!approval) return own;
+  if (approval.input_hash !== own.hash || approval.tool_name !== tool.name) {
+    const what = approval.decision ? `A decision (${approval.decision.kind.replace('_', ' ')})` : 'An approval';
+    return { ...own, notApplied: `${what} was recorded for other arguments than this call's; it was not applied.` };
+  }
+  const decision = approval.decision;
+  if (decision?.kind !== 'approve_edited') return { ...own, decision };
+  const edited = tools.prepareArgs(tool, call.id, decision.arguments, own.hash);
+  if (!edited.ok) return { ...own, notApplied: `The edited arguments were not applied: ${edited.error.output}` };
+  return { decision, args: edited.args, hash: tools.inputHash(tool, edited.args), edited: true, notApplied: null };
 }
 
 /**
@@ -117,4 +173,20 @@ function damageReason(p: PlanInputs, hash: string): string | null {
 export function toolMessageContent(output: string, plan: { edited: boolean; args: unknown }): string {
   if (!plan.edited) return output;
   return `[The user edited the arguments before this ran: ${JSON.stringify(plan.args)}]\n${output}`;
+}
+
+/**
+ * A pending approval that waits with other arguments than its call's (a record from elsewhere):
+ * closed as not applied, with why, so the call can be asked about as it stands.
+ */
+export async function closeStaleApproval(
+  store: Pick<CheckpointStore, 'decideApproval'>,
+  runId: string,
+  stale: Approval,
+): Promise<void> {
+  await store.decideApproval(runId, stale.tool_call_id, {
+    kind: 'reject',
+    reason: 'Not applied: this approval was for other arguments than the call; the call is asked about again.',
+    input_hash: null,
+  });
 }

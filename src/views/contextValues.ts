@@ -12,6 +12,13 @@ export const ContextValues = {
   checkpoint: 'checkpoint',
   restore: 'restore',
   loadMore: 'loadMore',
+  /** The MCP section of the Runs view (views/runs/servers.ts). */
+  mcpSection: 'mcpSection',
+  /** `mcpServer.<state>`: stopped, starting, ready, failed. */
+  mcpServer: (state: string) => `mcpServer.${state}`,
+  /** `mcpTool` / `mcpTool.allowed` (always allowed). */
+  mcpTool: (allowed: boolean) => `mcpTool${allowed ? '.allowed' : ''}`,
+  mcpRule: 'mcpRule',
 } as const;
 
 /** Context keys set with `setContext` (used in `when` clauses of commands and views). */

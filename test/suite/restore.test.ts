@@ -1,6 +1,7 @@
 // Restore files in a real extension host: the agent writes, edits and runs a command over real
-// HTTP; "Restore files to checkpoint" applies one WorkspaceEdit (exact bytes), keeps a file open
-// with unsaved changes, records what it did with the run, shows it in the tree; undoing the restore
+// HTTP; "Restore files to checkpoint" always previews (ticks passed to the public command cannot
+// skip it; the tests tick through the extension's test API), writes exact bytes in place (an
+// executable file with a hard link keeps both), keeps a file open with unsaved changes, records what it did with the run, shows it in the tree; undoing the restore
 // brings the agent's versions back; restore → fork → resume continues from matching files and conversation.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -52,7 +53,7 @@ describe('restore files in a real extension host', () => {
     await model.close();
   });
 
-  it('restores through one workspace edit, keeps a dirty editor, records it; undoing it brings the agent’s files back; restore → fork → resume', async () => {
+  it('shows the preview whatever the command is passed; restores in place (mode, hard links), keeps a dirty editor, records it; undoing it brings the agent’s files back; restore → fork → resume', async () => {
     const api = await activated();
     const root = vscode.workspace.workspaceFolders![0]!.uri.fsPath;
     const file = (rel: string) => path.join(root, 'restore', rel);
@@ -74,12 +75,27 @@ describe('restore files in a real extension host', () => {
     await dirtyEditor.edit((e) => e.insert(new vscode.Position(0, 0), 'user typing '));
     assert.ok(dirtyDoc.isDirty);
 
-    const record = await vscode.commands.executeCommand<RestoreRecord>(
+    // The public command shows the preview whatever its caller passes: ticks cannot skip it.
+    const viaCommand = vscode.commands.executeCommand<RestoreRecord | undefined>(
       CommandIds.restoreFiles,
       { runId, seq: firstBatch.seq },
       { rewind: false, ticked: ['restore/a.txt', 'restore/cmd.txt'] },
     );
-    assert.ok(record, 'the command returns the restore record');
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n', 'nothing restored while the preview is open');
+    await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+    assert.equal(await viaCommand, undefined, 'dismissing the preview restores nothing');
+    assert.deepEqual(await api.store!.listRestores(runId), []);
+
+    // Files keep their identity: an executable file with a hard link is rewritten in place.
+    fs.chmodSync(file('a.txt'), 0o755);
+    fs.linkSync(file('a.txt'), file('a-link.txt'));
+    const inode = fs.statSync(file('a.txt')).ino;
+    const record = await api.testing!.restoreFiles!(
+      { runId, seq: firstBatch.seq },
+      { rewind: false, ticked: ['restore/a.txt', 'restore/cmd.txt'] },
+    );
+    assert.ok(record, 'the flow returns the restore record');
     const actions = Object.fromEntries(record.files.map((f) => [f.path, f.action]));
     assert.deepEqual(actions, {
       'restore/a.txt': 'reverted',
@@ -89,6 +105,10 @@ describe('restore files in a real extension host', () => {
     });
     assert.match(record.files.find((f) => f.path === 'restore/dirty.txt')!.reason, /unsaved changes/);
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'original a\n');
+    assert.equal(fs.statSync(file('a.txt')).ino, inode, 'written in place, not deleted and re-created');
+    assert.equal(fs.statSync(file('a.txt')).mode & 0o777, 0o755, 'still executable');
+    assert.equal(fs.readFileSync(file('a-link.txt'), 'utf8'), 'original a\n', 'the hard link still shares it');
+    fs.rmSync(file('a-link.txt'));
     assert.equal(fs.existsSync(file('cmd.txt')), false, 'created by the command: deleted');
     assert.equal(fs.readFileSync(file('dirty.txt'), 'utf8'), 'agent dirty', 'the dirty file is not written on disk');
     assert.ok(
@@ -114,11 +134,10 @@ describe('restore files in a real extension host', () => {
 
     // Undo: restoring to the checkpoint the restore followed brings the agent's versions back (the
     // restore's own writes are journaled); the file the user kept is untouched again.
-    const undo = await vscode.commands.executeCommand<RestoreRecord>(
-      CommandIds.restoreFiles,
+    const undo = (await api.testing!.restoreFiles!(
       { runId, seq: record.checkpoint_seq },
       { rewind: false, ticked: ['restore/a.txt', 'restore/cmd.txt'] },
-    );
+    ))!;
     assert.deepEqual(Object.fromEntries(undo.files.map((f) => [f.path, f.action])), {
       'restore/a.txt': 'reverted',
       'restore/cmd.txt': 'reverted',
@@ -131,8 +150,7 @@ describe('restore files in a real extension host', () => {
 
     // Restore and rewind: the files go back again and the conversation forks from the checkpoint.
     const before = model.stats().total;
-    const rewound = await vscode.commands.executeCommand<RestoreRecord>(
-      CommandIds.restoreFiles,
+    const rewound = await api.testing!.restoreFiles!(
       { runId, seq: firstBatch.seq },
       { rewind: true, ticked: ['restore/a.txt', 'restore/cmd.txt', 'restore/dirty.txt'] },
     );

@@ -72,6 +72,10 @@ describe('extension manifest', () => {
       'run.',
       'thread\\.',
       'thread.',
+      ContextValues.mcpSection,
+      ContextValues.mcpRule,
+      ContextValues.mcpTool(false),
+      'mcpServer\\.',
     ];
     let checked = 0;
     for (const [menu, items] of Object.entries(

@@ -1,6 +1,6 @@
 // Renders transcript items (one function per kind). Tool cards, with their inline approval, are
 // in toolCard.ts; actions go to the host through `Actions`.
-import type { TranscriptItem, WaypointItem } from '../../../src/views/run/items';
+import type { CondenseItem, TranscriptItem, WaypointItem } from '../../../src/views/run/items';
 import { badge, button, el, icon } from './dom';
 import { renderMarkdown } from './markdown';
 import { restoreCard } from './restoreCard';
@@ -53,7 +53,49 @@ export function renderItem(item: TranscriptItem, a: Actions): HTMLElement {
     }
     case 'restore':
       return restoreCard(item, a);
+    case 'condense':
+      return condenseMarker(item, a);
   }
+}
+
+/**
+ * "Condensed here": from this point the model saw a summary in place of the turns above (which
+ * stay in the run, and in this view). Expands to the summary; Undo condense while it applies.
+ */
+function condenseMarker(item: CondenseItem, a: Actions): HTMLElement {
+  const root = el('details', { class: `condense${item.undone ? ' undone' : ''}`, 'data-condense-id': item.condenseId });
+  const head = el('summary', { class: 'label' });
+  const size =
+    item.tokensBefore !== null
+      ? `${item.tokensBefore.toLocaleString()} → ${item.tokensAfter.toLocaleString()} tokens`
+      : `${item.tokensAfter.toLocaleString()} tokens`;
+  head.append(
+    icon('fold'),
+    el('strong', {}, item.undone ? 'Condensed here · undone' : 'Condensed here'),
+    el(
+      'span',
+      { class: 'summary' },
+      ` messages ${item.from}–${item.through} summarized for the model (${size}${item.reason === 'overflow' ? ', the model refused the longer request' : ''}); the history above is kept`,
+    ),
+  );
+  root.append(head);
+  const body = el('div', { class: 'condense-body' });
+  body.append(el('div', { class: 'text' }, item.summary));
+  if (item.undoable && !a.readOnly()) {
+    const undo = button(
+      'Undo condense',
+      'discard',
+      () => {
+        undo.setAttribute('disabled', '');
+        a.condense(item.runId, item.condenseId);
+      },
+      { secondary: true },
+    );
+    undo.title = 'The next request gets the context from before this condense back';
+    body.append(undo);
+  }
+  root.append(body);
+  return root;
 }
 
 /**

@@ -4,21 +4,27 @@
 import type { ToolItem } from '../../../src/views/run/items';
 import type { Method, Params } from '../../../src/views/run/protocol';
 import type { RestoreAction, RunAction, WaypointAction } from '../../../src/views/run/items';
+import type { RichResult } from '../../../src/views/run/richResult';
 import { badge, button, el, icon } from './dom';
 import { highlight } from './markdown';
+import { richBlock } from './richResult';
 
 export interface Actions {
   /** Sends a decision; the card is disabled until the host answers (errors are shown in it). */
-  decide<M extends Extract<Method, 'approve' | 'reject' | 'approveEdited'>>(
+  decide<M extends Extract<Method, 'approve' | 'reject' | 'approveEdited' | 'alwaysAllow'>>(
     card: HTMLElement,
     method: M,
     params: Params<M>,
   ): void;
   showDiff(runId: string, toolCallId: string): void;
   toolOutput(runId: string, toolCallId: string): Promise<string>;
+  /** An external tool's exact result (images, resources, structured content). */
+  toolResult(runId: string, toolCallId: string): Promise<RichResult>;
   run(runId: string, action: RunAction): void;
   waypoint(runId: string, seq: number, action: WaypointAction): void;
   restore(runId: string, restoreId: string, action: RestoreAction): void;
+  /** Undo condense on a "condensed here" marker. */
+  condense(runId: string, condenseId: string): void;
   readOnly(): boolean;
   /** Cards the user opened or closed keep that across re-renders. */
   expanded: Map<string, boolean>;
@@ -57,7 +63,7 @@ export function toolCard(t: ToolItem, a: Actions): HTMLElement {
   details.addEventListener('toggle', () => a.expanded.set(t.key, (details as HTMLDetailsElement).open));
   const summary = el('summary', { class: 'head' });
   const [statusIcon, statusText] = STATUS[t.status];
-  summary.append(icon(ICONS[t.name] ?? 'tools'), el('span', { class: 'title' }, t.title));
+  summary.append(icon(ICONS[t.name] ?? (t.external ? 'plug' : 'tools')), el('span', { class: 'title' }, t.title));
   if (t.replayed)
     summary.append(
       badge('replayed', 'info', 'Its recorded result was replayed from the effect journal; it did not run again'),
@@ -97,6 +103,7 @@ function body(t: ToolItem, a: Actions): HTMLElement {
     if (arg === command || (t.diff && ['old_text', 'new_text', 'content'].includes(arg.name))) continue;
     b.append(el('div', { class: 'label' }, arg.name.replace(/_/g, ' ')), el('pre', { class: 'args' }, arg.value));
   }
+  if (t.progress !== null) b.append(el('p', { class: 'progress', role: 'status' }, `Progress: ${t.progress}`));
   if (t.approval?.pending && !a.readOnly()) b.append(...approvalControls(t, a));
   else if (t.diff) {
     const row = el('div', { class: 'actions' });
@@ -104,6 +111,7 @@ function body(t: ToolItem, a: Actions): HTMLElement {
     b.append(row);
   }
   if (t.output !== null) b.append(...outputBlock(t, a));
+  if (t.rich) b.append(richBlock(t, a));
   return b;
 }
 
@@ -140,6 +148,13 @@ function approvalControls(t: ToolItem, a: Actions): HTMLElement[] {
   );
   actions.append(button('Edit arguments…', 'edit', () => editBox.classList.toggle('hidden'), { secondary: true }));
   if (t.diff) actions.append(button('Show diff', 'diff', () => a.showDiff(t.runId, t.toolCallId), { secondary: true }));
+  if (t.external && !t.uncertain)
+    actions.append(
+      button('Always allow', 'pass', () => a.decide(card(), 'alwaysAllow', base), {
+        secondary: true,
+        title: 'Approve, and run this tool of this server without asking from now on (revocable in the Runs view)',
+      }),
+    );
   return [actions, rejectBox, editBox, el('p', { class: 'error hidden', role: 'alert' })];
 }
 

@@ -7,7 +7,7 @@
 // clean — otherwise as unknown, with the reason.
 import path from 'node:path';
 import type { Effect, FileChange, FileScan, FileVersion } from '../../store/api/schema';
-import { confinePath } from '../tools/paths';
+import { confinePath, confineStoredPath } from '../tools/paths';
 import { createFileFinder } from '../tools/files/finder';
 import type { FileFinder } from '../tools/files/types';
 import type { Tool } from '../tools/types';
@@ -28,6 +28,8 @@ const NOT_FINISHED = unknownVersion('the call has not finished (the window close
 
 export interface FileJournalOptions {
   workspaceRoot: string;
+  /** The extension's own storage folder: never journaled (paths.ts refuses it). */
+  storageDir?: string;
   /** Lists the files a command scan stats: the finder list_files uses (ripgrep or the Node walk). Default: the Node walk. */
   finder?: FileFinder;
   /** files.exclude globs, read at each command. */
@@ -77,7 +79,7 @@ export class FileJournal {
     const root = this.opts.workspaceRoot;
     const files: FileChange[] = [];
     for (const p of userPaths) {
-      const confined = await confinePath(root, p).catch(() => undefined);
+      const confined = await confinePath(root, p, this.opts).catch(() => undefined);
       if (!confined || confined.rel === '.') continue; // the tool refuses it too: nothing to journal
       files.push({
         path: confined.rel,
@@ -90,7 +92,10 @@ export class FileJournal {
       finish: async (intentFiles) => {
         const out: FileChange[] = [];
         for (const f of intentFiles ?? files) {
-          const after = await readVersion(path.join(root, f.path), ctx.put, this.maxKept);
+          // A resumed call's intent comes from the store: its paths are confined again, never joined blindly.
+          const confined = await confineStoredPath(root, f.path, this.opts).catch(() => undefined);
+          if (!confined || confined.rel !== f.path) continue;
+          const after = await readVersion(confined.abs, ctx.put, this.maxKept);
           if (!sameVersion(f.before, after)) out.push({ path: f.path, before: f.before, after });
         }
         return { files: out };
@@ -210,7 +215,7 @@ export class FileJournal {
       return unknownVersion(
         `changed by \`${c.command}\`; git's copy does not match the file as it was (size ${got.length} ≠ ${sig.size})`,
       );
-    return versionOf(got, c.put, this.maxKept);
+    return versionOf(got, c.put, this.maxKept, sig.mode);
   }
 }
 

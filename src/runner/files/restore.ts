@@ -1,17 +1,28 @@
 // The I/O around the pure restore plan: the run's journal from the store, each journaled file's
-// state now, and a version's bytes back from its blob. The extension applies the writes (one
-// WorkspaceEdit, so Undo brings everything back); the runner never writes the workspace here.
+// state now, a version's bytes back from its blob, and the writes. Every journaled path goes through
+// the one resolver (paths.ts confineStoredPath) before it is read or written: a path that leaves the
+// workspace (`..`, absolute, a symlink out, the extension's storage) is planned as refused and never
+// touched. Writes keep a file's identity: an existing file is rewritten in place (its mode, owner and
+// hard links stay), a re-created one gets its recorded mode, and nothing goes to the OS trash.
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { errorMessage } from '../../common/errors';
 import type { FileVersion } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
+import { confineStoredPath, PathError } from '../tools/paths';
 import { changesAfter, planRestore, restoreWrites, type RestorePlan } from './restorePlan';
-import { DEFAULT_MAX_KEPT_BYTES, decodeBlob, readVersion, sameVersion } from './versions';
+import { DEFAULT_MAX_KEPT_BYTES, decodeBlob, readVersion, sameVersion, unknownVersion } from './versions';
 
-export interface PrepareRestoreInput {
+/** Where a restore acts: the window's workspace folder, minus the extension's own storage. */
+export interface RestoreScope {
+  workspaceRoot: string;
+  storageDir?: string | undefined;
+}
+
+export interface PrepareRestoreInput extends RestoreScope {
   store: CheckpointStore;
   runId: string;
   toSeq: number;
-  workspaceRoot: string;
   /** Journaled paths open with unsaved changes. */
   dirty?: ReadonlySet<string>;
 }
@@ -22,32 +33,54 @@ export async function prepareRestore(i: PrepareRestoreInput): Promise<RestorePla
     i.toSeq,
     await i.store.listRestores(i.runId),
   );
-  const current = await currentVersions(i.workspaceRoot, [...new Set(changes.map((c) => c.change.path))]);
-  return planRestore({ toSeq: i.toSeq, changes, current, dirty: i.dirty ?? new Set(), notes });
+  const { current, refused } = await currentVersions(i, [...new Set(changes.map((c) => c.change.path))]);
+  return planRestore({ toSeq: i.toSeq, changes, current, refused, dirty: i.dirty ?? new Set(), notes });
 }
 
-/** Each path's state now (hashes only, nothing stored). */
+type Located = { abs: string } | { refused: string } | { unknown: string };
+
+/** Where a journaled path is now: its real location, or why the restore may not touch it. */
+async function locate(scope: RestoreScope, rel: string): Promise<Located> {
+  let confined;
+  try {
+    confined = await confineStoredPath(scope.workspaceRoot, rel, scope);
+  } catch (err) {
+    if (err instanceof PathError) return { refused: err.message };
+    throw err;
+  }
+  // A symlink inside the workspace now stands on its way: the journaled file is not where it was.
+  if (confined.rel !== rel) return { unknown: `it is reached through a symbolic link now (${confined.rel})` };
+  return { abs: confined.abs };
+}
+
+/** Each path's state now (hashes only, nothing stored), and the paths the resolver refuses. */
 export async function currentVersions(
-  workspaceRoot: string,
+  scope: RestoreScope,
   paths: readonly string[],
-): Promise<Map<string, FileVersion>> {
-  const out = new Map<string, FileVersion>();
-  for (const p of paths) out.set(p, await readVersion(path.join(workspaceRoot, p), null, 0));
-  return out;
+): Promise<{ current: Map<string, FileVersion>; refused: Map<string, string> }> {
+  const current = new Map<string, FileVersion>();
+  const refused = new Map<string, string>();
+  for (const p of paths) {
+    const at = await locate(scope, p);
+    if ('refused' in at) refused.set(p, at.refused);
+    else current.set(p, 'unknown' in at ? unknownVersion(at.unknown) : await readVersion(at.abs, null, 0));
+  }
+  return { current, refused };
 }
 
 /** Paths whose state differs from what the plan saw (changed while the preview was open). */
-export async function changedSincePlan(plan: RestorePlan, workspaceRoot: string): Promise<string[]> {
-  const now = await currentVersions(
-    workspaceRoot,
-    plan.files.map((f) => f.path),
+export async function changedSincePlan(plan: RestorePlan, scope: RestoreScope): Promise<string[]> {
+  const files = plan.files.filter((f) => f.action !== 'refused');
+  const { current: now, refused } = await currentVersions(
+    scope,
+    files.map((f) => f.path),
   );
-  return plan.files
-    .filter(
-      (f) =>
-        !sameVersion(f.current, now.get(f.path)!) &&
-        !(f.current.kind === 'absent' && now.get(f.path)!.kind === 'absent'),
-    )
+  return files
+    .filter((f) => {
+      const v = now.get(f.path);
+      if (refused.has(f.path) || !v) return true;
+      return !sameVersion(f.current, v) && !(f.current.kind === 'absent' && v.kind === 'absent');
+    })
     .map((f) => f.path);
 }
 
@@ -59,6 +92,13 @@ export async function versionBytes(store: CheckpointStore, runId: string, v: Fil
   return decodeBlob(await store.getBlob(runId, v.blob), v.encoding);
 }
 
+/** The real location of a path the plan writes; refused or moved since the plan → an error naming it. */
+async function writable(scope: RestoreScope, rel: string): Promise<string> {
+  const at = await locate(scope, rel);
+  if ('abs' in at) return at.abs;
+  throw new Error(`${rel} cannot be written: ${'refused' in at ? at.refused : at.unknown}`);
+}
+
 /**
  * Keeps (as blobs of the run) the content each write of the restore will replace, before it is
  * replaced — the same rule as a tool's pre-image — so the restore itself can be undone by a later
@@ -67,20 +107,56 @@ export async function versionBytes(store: CheckpointStore, runId: string, v: Fil
 export async function keepReplaced(
   store: CheckpointStore,
   runId: string,
-  workspaceRoot: string,
+  scope: RestoreScope,
   plan: RestorePlan,
   overwrite: ReadonlySet<string>,
 ): Promise<Map<string, FileVersion>> {
   const kept = new Map<string, FileVersion>();
   for (const rel of restoreWrites(plan, overwrite).keys()) {
-    kept.set(
-      rel,
-      await readVersion(
-        path.join(workspaceRoot, rel),
-        (content) => store.putBlob(runId, content),
-        DEFAULT_MAX_KEPT_BYTES,
-      ),
-    );
+    const abs = await writable(scope, rel);
+    kept.set(rel, await readVersion(abs, (content) => store.putBlob(runId, content), DEFAULT_MAX_KEPT_BYTES));
   }
   return kept;
+}
+
+/**
+ * Writes the plan's files: content in place for a file that exists (same inode: its mode, executable
+ * bit and hard links stay), a new file with its recorded mode, a deletion as an unlink (never the
+ * trash). Each path is confined again right before it is written. A failure names what was written.
+ */
+export async function writeRestore(
+  store: CheckpointStore,
+  runId: string,
+  scope: RestoreScope,
+  plan: RestorePlan,
+  overwrite: ReadonlySet<string>,
+): Promise<string[]> {
+  const written: string[] = [];
+  for (const [rel, version] of restoreWrites(plan, overwrite)) {
+    try {
+      const abs = await writable(scope, rel);
+      await writeVersion(abs, await versionBytes(store, runId, version), version);
+    } catch (err) {
+      const done = written.length > 0 ? ` (written before it: ${written.join(', ')})` : ' (nothing was written)';
+      throw new Error(`could not restore ${rel}: ${errorMessage(err)}${done}`, { cause: err });
+    }
+    written.push(rel);
+  }
+  return written;
+}
+
+async function writeVersion(abs: string, bytes: Buffer | null, version: FileVersion): Promise<void> {
+  if (bytes === null) {
+    await fs.unlink(abs).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+    return;
+  }
+  const st = await fs.lstat(abs).catch(() => null);
+  if (st?.isFile()) return fs.writeFile(abs, bytes); // O_TRUNC on the same inode
+  if (st) throw new Error('something other than a file is there now');
+  await fs.mkdir(path.dirname(abs), { recursive: true });
+  const mode = version.kind === 'file' && version.mode !== undefined ? version.mode & 0o777 : undefined;
+  await fs.writeFile(abs, bytes, { flag: 'wx', ...(mode === undefined ? {} : { mode }) });
+  if (mode !== undefined) await fs.chmod(abs, mode); // exactly the recorded bits, whatever the umask
 }

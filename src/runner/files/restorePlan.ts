@@ -23,7 +23,11 @@ export interface JournaledChange {
   change: FileChange;
 }
 
-export type PlannedAction = 'revert' | 'partial' | 'conflict' | 'unrestorable' | 'unchanged';
+/** `refused`: the journaled path is outside the workspace (or in the extension's storage): never written. */
+export type PlannedAction = 'revert' | 'partial' | 'conflict' | 'unrestorable' | 'unchanged' | 'refused';
+
+/** What the preview and the record say of a refused path. */
+export const OUTSIDE_WORKSPACE = 'outside the workspace — not restored';
 
 export interface PlannedFile {
   path: string;
@@ -53,6 +57,8 @@ export interface PlanInput {
   current: ReadonlyMap<string, FileVersion>;
   /** Paths open in an editor with unsaved changes: never written by default. */
   dirty: ReadonlySet<string>;
+  /** Journaled paths the resolver refused (paths.ts confineStoredPath), with why: listed, never written. */
+  refused?: ReadonlyMap<string, string>;
   notes?: readonly string[];
 }
 
@@ -135,14 +141,20 @@ export function planRestore(input: PlanInput): RestorePlan {
   }
   const files = [...byPath.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([path, chain]) =>
-      planFile(
+    .map(([path, chain]): PlannedFile => {
+      const refused = input.refused?.get(path);
+      if (refused !== undefined) {
+        const current: FileVersion = { kind: 'unknown', reason: refused };
+        const reason = `${OUTSIDE_WORKSPACE}: ${refused}`;
+        return { path, action: 'refused', reason, current, target: null, checkpoint: current, overwritable: false };
+      }
+      return planFile(
         path,
         chain,
         input.current.get(path) ?? { kind: 'unknown', reason: 'it was not read' },
         input.dirty.has(path),
-      ),
-    );
+      );
+    });
   return { toSeq: input.toSeq, files, notes: [...(input.notes ?? [])] };
 }
 
@@ -262,6 +274,7 @@ export function restoreOutcome(
       case 'unchanged':
         return { path: f.path, action: 'unchanged', reason: f.reason, from, to: from };
       case 'unrestorable':
+      case 'refused':
         return { path: f.path, action: 'unrestorable', reason: f.reason, from, to: from };
       default:
         return { path: f.path, action: 'kept', reason: f.reason, from, to: from };

@@ -32,6 +32,8 @@ export interface FileSig {
   size: number;
   mtimeMs: number;
   ino: number;
+  /** Permission bits (not compared: kept so a file a command deletes can come back with them). */
+  mode: number;
 }
 
 export interface Scan {
@@ -80,7 +82,8 @@ export async function scanWorkspace(root: string, opts: ScanOptions): Promise<Sc
     }
     const rel = list.files[i] as string;
     const s = lstatSync(path.join(root, rel), { throwIfNoEntry: false });
-    if (s && !s.isDirectory()) out.files.set(rel, { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino });
+    if (s && !s.isDirectory())
+      out.files.set(rel, { size: s.size, mtimeMs: s.mtimeMs, ino: s.ino, mode: s.mode & 0o7777 });
   }
   if (list.stoppedBy === 'limit')
     return stop(out, t0, `the scan stopped at ${maxFiles.toLocaleString('en')} files (the workspace has more)`);

@@ -3,7 +3,7 @@
 // BOM, any text) are stored as that text, so the blob name is the sha256 of the file's bytes and
 // identical content is stored once; anything else (binary, invalid UTF-8) is stored as base64.
 import { promises as fs } from 'node:fs';
-import { sha256 } from '../../common/hash';
+import { sha256, sha256OfFile } from '../../common/hash';
 import type { FileContentVersion, FileVersion } from '../../store/api/schema';
 
 /** Larger files are compared by hash but not kept (a version without a blob cannot be restored). */
@@ -32,16 +32,21 @@ export async function versionOf(
   buf: Buffer,
   put: PutBlob | null,
   maxKeptBytes = DEFAULT_MAX_KEPT_BYTES,
+  mode?: number,
 ): Promise<FileContentVersion> {
   const { text, encoding } = encodeBytes(buf);
   const hash = sha256(buf);
   const blob = put && buf.length <= maxKeptBytes ? await put(text) : null;
-  return { kind: 'file', sha256: hash, size: buf.length, blob, encoding };
+  return { kind: 'file', sha256: hash, size: buf.length, blob, encoding, ...(mode === undefined ? {} : { mode }) };
 }
 
+/** Files not kept are still read whole up to this size (one read is cheaper than a stream); larger ones are hashed as a stream. */
+const READ_WHOLE_BYTES = 256 * 1024;
+
 /**
- * The file at `abs` now: absent, its content (kept when `put` is given), or unknown when it cannot
- * be read (a directory, no permission). Never throws for the file's own state.
+ * The file at `abs` now: absent, its content (kept when `put` is given and it is within the cap), or
+ * unknown when it cannot be read (a directory, no permission). A file that will not be kept and is
+ * large is hashed as a stream, never read whole. Never throws for the file's own state.
  */
 export async function readVersion(
   abs: string,
@@ -59,8 +64,12 @@ export async function readVersion(
   if (st.isDirectory()) return unknownVersion('it is a folder');
   if (st.isSymbolicLink()) return unknownVersion('it is a symbolic link');
   if (!st.isFile()) return unknownVersion('it is not a regular file');
+  const mode = st.mode & 0o7777;
+  const kept = put !== null && st.size <= maxKeptBytes;
   try {
-    return await versionOf(await fs.readFile(abs), put, maxKeptBytes);
+    if (!kept && st.size > READ_WHOLE_BYTES)
+      return { kind: 'file', ...(await sha256OfFile(abs)), blob: null, encoding: 'base64', mode };
+    return await versionOf(await fs.readFile(abs), put, maxKeptBytes, mode);
   } catch (err) {
     return unknownVersion(`it could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }

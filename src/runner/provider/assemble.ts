@@ -27,12 +27,31 @@ export function normalizeFinishReason(raw: string | null | undefined, hasToolCal
 }
 
 export function toUsage(
-  u: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null | undefined,
+  u:
+    | {
+        prompt_tokens?: number;
+        completion_tokens?: number;
+        total_tokens?: number;
+        prompt_tokens_details?: { cached_tokens?: number } | null;
+        completion_tokens_details?: { reasoning_tokens?: number } | null;
+      }
+    | null
+    | undefined,
 ): Usage | null {
   if (!u || typeof u !== 'object') return null;
   const input = nonNeg(u.prompt_tokens);
   const output = nonNeg(u.completion_tokens);
-  return { input_tokens: input, output_tokens: output, total_tokens: nonNeg(u.total_tokens) || input + output };
+  const usage: Usage = {
+    input_tokens: input,
+    output_tokens: output,
+    total_tokens: nonNeg(u.total_tokens) || input + output,
+  };
+  // The ledger's cached and reasoning parts, where the server reports them (OpenAI, DeepSeek, vLLM …).
+  const cached = u.prompt_tokens_details?.cached_tokens;
+  const reasoning = u.completion_tokens_details?.reasoning_tokens;
+  if (typeof cached === 'number') usage.cached_tokens = nonNeg(cached);
+  if (typeof reasoning === 'number') usage.reasoning_tokens = nonNeg(reasoning);
+  return usage;
 }
 const nonNeg = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
 

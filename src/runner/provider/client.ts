@@ -5,7 +5,8 @@ import type { ChatCompletionCreateParams, ChatCompletionChunk } from 'openai/res
 import type { ChatMessage } from '../../store/api/schema';
 import { assembleCompletion, StreamAssembler, type Assembled } from './assemble';
 import { toProviderError, ProviderError, type ErrorContext } from './errors';
-import { costUsd, DEFAULT_PRICES, normalizeModel, type PriceTable } from './pricing';
+import { costUsd, DEFAULT_PRICES, normalizeModel, priceFor, type PriceTable } from './pricing';
+import { modelsWindow } from './window';
 import {
   PROVIDER_ADAPTER,
   type ChatProvider,
@@ -92,12 +93,15 @@ export function createProvider(config: ProviderConfig): ChatProvider {
     }
   }
 
+  const price = priceFor(config.model, prices);
   return {
     provider_adapter: PROVIDER_ADAPTER,
     requested_model: config.model,
     normalized_model: normalized,
     complete,
     listModels,
+    contextWindow: modelsWindow(client, config.model),
+    promptCostUsd: (tokens) => (price ? (tokens * price.input_per_mtok) / 1_000_000 : null),
   };
 }
 

@@ -75,4 +75,10 @@ export interface ChatProvider {
   complete(req: CompletionRequest): Promise<ProviderResult>;
   /** The model ids this provider offers (GET /models for an endpoint). Throws only ProviderError. */
   listModels(signal?: AbortSignal): Promise<string[]>;
+  /** The model's context window as the server states it (GET /models fields, vscode.lm maxInputTokens); null: it does not say. */
+  contextWindow?(signal?: AbortSignal): Promise<{ tokens: number; source: 'server' | 'vscode-lm' } | null>;
+  /** Counts tokens with the model's own tokenizer (vscode.lm countTokens); absent: the runner counts. */
+  countTokens?(text: string, signal?: AbortSignal): Promise<number>;
+  /** USD for this many prompt tokens at the model's price, for budgets checked before a request; null: unknown. */
+  promptCostUsd?(tokens: number): number | null;
 }

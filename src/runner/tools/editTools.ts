@@ -37,7 +37,7 @@ export const writeFile = defineTool({
   }),
   files: { kind: 'paths', paths: (args) => [args.path] },
   async run(args, ctx) {
-    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
     const existed = await fs.stat(abs).then(
       (s) => {
         if (s.isDirectory()) throw new ToolFailure(`"${rel}" is a directory; cannot write a file there.`);
@@ -79,7 +79,7 @@ export const editFile = defineTool({
   }),
   files: { kind: 'paths', paths: (args) => [args.path] },
   async run(args, ctx) {
-    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
     const reading = readUtf8(await fs.readFile(abs));
     if ('notText' in reading)
       throw new ToolFailure(`"${rel}" ${reading.notText}. edit_file edits UTF-8 text only; the file was not changed.`);

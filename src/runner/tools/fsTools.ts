@@ -22,7 +22,7 @@ export const readFile = defineTool({
   }),
   reads: (args) => [args.path],
   async run(args, ctx) {
-    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
     const st = await fs.stat(abs);
     if (st.isDirectory()) throw new ToolFailure(`"${rel}" is a directory; use list_files to see its contents.`);
     if (st.size > MAX_READ_BYTES && args.start_line === undefined) {

@@ -1,4 +1,5 @@
 // The coding toolset and its public surface.
+import { readOutput } from '../context/readOutput';
 import { delegate } from './delegate';
 import { editFile, writeFile } from './editTools';
 import { createFileFinder } from './files/finder';
@@ -9,6 +10,7 @@ import { ToolRegistry } from './registry';
 import { runCommand } from './runCommand';
 import type { FileRules } from './protectedFiles';
 import { makeSearchText } from './searchText';
+import type { ToolProvider } from './external';
 import type { Tool } from './types';
 
 /** The tools over a file finder, in the order the model sees them. */
@@ -20,6 +22,7 @@ export function codingTools(files: FileFinder, fileRules?: () => FileRules): rea
     writeFile,
     editFile,
     runCommand,
+    readOutput,
     delegate,
   ] as readonly Tool[];
 }
@@ -32,6 +35,8 @@ export interface CodingRegistryOptions {
   withDelegate?: boolean;
   /** How list_files and search_text reach the files (ripgrep or Node); default: the Node engine with VS Code's default excludes. */
   files?: FileFinder;
+  /** Tools from outside (MCP servers, VS Code's), offered beside the own ones. */
+  providers?: readonly ToolProvider[];
   /** Secret-like files search_text leaves out; default: DEFAULT_FILE_RULES. */
   fileRules?: () => FileRules;
 }
@@ -39,7 +44,10 @@ export interface CodingRegistryOptions {
 /** The registry a run uses. */
 export function createCodingRegistry(opts: CodingRegistryOptions = {}): ToolRegistry {
   const tools = codingTools(opts.files ?? createFileFinder(), opts.fileRules);
-  return new ToolRegistry(opts.withDelegate === false ? tools.filter((t) => t.name !== 'delegate') : tools);
+  return new ToolRegistry(
+    opts.withDelegate === false ? tools.filter((t) => t.name !== 'delegate') : tools,
+    opts.providers ?? [],
+  );
 }
 
 export { delegate, editFile, readFile, runCommand, writeFile };
@@ -55,7 +63,15 @@ export {
   describeFailure,
   type PreparedCall,
 } from './registry';
-export { confinePath, PathError, MAX_PATH_BYTES, MAX_COMPONENT_BYTES, type ConfinedPath } from './paths';
+export {
+  confinePath,
+  confineStoredPath,
+  PathError,
+  MAX_PATH_BYTES,
+  MAX_COMPONENT_BYTES,
+  type ConfinedPath,
+} from './paths';
+export { toolInputHash, type ExternalInfo, type ToolProvider } from './external';
 export { capOutput, truncationNote } from './output';
 export {
   decide,

@@ -29,7 +29,7 @@ export function makeListFiles(finder: FileFinder) {
       offset: z.number().int().min(0).default(0).describe('Entries to skip: the offset the previous page gave'),
     }),
     async run(args, ctx) {
-      const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+      const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
       const st = await fs.stat(abs);
       if (!st.isDirectory()) throw new ToolFailure(`"${rel}" is not a directory; use read_file to read it.`);
       const dirents = (await fs.readdir(abs, { withFileTypes: true })).sort((a, b) =>

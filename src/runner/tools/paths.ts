@@ -1,9 +1,12 @@
-// Path confinement: the ONE function every tool uses before touching the file system
-// (docs/design.md, reliability goals: path safety). A model-supplied path is refused when it escapes the workspace
+// Path confinement: the ONE resolver every path goes through before the file system is touched —
+// the tools' (model-supplied), the file journal's, the restore's and the approval diff's (stored)
+// (docs/design.md, reliability goals: path safety). A path is refused when it escapes the workspace
 // lexically (`..`, absolute), through a symlink (checked on real paths, component by component, so
-// a path that does not exist yet is judged by its nearest existing ancestor), or is malformed.
+// a path that does not exist yet is judged by its nearest existing ancestor), leads into the
+// extension's own storage folder, or is malformed. Stored paths must also be plain relative paths.
 import { promises as fs, type Stats } from 'node:fs';
 import path from 'node:path';
+import { storedPathProblem } from '../../common/storedPath';
 import { ToolFailure } from './types';
 
 export const MAX_PATH_BYTES = 4096;
@@ -44,8 +47,17 @@ function checkShape(p: unknown): string {
   return p === '' ? '.' : p;
 }
 
+export interface ConfineOptions {
+  /** The extension's own storage folder (checkpoints, blobs): refused, even when it lies inside the workspace. */
+  storageDir?: string | undefined;
+}
+
 /** Resolves `userPath` against the workspace root; throws PathError (with a clear message) when it is not safe. */
-export async function confinePath(workspaceRoot: string, userPath: string): Promise<ConfinedPath> {
+export async function confinePath(
+  workspaceRoot: string,
+  userPath: string,
+  opts: ConfineOptions = {},
+): Promise<ConfinedPath> {
   const p = checkShape(userPath);
   const root = path.resolve(workspaceRoot);
   const realRoot = await fs.realpath(root);
@@ -59,7 +71,29 @@ export async function confinePath(workspaceRoot: string, userPath: string): Prom
   }
   const parts = path.relative(base, lexical).split(path.sep).filter(Boolean);
   const abs = await walkReal(realRoot, parts, p, 0);
+  if (opts.storageDir && isInside(await realOrResolved(opts.storageDir), abs)) {
+    throw new PathError(`Path ${showPath(p)} is inside Agent Waypoints' own storage folder, which no tool may touch.`);
+  }
   return { abs, rel: path.relative(realRoot, abs).split(path.sep).join('/') || '.' };
+}
+
+/**
+ * A path from stored data (the file journal, an imported run): it must be a plain relative path
+ * (storedPathProblem) and then confine like any other. `rel` of the result differs from `stored`
+ * when a symlink inside the workspace now stands on the way: the caller decides what that means.
+ */
+export async function confineStoredPath(
+  workspaceRoot: string,
+  stored: string,
+  opts: ConfineOptions = {},
+): Promise<ConfinedPath> {
+  const problem = storedPathProblem(stored);
+  if (problem) throw new PathError(`Path ${showPath(stored)} is outside the workspace: ${problem}.`);
+  return confinePath(workspaceRoot, stored, opts);
+}
+
+async function realOrResolved(p: string): Promise<string> {
+  return fs.realpath(p).catch(() => path.resolve(p));
 }
 
 /** Follows `parts` from the real root, resolving each existing symlink and checking where it lands. */

@@ -14,8 +14,11 @@ import { readPlan } from './shell/reading';
 export type CategoryMode = 'auto' | 'ask' | 'deny';
 export type Decision = 'auto' | 'ask' | 'deny';
 
+/** Categories of the extension's own tools (external tools have their own policy: runner/mcp/approvals.ts). */
+export type OwnCategory = Exclude<ToolCategory, 'external'>;
+
 export interface ApprovalPolicy {
-  categories: Record<ToolCategory, CategoryMode>;
+  categories: Record<OwnCategory, CategoryMode>;
   /** Commands that run without asking ("npm test", "git status"): word prefixes of each command of a line. */
   commandAllow: readonly string[];
   /** Programs (or word prefixes, "git push") that are always refused. Deny wins over allow and over 'auto'. */
@@ -51,6 +54,7 @@ export interface PolicyDecision {
 
 export function decide(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLICY): PolicyDecision {
   const { category, toolName } = input;
+  if (category === 'external') return { decision: 'ask', reason: `${toolName} comes from outside Agent Waypoints.` };
   if (policy.restricted && (category === 'write' || category === 'command')) {
     return {
       decision: 'deny',
@@ -65,7 +69,7 @@ export function decide(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLI
   return byCategory(category, toolName, policy.categories[category]);
 }
 
-function byCategory(category: ToolCategory, toolName: string, mode: CategoryMode): PolicyDecision {
+function byCategory(category: OwnCategory, toolName: string, mode: CategoryMode): PolicyDecision {
   if (mode === 'deny') return { decision: 'deny', reason: `${category} tools are denied by policy (${toolName}).` };
   if (mode === 'auto') return { decision: 'auto', reason: `${category} tools run without asking.` };
   return { decision: 'ask', reason: `${category} tools ask for approval (${toolName}).` };

@@ -5,9 +5,11 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
-import type { ToolCall } from '../../store/api/schema';
+import type { SeenTool, ToolCall } from '../../store/api/schema';
 import { StoreWriteError } from '../../store/api/errors';
+import { errorMessage } from '../../common/errors';
 import { canonicalJson, inputHashFromRaw, outputHash, sha256 } from '../hash';
+import { seenTool, toolInputHash, uniqueNames, type ToolProvider } from './external';
 import { showPath } from './paths';
 import { ToolFailure, type Tool, type ToolContext, type ToolOutput, type ToolResult } from './types';
 
@@ -18,6 +20,7 @@ export type PreparedCall =
 
 /** The JSON Schema of a tool's arguments, generated from the same zod schema that validates them. */
 export function argsJsonSchema(tool: Tool): Record<string, unknown> {
+  if (tool.external) return tool.external.parameters;
   const { $schema: _drop, ...schema } = z.toJSONSchema(tool.args, { io: 'input' }) as Record<string, unknown>;
   return schema;
 }
@@ -41,22 +44,60 @@ export function errorResult(message: string): ToolResult {
   return { output: message, is_error: true, blob: null, output_hash: outputHash(message) };
 }
 
+/**
+ * The tools a run can call: the extension's own, plus what the providers (MCP servers, VS Code's
+ * tools) offered at the last refresh().
+ */
 export class ToolRegistry {
   private readonly byName = new Map<string, Tool>();
+  private external = new Map<string, Tool>();
 
-  constructor(tools: readonly Tool[]) {
+  constructor(
+    tools: readonly Tool[],
+    private readonly providers: readonly ToolProvider[] = [],
+    private readonly onProviderError: (provider: string, message: string) => void = () => undefined,
+  ) {
     for (const t of tools) {
       if (this.byName.has(t.name)) throw new Error(`ToolRegistry: duplicate tool name ${t.name}`);
       this.byName.set(t.name, t);
     }
   }
 
+  get hasProviders(): boolean {
+    return this.providers.length > 0;
+  }
+
+  /** Asks every provider for its tools now (servers start lazily here); a failing provider offers none. */
+  async refresh(signal?: AbortSignal): Promise<void> {
+    if (this.providers.length === 0) return;
+    const lists = await Promise.all(
+      this.providers.map((p) =>
+        p.tools(signal).catch((err: unknown) => {
+          this.onProviderError(p.id, errorMessage(err));
+          return [] as readonly Tool[];
+        }),
+      ),
+    );
+    const named = uniqueNames(lists.flat(), new Set(this.byName.keys()));
+    this.external = new Map(named.map((t) => [t.name, t]));
+  }
+
   get(name: string): Tool | undefined {
-    return this.byName.get(name);
+    return this.byName.get(name) ?? this.external.get(name);
+  }
+
+  /** One of the extension's own tools (not a provider's). */
+  isOwn(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  /** The extension's own tools only. */
+  own(): readonly Tool[] {
+    return [...this.byName.values()];
   }
 
   list(): readonly Tool[] {
-    return [...this.byName.values()];
+    return [...this.byName.values(), ...this.external.values()];
   }
 
   /** OpenAI `tools` for the request. */
@@ -64,8 +105,17 @@ export class ToolRegistry {
     return this.list().map(toolDefinition);
   }
 
+  /** The external tools as the model is offered them now, for the response's record (LlmResponse.tools_seen). */
+  seen(): SeenTool[] {
+    return [...this.external.values()].map(seenTool).filter((s): s is SeenTool => s !== null);
+  }
+
+  /**
+   * Hash of the extension's own toolset: a change asks before a run resumes. External tools come
+   * and go with their servers; a call to one that changed is caught per call (external.ts toolDrift).
+   */
   schemaHash(): string {
-    return toolSchemaHash(this.list());
+    return toolSchemaHash(this.own());
   }
 
   /** Looks the tool up and validates the arguments; input_hash is over the raw arguments (hash.ts). */
@@ -73,7 +123,7 @@ export class ToolRegistry {
     const name = call.function.name;
     const raw = call.function.arguments;
     const base = { tool_call_id: call.id, input_hash: inputHashFromRaw(name, raw) };
-    const tool = this.byName.get(name) ?? null;
+    const tool = this.get(name) ?? null;
     if (!tool) return { ...base, ok: false, tool: null, error: errorResult(this.unknownToolMessage(name)) };
     let parsed: unknown;
     try {
@@ -82,7 +132,8 @@ export class ToolRegistry {
       const msg = `Invalid JSON in the arguments for ${name}: ${(e as Error).message}. Received: ${clip(raw)}. ${expected(tool)}`;
       return { ...base, ok: false, tool, error: errorResult(msg) };
     }
-    return this.prepareArgs(tool, call.id, parsed, base.input_hash);
+    const prepared = this.prepareArgs(tool, call.id, parsed, base.input_hash);
+    return prepared.ok && tool.external ? { ...prepared, input_hash: toolInputHash(tool, prepared.args) } : prepared;
   }
 
   /** Validates already-parsed arguments (e.g. a user's edited arguments on approval). */
@@ -96,6 +147,11 @@ export class ToolRegistry {
       return { ok: false, tool_call_id: toolCallId, tool, input_hash: inputHash, error: errorResult(msg) };
     }
     return { ok: true, tool_call_id: toolCallId, tool, args: r.data, input_hash: inputHash };
+  }
+
+  /** The hash a validated call is known by (external tools bind their source's identity). */
+  inputHash(tool: Tool, args: unknown): string {
+    return toolInputHash(tool, args);
   }
 
   /** Runs a prepared call. Every tool failure is an is_error result for the model; only a storage failure throws. */
@@ -118,7 +174,9 @@ export class ToolRegistry {
   }
 
   private unknownToolMessage(name: string): string {
-    const available = [...this.byName.keys()].join(', ');
+    const available = this.list()
+      .map((t) => t.name)
+      .join(', ');
     return name === ''
       ? `The tool call has no tool name. Available tools: ${available}.`
       : `Unknown tool ${JSON.stringify(name)}. Available tools: ${available}.`;

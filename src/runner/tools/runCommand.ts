@@ -32,7 +32,7 @@ export const runCommand = defineTool({
   }),
   files: { kind: 'scan' },
   async run(args, ctx) {
-    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.cwd);
+    const { abs, rel } = await confinePath(ctx.workspaceRoot, args.cwd, ctx);
     const st = await fs.stat(abs).catch(() => null);
     if (!st?.isDirectory()) throw new ToolFailure(`cwd "${rel}" is not a directory in the workspace.`);
     if (ctx.signal.aborted) throw new ToolFailure('Cancelled before the command started.');

@@ -47,7 +47,7 @@ export function makeSearchText(finder: FileFinder, fileRules: () => FileRules = 
       } catch (e) {
         throw new ToolFailure(`Invalid regular expression ${JSON.stringify(args.pattern)}: ${(e as Error).message}`);
       }
-      const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path);
+      const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
       const st = await fs.stat(abs);
       if (!st.isDirectory() && !st.isFile()) throw new ToolFailure(`"${rel}" is not a regular file or folder.`);
       const scope = {

@@ -2,6 +2,7 @@
 // Node's fs and child_process only, always via paths.ts.
 import type { z } from 'zod';
 import type { ToolCategory } from '../../store/api/schema';
+import type { ExternalInfo } from './external';
 
 export interface DelegateResult {
   /** The child run's final answer. */
@@ -14,6 +15,8 @@ export interface DelegateResult {
 export interface ToolContext {
   /** Absolute path of the workspace folder; every path a tool touches is confined to it. */
   workspaceRoot: string;
+  /** The extension's own storage folder: refused like a path outside the workspace (paths.ts). */
+  storageDir?: string;
   /** Cancels the tool (kills a running command's process group). */
   signal: AbortSignal;
   /** `${run_id}/${step}/${tool_call_id}` (hash.ts idempotencyKey). */
@@ -24,6 +27,10 @@ export interface ToolContext {
   putBlob?: (content: string) => Promise<string>;
   /** A command's process started (its pid is recorded with the effect intent; see leftovers.ts). */
   onSpawn?: (pid: number) => void;
+  /** The run's own history: an earlier tool call's whole output (read_output, context/readOutput.ts). */
+  history?: { toolOutput(toolCallId: string): string | undefined };
+  /** Progress the tool reports while it runs (an MCP server's notifications), shown in its card. */
+  onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
   /**
    * Who let this call run: the policy (auto) or the user (an approval). run_command runs a line the
    * user approved through the shell as shown, and one the policy approved from the words it judged.
@@ -40,6 +47,8 @@ export interface ToolOutput {
   is_error: boolean;
   /** Blob holding the full output when `output` was truncated. */
   blob: string | null;
+  /** Blob holding an external tool's exact result as JSON (EffectResult.raw_blob). */
+  raw_blob?: string | null;
 }
 
 /** What the registry returns for every call: success, tool failure, bad arguments, unknown tool. */
@@ -65,6 +74,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   args: S;
   /** Absent: the tool changes no workspace files. */
   files?: FileEffect<z.output<S>>;
+  /** Set on tools from outside (MCP servers, VS Code's): where it comes from, its JSON Schema. */
+  external?: ExternalInfo;
   /** Files whose content the tool gives the model (secret-like ones ask first: protectedFiles.ts). */
   reads?: (args: z.output<S>) => string[];
   run(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;

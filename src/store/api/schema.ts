@@ -27,13 +27,16 @@ export const PHASES = [
   'post_tool_batch',
   'pre_subagent_batch',
   'post_subagent_batch',
+  /** Context management: older turns are condensed into a summary for the model (the messages stay). */
+  'pre_condense',
+  'post_condense',
   'run_terminal',
 ] as const;
 export const Phase = z.enum(PHASES);
 export type Phase = z.infer<typeof Phase>;
 
 /** Phases whose payload carries the runtime snapshot (docs/design.md). */
-export const SNAPSHOT_PHASES: readonly Phase[] = ['step_started', 'post_llm'];
+export const SNAPSHOT_PHASES: readonly Phase[] = ['step_started', 'post_llm', 'post_condense'];
 
 export const RUN_STATES = [
   'running',
@@ -78,8 +81,33 @@ export const Usage = z.object({
   input_tokens: z.number().int().nonnegative(),
   output_tokens: z.number().int().nonnegative(),
   total_tokens: z.number().int().nonnegative(),
+  /** Of input_tokens, served from the provider's prompt cache (absent: not reported). */
+  cached_tokens: z.number().int().nonnegative().optional(),
+  /** Of output_tokens, spent on reasoning (absent: not reported). */
+  reasoning_tokens: z.number().int().nonnegative().optional(),
+  /** Counted by us (countTokens, a tokenizer) because the provider reported none: an estimate. */
+  estimated: z.boolean().optional(),
 });
 export type Usage = z.infer<typeof Usage>;
+
+/**
+ * A tool from outside the extension (an MCP server's, or one of VS Code's `vscode.lm.tools`) as the
+ * model was offered it. Recorded with each response, so a resumed call to a tool that vanished or
+ * changed since is told to the user and the model instead of being made blind. The hashes are
+ * prefixes: enough to see a change (approvals bind the full identity through input_hash).
+ */
+export const SeenTool = z.object({
+  /** The name the model used (`server__tool`). */
+  name: z.string(),
+  kind: z.enum(['mcp', 'vscode']),
+  /** The MCP server's name, or `vscode`. */
+  source: z.string(),
+  /** The tool's own name at its source. */
+  tool: z.string(),
+  identity: z.string(),
+  schema_hash: z.string(),
+});
+export type SeenTool = z.infer<typeof SeenTool>;
 
 /** An LLM response received but whose tool calls have not all run yet (resume skips the LLM call). */
 export const LlmResponse = z.object({
@@ -89,6 +117,8 @@ export const LlmResponse = z.object({
   message: AssistantMessage,
   usage: Usage.nullable(),
   received_ms: z.number().int(),
+  /** The external tools the model was offered for this response (absent: none, or written before they existed). */
+  tools_seen: z.array(SeenTool).optional(),
 });
 export type LlmResponse = z.infer<typeof LlmResponse>;
 
@@ -117,6 +147,41 @@ export const SubagentExecutionRecord = z.object({
 });
 export type SubagentExecutionRecord = z.infer<typeof SubagentExecutionRecord>;
 
+// ── what the model sees (context management; the messages list itself keeps everything) ─────────
+/**
+ * A condense: messages[head, through) are sent to the model as one summary message. Written by a
+ * post_condense checkpoint; `pre_seq` is the pre_condense checkpoint, from which the context before
+ * it can be had back (fork, Undo condense).
+ */
+export const Condense = z.object({
+  /** `condense-<pre_seq>`. */
+  id: z.string().min(1),
+  pre_seq: z.number().int().positive(),
+  /** Messages kept before the summary: the system prompt and the first user message. */
+  head: z.number().int().nonnegative(),
+  through: z.number().int().nonnegative(),
+  summary: z.string(),
+  /** The step whose checkpoints hold it. */
+  step: z.number().int().nonnegative(),
+});
+export type Condense = z.infer<typeof Condense>;
+
+/**
+ * The exact context the model sees, as a rendering of the run's messages (runner/context/render.ts):
+ * tool outputs in messages[0, stub_before) longer than stub_chars go as a short stub (read_output
+ * reads them back), and a condense replaces its range by its summary. Rides on every snapshot.
+ */
+export const ModelContext = z.object({
+  stub_before: z.number().int().nonnegative(),
+  stub_chars: z.number().int().positive(),
+  condense: Condense.nullable(),
+  /** The window a provider's "context length exceeded" error taught us (smaller than what we assumed). */
+  learned_window: z.number().int().positive().nullable(),
+  /** After Undo condense: condense again only when the request would not fit the window at all. */
+  hold: z.boolean(),
+});
+export type ModelContext = z.infer<typeof ModelContext>;
+
 // ── runtime snapshot (docs/design.md, field for field) ─────────────────────────────────────────────
 /** The snapshot minus its append-only lists: what a checkpoint record stores. */
 export const SnapshotHeader = z.object({
@@ -138,6 +203,8 @@ export const SnapshotHeader = z.object({
   final_text: z.string(),
   final_structured: z.unknown().nullable(),
   replayed_effect_count: z.number().int().nonnegative(),
+  /** What the model sees (absent or null: every message as it is). */
+  model_context: ModelContext.nullable().optional(),
   /** Lengths of the append-only lists at this checkpoint; the lists live in the run's log. */
   message_count: z.number().int().nonnegative(),
   tool_execution_count: z.number().int().nonnegative(),
@@ -160,6 +227,17 @@ export const RuntimeSnapshot = SnapshotHeader.omit({
 });
 export type RuntimeSnapshot = z.infer<typeof RuntimeSnapshot>;
 
+/** A request's size in tokens against the model's window (what the run view's context meter shows). */
+export const ContextSize = z.object({
+  tokens: z.number().int().nonnegative(),
+  window: z.number().int().positive(),
+  /** Where the window came from: server (GET /models), vscode-lm (maxInputTokens), error, setting, default. */
+  window_source: z.string(),
+  /** Counted with a tokenizer that is not the model's own (an estimate within a margin). */
+  estimated: z.boolean(),
+});
+export type ContextSize = z.infer<typeof ContextSize>;
+
 // ── phase payloads (the AFK reference's table, plus what resume needs) ───────────────────────────────────
 export const PhasePayloads = {
   run_started: z.looseObject({
@@ -170,7 +248,13 @@ export const PhasePayloads = {
     tool_schema_hash: z.string(),
   }),
   step_started: z.looseObject({ state: RunState, message_count: z.number().int().nonnegative() }),
-  pre_llm: z.looseObject({ model: z.string(), provider: z.string(), message_count: z.number().int().nonnegative() }),
+  pre_llm: z.looseObject({
+    model: z.string(),
+    provider: z.string(),
+    message_count: z.number().int().nonnegative(),
+    /** The request's size as counted before it was sent, and the window it had to fit. */
+    context: ContextSize.optional(),
+  }),
   post_llm: z.looseObject({
     model: z.string(),
     provider: z.string(),
@@ -179,6 +263,9 @@ export const PhasePayloads = {
     session_token: z.string().nullable(),
     checkpoint_token: z.string().nullable(),
     total_cost_usd: z.number().nullable(),
+    /** The ledger entry of this request: its tokens (as reported, or counted: `estimated`) and cost. */
+    usage: Usage.nullable().optional(),
+    cost_usd: z.number().nullable().optional(),
   }),
   pre_tool_batch: z.looseObject({ tool_call_count: z.number().int().nonnegative() }),
   post_tool_batch: z.looseObject({
@@ -189,6 +276,24 @@ export const PhasePayloads = {
   post_subagent_batch: z.looseObject({
     subagents_total: z.number().int().nonnegative(),
     subagent_failures: z.number().int().nonnegative(),
+  }),
+  pre_condense: z.looseObject({
+    /** threshold: the request would pass the condense threshold; overflow: the provider refused it as too long. */
+    reason: z.enum(['threshold', 'overflow']),
+    context: ContextSize,
+    /** Waiting for the user ("ask before condensing"): resuming the run is the go-ahead. */
+    awaiting_consent: z.boolean(),
+  }),
+  post_condense: z.looseObject({
+    condense_id: z.string(),
+    /** The model context before this condense (Undo condense puts it back). */
+    before: ModelContext.nullable(),
+    context: ContextSize,
+    /** The summary calls' ledger entry. */
+    usage: Usage.nullable(),
+    cost_usd: z.number().nullable(),
+    /** Set when this checkpoint undoes a condense instead of making one. */
+    undo_of: z.string().nullable().optional(),
   }),
   run_terminal: z.looseObject({
     state: RunState,
@@ -224,7 +329,8 @@ export const CheckpointRecord = z.object({
 export type CheckpointRecord = z.infer<typeof CheckpointRecord>;
 
 // ── approvals and effects ──────────────────────────────────────────────────────────────────────
-export const ToolCategory = z.enum(['read', 'write', 'command', 'subagent']);
+/** `external`: an MCP server's tool or one of VS Code's (`vscode.lm.tools`): a side effect of unknown kind. */
+export const ToolCategory = z.enum(['read', 'write', 'command', 'subagent', 'external']);
 export type ToolCategory = z.infer<typeof ToolCategory>;
 
 export const ApprovalDecision = z.object({
@@ -261,6 +367,8 @@ export const EffectResult = z.object({
   is_error: z.boolean(),
   /** Content-addressed blob holding the full output when `output` was truncated. */
   blob: z.string().nullable(),
+  /** An external tool's exact result as JSON (an MCP `CallToolResult`: text, images, resources, structured content), in a blob. */
+  raw_blob: z.string().nullable().optional(),
   finished_ms: z.number().int(),
 });
 export type EffectResult = z.infer<typeof EffectResult>;
@@ -273,7 +381,8 @@ const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
  * as the text itself when the bytes are UTF-8 that round-trips exactly (`utf8`, so the blob name is
  * the bytes' sha256 and identical content is stored once), else as base64 (`base64`, binary files);
  * `blob` null = not kept (over the size cap): comparable, not restorable. `absent`: no file there.
- * `unknown`: not observed (the reason says why), so never restored to.
+ * `unknown`: not observed (the reason says why), so never restored to. A version too large to keep
+ * is hashed as a stream, never read whole (its `encoding` then says nothing).
  */
 export const FileVersion = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('absent') }),
@@ -283,6 +392,8 @@ export const FileVersion = z.discriminatedUnion('kind', [
     size: z.number().int().nonnegative(),
     blob: Sha256Hex.nullable(),
     encoding: z.enum(['utf8', 'base64']),
+    /** Permission bits (e.g. 0o755): a file the restore re-creates gets them back. Absent in older records: the default. */
+    mode: z.number().int().min(0).max(0o7777).optional(),
   }),
   z.object({ kind: z.literal('unknown'), reason: z.string() }),
 ]);
@@ -418,6 +529,19 @@ export const RunMeta = z.object({
   continued_from: CheckpointRef.nullable().optional(),
   /** Parent run of a subagent (delegate tool). */
   parent_run_id: RunId.nullable(),
+  /**
+   * Set when the run came in by import: when, from which run id, and how many decisions the import
+   * reset (calls without a recorded result wait for this user again), with notes for the user.
+   */
+  imported: z
+    .object({
+      ms: z.number().int(),
+      from_run_id: z.string(),
+      reset_decisions: z.number().int().nonnegative(),
+      notes: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
 });
 export type RunMeta = z.infer<typeof RunMeta>;
 

@@ -49,7 +49,8 @@ const HeaderInput = RuntimeSnapshot.omit({ messages: true, tool_executions: true
 
 /** The checkpoints that must be on disk before append() resolves (README: durability classes). */
 export function isDurableAppend(input: AppendInput): boolean {
-  if (input.phase === 'run_started' || input.phase === 'run_terminal') return true;
+  // post_condense holds a summary the model was paid to write: never written twice after a crash.
+  if (input.phase === 'run_started' || input.phase === 'run_terminal' || input.phase === 'post_condense') return true;
   return input.phase === 'post_llm' && input.snapshot?.pending_llm_response != null;
 }
 

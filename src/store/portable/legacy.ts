@@ -36,6 +36,8 @@ const int = (v: unknown, d = 0): number =>
   typeof v === 'number' && Number.isFinite(v) ? Math.max(0, Math.trunc(v)) : d;
 const state = (v: unknown): RunState => (RunState.safeParse(v).success ? (v as RunState) : 'running'); // e.g. AFK "degraded"
 
+const LEGACY_SIZE = { tokens: 0, window: 1, window_source: 'legacy', estimated: true };
+
 /** Defaults for phase payload fields the AFK table does not have (our schema requires them). */
 const PAYLOAD_DEFAULTS: Record<Phase, Obj> = {
   run_started: { agent_name: 'legacy', resumed: false, task: '', extension_version: 'legacy', tool_schema_hash: '' },
@@ -54,6 +56,9 @@ const PAYLOAD_DEFAULTS: Record<Phase, Obj> = {
   post_tool_batch: { tool_calls_total: 0, tool_failures: 0 },
   pre_subagent_batch: { subagent_count: 0 },
   post_subagent_batch: { subagents_total: 0, subagent_failures: 0 },
+  // Not AFK phases: a legacy record never has them (listed because the table covers every phase).
+  pre_condense: { reason: 'threshold', awaiting_consent: false, context: LEGACY_SIZE },
+  post_condense: { condense_id: '', before: null, usage: null, cost_usd: null, context: LEGACY_SIZE },
   run_terminal: {
     state: 'completed',
     final_text: '',

@@ -4,6 +4,7 @@ import { canonicalJson } from '../api/canonical';
 import { copyJson } from '../core/copy';
 import { sha256 } from '../../common/hash';
 import { CheckpointNotFoundError, InvalidInputError, SchemaVersionError } from '../api/errors';
+import { checkStoredPaths, distrustImported } from './importTrust';
 import { isLegacyInput, normalizeLegacy } from './legacy';
 import { migrate } from '../core/migrations';
 import type { RunHandle, Lease } from '../core/runHandle';
@@ -65,6 +66,7 @@ export async function forkRun(
       title: opts?.title ?? `${src.meta.title} (fork of seq ${record.seq})`,
       created_ms: now,
       forked_from: { run_id: runId, seq: record.seq },
+      imported: null, // the fork is made here; what its source's import reset is the source's story
     };
     const first: CheckpointRecord = {
       ...record,
@@ -98,6 +100,7 @@ async function effectBlobs(
   for (const e of effects) {
     const hashes = [
       e.result?.blob,
+      e.result?.raw_blob,
       ...(e.files ?? []).flatMap((f) => [f.before, f.after].map((v) => (v.kind === 'file' ? v.blob : null))),
     ];
     for (const hash of hashes) if (hash && !(hash in blobs)) blobs[hash] = await host.getBlob(runId, hash);
@@ -129,7 +132,10 @@ export async function exportRun(host: PortableHost, runId: string): Promise<unkn
   return { format: EXPORT_FORMAT, schema_version: STORE_SCHEMA_VERSION, sha256: sha256(canonicalJson(body)), body };
 }
 
-/** Validates everything before writing anything; a colliding run id gets a new id. */
+/**
+ * Validates everything before writing anything; a colliding run id gets a new id. The run keeps its
+ * history but no decision nobody made here (importTrust.ts): the export is a file anyone can edit.
+ */
 export async function importRun(host: PortableHost, data: unknown, owner: OwnerInfo): Promise<RunSummary> {
   const body = isLegacyInput(data) ? normalizeLegacy(data) : checkExport(data);
   for (const [hash, content] of Object.entries(body.blobs)) {
@@ -139,6 +145,7 @@ export async function importRun(host: PortableHost, data: unknown, owner: OwnerI
   for (const e of body.effects) {
     const refs = [
       e.result?.blob,
+      e.result?.raw_blob,
       ...(e.files ?? []).flatMap((f) => [f.before, f.after].map((v) => (v.kind === 'file' ? v.blob : null))),
     ];
     for (const ref of refs)
@@ -147,8 +154,11 @@ export async function importRun(host: PortableHost, data: unknown, owner: OwnerI
           `Import refused: effect ${e.tool_call_id} refers to blob ${ref}, which is not in the export.`,
         );
   }
+  checkStoredPaths(body);
   const oldId = body.meta.run_id;
-  const build = (newId: string) => ({ meta: { ...body.meta, run_id: newId }, ops: importOps(body, oldId, newId) });
+  const importedMs = host.now();
+  const build = (newId: string) =>
+    distrustImported({ ...body.meta, run_id: newId }, importOps(body, oldId, newId), { runId: oldId, now: importedMs });
   let r: { run: RunSummary; lease?: Lease };
   try {
     r = await host.adoptNewRun(build, oldId, owner, { keepLease: true, renameOnCollision: true });

@@ -3,7 +3,7 @@
 // cannot be changed shown but not tickable, and what the journal could not know. Each file can be
 // compared (VS Code's diff editor: the file now ↔ the version the restore would write).
 import * as vscode from 'vscode';
-import { defaultTicks, type PlannedFile, type RestorePlan } from '../../runner/files/restorePlan';
+import { defaultTicks, OUTSIDE_WORKSPACE, type PlannedFile, type RestorePlan } from '../../runner/files/restorePlan';
 import type { FileVersion } from '../../store/api/schema';
 
 export const VERSION_SCHEME = 'agent-waypoints-version';
@@ -14,6 +14,7 @@ const ICONS: Record<PlannedFile['action'], string> = {
   conflict: 'warning',
   unrestorable: 'circle-slash',
   unchanged: 'check',
+  refused: 'error',
 };
 const WHAT: Record<PlannedFile['action'], string> = {
   revert: 'will be restored',
@@ -21,6 +22,7 @@ const WHAT: Record<PlannedFile['action'], string> = {
   conflict: 'kept',
   unrestorable: 'cannot be restored',
   unchanged: 'already as at the checkpoint',
+  refused: OUTSIDE_WORKSPACE,
 };
 
 interface Item extends vscode.QuickPickItem {
@@ -123,7 +125,7 @@ function items(plan: RestorePlan): Item[] {
         label: `$(${ICONS[f.action]}) ${f.path}`,
         description: what,
         detail: f.reason,
-        buttons: [COMPARE],
+        buttons: f.action === 'refused' ? [] : [COMPARE],
       });
     }
   };
@@ -142,6 +144,10 @@ function items(plan: RestorePlan): Item[] {
   group(
     'Already as at the checkpoint',
     plan.files.filter((f) => f.action === 'unchanged'),
+  );
+  group(
+    'Outside the workspace — not restored',
+    plan.files.filter((f) => f.action === 'refused'),
   );
   if (plan.notes.length > 0) {
     out.push({ label: 'Not known to the journal', kind: vscode.QuickPickItemKind.Separator, tickable: false });

@@ -1,18 +1,27 @@
 // Restoring files in the editor: the plan (runner/files, pure) for a checkpoint, with the editors
-// that have unsaved changes as conflicts; a preview; then ONE WorkspaceEdit, so a single Undo
-// brings every file back, and the restore recorded with the run (what was applied, kept, and why).
-// A file is rewritten as delete + create-with-contents: byte-exact (CRLF, BOM, binary), and
-// VS Code's undo of a delete re-creates the file with the content it had.
+// that have unsaved changes as conflicts; a preview; then the writes, and the restore recorded with
+// the run (what was applied, kept, and why). The writes are runner/files/restore.ts's: byte-exact
+// (CRLF, BOM, binary), in place (a file keeps its mode, executable bit and hard links; a deleted
+// one comes back with its recorded mode), never through the OS trash, every path confined to this
+// window's workspace. Open editors without unsaved changes follow the files on disk.
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { changedSincePlan, keepReplaced, prepareRestore, versionBytes } from '../../runner/files/restore';
-import { restoreOutcome, restoreWrites, type RestorePlan } from '../../runner/files/restorePlan';
+import {
+  changedSincePlan,
+  keepReplaced,
+  prepareRestore,
+  writeRestore,
+  type RestoreScope,
+} from '../../runner/files/restore';
+import { restoreOutcome, type RestorePlan } from '../../runner/files/restorePlan';
 import type { RestoreRecord } from '../../store/api/schema';
 import type { CheckpointStore, OwnerInfo } from '../../store/api/types';
 
 export interface RestorerDeps {
   store: CheckpointStore;
   workspaceRoot: vscode.Uri;
+  /** The extension's own storage folder: never written by a restore. */
+  storageDir?: string;
   owner: OwnerInfo;
 }
 
@@ -41,29 +50,27 @@ export class FileRestorer {
     return this.deps.workspaceRoot;
   }
 
-  async plan(runId: string, toSeq: number): Promise<RestorePlan> {
-    return prepareRestore({ store: this.deps.store, runId, toSeq, workspaceRoot: this.root, dirty: this.dirtyPaths() });
+  private get scope(): RestoreScope {
+    return { workspaceRoot: this.root, storageDir: this.deps.storageDir };
   }
 
-  /** Applies the plan as one workspace edit and records it. Needs the run (refused while another window or a live run holds it). */
+  async plan(runId: string, toSeq: number): Promise<RestorePlan> {
+    return prepareRestore({ store: this.deps.store, runId, toSeq, ...this.scope, dirty: this.dirtyPaths() });
+  }
+
+  /** Writes the plan's files and records the restore. Needs the run (refused while another window or a live run holds it). */
   async apply(
     runId: string,
     plan: RestorePlan,
     opts: ApplyOptions,
   ): Promise<{ record: RestoreRecord; forkedRunId: string | null }> {
-    const changed = await changedSincePlan(plan, this.root);
+    const changed = await changedSincePlan(plan, this.scope);
     if (changed.length > 0) throw new RestoreOutdatedError(changed);
     const { store } = this.deps;
     const lease = await store.acquire(runId, this.deps.owner);
     try {
-      const replaced = await keepReplaced(store, runId, this.root, plan, opts.overwrite);
-      // WorkspaceEdit.size counts text edits only: whether there is anything to apply is the plan's to say.
-      if (
-        restoreWrites(plan, opts.overwrite).size > 0 &&
-        !(await vscode.workspace.applyEdit(await this.edit(runId, plan, opts.overwrite)))
-      ) {
-        throw new Error('VS Code did not apply the restore (nothing was changed).');
-      }
+      const replaced = await keepReplaced(store, runId, this.scope, plan, opts.overwrite);
+      await writeRestore(store, runId, this.scope, plan, opts.overwrite);
       const forkedRunId = opts.fork ? await opts.fork() : null;
       const record = await store.recordRestore(runId, {
         to_seq: plan.toSeq,
@@ -75,21 +82,6 @@ export class FileRestorer {
     } finally {
       await lease.release();
     }
-  }
-
-  /** One edit for every write: delete (a file the agent created) or delete + create with the exact bytes. */
-  async edit(runId: string, plan: RestorePlan, overwrite: ReadonlySet<string>): Promise<vscode.WorkspaceEdit> {
-    const edit = new vscode.WorkspaceEdit();
-    const label = `Restore files to checkpoint #${plan.toSeq}`;
-    for (const [rel, version] of restoreWrites(plan, overwrite)) {
-      const uri = vscode.Uri.joinPath(this.deps.workspaceRoot, ...rel.split('/'));
-      const meta = { label, needsConfirmation: false, description: rel };
-      const exists = plan.files.find((f) => f.path === rel)?.current.kind !== 'absent';
-      const bytes = await versionBytes(this.deps.store, runId, version);
-      if (exists) edit.deleteFile(uri, { ignoreIfNotExists: true }, meta);
-      if (bytes) edit.createFile(uri, { contents: bytes }, meta);
-    }
-    return edit;
   }
 
   /** Workspace files open with unsaved changes, relative and '/'-separated. */

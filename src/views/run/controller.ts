@@ -20,6 +20,7 @@ import {
 } from './protocol';
 import { composerHint, runHeader } from './header';
 import { ThreadTranscript } from './thread';
+import { alwaysAllow, CallProgress, toolResult } from './externalTools';
 
 export interface RunViewDeps {
   store: CheckpointStore;
@@ -29,6 +30,8 @@ export interface RunViewDeps {
     partialResponse(runId: string): { step: number; text: string; reasoning: string } | undefined;
     decide(runId: string, decisions: DecisionInput[]): Promise<unknown>;
     send(runId: string, text: string, opts?: { id?: string }): Promise<SendOutcome>;
+    /** Undo condense (context/undo.ts); absent where the runner cannot (a read-only view). */
+    undoCondense?(runId: string): Promise<string>;
   };
   /** The runs of a thread, oldest first. */
   threadRuns(threadId: string): Promise<RunSummary[]>;
@@ -43,6 +46,10 @@ export interface RunViewDeps {
     showDiff(runId: string, toolCallId: string): Promise<void>;
   };
   log: { info(m: string): void; warn(m: string): void };
+  /** This window's workspace folder, where runs work: a run recorded elsewhere says so in its header. */
+  workspaceRoot?: string;
+  /** Adds an external tool, as its server is now, to the always-allow list (absent: the view offers no such action). */
+  allowTool?(toolName: string): Promise<string>;
 }
 
 const REFRESH_MS = 60;
@@ -53,6 +60,7 @@ export class RunViewController extends DisposableBase {
   /** Inbound messages refused (malformed, forged, stale, read-only), for tests and the log. */
   rejectedMessages = 0;
   private readonly running = new Map<string, Set<string>>();
+  private readonly progress = new CallProgress();
   private streaming: { runId: string; step: number } | null = null;
   private pendingDeltas: Extract<HostMessage, { type: 'delta' }>[] = [];
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
@@ -72,6 +80,7 @@ export class RunViewController extends DisposableBase {
     this.transcript = new ThreadTranscript(deps.store, {
       isActive: (id) => deps.runner.isActive(id),
       runningCalls: (id) => this.running.get(id) ?? new Set(),
+      progress: (id) => this.progress.of(id),
     });
     this._register(deps.runner.events.on((e) => this.onRunnerEvent(e)));
     this._register(
@@ -121,7 +130,7 @@ export class RunViewController extends DisposableBase {
     if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
     const readOnly = await this.deps.readOnlyReason(last.run_id);
     const runHeaders = await Promise.all(
-      runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id))),
+      runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id), this.deps.workspaceRoot)),
     );
     // From here on synchronous up to the post: the text streamed so far replaces the deltas not yet sent.
     const partial = this.deps.runner.partialResponse(last.run_id);
@@ -169,6 +178,18 @@ export class RunViewController extends DisposableBase {
         return {};
       case 'toolOutput':
         return { text: await this.fullOutput(runId, msg.params.toolCallId) };
+      case 'toolResult':
+        return toolResult(this.deps.store, runId, msg.params.toolCallId);
+      case 'alwaysAllow': {
+        await this.mustBeWritable(runId);
+        if (!this.deps.allowTool) throw new Error('external tools cannot be allowed in this window');
+        const what = await alwaysAllow(
+          { store: this.deps.store, decide: (id, d) => this.deps.runner.decide(id, d), allow: this.deps.allowTool },
+          msg.params,
+        );
+        this.deps.log.info(`run ${runId}: approved, and always allowed from now on: ${what}`);
+        return {};
+      }
       case 'runAction':
         await this.deps.actions.run(runId, msg.params.action);
         return {};
@@ -179,6 +200,21 @@ export class RunViewController extends DisposableBase {
       case 'restoreAction': {
         const record = await this.checkRestore(runId, msg.params.restoreId, msg.params.action);
         await this.deps.actions.restore(runId, record, msg.params.action);
+        return {};
+      }
+      case 'condenseAction': {
+        await this.mustBeWritable(runId);
+        const marker = this.transcript.find(
+          (i) => i.kind === 'condense' && i.runId === runId && i.condenseId === msg.params.condenseId,
+        );
+        if (!marker || marker.kind !== 'condense' || !marker.undoable)
+          throw new Error(
+            `condense ${msg.params.condenseId} is not the run's current condense, or the run is not stopped`,
+          );
+        if (!this.deps.runner.undoCondense) throw new Error('Undo condense is not available here');
+        await this.deps.runner.undoCondense(runId);
+        this.deps.log.info(`run ${runId}: ${msg.params.condenseId} undone; the next request gets the previous context`);
+        this.schedule(runId);
         return {};
       }
       case 'send': {
@@ -274,6 +310,7 @@ export class RunViewController extends DisposableBase {
       else set.delete(e.toolCallId);
       this.running.set(e.runId, set);
     }
+    this.progress.track(e);
     if (e.type === 'phase' && e.record.phase === 'post_llm') this.streaming = null;
     this.schedule(e.runId);
   }

@@ -6,11 +6,23 @@ import type { CheckpointStore } from '../../store/api/types';
 import { STATE_LABELS } from '../runs/format';
 import type { RunAction } from './items';
 import type { RunHeader } from './protocol';
+import { ContextSize } from '../../store/api/schema';
+import { formatWindow } from '../../runner/context/window';
 
-export async function runHeader(store: CheckpointStore, run: RunSummary, active: boolean): Promise<RunHeader> {
-  const [snap, pending] = await Promise.all([
+/**
+ * `workspaceRoot`: the folder of this window, where the run works (whatever its records name); a
+ * run recorded in another folder (imported, moved) says so.
+ */
+export async function runHeader(
+  store: CheckpointStore,
+  run: RunSummary,
+  active: boolean,
+  workspaceRoot?: string,
+): Promise<RunHeader> {
+  const [snap, pending, recent] = await Promise.all([
     store.loadSnapshot(run.run_id).catch(() => undefined),
     run.pending_approvals > 0 ? store.listApprovals(run.run_id, { pendingOnly: true }) : [],
+    store.list(run.run_id, { limit: 12 }).catch(() => []),
   ]);
   const s = snap?.snapshot;
   const budget = (
@@ -31,12 +43,50 @@ export async function runHeader(store: CheckpointStore, run: RunSummary, active:
     model: run.model,
     step: run.step,
     tokens: s?.usage.total_tokens ?? 0,
+    context: contextMeter(recent),
+    usage: {
+      prompt: s?.usage.input_tokens ?? 0,
+      cached: s?.usage.cached_tokens ?? null,
+      completion: s?.usage.output_tokens ?? 0,
+      reasoning: s?.usage.reasoning_tokens ?? null,
+      estimated: s?.usage.estimated ?? false,
+    },
     costUsd: s ? s.total_cost_usd : null,
     budget: limits.length > 0 ? limits.join(' · ') : null,
     pendingApprovals: run.pending_approvals,
     pendingCalls: pending.map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
     actions: runActions(run, active),
+    notices: runNotices(run, (s?.context as { workspace_root?: unknown } | undefined)?.workspace_root, workspaceRoot),
   };
+}
+
+/** The newest request size a checkpoint recorded (pre_llm, or a condense's result): "context: 41% of 128k". */
+export function contextMeter(newestFirst: readonly { payload: Record<string, unknown> }[]): RunHeader['context'] {
+  for (const r of newestFirst) {
+    const size = ContextSize.safeParse(r.payload.context);
+    if (!size.success) continue;
+    const { tokens, window, estimated } = size.data;
+    const pct = Math.round((100 * tokens) / window);
+    return { tokens, window, estimated, label: `context: ${pct}% of ${formatWindow(window)}` };
+  }
+  return null;
+}
+
+/** What the user should know before acting on this run: what its import reset, and where it works now. */
+export function runNotices(run: RunSummary, recordedRoot: unknown, workspaceRoot: string | undefined): string[] {
+  const notices: string[] = [];
+  if (run.imported) {
+    const when = new Date(run.imported.ms).toLocaleString();
+    notices.push([`Imported ${when}.`, ...run.imported.notes].join(' '));
+  }
+  if (typeof recordedRoot === 'string' && workspaceRoot && !sameFolder(recordedRoot, workspaceRoot))
+    notices.push(`This run was recorded in ${recordedRoot}; it works in this workspace now.`);
+  return notices;
+}
+
+function sameFolder(a: string, b: string): boolean {
+  const norm = (p: string) => p.replace(/[\\/]+$/, '');
+  return norm(a) === norm(b);
 }
 
 /** While calls wait, the count is today's, not the one stored when the run paused (some may be decided). */

@@ -57,7 +57,7 @@ export const ToolItem = z.object({
   step: z.number().int(),
   toolCallId: z.string(),
   name: z.string(),
-  category: z.enum(['read', 'write', 'command', 'subagent']).nullable(),
+  category: z.enum(['read', 'write', 'command', 'subagent', 'external']).nullable(),
   /** "edit_file src/slugify.js", "run_command npm test". */
   title: z.string(),
   args: z.array(z.object({ name: z.string(), value: z.string() })),
@@ -73,6 +73,12 @@ export const ToolItem = z.object({
   approval: ToolApproval.nullable(),
   /** Unified diff lines of an edit (`+`, `-`, ` `, `@@`). */
   diff: z.array(z.string()).nullable(),
+  /** A tool of an MCP server or of VS Code's (its approval offers "Always allow"). */
+  external: z.boolean().default(false),
+  /** Its exact result is kept (images, resources, structured content): the card asks for it (toolResult). */
+  rich: z.boolean().default(false),
+  /** The latest progress the tool reported while it runs ("2 of 5 — copying"). */
+  progress: z.string().nullable().default(null),
 });
 export const WaypointItem = z.object({
   kind: z.literal('waypoint'),
@@ -120,6 +126,30 @@ export const RestoreItem = z.object({
   undoable: z.boolean(),
 });
 
+/** "Condensed here": from this step on the model saw a summary in place of older turns (the history stays above). */
+export const CondenseItem = z.object({
+  kind: z.literal('condense'),
+  key: Key,
+  runId: RunId,
+  step: z.number().int(),
+  condenseId: z.string().min(1).max(200),
+  /** The post_condense checkpoint. */
+  seq: z.number().int().positive(),
+  summary: z.string(),
+  /** Messages head+1 … through were summarized. */
+  from: z.number().int().nonnegative(),
+  through: z.number().int().nonnegative(),
+  /** The request's tokens before and after, against the window. */
+  tokensBefore: z.number().int().nonnegative().nullable(),
+  tokensAfter: z.number().int().nonnegative(),
+  window: z.number().int().positive(),
+  reason: z.string(),
+  /** Undone later: the model saw the previous context again. */
+  undone: z.boolean(),
+  /** The model's current context holds this condense and the run is stopped: Undo condense applies. */
+  undoable: z.boolean(),
+});
+
 export const TranscriptItem = z.discriminatedUnion('kind', [
   TurnItem,
   UserItem,
@@ -128,7 +158,9 @@ export const TranscriptItem = z.discriminatedUnion('kind', [
   WaypointItem,
   StatusItem,
   RestoreItem,
+  CondenseItem,
 ]);
+export type CondenseItem = z.infer<typeof CondenseItem>;
 export type TranscriptItem = z.infer<typeof TranscriptItem>;
 export type ToolItem = z.infer<typeof ToolItem>;
 export type WaypointItem = z.infer<typeof WaypointItem>;
@@ -170,5 +202,7 @@ export function estimateHeight(item: TranscriptItem): number {
       return 64;
     case 'restore':
       return 92 + 20 * item.files.length + 20 * item.notes.length;
+    case 'condense':
+      return 40;
   }
 }

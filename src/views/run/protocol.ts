@@ -5,6 +5,7 @@
 // the webview bundles this file.
 import { z } from 'zod';
 import { OutlineEntry, RESTORE_ACTIONS, RUN_ACTIONS, TranscriptItem, WAYPOINT_ACTIONS } from './items';
+import { RichResult } from './richResult';
 
 const Id = z.string().min(1).max(200);
 const InputHash = z.string().regex(/^[0-9a-f]{64}$/);
@@ -44,6 +45,13 @@ export const Requests = {
   ),
   /** VS Code's diff editor beside the view: the file against the proposed edit (pending) or the edit itself (done). */
   showDiff: request(z.strictObject({ runId: Id, toolCallId: Id }), Ok),
+  /**
+   * "Always allow" on an external tool's pending approval: approves this call and adds the tool to
+   * the always-allow list. Server and tool are read from the approval, never from the view.
+   */
+  alwaysAllow: request(z.strictObject({ runId: Id, toolCallId: Id, inputHash: InputHash }), Ok),
+  /** An external tool's exact result (text, images, resources, structured content), as kept with the run. */
+  toolResult: request(z.strictObject({ runId: Id, toolCallId: Id }), RichResult),
   /** The whole result of a tool call (the item carries a preview). */
   toolOutput: request(z.strictObject({ runId: Id, toolCallId: Id }), z.object({ text: z.string() })),
   runAction: request(z.strictObject({ runId: Id, action: z.enum(RUN_ACTIONS) }), Ok),
@@ -54,6 +62,8 @@ export const Requests = {
   ),
   /** A restore card names its record; what to undo or open is read from the store, never taken from the view. */
   restoreAction: request(z.strictObject({ runId: Id, restoreId: Id, action: z.enum(RESTORE_ACTIONS) }), Ok),
+  /** A "condensed here" marker's Undo condense: the host checks it is the run's current condense and the run is stopped. */
+  condenseAction: request(z.strictObject({ runId: Id, condenseId: Id, action: z.enum(['undo']) }), Ok),
   /** The composer: a message to the thread's latest run (queued while it works, else a follow-up turn). */
   send: request(
     z.strictObject({ runId: Id, text: z.string().trim().min(1).max(100_000), clientId: Id }),
@@ -105,12 +115,32 @@ export const RunHeader = z.object({
   tokens: z.number().int(),
   /** null = unknown (a model without a price). */
   costUsd: z.number().nullable(),
+  /** The last request's size against the model's window (the context meter); null before the first request. */
+  context: z
+    .object({
+      tokens: z.number().int().nonnegative(),
+      window: z.number().int().positive(),
+      /** "context: 41% of 128k". */
+      label: z.string(),
+      estimated: z.boolean(),
+    })
+    .nullable(),
+  /** The run's ledger totals (survive resume, fork, condense, reload: they are the latest snapshot's). */
+  usage: z.object({
+    prompt: z.number().int().nonnegative(),
+    cached: z.number().int().nonnegative().nullable(),
+    completion: z.number().int().nonnegative(),
+    reasoning: z.number().int().nonnegative().nullable(),
+    estimated: z.boolean(),
+  }),
   /** "25 steps", "$0.50"…, or null when the run has no limit. */
   budget: z.string().nullable(),
   pendingApprovals: z.number().int(),
   /** The calls waiting for a decision (for Approve all). */
   pendingCalls: z.array(z.object({ toolCallId: Id, inputHash: InputHash })),
   actions: z.array(z.enum(RUN_ACTIONS)),
+  /** Said before anything else: what an import reset, a folder other than the one the run was recorded in. */
+  notices: z.array(z.string()).max(10),
 });
 export type RunHeader = z.infer<typeof RunHeader>;
 

@@ -10,6 +10,8 @@ import { buildRunItems, type RunData } from './transcript';
 export interface LiveRuns {
   isActive(runId: string): boolean;
   runningCalls(runId: string): ReadonlySet<string>;
+  /** The latest progress of a run's running calls, by tool call id (external tools report it). */
+  progress?(runId: string): ReadonlyMap<string, string>;
 }
 
 /** Loads what buildRunItems needs for one run. */
@@ -40,7 +42,11 @@ export async function loadRunData(
     effects,
     inbox,
     restores,
-    live: { active: live.isActive(id), runningCalls: live.runningCalls(id) },
+    live: {
+      active: live.isActive(id),
+      runningCalls: live.runningCalls(id),
+      ...(live.progress ? { progress: live.progress(id) } : {}),
+    },
   };
 }
 

@@ -18,6 +18,7 @@ import type {
 } from '../../store/api/schema';
 import { isTerminalState } from '../../store/api/schema';
 import type { ToolItem, TranscriptItem } from './items';
+import { condenseItems } from './condenseItems';
 import { placeRestores } from './restores';
 
 export const OUTPUT_PREVIEW_CHARS = 4000;
@@ -27,8 +28,10 @@ export interface RunData {
   run: RunSummary;
   /** 1-based position of the run in its thread. */
   turn: number;
-  /** Every checkpoint of the run, oldest first (only seq, step, phase and the snapshot's message count are read). */
-  records: readonly Pick<CheckpointRecord, 'seq' | 'step' | 'phase' | 'snapshot'>[];
+  /** Every checkpoint of the run, oldest first (seq, step, phase, the snapshot's message count; condense payloads). */
+  records: readonly (Pick<CheckpointRecord, 'seq' | 'step' | 'phase' | 'snapshot'> & {
+    payload?: CheckpointRecord['payload'];
+  })[];
   /** The latest snapshot (null: none written yet). */
   snapshot: RuntimeSnapshot | null;
   approvals: readonly Approval[];
@@ -37,7 +40,7 @@ export interface RunData {
   /** Restores of the run's files, in the order they were recorded. */
   restores: readonly RestoreRecord[];
   /** The run executes in this window now, and the tool calls running this moment. */
-  live: { active: boolean; runningCalls: ReadonlySet<string> };
+  live: { active: boolean; runningCalls: ReadonlySet<string>; progress?: ReadonlyMap<string, string> };
 }
 
 export function buildRunItems(d: RunData): TranscriptItem[] {
@@ -51,6 +54,14 @@ export function buildRunItems(d: RunData): TranscriptItem[] {
   if (messages.length === 0) out.push({ kind: 'user', key: `${runId}:task`, runId, text: d.run.task, queued: false });
   const stepOf = assistantSteps(d.records);
   const ctx = toolContext(d, messages);
+  const condensed = condenseItems(d);
+  const placeCondenses = (step: number) => {
+    for (const c of condensed) {
+      if (c.step > step || c.placed) continue;
+      c.placed = true;
+      out.push(c.item);
+    }
+  };
   let lastStep = -1;
   let lastAssistant = -1;
   for (let i = first; i < messages.length; i++) {
@@ -60,7 +71,10 @@ export function buildRunItems(d: RunData): TranscriptItem[] {
       out.push(toolItem(ctx, runId, d.run.step, ctx.callById.get(m.tool_call_id) ?? orphanCall(m.tool_call_id)));
     if (m.role !== 'assistant') continue;
     const step = stepOf.get(i) ?? lastStep;
-    if (step !== lastStep) out.push(waypoint(d, step, ctx));
+    if (step !== lastStep) {
+      out.push(waypoint(d, step, ctx));
+      placeCondenses(step);
+    }
     lastStep = step;
     if (m.content || m.reasoning) {
       lastAssistant = out.length;
@@ -76,6 +90,7 @@ export function buildRunItems(d: RunData): TranscriptItem[] {
     }
     for (const call of m.tool_calls ?? []) out.push(toolItem(ctx, runId, step, call));
   }
+  placeCondenses(Number.MAX_SAFE_INTEGER);
   const last = out[lastAssistant];
   if (d.run.state === 'completed' && last?.kind === 'assistant' && lastAssistant === out.length - 1) last.final = true;
   for (const m of d.inbox) {
@@ -188,6 +203,9 @@ function toolItem(ctx: ToolContext, runId: string, step: number, call: ToolCall)
         }
       : null,
     diff: editDiff(name, args),
+    external: approval?.category === 'external' || Boolean(effect?.result?.raw_blob),
+    rich: Boolean(effect?.result?.raw_blob),
+    progress: status === 'running' ? (ctx.d.live.progress?.get(call.id) ?? null) : null,
   };
 }
 

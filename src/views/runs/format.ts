@@ -43,6 +43,8 @@ export const PHASE_ICONS: Record<Phase, string> = {
   post_tool_batch: 'check-all',
   pre_subagent_batch: 'organization',
   post_subagent_batch: 'organization',
+  pre_condense: 'fold',
+  post_condense: 'fold-up',
   run_terminal: 'flag',
 };
 

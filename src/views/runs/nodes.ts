@@ -5,6 +5,7 @@ import { isTerminalState } from '../../store/api/schema';
 import { ContextValues } from '../contextValues';
 import { checkpointSummary, PHASE_ICONS, relativeTime, runDescription, STATE_ICONS, STATE_LABELS } from './format';
 import { restoreCounts, restoreMarkdown } from '../restore/summary';
+import type { McpTreeNode } from './servers';
 import { StepNode } from './stepNode';
 import { threadFocus, type RunGroup, type Thread } from './threads';
 
@@ -192,7 +193,8 @@ export class LoadMoreNode {
   }
 }
 
-export type RunsTreeNode = GroupNode | ThreadNode | RunNode | StepNode | CheckpointNode | RestoreNode | LoadMoreNode;
+export type RunsTreeNode =
+  GroupNode | ThreadNode | RunNode | StepNode | CheckpointNode | RestoreNode | LoadMoreNode | McpTreeNode;
 
 function stateColor(r: RunSummary, pending: number): vscode.ThemeColor | undefined {
   const color =

@@ -13,15 +13,22 @@ import {
   type RunsTreeNode,
 } from './nodes';
 import { GROUPS, type RunsModel } from './model';
+import { mcpChildren, mcpRoots, type McpSource } from './servers';
 
-export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, vscode.Disposable {
-  private readonly emitter = new vscode.EventEmitter<RunsTreeNode | undefined>();
+type Node = RunsTreeNode;
+
+export class RunsTreeProvider implements vscode.TreeDataProvider<Node>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
   /** The node objects last handed to VS Code, so a single run (or its thread) can be refreshed. */
   private readonly runNodes = new Map<string, RunNode>();
   private readonly subscription: { dispose(): void };
 
-  constructor(private readonly model: RunsModel) {
+  constructor(
+    private readonly model: RunsModel,
+    /** The MCP servers section below the runs (absent: none). */
+    private readonly mcp?: McpSource,
+  ) {
     this.subscription = model.onDidChange((runId) => this.emitter.fire(runId ? this.renew(runId) : undefined));
   }
 
@@ -29,27 +36,28 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, 
     this.emitter.fire(undefined);
   }
 
-  getTreeItem(node: RunsTreeNode): vscode.TreeItem {
+  getTreeItem(node: Node): vscode.TreeItem {
     return node.toTreeItem();
   }
 
   /** On hover: a run's tooltip also says how much storage it takes (read only when asked). */
-  async resolveTreeItem(item: vscode.TreeItem, node: RunsTreeNode): Promise<vscode.TreeItem> {
+  async resolveTreeItem(item: vscode.TreeItem, node: Node): Promise<vscode.TreeItem> {
     if (node.kind !== 'run' || !(item.tooltip instanceof vscode.MarkdownString)) return item;
     const bytes = await this.model.storageBytes(node.run.run_id).catch(() => undefined);
     if (bytes !== undefined) item.tooltip.appendMarkdown(`\n\nStorage on disk: ${formatBytes(bytes)}`);
     return item;
   }
 
-  getParent(node: RunsTreeNode): RunsTreeNode | undefined {
-    return node.kind === 'group' ? undefined : node.parent;
+  getParent(node: Node): Node | undefined {
+    return node.kind === 'group' || node.kind === 'mcp' ? undefined : node.parent;
   }
 
-  async getChildren(node?: RunsTreeNode): Promise<RunsTreeNode[]> {
+  async getChildren(node?: Node): Promise<Node[]> {
     await this.model.load();
     if (!node) {
       this.runNodes.clear();
-      return GROUPS.map((g) => new GroupNode(g, this.model.threadsIn(g).length)).filter((g) => g.count > 0);
+      const groups = GROUPS.map((g) => new GroupNode(g, this.model.threadsIn(g).length)).filter((g) => g.count > 0);
+      return [...groups, ...mcpRoots(this.mcp)];
     }
     switch (node.kind) {
       case 'group':
@@ -63,8 +71,12 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsTreeNode>, 
         return this.runChildren(node);
       case 'step':
         return node.view.records.map((r) => new CheckpointNode(r, node));
-      default:
+      case 'checkpoint':
+      case 'restore':
+      case 'loadMore':
         return [];
+      default:
+        return mcpChildren(node);
     }
   }
 

@@ -1,11 +1,13 @@
 // The Runs view: the tree, its badge (calls waiting for approval) and the context keys it drives.
 import * as vscode from 'vscode';
-import { DisposableBase } from '../../common/lifecycle';
+import type { Emitter } from '../../common/emitter';
+import { DisposableBase, toDisposable } from '../../common/lifecycle';
 import type { SharedState } from '../../store/pg/combined';
 import { sharedStateText } from '../../storeChoice';
 import { ContextKeys } from '../contextValues';
 import type { RunsModel } from './model';
 import { RunsTreeProvider } from './provider';
+import type { McpSource } from './servers';
 
 export function approvalsBadge(n: number): vscode.ViewBadge | undefined {
   return n > 0 ? { value: n, tooltip: `${n} tool call${n > 1 ? 's' : ''} waiting for approval` } : undefined;
@@ -15,9 +17,20 @@ export class RunsView extends DisposableBase {
   readonly tree: RunsTreeProvider;
   private readonly view: vscode.TreeView<unknown>;
 
-  constructor(private readonly model: RunsModel) {
+  constructor(
+    private readonly model: RunsModel,
+    /** MCP servers and always-allowed tools, shown below the runs. */
+    mcp?: McpSource & { onDidChange: Emitter<void> },
+  ) {
     super();
-    this.tree = this._register(new RunsTreeProvider(model));
+    this.tree = this._register(new RunsTreeProvider(model, mcp));
+    if (mcp) {
+      let timer: NodeJS.Timeout | undefined;
+      this._register(
+        mcp.onDidChange.on(() => (timer ??= setTimeout(() => ((timer = undefined), this.tree.refresh()), 100))),
+      );
+      this._register(toDisposable(() => clearTimeout(timer)));
+    }
     this.view = this._register(
       vscode.window.createTreeView('agentWaypoints.runs', { treeDataProvider: this.tree, showCollapseAll: true }),
     ) as vscode.TreeView<unknown>;

@@ -3,13 +3,20 @@
 // run?" while it still works invites a second run. Found by its environment marker / recorded pid.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../fixtures/modelServer/scenario';
 import { openDiskStore } from '../../../src/store';
 import type { Effect } from '../../../src/store/api/schema';
-import { EFFECT_ENV, findLeftovers, killLeftovers, waitForLeftovers } from '../../../src/runner/tools/leftovers';
+import {
+  EFFECT_ENV,
+  findLeftovers,
+  killLeftovers,
+  processStartMs,
+  waitForLeftovers,
+} from '../../../src/runner/tools/leftovers';
 import { lines, tmp } from './support';
 
 const slow: Scenario = {
@@ -183,5 +190,46 @@ describe('agent loop: a command still running from before a crash', function () 
     await waiting;
     assert.ok(Date.now() - t0 < 10_000, 'the wait ended with the kill');
     assert.deepEqual(await findLeftovers([e]), []);
+  });
+  it('a recorded pid whose process started at another time is someone else’s (pid reuse): not waited for, not offered to kill', async () => {
+    const unrelated = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
+    unrelated.unref();
+    const pid = unrelated.pid!;
+    const platform = Object.getOwnPropertyDescriptor(process, 'platform')!;
+    // The recorded-pid path (macOS, BSD): on Linux the environment marker decides instead.
+    Object.defineProperty(process, 'platform', { value: 'darwin' });
+    try {
+      const reused = effect('reused', {
+        process: { pid, hostname: os.hostname(), started_ms: Date.now() - 3_600_000 },
+      });
+      assert.deepEqual(await findLeftovers([reused]), [], 'a process that started an hour after the command is not it');
+      const same = effect('same', { process: { pid, hostname: os.hostname(), started_ms: Date.now() } });
+      assert.deepEqual(
+        (await findLeftovers([same])).map((l) => l.pids),
+        [[pid]],
+        'the process that started with the command is found',
+      );
+    } finally {
+      Object.defineProperty(process, 'platform', platform);
+      process.kill(-pid, 'SIGKILL');
+    }
+  });
+
+  it('kill checks each process again: a pid that now belongs to another process is not signalled', async () => {
+    const victim = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
+    victim.unref();
+    const pid = victim.pid!;
+    const start = await processStartMs(pid);
+    assert.ok(start !== null && Math.abs(start - Date.now()) < 10_000, `start time read (${start})`);
+    const exited = new Promise((r) => victim.on('exit', r));
+    // What a leftover found long ago looks like once its pid was reused by this unrelated process.
+    killLeftovers([{ toolCallId: 'old', pids: [pid], started: { [pid]: start! - 3_600_000 } }], 50);
+    const gone = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 1500))]);
+    assert.equal(gone, false, 'the unrelated process was left alone');
+    killLeftovers([{ toolCallId: 'now', pids: [pid], started: { [pid]: start! } }], 50);
+    assert.ok(
+      await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 10_000))]),
+      'the process itself is killed',
+    );
   });
 });

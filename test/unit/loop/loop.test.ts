@@ -54,7 +54,9 @@ describe('agent loop: scenarios end to end', function () {
     assert.match(fs.readFileSync(path.join(workspace, 'src/slugify.js'), 'utf8'), /TypeError/);
     execFileSync('node', ['--test'], { cwd: workspace, stdio: 'pipe' }); // the edited project's tests pass
     const seen = new Set(await phases(store, handle.runId));
-    for (const p of PHASES.filter((p) => !p.includes('subagent'))) assert.ok(seen.has(p), `phase ${p} written`);
+    // A short run needs neither subagents nor a condense (context/*.test.ts write those).
+    for (const p of PHASES.filter((p) => !p.includes('subagent') && !p.includes('condense')))
+      assert.ok(seen.has(p), `phase ${p} written`);
     const snap = (await store.loadSnapshot(handle.runId))!.snapshot;
     assert.equal(snap.state, 'completed');
     assert.equal(snap.llm_calls, server.stats().total);

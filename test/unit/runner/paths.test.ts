@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { confinePath, PathError } from '../../../src/runner/tools';
+import { confinePath, confineStoredPath, PathError } from '../../../src/runner/tools';
 import { rmrf, tmpDir } from './helpers';
 
 async function refused(root: string, p: string, why: RegExp): Promise<void> {
@@ -109,6 +109,39 @@ describe('runner/tools path confinement', () => {
     await refused(root, 'x'.repeat(256), /has a component of 256 bytes \(the limit is 255\)/);
     await refused(root, 'é'.repeat(128), /component of 256 bytes/); // bytes, not characters
     assert.equal((await confinePath(root, 'x'.repeat(255))).rel, 'x'.repeat(255));
+  });
+
+  it('refuses the extension’s own storage folder inside the workspace, through any spelling or symlink', async () => {
+    const storageDir = path.join(root, '.vscode-data', 'agent-waypoints');
+    fs.mkdirSync(storageDir, { recursive: true });
+    fs.symlinkSync(storageDir, path.join(root, 'alias'));
+    for (const p of [
+      '.vscode-data/agent-waypoints/runs/x/owner.lock',
+      path.join(storageDir, 'index.json'),
+      'alias/index.json',
+    ])
+      await assert.rejects(confinePath(root, p, { storageDir }), /inside Agent Waypoints' own storage folder/, p);
+    assert.equal((await confinePath(root, '.vscode-data/other.txt', { storageDir })).rel, '.vscode-data/other.txt');
+    assert.equal((await confinePath(root, '.', { storageDir })).rel, '.', 'the folders above it stay usable');
+  });
+
+  it('a stored path must be plain and relative before it is confined (what import and restore check)', async () => {
+    for (const p of [
+      '/etc/passwd',
+      'C:/x',
+      '\\\\server\\share',
+      'src/../src/a.txt',
+      'src//a.txt',
+      './src/a.txt',
+      'a\\..\\..\\x',
+      'a\0b',
+      '',
+    ])
+      await assert.rejects(confineStoredPath(root, p), PathError, JSON.stringify(p));
+    assert.deepEqual(await confineStoredPath(root, 'src/a.txt'), {
+      abs: path.join(root, 'src/a.txt'),
+      rel: 'src/a.txt',
+    });
   });
 
   it('shortens a huge path in the message instead of echoing all of it', async () => {

@@ -30,11 +30,13 @@ const call = (id: string, name: string, args: string) => ({
   type: 'function' as const,
   function: { name, arguments: args },
 });
-const u = (input_tokens: number, output_tokens: number, total_tokens: number): Usage => ({
-  input_tokens,
-  output_tokens,
-  total_tokens,
-});
+/** The ledger's cached and reasoning parts are expected exactly where the server reported them. */
+const u = (
+  input_tokens: number,
+  output_tokens: number,
+  total_tokens: number,
+  details: { cached_tokens?: number; reasoning_tokens?: number } = {},
+): Usage => ({ input_tokens, output_tokens, total_tokens, ...details });
 const FLORENCE = '{"location":"Florence, Italy"}';
 const ADD_SPACED = '{"a": 2, "b": 3}';
 
@@ -58,7 +60,7 @@ export const RECORDINGS: Recording[] = [
       { a: 2, b: 3 },
       { a: 2, b: 3 },
     ],
-    usage: u(106, 50, 156),
+    usage: u(106, 50, 156, { cached_tokens: 0, reasoning_tokens: 0 }),
     warnings: [],
     text_deltas: 0,
     reasoning_deltas: 0,
@@ -77,7 +79,7 @@ export const RECORDINGS: Recording[] = [
       tool_calls: [call('call_IUonKM9GCNis5eMRHuusMqoy', 'weather', FLORENCE)],
     },
     args: [{ location: 'Florence, Italy' }],
-    usage: u(61, 16, 77),
+    usage: u(61, 16, 77, { cached_tokens: 0, reasoning_tokens: 0 }),
     warnings: [],
     text_deltas: 0,
     reasoning_deltas: 0,
@@ -96,7 +98,7 @@ export const RECORDINGS: Recording[] = [
       tool_calls: [call('call_NZa7xqfefoaMI2YYHowVXVlU', 'weather', '{}')],
     },
     args: [{}],
-    usage: u(58, 12, 70),
+    usage: u(58, 12, 70, { cached_tokens: 0, reasoning_tokens: 0 }),
     warnings: [],
     text_deltas: 2,
     reasoning_deltas: 0,
@@ -115,7 +117,7 @@ export const RECORDINGS: Recording[] = [
       tool_calls: [call('call_tWA8BJziGlCyhQEXhEHn6eXK', 'weather', FLORENCE)],
     },
     args: [{ location: 'Florence, Italy' }],
-    usage: u(145, 154, 299),
+    usage: u(145, 154, 299, { cached_tokens: 0, reasoning_tokens: 128 }),
     warnings: [],
     text_deltas: 0,
     reasoning_deltas: 0,
@@ -137,7 +139,7 @@ export const RECORDINGS: Recording[] = [
       reasoning_from: 'reasoning_content',
     },
     args: [{ location: 'San Francisco' }],
-    usage: u(339, 92, 431),
+    usage: u(339, 92, 431, { cached_tokens: 320, reasoning_tokens: 48 }),
     warnings: [],
     text_deltas: 0,
     reasoning_deltas: 0,
@@ -223,7 +225,7 @@ export const RECORDINGS: Recording[] = [
       reasoning_from: 'thinking_parts',
     },
     args: [],
-    usage: u(28, 94, 122),
+    usage: u(28, 94, 122, { cached_tokens: 0 }),
     warnings: [],
     text_deltas: 0,
     reasoning_deltas: 0,
@@ -267,7 +269,7 @@ export const RECORDINGS: Recording[] = [
       { a: 2, b: 3 },
       { a: 2, b: 3 },
     ],
-    usage: u(685, 120, 805),
+    usage: u(685, 120, 805, { cached_tokens: 0, reasoning_tokens: 0 }),
     warnings: [],
     text_deltas: 0,
     reasoning_deltas: 0,

@@ -30,7 +30,7 @@ describe('runner/tools registry', () => {
     const defs = registry.definitions();
     assert.deepEqual(
       defs.map((d) => d.function.name),
-      ['read_file', 'list_files', 'search_text', 'write_file', 'edit_file', 'run_command', 'delegate'],
+      ['read_file', 'list_files', 'search_text', 'write_file', 'edit_file', 'run_command', 'read_output', 'delegate'],
     );
     const read = defs[0]?.function;
     assert.equal(defs[0]?.type, 'function');
@@ -49,6 +49,7 @@ describe('runner/tools registry', () => {
       write_file: 'write/true',
       edit_file: 'write/true',
       run_command: 'command/true',
+      read_output: 'read/false',
       delegate: 'subagent/true',
     });
     assert.equal(createCodingRegistry({ withDelegate: false }).get('delegate'), undefined);
@@ -59,7 +60,7 @@ describe('runner/tools registry', () => {
     assert.equal(r.is_error, true);
     assert.match(
       r.output,
-      /^Unknown tool "frobnicate"\. Available tools: read_file, list_files, search_text, write_file, edit_file, run_command, delegate\.$/,
+      /^Unknown tool "frobnicate"\. Available tools: read_file, list_files, search_text, write_file, edit_file, run_command, read_output, delegate\.$/,
     );
     assert.equal(r.output_hash, outputHash(r.output));
     assert.match((await registry.execute(raw('', '{}'), toolCtx(root))).output, /has no tool name/);

@@ -1,13 +1,13 @@
 // Shared by the file-journal tests (the file-engine tests share support.ts): a workspace with a few files (optionally a git repository), the
-// real agent loop driving scripted tool calls over HTTP, and a plain-fs applier of restore plans
-// (the extension applies the same writes as one WorkspaceEdit; below that seam this is all it does).
+// real agent loop driving scripted tool calls over HTTP, and the product's restore writer
+// (runner/files/restore.ts writeRestore, which the extension's FileRestorer calls).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
-import { versionBytes } from '../../../../src/runner/files/restore';
-import { restoreWrites, type RestorePlan } from '../../../../src/runner/files/restorePlan';
+import { writeRestore } from '../../../../src/runner/files/restore';
+import type { RestorePlan } from '../../../../src/runner/files/restorePlan';
 import { createCodingRegistry, type FileFinder } from '../../../../src/runner/tools';
 import type { CheckpointStore } from '../../../../src/store/api/types';
 import { makeRunner, tmp } from '../../loop/support';
@@ -82,7 +82,7 @@ export async function drive(ws: string, calls: Call[], opts: DriveOptions = {}):
   }
 }
 
-/** Writes a plan's default writes (plus overwrites) to disk: what the extension's WorkspaceEdit does. */
+/** The product's restore writer (runner/files/restore.ts), as the extension calls it. */
 export async function applyPlan(
   store: CheckpointStore,
   runId: string,
@@ -90,15 +90,7 @@ export async function applyPlan(
   plan: RestorePlan,
   overwrite: ReadonlySet<string> = new Set(),
 ): Promise<void> {
-  for (const [rel, v] of restoreWrites(plan, overwrite)) {
-    const abs = path.join(ws, rel);
-    const bytes = await versionBytes(store, runId, v);
-    if (bytes === null) fs.rmSync(abs, { force: true });
-    else {
-      fs.mkdirSync(path.dirname(abs), { recursive: true });
-      fs.writeFileSync(abs, bytes);
-    }
-  }
+  await writeRestore(store, runId, { workspaceRoot: ws }, plan, overwrite);
 }
 
 /** The contents of `paths` (null = absent). */

@@ -138,7 +138,7 @@ for (const engine of ENGINES) {
                 overwrite.filter((p) => plan.files.some((f) => f.path === p && f.overwritable)),
               );
               const lease = await store.acquire(runId, owner('restore'));
-              const replaced = await keepReplaced(store, runId, ws, plan, chosen);
+              const replaced = await keepReplaced(store, runId, { workspaceRoot: ws }, plan, chosen);
               await applyPlan(store, runId, ws, plan, chosen);
               await store.recordRestore(runId, {
                 to_seq: toSeq,

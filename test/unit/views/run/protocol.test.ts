@@ -14,9 +14,12 @@ const VALID: Record<keyof typeof Requests, unknown> = {
   approveAll: { runId: 'r1', items: [{ toolCallId: 'c1', inputHash: hash }] },
   showDiff: { runId: 'r1', toolCallId: 'c1' },
   toolOutput: { runId: 'r1', toolCallId: 'c1' },
+  alwaysAllow: { runId: 'r1', toolCallId: 'c1', inputHash: hash },
+  toolResult: { runId: 'r1', toolCallId: 'c1' },
   runAction: { runId: 'r1', action: 'resume' },
   waypointAction: { runId: 'r1', seq: 3, action: 'restoreFiles' },
   restoreAction: { runId: 'r1', restoreId: 'restore-1', action: 'undo' },
+  condenseAction: { runId: 'r1', condenseId: 'condense-12', action: 'undo' },
   send: { runId: 'r1', text: 'also add a test', clientId: 'c-1' },
 };
 

@@ -47,7 +47,7 @@ async function restore(store: CheckpointStore, runId: string, workspace: string,
   const plan = await prepareRestore({ store, runId, toSeq, workspaceRoot: workspace });
   const lease = await store.acquire(runId, owner('restore'));
   try {
-    const replaced = await keepReplaced(store, runId, workspace, plan, new Set());
+    const replaced = await keepReplaced(store, runId, { workspaceRoot: workspace }, plan, new Set());
     await applyPlan(store, runId, workspace, plan);
     return await store.recordRestore(runId, {
       to_seq: toSeq,

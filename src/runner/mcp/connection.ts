@@ -1,0 +1,233 @@
+// One MCP server: its process or HTTP session through the official SDK, started lazily, with a state
+// the Runs view shows (starting, ready with its tools, failed with the reason). Every request has a
+// deadline and fails with the server's own message when it dies: nothing waits on a server forever.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type Tool as McpTool,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { Emitter } from '../../common/emitter';
+import { errorMessage } from '../../common/errors';
+import type { ServerDef } from './config';
+import { type Launch, type LaunchContext, resolveLaunch } from './launch';
+
+export type ServerState =
+  | { kind: 'stopped'; reason: string | null }
+  | { kind: 'starting' }
+  | { kind: 'ready'; tools: number }
+  | { kind: 'failed'; reason: string };
+
+export interface CallOptions {
+  signal: AbortSignal;
+  /** Without progress for this long, the call fails (progress resets it). */
+  timeoutMs: number;
+  onProgress?(p: { progress: number; total?: number; message?: string }): void;
+}
+
+export interface ConnectionOptions {
+  launch: LaunchContext;
+  clientVersion: string;
+  startTimeoutMs: number;
+  log(level: 'info' | 'warn', message: string): void;
+}
+
+const STDERR_KEEP = 4000;
+
+export class McpConnection {
+  readonly onDidChange = new Emitter<void>();
+  private current: ServerState = { kind: 'stopped', reason: null };
+  private client: Client | null = null;
+  private transport: Transport | null = null;
+  private starting: Promise<void> | null = null;
+  private list: McpTool[] = [];
+  private stderr = '';
+  /** Bumped on every start and stop, so a late event of an old session changes nothing. */
+  private generation = 0;
+
+  constructor(
+    readonly def: ServerDef,
+    private readonly opts: ConnectionOptions,
+  ) {}
+
+  get state(): ServerState {
+    return this.current;
+  }
+
+  /** The server process's pid (stdio, while it runs). */
+  get pid(): number | null {
+    return this.transport instanceof StdioClientTransport ? this.transport.pid : null;
+  }
+
+  /** The server's tools as it last listed them (empty until ready). */
+  tools(): readonly McpTool[] {
+    return this.list;
+  }
+
+  /** Starts the server unless it is running or failed to start (a failure waits for restart()). */
+  async ensureStarted(): Promise<void> {
+    if (this.current.kind === 'ready' || this.current.kind === 'failed') return;
+    this.starting ??= this.start().finally(() => (this.starting = null));
+    return this.starting;
+  }
+
+  async restart(): Promise<void> {
+    await this.stop(null);
+    this.setState({ kind: 'stopped', reason: null });
+    await this.ensureStarted();
+  }
+
+  async stop(reason: string | null = null): Promise<void> {
+    this.generation++;
+    const client = this.client;
+    this.client = null;
+    this.transport = null;
+    this.list = [];
+    if (this.current.kind !== 'failed') this.setState({ kind: 'stopped', reason });
+    await client?.close().catch(() => undefined);
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, o: CallOptions): Promise<CallToolResult> {
+    await this.ensureStarted();
+    const client = this.client;
+    if (!client || this.current.kind !== 'ready') throw new Error(this.unavailable());
+    try {
+      const result = await client.callTool({ name, arguments: args }, undefined, {
+        signal: o.signal,
+        timeout: o.timeoutMs,
+        resetTimeoutOnProgress: true,
+        ...(o.onProgress ? { onprogress: (p) => o.onProgress!(p) } : {}),
+      });
+      return result as CallToolResult;
+    } catch (err) {
+      throw new Error(this.describeCallError(err, o));
+    }
+  }
+
+  private async start(): Promise<void> {
+    const gen = ++this.generation;
+    this.setState({ kind: 'starting' });
+    this.stderr = '';
+    let launch: Launch;
+    try {
+      launch = await resolveLaunch(this.def, this.opts.launch);
+    } catch (err) {
+      return this.fail(gen, errorMessage(err));
+    }
+    const transport = this.transportFor(launch);
+    const client = new Client({ name: 'agent-waypoints', version: this.opts.clientVersion }, { capabilities: {} });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refreshTools(gen));
+    client.onclose = () => this.closed(gen);
+    try {
+      await client.connect(transport, { timeout: this.opts.startTimeoutMs });
+      const tools = await this.listAll(client);
+      if (gen !== this.generation) return void (await client.close().catch(() => undefined));
+      this.client = client;
+      this.transport = transport;
+      this.list = tools;
+      this.setState({ kind: 'ready', tools: tools.length });
+      this.opts.log('info', `MCP server "${this.def.name}" ready: ${tools.length} tools`);
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      this.fail(gen, `${errorMessage(err)}${this.stderrTail()}`);
+    }
+  }
+
+  private transportFor(launch: Launch): Transport {
+    if (launch.transport === 'stdio') {
+      const t = new StdioClientTransport({ ...launch, stderr: 'pipe' });
+      t.stderr?.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString('utf8')).slice(-STDERR_KEEP)));
+      return t;
+    }
+    const url = new URL(launch.url);
+    const requestInit = { headers: launch.headers };
+    return launch.transport === 'sse'
+      ? new SSEClientTransport(url, { requestInit })
+      : new StreamableHTTPClientTransport(url, { requestInit });
+  }
+
+  private async listAll(client: Client): Promise<McpTool[]> {
+    const tools: McpTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const r = await client.listTools(cursor ? { cursor } : {}, { timeout: this.opts.startTimeoutMs });
+      tools.push(...r.tools);
+      cursor = r.nextCursor;
+      if (!cursor) break;
+    }
+    return tools;
+  }
+
+  private async refreshTools(gen: number): Promise<void> {
+    const client = this.client;
+    if (!client || gen !== this.generation) return;
+    try {
+      const tools = await this.listAll(client);
+      if (gen !== this.generation) return;
+      this.list = tools;
+      this.setState({ kind: 'ready', tools: tools.length });
+    } catch (err) {
+      this.opts.log('warn', `MCP server "${this.def.name}": listing its tools again failed: ${errorMessage(err)}`);
+    }
+  }
+
+  /** The process exited or the session ended: calls in flight fail; the next use starts it again. */
+  private closed(gen: number): void {
+    // While starting, start() reports the failure itself (with the server's output).
+    if (gen !== this.generation || this.current.kind === 'failed' || this.current.kind === 'starting') return;
+    const what = this.def.transport === 'stdio' ? 'the server process exited' : 'the server closed the connection';
+    const reason = `${what}${this.stderrTail()}`;
+    this.opts.log('warn', `MCP server "${this.def.name}": ${reason}`);
+    this.generation++;
+    this.client = null;
+    this.transport = null;
+    this.list = [];
+    this.setState({ kind: 'stopped', reason });
+  }
+
+  private fail(gen: number, reason: string): void {
+    if (gen !== this.generation) return;
+    this.opts.log('warn', `MCP server "${this.def.name}" failed to start: ${reason}`);
+    this.setState({ kind: 'failed', reason });
+  }
+
+  private describeCallError(err: unknown, o: CallOptions): string {
+    const who = `MCP server "${this.def.name}"`;
+    if (o.signal.aborted) return `The call was cancelled; ${who} was told to stop it.`;
+    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+      return `${who} did not answer within ${Math.round(o.timeoutMs / 1000)} s; the call was cancelled. It may have done part of its work.`;
+    if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
+      return `${who} stopped during the call: ${this.current.kind === 'stopped' ? (this.current.reason ?? 'connection closed') : 'connection closed'}. The call may have done part of its work.`;
+    return `${who}: ${errorMessage(err)}`;
+  }
+
+  private unavailable(): string {
+    const s = this.current;
+    if (s.kind === 'failed') return `MCP server "${this.def.name}" is not running: ${s.reason}`;
+    if (s.kind === 'stopped' && s.reason) return `MCP server "${this.def.name}" is not running: ${s.reason}`;
+    return `MCP server "${this.def.name}" is not running.`;
+  }
+
+  /** The server's last words on stderr, for a failure's reason. */
+  private stderrTail(): string {
+    const t = this.stderr.trim();
+    if (!t) return '';
+    return `; its last output: ${t.split('\n').slice(-5).join('\n')}`;
+  }
+
+  private setState(s: ServerState): void {
+    this.current = s;
+    this.onDidChange.emit();
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.onDidChange.dispose();
+  }
+}

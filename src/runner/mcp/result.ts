@@ -1,0 +1,57 @@
+// An MCP tool result (text, images, audio, resources, resource links, structured content, isError)
+// → what the model reads (text: a chat tool message holds nothing else) and, stored exactly beside
+// it, the result itself as JSON in a blob for the tool card and the record.
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { capOutput } from '../tools/output';
+import type { ToolContext, ToolOutput } from '../tools/types';
+
+type Part = CallToolResult['content'][number];
+
+/** The text the model gets for a result. */
+export function resultText(r: CallToolResult): string {
+  const parts = (r.content ?? []).map(partText);
+  const hasText = (r.content ?? []).some((p) => p.type === 'text');
+  // Structured content is repeated as text by servers that follow the spec; say it only when nothing else does.
+  if (r.structuredContent !== undefined && !hasText) parts.push(JSON.stringify(r.structuredContent, null, 2));
+  const text = parts.join('\n');
+  return text === '' ? (r.isError ? 'The tool reported an error without a message.' : '(no content)') : text;
+}
+
+function partText(p: Part): string {
+  switch (p.type) {
+    case 'text':
+      return p.text;
+    case 'image':
+    case 'audio':
+      return `[${p.type} ${p.mimeType}, ${size(p.data)}: shown to the user in the tool card]`;
+    case 'resource': {
+      const r = p.resource;
+      if ('text' in r && typeof r.text === 'string')
+        return `[resource ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ''}]\n${r.text}`;
+      return `[resource ${r.uri}${r.mimeType ? ` (${r.mimeType})` : ''}, ${size(String((r as { blob?: unknown }).blob ?? ''))}]`;
+    }
+    case 'resource_link':
+      return `[resource link ${p.name}: ${p.uri}${p.description ? ` — ${p.description}` : ''}]`;
+    default:
+      return `[${(p as { type: string }).type} content]`;
+  }
+}
+
+/** Bytes of a base64 payload, as the user reads it. */
+function size(base64: string): string {
+  const bytes = Math.floor((base64.replace(/=+$/, '').length * 3) / 4);
+  return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KB`;
+}
+
+/**
+ * The ToolOutput of a result: the model's text capped (the rest in a blob) and the exact result in
+ * a blob of its own. Without a store (plain tests) the exact result is not kept.
+ */
+export async function resultOutput(
+  r: CallToolResult,
+  ctx: Pick<ToolContext, 'outputCap' | 'putBlob'>,
+): Promise<ToolOutput> {
+  const capped = await capOutput(resultText(r), ctx);
+  const rawBlob = ctx.putBlob ? await ctx.putBlob(JSON.stringify(r)) : null;
+  return { output: capped.text, is_error: r.isError === true, blob: capped.blob, raw_blob: rawBlob };
+}

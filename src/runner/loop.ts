@@ -95,7 +95,8 @@ export class RunExecution {
   private leftovers: Leftover[] = [];
   private readonly counter: TokenCounter;
   private readonly fitter: ContextFitter;
-  private readonly toolDefs: ToolDefinition[];
+  /** The tools offered to the model: taken again before each request (MCP servers start and change). */
+  private toolDefs: ToolDefinition[];
 
   constructor(
     readonly deps: LoopDeps,
@@ -114,11 +115,15 @@ export class RunExecution {
       provider.countTokens ? (text) => provider.countTokens!(text, signal) : undefined,
     );
     this.toolDefs = deps.tools.definitions();
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the fitter reads the loop's current tool list
+    const loop = this;
     this.fitter = new ContextFitter({
       rt,
       provider,
       counter: this.counter,
-      tools: this.toolDefs,
+      get tools() {
+        return loop.toolDefs;
+      },
       settings: deps.context,
       signal,
       condenseApproved: opts.condenseApproved ?? false,
@@ -175,6 +180,11 @@ export class RunExecution {
       { snapshot: true, deliver: messages.map((m) => m.id) },
     );
     const { provider } = this.deps;
+    // External tools (MCP servers start lazily here): the list the model is offered is fitted with the
+    // request and recorded with its response.
+    await this.deps.tools.refresh(this.signal);
+    this.toolDefs = this.deps.tools.definitions();
+    const toolsSeen = this.deps.tools.seen();
     let fitted = await this.fitter.fit();
     if (fitted.kind === 'stop') return { stop: true, state: fitted.state, detail: fitted.detail };
     const tooDear = budgetBeforeRequest(this.context.budget, this.rt, {
@@ -189,9 +199,6 @@ export class RunExecution {
       };
     await this.preLlm(fitted, false);
 
-    // External tools (MCP servers start lazily here): the list the model is offered is recorded with its response.
-    await this.deps.tools.refresh(this.signal);
-    const toolsSeen = this.deps.tools.seen();
     this.deps.events.emit({ type: 'llm', runId: this.runId, step: this.rt.step, status: 'start' });
     let result;
     try {

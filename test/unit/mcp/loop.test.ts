@@ -45,7 +45,7 @@ describe('MCP tools in the run loop', function () {
     assert.equal(approval!.category, 'external');
     assert.match(approval!.reason, /get-sum is a tool of MCP server "everything": external tools ask/);
     const offered = model.requests[0]!.tool_names;
-    assert.ok(offered.includes('everything__get-sum') && offered.includes('read_file'));
+    assert.ok(offered.includes('everything__get-sum') && offered.includes('read_file'), JSON.stringify(offered));
 
     const resumed = await r.runner.decide(h.runId, [
       { toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash, kind: 'approve' },

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
-import { DEMO_MODEL_ID } from '../fixtures/modelServer/scenario';
+import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { effectLines, expectedEffects, longScenario, prepareWorkspace } from '../unit/context/longRun';
 import { repoRoot, useWorkbench, waitUntil } from './harness';
 
@@ -20,7 +20,11 @@ describe('e2e: context management in the run view', () => {
   fs.cpSync(path.join(repoRoot, 'test/fixtures/workspace'), template, { recursive: true });
   prepareWorkspace(template);
   before(async () => {
-    server = await startModelServer({ scenario: longScenario(STEPS), contextWindow: 16_384, chunkDelayMs: 0 });
+    server = await startModelServer({
+      scenario: gatedFirstStep(longScenario(STEPS)),
+      contextWindow: 16_384,
+      chunkDelayMs: 0,
+    });
   });
   after(async () => server?.close());
   const workbench = useWorkbench(() => ({
@@ -46,9 +50,12 @@ describe('e2e: context management in the run view', () => {
     await input.fill('Work through every step of the long task.');
     await input.press('Enter');
     let frame = await wb.webviewFrame('main.transcript', 60_000);
+    // Step 1's command waits for the gate: the meter shows the first request, whatever the machine's speed.
+    await wb.waitForCommandRunning(/go\.txt/);
     await frame.locator('.run-header .context-meter').waitFor({ timeout: 60_000 });
     const first = await meter(frame);
     assert.match(first, /^context: \d+% of 16k/);
+    fs.writeFileSync(path.join(wb.workspace, 'go.txt'), '');
     // The transcript is long and drawn only where it is scrolled: the header says when the run is done.
     await frame.locator('.run-header .state-completed').waitFor({ timeout: 300_000 });
     const last = await meter(frame);
@@ -93,3 +100,13 @@ describe('e2e: context management in the run view', () => {
     await wb.screenshot('e2e-m-after-reload');
   });
 });
+
+/** The first step's command waits for `go.txt` (the test writes it once it has read the meter). */
+function gatedFirstStep(scenario: Scenario): Scenario {
+  const [first, ...rest] = scenario.turns;
+  const call = first!.reply!.tool_calls![0]!;
+  const command = (call.arguments as { command: string }).command;
+  const gate = `for i in $(seq 1 900); do [ -f go.txt ] && break; sleep 0.2; done; ${command}`;
+  const gated = { ...first!, reply: { ...first!.reply!, tool_calls: [{ ...call, arguments: { command: gate } }] } };
+  return { ...scenario, turns: [gated, ...rest] };
+}

@@ -71,7 +71,7 @@ export {
   MAX_COMPONENT_BYTES,
   type ConfinedPath,
 } from './paths';
-export { toolInputHash, type ExternalInfo, type ToolProvider } from './external';
+export { toolInputHash, type ToolProvider } from './external';
 export { capOutput, truncationNote } from './output';
 export {
   decide,
@@ -97,6 +97,7 @@ export {
   ToolFailure,
   defineTool,
   type DelegateResult,
+  type ExternalInfo,
   type Tool,
   type ToolContext,
   type ToolOutput,

@@ -232,7 +232,7 @@ describe('protected files in a run (the real loop, writes and reads on auto)', (
       assert.equal(hook?.tool_name, 'write_file');
       assert.match(hook!.reason, /^"\.git\/hooks\/pre-commit" is a protected file: it can run code/);
 
-      const next = await runner.decide(h.runId, [
+      const next = await runner.decideApprovals(h.runId, [
         { kind: 'approve', toolCallId: hook!.tool_call_id, inputHash: hook!.input_hash },
       ]);
       assert.equal((await next!.done).state, 'awaiting_approval');
@@ -240,7 +240,7 @@ describe('protected files in a run (the real loop, writes and reads on auto)', (
       const [env] = await store.listApprovals(h.runId, { pendingOnly: true });
       assert.equal(env?.tool_name, 'read_file');
       assert.match(env!.reason, /^"\.env" may hold secrets/);
-      const rejected = await runner.decide(h.runId, [
+      const rejected = await runner.decideApprovals(h.runId, [
         { kind: 'reject', toolCallId: env!.tool_call_id, inputHash: env!.input_hash, reason: 'no' },
       ]);
       assert.equal((await rejected!.done).state, 'completed');

@@ -34,7 +34,7 @@ import {
   type RunContext,
   type TerminalResult,
 } from './runtime';
-import type { PolicyDecision } from './toolBatch';
+import type { PolicyVerdict } from './tools/policy';
 import { type ContextSettings, DEFAULT_CONTEXT_SETTINGS } from './context/fit';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
@@ -48,7 +48,7 @@ export interface RunnerDeps {
    */
   provider(model: string, adapter: string): ChatProvider | Promise<ChatProvider>;
   tools: ToolRegistry;
-  policy(tool: Tool, args: unknown): PolicyDecision;
+  policy(tool: Tool, args: unknown): PolicyVerdict;
   /** The window's workspace folder: every run this runner drives works here, whatever its records name. */
   workspaceRoot: string;
   /** The extension's own storage folder (checkpoints): tools and restores never write into it. */

@@ -74,17 +74,17 @@ export {
 export { toolInputHash, type ToolProvider } from './external';
 export { capOutput, truncationNote } from './output';
 export {
-  decide,
+  judge,
   DEFAULT_POLICY,
   showArgv,
   type ApprovalPolicy,
   type CategoryMode,
-  type Decision,
-  type PolicyDecision,
+  type Verdict,
+  type PolicyVerdict,
   type PolicyInput,
 } from './policy';
 export { loadShellGrammar } from './shell/grammar';
-export { callPolicy, decideCall } from './callPolicy';
+export { callPolicy, judgeCall } from './callPolicy';
 export {
   DEFAULT_FILE_RULES,
   fileRules,

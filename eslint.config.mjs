@@ -24,13 +24,62 @@ export default tseslint.config(
       ],
     },
   },
+  // Layers (docs/architecture.md): views/commands → actions → runner → store, common under all.
+  // Each rule names what a layer may not import; `npm run lint` also fails on any circle of imports
+  // in src/ (madge, scripts/cycles.mjs).
   {
-    // runner and store must run in plain Node (tests, benchmark, maybe outside VS Code one day).
+    // actions, runner, store and common run in plain Node (tests, benchmark, maybe outside VS Code one day).
+    files: ['src/actions/**', 'src/runner/**', 'src/store/**', 'src/common/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'vscode', message: 'src/actions, src/runner, src/store and src/common must stay vscode-free.' },
+          ],
+          patterns: [
+            {
+              group: ['**/commands/*', '**/views/*', '**/views/**'],
+              message:
+                'The layers below the editor never import commands or views (pass what they need in: actions/ports.ts).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The actions sit above the runner: the runner and the store never import them.
     files: ['src/runner/**', 'src/store/**', 'src/common/**'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [{ name: 'vscode', message: 'src/runner, src/store and src/common must stay vscode-free.' }] },
+        {
+          paths: [{ name: 'vscode', message: 'src/runner, src/store and src/common must stay vscode-free.' }],
+          patterns: [
+            {
+              group: ['**/commands/*', '**/views/*', '**/views/**', '**/actions', '**/actions/**'],
+              message: 'The runner, the store and common never import actions, commands or views.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Views call the actions with types and are handed what commands own (export) by the root: never a command module.
+    files: ['src/views/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/commands/*', '**/commands'],
+              message: 'src/views never imports src/commands: call src/actions, or take the function from root.ts.',
+            },
+          ],
+        },
       ],
     },
   },
@@ -40,7 +89,10 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [{ name: 'vscode', message: 'Shared with the webview: no vscode here.' }] },
+        {
+          paths: [{ name: 'vscode', message: 'Shared with the webview: no vscode here.' }],
+          patterns: [{ group: ['**/commands/*', '**/commands'], message: 'src/views never imports src/commands.' }],
+        },
       ],
     },
   },

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FileJournal } from '../src/runner/files/journal';
-import { prepareRestore } from '../src/runner/files/restore';
+import { prepareRestore } from '../src/actions/restore/files';
 import { findRipgrep } from '../src/ripgrepPath';
 import { createFileFinder, editFile, runCommand, type EngineName } from '../src/runner/tools';
 import { openDiskStore } from '../src/store';

@@ -8,6 +8,7 @@ import { Emitter } from '../src/common/emitter';
 import type { RunnerEvent } from '../src/runner/events';
 import { createMemoryStore, openDiskStoreReady } from '../src/store';
 import { threadRuns } from '../src/views/run/thread';
+import { noEditor, testActions } from '../test/support/actions';
 import { openRunViewPage, startScript } from '../test/support/runViewPage';
 import { BENCH_OWNER } from './contenders/ours';
 import { applyOp, Workload } from './workload';
@@ -60,23 +61,22 @@ export async function measureRunView(o: {
   const store = await openDiskStoreReady(dir); // a fresh window: the run's log is read on first open
   const events = new Emitter<RunnerEvent>();
   let active = false;
+  const notInTheBenchmark = async () => Promise.reject(new Error('not in the benchmark'));
+  const runner = {
+    events,
+    isActive: () => active,
+    partialResponse: () => undefined,
+    send: notInTheBenchmark,
+    cancel: () => false,
+    resume: notInTheBenchmark,
+    decideApprovals: notInTheBenchmark,
+  };
   const deps = {
     store,
-    runner: {
-      events,
-      isActive: () => active,
-      partialResponse: () => undefined,
-      decide: async () => undefined,
-      send: async () => Promise.reject(new Error('not in the benchmark')),
-    },
+    runner,
     threadRuns: (id: string) => threadRuns(store, id),
-    readOnlyReason: async () => null,
-    actions: {
-      run: async () => undefined,
-      waypoint: async () => undefined,
-      restore: async () => undefined,
-      showDiff: async () => undefined,
-    },
+    actions: testActions({ store, runner, workspace: dir, owner: BENCH_OWNER }).actions,
+    editor: noEditor,
     log: { info: () => undefined, warn: o.log },
   };
   const open = async (browser?: Awaited<ReturnType<typeof openRunViewPage>>['browser']) => {

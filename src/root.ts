@@ -6,12 +6,14 @@ import { registerApiKeyCommands } from './commands/apiKey';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerCheckpointCommands } from './commands/checkpoints';
 import { registerModelCommands } from './commands/models';
-import { registerRestoreCommands, restoreFlow } from './commands/restore';
+import { createActions } from './actions';
+import type { RunViews } from './actions/ports';
+import { registerRestoreCommands } from './commands/restore';
 import type { CommandContext } from './commands/context';
-import { CommandIds } from './commands/ids';
 import { registerCommand } from './commands/register';
 import { registerRunCommands } from './commands/runs';
-import { registerTransferCommands } from './commands/transfer';
+import { exportRun, registerTransferCommands } from './commands/transfer';
+import { CommandIds, ContextKeys } from './contributes';
 import { registerMcpCommands } from './commands/mcp';
 import { McpService } from './mcp/service';
 import { withExternalPolicy } from './runner/mcp/approvals';
@@ -34,19 +36,18 @@ import { chooseStore } from './storeChoice';
 import { registerSharedStoreCommands } from './commands/sharedStore';
 import type { RestoreRecord } from './store/api/schema';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
-import { runViewActions } from './views/run/actions';
+import { runViewEditor } from './views/run/actions';
 import { RunViewPanels } from './views/run/panel';
 import { ProposedDocuments } from './views/run/proposed';
-import { readOnlyReason } from './views/run/readOnly';
 import { threadRuns } from './views/run/thread';
-import { registerCheckpointDocuments } from './views/checkpointDocument';
-import { ContextKeys } from './views/contextValues';
+import { openCheckpointDocument, registerCheckpointDocuments } from './views/checkpointDocument';
+import { vscodeNotices } from './views/notices';
 import { RunsModel } from './views/runs/model';
 import { type RunsTreeProvider } from './views/runs/provider';
 import { RunsView } from './views/runs/view';
 import { reportStoreEvents } from './views/storeEvents';
+import { vscodeRestoreEditor } from './views/restore/editor';
 import { VersionDocuments } from './views/restore/preview';
-import { FileRestorer } from './views/restore/restorer';
 import { RunSessions } from './views/session';
 import { restoreOnStartup } from './views/startup';
 
@@ -174,39 +175,66 @@ export class ExtensionRoot extends DisposableStore {
       this.register(combined.onState((s) => void (s.kind === 'connected' && model.reload())));
     } else void vscode.commands.executeCommand('setContext', ContextKeys.sharedStore, 'off');
     const proposed = this.register(new ProposedDocuments({ storageDir }));
-    const panels = this.register(
+    const versions = this.register(new VersionDocuments((runId, hash) => store.getBlob(runId, hash)));
+    // The run views and sessions are built below; the actions call them only later, on a click.
+    const views: RunViews = {
+      show: (runId, at) => panels.show(runId, at),
+      track: (run, title) => sessions.track(run, title),
+      openCheckpoint: (runId, seq) => openCheckpointDocument(runId, seq),
+    };
+    const actions = createActions({
+      store,
+      runner,
+      owner,
+      scope: { workspaceRoot: workspace.uri.fsPath, storageDir },
+      trusted: () => vscode.workspace.isTrusted,
+      notices: vscodeNotices(),
+      log: this.log,
+      restoreEditor: vscodeRestoreEditor({ workspaceRoot: workspace.uri, versions }),
+      views,
+      maxSteps: () => readSettings().budget.max_steps ?? 25,
+      allowTool: (toolName) => mcp.allowTool(registry, toolName),
+    });
+    const panels: RunViewPanels = this.register(
       new RunViewPanels({
         extensionUri: context.extensionUri,
         store,
         runner,
         log: this.log,
         threadRuns: (threadId) => threadRuns(store, threadId),
-        allowTool: (toolName) => mcp.allowTool(registry, toolName),
-        readOnlyReason: readOnlyReason({ store, isActive: (id) => runner.isActive(id), owner }),
         workspaceRoot: workspace.uri.fsPath,
-        actions: runViewActions({
+        actions,
+        editor: runViewEditor({
           store,
           proposed,
           workspaceRoot: workspace.uri,
-          revealInTree: (id) => runsView.reveal(id),
+          openRun: (runId) => panels.show(runId),
+          exportRun: async (runId) => {
+            const run = await store.getRun(runId);
+            return run && exportRun(store, run);
+          },
+          revealInTree: (runId) => runsView.reveal(runId),
         }),
       }),
     );
-    const sessions = this.register(
-      new RunSessions(runner, panels, this.log, async (id) => (await store.getRun(id))?.title ?? id),
+    const sessions: RunSessions = this.register(
+      new RunSessions(
+        runner,
+        panels,
+        this.log,
+        async (id) => (await store.getRun(id))?.title ?? id,
+        (runId) => actions.resume.run(runId),
+      ),
     );
     this.register(registerCheckpointDocuments(store));
-    const restorer = new FileRestorer({ store, workspaceRoot: workspace.uri, storageDir, owner });
-    const versions = this.register(new VersionDocuments((runId, hash) => store.getBlob(runId, hash)));
 
     const commands: CommandContext = {
       store,
       runner,
+      actions,
       model,
       sessions,
       panels,
-      restorer,
-      versions,
       log: this.log,
       settings: readSettings,
       hasUsableKey: async () => (await keys.has()) || isLocalEndpoint(readSettings().baseUrl),
@@ -254,7 +282,15 @@ export class ExtensionRoot extends DisposableStore {
     const ready = (async () => {
       await model.load();
       runsView.update();
-      await restoreOnStartup({ runner, model, panels, log, settings: readSettings, memento: context.workspaceState });
+      await restoreOnStartup({
+        runner,
+        model,
+        panels,
+        log,
+        settings: readSettings,
+        memento: context.workspaceState,
+        resume: (runId) => actions.resume.run(runId),
+      });
       await this.applyRetention(store);
     })().catch((err) => log.error(`startup: ${errorMessage(err)}`));
     this.api = {
@@ -272,7 +308,7 @@ export class ExtensionRoot extends DisposableStore {
             testing: {
               ...testingApi,
               restoreFiles: (target: { runId: string; seq: number }, o: { rewind: boolean; ticked: string[] }) =>
-                restoreFlow(commands, target, o),
+                actions.restore.run(target, { rewind: o.rewind, ticked: new Set(o.ticked) }),
             },
           }
         : {}),

@@ -3,8 +3,8 @@ import * as vscode from 'vscode';
 import type { Budget } from './runner/budget';
 import type { ContextSettings } from './runner/context/fit';
 import type { BaseUrlSource } from './runner/provider/keyOrigin';
-import type { PolicyDecision } from './runner/toolBatch';
-import { decideCall, enabledExcludes, fileRules, type FileRules, type Tool } from './runner/tools';
+import type { PolicyVerdict } from './runner/tools/policy';
+import { judgeCall, enabledExcludes, fileRules, type FileRules, type Tool } from './runner/tools';
 
 export type PolicyMode = 'auto' | 'ask' | 'deny';
 
@@ -133,9 +133,9 @@ export function readFileRules(s: Settings = readSettings()): FileRules {
 }
 
 /** The approval policy the settings describe (read at each call, so changes apply at once). */
-export function settingsPolicy(tool: Tool, args: unknown): PolicyDecision {
+export function settingsPolicy(tool: Tool, args: unknown): PolicyVerdict {
   const s = readSettings();
-  return decideCall(tool, args, {
+  return judgeCall(tool, args, {
     policy: {
       categories: { read: s.approval.read, write: s.approval.write, command: s.approval.command, subagent: 'auto' },
       commandAllow: s.commandAllow,

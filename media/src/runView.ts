@@ -77,6 +77,7 @@ const actions: Actions = {
   condense: (runId, condenseId) =>
     void request('condenseAction', { runId, condenseId, action: 'undo' }).catch(showError),
   readOnly: () => state?.readOnly != null,
+  whyNot: (runId) => state?.runs.find((r) => r.runId === runId)?.whyNot ?? { restore: null, resume: null },
   expanded: new Map(),
 };
 

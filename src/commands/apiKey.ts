@@ -6,7 +6,7 @@ import { redactUrl } from '../common/redact';
 import type { ApiKeys } from '../models/apiKeys';
 import { originOf } from '../runner/provider/keyOrigin';
 import { readBaseUrl } from '../settings';
-import { CommandIds } from './ids';
+import { CommandIds } from '../contributes';
 import { registerCommand } from './register';
 
 export function registerApiKeyCommands(keys: ApiKeys, log: vscode.LogOutputChannel): vscode.Disposable {

@@ -1,8 +1,8 @@
 // "Show pending approvals": the run view of a run that waits for decisions, at its first pending card.
 import type * as vscode from 'vscode';
-import { pickRun } from '../views/pickers';
+import { pickRun } from './pickers';
 import type { CommandContext } from './context';
-import { CommandIds } from './ids';
+import { CommandIds } from '../contributes';
 import { registerCommand } from './register';
 
 export function registerApprovalCommands(c: CommandContext): vscode.Disposable {

@@ -1,23 +1,22 @@
 // What command handlers get from the composition root. Passed explicitly (no globals).
 import type * as vscode from 'vscode';
+import type { Actions } from '../actions';
 import type { ModelProviders } from '../models/providers';
 import type { AgentRunner } from '../runner/runner';
 import type { CheckpointStore } from '../store/api/types';
 import type { Settings } from '../settings';
 import type { RunViewPanels } from '../views/run/panel';
 import type { RunsModel } from '../views/runs/model';
-import type { VersionDocuments } from '../views/restore/preview';
-import type { FileRestorer } from '../views/restore/restorer';
 import type { RunSessions } from '../views/session';
 
 export interface CommandContext {
   store: CheckpointStore;
   runner: AgentRunner;
+  /** The user's actions on runs (restore, fork, resume, decide) and their guards: the commands pick a target and call them. */
+  actions: Actions;
   model: RunsModel;
   sessions: RunSessions;
   panels: RunViewPanels;
-  restorer: FileRestorer;
-  versions: VersionDocuments;
   log: vscode.LogOutputChannel;
   settings(): Settings;
   /** True when a key is stored, or the endpoint is local and needs none. */

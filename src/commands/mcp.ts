@@ -7,7 +7,7 @@ import { errorMessage } from '../common/errors';
 import { MCP_JSON, type McpService } from '../mcp/service';
 import type { AllowRule } from '../runner/mcp/approvals';
 import type { AllowRuleNode, ServerNode, ServerToolNode } from '../views/runs/servers';
-import { CommandIds } from './ids';
+import { CommandIds } from '../contributes';
 import { registerCommand } from './register';
 
 const TEMPLATE = `{

@@ -6,7 +6,7 @@ import { PROVIDER_ADAPTER } from '../runner/provider';
 import type { CheckResult } from '../runner/provider/check';
 import type { ModelProviders } from '../models/providers';
 import type { Settings } from '../settings';
-import { CommandIds } from './ids';
+import { CommandIds } from '../contributes';
 import { registerCommand } from './register';
 
 export function registerModelCommands(

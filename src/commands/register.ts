@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { CommandId } from './ids';
+import type { CommandId } from '../contributes';
 
 /** Registers one command under its typed id. */
 export function registerCommand(id: CommandId, fn: (...args: never[]) => unknown): vscode.Disposable {

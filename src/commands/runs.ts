@@ -1,20 +1,15 @@
-// Start, resume, cancel, fork and delete runs.
+// Start, resume, cancel, fork and delete runs. Resume and fork pick their target here and call
+// their actions (actions/resume.ts, actions/fork.ts), the same the run view and the tree call.
 import * as vscode from 'vscode';
 import { redactUrl } from '../common/redact';
+import { CommandIds } from '../contributes';
 import { pickModel } from '../models/picker';
-import { ResumeNeedsConfirmationError, errorMessage } from '../runner/errors';
-import { lastJournaledSeq } from '../runner/files/restorePlan';
+import { errorMessage } from '../runner/errors';
 import type { ModelRef } from '../runner/modelRef';
 import { PROVIDER_ADAPTER } from '../runner/provider';
-import type { RunHandle } from '../runner/runner';
-import { RunLockedError } from '../store/api/errors';
-import { isTerminalState, type RunSummary } from '../store/api/schema';
-import { checkpointUri } from '../views/checkpointDocument';
-import { checkpointOf, pickCheckpoint, pickRun, stepOf } from '../views/pickers';
 import type { CommandContext } from './context';
-import { CommandIds } from './ids';
+import { pickCheckpointTarget, pickRun, stepOf } from './pickers';
 import { registerCommand } from './register';
-import { restoreFlow } from './restore';
 
 export function registerRunCommands(c: CommandContext): vscode.Disposable {
   return vscode.Disposable.from(
@@ -31,9 +26,15 @@ export function registerRunCommands(c: CommandContext): vscode.Disposable {
         void vscode.window.showInformationMessage(`Agent run “${run.title}” is not executing in this window.`);
       return run !== undefined;
     }),
-    registerCommand(CommandIds.forkFromCheckpoint, (arg?: unknown, opts?: { withFiles?: boolean }) =>
-      forkRun(c, arg, opts),
-    ),
+    registerCommand(CommandIds.forkFromCheckpoint, async (arg?: unknown, opts?: { withFiles?: boolean }) => {
+      const target = await pickCheckpointTarget(c, arg, {
+        title: 'Fork from checkpoint',
+        placeHolder: 'Fork which run?',
+        checkpointTitle: (run) => `Fork “${run.title}” from…`,
+      });
+      if (!target) return undefined;
+      return c.actions.fork.run(target, typeof opts?.withFiles === 'boolean' ? { withFiles: opts.withFiles } : {});
+    }),
     registerCommand(CommandIds.openRun, async (arg?: unknown) => {
       const run = await pickRun(c.model, arg, {
         title: 'Open agent run',
@@ -126,7 +127,7 @@ async function startRun(
   }
 }
 
-/** "Resume agent session": a finished run shows its stored result; anything else continues where it stopped. */
+/** "Resume agent session": picks a run not executing here; the action shows a finished one's result, or continues it. */
 async function resumeRun(c: CommandContext, arg?: unknown): Promise<string | undefined> {
   const run = await pickRun(c.model, arg, {
     title: 'Resume agent session',
@@ -134,135 +135,5 @@ async function resumeRun(c: CommandContext, arg?: unknown): Promise<string | und
     filter: (r) => !c.runner.isActive(r.run_id),
     empty: 'Agent Waypoints: there is no run to resume. Start one with “Agent Waypoints: Start agent run”.',
   });
-  if (!run) return undefined;
-  // A finished run shows its stored result in its run view (nothing runs); there the user can send a follow-up.
-  if (isTerminalState(run.state)) {
-    await c.panels.show(run.run_id);
-    return run.state;
-  }
-  if (run.pending_approvals > 0) {
-    await c.panels.show(run.run_id, { kind: 'firstPending' });
-    return 'awaiting_approval';
-  }
-  const opts = run.state === 'paused_budget' ? await raisedBudget(c, run) : {};
-  if (!opts) return undefined;
-  const handle = await tryResume(c, run, opts);
-  if (handle) c.sessions.track(handle, run.title);
-  return handle ? 'running' : undefined;
-}
-
-async function tryResume(
-  c: CommandContext,
-  run: RunSummary,
-  opts: { budget?: { max_steps: number }; confirmed?: boolean },
-): Promise<RunHandle | undefined> {
-  try {
-    return await c.runner.resume(run.run_id, opts);
-  } catch (err) {
-    if (err instanceof ResumeNeedsConfirmationError) {
-      const ok = await vscode.window.showWarningMessage(
-        `Resume “${run.title}”?`,
-        { modal: true, detail: `${err.reasons.join('.\n')}.` },
-        'Resume anyway',
-      );
-      return ok ? tryResume(c, run, { ...opts, confirmed: true }) : undefined;
-    }
-    if (err instanceof RunLockedError) {
-      const h = err.holder;
-      const pick = await vscode.window.showWarningMessage(
-        `“${run.title}” is held by ${h.label} (pid ${h.pid} on ${h.hostname}). Only one window can run it; here you can view it read-only.`,
-        'Open latest checkpoint (read-only)',
-      );
-      if (pick) await vscode.window.showTextDocument(checkpointUri(run.run_id, run.last_seq));
-      return undefined;
-    }
-    c.log.error(`resume of ${run.run_id} failed: ${errorMessage(err)}`);
-    void vscode.window.showErrorMessage(`Agent Waypoints: could not resume “${run.title}”: ${errorMessage(err)}`);
-    return undefined;
-  }
-}
-
-async function raisedBudget(
-  c: CommandContext,
-  run: RunSummary,
-): Promise<{ budget: { max_steps: number } } | undefined> {
-  const suggested = run.step + (c.settings().budget.max_steps ?? 25);
-  const value = await vscode.window.showInputBox({
-    title: `Resume “${run.title}” with a higher budget`,
-    prompt: `${run.state_detail ?? 'The run hit its budget.'} New maximum number of steps:`,
-    value: String(suggested),
-    validateInput: (v) => (/^\d+$/.test(v) && Number(v) > run.step ? undefined : `A whole number above ${run.step}.`),
-  });
-  return value ? { budget: { max_steps: Number(value) } } : undefined;
-}
-
-async function forkRun(
-  c: CommandContext,
-  arg?: unknown,
-  opts: { withFiles?: boolean } = {},
-): Promise<string | undefined> {
-  let target = checkpointOf(arg);
-  if (!target) {
-    const run = await pickRun(c.model, arg, {
-      title: 'Fork from checkpoint',
-      placeHolder: 'Fork which run?',
-      empty: 'Agent Waypoints: there are no runs.',
-    });
-    if (!run) return undefined;
-    const record = await pickCheckpoint(c.store, run.run_id, `Fork “${run.title}” from…`);
-    if (!record) return undefined;
-    target = { runId: record.run_id, seq: record.seq };
-  }
-  const withFiles = opts.withFiles ?? (await askWithFiles(c, target));
-  if (withFiles === undefined) return undefined;
-  if (withFiles) return (await restoreFlow(c, target, { rewind: true }))?.forked_run_id ?? undefined;
-  try {
-    const { run, lease } = await c.store.fork(target.runId, target.seq, c.runner.owner);
-    try {
-      await c.store.setRunState(
-        run.run_id,
-        'paused_cancelled',
-        `Forked from run ${target.runId} at checkpoint #${target.seq}. Resume it to continue from there.`,
-      );
-    } finally {
-      await lease.release();
-    }
-    // Not awaited: the command returns the fork at once; the button resumes it whenever clicked.
-    void vscode.window
-      .showInformationMessage(
-        `Forked into “${run.title}”. Resume it to continue from checkpoint #${target.seq}.`,
-        'Resume now',
-      )
-      .then((pick) => (pick ? resumeRun(c, run.run_id) : undefined));
-    return run.run_id;
-  } catch (err) {
-    void vscode.window.showErrorMessage(`Agent Waypoints: could not fork: ${errorMessage(err)}`);
-    return undefined;
-  }
-}
-
-/** Conversation only, or conversation and files — asked only when the agent changed files after the checkpoint. */
-async function askWithFiles(c: CommandContext, target: { runId: string; seq: number }): Promise<boolean | undefined> {
-  const [effects, restores] = await Promise.all([
-    c.store.listEffects(target.runId),
-    c.store.listRestores(target.runId),
-  ]);
-  const last = lastJournaledSeq(effects, restores);
-  if (last === null || last < target.seq) return false;
-  const pick = await vscode.window.showQuickPick(
-    [
-      {
-        label: 'Conversation only',
-        detail: 'The fork starts from the checkpoint; the files stay as they are now.',
-        files: false,
-      },
-      {
-        label: 'Conversation and files',
-        detail: 'Restore the files the agent changed after the checkpoint (with a preview), then fork.',
-        files: true,
-      },
-    ],
-    { title: `Fork from checkpoint #${target.seq}`, placeHolder: 'The agent changed files after this checkpoint' },
-  );
-  return pick?.files;
+  return run ? c.actions.resume.run(run) : undefined;
 }

@@ -7,7 +7,7 @@ import type { OwnerInfo } from '../store/api/types';
 import { checkSharedStore, type CombinedStore, type SharedStoreCheck } from '../store';
 import { identityOf, readStoreSettings, SHARED_STORE_SECRET, tlsOptions } from '../storeChoice';
 import type { RunsModel } from '../views/runs/model';
-import { CommandIds } from './ids';
+import { CommandIds } from '../contributes';
 import { registerCommand } from './register';
 
 export interface SharedStoreDeps {

@@ -1,9 +1,11 @@
 // Export a run to one validated JSON file, and import it back (here or in another workspace).
 import * as vscode from 'vscode';
 import { errorMessage } from '../runner/errors';
-import { pickRun } from '../views/pickers';
+import { pickRun } from './pickers';
 import type { CommandContext } from './context';
-import { CommandIds } from './ids';
+import { CommandIds } from '../contributes';
+import type { RunSummary } from '../store/api/schema';
+import type { CheckpointStore } from '../store/api/types';
 import { registerCommand } from './register';
 
 export function registerTransferCommands(c: CommandContext): vscode.Disposable {
@@ -14,32 +16,7 @@ export function registerTransferCommands(c: CommandContext): vscode.Disposable {
         placeHolder: 'Which run?',
         empty: 'Agent Waypoints: there are no runs.',
       });
-      if (!run) return undefined;
-      const uri =
-        target ??
-        (await vscode.window.showSaveDialog({
-          title: `Export “${run.title}”`,
-          defaultUri: vscode.Uri.joinPath(
-            vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file('/'),
-            `${run.run_id}.waypoints.json`,
-          ),
-          filters: { 'Agent Waypoints run': ['json'] },
-        }));
-      if (!uri) return undefined;
-      return vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Exporting “${run.title}”…` },
-        async () => {
-          try {
-            const data = await c.store.exportRun(run.run_id);
-            await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(JSON.stringify(data)));
-            void vscode.window.showInformationMessage(`Exported “${run.title}” to ${uri.fsPath}.`);
-            return uri.fsPath;
-          } catch (err) {
-            void vscode.window.showErrorMessage(`Agent Waypoints: export failed: ${errorMessage(err)}`);
-            return undefined;
-          }
-        },
-      );
+      return run ? exportRun(c.store, run, target) : undefined;
     }),
     registerCommand(CommandIds.importRun, async (source?: vscode.Uri) => {
       const uri =
@@ -81,5 +58,38 @@ export function registerTransferCommands(c: CommandContext): vscode.Disposable {
         },
       );
     }),
+  );
+}
+
+/** Writes the run to `target`, or to where the save dialog says (the command, the run view's Export); the path written, or undefined. */
+export async function exportRun(
+  store: CheckpointStore,
+  run: RunSummary,
+  target?: vscode.Uri,
+): Promise<string | undefined> {
+  const uri =
+    target ??
+    (await vscode.window.showSaveDialog({
+      title: `Export “${run.title}”`,
+      defaultUri: vscode.Uri.joinPath(
+        vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file('/'),
+        `${run.run_id}.waypoints.json`,
+      ),
+      filters: { 'Agent Waypoints run': ['json'] },
+    }));
+  if (!uri) return undefined;
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Exporting “${run.title}”…` },
+    async () => {
+      try {
+        const data = await store.exportRun(run.run_id);
+        await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode(JSON.stringify(data)));
+        void vscode.window.showInformationMessage(`Exported “${run.title}” to ${uri.fsPath}.`);
+        return uri.fsPath;
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Agent Waypoints: export failed: ${errorMessage(err)}`);
+        return undefined;
+      }
+    },
   );
 }

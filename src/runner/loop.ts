@@ -29,7 +29,8 @@ import type { ChatProvider, ToolDefinition } from './provider/types';
 import { ProviderError } from './provider/errors';
 import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
-import { type CallPlan, closeStaleApproval, planBatch, type PolicyDecision, toolMessageContent } from './toolBatch';
+import { type CallPlan, closeStaleApproval, planBatch, toolMessageContent } from './toolBatch';
+import type { PolicyVerdict } from './tools/policy';
 import type { FileJournal, FileWatch } from './files/journal';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
 import { loadShellGrammar } from './tools/shell/grammar';
@@ -45,7 +46,7 @@ export interface LoopDeps {
   store: CheckpointStore;
   provider: ChatProvider;
   tools: ToolRegistry;
-  policy(tool: Tool, args: unknown): PolicyDecision;
+  policy(tool: Tool, args: unknown): PolicyVerdict;
   /** The folder of the window running the run: tools act here, never in a folder named by stored data. */
   workspaceRoot: string;
   /** The extension's own storage folder: no tool path may lead into it. */

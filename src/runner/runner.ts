@@ -34,7 +34,7 @@ import {
   type RunContext,
   type TerminalResult,
 } from './runtime';
-import type { PolicyDecision } from './toolBatch';
+import type { PolicyVerdict } from './tools/policy';
 import { type ContextSettings, DEFAULT_CONTEXT_SETTINGS } from './context/fit';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
@@ -48,7 +48,7 @@ export interface RunnerDeps {
    */
   provider(model: string, adapter: string): ChatProvider | Promise<ChatProvider>;
   tools: ToolRegistry;
-  policy(tool: Tool, args: unknown): PolicyDecision;
+  policy(tool: Tool, args: unknown): PolicyVerdict;
   /** The window's workspace folder: every run this runner drives works here, whatever its records name. */
   workspaceRoot: string;
   /** The extension's own storage folder (checkpoints): tools and restores never write into it. */
@@ -84,7 +84,8 @@ export interface ResumeOptions {
   confirmed?: boolean;
 }
 
-export interface RunHandle {
+/** A run this runner started, resumed or continued, and its outcome to come. */
+export interface StartedRun {
   runId: string;
   /** Resolves when the run finishes or pauses (never rejects). */
   done: Promise<RunOutcome>;
@@ -95,7 +96,7 @@ export type SendOutcome =
   /** Stored in the run's inbox: delivered at its next step (`next-step`), or once its approvals are decided and it continues. */
   | { kind: 'queued'; runId: string; message: InboxMessage; when: 'next-step' | 'after-approvals' }
   /** The run had stopped: a follow-up turn started as a new run in the same thread. */
-  | { kind: 'follow-up'; runId: string; handle: RunHandle };
+  | { kind: 'follow-up'; runId: string; handle: StartedRun };
 
 export type DecisionInput =
   | { toolCallId: string; inputHash: string; kind: 'approve' }
@@ -106,7 +107,7 @@ export class AgentRunner {
   readonly events = new Emitter<RunnerEvent>();
   private readonly active = new Map<
     string,
-    { controller: AbortController; handle: RunHandle; ref: { exec?: RunExecution } }
+    { controller: AbortController; handle: StartedRun; ref: { exec?: RunExecution } }
   >();
   private readonly now: () => number;
   /** What the model has streamed so far in each run's current call. */
@@ -144,7 +145,7 @@ export class AgentRunner {
     return [...this.active.keys()];
   }
 
-  async start(opts: StartOptions): Promise<RunHandle> {
+  async start(opts: StartOptions): Promise<StartedRun> {
     const model = opts.model ?? current(this.deps.defaultModel);
     const adapter = opts.adapter ?? PROVIDER_ADAPTER;
     const provider = await this.deps.provider(model, adapter);
@@ -208,7 +209,7 @@ export class AgentRunner {
    * runs); otherwise the latest snapshot is restored (a copy) and the loop continues — a pending
    * LLM response goes straight to its tool calls.
    */
-  async resume(runId: string, opts: ResumeOptions = {}): Promise<RunHandle> {
+  async resume(runId: string, opts: ResumeOptions = {}): Promise<StartedRun> {
     const running = this.active.get(runId);
     if (running) return running.handle;
     const { store } = this.deps;
@@ -287,7 +288,7 @@ export class AgentRunner {
   }
 
   /** A new run in the thread of `prev`, continuing from its latest checkpoint; `message` (and any it never delivered) in its inbox. */
-  private async followUp(prev: RunSummary, message: { id?: string; text: string }): Promise<RunHandle> {
+  private async followUp(prev: RunSummary, message: { id?: string; text: string }): Promise<StartedRun> {
     const { store } = this.deps;
     const latest = await store.latest(prev.run_id);
     const { snapshot } = await store.loadSnapshot(prev.run_id);
@@ -325,7 +326,7 @@ export class AgentRunner {
   }
 
   /** A run whose first step never began (no LLM call, no tool): it starts over from its stored task. */
-  private async restartUnstarted(runId: string): Promise<RunHandle> {
+  private async restartUnstarted(runId: string): Promise<StartedRun> {
     const run = (await this.deps.store.getRun(runId))!;
     const lease = await this.deps.store.acquire(runId, this.deps.owner);
     const ref = parseModelLabel(run.model);
@@ -337,7 +338,7 @@ export class AgentRunner {
   }
 
   /** Writes decisions durably, then resumes the run when nothing is left waiting. */
-  async decide(runId: string, decisions: DecisionInput[]): Promise<RunHandle | undefined> {
+  async decideApprovals(runId: string, decisions: DecisionInput[]): Promise<StartedRun | undefined> {
     const { store } = this.deps;
     const pending = new Map((await store.listApprovals(runId, { pendingOnly: true })).map((a) => [a.tool_call_id, a]));
     // Edited arguments of an external tool are checked against its schema as its server gives it now.
@@ -461,7 +462,7 @@ export class AgentRunner {
     provider: ChatProvider,
     rt: RuntimeSnapshot,
     opts: { resumed: boolean; startRecorded?: boolean; condenseApproved?: boolean },
-  ): RunHandle {
+  ): StartedRun {
     const controller = new AbortController();
     const handleRef: { exec?: RunExecution } = {};
     const done = (async () => {
@@ -603,7 +604,7 @@ export class AgentRunner {
   private async delegate(parent: RunExecution, call: ToolCall, task: string): Promise<DelegateOutcome> {
     const childId = `sub-${sha256(`${parent.runId}/${call.id}`).slice(0, 20)}`;
     const existing = await this.deps.store.getRun(childId);
-    let handle: RunHandle;
+    let handle: StartedRun;
     if (existing) {
       handle = await this.resume(childId, { confirmed: true });
     } else {

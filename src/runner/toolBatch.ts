@@ -6,10 +6,9 @@
 import type { Approval, ApprovalDecision, Damage, Effect, SeenTool, ToolCall } from '../store/api/schema';
 import type { CheckpointStore } from '../store/api/types';
 import { toolDrift } from './tools/external';
+import type { PolicyVerdict } from './tools/policy';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
-
-export type PolicyDecision = { decision: 'auto' | 'ask' | 'deny'; reason: string };
 
 export type CallPlan =
   | { kind: 'replay'; call: ToolCall; effect: Effect }
@@ -37,7 +36,7 @@ export interface ApprovalRequest {
 export interface PlanInputs {
   calls: readonly ToolCall[];
   tools: ToolRegistry;
-  policy(tool: Tool, args: unknown): PolicyDecision;
+  policy(tool: Tool, args: unknown): PolicyVerdict;
   approvals: ReadonlyMap<string, Approval>;
   effects: ReadonlyMap<string, Effect>;
   /** The run's damage records merged (null: never damaged), and the step being planned. */
@@ -105,8 +104,8 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
   if (approval && !decision) return ask(approval.reason, approval.uncertain);
 
   const policy = p.policy(tool, args);
-  if (policy.decision === 'deny') return { kind: 'error', call, output: `Denied by policy: ${policy.reason}` };
-  if (policy.decision === 'auto' || decision)
+  if (policy.verdict === 'deny') return { kind: 'error', call, output: `Denied by policy: ${policy.reason}` };
+  if (policy.verdict === 'auto' || decision)
     return { kind: 'run', call, tool, args, hash, edited, approvedBy: decision ? 'user' : 'policy' };
   return ask(policy.reason, false);
 }

@@ -37,3 +37,11 @@ export class CheckpointDocumentProvider implements vscode.TextDocumentContentPro
 export function registerCheckpointDocuments(store: CheckpointStore): vscode.Disposable {
   return vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointDocumentProvider(store));
 }
+
+/** Opens a checkpoint as a read-only JSON document (the command, the run view's phase chips, a locked run). */
+export async function openCheckpointDocument(runId: string, seq: number): Promise<vscode.TextDocument> {
+  const doc = await vscode.workspace.openTextDocument(checkpointUri(runId, seq));
+  await vscode.languages.setTextDocumentLanguage(doc, 'json');
+  await vscode.window.showTextDocument(doc, { preview: true });
+  return doc;
+}

@@ -3,15 +3,15 @@
 // pending approval when a call needs a decision), and one notification when a run finishes or
 // pauses, whose buttons open the run view or resume.
 import * as vscode from 'vscode';
-import type { AgentRunner, RunHandle } from '../runner/runner';
+import type { OpenAt } from '../actions/ports';
+import { ContextKeys, ViewIds } from '../contributes';
+import type { AgentRunner, StartedRun } from '../runner/runner';
 import type { RunState } from '../store/api/schema';
-import { CommandIds } from '../commands/ids';
-import type { OpenAt, RunViewPanels } from './run/panel';
-import { ContextKeys } from './contextValues';
+import type { RunViewPanels } from './run/panel';
 
 export class RunSessions implements vscode.Disposable {
   private readonly status = vscode.window.createStatusBarItem(
-    'agentWaypoints.activeRun',
+    ViewIds.activeRunStatus,
     vscode.StatusBarAlignment.Left,
     50,
   );
@@ -24,9 +24,11 @@ export class RunSessions implements vscode.Disposable {
     private readonly panels: RunViewPanels,
     private readonly log: vscode.LogOutputChannel,
     private readonly runTitle: (runId: string) => Promise<string>,
+    /** The Resume action (actions/resume.ts), for the notification's button. */
+    private readonly resume: (runId: string) => Promise<unknown>,
   ) {
     this.status.name = 'Agent Waypoints: active run';
-    this.status.command = 'agentWaypoints.runs.focus';
+    this.status.command = ViewIds.focusRuns;
     this.subscription = runner.events.on((e) => {
       switch (e.type) {
         case 'llm':
@@ -85,7 +87,7 @@ export class RunSessions implements vscode.Disposable {
   }
 
   /** Shows a run started or resumed from a command: its run view, and the status bar until its first event. */
-  track(handle: RunHandle, title: string): void {
+  track(handle: StartedRun, title: string): void {
     this.titles.set(handle.runId, title);
     void this.panels.show(handle.runId);
     this.setActivity(handle.runId, `$(sync~spin) Agent: ${title}`);
@@ -114,7 +116,7 @@ export class RunSessions implements vscode.Disposable {
       default: {
         const show = state === 'paused_error' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
         const pick = await show(text, 'Resume', 'Open run', 'Show log');
-        if (pick === 'Resume') await vscode.commands.executeCommand(CommandIds.resumeRun, runId);
+        if (pick === 'Resume') await this.resume(runId);
         if (pick === 'Open run') open();
         if (pick === 'Show log') this.log.show();
       }

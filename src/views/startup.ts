@@ -2,7 +2,7 @@
 // offered for resume; pending approvals are announced. Nothing executes without the user's click
 // (setting agentWaypoints.resumeOnStartup: ask | never).
 import * as vscode from 'vscode';
-import { CommandIds } from '../commands/ids';
+import { CommandIds, ViewIds } from '../contributes';
 import type { AgentRunner } from '../runner/runner';
 import type { Settings } from '../settings';
 import type { RunViewPanels } from './run/panel';
@@ -16,6 +16,8 @@ export interface StartupDeps {
   settings(): Settings;
   /** Remembers interrupted runs the user chose "Not now" for, so a reload does not ask again. */
   memento: vscode.Memento;
+  /** The Resume action (actions/resume.ts) for one run. */
+  resume(runId: string): Promise<unknown>;
 }
 
 const DISMISSED_KEY = 'agentWaypoints.dismissedInterrupted';
@@ -40,10 +42,11 @@ export async function restoreOnStartup(d: StartupDeps): Promise<void> {
         'Not now',
       )
       .then((pick) => {
-        if (pick === 'Resume')
-          void vscode.commands.executeCommand(CommandIds.resumeRun, n === 1 ? interrupted[0]!.run_id : undefined);
+        // One run resumes at once; several: the command's picker asks which.
+        if (pick === 'Resume' && n === 1) void d.resume(interrupted[0]!.run_id);
+        if (pick === 'Resume' && n > 1) void vscode.commands.executeCommand(CommandIds.resumeRun);
         if (pick === 'Show' && n === 1) void d.panels.show(interrupted[0]!.run_id);
-        if (pick === 'Show' && n > 1) void vscode.commands.executeCommand('agentWaypoints.runs.focus');
+        if (pick === 'Show' && n > 1) void vscode.commands.executeCommand(ViewIds.focusRuns);
         if (pick === 'Not now')
           void d.memento.update(DISMISSED_KEY, [...dismissed, ...interrupted.map((r) => r.run_id)]);
       });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { CommandIds } from '../../src/commands/ids';
+import { CommandIds } from '../../src/contributes';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID } from '../fixtures/modelServer/scenario';
 import { activated, configure, waitForState } from './helpers';
@@ -66,7 +66,7 @@ describe('approval diff in a real extension host', () => {
     assert.equal(proposed.getText(), 'new line\n');
     assert.equal(fs.readFileSync(target, 'utf8'), 'old line\n', 'nothing written before the decision');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    await api.runner!.decide(runId, [
+    await api.runner!.decideApprovals(runId, [
       { kind: 'reject', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash, reason: 'test over' },
     ]);
     await waitForState(api, runId, ['completed', 'paused_error']);

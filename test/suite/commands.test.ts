@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { CommandIds } from '../../src/commands/ids';
+import { CommandIds } from '../../src/contributes';
 import { startModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { activated, configure, waitForState } from './helpers';
@@ -70,7 +70,9 @@ describe('command policy in the extension host', () => {
       assert.equal(fs.existsSync(path.join(root, 'PWNED-by-comment')), false, 'nothing ran before the user said so');
       // Approved by the user, the line runs through the shell exactly as shown (both lines of it).
       const a = pending[0]!;
-      await api.runner!.decide(runId, [{ toolCallId: a.tool_call_id, inputHash: a.input_hash, kind: 'approve' }]);
+      await api.runner!.decideApprovals(runId, [
+        { toolCallId: a.tool_call_id, inputHash: a.input_hash, kind: 'approve' },
+      ]);
       assert.equal(await waitForState(api, runId, ['completed', 'paused_error', 'awaiting_approval']), 'completed');
       assert.equal(fs.existsSync(path.join(root, 'PWNED-by-comment')), true, 'the approved line ran in the shell');
       fs.rmSync(path.join(root, 'PWNED-by-comment'));

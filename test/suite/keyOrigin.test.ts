@@ -5,7 +5,7 @@
 // asserted); everything else is the product: settings, SecretStorage, globalState, real HTTP.
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { CommandIds } from '../../src/commands/ids';
+import { CommandIds } from '../../src/contributes';
 import type { KeyGrant, KeyQuestion } from '../../src/runner/provider/keyOrigin';
 import { originOf } from '../../src/runner/provider/keyOrigin';
 import type { CheckResult } from '../../src/runner/provider/check';

@@ -87,7 +87,7 @@ describe('MCP servers and VS Code tools in a real extension host', () => {
     assert.equal(await waitForState(api, h.runId, ['awaiting_approval']), 'awaiting_approval');
     assert.ok(model.requests[0]!.tool_names.includes('everything__get-sum'));
     const [approval] = await api.store!.listApprovals(h.runId, { pendingOnly: true });
-    await api.runner!.decide(h.runId, [
+    await api.runner!.decideApprovals(h.runId, [
       { toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash, kind: 'approve' },
     ]);
     assert.equal(await waitForState(api, h.runId, ['completed']), 'completed');
@@ -154,7 +154,7 @@ describe('MCP servers and VS Code tools in a real extension host', () => {
     assert.equal(await waitForState(api, h.runId, ['awaiting_approval']), 'awaiting_approval');
     const [approval] = await api.store!.listApprovals(h.runId, { pendingOnly: true });
     assert.equal(approval!.category, 'external');
-    await api.runner!.decide(h.runId, [
+    await api.runner!.decideApprovals(h.runId, [
       { toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash, kind: 'approve' },
     ]);
     assert.equal(await waitForState(api, h.runId, ['completed']), 'completed');

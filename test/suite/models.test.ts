@@ -3,7 +3,7 @@
 // backed by the scripted server; Agent Waypoints reaches it through vscode.lm like Copilot's models.
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { CommandIds } from '../../src/commands/ids';
+import { CommandIds } from '../../src/contributes';
 import type { CheckResult } from '../../src/runner/provider/check';
 import { CHECK_TOOL_NAME } from '../../src/runner/provider/check';
 import type { RunnerEvent } from '../../src/runner/events';
@@ -105,7 +105,7 @@ describe('VS Code language models (vscode.lm) in a real extension host', () => {
 
       const [approval] = await api.store!.listApprovals(runId, { pendingOnly: true });
       assert.equal(approval?.tool_name, 'write_file');
-      const handle = await api.runner!.decide(runId, [
+      const handle = await api.runner!.decideApprovals(runId, [
         { toolCallId: approval.tool_call_id, inputHash: approval.input_hash, kind: 'approve' },
       ]);
       const out = await handle!.done;
@@ -166,7 +166,7 @@ describe('VS Code language models (vscode.lm) in a real extension host', () => {
     assert.equal(out.state, 'awaiting_approval', out.detail ?? '');
     // Leave nothing waiting for the suites after this one.
     const [a] = await api.store!.listApprovals(runId, { pendingOnly: true });
-    const done = await (await api.runner!.decide(runId, [
+    const done = await (await api.runner!.decideApprovals(runId, [
       { toolCallId: a!.tool_call_id, inputHash: a!.input_hash, kind: 'reject', reason: 'test over' },
     ]))!.done;
     assert.equal(done.state, 'completed', done.detail ?? '');

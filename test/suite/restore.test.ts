@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { CommandIds } from '../../src/commands/ids';
+import { CommandIds } from '../../src/contributes';
 import type { RestoreRecord } from '../../src/store/api/schema';
 import type { TranscriptItem } from '../../src/views/run/items';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { CommandIds } from '../../src/commands/ids';
+import { CommandIds } from '../../src/contributes';
 import { startModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { activated, configure, waitForState } from './helpers';

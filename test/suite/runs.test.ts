@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { CommandIds } from '../../src/commands/ids';
+import { CommandIds } from '../../src/contributes';
 import { canonicalJson } from '../../src/store/api/canonical';
 import { openDiskStoreReady } from '../../src/store';
 import * as h from '../unit/store/helpers';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { CommandIds } from '../../src/commands/ids';
+import { CommandIds } from '../../src/contributes';
 import { findRipgrep } from '../../src/ripgrepPath';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { CommandIds } from '../../src/commands/ids';
+import { CommandIds } from '../../src/contributes';
 import type { ConnectOutcome } from '../../src/commands/sharedStore';
 import { startCluster, type PgCluster } from '../support/postgres';
 import { activated } from './helpers';

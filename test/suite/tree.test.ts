@@ -3,7 +3,7 @@
 // opens the run view at that step, and "Open in tree" finds a run inside its thread.
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { CommandIds } from '../../src/commands/ids';
+import { CommandIds } from '../../src/contributes';
 import type { RunsTreeNode } from '../../src/views/runs/nodes';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
@@ -47,7 +47,7 @@ describe('the Runs tree: threads and steps', () => {
       'awaiting_approval',
     );
     const [edit] = await api.store!.listApprovals(first, { pendingOnly: true });
-    const resumed = await api.runner!.decide(first, [
+    const resumed = await api.runner!.decideApprovals(first, [
       { kind: 'approve', toolCallId: edit!.tool_call_id, inputHash: edit!.input_hash },
     ]);
     assert.equal((await resumed!.done).state, 'completed');

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CommandIds } from '../../src/commands/ids';
-import { ContextKeys, ContextValues } from '../../src/views/contextValues';
+import { CommandIds, ContextKeys, ContextValues, ViewIds } from '../../src/contributes';
 
 const root = path.resolve(__dirname, '../..');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -31,6 +30,34 @@ describe('extension manifest', () => {
       const registered = new RegExp(`registerCommand\\(\\s*CommandIds\\.${key}\\b`).test(src);
       assert.ok(registered, `${id} is contributed but never passed to registerCommand(CommandIds.${key}, …)`);
     }
+  });
+
+  it('names the container, the Runs view and the run view as the table does, and spells no id of the table anywhere else in src/', () => {
+    assert.deepEqual(
+      manifest.contributes.viewsContainers.activitybar.map((c: { id: string }) => c.id),
+      [ViewIds.container],
+    );
+    assert.deepEqual(
+      manifest.contributes.views[ViewIds.container].map((v: { id: string }) => v.id),
+      [ViewIds.runs],
+    );
+    assert.ok(manifest.activationEvents.includes(`onWebviewPanel:${ViewIds.runView}`));
+    assert.ok(manifest.activationEvents.includes(`onWebviewPanel:${ViewIds.legacyApprovals}`));
+    // The container's id is also the settings section (`getConfiguration('agentWaypoints')`): not scanned for.
+    const ids = new Set<string>([
+      ...Object.values(CommandIds),
+      ...Object.values(ViewIds).filter((id) => id !== ViewIds.container),
+      ...Object.values(ContextKeys),
+    ]);
+    const table = path.join(root, 'src', 'contributes.ts');
+    let seen = 0;
+    for (const file of sourceFiles(path.join(root, 'src')).filter((f) => f !== table)) {
+      for (const m of fs.readFileSync(file, 'utf8').matchAll(/['"`](agentWaypoints(?:\.[A-Za-z]+)*)['"`]/g)) {
+        seen += 1;
+        assert.ok(!ids.has(m[1]!), `${path.relative(root, file)} spells ${m[1]}: use the table (src/contributes.ts)`);
+      }
+    }
+    assert.ok(seen > 0, 'the scan reads string literals (settings keys are spelled in place)');
   });
 
   it('gives every command a title, the category and an icon', () => {

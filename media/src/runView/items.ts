@@ -100,8 +100,8 @@ function condenseMarker(item: CondenseItem, a: Actions): HTMLElement {
 
 /**
  * A step's marker: its checkpoints (each opens), and what can be done from where the step began —
- * fork (the command asks: conversation only, or conversation and files) and restore the files,
- * offered only when the agent changed files after it, disabled (saying why) while it cannot run.
+ * fork (the action asks: conversation only, or conversation and files) and restore the files,
+ * offered only when the agent changed files after it, disabled with the host's reason while it cannot.
  */
 function waypoint(item: WaypointItem, a: Actions): HTMLElement {
   const root = el('div', { class: 'waypoint', 'data-step': String(item.step), 'data-run-id': item.runId });
@@ -127,11 +127,7 @@ function waypoint(item: WaypointItem, a: Actions): HTMLElement {
   const forkTitle = `A new run from checkpoint #${seq}, where step ${item.step} began${item.filesAfter ? ' (conversation only, or conversation and files)' : ''}`;
   root.append(linkButton('Fork from here', 'repo-forked', forkTitle, () => a.waypoint(item.runId, seq, 'forkHere')));
   if (item.filesAfter) {
-    const blocked = a.readOnly()
-      ? 'Read-only here: files cannot be restored.'
-      : item.running
-        ? 'The run is executing: cancel it before restoring its files.'
-        : null;
+    const blocked = a.whyNot(item.runId).restore;
     const title =
       blocked ??
       `Put back the files the agent changed from step ${item.step} on, as they were at checkpoint #${seq} (a preview shows every file first)`;

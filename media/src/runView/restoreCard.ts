@@ -61,11 +61,12 @@ export function restoreCard(r: RestoreItem, a: Actions): HTMLElement {
 
   const actions = el('div', { class: 'actions' });
   if (r.undoable) {
+    const blocked = a.whyNot(r.runId).restore;
     const undo = button('Undo this restore', 'discard', () => a.restore(r.runId, r.restoreId, 'undo'), {
       secondary: true,
-      title: a.readOnly() ? 'Read-only here' : 'Put back what this restore replaced (a preview shows every file first)',
+      title: blocked ?? 'Put back what this restore replaced (a preview shows every file first)',
     });
-    if (a.readOnly()) undo.setAttribute('disabled', '');
+    if (blocked) undo.setAttribute('disabled', '');
     actions.append(undo);
   }
   actions.append(

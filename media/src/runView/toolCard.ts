@@ -2,7 +2,7 @@
 // with "Show all"), exit code and duration, replayed / may-already-have-run badges, and — while it
 // waits — the approval in place: Approve, Reject… (reason), Edit arguments…, Show diff.
 import type { ToolItem } from '../../../src/views/run/items';
-import type { Method, Params } from '../../../src/views/run/protocol';
+import type { Method, Params, RunHeader } from '../../../src/views/run/protocol';
 import type { RestoreAction, RunAction, WaypointAction } from '../../../src/views/run/items';
 import type { RichResult } from '../../../src/views/run/richResult';
 import { badge, button, el, icon } from './dom';
@@ -26,6 +26,8 @@ export interface Actions {
   /** Undo condense on a "condensed here" marker. */
   condense(runId: string, condenseId: string): void;
   readOnly(): boolean;
+  /** Why the run's files cannot be restored / Resume does not apply now, as the host's guards say (null: they can). */
+  whyNot(runId: string): RunHeader['whyNot'];
   /** Cards the user opened or closed keep that across re-renders. */
   expanded: Map<string, boolean>;
 }

@@ -2,7 +2,7 @@
 // rule per server + tool bound to the server's identity, so it stops applying the moment the server
 // is a different program or URL; `readOnlyHint` lowers the default to auto only when the user opts in.
 import { z } from 'zod';
-import type { PolicyDecision } from '../tools/policy';
+import type { PolicyVerdict } from '../tools/policy';
 import type { Tool } from '../tools/types';
 
 /** One "always allow" entry (the `agentWaypoints.mcp.alwaysAllow` user setting holds a list of them). */
@@ -45,31 +45,31 @@ export function sameRule(a: AllowRule, b: AllowRule): boolean {
   return a.server === b.server && a.tool === b.tool && a.identity === b.identity;
 }
 
-export function decideExternal(tool: Tool, p: ExternalPolicy): PolicyDecision {
+export function judgeExternal(tool: Tool, p: ExternalPolicy): PolicyVerdict {
   const e = tool.external;
-  if (!e) return { decision: 'ask', reason: `${tool.name} is not an external tool.` };
+  if (!e) return { verdict: 'ask', reason: `${tool.name} is not an external tool.` };
   const where = e.kind === 'mcp' ? `MCP server "${e.source}"` : "VS Code's tools";
   const own = ruleFor(tool)!;
   if (p.rules.some((r) => sameRule(r, own)))
-    return { decision: 'auto', reason: `Always allowed: ${e.remoteName} of ${where} (your "always allow" list).` };
+    return { verdict: 'auto', reason: `Always allowed: ${e.remoteName} of ${where} (your "always allow" list).` };
   const stale = p.rules.find((r) => r.server === own.server && r.tool === own.tool);
   if (p.autoReadOnly && e.readOnlyHint)
     return {
-      decision: 'auto',
+      verdict: 'auto',
       reason: `${where} marks ${e.remoteName} read-only, and read-only tools run without asking (your setting).`,
     };
   if (stale)
     return {
-      decision: 'ask',
+      verdict: 'ask',
       reason: `${e.remoteName} of ${where} was always allowed, but the server has changed since (command, arguments, environment names or URL): asking again.`,
     };
-  return { decision: 'ask', reason: `${e.remoteName} is a tool of ${where}: external tools ask before they run.` };
+  return { verdict: 'ask', reason: `${e.remoteName} is a tool of ${where}: external tools ask before they run.` };
 }
 
 /** The run's policy: the extension's own for its tools, the external policy (read at each call) for the others. */
 export function withExternalPolicy(
-  own: (tool: Tool, args: unknown) => PolicyDecision,
+  own: (tool: Tool, args: unknown) => PolicyVerdict,
   external: () => ExternalPolicy,
-): (tool: Tool, args: unknown) => PolicyDecision {
-  return (tool, args) => (tool.external ? decideExternal(tool, external()) : own(tool, args));
+): (tool: Tool, args: unknown) => PolicyVerdict {
+  return (tool, args) => (tool.external ? judgeExternal(tool, external()) : own(tool, args));
 }

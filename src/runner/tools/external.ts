@@ -8,20 +8,6 @@ import type { Effect, SeenTool, ToolCall } from '../../store/api/schema';
 import { canonicalJson, inputHash, sha256 } from '../hash';
 import type { Tool } from './types';
 
-export interface ExternalInfo {
-  kind: 'mcp' | 'vscode';
-  /** The MCP server's name, or `vscode`. */
-  source: string;
-  /** The tool's name at its source (the model sees `source__tool`). */
-  remoteName: string;
-  /** sha256 of what makes the source itself (config/launch.ts serverIdentity; `vscode-lm` for VS Code's). */
-  identity: string;
-  /** The JSON Schema of the arguments, passed to the model unchanged (less `$schema`). */
-  parameters: Record<string, unknown>;
-  /** The source says the tool only reads (MCP `readOnlyHint`); a hint, trusted only when the user opts in. */
-  readOnlyHint: boolean;
-}
-
 /** Lists tools from outside; the registry asks before each model call and on resume. */
 export interface ToolProvider {
   readonly id: string;

@@ -71,20 +71,20 @@ export {
   MAX_COMPONENT_BYTES,
   type ConfinedPath,
 } from './paths';
-export { toolInputHash, type ExternalInfo, type ToolProvider } from './external';
+export { toolInputHash, type ToolProvider } from './external';
 export { capOutput, truncationNote } from './output';
 export {
-  decide,
+  judge,
   DEFAULT_POLICY,
   showArgv,
   type ApprovalPolicy,
   type CategoryMode,
-  type Decision,
-  type PolicyDecision,
+  type Verdict,
+  type PolicyVerdict,
   type PolicyInput,
 } from './policy';
 export { loadShellGrammar } from './shell/grammar';
-export { callPolicy, decideCall } from './callPolicy';
+export { callPolicy, judgeCall } from './callPolicy';
 export {
   DEFAULT_FILE_RULES,
   fileRules,
@@ -97,6 +97,7 @@ export {
   ToolFailure,
   defineTool,
   type DelegateResult,
+  type ExternalInfo,
   type Tool,
   type ToolContext,
   type ToolOutput,

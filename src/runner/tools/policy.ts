@@ -1,5 +1,6 @@
-// Approval policy: decides per tool call whether it runs now, waits for the user, or is refused.
-// Pure and synchronous so the same decision can be recomputed on resume and shown in the UI.
+// Approval policy: judges each tool call — it runs now (auto), waits for the user (ask), or is
+// refused (deny). The user's own decisions on calls that ask are the runner's (decideApprovals).
+// Pure and synchronous so the same verdict can be recomputed on resume and shown in the UI.
 // Commands are read with the bash grammar (shell/): the allow list only auto-approves a line the
 // grammar shows completely as plain words, and run_command then executes exactly those words
 // without a shell (shell/argvRunner.cjs). The grammar loads asynchronously (loadShellGrammar);
@@ -12,7 +13,7 @@ import { planCommands } from './shell/plan';
 import { readPlan } from './shell/reading';
 
 export type CategoryMode = 'auto' | 'ask' | 'deny';
-export type Decision = 'auto' | 'ask' | 'deny';
+export type Verdict = 'auto' | 'ask' | 'deny';
 
 /** Categories of the extension's own tools (external tools have their own policy: runner/mcp/approvals.ts). */
 export type OwnCategory = Exclude<ToolCategory, 'external'>;
@@ -47,32 +48,32 @@ export interface PolicyInput {
   files?: FileTargets;
 }
 
-export interface PolicyDecision {
-  decision: Decision;
+export interface PolicyVerdict {
+  verdict: Verdict;
   reason: string;
 }
 
-export function decide(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLICY): PolicyDecision {
+export function judge(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLICY): PolicyVerdict {
   const { category, toolName } = input;
-  if (category === 'external') return { decision: 'ask', reason: `${toolName} comes from outside Agent Waypoints.` };
+  if (category === 'external') return { verdict: 'ask', reason: `${toolName} comes from outside Agent Waypoints.` };
   if (policy.restricted && (category === 'write' || category === 'command')) {
     return {
-      decision: 'deny',
+      verdict: 'deny',
       reason: `${toolName} is disabled: the workspace is not trusted (restricted mode) and ${category} tools are not allowed.`,
     };
   }
   // A protected file or a secret-like one asks even when its category runs without asking.
   const sensitive = sensitiveFileReason(input.files, policy.fileRules ?? DEFAULT_FILE_RULES);
-  if (sensitive !== null && policy.categories[category] !== 'deny') return { decision: 'ask', reason: sensitive };
+  if (sensitive !== null && policy.categories[category] !== 'deny') return { verdict: 'ask', reason: sensitive };
   const command = commandOf(input);
-  if (command !== null) return decideCommand(command, toolName, policy);
+  if (command !== null) return judgeCommand(command, toolName, policy);
   return byCategory(category, toolName, policy.categories[category]);
 }
 
-function byCategory(category: OwnCategory, toolName: string, mode: CategoryMode): PolicyDecision {
-  if (mode === 'deny') return { decision: 'deny', reason: `${category} tools are denied by policy (${toolName}).` };
-  if (mode === 'auto') return { decision: 'auto', reason: `${category} tools run without asking.` };
-  return { decision: 'ask', reason: `${category} tools ask for approval (${toolName}).` };
+function byCategory(category: OwnCategory, toolName: string, mode: CategoryMode): PolicyVerdict {
+  if (mode === 'deny') return { verdict: 'deny', reason: `${category} tools are denied by policy (${toolName}).` };
+  if (mode === 'auto') return { verdict: 'auto', reason: `${category} tools run without asking.` };
+  return { verdict: 'ask', reason: `${category} tools ask for approval (${toolName}).` };
 }
 
 function commandOf(input: PolicyInput): string | null {
@@ -81,24 +82,24 @@ function commandOf(input: PolicyInput): string | null {
   return typeof c === 'string' ? c : '';
 }
 
-const ask = (reason: string): PolicyDecision => ({ decision: 'ask', reason });
+const ask = (reason: string): PolicyVerdict => ({ verdict: 'ask', reason });
 
-function decideCommand(raw: string, toolName: string, policy: ApprovalPolicy): PolicyDecision {
+function judgeCommand(raw: string, toolName: string, policy: ApprovalPolicy): PolicyVerdict {
   const platform = policy.platform ?? process.platform;
   const deny = findDenied(raw, policy.commandDeny, platform);
   if (deny?.kind === 'denied')
-    return { decision: 'deny', reason: `Command "${deny.command}" matches the deny list entry "${deny.entry}".` };
+    return { verdict: 'deny', reason: `Command "${deny.command}" matches the deny list entry "${deny.entry}".` };
   const mode = policy.categories.command;
   if (mode === 'deny') return byCategory('command', toolName, mode);
   if (deny?.kind === 'unavailable') return ask(`The deny list cannot check this command: ${grammarUnavailable()}.`);
   if (deny?.kind === 'unsure') return ask(`The deny list cannot check this command: ${deny.reason}.`);
-  if (mode === 'auto') return { decision: 'auto', reason: 'Commands run without asking (policy: auto).' };
+  if (mode === 'auto') return { verdict: 'auto', reason: 'Commands run without asking (policy: auto).' };
   if (policy.commandAllow.length === 0) return byCategory('command', toolName, mode);
   return byAllowList(raw, policy.commandAllow, platform);
 }
 
 /** Auto only for a line the grammar shows completely, every command of it on the list. */
-function byAllowList(raw: string, allow: readonly string[], platform: NodeJS.Platform): PolicyDecision {
+function byAllowList(raw: string, allow: readonly string[], platform: NodeJS.Platform): PolicyVerdict {
   if (platform === 'win32')
     return ask(
       'On Windows commands run through cmd.exe or PowerShell, whose syntax the policy does not read, so the allow list does not apply: every command asks.',
@@ -119,7 +120,7 @@ function byAllowList(raw: string, allow: readonly string[], platform: NodeJS.Pla
     return ask(`Command ${why} is not on the allow list.`);
   }
   return {
-    decision: 'auto',
+    verdict: 'auto',
     reason: `Every command is on the allow list (${commands.map((c) => showArgv(c.argv)).join(' ; ')}); it runs exactly as read, without a shell.`,
   };
 }

@@ -2,7 +2,6 @@
 // Node's fs and child_process only, always via paths.ts.
 import type { z } from 'zod';
 import type { ToolCategory } from '../../store/api/schema';
-import type { ExternalInfo } from './external';
 
 export interface DelegateResult {
   /** The child run's final answer. */
@@ -89,4 +88,19 @@ export class ToolFailure extends Error {
 /** Helper that keeps each tool's args type inferred from its schema. */
 export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
   return tool;
+}
+
+/** A tool from outside the extension (external.ts): an MCP server's, or one VS Code offers (`vscode.lm.tools`). */
+export interface ExternalInfo {
+  kind: 'mcp' | 'vscode';
+  /** The MCP server's name, or `vscode`. */
+  source: string;
+  /** The tool's name at its source (the model sees `source__tool`). */
+  remoteName: string;
+  /** sha256 of what makes the source itself (config/launch.ts serverIdentity; `vscode-lm` for VS Code's). */
+  identity: string;
+  /** The JSON Schema of the arguments, passed to the model unchanged (less `$schema`). */
+  parameters: Record<string, unknown>;
+  /** The source says the tool only reads (MCP `readOnlyHint`); a hint, trusted only when the user opts in. */
+  readOnlyHint: boolean;
 }

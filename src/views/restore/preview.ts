@@ -3,7 +3,7 @@
 // cannot be changed shown but not tickable, and what the journal could not know. Each file can be
 // compared (VS Code's diff editor: the file now ↔ the version the restore would write).
 import * as vscode from 'vscode';
-import { defaultTicks, OUTSIDE_WORKSPACE, type PlannedFile, type RestorePlan } from '../../runner/files/restorePlan';
+import { defaultTicks, OUTSIDE_WORKSPACE, type PlannedFile, type RestorePlan } from '../../actions/restore/plan';
 import type { FileVersion } from '../../store/api/schema';
 
 export const VERSION_SCHEME = 'agent-waypoints-version';

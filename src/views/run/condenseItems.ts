@@ -1,10 +1,26 @@
 // The "condensed here" markers of a run: one per post_condense checkpoint that made a condense,
 // with its summary, what it condensed, and whether it was undone or can be undone now.
-import { Condense, ContextSize, isTerminalState } from '../../store/api/schema';
+import {
+  Condense,
+  ContextSize,
+  isTerminalState,
+  type CheckpointRecord,
+  type RunSummary,
+  type RuntimeSnapshot,
+} from '../../store/api/schema';
 import type { CondenseItem } from './items';
-import type { RunData } from './transcript';
 
-export function condenseItems(d: RunData): { step: number; item: CondenseItem; placed: boolean }[] {
+/** What the markers are made of (a part of transcript.ts RunData, named here so this file does not import it back). */
+export interface CondenseInput {
+  run: Pick<RunSummary, 'run_id' | 'state'>;
+  records: readonly (Pick<CheckpointRecord, 'seq' | 'step' | 'phase' | 'snapshot'> & {
+    payload?: CheckpointRecord['payload'];
+  })[];
+  snapshot: RuntimeSnapshot | null;
+  live: { active: boolean };
+}
+
+export function condenseItems(d: CondenseInput): { step: number; item: CondenseItem; placed: boolean }[] {
   const runId = d.run.run_id;
   const current = d.snapshot?.model_context?.condense?.id ?? null;
   const stopped = !d.live.active && !isTerminalState(d.run.state);

@@ -3,13 +3,13 @@
 // the store or the runner says something changed, and forwards streamed tokens coalesced.
 import { DisposableBase, toDisposable } from '../../common/lifecycle';
 import { errorMessage } from '../../common/errors';
+import type { Actions } from '../../actions';
+import { RunGuards } from '../../actions/guards';
 import type { RunnerEvent } from '../../runner/events';
-import type { DecisionInput, SendOutcome } from '../../runner/runner';
+import type { SendOutcome } from '../../runner/runner';
 import type { Emitter } from '../../common/emitter';
-import { lastJournaledSeq, restoreWrote } from '../../runner/files/restorePlan';
-import type { RestoreRecord, RunSummary } from '../../store/api/schema';
+import type { RunSummary } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
-import type { RestoreAction, RunAction, WaypointAction } from './items';
 import {
   type HostMessage,
   type Method,
@@ -20,7 +20,8 @@ import {
 } from './protocol';
 import { composerHint, runHeader } from './header';
 import { ThreadTranscript } from './thread';
-import { alwaysAllow, CallProgress, toolResult } from './externalTools';
+import { CallProgress, toolResult } from './externalTools';
+import { isActionRequest, RunViewActionRequests, type RunViewEditor } from './actionRequests';
 
 export interface RunViewDeps {
   store: CheckpointStore;
@@ -28,28 +29,21 @@ export interface RunViewDeps {
     readonly events: Emitter<RunnerEvent>;
     isActive(runId: string): boolean;
     partialResponse(runId: string): { step: number; text: string; reasoning: string } | undefined;
-    decide(runId: string, decisions: DecisionInput[]): Promise<unknown>;
     send(runId: string, text: string, opts?: { id?: string }): Promise<SendOutcome>;
+    /** Stops a run executing in this window (it pauses with a checkpoint); false when it is not executing here. */
+    cancel(runId: string): boolean;
     /** Undo condense (context/undo.ts); absent where the runner cannot (a read-only view). */
     undoCondense?(runId: string): Promise<string>;
   };
   /** The runs of a thread, oldest first. */
   threadRuns(threadId: string): Promise<RunSummary[]>;
-  /** Why nothing can be decided or sent in this window now (another window holds it, restricted mode), or null. */
-  readOnlyReason(runId: string): Promise<string | null>;
-  /** Editor-side actions (diff editor, checkpoint documents, tree, commands). */
-  actions: {
-    run(runId: string, action: RunAction): Promise<void>;
-    waypoint(runId: string, seq: number, action: WaypointAction): Promise<void>;
-    /** A restore card's action on its record (read from the store by the controller). */
-    restore(runId: string, record: RestoreRecord, action: RestoreAction): Promise<void>;
-    showDiff(runId: string, toolCallId: string): Promise<void>;
-  };
+  /** The user's actions on runs (src/actions), called with types; each asks its guard first. */
+  actions: Pick<Actions, 'guards' | 'decide' | 'restore' | 'fork' | 'resume'>;
+  /** What the view opens in the editor (views/run/actions.ts). */
+  editor: RunViewEditor;
   log: { info(m: string): void; warn(m: string): void };
   /** This window's workspace folder, where runs work: a run recorded elsewhere says so in its header. */
   workspaceRoot?: string;
-  /** Adds an external tool, as its server is now, to the always-allow list (absent: the view offers no such action). */
-  allowTool?(toolName: string): Promise<string>;
 }
 
 const REFRESH_MS = 60;
@@ -61,6 +55,7 @@ export class RunViewController extends DisposableBase {
   rejectedMessages = 0;
   private readonly running = new Map<string, Set<string>>();
   private readonly progress = new CallProgress();
+  private readonly requests: RunViewActionRequests;
   private streaming: { runId: string; step: number } | null = null;
   private pendingDeltas: Extract<HostMessage, { type: 'delta' }>[] = [];
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
@@ -81,6 +76,10 @@ export class RunViewController extends DisposableBase {
       isActive: (id) => deps.runner.isActive(id),
       runningCalls: (id) => this.running.get(id) ?? new Set(),
       progress: (id) => this.progress.of(id),
+    });
+    this.requests = new RunViewActionRequests({
+      ...deps,
+      runOf: (runId) => this.transcript.runList.find((r) => r.run_id === runId)!,
     });
     this._register(deps.runner.events.on((e) => this.onRunnerEvent(e)));
     this._register(
@@ -128,9 +127,16 @@ export class RunViewController extends DisposableBase {
     if (!changed && !force) return;
     const last = runs[runs.length - 1]!;
     if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
-    const readOnly = await this.deps.readOnlyReason(last.run_id);
+    const { guards } = this.deps.actions;
+    const readOnly = await guards.readOnly(last.run_id);
     const runHeaders = await Promise.all(
-      runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id), this.deps.workspaceRoot)),
+      runs.map(async (r) =>
+        runHeader(this.deps.store, r, {
+          active: this.deps.runner.isActive(r.run_id),
+          workspaceRoot: this.deps.workspaceRoot,
+          whyNot: await guards.reasons(r),
+        }),
+      ),
     );
     // From here on synchronous up to the post: the text streamed so far replaces the deltas not yet sent.
     const partial = this.deps.runner.partialResponse(last.run_id);
@@ -164,46 +170,17 @@ export class RunViewController extends DisposableBase {
     const runId = msg.params.runId;
     if (!this.transcript.runList.some((r) => r.run_id === runId))
       throw new Error(`it names run ${runId}, which is not in this view's thread`);
+    if (isActionRequest(msg)) {
+      await this.requests.handle(msg);
+      return {};
+    }
     switch (msg.method) {
-      case 'approve':
-      case 'reject':
-      case 'approveEdited':
-      case 'approveAll':
-        await this.mustBeWritable(runId);
-        await this.deps.runner.decide(runId, decisionsOf(msg));
-        this.deps.log.info(`run ${runId}: ${msg.method} accepted`);
-        return {};
-      case 'showDiff':
-        await this.deps.actions.showDiff(runId, msg.params.toolCallId);
-        return {};
       case 'toolOutput':
         return { text: await this.fullOutput(runId, msg.params.toolCallId) };
       case 'toolResult':
         return toolResult(this.deps.store, runId, msg.params.toolCallId);
-      case 'alwaysAllow': {
-        await this.mustBeWritable(runId);
-        if (!this.deps.allowTool) throw new Error('external tools cannot be allowed in this window');
-        const what = await alwaysAllow(
-          { store: this.deps.store, decide: (id, d) => this.deps.runner.decide(id, d), allow: this.deps.allowTool },
-          msg.params,
-        );
-        this.deps.log.info(`run ${runId}: approved, and always allowed from now on: ${what}`);
-        return {};
-      }
-      case 'runAction':
-        await this.deps.actions.run(runId, msg.params.action);
-        return {};
-      case 'waypointAction':
-        await this.checkWaypoint(runId, msg.params.seq, msg.params.action);
-        await this.deps.actions.waypoint(runId, msg.params.seq, msg.params.action);
-        return {};
-      case 'restoreAction': {
-        const record = await this.checkRestore(runId, msg.params.restoreId, msg.params.action);
-        await this.deps.actions.restore(runId, record, msg.params.action);
-        return {};
-      }
       case 'condenseAction': {
-        await this.mustBeWritable(runId);
+        RunGuards.refuse(await this.deps.actions.guards.readOnly(runId));
         const marker = this.transcript.find(
           (i) => i.kind === 'condense' && i.runId === runId && i.condenseId === msg.params.condenseId,
         );
@@ -218,7 +195,7 @@ export class RunViewController extends DisposableBase {
         return {};
       }
       case 'send': {
-        await this.mustBeWritable(runId);
+        RunGuards.refuse(await this.deps.actions.guards.readOnly(runId));
         const out = await this.deps.runner.send(runId, msg.params.text, { id: msg.params.clientId });
         this.deps.log.info(
           `run ${runId}: message ${out.kind === 'queued' ? `queued (${out.when})` : `started follow-up run ${out.runId}`}`,
@@ -228,45 +205,6 @@ export class RunViewController extends DisposableBase {
         return { kind: out.kind, runId: out.runId, when: out.kind === 'queued' ? out.when : null };
       }
     }
-  }
-
-  private async mustBeWritable(runId: string): Promise<void> {
-    const reason = await this.deps.readOnlyReason(runId);
-    if (reason) throw new Error(reason);
-  }
-
-  /** A stale or forged waypoint names a checkpoint the run does not have; a restore needs a writable, idle run with file changes after it. */
-  private async checkWaypoint(runId: string, seq: number, action: WaypointAction): Promise<void> {
-    const run = this.transcript.runList.find((r) => r.run_id === runId)!;
-    if (seq > run.last_seq) throw new Error(`checkpoint #${seq} is not in run ${runId} (its last is #${run.last_seq})`);
-    if (action !== 'restoreFiles') return;
-    await this.mustBeIdleAndWritable(runId);
-    const [effects, restores] = await Promise.all([
-      this.deps.store.listEffects(runId),
-      this.deps.store.listRestores(runId),
-    ]);
-    const last = lastJournaledSeq(effects, restores);
-    if (last === null || seq > last)
-      throw new Error(
-        `the agent changed no files after checkpoint #${seq} of run ${runId}: there is nothing to restore`,
-      );
-  }
-
-  private async checkRestore(runId: string, restoreId: string, action: RestoreAction): Promise<RestoreRecord> {
-    const record = (await this.deps.store.listRestores(runId)).find((r) => r.id === restoreId);
-    if (!record) throw new Error(`run ${runId} has no restore ${restoreId}`);
-    if (action === 'openFork' && !record.forked_run_id) throw new Error(`restore ${restoreId} made no fork`);
-    if (action === 'undo') {
-      if (!restoreWrote(record)) throw new Error(`restore ${restoreId} wrote no files: there is nothing to undo`);
-      await this.mustBeIdleAndWritable(runId);
-    }
-    return record;
-  }
-
-  private async mustBeIdleAndWritable(runId: string): Promise<void> {
-    await this.mustBeWritable(runId);
-    if (this.deps.runner.isActive(runId))
-      throw new Error(`run ${runId} is executing; cancel it before restoring its files`);
   }
 
   private async fullOutput(runId: string, toolCallId: string): Promise<string> {
@@ -333,39 +271,6 @@ export class RunViewController extends DisposableBase {
       this.refreshTimer = undefined;
       this.pushState().catch((err) => this.deps.log.warn(`run view refresh failed: ${errorMessage(err)}`));
     }, REFRESH_MS);
-  }
-}
-
-function decisionsOf(
-  msg: Extract<RequestMessage, { method: 'approve' | 'reject' | 'approveEdited' | 'approveAll' }>,
-): DecisionInput[] {
-  switch (msg.method) {
-    case 'approve':
-      return [{ kind: 'approve', toolCallId: msg.params.toolCallId, inputHash: msg.params.inputHash }];
-    case 'reject':
-      return [
-        {
-          kind: 'reject',
-          toolCallId: msg.params.toolCallId,
-          inputHash: msg.params.inputHash,
-          reason: msg.params.reason,
-        },
-      ];
-    case 'approveEdited':
-      return [
-        {
-          kind: 'approve_edited',
-          toolCallId: msg.params.toolCallId,
-          inputHash: msg.params.inputHash,
-          argumentsJson: msg.params.argumentsJson,
-        },
-      ];
-    case 'approveAll':
-      return msg.params.items.map((i) => ({
-        kind: 'approve' as const,
-        toolCallId: i.toolCallId,
-        inputHash: i.inputHash,
-      }));
   }
 }
 

@@ -8,17 +8,19 @@ import type { RunAction } from './items';
 import type { RunHeader } from './protocol';
 import { ContextSize } from '../../store/api/schema';
 import { formatWindow } from '../../runner/context/window';
+import { runReasons, type RunGuardReasons } from '../../actions/guards';
 
-/**
- * `workspaceRoot`: the folder of this window, where the run works (whatever its records name); a
- * run recorded in another folder (imported, moved) says so.
- */
-export async function runHeader(
-  store: CheckpointStore,
-  run: RunSummary,
-  active: boolean,
-  workspaceRoot?: string,
-): Promise<RunHeader> {
+export interface RunHeaderOptions {
+  /** The run executes in this window. */
+  active: boolean;
+  /** The folder of this window, where the run works (whatever its records name); a run recorded in another folder (imported, moved) says so. */
+  workspaceRoot?: string | undefined;
+  /** The guards' answers for the run (actions/guards.ts); default: from the summary and `active` alone. */
+  whyNot?: RunGuardReasons;
+}
+
+export async function runHeader(store: CheckpointStore, run: RunSummary, o: RunHeaderOptions): Promise<RunHeader> {
+  const whyNot = o.whyNot ?? runReasons({ run, active: o.active });
   const [snap, pending, recent] = await Promise.all([
     store.loadSnapshot(run.run_id).catch(() => undefined),
     run.pending_approvals > 0 ? store.listApprovals(run.run_id, { pendingOnly: true }) : [],
@@ -55,8 +57,9 @@ export async function runHeader(
     budget: limits.length > 0 ? limits.join(' · ') : null,
     pendingApprovals: run.pending_approvals,
     pendingCalls: pending.map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
-    actions: runActions(run, active),
-    notices: runNotices(run, (s?.context as { workspace_root?: unknown } | undefined)?.workspace_root, workspaceRoot),
+    actions: runActions(o.active, whyNot),
+    whyNot: { restore: whyNot.restore, resume: whyNot.resume },
+    notices: runNotices(run, (s?.context as { workspace_root?: unknown } | undefined)?.workspace_root, o.workspaceRoot),
   };
 }
 
@@ -97,10 +100,11 @@ export function stateDetail(run: RunSummary): string | null {
     : 'Decisions recorded; the run continues.';
 }
 
-export function runActions(run: RunSummary, active: boolean): RunAction[] {
+/** The header's buttons: Cancel while it executes here, Resume where the guard allows it. */
+export function runActions(active: boolean, whyNot: Pick<RunGuardReasons, 'resume'>): RunAction[] {
   const actions: RunAction[] = [];
   if (active) actions.push('cancel');
-  else if (!isTerminalState(run.state) && run.state !== 'awaiting_approval') actions.push('resume');
+  else if (whyNot.resume === null) actions.push('resume');
   actions.push('fork', 'export', 'openInTree');
   return actions;
 }

@@ -5,28 +5,24 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { DisposableBase, toDisposable } from '../../common/lifecycle';
 import type { CheckpointStore } from '../../store/api/types';
+import type { OpenAt } from '../../actions/ports';
+import { ViewIds } from '../../contributes';
 import { RunViewController, type RunViewDeps } from './controller';
 import type { HostMessage } from './protocol';
 
-export const RUN_VIEW_TYPE = 'agentWaypoints.runView';
-/** The approval panel's view type before the run view replaced it: restored panels become run views. */
-const LEGACY_VIEW_TYPE = 'agentWaypoints.approvals';
+export const RUN_VIEW_TYPE = ViewIds.runView;
 
-export interface RunViewPanelsDeps extends Omit<RunViewDeps, 'actions'> {
+export interface RunViewPanelsDeps extends RunViewDeps {
   extensionUri: vscode.Uri;
   store: CheckpointStore;
-  actions: RunViewDeps['actions'];
 }
-
-/** Where to open a run: its end (default), its first pending approval, or a step. */
-export type OpenAt = { kind: 'end' } | { kind: 'firstPending' } | { kind: 'step'; step: number };
 
 export class RunViewPanels extends DisposableBase {
   private readonly panels = new Map<string, RunViewPanel>();
 
   constructor(private readonly deps: RunViewPanelsDeps) {
     super();
-    for (const viewType of [RUN_VIEW_TYPE, LEGACY_VIEW_TYPE]) {
+    for (const viewType of [RUN_VIEW_TYPE, ViewIds.legacyApprovals]) {
       this._register(
         vscode.window.registerWebviewPanelSerializer(viewType, {
           deserializeWebviewPanel: (panel, state: unknown) => this.restore(panel, state),

@@ -139,6 +139,8 @@ export const RunHeader = z.object({
   /** The calls waiting for a decision (for Approve all). */
   pendingCalls: z.array(z.object({ toolCallId: Id, inputHash: InputHash })),
   actions: z.array(z.enum(RUN_ACTIONS)),
+  /** Why the run's files cannot be restored now / Resume does not apply (actions/guards.ts), shown as is; null: they can. */
+  whyNot: z.object({ restore: z.string().nullable(), resume: z.string().nullable() }),
   /** Said before anything else: what an import reset, a folder other than the one the run was recorded in. */
   notices: z.array(z.string()).max(10),
 });

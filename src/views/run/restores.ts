@@ -1,7 +1,7 @@
 // Restores in the transcript (vscode-free, unit-tested): each restore of a run's files is a card at
 // its place — after the step of the checkpoint it followed — saying what it did, per file and why,
 // with the words the tree and the details document use (views/restore/summary.ts).
-import { restoreWrote } from '../../runner/files/restorePlan';
+import { restoreWrote } from '../../actions/restore/plan';
 import type { CheckpointRecord, RestoreRecord } from '../../store/api/schema';
 import { RESTORE_ACTION_LABELS, restoreCounts } from '../restore/summary';
 import type { RestoreItem, TranscriptItem } from './items';

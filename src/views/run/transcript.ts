@@ -3,7 +3,8 @@
 // a waypoint per step with its checkpoints, and why the run stopped. Inherited messages of a
 // follow-up turn are not repeated: the thread shows them in the earlier turn.
 import { structuredPatch } from 'diff';
-import { lastJournaledSeq } from '../../runner/files/restorePlan';
+import { whyNotResume } from '../../actions/guards';
+import { lastJournaledSeq } from '../../actions/restore/plan';
 import type {
   Approval,
   ChatMessage,
@@ -16,7 +17,6 @@ import type {
   ToolCall,
   ToolExecutionRecord,
 } from '../../store/api/schema';
-import { isTerminalState } from '../../store/api/schema';
 import type { ToolItem, TranscriptItem } from './items';
 import { condenseItems } from './condenseItems';
 import { placeRestores } from './restores';
@@ -104,7 +104,7 @@ export function buildRunItems(d: RunData): TranscriptItem[] {
       runId,
       state: d.run.state,
       detail: d.run.state_detail,
-      resumable: !isTerminalState(d.run.state),
+      resumable: whyNotResume({ run: d.run, active: d.live.active }) === null,
     });
   }
   return placeRestores(out, d.restores, d.records);

@@ -1,8 +1,8 @@
 // Tree nodes: each knows how to render itself as a TreeItem. The model owns the data.
 import * as vscode from 'vscode';
 import type { CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
-import { isTerminalState } from '../../store/api/schema';
-import { ContextValues } from '../contextValues';
+import { whyNotResume } from '../../actions/guards';
+import { CommandIds, ContextValues } from '../../contributes';
 import { checkpointSummary, PHASE_ICONS, relativeTime, runDescription, STATE_ICONS, STATE_LABELS } from './format';
 import { restoreCounts, restoreMarkdown } from '../restore/summary';
 import type { McpTreeNode } from './servers';
@@ -81,7 +81,7 @@ export class ThreadNode {
     );
     const focus = threadFocus(t);
     item.contextValue = ContextValues.thread(focus.state, {
-      resumable: !isTerminalState(focus.state) && focus.state !== 'running',
+      resumable: whyNotResume({ run: focus }) === null,
       approvals: pending > 0,
     });
     return item;
@@ -122,7 +122,7 @@ export class RunNode {
     );
     item.tooltip = tooltip;
     item.contextValue = ContextValues.run(r.state, {
-      resumable: !isTerminalState(r.state) && r.state !== 'running',
+      resumable: whyNotResume({ run: r }) === null,
       approvals: r.pending_approvals > 0,
     });
     return item;
@@ -134,7 +134,7 @@ export class CheckpointNode {
   readonly kind = 'checkpoint';
   constructor(
     readonly record: CheckpointRecord,
-    readonly parent: StepNode,
+    readonly parent: StepNode<RunNode>,
   ) {}
 
   toTreeItem(): vscode.TreeItem {
@@ -145,7 +145,7 @@ export class CheckpointNode {
     item.iconPath = new vscode.ThemeIcon(PHASE_ICONS[r.phase]);
     item.tooltip = new vscode.MarkdownString(checkpointSummary(r));
     item.contextValue = ContextValues.checkpoint;
-    item.command = { command: 'agentWaypoints.openCheckpoint', title: 'Open checkpoint', arguments: [this] };
+    item.command = { command: CommandIds.openCheckpoint, title: 'Open checkpoint', arguments: [this] };
     return item;
   }
 }
@@ -188,13 +188,13 @@ export class LoadMoreNode {
     item.id = `more:${this.parent.run.run_id}`;
     item.iconPath = new vscode.ThemeIcon('ellipsis');
     item.contextValue = ContextValues.loadMore;
-    item.command = { command: 'agentWaypoints.loadMoreCheckpoints', title: 'Load more', arguments: [this] };
+    item.command = { command: CommandIds.loadMoreCheckpoints, title: 'Load more', arguments: [this] };
     return item;
   }
 }
 
 export type RunsTreeNode =
-  GroupNode | ThreadNode | RunNode | StepNode | CheckpointNode | RestoreNode | LoadMoreNode | McpTreeNode;
+  GroupNode | ThreadNode | RunNode | StepNode<RunNode> | CheckpointNode | RestoreNode | LoadMoreNode | McpTreeNode;
 
 function stateColor(r: RunSummary, pending: number): vscode.ThemeColor | undefined {
   const color =

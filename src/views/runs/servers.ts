@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { ServerStatus } from '../../runner/mcp/servers';
 import type { AllowRule } from '../../runner/mcp/approvals';
 import type { McpOverview } from '../../mcp/service';
-import { ContextValues } from '../contextValues';
+import { ContextValues } from '../../contributes';
 
 export interface McpSource {
   overview(): McpOverview;

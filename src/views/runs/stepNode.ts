@@ -1,9 +1,9 @@
 // A step of a run in the tree: "Step 3 · edit_file src/slugify.js · approved", its phase
 // checkpoints inside; clicking it opens the run view at that step.
 import * as vscode from 'vscode';
-import { ContextValues } from '../contextValues';
+import { CommandIds, ContextValues } from '../../contributes';
 import { relativeTime } from './format';
-import type { RunNode } from './nodes';
+import type { RunSummary } from '../../store/api/schema';
 import type { StepOutcome, StepView } from './steps';
 
 const OUTCOME_ICONS: Record<StepOutcome, [icon: string, color?: string]> = {
@@ -29,11 +29,12 @@ const DECISION_WORDS = {
   auto: 'ran without asking',
 } as const;
 
-export class StepNode {
+/** A step of a run; `Parent` is the run's node (nodes.ts RunNode: typed there, so this file does not import it back). */
+export class StepNode<Parent extends { run: RunSummary } = { run: RunSummary }> {
   readonly kind = 'step';
   constructor(
     readonly view: StepView,
-    readonly parent: RunNode,
+    readonly parent: Parent,
   ) {}
 
   /** Read by the openRun command (with runIdOf's `parent.run`): the run view opens at this step. */
@@ -52,7 +53,7 @@ export class StepNode {
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     item.tooltip = new vscode.MarkdownString(tooltip(v));
     item.contextValue = ContextValues.step;
-    item.command = { command: 'agentWaypoints.openRun', title: 'Open run at this step', arguments: [this] };
+    item.command = { command: CommandIds.openRun, title: 'Open run at this step', arguments: [this] };
     return item;
   }
 }

@@ -4,7 +4,7 @@ import type { Emitter } from '../../common/emitter';
 import { DisposableBase, toDisposable } from '../../common/lifecycle';
 import type { SharedState } from '../../store/pg/combined';
 import { sharedStateText } from '../../storeChoice';
-import { ContextKeys } from '../contextValues';
+import { ContextKeys, ViewIds } from '../../contributes';
 import type { RunsModel } from './model';
 import { RunsTreeProvider } from './provider';
 import type { McpSource } from './servers';
@@ -32,7 +32,7 @@ export class RunsView extends DisposableBase {
       this._register(toDisposable(() => clearTimeout(timer)));
     }
     this.view = this._register(
-      vscode.window.createTreeView('agentWaypoints.runs', { treeDataProvider: this.tree, showCollapseAll: true }),
+      vscode.window.createTreeView(ViewIds.runs, { treeDataProvider: this.tree, showCollapseAll: true }),
     ) as vscode.TreeView<unknown>;
     this._register(model.onDidChange(() => this.update()));
   }
@@ -57,7 +57,7 @@ export class RunsView extends DisposableBase {
 
   /** Shows a run in the tree (the run view's "Open in tree"). */
   async reveal(runId: string): Promise<void> {
-    await vscode.commands.executeCommand('agentWaypoints.runs.focus');
+    await vscode.commands.executeCommand(ViewIds.focusRuns);
     const node = await this.tree.findRunNode(runId);
     if (node) await this.view.reveal(node, { select: true, focus: true, expand: true });
   }

@@ -77,7 +77,7 @@ describe('context management: fork from before a condense, Undo condense', funct
     assert.ok(
       marker?.kind === 'condense' && marker.undoable && !marker.undone && marker.summary.startsWith('Scripted summary'),
     );
-    const header = await runHeader(t.store, (await t.store.getRun(h.runId))!, false);
+    const header = await runHeader(t.store, (await t.store.getRun(h.runId))!, { active: false });
     assert.match(header.context?.label ?? '', /^context: \d+% of 16k$/);
     const undone = await t.runner.undoCondense(h.runId);
     const [after1] = await markers(t.store, h.runId);

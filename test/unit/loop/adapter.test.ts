@@ -50,7 +50,7 @@ describe('agent loop: the provider adapter a run started with', function () {
     const snap = (await store.loadSnapshot(h.runId)).snapshot;
     assert.deepEqual([snap.provider_adapter, snap.requested_model], ['vscode-lm', 'copilot-gpt-4o']);
     const [a] = await store.listApprovals(h.runId, { pendingOnly: true });
-    const out = await (await runner.decide(h.runId, [
+    const out = await (await runner.decideApprovals(h.runId, [
       { toolCallId: a!.tool_call_id, inputHash: a!.input_hash, kind: 'approve' },
     ]))!.done;
     assert.equal(out.state, 'completed', out.detail ?? '');

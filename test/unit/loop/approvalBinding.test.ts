@@ -84,7 +84,7 @@ describe('approvals are bound to the call', function () {
       /decision \(approve\) was recorded for other arguments than this call's; it was not applied/,
     );
 
-    const done = await t.runner.decide(t.runId, [
+    const done = await t.runner.decideApprovals(t.runId, [
       { kind: 'approve', toolCallId: 'call_1', inputHash: asked!.input_hash },
     ]);
     assert.equal((await done!.done).state, 'completed');
@@ -174,11 +174,11 @@ describe('a run works in the workspace of the window running it', function () {
     const elsewhere = tmp('elsewhere');
     const here = makeRunner({ baseURL: server.url, store: first.store, workspace: elsewhere });
     let [a] = await first.store.listApprovals(h.runId, { pendingOnly: true });
-    await (await here.runner.decide(h.runId, [
+    await (await here.runner.decideApprovals(h.runId, [
       { kind: 'approve', toolCallId: a!.tool_call_id, inputHash: a!.input_hash },
     ]))!.done;
     [a] = await first.store.listApprovals(h.runId, { pendingOnly: true });
-    const done = await here.runner.decide(h.runId, [
+    const done = await here.runner.decideApprovals(h.runId, [
       { kind: 'approve', toolCallId: a!.tool_call_id, inputHash: a!.input_hash },
     ]);
     assert.equal((await done!.done).state, 'completed');

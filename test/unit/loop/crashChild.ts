@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     handle = await runner.start({ task: 'append three lines', budget: { max_steps: 10 } });
     say({ event: 'started', runId: handle.runId });
   } else if (env.MODE === 'decide') {
-    handle = await runner.decide(env.RUN_ID!, JSON.parse(env.DECISIONS!));
+    handle = await runner.decideApprovals(env.RUN_ID!, JSON.parse(env.DECISIONS!));
   } else {
     handle = await runner.resume(env.RUN_ID!);
   }

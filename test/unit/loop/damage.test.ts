@@ -128,7 +128,7 @@ async function decideLikeAUser(
         ? ({ kind: 'reject', toolCallId: a.tool_call_id, inputHash: a.input_hash, reason: 'it already ran' } as const)
         : ({ kind: 'approve', toolCallId: a.tool_call_id, inputHash: a.input_hash } as const);
     });
-    out = (await (await runner.decide(c.runId, decisions))?.done) ?? {
+    out = (await (await runner.decideApprovals(c.runId, decisions))?.done) ?? {
       state: 'awaiting_approval' as const,
       runId: c.runId,
       detail: null,

@@ -74,7 +74,7 @@ async function resumeToEnd(
           ? ({ kind: 'reject', toolCallId: a.tool_call_id, inputHash: a.input_hash, reason: 'it already ran' } as const)
           : ({ kind: 'approve', toolCallId: a.tool_call_id, inputHash: a.input_hash } as const);
       });
-      out = (await (await runner.decide(runId, decisions))?.done) ?? out;
+      out = (await (await runner.decideApprovals(runId, decisions))?.done) ?? out;
     } else out = await (await runner.resume(runId)).done;
   }
   assert.equal(out.state, 'completed', out.detail ?? '');

@@ -111,7 +111,10 @@ describe('import keeps the history, never a decision nobody made here', function
       assert.deepEqual(await t.store.listEffects(t.run.run_id), [], 'nothing was even started');
       assert.equal(t.run.imported?.reset_decisions, 1);
       assert.deepEqual(t.run.imported?.notes, ['1 decision was reset; you will be asked again.']);
-      const header = await runHeader(t.store, (await t.store.getRun(t.run.run_id))!, false, t.workspace);
+      const header = await runHeader(t.store, (await t.store.getRun(t.run.run_id))!, {
+        active: false,
+        workspaceRoot: t.workspace,
+      });
       assert.match(header.notices[0]!, /^Imported .*\. 1 decision was reset; you will be asked again\.$/);
       assert.equal(
         header.notices[1],
@@ -120,7 +123,7 @@ describe('import keeps the history, never a decision nobody made here', function
       );
 
       const [asked] = await t.store.listApprovals(t.run.run_id, { pendingOnly: true });
-      const done = await t.runner.decide(t.run.run_id, [
+      const done = await t.runner.decideApprovals(t.run.run_id, [
         { kind: 'approve', toolCallId: asked!.tool_call_id, inputHash: asked!.input_hash },
       ]);
       let out = await done!.done;
@@ -129,7 +132,7 @@ describe('import keeps the history, never a decision nobody made here', function
         const [again] = await t.store.listApprovals(t.run.run_id, { pendingOnly: true });
         assert.match(again!.reason, /recorded for other arguments than this call's; it was not applied/);
         assert.equal(fs.existsSync(t.log), false, 'still nothing ran');
-        out = await (await t.runner.decide(t.run.run_id, [
+        out = await (await t.runner.decideApprovals(t.run.run_id, [
           { kind: 'approve', toolCallId: again!.tool_call_id, inputHash: again!.input_hash },
         ]))!.done;
       }

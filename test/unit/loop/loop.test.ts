@@ -226,7 +226,7 @@ describe('agent loop: resume semantics', function () {
     assert.equal(paused.state, 'awaiting_approval');
     const [approval] = await store.listApprovals(h.runId, { pendingOnly: true });
     assert.equal(server.stats().per_turn['main#0'], 1);
-    const resumed = await runner.decide(h.runId, [
+    const resumed = await runner.decideApprovals(h.runId, [
       { kind: 'approve', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash },
     ]);
     assert.equal((await resumed!.done).state, 'completed');
@@ -252,15 +252,15 @@ describe('agent loop: resume semantics', function () {
     const a = pending.find((p) => p.tool_call_id === 'call_a')!;
     const b = pending.find((p) => p.tool_call_id === 'call_b')!;
     await assert.rejects(
-      runner.decide(h.runId, [{ kind: 'approve', toolCallId: 'call_a', inputHash: 'f'.repeat(64) }]),
+      runner.decideApprovals(h.runId, [{ kind: 'approve', toolCallId: 'call_a', inputHash: 'f'.repeat(64) }]),
       StaleApprovalError,
     );
-    const first = await runner.decide(h.runId, [
+    const first = await runner.decideApprovals(h.runId, [
       { kind: 'reject', toolCallId: 'call_b', inputHash: b.input_hash, reason: 'no shell today' },
     ]);
     assert.equal(first, undefined, 'still waiting for call_a');
     const edited = JSON.stringify({ path: 'a.txt', content: 'edited' });
-    const done = await runner.decide(h.runId, [
+    const done = await runner.decideApprovals(h.runId, [
       { kind: 'approve_edited', toolCallId: 'call_a', inputHash: a.input_hash, argumentsJson: edited },
     ]);
     assert.equal((await done!.done).state, 'completed');
@@ -318,7 +318,7 @@ describe('agent loop: resume semantics', function () {
     assert.equal(uncertain!.uncertain, true);
     assert.match(uncertain!.reason, /may already have run/);
     assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), [], 'nothing ran while waiting');
-    const done = await t.runner.decide(h.runId, [
+    const done = await t.runner.decideApprovals(h.runId, [
       { kind: 'approve', toolCallId: 'call_cmd', inputHash: uncertain!.input_hash },
     ]);
     assert.equal((await done!.done).state, 'completed');

@@ -210,7 +210,7 @@ describe('agent loop: recorded responses of real servers', function () {
     const second = runnerFor(server, r, { baseURL: server.url, storeDir, ...ask });
     const [approval] = await second.store.listApprovals(h.runId, { pendingOnly: true });
     assert.equal(approval?.tool_call_id, 'call_00_9V0vrf86Pc9aelHCJMZqnJBo');
-    const resumed = await second.runner.decide(h.runId, [
+    const resumed = await second.runner.decideApprovals(h.runId, [
       { toolCallId: approval.tool_call_id, inputHash: approval.input_hash, kind: 'approve' },
     ]);
     const out = await resumed!.done;

@@ -161,7 +161,7 @@ describe('agent loop: follow-up turns and the inbox', function () {
     assert.deepEqual(out.kind === 'queued' ? out.when : out.kind, 'after-approvals');
     assert.equal(server.stats().total, 1, 'nothing ran');
     const [approval] = await store.listApprovals(h.runId, { pendingOnly: true });
-    const resumed = await runner.decide(h.runId, [
+    const resumed = await runner.decideApprovals(h.runId, [
       { kind: 'approve', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash },
     ]);
     assert.equal((await resumed!.done).state, 'completed');

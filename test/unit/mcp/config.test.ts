@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { parseMcpJson, readConfig, type ConfigContext, type StdioServerDef } from '../../../src/runner/mcp/config';
 import { inputsOf, parseEnvFile, resolveLaunch } from '../../../src/runner/mcp/launch';
-import { decideExternal, readRules } from '../../../src/runner/mcp/approvals';
+import { judgeExternal, readRules } from '../../../src/runner/mcp/approvals';
 import {
   externalToolName,
   jsonSchemaArgs,
@@ -161,8 +161,8 @@ describe('MCP configuration (VS Code mcp.json format)', () => {
         readOnlyHint: true,
       },
     };
-    assert.equal(decideExternal(tool, { rules: [ok], autoReadOnly: false }).decision, 'auto');
-    assert.equal(decideExternal(tool, { rules: [], autoReadOnly: false }).decision, 'ask');
-    assert.equal(decideExternal(tool, { rules: [], autoReadOnly: true }).decision, 'auto');
+    assert.equal(judgeExternal(tool, { rules: [ok], autoReadOnly: false }).verdict, 'auto');
+    assert.equal(judgeExternal(tool, { rules: [], autoReadOnly: false }).verdict, 'ask');
+    assert.equal(judgeExternal(tool, { rules: [], autoReadOnly: true }).verdict, 'auto');
   });
 });

@@ -88,7 +88,7 @@ describe('MCP: SIGKILL between intent and result', function () {
     assert.equal(asked!.uncertain, true);
     assert.match(asked!.reason, /may already have run/);
 
-    const done = await resumed.runner.decide(runId, [
+    const done = await resumed.runner.decideApprovals(runId, [
       { toolCallId: asked!.tool_call_id, inputHash: asked!.input_hash, kind: 'approve' },
     ]);
     assert.equal((await done!.done).state, 'completed');

@@ -47,7 +47,7 @@ describe('MCP tools in the run loop', function () {
     const offered = model.requests[0]!.tool_names;
     assert.ok(offered.includes('everything__get-sum') && offered.includes('read_file'), JSON.stringify(offered));
 
-    const resumed = await r.runner.decide(h.runId, [
+    const resumed = await r.runner.decideApprovals(h.runId, [
       { toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash, kind: 'approve' },
     ]);
     assert.equal((await resumed!.done).state, 'completed');
@@ -134,7 +134,7 @@ describe('MCP tools in the run loop', function () {
       servers: defs({ versioned: { command: process.execPath, args: [VERSIONED_JS], env: { SCHEMA_VERSION: '2' } } }),
     });
     assert.equal(v2.mcp.status()[0]!.identity, v1Identity, 'the same server, by identity');
-    const resumed = await v2.runner.decide(h.runId, [
+    const resumed = await v2.runner.decideApprovals(h.runId, [
       { toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash, kind: 'approve' },
     ]);
     assert.equal((await resumed!.done).state, 'completed');
@@ -156,7 +156,7 @@ describe('MCP tools in the run loop', function () {
     const [approval] = await store.listApprovals(h.runId, { pendingOnly: true });
     await closeServers(before);
     const after = runner({ store, servers: defs({ everything: filesystemStdio(tmp('mcp-fs')) }) });
-    const resumed = await after.runner.decide(h.runId, [
+    const resumed = await after.runner.decideApprovals(h.runId, [
       { toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash, kind: 'approve' },
     ]);
     assert.equal((await resumed!.done).state, 'completed');

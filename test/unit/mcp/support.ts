@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { type AllowRule, withExternalPolicy } from '../../../src/runner/mcp/approvals';
 import type { ServerDef } from '../../../src/runner/mcp/config';
 import { McpServers } from '../../../src/runner/mcp/servers';
-import { CODING_TOOLS, decide, DEFAULT_POLICY, ToolRegistry, type Tool } from '../../../src/runner/tools';
+import { CODING_TOOLS, judge, DEFAULT_POLICY, ToolRegistry, type Tool } from '../../../src/runner/tools';
 import type { CheckpointStore } from '../../../src/store/api/types';
 import { makeRunner, type TestRunner } from '../loop/support';
 
@@ -42,7 +42,7 @@ export function mcpRunner(o: McpRunnerOptions): McpTestRunner {
   const tools = new ToolRegistry(CODING_TOOLS, [mcp]);
   const rules = [...(o.rules ?? [])];
   const own = (tool: Tool, args: unknown) =>
-    decide({ toolName: tool.name, category: tool.category, args }, DEFAULT_POLICY);
+    judge({ toolName: tool.name, category: tool.category, args }, DEFAULT_POLICY);
   const t = makeRunner({
     baseURL: o.baseURL,
     ...(o.store ? { store: o.store } : {}),

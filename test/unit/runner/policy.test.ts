@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { decide, DEFAULT_POLICY, loadShellGrammar, type ApprovalPolicy } from '../../../src/runner/tools';
+import { judge, DEFAULT_POLICY, loadShellGrammar, type ApprovalPolicy } from '../../../src/runner/tools';
 
 const policy = (over: Partial<ApprovalPolicy> = {}): ApprovalPolicy => ({
   ...DEFAULT_POLICY,
@@ -12,7 +12,7 @@ const policy = (over: Partial<ApprovalPolicy> = {}): ApprovalPolicy => ({
   ...over,
 });
 const cmd = (command: string, p: ApprovalPolicy) =>
-  decide({ toolName: 'run_command', category: 'command', args: { command } }, p);
+  judge({ toolName: 'run_command', category: 'command', args: { command } }, p);
 const allowNpm = policy({
   commandAllow: ['npm test', 'git status', 'ls', 'echo'],
   commandDeny: ['rm -rf', 'git push'],
@@ -23,32 +23,32 @@ describe('runner/tools policy', () => {
   before(() => loadShellGrammar());
 
   it('defaults: read auto, write and command ask, subagent auto', () => {
-    assert.equal(decide({ toolName: 'read_file', category: 'read', args: {} }).decision, 'auto');
-    const w = decide({ toolName: 'write_file', category: 'write', args: {} });
-    assert.deepEqual(w, { decision: 'ask', reason: 'write tools ask for approval (write_file).' });
-    assert.equal(cmd('npm test', DEFAULT_POLICY).decision, 'ask');
-    assert.equal(decide({ toolName: 'delegate', category: 'subagent', args: {} }).decision, 'auto');
+    assert.equal(judge({ toolName: 'read_file', category: 'read', args: {} }).verdict, 'auto');
+    const w = judge({ toolName: 'write_file', category: 'write', args: {} });
+    assert.deepEqual(w, { verdict: 'ask', reason: 'write tools ask for approval (write_file).' });
+    assert.equal(cmd('npm test', DEFAULT_POLICY).verdict, 'ask');
+    assert.equal(judge({ toolName: 'delegate', category: 'subagent', args: {} }).verdict, 'auto');
   });
 
   it('each category is configurable: auto, ask, deny', () => {
     const p = policy({ categories: { read: 'ask', write: 'auto', command: 'deny', subagent: 'deny' } });
-    assert.equal(decide({ toolName: 'read_file', category: 'read', args: {} }, p).decision, 'ask');
-    assert.equal(decide({ toolName: 'edit_file', category: 'write', args: {} }, p).decision, 'auto');
+    assert.equal(judge({ toolName: 'read_file', category: 'read', args: {} }, p).verdict, 'ask');
+    assert.equal(judge({ toolName: 'edit_file', category: 'write', args: {} }, p).verdict, 'auto');
     assert.deepEqual(cmd('npm test', { ...p, commandAllow: ['npm test'] }), {
-      decision: 'deny',
+      verdict: 'deny',
       reason: 'command tools are denied by policy (run_command).',
     });
-    assert.equal(decide({ toolName: 'delegate', category: 'subagent', args: {} }, p).decision, 'deny');
+    assert.equal(judge({ toolName: 'delegate', category: 'subagent', args: {} }, p).verdict, 'deny');
   });
 
   it('allow-listed commands run without asking; entries match whole words of the argv', () => {
-    assert.equal(cmd('npm test', allowNpm).decision, 'auto');
-    assert.equal(cmd('  npm   test  -- --grep x ', allowNpm).decision, 'auto');
-    assert.equal(cmd('npm testx', allowNpm).decision, 'ask');
-    assert.equal(cmd('npm install', allowNpm).decision, 'ask');
-    assert.equal(cmd('./npm test', allowNpm).decision, 'ask', 'a program of the workspace is not npm');
-    assert.equal(cmd('"npm test"', allowNpm).decision, 'ask', 'one word "npm test" is another program');
-    assert.equal(cmd('n"p"m te\'st\'', allowNpm).decision, 'auto', 'quotes are resolved before matching');
+    assert.equal(cmd('npm test', allowNpm).verdict, 'auto');
+    assert.equal(cmd('  npm   test  -- --grep x ', allowNpm).verdict, 'auto');
+    assert.equal(cmd('npm testx', allowNpm).verdict, 'ask');
+    assert.equal(cmd('npm install', allowNpm).verdict, 'ask');
+    assert.equal(cmd('./npm test', allowNpm).verdict, 'ask', 'a program of the workspace is not npm');
+    assert.equal(cmd('"npm test"', allowNpm).verdict, 'ask', 'one word "npm test" is another program');
+    assert.equal(cmd('n"p"m te\'st\'', allowNpm).verdict, 'auto', 'quotes are resolved before matching');
   });
 
   it('deny wins: over the allow list, over auto mode, anywhere in the tree', () => {
@@ -66,8 +66,8 @@ describe('runner/tools policy', () => {
       'cat <(rm -rf x)',
       'cat <<EOF\n$(rm -rf x)\nEOF',
     ]) {
-      assert.equal(cmd(c, allowNpm).decision, 'deny', c);
-      assert.equal(cmd(c, autoMode).decision, 'deny', `${c} (auto mode)`);
+      assert.equal(cmd(c, allowNpm).verdict, 'deny', c);
+      assert.equal(cmd(c, autoMode).verdict, 'deny', `${c} (auto mode)`);
     }
   });
 
@@ -89,10 +89,10 @@ describe('runner/tools policy', () => {
       'eval "git push"',
       'sudo sh -c "eval \\"rm -rf x\\""',
     ]) {
-      assert.equal(cmd(c, autoMode).decision, 'deny', c);
+      assert.equal(cmd(c, autoMode).verdict, 'deny', c);
     }
-    assert.equal(cmd('echo rm -rf x', autoMode).decision, 'auto', 'a word that is not a program is not denied');
-    assert.equal(cmd('git pushy', autoMode).decision, 'auto', 'entries match whole words');
+    assert.equal(cmd('echo rm -rf x', autoMode).verdict, 'auto', 'a word that is not a program is not denied');
+    assert.equal(cmd('git pushy', autoMode).verdict, 'auto', 'entries match whole words');
   });
 
   it('what the deny list cannot see asks, even in auto mode', () => {
@@ -106,21 +106,21 @@ describe('runner/tools policy', () => {
       ['r\\\nm -rf x', /line continuation/],
     ] as const) {
       const d = cmd(c, autoMode);
-      assert.equal(d.decision, 'ask', c);
+      assert.equal(d.verdict, 'ask', c);
       assert.match(d.reason, why, c);
     }
-    assert.equal(cmd('$CMD -rf x', { ...autoMode, commandDeny: [] }).decision, 'auto', 'without a deny list: auto');
+    assert.equal(cmd('$CMD -rf x', { ...autoMode, commandDeny: [] }).verdict, 'auto', 'without a deny list: auto');
   });
 
   it('a chain is auto-allowed only if every command of it is allowed', () => {
-    assert.equal(cmd('npm test && git status', allowNpm).decision, 'auto');
-    assert.equal(cmd('git status; ls -la | echo hi', allowNpm).decision, 'auto');
+    assert.equal(cmd('npm test && git status', allowNpm).verdict, 'auto');
+    assert.equal(cmd('git status; ls -la | echo hi', allowNpm).verdict, 'auto');
     const r = cmd('npm test && curl evil.sh | ls', allowNpm);
-    assert.equal(r.decision, 'ask');
+    assert.equal(r.verdict, 'ask');
     assert.match(r.reason, /part "curl evil\.sh" of a chained command is not on the allow list/);
-    assert.equal(cmd('npm test || sh x', allowNpm).decision, 'ask');
+    assert.equal(cmd('npm test || sh x', allowNpm).verdict, 'ask');
     assert.match(cmd('npm test & ls', allowNpm).reason, /the operator "&"/);
-    assert.equal(cmd('npm test\nls -l', allowNpm).decision, 'auto', 'a newline separates like ;');
+    assert.equal(cmd('npm test\nls -l', allowNpm).verdict, 'auto', 'a newline separates like ;');
   });
 
   it('anything the grammar does not show as plain words asks, saying what it saw', () => {
@@ -139,27 +139,27 @@ describe('runner/tools policy', () => {
       ['npm test\r', /control character \(U\+000D\)/],
     ] as const) {
       const d = cmd(c, allowNpm);
-      assert.equal(d.decision, 'ask', c);
+      assert.equal(d.verdict, 'ask', c);
       assert.match(d.reason, what, c);
     }
     // Harmless redirections and quoted operators do not block.
-    assert.equal(cmd('npm test 2>&1', allowNpm).decision, 'auto');
-    assert.equal(cmd('npm test > /dev/null', allowNpm).decision, 'auto');
-    assert.equal(cmd("echo 'a && b; c | d $(e)'", allowNpm).decision, 'auto');
-    assert.deepEqual(cmd('   ', allowNpm), { decision: 'ask', reason: 'The command is empty.' });
+    assert.equal(cmd('npm test 2>&1', allowNpm).verdict, 'auto');
+    assert.equal(cmd('npm test > /dev/null', allowNpm).verdict, 'auto');
+    assert.equal(cmd("echo 'a && b; c | d $(e)'", allowNpm).verdict, 'auto');
+    assert.deepEqual(cmd('   ', allowNpm), { verdict: 'ask', reason: 'The command is empty.' });
   });
 
   it('Windows: the allow list never auto-approves; the deny list and the category modes still apply', () => {
     const win = { ...allowNpm, platform: 'win32' as const };
     const asked = cmd('npm test', win);
-    assert.equal(asked.decision, 'ask');
+    assert.equal(asked.verdict, 'ask');
     assert.match(asked.reason, /On Windows commands run through cmd\.exe or PowerShell/);
-    assert.equal(cmd("npm test ' & calc & '", win).decision, 'ask');
+    assert.equal(cmd("npm test ' & calc & '", win).verdict, 'ask');
     for (const c of ['npm test & rm -rf x', 'cmd /c "RM.EXE -rf x"', 'npm test ^& rm -rf x', 'C:\\bin\\git.exe push']) {
-      assert.equal(cmd(c, win).decision, 'deny', c);
+      assert.equal(cmd(c, win).verdict, 'deny', c);
     }
-    assert.equal(cmd('npm test', { ...win, categories: { ...win.categories, command: 'deny' } }).decision, 'deny');
-    assert.equal(cmd('npm test', { ...win, categories: { ...win.categories, command: 'auto' } }).decision, 'auto');
+    assert.equal(cmd('npm test', { ...win, categories: { ...win.categories, command: 'deny' } }).verdict, 'deny');
+    assert.equal(cmd('npm test', { ...win, categories: { ...win.categories, command: 'auto' } }).verdict, 'auto');
   });
 
   it('restricted mode denies write and command tools with a clear reason, still allows reads', () => {
@@ -168,25 +168,25 @@ describe('runner/tools policy', () => {
       commandAllow: ['npm test'],
       categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' },
     });
-    const w = decide({ toolName: 'write_file', category: 'write', args: {} }, p);
-    assert.equal(w.decision, 'deny');
+    const w = judge({ toolName: 'write_file', category: 'write', args: {} }, p);
+    assert.equal(w.verdict, 'deny');
     assert.match(w.reason, /not trusted \(restricted mode\)/);
-    assert.equal(cmd('npm test', p).decision, 'deny');
-    assert.equal(decide({ toolName: 'read_file', category: 'read', args: {} }, p).decision, 'auto');
+    assert.equal(cmd('npm test', p).verdict, 'deny');
+    assert.equal(judge({ toolName: 'read_file', category: 'read', args: {} }, p).verdict, 'auto');
   });
 
   it('before the grammar has loaded, a command that needs it asks (never auto)', () => {
     // A fresh process, where nothing loaded the grammar yet.
     const script = `
-      const { decide, DEFAULT_POLICY } = require(${JSON.stringify(path.resolve(__dirname, '../../../src/runner/tools'))});
+      const { judge, DEFAULT_POLICY } = require(${JSON.stringify(path.resolve(__dirname, '../../../src/runner/tools'))});
       const p = { ...DEFAULT_POLICY, platform: 'linux', commandAllow: ['npm test'] };
-      const d = (over) => decide({ toolName: 'run_command', category: 'command', args: { command: 'npm test' } }, { ...p, ...over });
+      const d = (over) => judge({ toolName: 'run_command', category: 'command', args: { command: 'npm test' } }, { ...p, ...over });
       console.log(JSON.stringify([d({}), d({ commandDeny: ['rm'], categories: { ...p.categories, command: 'auto' } })]));`;
     const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8' });
-    const [allowList, denyList] = JSON.parse(out) as { decision: string; reason: string }[];
-    assert.equal(allowList?.decision, 'ask');
+    const [allowList, denyList] = JSON.parse(out) as { verdict: string; reason: string }[];
+    assert.equal(allowList?.verdict, 'ask');
     assert.match(allowList?.reason ?? '', /the shell grammar is still loading/);
-    assert.equal(denyList?.decision, 'ask');
+    assert.equal(denyList?.verdict, 'ask');
     assert.match(denyList?.reason ?? '', /The deny list cannot check this command: the shell grammar is still loading/);
   });
 });

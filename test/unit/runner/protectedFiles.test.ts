@@ -41,7 +41,7 @@ describe('protected files and secret-like files', () => {
 
   it('writes to .git (any depth, the .git file too), .vscode and *.code-workspace ask even when writes are auto, and say why', () => {
     assert.deepEqual(write('.git/hooks/pre-commit'), {
-      decision: 'ask',
+      verdict: 'ask',
       reason:
         '".git/hooks/pre-commit" is a protected file: it can run code (git hooks, and config such as core.fsmonitor that git status runs). Writes to it always ask.',
     });
@@ -56,13 +56,13 @@ describe('protected files and secret-like files', () => {
       'app.code-workspace',
       'tools/dev.code-workspace',
     ]) {
-      assert.equal(write(p).decision, 'ask', p);
-      assert.equal(edit(p).decision, 'ask', `edit_file ${p}`);
+      assert.equal(write(p).verdict, 'ask', p);
+      assert.equal(edit(p).verdict, 'ask', `edit_file ${p}`);
     }
     assert.match(write('.vscode/tasks.json').reason, /^"\.vscode\/tasks\.json" is a protected file: it can run code/);
-    assert.deepEqual(write('src/a.ts'), { decision: 'auto', reason: 'write tools run without asking.' });
-    assert.equal(write('src/git/hooks.ts').decision, 'auto');
-    assert.equal(write('docs/.gitignore').decision, 'auto');
+    assert.deepEqual(write('src/a.ts'), { verdict: 'auto', reason: 'write tools run without asking.' });
+    assert.equal(write('src/git/hooks.ts').verdict, 'auto');
+    assert.equal(write('docs/.gitignore').verdict, 'auto');
   });
 
   it("VS Code's own sensitive-file defaults ask too (package.json, lock files, .npmrc, agents' hooks …)", () => {
@@ -83,8 +83,8 @@ describe('protected files and secret-like files', () => {
       '.husky/pre-commit',
       '.devcontainer/devcontainer.json',
     ])
-      assert.equal(write(p).decision, 'ask', p);
-    assert.equal(write('src/package.ts').decision, 'auto');
+      assert.equal(write(p).verdict, 'ask', p);
+    assert.equal(write('src/package.ts').verdict, 'auto');
   });
 
   it('the path is judged after normalisation: ./ and .., case, backslashes, trailing dots, NTFS streams', () => {
@@ -101,7 +101,7 @@ describe('protected files and secret-like files', () => {
       `${ws}/.git/hooks/abs`,
     ]) {
       const d = write(p);
-      assert.equal(d.decision, 'ask', p);
+      assert.equal(d.verdict, 'ask', p);
       assert.match(d.reason, /is a protected file/, p);
     }
     assert.match(
@@ -115,19 +115,19 @@ describe('protected files and secret-like files', () => {
     fs.symlinkSync('.git/hooks/pre-push', path.join(ws, 'notes.md')); // dangling: writing it creates the hook
     fs.symlinkSync('.vscode', path.join(ws, 'settings-dir')); // dangling folder link
     const d = write('docs/pre-commit');
-    assert.equal(d.decision, 'ask');
+    assert.equal(d.verdict, 'ask');
     assert.match(d.reason, /^"docs\/pre-commit" \(→ "\.git\/hooks\/pre-commit"\) is a protected file/);
-    assert.equal(write('notes.md').decision, 'ask');
-    assert.equal(write('settings-dir/tasks.json').decision, 'ask');
+    assert.equal(write('notes.md').verdict, 'ask');
+    assert.equal(write('settings-dir/tasks.json').verdict, 'ask');
   });
 
   it('deny stays deny, ask stays ask (with the protected reason)', () => {
     const deny = { ...AUTO, categories: { ...AUTO.categories, write: 'deny' as const } };
-    assert.equal(write('.git/config', deny).decision, 'deny');
-    assert.equal(write('.git/config', DEFAULT_POLICY).decision, 'ask');
+    assert.equal(write('.git/config', deny).verdict, 'deny');
+    assert.equal(write('.git/config', DEFAULT_POLICY).verdict, 'ask');
     assert.match(write('.git/config', DEFAULT_POLICY).reason, /protected file/);
     const restricted = { ...AUTO, restricted: true };
-    assert.equal(write('.git/config', restricted).decision, 'deny');
+    assert.equal(write('.git/config', restricted).verdict, 'deny');
   });
 
   it('reads of secret-like files ask even when reads are auto; templates and look-alikes do not', () => {
@@ -149,13 +149,13 @@ describe('protected files and secret-like files', () => {
       'infra/terraform.tfstate',
     ]) {
       const d = read(p);
-      assert.equal(d.decision, 'ask', p);
+      assert.equal(d.verdict, 'ask', p);
       assert.match(d.reason, /may hold secrets: keys, tokens or passwords in it would go to the model provider/, p);
     }
     for (const p of ['.env.example', 'config/.env.sample', 'src/env.ts', 'docs/keys.md', 'id_rsa.pub', 'README.md'])
-      assert.equal(read(p).decision, 'auto', p);
+      assert.equal(read(p).verdict, 'auto', p);
     const deny = { ...AUTO, categories: { ...AUTO.categories, read: 'deny' as const } };
-    assert.equal(read('.env', deny).decision, 'deny');
+    assert.equal(read('.env', deny).verdict, 'deny');
   });
 
   it('a setting adds patterns (never removes the defaults); a pattern that cannot be used is reported, not applied', () => {
@@ -166,10 +166,10 @@ describe('protected files and secret-like files', () => {
     assert.equal(problems.length, 3, problems.join('\n'));
     const p = { ...AUTO, fileRules: rules };
     assert.match(write('scripts/deploy/run.txt', p).reason, /is on your agentWaypoints\.approval\.protectedFiles list/);
-    assert.equal(write('bin/x.sh', p).decision, 'ask');
-    assert.equal(write('.git/config', p).decision, 'ask', 'defaults stay');
+    assert.equal(write('bin/x.sh', p).verdict, 'ask');
+    assert.equal(write('.git/config', p).verdict, 'ask', 'defaults stay');
     assert.match(read('secrets/prod.yaml', p).reason, /is on your agentWaypoints\.approval\.privateFiles list/);
-    assert.equal(read('.env', p).decision, 'ask');
+    assert.equal(read('.env', p).verdict, 'ask');
   });
 
   for (const engine of ENGINES) {
@@ -232,7 +232,7 @@ describe('protected files in a run (the real loop, writes and reads on auto)', (
       assert.equal(hook?.tool_name, 'write_file');
       assert.match(hook!.reason, /^"\.git\/hooks\/pre-commit" is a protected file: it can run code/);
 
-      const next = await runner.decide(h.runId, [
+      const next = await runner.decideApprovals(h.runId, [
         { kind: 'approve', toolCallId: hook!.tool_call_id, inputHash: hook!.input_hash },
       ]);
       assert.equal((await next!.done).state, 'awaiting_approval');
@@ -240,7 +240,7 @@ describe('protected files in a run (the real loop, writes and reads on auto)', (
       const [env] = await store.listApprovals(h.runId, { pendingOnly: true });
       assert.equal(env?.tool_name, 'read_file');
       assert.match(env!.reason, /^"\.env" may hold secrets/);
-      const rejected = await runner.decide(h.runId, [
+      const rejected = await runner.decideApprovals(h.runId, [
         { kind: 'reject', toolCallId: env!.tool_call_id, inputHash: env!.input_hash, reason: 'no' },
       ]);
       assert.equal((await rejected!.done).state, 'completed');

@@ -86,7 +86,7 @@ describe('scenarios end to end through the run loop (offline demo model)', funct
     assert.equal(fs.existsSync(path.join(ws, 'notes/plan.md')), false, 'nothing written before the decision');
     const [a] = await t.store.listApprovals(h.runId, { pendingOnly: true });
     assert.equal(a?.tool_name, 'write_file');
-    const out = await (await t.runner.decide(h.runId, [
+    const out = await (await t.runner.decideApprovals(h.runId, [
       { toolCallId: a.tool_call_id, inputHash: a.input_hash, kind: 'approve' },
     ]))!.done;
     assert.equal(out.state, 'completed', out.detail ?? '');

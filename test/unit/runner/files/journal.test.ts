@@ -5,9 +5,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { prepareRestore } from '../../../../src/runner/files/restore';
 import type { Effect, FileChange, FileVersion } from '../../../../src/store/api/schema';
-import { applyPlan, drive, git, read, same, workspace } from './journalSupport';
+import { drive, git, productRestore, read, same, workspace } from './journalSupport';
 import { ENGINES } from './support';
 
 const pick = <K extends 'size' | 'encoding' | 'blob'>(v: FileVersion, k: K) => (v.kind === 'file' ? v[k] : undefined);
@@ -59,7 +58,7 @@ describe('file journal: what the agent changed, and restoring it', function () {
       'each call follows its batch checkpoint',
     );
 
-    const plan = await prepareRestore({ store, runId, toSeq: seqs[0]!, workspaceRoot: ws });
+    const plan = await productRestore(store, ws).plan(runId, seqs[0]!);
     assert.deepEqual(
       plan.files.map((f) => [f.path, f.action]),
       [
@@ -69,7 +68,7 @@ describe('file journal: what the agent changed, and restoring it', function () {
         ['new/same.txt', 'revert'],
       ],
     );
-    await applyPlan(store, runId, ws, plan);
+    await productRestore(store, ws).apply(runId, plan, { overwrite: new Set() });
     const now = read(ws, ['crlf.txt', 'big.txt', 'keep.txt', 'new/made.txt']);
     assert.equal(now.get('crlf.txt')!.toString('utf8'), crlf);
     assert.ok(now.get('big.txt')!.equals(big), 'the 5 MB file is back byte for byte');
@@ -115,12 +114,12 @@ for (const engine of ENGINES) {
         { ripgrep: 0, node: 0, [engine.name]: 2 },
         `the scans before and after the command listed the files with ${engine.name}`,
       );
-      const plan = await prepareRestore({ store, runId, toSeq: firstBatch, workspaceRoot: ws });
+      const plan = await productRestore(store, ws).plan(runId, firstBatch);
       assert.deepEqual(
         plan.files.map((f) => [f.path, f.action]),
         [['src/app.ts', 'revert']],
       );
-      await applyPlan(store, runId, ws, plan);
+      await productRestore(store, ws).apply(runId, plan, { overwrite: new Set() });
       assert.equal(fs.readFileSync(path.join(ws, 'src/app.ts'), 'utf8'), 'export const v = 1;\n', 'back from git');
       assert.equal(
         fs.readFileSync(path.join(ws, 'build/app.js'), 'utf8'),
@@ -177,7 +176,7 @@ for (const engine of ENGINES) {
       assert.ok(untracked.kind === 'unknown' && /not tracked by git/.test(untracked.reason), JSON.stringify(untracked));
       assert.match(git(ws, 'status', '--porcelain'), /^ M tracked\.txt$/m, 'git itself was only read');
 
-      const plan = await prepareRestore({ store, runId, toSeq: firstBatch, workspaceRoot: ws });
+      const plan = await productRestore(store, ws).plan(runId, firstBatch);
       const actions = Object.fromEntries(plan.files.map((p) => [p.path, p.action]));
       assert.deepEqual(actions, {
         'dirty.txt': 'unrestorable',
@@ -191,7 +190,7 @@ for (const engine of ENGINES) {
         plan.files.find((p) => p.path === 'untracked.txt')!.reason,
         /changed by `echo changed > tracked\.txt/,
       );
-      await applyPlan(store, runId, ws, plan);
+      await productRestore(store, ws).apply(runId, plan, { overwrite: new Set() });
       const now = read(ws, ['tracked.txt', 'dirty.txt', 'mine.txt', 'moved.txt', 'new.bin', 'build/out.js']);
       assert.equal(now.get('tracked.txt')!.toString(), 'committed\n');
       assert.equal(
@@ -227,7 +226,7 @@ for (const engine of ENGINES) {
           finder: engine.finder(),
         },
       );
-      const plan = await prepareRestore({ store, runId, toSeq: firstBatch, workspaceRoot: ws });
+      const plan = await productRestore(store, ws).plan(runId, firstBatch);
       assert.deepEqual(Object.fromEntries(plan.files.map((p) => [p.path, p.action])), {
         'lib/blob.bin': 'revert',
         'lib/inner.txt': 'revert',
@@ -237,7 +236,7 @@ for (const engine of ENGINES) {
         plan.files.find((p) => p.path === 'plain.txt')!.reason,
         /the agent had not written it, and git does not track it/,
       );
-      await applyPlan(store, runId, ws, plan);
+      await productRestore(store, ws).apply(runId, plan, { overwrite: new Set() });
       assert.equal(
         fs.readFileSync(path.join(ws, 'lib/inner.txt'), 'utf8'),
         'inner committed\n',

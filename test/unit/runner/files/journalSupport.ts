@@ -1,16 +1,17 @@
-// Shared by the file-journal tests (the file-engine tests share support.ts): a workspace with a few files (optionally a git repository), the
-// real agent loop driving scripted tool calls over HTTP, and the product's restore writer
-// (runner/files/restore.ts writeRestore, which the extension's FileRestorer calls).
+// Shared by the file-change and restore tests (the file-engine tests share support.ts): a workspace
+// with a few files (optionally a git repository), the real agent loop driving scripted tool calls
+// over HTTP, and the product's restore action (actions/restore/action.ts: the plan, and the
+// transaction with the product's writer, files.ts fsRestoreWriter) as the extension builds it.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
-import { writeRestore } from '../../../../src/runner/files/restore';
-import type { RestorePlan } from '../../../../src/runner/files/restorePlan';
+import type { RestoreAction } from '../../../../src/actions/restore/action';
 import { createCodingRegistry, type FileFinder } from '../../../../src/runner/tools';
 import type { CheckpointStore } from '../../../../src/store/api/types';
-import { makeRunner, tmp } from '../../loop/support';
+import { testActions } from '../../../support/actions';
+import { makeRunner, owner, tmp } from '../../loop/support';
 
 export type Call = { name: string; arguments: Record<string, unknown> };
 
@@ -82,15 +83,19 @@ export async function drive(ws: string, calls: Call[], opts: DriveOptions = {}):
   }
 }
 
-/** The product's restore writer (runner/files/restore.ts), as the extension calls it. */
-export async function applyPlan(
+const notHere = async () => Promise.reject(new Error('no runner in this test'));
+
+/**
+ * The product's restore over a workspace (no run executing: the driven runs have finished). `plan`
+ * and `apply` are the extension's; `run` is the whole action with a scripted user (test/support/actions.ts).
+ */
+export function productRestore(
   store: CheckpointStore,
-  runId: string,
-  ws: string,
-  plan: RestorePlan,
-  overwrite: ReadonlySet<string> = new Set(),
-): Promise<void> {
-  await writeRestore(store, runId, { workspaceRoot: ws }, plan, overwrite);
+  workspace: string,
+  o: { storageDir?: string } = {},
+): RestoreAction {
+  const runner = { isActive: () => false, resume: notHere, decideApprovals: notHere };
+  return testActions({ store, runner, workspace, owner: owner('restore'), ...o }).actions.restore;
 }
 
 /** The contents of `paths` (null = absent). */

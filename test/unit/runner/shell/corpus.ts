@@ -1,12 +1,12 @@
 // Command lines put to the policy with allow list `npm test`, `git status`, `echo`, `ls` and deny list
 // `rm`, `curl`, each with the decision it must get on Linux. Hostile ones try to run a program
 // that is not allowed (touch, calc, rm, curl) behind something the grammar must see.
-import type { Decision } from '../../../../src/runner/tools';
+import type { Verdict } from '../../../../src/runner/tools';
 
 export const CORPUS_ALLOW = ['npm test', 'git status', 'echo', 'ls'];
 export const CORPUS_DENY = ['rm', 'curl'];
 
-export const CORPUS: ReadonlyArray<readonly [line: string, decision: Decision]> = [
+export const CORPUS: ReadonlyArray<readonly [line: string, verdict: Verdict]> = [
   // ── issue 18's reproductions ─────────────────────────────────────────────────────────────────
   ["npm test #'\ntouch PWNED\n#'", 'ask'],
   ['npm test #"\ntouch PWNED\n#"', 'ask'],

@@ -3,7 +3,7 @@
 // PATH = logging stubs — starts only allow-listed programs, each with exactly the judged argv.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { decide, DEFAULT_POLICY, loadShellGrammar, type ApprovalPolicy } from '../../../../src/runner/tools';
+import { judge, DEFAULT_POLICY, loadShellGrammar, type ApprovalPolicy } from '../../../../src/runner/tools';
 import { CORPUS_ALLOW, CORPUS_DENY } from './corpus';
 import { makeStubs, runEverywhere, type Stubs } from './stubs';
 
@@ -100,8 +100,8 @@ describe('runner/tools command policy, property against real shells', function (
     let approved = 0;
     await fc.assert(
       fc.asyncProperty(line, async (l) => {
-        const d = decide({ toolName: 'run_command', category: 'command', args: { command: l } }, policy);
-        if (d.decision !== 'auto') return;
+        const d = judge({ toolName: 'run_command', category: 'command', args: { command: l } }, policy);
+        if (d.verdict !== 'auto') return;
         approved++;
         await runEverywhere(l, stubs);
       }),

@@ -3,7 +3,7 @@
 // run_command's argv runner, with PATH = logging stub programs. Only allow-listed programs may run,
 // each with exactly the argv the policy judged, and nothing may appear in the folder it ran in.
 import assert from 'node:assert/strict';
-import { decide, DEFAULT_POLICY, loadShellGrammar, type ApprovalPolicy } from '../../../../src/runner/tools';
+import { judge, DEFAULT_POLICY, loadShellGrammar, type ApprovalPolicy } from '../../../../src/runner/tools';
 import { CORPUS, CORPUS_ALLOW, CORPUS_DENY } from './corpus';
 import { makeStubs, runEverywhere, type Stubs } from './stubs';
 
@@ -13,8 +13,8 @@ const policy: ApprovalPolicy = {
   commandDeny: CORPUS_DENY,
   platform: 'linux',
 };
-const judge = (line: string) =>
-  decide({ toolName: 'run_command', category: 'command', args: { command: line } }, policy);
+const judgeLine = (line: string) =>
+  judge({ toolName: 'run_command', category: 'command', args: { command: line } }, policy);
 
 describe('runner/tools command policy against real shells', function () {
   this.timeout(120_000);
@@ -31,17 +31,17 @@ describe('runner/tools command policy against real shells', function () {
   });
 
   it('each corpus line gets its decision, with a reason that says what was seen', () => {
-    const wrong = CORPUS.map(([line, want]) => ({ line, want, got: judge(line) })).filter(
-      (r) => r.got.decision !== r.want,
+    const wrong = CORPUS.map(([line, want]) => ({ line, want, got: judgeLine(line) })).filter(
+      (r) => r.got.verdict !== r.want,
     );
     assert.deepEqual(wrong, []);
     for (const [line, want] of CORPUS) {
-      if (want === 'ask') assert.doesNotMatch(judge(line).reason, /tools ask for approval/, line);
+      if (want === 'ask') assert.doesNotMatch(judgeLine(line).reason, /tools ask for approval/, line);
     }
   });
 
   it('every auto-approved line runs only allow-listed programs with the judged argv: dash, bash, argv runner', async () => {
-    const approved = CORPUS.filter(([line]) => judge(line).decision === 'auto').map(([line]) => line);
+    const approved = CORPUS.filter(([line]) => judgeLine(line).verdict === 'auto').map(([line]) => line);
     assert.ok(approved.length >= 20, `${approved.length} approved lines`);
     for (const line of approved) await runEverywhere(line, stubs);
   });

@@ -9,14 +9,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { prepareRestore } from '../../../../src/runner/files/restore';
 import { openPgStoreReady, type PgStore } from '../../../../src/store/pg/store';
 import { workspaceIdentity } from '../../../../src/workspaceIdentity';
 import { startModelServer, type ModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID } from '../../../fixtures/modelServer/scenario';
 import { sharedPostgres } from '../../../support/postgres';
 import { makeRunner, tmp } from '../../loop/support';
-import { applyPlan, git } from '../../runner/files/journalSupport';
+import { git, productRestore } from '../../runner/files/journalSupport';
 
 const write = (p: string, content: string) => ({ name: 'write_file', arguments: { path: p, content } });
 
@@ -97,17 +96,13 @@ describe('shared store (postgres): a run follows the project to another checkout
 
     // Restore to the checkpoint before step 2's write, in checkout two.
     const step2 = (await storeTwo.listEffects(h.runId)).find((e) => e.step === 2)!;
-    const plan = await prepareRestore({
-      store: storeTwo,
-      runId: h.runId,
-      toSeq: step2.checkpoint_seq! - 1,
-      workspaceRoot: two,
-    });
+    const restore = productRestore(storeTwo, two);
+    const plan = await restore.plan(h.runId, step2.checkpoint_seq! - 1);
     assert.deepEqual(
       plan.files.map((f) => [f.path, f.action]),
       [['src/app.ts', 'revert']],
     );
-    await applyPlan(storeTwo, h.runId, two, plan);
+    await restore.apply(h.runId, plan, { overwrite: new Set() });
     assert.equal(
       fs.readFileSync(path.join(two, 'src', 'app.ts'), 'utf8'),
       'export const v = 1;\n',

@@ -1,20 +1,20 @@
 // The run view controller's restore requests (vscode-free): "Restore files to here", "Fork from
-// here" and a restore card's actions reach the editor actions only for a checkpoint the run has,
-// with file changes after it, in a run this window may write; forged and stale ones are refused
-// with a reason. A restore recorded while the view is open appears in it (the store's event).
+// here" and a restore card's actions reach the product's actions (src/actions, with a scripted
+// user) only for a checkpoint the run has, with file changes after it, in a run this window may
+// write; forged and stale ones are refused with the guard's reason before anything happens. A
+// restore recorded while the view is open appears in it (the store's event).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { prepareRestore } from '../../../../src/runner/files/restore';
-import { restoreOutcome } from '../../../../src/runner/files/restorePlan';
 import type { RestoreRecord } from '../../../../src/store/api/schema';
 import { RunViewController, type RunViewDeps } from '../../../../src/views/run/controller';
 import type { HostMessage } from '../../../../src/views/run/protocol';
 import { threadRuns } from '../../../../src/views/run/thread';
 import { startModelServer, type ModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
-import { applyPlan } from '../../runner/files/journalSupport';
-import { makeRunner, owner } from '../../loop/support';
+import { testActions } from '../../../support/actions';
+import { productRestore } from '../../runner/files/journalSupport';
+import { makeRunner } from '../../loop/support';
 
 const SCENARIO: Scenario = {
   name: 'controller-restores',
@@ -40,7 +40,7 @@ describe('run view controller: restore requests', function () {
   beforeEach(async () => (server = await startModelServer({ scenario: SCENARIO })));
   afterEach(async () => server.close());
 
-  async function openView(o: { readOnly?: string } = {}) {
+  async function openView(o: { trusted?: boolean } = {}) {
     const t = makeRunner({
       baseURL: server.url,
       policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
@@ -49,17 +49,24 @@ describe('run view controller: restore requests', function () {
     assert.equal((await h.done).state, 'completed');
     const called: Called[] = [];
     const warnings: string[] = [];
+    const ui = testActions({
+      store: t.store,
+      runner: t.runner,
+      workspace: t.workspace,
+      owner: t.runner.owner,
+      trusted: () => o.trusted ?? true,
+    });
     const deps: RunViewDeps = {
       store: t.store,
       runner: t.runner,
       threadRuns: (id) => threadRuns(t.store, id),
-      readOnlyReason: async () => o.readOnly ?? null,
-      actions: {
-        run: async (...a) => void called.push(['run', ...a]),
-        waypoint: async (...a) => void called.push(['waypoint', ...a]),
-        restore: async (runId, record, action) =>
-          void called.push(['restore', runId, record.id, record.checkpoint_seq, action]),
-        showDiff: async () => undefined,
+      actions: ui.actions,
+      editor: {
+        showDiff: async (...a) => void called.push(['showDiff', ...a]),
+        openCheckpoint: async (...a) => void called.push(['openCheckpoint', ...a]),
+        openRun: async (...a) => void called.push(['openRun', ...a]),
+        exportRun: async (...a) => void called.push(['exportRun', ...a]),
+        revealInTree: async (...a) => void called.push(['revealInTree', ...a]),
       },
       log: { info: () => undefined, warn: (m) => void warnings.push(m) },
     };
@@ -81,6 +88,7 @@ describe('run view controller: restore requests', function () {
     const stepStart = (step: number) => records.find((r) => r.step === step && r.phase === 'step_started')!.seq;
     return {
       ...t,
+      ...ui,
       runId: h.runId,
       controller,
       called,
@@ -92,31 +100,35 @@ describe('run view controller: restore requests', function () {
     };
   }
 
+  /** A restore made elsewhere (the tree, the palette): the product's action, default ticks. */
   async function recordRestore(v: Awaited<ReturnType<typeof openView>>, toSeq: number): Promise<RestoreRecord> {
-    const plan = await prepareRestore({ store: v.store, runId: v.runId, toSeq, workspaceRoot: v.workspace });
-    const lease = await v.store.acquire(v.runId, owner('restore'));
-    try {
-      await applyPlan(v.store, v.runId, v.workspace, plan);
-      return await v.store.recordRestore(v.runId, {
-        to_seq: toSeq,
-        files: restoreOutcome(plan, new Set(), new Map()),
-        forked_run_id: null,
-        notes: plan.notes,
-      });
-    } finally {
-      await lease.release();
-    }
+    const record = await productRestore(v.store, v.workspace).run({ runId: v.runId, seq: toSeq }, { rewind: false });
+    assert.ok(record);
+    return record;
   }
 
-  it('Restore files to here and Fork from here reach the editor for a checkpoint with file changes after it', async () => {
+  it('Restore files to here and Fork from here reach the actions for a checkpoint with file changes after it', async () => {
     const v = await openView();
     const seq = v.stepStart(1);
+    const file = path.join(v.workspace, 'a.txt');
+    v.notices.answer(/^Restore files to this checkpoint$/, 'Restore files');
     assert.equal((await v.request('waypointAction', { runId: v.runId, seq, action: 'restoreFiles' })).ok, true);
+    assert.equal(fs.existsSync(file), false, 'the file the agent created after the checkpoint is gone');
+    const [restored] = await v.store.listRestores(v.runId);
+    assert.deepEqual([restored?.to_seq, restored?.forked_run_id], [seq, null], 'recorded, no fork');
+    assert.deepEqual(v.editor.previews.length, 1, 'after the preview');
+
+    v.notices.answer(/^Fork from checkpoint #/, 'Conversation only');
     assert.equal((await v.request('waypointAction', { runId: v.runId, seq, action: 'forkHere' })).ok, true);
-    assert.deepEqual(v.called, [
-      ['waypoint', v.runId, seq, 'restoreFiles'],
-      ['waypoint', v.runId, seq, 'forkHere'],
+    const forked = (await v.store.listRuns()).runs.find((r) => r.forked_from?.run_id === v.runId);
+    assert.equal(forked?.state, 'paused_cancelled', 'a fork, paused until resumed');
+    assert.deepEqual(v.notices.said, [
+      'choose: Restore files to this checkpoint',
+      `info: Restored 1 file to checkpoint #${seq}.`,
+      `choose: Fork from checkpoint #${seq}`,
+      `info: Forked into “${forked!.title}”. Resume it to continue from checkpoint #${seq}.`,
     ]);
+    assert.deepEqual(v.called, [], 'nothing else opened in the editor');
     assert.equal(v.controller.rejectedMessages, 0);
   });
 
@@ -131,12 +143,12 @@ describe('run view controller: restore requests', function () {
     await refused({ runId: v.runId, seq: v.lastSeq + 1, action: 'forkHere' }, /is not in run/);
     await refused({ runId: v.runId, seq: v.stepStart(2), action: 'restoreFiles' }, /changed no files after checkpoint/);
     await refused({ runId: 'someone-else', seq: 1, action: 'restoreFiles' }, /not in this view's thread/);
-    assert.deepEqual(v.called, [], 'nothing reached the editor');
+    assert.deepEqual([v.called, v.notices.said, v.editor.previews], [[], [], []], 'nothing reached the actions');
     assert.equal(v.controller.rejectedMessages, 4);
     assert.equal(v.warnings.length, 4, 'each is logged');
     assert.equal(fs.readFileSync(path.join(v.workspace, 'a.txt'), 'utf8'), 'agent a\n');
 
-    const ro = await openView({ readOnly: 'Restricted mode: this workspace is not trusted.' });
+    const ro = await openView({ trusted: false });
     const r = await ro.request('waypointAction', { runId: ro.runId, seq: ro.stepStart(1), action: 'restoreFiles' });
     assert.ok(r.type === 'response' && !r.ok && /Restricted mode/.test(r.error));
     assert.equal(
@@ -144,6 +156,7 @@ describe('run view controller: restore requests', function () {
       true,
       'reading stays allowed',
     );
+    assert.deepEqual(ro.called, [['openCheckpoint', ro.runId, ro.stepStart(1)]]);
   });
 
   it('a restore recorded while the view is open shows as a card; its actions name the record, unknown or stale ones are refused', async () => {
@@ -164,25 +177,30 @@ describe('run view controller: restore requests', function () {
         : undefined;
     assert.deepEqual([card?.kind, card?.counts], ['restore', '1 restored']);
 
+    // Undo this restore: a restore to the checkpoint it followed (no rewind question), the agent's file is back.
     assert.equal((await v.request('restoreAction', { runId: v.runId, restoreId: record.id, action: 'undo' })).ok, true);
+    assert.equal(fs.readFileSync(path.join(v.workspace, 'a.txt'), 'utf8'), 'agent a\n');
+    const undo = (await v.store.listRestores(v.runId)).at(-1)!;
+    assert.equal(undo.to_seq, record.checkpoint_seq);
     assert.equal(
       (await v.request('restoreAction', { runId: v.runId, restoreId: record.id, action: 'showDetails' })).ok,
       true,
     );
-    assert.deepEqual(v.called, [
-      ['restore', v.runId, record.id, record.checkpoint_seq, 'undo'],
-      ['restore', v.runId, record.id, record.checkpoint_seq, 'showDetails'],
-    ]);
+    assert.deepEqual(v.editor.details, [record]);
+    assert.deepEqual(v.notices.said, [`info: Restored 1 file to checkpoint #${record.checkpoint_seq}.`]);
     const unknown = await v.request('restoreAction', { runId: v.runId, restoreId: 'restore-99', action: 'undo' });
     assert.ok(unknown.type === 'response' && !unknown.ok && /has no restore restore-99/.test(unknown.error));
     const noFork = await v.request('restoreAction', { runId: v.runId, restoreId: record.id, action: 'openFork' });
     assert.ok(noFork.type === 'response' && !noFork.ok && /made no fork/.test(noFork.error));
-    assert.equal(v.called.length, 2, 'refused requests reach nothing');
+    assert.deepEqual([v.called, v.notices.said.length], [[], 1], 'refused requests reach nothing');
 
-    // After the restore, the journal has its writes after the last checkpoint: restoring to the answer step undoes it.
+    // After the restores, the journal has their writes after the last checkpoint: restoring to the answer step undoes them.
+    v.notices.answer(/^Restore files to this checkpoint$/, 'Restore files');
     assert.equal(
       (await v.request('waypointAction', { runId: v.runId, seq: v.stepStart(2), action: 'restoreFiles' })).ok,
       true,
     );
+    assert.equal(fs.readFileSync(path.join(v.workspace, 'a.txt'), 'utf8'), 'agent a\n', 'as at the answer step');
+    assert.equal((await v.store.listRestores(v.runId)).length, 3, 'the third restore is recorded');
   });
 });

@@ -1,56 +1,12 @@
-// The run view's external-tool requests: "Always allow" only on a pending external approval with the
-// hash the user saw (and it approves that call), the exact result as the card shows it, progress text.
+// The run view's external-tool requests: the exact result as the card shows it, progress text.
+// ("Always allow" is a decision: test/unit/actions/decide.test.ts.)
 import assert from 'node:assert/strict';
 import { createMemoryStore } from '../../../../src/store/memory/store';
-import { alwaysAllow, CallProgress, toolResult } from '../../../../src/views/run/externalTools';
+import { CallProgress, toolResult } from '../../../../src/views/run/externalTools';
 import { richResult } from '../../../../src/views/run/richResult';
-import type { DecisionInput } from '../../../../src/runner/runner';
 import { owner } from '../../loop/support';
 
-const HASH = 'b'.repeat(64);
-
-async function pending(category: 'external' | 'command') {
-  const store = createMemoryStore();
-  const { run, lease } = await store.createRun({ title: 't', task: 't', agent_name: 'a', model: 'm' }, owner());
-  await store.requestApproval(run.run_id, {
-    tool_call_id: 'call_1',
-    step: 1,
-    tool_name: category === 'external' ? 'everything__echo' : 'run_command',
-    category,
-    arguments: { message: 'hi' },
-    input_hash: HASH,
-    uncertain: false,
-    reason: 'ask',
-  });
-  return { store, runId: run.run_id, lease };
-}
-
 describe('run view: external tools', () => {
-  it('"Always allow" allows the tool and approves exactly the call the user saw', async () => {
-    const { store, runId, lease } = await pending('external');
-    await lease.release();
-    const allowed: string[] = [];
-    const decided: DecisionInput[][] = [];
-    const deps = {
-      store,
-      decide: async (_: string, d: DecisionInput[]) => void decided.push(d),
-      allow: async (name: string) => (allowed.push(name), `echo of everything`),
-    };
-    await assert.rejects(alwaysAllow(deps, { runId, toolCallId: 'call_1', inputHash: 'c'.repeat(64) }), /changed/);
-    await assert.rejects(alwaysAllow(deps, { runId, toolCallId: 'call_2', inputHash: HASH }), /not waiting/);
-    assert.deepEqual(allowed, [], 'nothing allowed by a stale or forged request');
-    assert.equal(await alwaysAllow(deps, { runId, toolCallId: 'call_1', inputHash: HASH }), 'echo of everything');
-    assert.deepEqual(allowed, ['everything__echo']);
-    assert.deepEqual(decided, [[{ kind: 'approve', toolCallId: 'call_1', inputHash: HASH }]]);
-  });
-
-  it('refuses "Always allow" for the extension\'s own tools', async () => {
-    const { store, runId, lease } = await pending('command');
-    await lease.release();
-    const deps = { store, decide: async () => undefined, allow: async () => 'x' };
-    await assert.rejects(alwaysAllow(deps, { runId, toolCallId: 'call_1', inputHash: HASH }), /not an external tool/);
-  });
-
   it('shows the exact result: safe images as images, anything else named, nothing dropped', () => {
     const r = richResult({
       content: [
@@ -74,8 +30,10 @@ describe('run view: external tools', () => {
   });
 
   it('a call without a kept result says so', async () => {
-    const { store, runId, lease } = await pending('external');
+    const store = createMemoryStore();
+    const { run, lease } = await store.createRun({ title: 't', task: 't', agent_name: 'a', model: 'm' }, owner());
     await lease.release();
+    const runId = run.run_id;
     await assert.rejects(toolResult(store, runId, 'call_1'), /has no kept result/);
   });
 

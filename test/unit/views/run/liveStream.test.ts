@@ -8,6 +8,7 @@ import { threadRuns } from '../../../../src/views/run/thread';
 import { startModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import { makeRunner } from '../../loop/support';
+import { noEditor, testActions } from '../../../support/actions';
 
 const ANSWER = `(offline demo model) ${'Streaming slowly, word by word. '.repeat(15)}`.trim();
 const SCENARIO: Scenario = {
@@ -43,13 +44,9 @@ describe('run view controller: a view opened mid-stream', function () {
         store: t.store,
         runner: t.runner,
         threadRuns: (id) => threadRuns(t.store, id),
-        readOnlyReason: async () => null,
-        actions: {
-          run: async () => undefined,
-          waypoint: async () => undefined,
-          restore: async () => undefined,
-          showDiff: async () => undefined,
-        },
+        actions: testActions({ store: t.store, runner: t.runner, workspace: t.workspace, owner: t.runner.owner })
+          .actions,
+        editor: noEditor,
         log: { info: () => undefined, warn: () => undefined },
       };
       // Replays what the webview does with each message, in order.

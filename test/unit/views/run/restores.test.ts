@@ -5,8 +5,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { prepareRestore, keepReplaced } from '../../../../src/runner/files/restore';
-import { restoreOutcome } from '../../../../src/runner/files/restorePlan';
 import type { CheckpointStore } from '../../../../src/store/api/types';
 import type { RestoreItem, TranscriptItem, WaypointItem } from '../../../../src/views/run/items';
 import { placeRestores } from '../../../../src/views/run/restores';
@@ -14,8 +12,8 @@ import { buildRunItems } from '../../../../src/views/run/transcript';
 import { loadRunData } from '../../../../src/views/run/thread';
 import { startModelServer, type ModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
-import { applyPlan } from '../../runner/files/journalSupport';
-import { makeRunner, owner } from '../../loop/support';
+import { productRestore } from '../../runner/files/journalSupport';
+import { makeRunner } from '../../loop/support';
 
 const call = (calls: { name: string; arguments: Record<string, unknown> }[]) => ({
   reply: { content: '(offline demo model) working', tool_calls: calls },
@@ -42,22 +40,11 @@ async function items(store: CheckpointStore, runId: string): Promise<TranscriptI
   return buildRunItems(await loadRunData(store, (await store.getRun(runId))!, 1, idle));
 }
 
-/** Plans, writes and records a restore as the extension does (default ticks: conflicts kept). */
+/** The product's restore action with the preview's default ticks (conflicts kept); resolves to its record. */
 async function restore(store: CheckpointStore, runId: string, workspace: string, toSeq: number) {
-  const plan = await prepareRestore({ store, runId, toSeq, workspaceRoot: workspace });
-  const lease = await store.acquire(runId, owner('restore'));
-  try {
-    const replaced = await keepReplaced(store, runId, { workspaceRoot: workspace }, plan, new Set());
-    await applyPlan(store, runId, workspace, plan);
-    return await store.recordRestore(runId, {
-      to_seq: toSeq,
-      files: restoreOutcome(plan, new Set(), replaced),
-      forked_run_id: null,
-      notes: plan.notes,
-    });
-  } finally {
-    await lease.release();
-  }
+  const record = await productRestore(store, workspace).run({ runId, seq: toSeq }, { rewind: false });
+  assert.ok(record, `restored to #${toSeq}`);
+  return record;
 }
 
 describe('run view: restores in the transcript', function () {
@@ -96,7 +83,7 @@ describe('run view: restores in the transcript', function () {
     assert.equal((await h.done).state, 'awaiting_approval');
     const decideAll = async () => {
       const pending = await store.listApprovals(h.runId, { pendingOnly: true });
-      return runner.decide(
+      return runner.decideApprovals(
         h.runId,
         pending.map((a) => ({ kind: 'approve' as const, toolCallId: a.tool_call_id, inputHash: a.input_hash })),
       );

@@ -49,7 +49,7 @@ describe('run view: transcript model', function () {
     const pendingRun = (await t.store.getRun(h.runId))!;
     const pending = buildRunItems(await loadRunData(t.store, pendingRun, 1, idle));
     const [approval] = await t.store.listApprovals(h.runId, { pendingOnly: true });
-    const resumed = await t.runner.decide(h.runId, [
+    const resumed = await t.runner.decideApprovals(h.runId, [
       { kind: 'approve', toolCallId: approval!.tool_call_id, inputHash: approval!.input_hash },
     ]);
     assert.equal((await resumed!.done).state, 'completed');

@@ -56,12 +56,12 @@ describe('runs tree: steps', function () {
     assert.equal(waiting[0]!.outcome, 'waiting');
 
     const [edit] = await t.store.listApprovals(h.runId, { pendingOnly: true });
-    const second = await t.runner.decide(h.runId, [
+    const second = await t.runner.decideApprovals(h.runId, [
       { kind: 'approve', toolCallId: edit!.tool_call_id, inputHash: edit!.input_hash },
     ]);
     assert.equal((await second!.done).state, 'awaiting_approval');
     const [command] = await t.store.listApprovals(h.runId, { pendingOnly: true });
-    const third = await t.runner.decide(h.runId, [
+    const third = await t.runner.decideApprovals(h.runId, [
       { kind: 'reject', toolCallId: command!.tool_call_id, reason: 'keep the build', inputHash: command!.input_hash },
     ]);
     assert.equal((await third!.done).state, 'completed');

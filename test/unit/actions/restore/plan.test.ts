@@ -7,7 +7,7 @@ import {
   restoreOutcome,
   restoreWrites,
   type JournaledChange,
-} from '../../../../src/runner/files/restorePlan';
+} from '../../../../src/actions/restore/plan';
 import type { Effect, FileVersion, RestoreRecord } from '../../../../src/store/api/schema';
 
 const v = (name: string, blob = true): FileVersion => ({

@@ -2,18 +2,18 @@
 // 8, and the size cap): a journaled path that leaves the workspace — `..`, absolute, through a
 // symlink, into the extension's storage — is planned as refused and never written; an existing file
 // is rewritten in place (inode, mode and hard links stay), a deleted one comes back with its mode;
-// files over the cap are hashed as a stream, never read whole. Real files, the real store and writer.
+// files over the cap are hashed as a stream, never read whole. Real files, the real store, and the
+// product's restore action with the product's writer (files.ts fsRestoreWriter).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sha256 } from '../../../../src/common/hash';
-import { keepReplaced, prepareRestore, writeRestore } from '../../../../src/runner/files/restore';
-import { defaultTicks, OUTSIDE_WORKSPACE, restoreOutcome } from '../../../../src/runner/files/restorePlan';
+import { defaultTicks, OUTSIDE_WORKSPACE } from '../../../../src/actions/restore/plan';
 import { readVersion } from '../../../../src/runner/files/versions';
 import type { FileChange } from '../../../../src/store/api/schema';
 import type { CheckpointStore } from '../../../../src/store/api/types';
 import { owner, tmp } from '../../loop/support';
-import { drive, git, workspace } from './journalSupport';
+import { drive, git, productRestore, workspace } from '../../runner/files/journalSupport';
 
 /** Journals a change the agent never made (what an imported or hand-edited record can hold): `path` was a file, now it is not. */
 async function plantDeletion(store: CheckpointStore, runId: string, paths: string[]): Promise<void> {
@@ -58,7 +58,8 @@ describe('restore: paths are confined, files keep their identity', function () {
     ];
     await plantDeletion(store, runId, escapes);
 
-    const plan = await prepareRestore({ store, runId, toSeq: 1, workspaceRoot: ws, storageDir });
+    const restore = productRestore(store, ws, { storageDir });
+    const plan = await restore.plan(runId, 1);
     const byPath = new Map(plan.files.map((f) => [f.path, f]));
     assert.equal(byPath.get('mine.txt')!.action, 'revert', 'the workspace file is restored as usual');
     for (const p of escapes) {
@@ -67,17 +68,12 @@ describe('restore: paths are confined, files keep their identity', function () {
       assert.ok(f.reason.startsWith(`${OUTSIDE_WORKSPACE}: `), f.reason);
       assert.equal(f.overwritable, false, 'cannot be ticked to overwrite');
     }
-    const ticked = new Set([...defaultTicks(plan), ...escapes]);
-    const lease = await store.acquire(runId, owner('restore'));
-    const replaced = await keepReplaced(store, runId, { workspaceRoot: ws, storageDir }, plan, ticked);
-    await writeRestore(store, runId, { workspaceRoot: ws, storageDir }, plan, ticked);
-    await store.recordRestore(runId, {
-      to_seq: 1,
-      files: restoreOutcome(plan, ticked, replaced),
-      forked_run_id: null,
-      notes: [],
-    });
-    await lease.release();
+    // Ticking the refused paths too (a forged preview answer) writes nothing outside.
+    const record = await restore.run(
+      { runId, seq: 1 },
+      { rewind: false, ticked: new Set([...defaultTicks(plan), ...escapes]) },
+    );
+    assert.ok(record, 'the restore was applied (and recorded)');
     assert.equal(fs.readFileSync(path.join(ws, 'mine.txt'), 'utf8'), 'mine');
     for (const p of [
       path.join(base, '.config'),
@@ -87,9 +83,9 @@ describe('restore: paths are confined, files keep their identity', function () {
       path.join(base, 'up.desktop'),
     ])
       assert.equal(fs.existsSync(p), false, `${p} was not created`);
-    const [record] = await store.listRestores(runId);
+    assert.deepEqual(await store.listRestores(runId), [record]);
     assert.deepEqual(
-      record!.files.filter((f) => escapes.includes(f.path)).map((f) => f.action),
+      record.files.filter((f) => escapes.includes(f.path)).map((f) => f.action),
       escapes.map(() => 'unrestorable'),
       'recorded as not restored, with why',
     );
@@ -105,7 +101,7 @@ describe('restore: paths are confined, files keep their identity', function () {
     ]);
     fs.rmSync(path.join(ws, 'dir'), { recursive: true });
     fs.symlinkSync(path.join(ws, 'elsewhere'), path.join(ws, 'dir'));
-    const plan = await prepareRestore({ store, runId, toSeq: 1, workspaceRoot: ws });
+    const plan = await productRestore(store, ws).plan(runId, 1);
     assert.deepEqual(
       plan.files.map((f) => [f.path, f.action]),
       [['dir/f.txt', 'conflict']],
@@ -131,7 +127,8 @@ describe('restore: paths are confined, files keep their identity', function () {
     const ino = fs.statSync(path.join(ws, 'tool.sh')).ino;
     assert.equal(fs.existsSync(path.join(ws, 'gone.sh')), false);
 
-    const plan = await prepareRestore({ store, runId, toSeq: seqs[0]!, workspaceRoot: ws });
+    const restore = productRestore(store, ws);
+    const plan = await restore.plan(runId, seqs[0]!);
     assert.deepEqual(
       plan.files.map((f) => [f.path, f.action]),
       [
@@ -140,7 +137,7 @@ describe('restore: paths are confined, files keep their identity', function () {
         ['tool.sh', 'revert'],
       ],
     );
-    await writeRestore(store, runId, { workspaceRoot: ws }, plan, new Set());
+    await restore.apply(runId, plan, { overwrite: new Set() });
     const tool = fs.statSync(path.join(ws, 'tool.sh'));
     assert.equal(fs.readFileSync(path.join(ws, 'tool.sh'), 'utf8'), '#!/bin/sh\necho v1\n');
     assert.equal(tool.ino, ino, 'the same file, written in place');

@@ -5,17 +5,21 @@
 //  - a file only the agent changed since the checkpoint (with earlier content it could know) is
 //    back to its content at that checkpoint;
 //  - a file the agent never touched is untouched.
-// The real loop, real tools, a real shell and git, the memory store; the writes applied to disk.
-// On both file engines (the command scan lists the files through ripgrep or the Node walk).
+// The real loop, real tools, a real shell and git, the memory store; each restore is the product's
+// action (guard, plan, preview ticks, the transaction with the product's writer, the record) with a
+// scripted user who ticks the default files and the conflicts the case overwrites. On both file
+// engines (the command scan lists the files through ripgrep or the Node walk).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { keepReplaced, prepareRestore } from '../../../../src/runner/files/restore';
-import { restoreOutcome, restoreWrites } from '../../../../src/runner/files/restorePlan';
+import { defaultTicks, restoreWrites, type RestorePlan } from '../../../../src/actions/restore/plan';
+import { testActions } from '../../../support/actions';
 import { owner } from '../../loop/support';
-import { applyPlan, drive, read, same, workspace, type Call } from './journalSupport';
-import { ENGINES } from './support';
+import { drive, read, same, workspace, type Call } from '../../runner/files/journalSupport';
+import { ENGINES } from '../../runner/files/support';
+
+const notHere = async () => Promise.reject(new Error('no runner in this test'));
 
 const PATHS = ['a.txt', 'b.txt', 'sub/c.txt', 'd.bin'] as const;
 const NEVER_TOUCHED = 'z-user-only.txt';
@@ -129,24 +133,26 @@ for (const engine of ENGINES) {
               if (phase === 'step_started') applyEditsBefore(step);
             };
             const { store, runId } = await drive(ws, calls, { onPhase, finder: engine.finder() });
+            const idle = { isActive: () => false, resume: notHere, decideApprovals: notHere };
+            const t = testActions({ store, runner: idle, workspace: ws, owner: owner('restore') });
 
             for (const [at, overwrite] of restores) {
               const toSeq = Math.max(1, Math.ceil(at * lastSeq));
               const before = read(ws, all);
-              const plan = await prepareRestore({ store, runId, toSeq, workspaceRoot: ws });
-              const chosen = new Set<string>(
-                overwrite.filter((p) => plan.files.some((f) => f.path === p && f.overwritable)),
+              let chosen = new Set<string>();
+              t.editor.ticks = (plan) => {
+                chosen = new Set(overwrite.filter((p) => plan.files.some((f) => f.path === p && f.overwritable)));
+                return new Set([...defaultTicks(plan), ...chosen]);
+              };
+              const previewed = t.editor.previews.length;
+              await t.actions.restore.run({ runId, seq: toSeq }, { rewind: false });
+              // No preview: the guard found no file change after the checkpoint (nothing to restore).
+              const plan: RestorePlan = t.editor.previews[previewed] ?? { toSeq, files: [], notes: [] };
+              assert.deepEqual(
+                t.notices.said.filter((m) => !m.startsWith('info: Restored') && !/nothing to restore/.test(m)),
+                [],
+                'no error, nothing changed under the preview',
               );
-              const lease = await store.acquire(runId, owner('restore'));
-              const replaced = await keepReplaced(store, runId, { workspaceRoot: ws }, plan, chosen);
-              await applyPlan(store, runId, ws, plan, chosen);
-              await store.recordRestore(runId, {
-                to_seq: toSeq,
-                files: restoreOutcome(plan, chosen, replaced),
-                forked_run_id: null,
-                notes: plan.notes,
-              });
-              await lease.release();
               const after = read(ws, all);
               const expected = snapshots.get(toSeq)!;
               for (const p of all) {

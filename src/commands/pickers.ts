@@ -1,10 +1,10 @@
-// Quick picks shared by commands: choose a run, choose a checkpoint. Arguments from tree items,
-// notifications or tests (a node, or a run id string) skip the picker.
+// The commands' targets: a run or a checkpoint from whatever a command was invoked with (a tree node,
+// a run id, `{ runId, seq }`), else from a quick pick (choose a run, choose a checkpoint).
 import * as vscode from 'vscode';
 import type { CheckpointRecord, RunSummary } from '../store/api/schema';
 import type { CheckpointStore } from '../store/api/types';
-import { relativeTime, STATE_ICONS, STATE_LABELS } from './runs/format';
-import { groupOf, type RunsModel } from './runs/model';
+import { relativeTime, STATE_ICONS, STATE_LABELS } from '../views/runs/format';
+import { groupOf, type RunsModel } from '../views/runs/model';
 
 /** A run id from whatever a command was invoked with: a tree node (run, thread, step, checkpoint, restore), a run id, nothing. */
 export function runIdOf(arg: unknown): string | undefined {
@@ -102,4 +102,22 @@ export async function pickCheckpoint(
     { title, placeHolder: 'Choose a checkpoint (newest first)' },
   );
   return picked?.r;
+}
+
+/** A checkpoint from the command's argument (a checkpoint node, `{ runId, seq }`), else picked: the run, then its checkpoint. */
+export async function pickCheckpointTarget(
+  d: { model: RunsModel; store: CheckpointStore },
+  arg: unknown,
+  o: { title: string; placeHolder: string; checkpointTitle(run: RunSummary): string },
+): Promise<{ runId: string; seq: number } | undefined> {
+  const given = checkpointOf(arg);
+  if (given) return given;
+  const run = await pickRun(d.model, arg, {
+    title: o.title,
+    placeHolder: o.placeHolder,
+    empty: 'Agent Waypoints: there are no runs.',
+  });
+  if (!run) return undefined;
+  const record = await pickCheckpoint(d.store, run.run_id, o.checkpointTitle(run));
+  return record ? { runId: record.run_id, seq: record.seq } : undefined;
 }

@@ -1,5 +1,6 @@
-// The I/O around the pure restore plan: the run's journal from the store, each journaled file's
-// state now, a version's bytes back from its blob, and the writes. Every journaled path goes through
+// The I/O around the pure restore plan (plan.ts): the run's journaled changes from the store, each
+// journaled file's state now, a version's bytes back from its blob, and the writes — the product's
+// RestoreWriter (`fsRestoreWriter`), which the unit tests use as well. Every journaled path goes through
 // the one resolver (paths.ts confineStoredPath) before it is read or written: a path that leaves the
 // workspace (`..`, absolute, a symlink out, the extension's storage) is planned as refused and never
 // touched. Writes keep a file's identity: an existing file is rewritten in place (its mode, owner and
@@ -9,9 +10,37 @@ import path from 'node:path';
 import { errorMessage } from '../../common/errors';
 import type { FileVersion } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
-import { confineStoredPath, PathError } from '../tools/paths';
-import { changesAfter, planRestore, restoreWrites, type RestorePlan } from './restorePlan';
-import { DEFAULT_MAX_KEPT_BYTES, decodeBlob, readVersion, sameVersion, unknownVersion } from './versions';
+import { confineStoredPath, PathError } from '../../runner/tools/paths';
+import { changesAfter, planRestore, restoreWrites, type RestorePlan } from './plan';
+import {
+  DEFAULT_MAX_KEPT_BYTES,
+  decodeBlob,
+  readVersion,
+  sameVersion,
+  unknownVersion,
+} from '../../runner/files/versions';
+
+/**
+ * Where a restore's bytes go, and how it sees that nothing moved since the plan. The product's is
+ * `fsRestoreWriter`: Node fs, in place, every path confined to the workspace right before it is used.
+ */
+export interface RestoreWriter {
+  /** The plan's paths whose state differs from what the plan saw (changed while the preview was open). */
+  changedSince(plan: RestorePlan): Promise<string[]>;
+  /** Keeps, as blobs of the run, what each write will replace (so a later restore can undo this one); path → kept version. */
+  keepReplaced(runId: string, plan: RestorePlan, overwrite: ReadonlySet<string>): Promise<Map<string, FileVersion>>;
+  /** Writes the chosen files; returns the paths written. A failure names what was written before it. */
+  write(runId: string, plan: RestorePlan, overwrite: ReadonlySet<string>): Promise<string[]>;
+}
+
+/** The writer over the workspace on disk (the extension's and the tests'). */
+export function fsRestoreWriter(store: CheckpointStore, scope: RestoreScope): RestoreWriter {
+  return {
+    changedSince: (plan) => changedSincePlan(plan, scope),
+    keepReplaced: (runId, plan, overwrite) => keepReplaced(store, runId, scope, plan, overwrite),
+    write: (runId, plan, overwrite) => writeRestore(store, runId, scope, plan, overwrite),
+  };
+}
 
 /** Where a restore acts: the window's workspace folder, minus the extension's own storage. */
 export interface RestoreScope {

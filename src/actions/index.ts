@@ -1,0 +1,81 @@
+// The user's actions on runs, one service each, vscode-free: decide (approvals), restore files
+// (and undo), fork, resume — and the guards that say whether each may happen now, and why not.
+// The composition root builds them once with the editor's ports; commands, the run view and the
+// tree call them with types. The unit tests build them the same way with scripted ports.
+import type { DecisionInput, ResumeOptions, StartedRun } from '../runner/runner';
+import type { CheckpointStore, OwnerInfo } from '../store/api/types';
+import { DecideAction } from './decide';
+import { ForkAction, forkPaused } from './fork';
+import { RunGuards } from './guards';
+import type { ActionLog, Notices, RestoreEditor, RunViews } from './ports';
+import { RestoreAction } from './restore/action';
+import { fsRestoreWriter, type RestoreScope, type RestoreWriter } from './restore/files';
+import { ResumeAction } from './resume';
+
+export interface Actions {
+  guards: RunGuards;
+  decide: DecideAction;
+  restore: RestoreAction;
+  fork: ForkAction;
+  resume: ResumeAction;
+}
+
+export interface ActionsDeps {
+  store: CheckpointStore;
+  runner: {
+    isActive(runId: string): boolean;
+    resume(runId: string, opts?: ResumeOptions): Promise<StartedRun>;
+    decideApprovals(runId: string, decisions: DecisionInput[]): Promise<unknown>;
+  };
+  /** This window, as it holds runs. */
+  owner: OwnerInfo;
+  /** The workspace a restore writes (never the extension's storage). */
+  scope: RestoreScope;
+  /** Default: the files on disk (fsRestoreWriter). */
+  writer?: RestoreWriter;
+  /** Workspace trust (restricted mode refuses restores and decisions). */
+  trusted(): boolean;
+  notices: Notices;
+  log: ActionLog;
+  restoreEditor: RestoreEditor;
+  views: RunViews;
+  /** The settings' step limit (a resumed run paused on its budget suggests its step plus this). */
+  maxSteps(): number;
+  /** Adds an external tool to the always-allow list (absent: not offered). */
+  allowTool?(toolName: string): Promise<string>;
+}
+
+export function createActions(d: ActionsDeps): Actions {
+  const { store, owner, notices, log } = d;
+  const guards = new RunGuards({ store, isActive: (id) => d.runner.isActive(id), owner, trusted: d.trusted });
+  const resume = new ResumeAction({ store, runner: d.runner, views: d.views, notices, log, maxSteps: d.maxSteps });
+  const restore = new RestoreAction({
+    store,
+    owner,
+    scope: d.scope,
+    writer: d.writer ?? fsRestoreWriter(store, d.scope),
+    guards,
+    editor: d.restoreEditor,
+    notices,
+    log,
+    forkRestored: async (from) => (await forkPaused({ store, owner }, from, { restoredFiles: true })).run_id,
+    resume: (runId) => resume.run(runId),
+  });
+  const fork = new ForkAction({
+    store,
+    owner,
+    guards,
+    notices,
+    restoreAndRewind: (from) => restore.run(from, { rewind: true }),
+    resume: (runId) => resume.run(runId),
+  });
+  const decide = new DecideAction({
+    store,
+    runner: d.runner,
+    guards,
+    ...(d.allowTool ? { allowTool: d.allowTool } : {}),
+  });
+  return { guards, decide, restore, fork, resume };
+}
+
+export type { CheckpointTarget } from './fork';

@@ -3,7 +3,8 @@
 import * as vscode from 'vscode';
 import type { CheckpointRecord, RunSummary } from '../store/api/schema';
 import type { CheckpointStore } from '../store/api/types';
-import { relativeTime, STATE_ICONS, STATE_LABELS } from './runs/format';
+import { relativeTime, STATE_ICONS } from './runs/format';
+import { STATE_LABELS } from './shared/runs';
 import { groupOf, type RunsModel } from './runs/model';
 
 /** A run id from whatever a command was invoked with: a tree node (run, thread, step, checkpoint, restore), a run id, nothing. */

@@ -2,7 +2,7 @@
 // with its summary, what it condensed, and whether it was undone or can be undone now.
 import { Condense, ContextSize, isTerminalState } from '../../store/api/schema';
 import type { CondenseItem } from './items';
-import type { RunData } from './transcript';
+import type { RunData } from './runData';
 
 export function condenseItems(d: RunData): { step: number; item: CondenseItem; placed: boolean }[] {
   const runId = d.run.run_id;

@@ -17,8 +17,9 @@ import {
   parseWebviewMessage,
   type RequestMessage,
   type Result,
+  type StateMessage,
 } from './protocol';
-import { composerHint, runHeader } from './header';
+import { composerHint, headerDataOf, headerOf, readHeaderData } from './header';
 import { ThreadTranscript } from './thread';
 import { alwaysAllow, CallProgress, toolResult } from './externalTools';
 
@@ -54,6 +55,8 @@ export interface RunViewDeps {
 
 const REFRESH_MS = 60;
 const DELTA_MS = 16;
+/** Items of the thread's end read and sent with the first state (the view's first paint): two pages. */
+export const FIRST_ITEMS = 80;
 
 export class RunViewController extends DisposableBase {
   readonly transcript: ThreadTranscript;
@@ -67,6 +70,10 @@ export class RunViewController extends DisposableBase {
   private deltaTimer: ReturnType<typeof setTimeout> | undefined;
   private ready = false;
   private revealOnReady: string | undefined;
+  /** Reads and sends, one at a time (the panel's open and the view's ready may ask at once). */
+  private pushing: Promise<void> = Promise.resolve();
+  /** The last state read; what a view that just became ready is sent first. */
+  private lastState: Omit<StateMessage, 'streaming'> | undefined;
   /** The item the view was last asked to scroll to (a step's waypoint, an approval card). */
   lastReveal: string | undefined;
 
@@ -98,7 +105,7 @@ export class RunViewController extends DisposableBase {
 
   /** Key of the first pending approval card of the thread, if any. */
   firstPendingKey(): string | undefined {
-    return this.transcript.find((i) => i.kind === 'tool' && i.approval?.pending === true)?.key;
+    return this.transcript.firstPendingKey();
   }
 
   async receive(raw: unknown): Promise<void> {
@@ -107,7 +114,9 @@ export class RunViewController extends DisposableBase {
     const msg = parsed.message;
     if (msg.type === 'ready') {
       this.ready = true;
-      await this.pushState(true);
+      // What was read while the view loaded goes out at once; a read under way sends when done.
+      if (this.lastState) void this.send(this.lastState);
+      await this.pushState(!this.lastState);
       if (this.revealOnReady) void this.post({ type: 'reveal', key: this.revealOnReady });
       this.revealOnReady = undefined;
       return;
@@ -120,38 +129,77 @@ export class RunViewController extends DisposableBase {
     }
   }
 
-  /** Reads the thread again and sends it (after a reload, or when something changed). */
-  async pushState(force = false): Promise<void> {
+  /**
+   * Reads the thread again and sends it (when the view opens, after a reload, when something
+   * changed). The first read of a long thread sends its end first, from the newest checkpoints,
+   * with the items to paint; then the whole thread.
+   */
+  pushState(force = false): Promise<void> {
+    const pushed = this.pushing.then(() => this.readAndSend(force));
+    this.pushing = pushed.catch(() => undefined);
+    return pushed;
+  }
+
+  private async readAndSend(force: boolean): Promise<void> {
     const runs = await this.deps.threadRuns(this.threadId);
     if (runs.length === 0) return;
+    const first = this.transcript.version === 0;
+    if (first) {
+      await this.transcript.refreshNewest(runs, FIRST_ITEMS);
+      await this.send(await this.readState(runs, true));
+    }
     const changed = await this.transcript.refresh(runs);
     if (!changed && !force) return;
+    await this.send(await this.readState(runs, first));
+  }
+
+  /** The state of the thread as read; `withPage`: with the items the view paints first. */
+  private async readState(runs: RunSummary[], withPage: boolean): Promise<Omit<StateMessage, 'streaming'>> {
     const last = runs[runs.length - 1]!;
-    if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
-    const readOnly = await this.deps.readOnlyReason(last.run_id);
-    const runHeaders = await Promise.all(
-      runs.map((r) => runHeader(this.deps.store, r, this.deps.runner.isActive(r.run_id), this.deps.workspaceRoot)),
-    );
-    // From here on synchronous up to the post: the text streamed so far replaces the deltas not yet sent.
-    const partial = this.deps.runner.partialResponse(last.run_id);
-    if (!this.streaming && partial) this.streaming = { runId: last.run_id, step: partial.step }; // opened mid-stream
-    const streaming =
-      this.streaming && partial && partial.step === this.streaming.step && this.streaming.runId === last.run_id
-        ? { ...this.streaming, text: partial.text, reasoning: partial.reasoning }
-        : this.streaming;
-    if (streaming && 'text' in streaming)
-      this.pendingDeltas = this.pendingDeltas.filter((d) => d.runId !== streaming.runId || d.step !== streaming.step);
-    await this.post({
+    const [readOnly, runHeaders] = await Promise.all([
+      this.deps.readOnlyReason(last.run_id),
+      Promise.all(
+        runs.map(async (r) => {
+          const read = this.transcript.dataOf(r.run_id);
+          const data = read ? headerDataOf(read) : await readHeaderData(this.deps.store, r);
+          return headerOf(r, data, this.deps.runner.isActive(r.run_id), this.deps.workspaceRoot);
+        }),
+      ),
+    ]);
+    const size = this.transcript.size;
+    const from = Math.max(0, size - FIRST_ITEMS);
+    return {
       type: 'state',
       version: this.transcript.version,
       threadId: this.threadId,
       focusRunId: this.focusRunId,
       runs: runHeaders,
       outline: this.transcript.outline(),
+      partial: this.transcript.partial,
+      page: withPage ? { from, items: this.transcript.page(from, size) } : null,
       readOnly,
       composerHint: composerHint(last, this.deps.runner.isActive(last.run_id)),
-      streaming,
-    });
+    };
+  }
+
+  /**
+   * Sends a state read before, with the text streamed so far as of now: synchronous up to the
+   * post, so the text replaces exactly the deltas not sent yet.
+   */
+  private send(state: Omit<StateMessage, 'streaming'>): Promise<unknown> | undefined {
+    this.lastState = state;
+    if (!this.ready) return undefined;
+    const lastRunId = state.runs[state.runs.length - 1]!.runId;
+    if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
+    const partial = this.deps.runner.partialResponse(lastRunId);
+    if (!this.streaming && partial) this.streaming = { runId: lastRunId, step: partial.step }; // opened mid-stream
+    const streaming =
+      this.streaming && partial && partial.step === this.streaming.step && this.streaming.runId === lastRunId
+        ? { ...this.streaming, text: partial.text, reasoning: partial.reasoning }
+        : this.streaming;
+    if (streaming && 'text' in streaming)
+      this.pendingDeltas = this.pendingDeltas.filter((d) => d.runId !== streaming.runId || d.step !== streaming.step);
+    return Promise.resolve(this.post({ ...state, streaming }));
   }
 
   private async handle(msg: RequestMessage): Promise<Result<Method>> {
@@ -204,10 +252,11 @@ export class RunViewController extends DisposableBase {
       }
       case 'condenseAction': {
         await this.mustBeWritable(runId);
-        const marker = this.transcript.find(
-          (i) => i.kind === 'condense' && i.runId === runId && i.condenseId === msg.params.condenseId,
+        const marker = this.transcript.findKind(
+          'condense',
+          (i) => i.runId === runId && i.condenseId === msg.params.condenseId,
         );
-        if (!marker || marker.kind !== 'condense' || !marker.undoable)
+        if (!marker?.undoable)
           throw new Error(
             `condense ${msg.params.condenseId} is not the run's current condense, or the run is not stopped`,
           );

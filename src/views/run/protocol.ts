@@ -154,12 +154,15 @@ export const StateMessage = z.object({
   /** Every run (turn) of the thread, oldest first; the last one is the header's. */
   runs: z.array(RunHeader),
   outline: z.array(OutlineEntry),
+  /** The outline holds only the thread's end (the first paint of a long thread): the rest follows. */
+  partial: z.boolean(),
+  /** Items to paint at once, so the first paint needs no page request: the thread's end. */
+  page: z.object({ from: z.number().int().nonnegative(), items: z.array(TranscriptItem) }).nullable(),
   /** Why nothing can be decided or sent here (another window holds the run, restricted mode), or null. */
   readOnly: z.string().nullable(),
   /** What Send does now, for the composer's hint. */
   composerHint: z.string(),
-  /** A model call in progress whose text streams in `delta` messages. */
-  /** The model call under way; with the text (and reasoning) streamed so far, which replaces what the view has. */
+  /** The model call under way, whose text streams in `delta` messages; with the text (and reasoning) streamed so far, which replaces what the view has. */
   streaming: z
     .object({
       runId: z.string(),

@@ -186,6 +186,7 @@ describe('run view: restores in the transcript', function () {
       base,
       [rec('restore-2', 3, 20), rec('restore-1', 3, 10), rec('restore-0', 1, 5)],
       records,
+      (card): TranscriptItem => card,
     );
     assert.deepEqual(
       out.map((i) => i.key),
@@ -193,6 +194,6 @@ describe('run view: restores in the transcript', function () {
     );
     const first = out[1] as RestoreItem;
     assert.deepEqual([first.counts, first.undoable, first.toStep], ['no files to change', false, 1]);
-    assert.deepEqual(kinds(placeRestores(base, [], records)), kinds(base));
+    assert.deepEqual(kinds(placeRestores(base, [], records, (card): TranscriptItem => card)), kinds(base));
   });
 });

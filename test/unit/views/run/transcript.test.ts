@@ -86,7 +86,10 @@ describe('run view: transcript model', function () {
       w1?.kind === 'waypoint' && w1.step === 1 && w1.summary === 'edit_file a.txt, run_command echo ran · approved',
     );
     assert.ok(w1.phases.some((p) => p.phase === 'post_llm') && w1.phases.some((p) => p.phase === 'post_tool_batch'));
-    assert.ok(w2?.kind === 'waypoint' && w2.step === 2 && w2.summary === 'answer');
+    assert.ok(
+      w2?.kind === 'waypoint' && w2.step === 2 && w2.summary === 'final answer',
+      'the words the Runs tree uses for the step',
+    );
     assert.deepEqual(new Set(items.map((i) => i.key)).size, items.length, 'keys are unique');
   });
 

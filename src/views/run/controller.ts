@@ -147,6 +147,8 @@ export class RunViewController extends DisposableBase {
     if (first) {
       await this.transcript.refreshNewest(runs, FIRST_ITEMS);
       await this.send(await this.readState(runs, true));
+      // Reading the rest is long and synchronous in parts: the message goes out first.
+      await new Promise((resolve) => setTimeout(resolve, 0));
     }
     const changed = await this.transcript.refresh(runs);
     if (!changed && !force) return;

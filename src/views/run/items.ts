@@ -1,7 +1,7 @@
 // The run view's transcript items: what the host sends and the webview renders. One zod schema per
 // item kind (the source of truth for both sides); vscode-free, bundled into the webview too.
 // A new kind is one more schema here, one builder case, one renderer.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const Key = z.string().min(1).max(300);
 const RunId = z.string().min(1).max(100);

@@ -3,7 +3,7 @@
 // logs anything that does not parse; nothing executes without a matching pending approval (the
 // runner re-checks tool_call_id and input_hash before writing a decision). No `vscode` import:
 // the webview bundles this file.
-import { z } from 'zod';
+import * as z from 'zod';
 import { OutlineEntry, RESTORE_ACTIONS, RUN_ACTIONS, TranscriptItem, WAYPOINT_ACTIONS } from './items';
 import { RichResult } from './richResult';
 

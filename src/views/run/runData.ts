@@ -31,6 +31,8 @@ export interface RunData {
   records: readonly RunRecord[];
   /** `records` are the newest of the run's checkpoints; older ones exist and were not read. */
   newestOnly?: boolean;
+  /** With `newestOnly`: the older checkpoints the run's restores went back to (a restore card names their step). */
+  restoreTargets?: readonly RunRecord[];
   /** The latest snapshot (null: none written yet). */
   snapshot: RuntimeSnapshot | null;
   approvals: readonly Approval[];
@@ -73,11 +75,16 @@ export async function loadRunData(
     store.listInbox(id),
     store.listRestores(id),
   ]);
+  const oldest = records[0]?.seq ?? 0;
+  const targets = newestOnly ? [...new Set(restores.map((r) => r.to_seq).filter((seq) => seq < oldest))] : [];
+  const restoreTargets = (
+    await Promise.all(targets.map((seq) => store.list(id, { before: seq + 1, limit: 1 })))
+  ).flat();
   return {
     run,
     turn,
     records,
-    ...(newestOnly ? { newestOnly } : {}),
+    ...(newestOnly ? { newestOnly, restoreTargets: restoreTargets.sort((a, b) => a.seq - b.seq) } : {}),
     snapshot,
     approvals,
     effects,

@@ -39,6 +39,8 @@ export class ThreadTranscript {
   /** Each run's plan from its whole history; a plan of its newest checkpoints only is never kept here. */
   private readonly plans = new Map<string, RunPlan>();
   private readonly stale = new Set<string>();
+  /** What the first read took of runs it did not read whole (their newest checkpoints): for their headers. */
+  private readonly newest = new Map<string, RunData>();
   private items: PlannedItem[] = [];
   private outlineCache: OutlineEntry[] = [];
   /** The outline holds only the thread's newest items: `refresh` reads the rest. */
@@ -71,9 +73,15 @@ export class ThreadTranscript {
     while (from > 0 && count < minItems) {
       from--;
       const run = runs[from]!;
-      const data = await loadRunData(this.store, run, from + 1, this.live, { newest: NEWEST_RECORDS });
-      const items = planRunItems(data);
-      if (!data.newestOnly) this.plans.set(run.run_id, { data, items });
+      let data = await loadRunData(this.store, run, from + 1, this.live, { newest: NEWEST_RECORDS });
+      let items = planRunItems(data);
+      // Too little of the end in its newest checkpoints (long steps): the run is read whole.
+      if (data.newestOnly && count + items.length < minItems) {
+        data = await loadRunData(this.store, run, from + 1, this.live);
+        items = planRunItems(data);
+      }
+      if (data.newestOnly) this.newest.set(run.run_id, data);
+      else this.plans.set(run.run_id, { data, items });
       planned.unshift(items);
       count += items.length;
     }
@@ -108,6 +116,7 @@ export class ThreadTranscript {
     );
     this.items = runs.flatMap((r) => this.plans.get(r.run_id)?.items ?? []);
     this.outlineCache = this.items.map((it) => [it.key, it.height] as OutlineEntry);
+    this.newest.clear();
     this.partial = false;
     this.version++;
     return true;
@@ -117,9 +126,9 @@ export class ThreadTranscript {
     return this.runs;
   }
 
-  /** What was last read of a run (for its header), if it was read whole. */
+  /** What was last read of a run, whole or its newest checkpoints (enough for its header). */
   dataOf(runId: string): RunData | undefined {
-    return this.plans.get(runId)?.data;
+    return this.plans.get(runId)?.data ?? this.newest.get(runId);
   }
 
   outline(): OutlineEntry[] {

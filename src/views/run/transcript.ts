@@ -111,12 +111,14 @@ export function planRunItems(d: RunData): PlannedItem[] {
       }),
     );
   }
+  // No step held whole by the newest checkpoints: nothing of the end can be planned from them.
   const cut = d.newestOnly ? out.findIndex((p) => p.kind === 'waypoint' && p.step! >= fromStep) : 0;
+  if (cut < 0) return [];
   const fromSeq = d.newestOnly ? (d.records.find((r) => r.step >= fromStep)?.seq ?? Infinity) : 0;
   return placeRestores(
-    out.slice(Math.max(0, cut)),
+    out.slice(cut),
     d.restores.filter((r) => r.checkpoint_seq >= fromSeq),
-    d.records,
+    [...(d.restoreTargets ?? []), ...d.records],
     (item) => made(item),
   );
 }

@@ -16,6 +16,7 @@ import { startModelServer, type ModelServer } from '../../../fixtures/modelServe
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import { applyPlan } from '../../runner/files/journalSupport';
 import { makeRunner, owner } from '../../loop/support';
+import { assertNewestIsTheEnd } from './support';
 
 const call = (calls: { name: string; arguments: Record<string, unknown> }[]) => ({
   reply: { content: '(offline demo model) working', tool_calls: calls },
@@ -149,6 +150,7 @@ describe('run view: restores in the transcript', function () {
     );
     assert.match(card.files[1]!.reason, /changed/, 'why it was kept');
     assert.equal(new Set(all.map((i) => i.key)).size, all.length, 'keys are unique');
+    await assertNewestIsTheEnd(store, h.runId, [3, 6, 9, 12, 15, 20, 30]);
   });
 
   it('restores after the run’s last step go at the end, oldest first; one before any step goes before the first waypoint', () => {

@@ -40,7 +40,7 @@ import { readOnlyReason } from './views/run/readOnly';
 import { threadRuns } from './views/run/thread';
 import { registerCheckpointDocuments } from './views/checkpointDocument';
 import { ContextKeys } from './views/contextValues';
-import { RunsModel } from './views/runs/model';
+import { RunsTreeModel } from './views/runs/treeModel';
 import { type RunsTreeProvider } from './views/runs/provider';
 import { RunsView } from './views/runs/view';
 import { reportStoreEvents } from './views/storeEvents';
@@ -159,7 +159,7 @@ export class ExtensionRoot extends DisposableStore {
     this.runner = runner;
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
 
-    const model = this.register(new RunsModel(store));
+    const model = this.register(new RunsTreeModel(store));
     const runsView = this.register(new RunsView(model, mcp));
     const proposed = this.register(new ProposedDocuments({ storageDir }));
     const panels = this.register(

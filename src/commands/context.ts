@@ -5,7 +5,7 @@ import type { AgentRunner } from '../runner/runner';
 import type { CheckpointStore } from '../store/api/types';
 import type { Settings } from '../settings';
 import type { RunViewPanels } from '../views/run/panel';
-import type { RunsModel } from '../views/runs/model';
+import type { RunsTreeModel } from '../views/runs/treeModel';
 import type { VersionDocuments } from '../views/restore/preview';
 import type { FileRestorer } from '../views/restore/restorer';
 import type { RunSessions } from '../views/session';
@@ -13,7 +13,7 @@ import type { RunSessions } from '../views/session';
 export interface CommandContext {
   store: CheckpointStore;
   runner: AgentRunner;
-  model: RunsModel;
+  model: RunsTreeModel;
   sessions: RunSessions;
   panels: RunViewPanels;
   restorer: FileRestorer;

@@ -5,7 +5,7 @@ import type { CheckpointRecord, RunSummary } from '../store/api/schema';
 import type { CheckpointStore } from '../store/api/types';
 import { relativeTime, STATE_ICONS } from './runs/format';
 import { STATE_LABELS } from './shared/runs';
-import { groupOf, type RunsModel } from './runs/model';
+import { groupOf, type RunsTreeModel } from './runs/treeModel';
 
 /** A run id from whatever a command was invoked with: a tree node (run, thread, step, checkpoint, restore), a run id, nothing. */
 export function runIdOf(arg: unknown): string | undefined {
@@ -40,7 +40,7 @@ interface RunItem extends vscode.QuickPickItem {
 }
 
 export async function pickRun(
-  model: RunsModel,
+  model: RunsTreeModel,
   arg: unknown,
   opts: {
     title: string;

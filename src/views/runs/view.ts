@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import type { Emitter } from '../../common/emitter';
 import { DisposableBase, toDisposable } from '../../common/lifecycle';
 import { ContextKeys } from '../contextValues';
-import type { RunsModel } from './model';
+import type { RunsTreeModel } from './treeModel';
 import { RunsTreeProvider } from './provider';
 import type { McpSource } from './servers';
 
@@ -16,7 +16,7 @@ export class RunsView extends DisposableBase {
   private readonly view: vscode.TreeView<unknown>;
 
   constructor(
-    private readonly model: RunsModel,
+    private readonly model: RunsTreeModel,
     /** MCP servers and always-allowed tools, shown below the runs. */
     mcp?: McpSource & { onDidChange: Emitter<void> },
   ) {

@@ -1,4 +1,4 @@
-// The runs tree's model: run summaries (from the store's index, cheap) grouped into threads and,
+// The Runs tree's model (RunsTreeModel; the store's RunModel is one run in memory, another thing): run summaries (from the store's index, cheap) grouped into threads and,
 // per expanded run, pages of its checkpoints in whole steps. Updated from store events; never
 // polls. vscode-free.
 import { Emitter } from '../../runner/events';
@@ -26,7 +26,7 @@ export interface StepPage {
   exhausted: boolean;
 }
 
-export class RunsModel {
+export class RunsTreeModel {
   private readonly runs = new Map<string, RunSummary>();
   private readonly pages = new Map<string, CheckpointPage>();
   private readonly restoreLists = new Map<string, RestoreRecord[]>();

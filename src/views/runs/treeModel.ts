@@ -1,6 +1,6 @@
-// The Runs tree's model (RunsTreeModel; the store's RunModel is one run in memory, another thing): run summaries (from the store's index, cheap) grouped into threads and,
-// per expanded run, pages of its checkpoints in whole steps. Updated from store events; never
-// polls. vscode-free.
+// The Runs tree's model (RunsTreeModel; the store's RunModel, one run in memory, is another
+// thing): run summaries (from the store's index, cheap) grouped into threads and, per expanded
+// run, pages of its checkpoints in whole steps. Updated from store events; never polls. vscode-free.
 import { Emitter } from '../../runner/events';
 import type { Approval, CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';

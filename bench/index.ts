@@ -24,6 +24,7 @@ import { median, windowAround } from './stats';
 import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures, windowWidth } from './summarize';
 import { Workload } from './workload';
 import { measureWorkspaceTools, toolsReport } from './workspaceTools';
+import { measureShared, sharedReport } from './shared';
 
 interface Options {
   quick: boolean;
@@ -102,6 +103,21 @@ async function main(): Promise<void> {
       scanFiles: opts.quick ? 5_000 : 50_000,
       rounds: opts.quick ? 3 : 5,
     });
+  const shared = () =>
+    measureShared({
+      steps: opts.steps,
+      seed: opts.seed,
+      warmupSteps: opts.warmupSteps,
+      resumeRounds: opts.resumeRounds,
+      runId: RUN_ID,
+      log,
+    });
+  if (process.argv.includes('--shared-only')) {
+    // The shared store's rows alone (ours on PostgreSQL vs PostgresSaver, on a throwaway server).
+    process.stdout.write(sharedReport(await shared()) + '\n');
+    fs.rmSync(root, { recursive: true, force: true });
+    return;
+  }
   const contextFigures = () => measureContext({ steps: opts.quick ? 100 : 1000, window: 128_000 });
   if (process.argv.includes('--context-only')) {
     process.stdout.write(contextTable(await contextFigures()) + '\n');
@@ -270,7 +286,10 @@ async function main(): Promise<void> {
         byContender: s.byContender,
       })),
     };
-    const sections = [buildReport(results)];
+    log('  shared store: ours on PostgreSQL vs LangGraph PostgresSaver, one server …');
+    const sharedResults = await shared();
+    Object.assign(results, { shared: sharedResults });
+    const sections = [buildReport(results), sharedReport(sharedResults)];
     if (!storeOnly) {
       log('  run view …');
       const runView = await measureRunView({

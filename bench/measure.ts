@@ -48,7 +48,7 @@ const gc = (globalThis as { gc?: () => void }).gc;
 export async function measureRun(
   workload: Workload,
   contenders: Contender[],
-  raw: RawAppend,
+  raw: RawAppend | undefined,
   opts: MeasureOptions,
 ): Promise<RunSamples> {
   const out: RunSamples = { steps: opts.steps, contentBytes: [], byContender: {}, primitive: [], startBytes: {} };
@@ -59,7 +59,7 @@ export async function measureRun(
     const io1 = ioCounters();
     out.startBytes[c.name] = io0 && io1 ? io1.wchar - io0.wchar : null;
   }
-  const slots: (Contender | 'raw')[] = [...contenders, 'raw'];
+  const slots: (Contender | 'raw')[] = raw ? [...contenders, 'raw'] : [...contenders];
   for (let step = 1; step <= opts.steps; step++) {
     const plan = workload.nextStep();
     if (plan.step !== step) throw new Error(`workload out of step: ${plan.step} != ${step}`);
@@ -67,21 +67,21 @@ export async function measureRun(
     for (let k = 0; k < slots.length; k++) {
       const slot = slots[(k + step) % slots.length]!;
       if (slot === 'raw') {
-        for (let r = 0; r < opts.primitivePerStep; r++) out.primitive.push({ step, ms: await raw.once() });
+        for (let r = 0; r < opts.primitivePerStep; r++) out.primitive.push({ step, ms: await raw!.once() });
         continue;
       }
       // Garbage left by another contender (lowdb and sqlite make megabytes per step) must not be
       // collected on this contender's clock in the reported windows.
       if (gc && opts.gcSteps.has(step)) gc();
       const writes0 = await slot.durableWrites();
-      const own0 = slot.bytesWritten?.();
+      const own0 = await slot.bytesWritten?.();
       const io0 = ioCounters();
       const t0 = performance.now();
       for (const op of plan.ops) await slot.apply(op);
       await slot.endStep();
       const ms = performance.now() - t0;
       const io1 = ioCounters();
-      const own1 = slot.bytesWritten?.();
+      const own1 = await slot.bytesWritten?.();
       const writes1 = await slot.durableWrites();
       const processBytes = io0 && io1 ? io1.wchar - io0.wchar : null;
       out.byContender[slot.name]!.push({
@@ -95,7 +95,7 @@ export async function measureRun(
     }
     opts.onProgress?.(step);
   }
-  await raw.close();
+  await raw?.close();
   return out;
 }
 

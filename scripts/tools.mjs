@@ -17,6 +17,8 @@ export const APT_PACKAGES = [
   'libsecret-1-dev',
   'pkg-config',
   'chromium',
+  // The shared run store's tests and benchmark run a throwaway PostgreSQL cluster (test/support/postgres.ts).
+  'postgresql',
 ];
 
 export const toolsDir = process.env.AGENT_WAYPOINTS_TOOLS || path.join(os.homedir(), '.cache', 'agent-waypoints');

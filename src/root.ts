@@ -30,7 +30,8 @@ import {
   settingsPolicy,
 } from './settings';
 import { checkpointStorageDir } from './storageDir';
-import { openDiskStore } from './store';
+import { chooseStore } from './storeChoice';
+import { registerSharedStoreCommands } from './commands/sharedStore';
 import type { RestoreRecord } from './store/api/schema';
 import type { CheckpointStore, OwnerInfo } from './store/api/types';
 import { runViewActions } from './views/run/actions';
@@ -131,7 +132,13 @@ export class ExtensionRoot extends DisposableStore {
       pid: process.pid,
       hostname: os.hostname(),
     };
-    const store = openDiskStore(storageDir);
+    // The local store, or the shared one beside it (agentWaypoints.store.kind; storeChoice.ts).
+    const { store, combined } = chooseStore({
+      storageDir,
+      workspaceRoot: workspace.uri.fsPath,
+      secrets: context.secrets,
+      log,
+    });
     this.store = store;
     this.register(toDisposable(() => void store.close(FLUSH_TIMEOUT_MS)));
     this.register(reportStoreEvents(store, log));
@@ -161,6 +168,11 @@ export class ExtensionRoot extends DisposableStore {
 
     const model = this.register(new RunsTreeModel(store));
     const runsView = this.register(new RunsView(model, mcp));
+    if (combined) {
+      runsView.showSharedStore(combined);
+      // Back after an outage (or connected late): its runs join the listing.
+      this.register(combined.onState((s) => void (s.kind === 'connected' && model.reload())));
+    } else void vscode.commands.executeCommand('setContext', ContextKeys.sharedStore, 'off');
     const proposed = this.register(new ProposedDocuments({ storageDir }));
     const panels = this.register(
       new RunViewPanels({
@@ -207,6 +219,16 @@ export class ExtensionRoot extends DisposableStore {
     this.register(registerTransferCommands(commands));
     this.register(registerRestoreCommands(commands));
     this.register(registerMcpCommands(mcp, this.log));
+    this.register(
+      registerSharedStoreCommands({
+        secrets: context.secrets,
+        log: this.log,
+        workspaceRoot: workspace.uri.fsPath,
+        combined,
+        model,
+        owner,
+      }),
+    );
 
     this.register(
       vscode.workspace.onDidChangeConfiguration((e) => {

@@ -3,7 +3,7 @@
 import type { Op } from '../workload';
 
 export interface Contender {
-  readonly name: 'ours' | 'lowdb' | 'sqlite';
+  readonly name: 'ours' | 'lowdb' | 'sqlite' | 'ours_pg' | 'postgres';
   /** Where its files live (a fresh temp folder per contender). */
   readonly dir: string;
   /** Creates the run and writes run_started (untimed). */
@@ -16,7 +16,7 @@ export interface Contender {
    * Bytes written to its files so far, when the contender can count them exactly (ours: the
    * store's fs layer). Otherwise the process's write syscalls are the meter.
    */
-  bytesWritten?(): number;
+  bytesWritten?(): number | Promise<number>;
   /** fsync'd writes so far (commits for ours, document rewrites for lowdb, transactions for sqlite). */
   durableWrites(): Promise<number>;
   /** Releases everything; the files stay for resume and size measurements. */

@@ -27,6 +27,8 @@ export const CommandIds = {
   revokeToolApproval: 'agentWaypoints.revokeToolApproval',
   openMcpConfig: 'agentWaypoints.openMcpConfig',
   forgetMcpInputs: 'agentWaypoints.forgetMcpInputs',
+  connectSharedStore: 'agentWaypoints.connectSharedStore',
+  copyRunsToSharedStore: 'agentWaypoints.copyRunsToSharedStore',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];

@@ -27,4 +27,6 @@ export const ContextKeys = {
   hasStorage: 'agentWaypoints.hasStorage',
   restricted: 'agentWaypoints.restricted',
   hasActiveRun: 'agentWaypoints.hasActiveRun',
+  /** The shared run store's state: off (local store), connecting, connected, unreachable, refused. */
+  sharedStore: 'agentWaypoints.sharedStore',
 } as const;

@@ -295,6 +295,15 @@ describe('agent runs in a real extension host', () => {
 
   it('Show pending approvals opens the panel of a run that waits; nothing runs meanwhile', async () => {
     const api = await activated();
+    // Other suites' runs may still wait for a decision (each test makes the runs it needs): this test
+    // starts from none waiting, so the command's "nothing waits" answer is its own.
+    const waiting: string[] = [];
+    for (let cursor: string | undefined, first = true; first || cursor; first = false) {
+      const page = await api.store!.listRuns(cursor ? { cursor } : {});
+      waiting.push(...page.runs.filter((r) => r.pending_approvals > 0).map((r) => r.run_id));
+      cursor = page.cursor;
+    }
+    for (const id of waiting) if (!api.runner!.isActive(id)) await api.store!.deleteRun(id);
     assert.equal(await vscode.commands.executeCommand(CommandIds.showApprovals), false, 'no run waits yet');
     const slow = await startModelServer({ scenario: SLOW_COMMAND });
     await vscode.commands.executeCommand(CommandIds.clearApiKey); // the key was entered for another server (origin)

@@ -3,11 +3,11 @@
 // effect, approvals, blobs) and printing an ACK line after each write resolves. The parent kills it
 // at random moments, checks the store, and starts another child to continue.
 import fs from 'node:fs';
-import os from 'node:os';
-import { openDiskStore } from '../../src/store/disk/store';
+import { RunNotOwnedError, StoreWriteError } from '../../src/store/api/errors';
 import type { Approval, ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../../src/store/api/schema';
 import type { AppendInput, CheckpointStore } from '../../src/store/api/types';
 import { ACK, digest, initialMessages, planStep, toolExec, type Ack } from './shared';
+import { acquireWhenFree, childHostname, openChildStore } from './storeOf';
 
 const env = process.env;
 const seed = Number(env.SEED);
@@ -234,12 +234,12 @@ class Child {
 }
 
 async function main(): Promise<void> {
-  const store = openDiskStore(env.STORE_DIR!, { deferMs: Number(env.DEFER_MS ?? 200) });
+  const store = openChildStore();
   const me = {
     owner_id: `torture-${process.pid}`,
     label: `torture child ${process.pid}`,
     pid: process.pid,
-    hostname: os.hostname(),
+    hostname: childHostname(),
   };
   say({ k: 'ready', pid: process.pid });
   let runId = env.RUN_ID;
@@ -250,7 +250,7 @@ async function main(): Promise<void> {
     );
     runId = r.run.run_id;
     say({ k: 'run', run_id: runId, seed, steps });
-  } else await store.acquire(runId, me);
+  } else await acquireWhenFree(store, runId, me);
   const child = new Child(store, runId);
   for (;;) {
     const at = await child.resume();
@@ -263,6 +263,12 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  // The store refused a write (the database went away, or another machine took the run over): the
+  // run pauses here, as the runner's would; a new child resumes it.
+  if (env.PAUSE_ON_STORE_ERROR && (err instanceof StoreWriteError || err instanceof RunNotOwnedError)) {
+    say({ k: 'paused', message: `${err.name}: ${err.message}` });
+    process.exit(3);
+  }
   say({ k: 'error', message: err instanceof Error ? (err.stack ?? err.message) : String(err) });
   process.exit(1);
 });

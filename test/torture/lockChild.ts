@@ -1,21 +1,22 @@
 // A "window" for the two-process lock test: opens the store and, on each stdin command, tries to
 // acquire the run (OWNER / LOCKED <holder>), releases it, or exits. One JSON line per answer.
-import os from 'node:os';
 import readline from 'node:readline';
 import { RunLockedError } from '../../src/store/api/errors';
-import { openDiskStore } from '../../src/store/disk/store';
 import type { RunLease } from '../../src/store/api/types';
+import { childHostname, openChildStore } from './storeOf';
 
 const env = process.env;
 const say = (v: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(v)}\n`);
 
 async function main(): Promise<void> {
-  const store = openDiskStore(env.STORE_DIR!, {
-    heartbeatMs: Number(env.HEARTBEAT_MS ?? 5000),
-    staleMs: Number(env.STALE_MS ?? 30000),
-  });
+  const store = openChildStore(); // disk (STORE_DIR) or the shared store (STORE_KIND=pg)
   await store.whenOpen();
-  const me = { owner_id: `${env.LABEL}-${process.pid}`, label: env.LABEL!, pid: process.pid, hostname: os.hostname() };
+  const me = {
+    owner_id: `${env.LABEL}-${process.pid}`,
+    label: env.LABEL!,
+    pid: process.pid,
+    hostname: childHostname(),
+  };
   let lease: RunLease | undefined;
   say({ ready: true, pid: process.pid });
   for await (const line of readline.createInterface({ input: process.stdin })) {

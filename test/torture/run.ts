@@ -4,11 +4,14 @@
 // effect run once or re-run only behind a distinct "uncertain" approval, and a finished run's
 // transcript equal to the uninterrupted one. Then a new child continues the run, and is killed again.
 //
-//   npm run torture -- --trials 500 [--seed 7] [--tsx] [--keep]
+//   npm run torture -- --trials 500 [--seed 7] [--tsx] [--keep] [--pg]
+//
+// --pg runs it against the shared store (PostgreSQL, a throwaway cluster): the same child, the same
+// checks, the rows instead of the files (backend.ts).
 //
 // The child is bundled once with esbuild (the extension's own bundler): `node --import tsx` takes
 // ~0.9 s per start on a 2-vCPU machine, the bundle ~0.15 s. --tsx runs it through tsx instead.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +21,9 @@ import { nodeFs } from '../../src/store/disk/fsLayer';
 import { readWitness } from '../../src/store/disk/witness';
 import { parseSegment } from '../../src/store/disk/segment';
 import type { CorruptionReport } from '../../src/store/api/types';
+import { diskBackend, type TortureBackend } from './backend';
+import { pgBackend } from './pgTorture';
+import { startCluster } from '../support/postgres';
 import { ACK, canonical, digest, expectedTranscript, mulberry32, type Ack } from './shared';
 
 export interface TortureOptions {
@@ -29,12 +35,24 @@ export interface TortureOptions {
   steps?: number;
   /** Every Nth killed trial then cuts the run's newest commit off its segment (a lost tail); 0 = never. */
   lostTailEvery?: number;
+  /** The store under test (default: the disk store in `<dir>/store`). */
+  backend?: (dir: string) => TortureBackend;
+  /**
+   * What happens at the drawn moment: the child is SIGKILLed (default), or `act` runs while the child
+   * goes on (a database restart, or a stop): the child then finishes, or pauses on the store's error;
+   * `heal` runs once the child has exited (the database started again).
+   */
+  fault?: { name: string; act: () => void; heal?: () => void };
   log?: (line: string) => void;
 }
 
 export interface TortureResult {
   trials: number;
   kills: number;
+  /** Trials in which the fault acted (a database restart or stop, while the child ran on). */
+  faults: number;
+  /** Children that paused on a store error (the database away) and were resumed by the next. */
+  pauses: number;
   runsFinished: number;
   /** Lost-tail trials: the newest commit deleted after a kill; how many were acknowledged (and so must be reported). */
   lostTails: { trials: number; acknowledged: number; withEffects: number };
@@ -42,7 +60,7 @@ export interface TortureResult {
   dir: string;
 }
 
-interface RunState {
+export interface RunState {
   runId: string | null;
   seed: number;
   steps: number;
@@ -53,7 +71,7 @@ interface RunState {
   done: boolean;
 }
 
-const newRunState = (seed: number, steps: number): RunState => ({
+export const newRunState = (seed: number, steps: number): RunState => ({
   runId: null,
   seed,
   steps,
@@ -110,22 +128,27 @@ function apply(st: RunState, a: Ack): void {
  * Runs one child until it exits or is killed `kill.delayMs` after its `kill.afterAcks`-th ACK. The
  * moment is drawn against the child's progress rather than the wall clock, so a faster or slower
  * disk does not turn most trials into runs that finish before the kill; the extra 0–3 ms delay lands
- * kills inside writes, not only between them.
+ * kills inside writes, not only between them. With a `fault`, the fault acts at that moment instead
+ * and the child runs on.
  */
-function runChild(
+export function runChild(
   cmd: string[],
   env: NodeJS.ProcessEnv,
   st: RunState,
   kill: { afterAcks: number; delayMs: number },
-): Promise<{ killed: boolean; error: string | null }> {
+  fault?: (child: ChildProcess) => void,
+): Promise<{ killed: boolean; faulted: boolean; paused: string | null; error: string | null }> {
   return new Promise((resolve) => {
     const child = spawn(cmd[0]!, cmd.slice(1), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let buf = '';
     let stderr = '';
     let error: string | null = null;
+    let paused: string | null = null;
     let killed = false;
+    let faulted = false;
     let timer: NodeJS.Timeout | undefined;
     let acks = 0;
+    const act = () => (fault ? ((faulted = true), fault(child)) : ((killed = true), child.kill('SIGKILL')));
     child.stdout.on('data', (d: Buffer) => {
       buf += d.toString('utf8');
       let i: number;
@@ -134,26 +157,27 @@ function runChild(
         buf = buf.slice(i + 1);
         if (!line.startsWith(ACK)) continue;
         const a = JSON.parse(line.slice(ACK.length)) as Ack;
-        if (a.k !== 'ready' && ++acks === kill.afterAcks)
-          timer = setTimeout(() => ((killed = true), child.kill('SIGKILL')), kill.delayMs);
+        if (a.k !== 'ready' && ++acks === kill.afterAcks) timer = setTimeout(act, kill.delayMs);
         if (a.k === 'error') error = a.message;
+        if (a.k === 'paused') paused = a.message;
         apply(st, a);
       }
     });
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (!killed && code !== 0 && !error) error = `child exited with ${code ?? signal}: ${stderr.slice(-2000)}`;
-      resolve({ killed: killed && signal === 'SIGKILL', error });
+      if (!killed && code !== 0 && !error && !paused)
+        error = `child exited with ${code ?? signal}: ${stderr.slice(-2000)}`;
+      resolve({ killed: killed && signal === 'SIGKILL', faulted, paused, error });
     });
   });
 }
 
-/** Everything the child ACKed must be on disk, intact; nothing may be corrupt. */
-async function verify(dir: string, st: RunState, effectsLog: string): Promise<string[]> {
+/** Everything the child ACKed must be stored, intact; nothing may be corrupt. */
+export async function verify(backend: TortureBackend, st: RunState, effectsLog: string): Promise<string[]> {
   const problems: string[] = [];
   const reports: CorruptionReport[] = [];
-  const store = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+  const store = await backend.open((e) => e.kind === 'corruption' && reports.push(e.report));
   try {
     const id = st.runId!;
     const latest = (await store.getRun(id))?.last_seq ?? 0;
@@ -198,7 +222,7 @@ async function verify(dir: string, st: RunState, effectsLog: string): Promise<st
     await store.close();
   }
   for (const r of reports) problems.push(`corruption reported: ${r.file}: ${r.reason}`);
-  const quarantined = fs.readdirSync(path.join(dir, 'quarantine'));
+  const quarantined = await backend.quarantined();
   if (quarantined.length) problems.push(`quarantine is not empty: ${quarantined.join(', ')}`);
   return problems;
 }
@@ -294,6 +318,7 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
   const log = o.log ?? (() => undefined);
   const dir = o.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'aw-torture-'));
   const storeDir = path.join(dir, 'store');
+  const backend = (o.backend ?? diskBackend)(storeDir);
   const effectsLog = path.join(dir, 'effects.log');
   const cmd = o.tsx
     ? [process.execPath, '--import', 'tsx', path.join(__dirname, 'child.ts')]
@@ -303,6 +328,8 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
   const res: TortureResult = {
     trials: 0,
     kills: 0,
+    faults: 0,
+    pauses: 0,
     runsFinished: 0,
     lostTails: { trials: 0, acknowledged: 0, withEffects: 0 },
     failures: [],
@@ -316,23 +343,40 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
     const kill = { afterAcks: 1 + Math.floor(rand() * 100), delayMs: Math.floor(rand() * 4) };
     const killAfter = `ACK ${kill.afterAcks} + ${kill.delayMs} ms`;
     const env = {
-      STORE_DIR: storeDir,
+      ...backend.env,
+      ...(o.fault ? { PAUSE_ON_STORE_ERROR: '1' } : {}),
       EFFECTS_LOG: effectsLog,
       SEED: String(st.seed),
       STEPS: String(st.steps),
       ...(st.runId ? { RUN_ID: st.runId } : {}),
     };
-    const r = await runChild(cmd, env, st, kill);
+    const fault = o.fault;
+    const r = await runChild(cmd, env, st, kill, fault && (() => fault.act()));
+    if (r.faulted) o.fault?.heal?.();
     res.trials++;
     if (r.killed) res.kills++;
-    const problems = r.error ? [`child failed: ${r.error}`] : st.runId ? await verify(storeDir, st, effectsLog) : [];
+    if (r.faulted) res.faults++;
+    if (r.paused) res.pauses++;
+    const problems = r.error ? [`child failed: ${r.error}`] : st.runId ? await verify(backend, st, effectsLog) : [];
     // A lost-tail trial ends its run: the child (not the product's loop) would take the fallback for the whole truth.
     const lostTail =
-      !r.error && r.killed && st.runId && !st.done && o.lostTailEvery && res.kills % o.lostTailEvery === 0;
+      backend.lostTails &&
+      !r.error &&
+      r.killed &&
+      st.runId &&
+      !st.done &&
+      o.lostTailEvery &&
+      res.kills % o.lostTailEvery === 0;
     if (lostTail) problems.push(...(await lostTailTrial(storeDir, st.runId!, res)));
-    for (const p of problems) res.failures.push(`trial ${t} (run ${st.runId}, kill after ${killAfter}): ${p}`);
+    const at = o.fault ? `${o.fault.name} after ${killAfter}` : `kill after ${killAfter}`;
+    for (const p of problems) res.failures.push(`trial ${t} (run ${st.runId}, ${at}): ${p}`);
+    const how = r.killed
+      ? `killed after ${killAfter}`
+      : r.paused
+        ? `paused (${r.paused.slice(0, 120)})`
+        : 'ran to the end';
     log(
-      `trial ${t}: ${r.killed ? `killed after ${killAfter}` : 'ran to the end'}${lostTail ? ', newest commit deleted' : ''}, ${st.recs.size} checkpoints + ${st.effects.size} effects ACKed, ${problems.length ? `FAILED: ${problems.join('; ')}` : 'ok'}`,
+      `trial ${t}: ${how}${lostTail ? ', newest commit deleted' : ''}, ${st.recs.size} checkpoints + ${st.effects.size} effects ACKed, ${problems.length ? `FAILED: ${problems.join('; ')}` : 'ok'}`,
     );
     if (lostTail) st = newRunState(++runSeed, steps);
     else if (st.done) {
@@ -351,14 +395,22 @@ async function main(): Promise<void> {
     return i >= 0 ? Number(args[i + 1]) : d;
   };
   const t0 = Date.now();
-  const r = await runTorture({
-    trials: num('--trials', 50),
-    seed: num('--seed', 1),
-    steps: num('--steps', 12),
-    lostTailEvery: num('--lost-tail-every', 4),
-    tsx: args.includes('--tsx'),
-    log: (l) => console.log(l),
-  });
+  // --pg: a throwaway PostgreSQL cluster (fsync on, as in use) for the length of the run.
+  const cluster = args.includes('--pg') ? startCluster({ log: (l) => console.log(l) }) : undefined;
+  let r: TortureResult;
+  try {
+    r = await runTorture({
+      trials: num('--trials', 50),
+      seed: num('--seed', 1),
+      steps: num('--steps', 12),
+      lostTailEvery: num('--lost-tail-every', 4),
+      tsx: args.includes('--tsx'),
+      ...(cluster ? { backend: pgBackend(cluster.url(), `torture-${Date.now()}`) } : {}),
+      log: (l) => console.log(l),
+    });
+  } finally {
+    cluster?.destroy();
+  }
   for (const f of r.failures) console.error(`FAIL ${f}`);
   const lt = r.lostTails;
   console.log(

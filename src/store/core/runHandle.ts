@@ -35,6 +35,8 @@ export class RunHandle {
 
 export class Lease implements RunLease {
   private released = false;
+  /** Its owner let it go, but the flush before giving it back failed (a full disk, a database away). */
+  releaseRequested = false;
 
   constructor(
     readonly run_id: string,
@@ -50,6 +52,7 @@ export class Lease implements RunLease {
   /** Flushes the run's queued writes, then gives the lock back. A failed flush keeps the lease. */
   async release(): Promise<void> {
     if (this.released) return;
+    this.releaseRequested = true;
     await this.onRelease();
     this.released = true;
     await this.lock.release();

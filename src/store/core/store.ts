@@ -108,6 +108,8 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
       if (!['completed', 'failed'].includes(e.state) || e.updated_ms >= cutoff) continue;
       const exact = await this.getRun(e.run_id).catch(() => undefined);
       if (!exact || !['completed', 'failed'].includes(exact.state) || exact.updated_ms >= cutoff) continue;
+      // A decision still owed, or a side effect whose outcome was never recorded, keeps the run.
+      if (exact.pending_approvals > 0 || (await this.listEffects(e.run_id)).some((x) => x.result === null)) continue;
       try {
         await this.deleteRun(e.run_id);
         deleted.push(e.run_id);
@@ -127,7 +129,13 @@ export class StoreCore extends StoreWrites implements T.CheckpointStore, Portabl
   /** acquire() without waiting for the store to open (the opening itself may repair a run). */
   private async take(runId: string, owner: T.OwnerInfo): Promise<Lease> {
     const held = this.runs.get(runId);
-    if (held?.owned) throw new RunLockedError(runId, held.lease!.owner);
+    if (held?.owned) {
+      // A lease its owner let go while its queue could not be flushed is given back once it can be.
+      if (!held.lease!.releaseRequested) throw new RunLockedError(runId, held.lease!.owner);
+      await held.lease!.release().catch((err: unknown) => {
+        if (held.owned) throw toWriteError(runId, err); // lost meanwhile: the engine's lock names the new holder
+      });
+    }
     const lock = await this.engine.lock(runId, owner);
     let h: RunHandle | undefined;
     try {

@@ -2,6 +2,8 @@
 import * as vscode from 'vscode';
 import type { Emitter } from '../../common/emitter';
 import { DisposableBase, toDisposable } from '../../common/lifecycle';
+import type { SharedState } from '../../store/pg/combined';
+import { sharedStateText } from '../../storeChoice';
 import { ContextKeys } from '../contextValues';
 import type { RunsTreeModel } from './treeModel';
 import { RunsTreeProvider } from './provider';
@@ -38,6 +40,19 @@ export class RunsView extends DisposableBase {
   update(): void {
     this.view.badge = approvalsBadge(this.model.pendingApprovals());
     void vscode.commands.executeCommand('setContext', ContextKeys.hasRuns, this.model.all().length > 0);
+  }
+
+  /** The shared store's state above the tree: "Shared store unreachable (…). Retrying …", nothing once connected. */
+  showSharedStore(source: {
+    readonly state: SharedState;
+    onState(l: (s: SharedState) => void): vscode.Disposable;
+  }): void {
+    const show = (s: SharedState) => {
+      this.view.message = sharedStateText(s);
+      void vscode.commands.executeCommand('setContext', ContextKeys.sharedStore, s.kind);
+    };
+    show(source.state);
+    this._register(source.onState(show));
   }
 
   /** Shows a run in the tree (the run view's "Open in tree"). */

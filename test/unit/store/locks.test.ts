@@ -1,7 +1,6 @@
 // One owner per run across processes: two child processes contend for the same run, round after
 // round; a SIGKILLed holder's lock is taken over; in-process: staleness by heartbeat, lost leases.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,49 +8,8 @@ import { encodeEnvelope } from '../../../src/store/disk/durableFile';
 import { RunLockedError, RunNotOwnedError } from '../../../src/store/api/errors';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
 import { bundleChild } from '../../torture/run';
+import { Window } from '../../support/lineChild';
 import * as h from './helpers';
-
-class Window {
-  private lines: string[] = [];
-  private waiters: ((l: string) => void)[] = [];
-  private buf = '';
-  readonly proc: ChildProcessWithoutNullStreams;
-
-  constructor(js: string, env: Record<string, string>) {
-    this.proc = spawn(process.execPath, [js], { env: { ...process.env, ...env } });
-    this.proc.stdout.on('data', (d: Buffer) => {
-      this.buf += d.toString('utf8');
-      let i: number;
-      while ((i = this.buf.indexOf('\n')) >= 0) {
-        const line = this.buf.slice(0, i);
-        this.buf = this.buf.slice(i + 1);
-        const w = this.waiters.shift();
-        if (w) w(line);
-        else this.lines.push(line);
-      }
-    });
-  }
-
-  next(): Promise<Record<string, unknown>> {
-    const l = this.lines.shift();
-    if (l !== undefined) return Promise.resolve(JSON.parse(l));
-    return new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('no answer from the child within 20 s')), 20_000);
-      this.waiters.push((line) => (clearTimeout(t), resolve(JSON.parse(line))));
-    });
-  }
-
-  send(cmd: string): void {
-    this.proc.stdin.write(`${cmd}\n`);
-  }
-
-  kill(): Promise<void> {
-    return new Promise((r) => {
-      this.proc.once('exit', () => r());
-      this.proc.kill('SIGKILL');
-    });
-  }
-}
 
 describe('store: one owner per run', function () {
   this.timeout(120_000);

@@ -1,5 +1,6 @@
 // Property tests: the memory backend against a simple model (fast-check model-based commands), and
-// disk against memory: the same random operation sequence gives the same answers and the same runs.
+// disk against memory: the same random operation sequence gives the same answers and the same runs
+// (agreement.ts; pg/properties.test.ts runs the same property for PostgreSQL).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import fc from 'fast-check';
@@ -8,6 +9,7 @@ import { MemoryDisk, openMemoryStore } from '../../../src/store/memory/store';
 import type { CheckpointStore } from '../../../src/store/api/types';
 import { CheckpointNotFoundError } from '../../../src/store/api/errors';
 import { CREATE_ALL, Driver, Model, opArb, runIdOf, type Op } from './ops';
+import { agreesWithMemory, assertExercised } from './agreement';
 import * as h from './helpers';
 
 /** The store holds exactly what the model says: seqs, state, snapshots, approvals, effects. */
@@ -73,43 +75,16 @@ describe('store: properties', function () {
   });
 
   it('disk and memory agree after the same random sequence, and disk still agrees after a reopen', async () => {
-    const done: Record<string, number> = {};
-    await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 10, maxLength: 35, size: 'max' }), async (ops) => {
+    const done = await agreesWithMemory(
+      () => {
         const dir = h.tmpDir('aw-prop-');
-        let t = 1_700_000_000_000;
-        const now = () => t; // advanced per op: both stores see the same time however often they ask
-        const disk = new MemoryDisk();
-        const mem = new Driver(await openMemoryStore({ disk, now }), () => openMemoryStore({ disk, now }));
-        const low = new Driver(await openDiskStoreReady(dir, { now }), () => openDiskStoreReady(dir, { now }));
-        try {
-          for (const op of [...CREATE_ALL, ...ops]) {
-            t += 1_000;
-            const out = await low.apply(op);
-            assert.deepEqual(out, await mem.apply(op), JSON.stringify(op));
-            if (out.ok) done[op.t] = (done[op.t] ?? 0) + 1;
-          }
-          await mem.store.flush();
-          await low.store.flush();
-          const runs = async (s: CheckpointStore) => (await s.listRuns({ limit: 100 })).runs;
-          const exports = async (s: CheckpointStore) => Promise.all((await runs(s)).map((r) => s.exportRun(r.run_id)));
-          assert.deepEqual(await runs(low.store), await runs(mem.store));
-          const expected = await exports(mem.store);
-          assert.deepEqual(await exports(low.store), expected);
-          await low.store.close();
-          const reopened = await openDiskStoreReady(dir, { now });
-          assert.deepEqual(await exports(reopened), expected);
-          await reopened.close();
-        } finally {
-          await mem.store.close().catch(() => undefined);
-          await low.store.close().catch(() => undefined);
-          fs.rmSync(dir, { recursive: true, force: true });
-        }
-      }),
+        return {
+          open: (now) => openDiskStoreReady(dir, { now }),
+          cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+        };
+      },
       { numRuns: 40, seed: 7 },
     );
-    console.log(`      successful ops compared: ${JSON.stringify(done)}`);
-    for (const t of ['create', 'append', 'request', 'decide', 'intent', 'result', 'acquire', 'reopen'])
-      assert.ok((done[t] ?? 0) > 3, `${t} exercised`);
+    assertExercised(done);
   });
 });

@@ -1,0 +1,85 @@
+// The run index of the shared store: each run's summary (the listing's cache) in its own row,
+// written only when it changed and never over a newer one another window wrote (`summary_commits`);
+// a summary that does not parse is a cache miss — the run is read to rebuild it.
+import type pg from 'pg';
+import type { IndexState } from '../core/engine';
+import { IndexEntry } from '../core/storedSchema';
+import { pgWriteError } from './conn';
+
+export interface IndexCtx {
+  q<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>>;
+  /** The quoted schema name. */
+  S: string;
+  workspace: string;
+  target: string;
+}
+
+export class PgRunIndex {
+  /** Commit counts from the last listing (rescan asks for each run right after listing them). */
+  private listed: { at: number; commits: Map<string, number> } | null = null;
+  /** The summary text each run's row holds, as far as this window knows. */
+  private readonly saved = new Map<string, string>();
+
+  constructor(private readonly c: IndexCtx) {}
+
+  async open(): Promise<IndexState> {
+    const r = await this.c.q<{ run_id: string; summary: string | null; summary_commits: number }>(
+      `SELECT run_id, summary, summary_commits FROM ${this.c.S}.runs WHERE workspace = $1`,
+      [this.c.workspace],
+    );
+    const entries: IndexEntry[] = [];
+    for (const row of r.rows) {
+      if (!row.summary) continue;
+      try {
+        const e = IndexEntry.parse({ ...JSON.parse(row.summary), durable_commits: row.summary_commits });
+        if (e.run_id !== row.run_id) continue; // rebuilt from the run, like a bad index entry on disk
+        entries.push(e);
+        this.saved.set(e.run_id, row.summary);
+      } catch {
+        // a cache miss: the run is read to rebuild it
+      }
+    }
+    return { entries, present: r.rows.map((x) => x.run_id), reports: [], notices: [], writable: true };
+  }
+
+  async listRunIds(): Promise<string[]> {
+    const r = await this.c.q<{ run_id: string; commits: number }>(
+      `SELECT run_id, commits FROM ${this.c.S}.runs WHERE workspace = $1`,
+      [this.c.workspace],
+    );
+    this.listed = { at: Date.now(), commits: new Map(r.rows.map((x) => [x.run_id, x.commits])) };
+    return r.rows.map((x) => x.run_id);
+  }
+
+  async lastCommit(runId: string): Promise<number | undefined> {
+    if (this.listed && Date.now() - this.listed.at < 1000) return this.listed.commits.get(runId);
+    const r = await this.c.q<{ commits: number }>(
+      `SELECT commits FROM ${this.c.S}.runs WHERE workspace = $1 AND run_id = $2`,
+      [this.c.workspace, runId],
+    );
+    return r.rows[0]?.commits;
+  }
+
+  /** Only summaries that changed, and never over a newer one another window wrote. */
+  async save(entries: IndexEntry[]): Promise<void> {
+    const changed = entries
+      .map(({ durable_commits, ...s }) => ({ id: s.run_id, json: JSON.stringify(s), commits: durable_commits }))
+      .filter((e) => this.saved.get(e.id) !== e.json);
+    if (changed.length === 0) return;
+    await this.c
+      .q(
+        `UPDATE ${this.c.S}.runs r SET summary = x.summary, summary_commits = x.commits
+         FROM unnest($2::text[], $3::text[], $4::int[]) AS x(run_id, summary, commits)
+         WHERE r.workspace = $1 AND r.run_id = x.run_id AND r.summary_commits <= x.commits`,
+        [this.c.workspace, changed.map((e) => e.id), changed.map((e) => e.json), changed.map((e) => e.commits)],
+      )
+      .catch((err: unknown) => {
+        throw pgWriteError(null, this.c.target, err);
+      });
+    for (const e of changed) this.saved.set(e.id, e.json);
+  }
+
+  forget(runId: string): void {
+    this.saved.delete(runId);
+  }
+}

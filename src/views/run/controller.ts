@@ -116,7 +116,7 @@ export class RunViewController extends DisposableBase {
       this.ready = true;
       // What was read while the view loaded goes out at once; a read under way sends when done.
       if (this.lastState) void this.send(this.lastState);
-      await this.pushState(!this.lastState);
+      await this.pushState();
       if (this.revealOnReady) void this.post({ type: 'reveal', key: this.revealOnReady });
       this.revealOnReady = undefined;
       return;

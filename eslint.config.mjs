@@ -97,6 +97,16 @@ export default tseslint.config(
     },
   },
   {
+    // What both views show the same way (step summaries, labels, Markdown escaping): plain Node, unit-tested.
+    files: ['src/views/shared/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'vscode', message: 'src/views/shared is vscode-free: both views and the tests use it.' }] },
+      ],
+    },
+  },
+  {
     files: ['media/src/**'],
     languageOptions: { globals: { ...globals.browser } },
   },

@@ -6,7 +6,7 @@ import { BENCH_OWNER, CountingFs, type OpenStore } from './contenders/ours';
 import { median } from './stats';
 import { applyOp, Workload } from './workload';
 
-/** What RunsModel.load() (src/views/runs/model.ts) asks for per page. */
+/** What RunsTreeModel.load() (src/views/runs/treeModel.ts) asks for per page. */
 const RUN_PAGE = 500;
 /** PAGE_SIZE of the Runs tree's checkpoint pages. */
 const CHECKPOINT_PAGE = 50;

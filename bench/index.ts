@@ -124,6 +124,13 @@ async function main(): Promise<void> {
     if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
     return;
   }
+  if (process.argv.includes('--run-view-only')) {
+    // The run view's rows alone (they build their own 1000-step run).
+    const runView = await measureRunView({ steps: 1000, streamSeconds: opts.quick ? 3 : 10, dir: root, log });
+    process.stdout.write(runViewTable(runView) + '\n');
+    if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
+    return;
+  }
   if (process.argv.includes('--files-only')) {
     // The file journal's rows alone (they do not depend on the store workload).
     process.stdout.write(fileJournalReport(await fileJournal()) + '\n');

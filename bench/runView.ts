@@ -9,16 +9,32 @@ import type { RunnerEvent } from '../src/runner/events';
 import { createMemoryStore, openDiskStoreReady } from '../src/store';
 import { threadRuns } from '../src/views/run/thread';
 import { noEditor, testActions } from '../test/support/actions';
-import { openRunViewPage, startScript } from '../test/support/runViewPage';
+import { launchChromium } from '../test/support/browser';
+import { epochNow, openRunViewPage, type RunViewPage } from '../test/support/runViewPage';
 import { BENCH_OWNER } from './contenders/ours';
 import { applyOp, Workload } from './workload';
+
+/** When each part of opening the view was done, in ms from "open" (the panel's creation began). */
+export interface OpenParts {
+  /** The page exists and has its HTML (script included); the host controller starts reading the thread. */
+  panel: number;
+  /** The view's script starts running (its bundle loaded and parsed). */
+  script: number;
+  /** The host hands the first state (the thread's end, with its items) to the page. */
+  hostState: number;
+  /** The view has handled the first state message. */
+  state: number;
+  /** The first frame that shows items. */
+  frame: number;
+}
 
 export interface RunViewFigures {
   steps: number;
   conversationMB: number;
   firstPaintMs: number;
-  /** The same with the run already in memory (a second open in one window). */
+  /** The same with the run already in memory (a second open in one window): the median of three. */
   firstPaintWarmMs: number;
+  parts: { cold: OpenParts; warm: OpenParts };
   heapMB: number;
   items: number;
   streaming: {
@@ -79,24 +95,44 @@ export async function measureRunView(o: {
     editor: noEditor,
     log: { info: () => undefined, warn: o.log },
   };
-  const open = async (browser?: Awaited<ReturnType<typeof openRunViewPage>>['browser']) => {
-    const view = await openRunViewPage({ threadId: runId, runId, deps, ...(browser ? { browser } : {}) });
-    const t0 = performance.now();
-    await startScript(view.page);
+  // Chromium stands for VS Code's window, already running: launching it is not part of opening the view.
+  const browser = await launchChromium();
+  await (await browser.newPage()).close(); // the window is up and has drawn before the view opens
+  const open = async (): Promise<{ view: RunViewPage; parts: OpenParts }> => {
+    const t0 = epochNow();
+    const view = await openRunViewPage({ threadId: runId, runId, deps, browser });
+    const panel = epochNow() - t0;
     await view.page.waitForFunction('window.__runViewStats && window.__runViewStats.firstPaintMs > 0', undefined, {
       timeout: 120_000,
       polling: 'raf',
     });
-    const marks = (await view.page.evaluate('window.__runViewStats')) as Record<string, number>;
+    const marks = (await view.page.evaluate(
+      '({ origin: performance.timeOrigin, ...window.__runViewStats })',
+    )) as Record<string, number>;
+    const at = (pageMs: number) => marks.origin! + pageMs - t0;
+    const parts = {
+      panel,
+      script: at(marks.scriptStartMs!),
+      hostState: view.firstSentAt.state! - t0,
+      state: at(marks.stateMs!),
+      frame: at(marks.firstPaintMs!),
+    };
     o.log(
-      `    in the page: script ran ${marks.scriptStartMs!.toFixed(0)}, state ${(marks.stateMs! - marks.scriptStartMs!).toFixed(0)} ms later, first page +${(marks.firstPageMs! - marks.stateMs!).toFixed(0)} ms, painted +${(marks.firstPaintMs! - marks.firstPageMs!).toFixed(0)} ms`,
+      `    ${Object.entries(parts)
+        .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+        .join(', ')} ms after open`,
     );
-    return { view, ms: performance.now() - t0 };
+    return { view, parts };
   };
-  o.log('  run view: open → first paint (cold, then warm) …');
+  o.log('  run view: open → first paint (cold, then warm three times) …');
   const cold = await open();
-  const warm = await open(cold.view.browser);
-  await warm.view.close();
+  const warm: OpenParts[] = [];
+  for (let i = 0; i < 3; i++) {
+    const w = await open();
+    warm.push(w.parts);
+    await w.view.close();
+  }
+  const warmMedian = warm.sort((a, b) => a.frame - b.frame)[1]!;
   const { view } = cold;
   const cdp = await view.page.context().newCDPSession(view.page);
   await cdp.send('HeapProfiler.collectGarbage');
@@ -124,12 +160,14 @@ export async function measureRunView(o: {
   const s = (await view.page.evaluate('window.__runViewStats')) as { maxBacklog: number; deltas: number };
   const frames = (await view.page.evaluate('window.__runViewStats.frames ?? 0')) as number;
   await view.close();
+  await browser.close();
   await store.close();
   return {
     steps: o.steps,
     conversationMB: workload.conversationBytes / 1e6,
-    firstPaintMs: cold.ms,
-    firstPaintWarmMs: warm.ms,
+    firstPaintMs: cold.parts.frame,
+    firstPaintWarmMs: warmMedian.frame,
+    parts: { cold: cold.parts, warm: warmMedian },
     heapMB: heap.usedSize / 1e6,
     items,
     streaming: {
@@ -145,15 +183,34 @@ export async function measureRunView(o: {
 
 export function runViewTable(f: RunViewFigures): string {
   const ok = (v: boolean) => (v ? '✔' : '✘');
+  const { cold, warm } = f.parts;
+  const part = (label: string, k: keyof OpenParts, before?: keyof OpenParts) =>
+    `| ${label} | ${cell(cold, k, before)} | ${cell(warm, k, before)} |`;
   return [
     `**Run view** (${f.steps} steps, conversation ${f.conversationMB.toFixed(2)} MB, ${f.items} transcript items; real webview script in Chromium, host controller over the disk store)`,
     '',
     '| figure | measured | goal | |',
     '|---|---|---|---|',
     `| open → first paint, run not in memory (cold) | ${f.firstPaintMs.toFixed(0)} ms | ≤ 300 ms | ${ok(f.firstPaintMs <= 300)} |`,
-    `| open → first paint, run in memory (warm) | ${f.firstPaintWarmMs.toFixed(0)} ms | ≤ 300 ms | ${ok(f.firstPaintWarmMs <= 300)} |`,
+    `| open → first paint, run in memory (warm, median of 3) | ${f.firstPaintWarmMs.toFixed(0)} ms | ≤ 300 ms | ${ok(f.firstPaintWarmMs <= 300)} |`,
     `| webview JS heap after open (after GC) | ${f.heapMB.toFixed(1)} MB | ≤ 50 MB | ${ok(f.heapMB <= 50)} |`,
     `| streaming ${f.streaming.tokensPerSecond} tokens/s for ${f.streaming.seconds} s: most tokens waiting for a frame | ${f.streaming.maxBacklogTokens} | no backlog | ${ok(f.streaming.lagAfterLastMs < 250)} |`,
     `| streaming: last token sent → drawn | ${f.streaming.lagAfterLastMs.toFixed(0)} ms | no backlog | ${ok(f.streaming.lagAfterLastMs < 250)} |`,
+    '',
+    '| first paint, part by part (ms after open; the step in brackets) | cold | warm |',
+    '|---|---|---|',
+    part('panel created: a page given its HTML (script included); the host starts reading the thread', 'panel'),
+    part('view script started (its bundle loaded and run)', 'script', 'panel'),
+    part(
+      "host: first state sent (the thread's end read from the newest checkpoints, its items built)",
+      'hostState',
+      'panel',
+    ),
+    part('view: first state message handled', 'state', 'script'),
+    part('first frame with items', 'frame', 'state'),
   ].join('\n');
+}
+
+function cell(p: OpenParts, k: keyof OpenParts, before?: keyof OpenParts): string {
+  return before ? `${p[k].toFixed(0)} (+${(p[k] - p[before]).toFixed(0)})` : p[k].toFixed(0);
 }

@@ -42,7 +42,7 @@ import { ProposedDocuments } from './views/run/proposed';
 import { threadRuns } from './views/run/thread';
 import { openCheckpointDocument, registerCheckpointDocuments } from './views/checkpointDocument';
 import { vscodeNotices } from './views/notices';
-import { RunsModel } from './views/runs/model';
+import { RunsTreeModel } from './views/runs/treeModel';
 import { type RunsTreeProvider } from './views/runs/provider';
 import { RunsView } from './views/runs/view';
 import { reportStoreEvents } from './views/storeEvents';
@@ -167,7 +167,7 @@ export class ExtensionRoot extends DisposableStore {
     this.runner = runner;
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
 
-    const model = this.register(new RunsModel(store));
+    const model = this.register(new RunsTreeModel(store));
     const runsView = this.register(new RunsView(model, mcp));
     if (combined) {
       runsView.showSharedStore(combined);

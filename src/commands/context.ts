@@ -6,7 +6,7 @@ import type { AgentRunner } from '../runner/runner';
 import type { CheckpointStore } from '../store/api/types';
 import type { Settings } from '../settings';
 import type { RunViewPanels } from '../views/run/panel';
-import type { RunsModel } from '../views/runs/model';
+import type { RunsTreeModel } from '../views/runs/treeModel';
 import type { RunSessions } from '../views/session';
 
 export interface CommandContext {
@@ -14,7 +14,7 @@ export interface CommandContext {
   runner: AgentRunner;
   /** The user's actions on runs (restore, fork, resume, decide) and their guards: the commands pick a target and call them. */
   actions: Actions;
-  model: RunsModel;
+  model: RunsTreeModel;
   sessions: RunSessions;
   panels: RunViewPanels;
   log: vscode.LogOutputChannel;

@@ -3,8 +3,9 @@
 import * as vscode from 'vscode';
 import type { CheckpointRecord, RunSummary } from '../store/api/schema';
 import type { CheckpointStore } from '../store/api/types';
-import { relativeTime, STATE_ICONS, STATE_LABELS } from '../views/runs/format';
-import { groupOf, type RunsModel } from '../views/runs/model';
+import { relativeTime, STATE_ICONS } from '../views/runs/format';
+import { STATE_LABELS } from '../views/shared/runs';
+import { groupOf, type RunsTreeModel } from '../views/runs/treeModel';
 
 /** A run id from whatever a command was invoked with: a tree node (run, thread, step, checkpoint, restore), a run id, nothing. */
 export function runIdOf(arg: unknown): string | undefined {
@@ -39,7 +40,7 @@ interface RunItem extends vscode.QuickPickItem {
 }
 
 export async function pickRun(
-  model: RunsModel,
+  model: RunsTreeModel,
   arg: unknown,
   opts: {
     title: string;
@@ -106,7 +107,7 @@ export async function pickCheckpoint(
 
 /** A checkpoint from the command's argument (a checkpoint node, `{ runId, seq }`), else picked: the run, then its checkpoint. */
 export async function pickCheckpointTarget(
-  d: { model: RunsModel; store: CheckpointStore },
+  d: { model: RunsTreeModel; store: CheckpointStore },
   arg: unknown,
   o: { title: string; placeHolder: string; checkpointTitle(run: RunSummary): string },
 ): Promise<{ runId: string; seq: number } | undefined> {

@@ -6,7 +6,7 @@ import { errorMessage } from '../common/errors';
 import type { OwnerInfo } from '../store/api/types';
 import { checkSharedStore, type CombinedStore, type SharedStoreCheck } from '../store';
 import { identityOf, readStoreSettings, SHARED_STORE_SECRET, tlsOptions } from '../storeChoice';
-import type { RunsModel } from '../views/runs/model';
+import type { RunsTreeModel } from '../views/runs/treeModel';
 import { CommandIds } from '../contributes';
 import { registerCommand } from './register';
 
@@ -16,7 +16,7 @@ export interface SharedStoreDeps {
   workspaceRoot: string;
   /** The combined store when this window already uses the shared one (copy needs it). */
   combined: CombinedStore | undefined;
-  model: RunsModel;
+  model: RunsTreeModel;
   owner: OwnerInfo;
 }
 

@@ -6,11 +6,11 @@ import { CommandIds, ViewIds } from '../contributes';
 import type { AgentRunner } from '../runner/runner';
 import type { Settings } from '../settings';
 import type { RunViewPanels } from './run/panel';
-import type { RunsModel } from './runs/model';
+import type { RunsTreeModel } from './runs/treeModel';
 
 export interface StartupDeps {
   runner: AgentRunner;
-  model: RunsModel;
+  model: RunsTreeModel;
   panels: RunViewPanels;
   log: vscode.LogOutputChannel;
   settings(): Settings;

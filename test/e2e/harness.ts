@@ -102,34 +102,37 @@ export class Workbench {
   }
 
   /**
-   * F1, type the command's title, Enter. Retries while the command is not offered yet (commands
-   * gated by a context key appear once the extension has activated).
+   * F1, type the command's title, click its row. Retries while the command is not offered yet
+   * (commands gated by a context key appear once the extension has activated), and when the palette
+   * closed under us: a quick input hides when it loses focus, and right after a reload a view that
+   * finishes opening (the Runs view, once the extension is up) can take the focus from it.
    */
   async runCommand(title: string, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     const input = this.page.locator('.quick-input-widget input');
     const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    const ok = (p: Promise<unknown>) =>
+      p.then(
+        () => true,
+        () => false,
+      );
     for (;;) {
       await this.page
         .locator('.monaco-workbench')
         .click({ position: { x: 700, y: 400 }, force: true })
         .catch(() => undefined);
       await this.page.keyboard.press('F1');
-      await input.waitFor({ state: 'visible' });
-      await input.fill(`>${title}`);
       if (
-        await row.waitFor({ state: 'visible', timeout: 3000 }).then(
-          () => true,
-          () => false,
-        )
+        (await ok(input.fill(`>${title}`, { timeout: 10_000 }))) &&
+        (await ok(row.waitFor({ state: 'visible', timeout: 3000 }))) &&
+        // The row that names the command, not whatever the palette ranked first ("Preferences: Color
+        // Theme" ranks "Browse Color Themes in Marketplace" above itself once that was used).
+        (await ok(row.click({ timeout: 5000 })))
       )
-        break;
-      await this.page.keyboard.press('Escape');
+        return;
       if (Date.now() > deadline) throw new Error(`the command palette never offered "${title}"`);
+      await this.page.keyboard.press('Escape');
     }
-    // The row that names the command, not whatever the palette ranked first ("Preferences: Color Theme"
-    // ranks "Browse Color Themes in Marketplace" above itself once that was used).
-    await row.click();
   }
 
   /** The webview frame that contains `selector` (webviews are nested iframes). */

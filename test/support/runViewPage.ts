@@ -17,6 +17,8 @@ export interface RunViewPage {
   controller: RunViewController;
   /** Host messages sent so far, by type (for measurements). */
   sent: Record<string, number>;
+  /** When the first message of each type was handed to the page (epoch ms, as `epochNow`). */
+  firstSentAt: Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -30,6 +32,7 @@ export async function openRunViewPage(o: {
   const browser = o.browser ?? (await launchChromium());
   const page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
   const sent: Record<string, number> = {};
+  const firstSentAt: Record<string, number> = {};
   const ref: { controller?: RunViewController } = {};
   const queue: HostMessage[] = [];
   let flushing = false;
@@ -38,17 +41,15 @@ export async function openRunViewPage(o: {
     flushing = true;
     while (queue.length > 0) {
       const batch = queue.splice(0);
-      await page
-        .evaluate(
-          `(${JSON.stringify(batch)}).forEach((m) => window.dispatchEvent(new MessageEvent('message', { data: m })))`,
-        )
-        .catch(() => undefined);
+      // Handed over as data (as postMessage clones it), not as source the page would have to parse.
+      await page.evaluate(DISPATCH, batch).catch(() => undefined);
     }
     flushing = false;
   };
   await page.exposeBinding('__toHost', (_src, m: unknown) => void ref.controller?.receive(m));
   const controller = new RunViewController(o.threadId, o.runId, o.deps, (m) => {
     sent[m.type] = (sent[m.type] ?? 0) + 1;
+    firstSentAt[m.type] ??= epochNow();
     queue.push(m);
     void flush();
   });
@@ -59,14 +60,21 @@ export async function openRunViewPage(o: {
       .replace(/url\("\.\/codicon\.ttf[^"]*"\)/, 'local("none")'),
     fs.readFileSync(path.join(ROOT, 'media/runView.css'), 'utf8'),
   ];
+  // The page gets its whole HTML at once, script included, and loads it on its own (as a webview
+  // does, in a process of its own): what this process does meanwhile cannot hold it up.
+  const script = fs.readFileSync(path.join(ROOT, 'media/dist/runView.js'), 'utf8').replace(/<\/script/gi, '<\\/script');
   await page.setContent(
-    `<!DOCTYPE html><html><head><style>${themeVars(o.theme ?? 'dark')}</style><style id="vscode-codicon-stylesheet">${css.join('\n')}</style></head><body><div id="app"></div></body></html>`,
+    `<!DOCTYPE html><html><head><style>${themeVars(o.theme ?? 'dark')}</style><style id="vscode-codicon-stylesheet">${css.join('\n')}</style></head><body><div id="app"></div><script>${VSCODE_API}</script><script>${script}</script></body></html>`,
+    { waitUntil: 'commit' },
   );
+  // As the panel does when it opens: the host starts reading while the page loads its script.
+  void controller.pushState(true).catch(() => undefined);
   return {
     page,
     browser,
     controller,
     sent,
+    firstSentAt,
     close: async () => {
       controller.dispose();
       if (!o.browser) await browser.close();
@@ -75,14 +83,14 @@ export async function openRunViewPage(o: {
   };
 }
 
-/** Starts the webview script (separately, so a caller can time it from "open"). */
-export async function startScript(page: Page): Promise<void> {
-  // A string, not a function: the test runner's transpiler would add helpers the page does not have.
-  await page.evaluate(
-    `(() => { let state; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__toHost(m), setState: (s) => { state = s; }, getState: () => state }); })()`,
-  );
-  await page.addScriptTag({ content: fs.readFileSync(path.join(ROOT, 'media/dist/runView.js'), 'utf8') });
-}
+/** Made from source text: the test runner's transpiler would add helpers the page does not have. */
+const DISPATCH = new Function(
+  'batch',
+  `batch.forEach((m) => window.dispatchEvent(new MessageEvent('message', { data: m })))`,
+) as (batch: HostMessage[]) => void;
+
+/** acquireVsCodeApi() as the webview has it: messages go to the host's binding; state stays in the page. */
+const VSCODE_API = `(() => { let state; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__toHost(m), setState: (s) => { state = s; }, getState: () => state }); })()`;
 
 function themeVars(theme: 'dark' | 'light'): string {
   const v =
@@ -91,4 +99,9 @@ function themeVars(theme: 'dark' | 'light'): string {
       : { bg: '#ffffff', fg: '#3b3b3b', muted: '#717171', border: '#e5e5e5', code: '#f3f3f3' };
   return `:root { --vscode-editor-background: ${v.bg}; --vscode-foreground: ${v.fg}; --vscode-descriptionForeground: ${v.muted}; --vscode-panel-border: ${v.border};
     --vscode-textCodeBlock-background: ${v.code}; --vscode-font-family: sans-serif; --vscode-font-size: 13px; --vscode-editor-font-family: monospace; --vscode-editor-font-size: 13px; }`;
+}
+
+/** Wall-clock milliseconds with sub-millisecond precision: comparable with a page's `performance.timeOrigin + performance.now()`. */
+export function epochNow(): number {
+  return performance.timeOrigin + performance.now();
 }

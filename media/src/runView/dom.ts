@@ -1,8 +1,5 @@
 // Small DOM helpers: text is always set with textContent (no HTML from data, except sanitized Markdown).
-import '@vscode-elements/elements/dist/vscode-badge/index.js';
-import '@vscode-elements/elements/dist/vscode-button/index.js';
-import '@vscode-elements/elements/dist/vscode-icon/index.js';
-import '@vscode-elements/elements/dist/vscode-textarea/index.js';
+// The VS Code elements (vscode-button …) are registered by the entry script (runView.ts).
 
 export function el(tag: string, attrs: Record<string, string> = {}, text?: string): HTMLElement {
   const node = document.createElement(tag);

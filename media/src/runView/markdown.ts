@@ -64,13 +64,14 @@ const SANITIZE: Config = {
 /** highlight.js's class names (`hljs-title function_`, `language-ts`); nothing the view selects by. */
 const HLJS_CLASS = /^(?:hljs(?:-[a-z0-9_-]+)?|language-[a-z0-9_+#-]+|[a-z]+_)$/i;
 
-let purifier: Purifier | undefined;
+const purifiers = new WeakMap<object, Purifier>();
 
-/** One DOMPurify of our own (its hook is not shared), made on first use in whatever window runs us. */
+/** One DOMPurify of our own (its hook is not shared) per window that runs us: the webview's, or a test's DOM. */
 function sanitizer(): Purifier {
-  if (purifier) return purifier;
-  const win = (globalThis as { window?: unknown }).window ?? globalThis; // the webview's window (or a test's)
-  const p = DOMPurify(win as Parameters<typeof DOMPurify>[0]);
+  const win = (globalThis as { window?: object }).window ?? globalThis;
+  let p = purifiers.get(win);
+  if (p) return p;
+  p = DOMPurify(win as Parameters<typeof DOMPurify>[0]);
   p.addHook('uponSanitizeAttribute', (node, data) => {
     if (data.attrName !== 'class') return;
     const tokens = data.attrValue.split(/\s+/).filter(Boolean);
@@ -79,7 +80,8 @@ function sanitizer(): Purifier {
     if (highlighted && (node.nodeName === 'SPAN' || node.nodeName === 'CODE')) data.attrValue = tokens.join(' ');
     else data.keepAttr = false;
   });
-  return (purifier = p);
+  purifiers.set(win, p);
+  return p;
 }
 
 export function renderMarkdown(text: string): string {

@@ -79,12 +79,15 @@ export function toolCard(t: ToolItem, a: Actions): HTMLElement {
   const status = el('span', { class: 'state', title: statusText });
   status.append(icon(statusIcon), el('span', {}, statusText));
   summary.append(status);
-  details.append(summary, body(t, a));
+  details.append(
+    summary,
+    body(t, a, () => root),
+  );
   root.append(details);
   return root;
 }
 
-function body(t: ToolItem, a: Actions): HTMLElement {
+function body(t: ToolItem, a: Actions, card: () => HTMLElement): HTMLElement {
   const b = el('div', { class: 'body' });
   if (t.uncertain && t.approval?.pending) {
     const warn = el('p', { class: 'warning', role: 'alert' });
@@ -106,7 +109,7 @@ function body(t: ToolItem, a: Actions): HTMLElement {
     b.append(el('div', { class: 'label' }, arg.name.replace(/_/g, ' ')), el('pre', { class: 'args' }, arg.value));
   }
   if (t.progress !== null) b.append(el('p', { class: 'progress', role: 'status' }, `Progress: ${t.progress}`));
-  if (t.approval?.pending && !a.readOnly()) b.append(...approvalControls(t, a));
+  if (t.approval?.pending && !a.readOnly()) b.append(...approvalControls(t, a, card));
   else if (t.diff) {
     const row = el('div', { class: 'actions' });
     row.append(button('Open diff', 'diff', () => a.showDiff(t.runId, t.toolCallId), { secondary: true }));
@@ -117,10 +120,9 @@ function body(t: ToolItem, a: Actions): HTMLElement {
   return b;
 }
 
-function approvalControls(t: ToolItem, a: Actions): HTMLElement[] {
+/** `card`: the card's element, disabled while its decision is on the way. */
+function approvalControls(t: ToolItem, a: Actions, card: () => HTMLElement): HTMLElement[] {
   const base = { runId: t.runId, toolCallId: t.toolCallId, inputHash: t.approval!.inputHash };
-  const card = () =>
-    document.querySelector(`section.tool[data-tool-call-id="${CSS.escape(t.toolCallId)}"]`) as HTMLElement;
   const actions = el('div', { class: 'actions' });
   actions.append(button('Approve', 'check', () => a.decide(card(), 'approve', base)));
   const rejectBox = el('div', { class: 'reject hidden' });

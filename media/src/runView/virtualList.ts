@@ -18,18 +18,27 @@ export class VirtualList {
   private readonly measured = new Map<string, number>();
   private offsets = new Float64Array(1);
   private readonly nodes = new Map<string, HTMLElement>();
-  private readonly top = document.createElement('div');
-  private readonly items = document.createElement('div');
-  private readonly bottom = document.createElement('div');
+  /** The scroller's window: its frames, its DOM, its ResizeObserver. */
+  private readonly win: Window & typeof globalThis;
+  private readonly top: HTMLElement;
+  private readonly items: HTMLElement;
+  private readonly bottom: HTMLElement;
   private readonly observer: ResizeObserver;
   private frame = 0;
   private following = true;
   private pinned: { key: string; offset: number } | null = null;
 
   constructor(private readonly o: VirtualListOptions) {
+    const doc = o.scroller.ownerDocument;
+    this.win = doc.defaultView as Window & typeof globalThis;
+    [this.top, this.items, this.bottom] = [
+      doc.createElement('div'),
+      doc.createElement('div'),
+      doc.createElement('div'),
+    ];
     this.items.className = 'items';
     o.scroller.replaceChildren(this.top, this.items, this.bottom);
-    this.observer = new ResizeObserver((entries) => {
+    this.observer = new this.win.ResizeObserver((entries) => {
       let changed = false;
       for (const e of entries) {
         if ((e.target as HTMLElement).classList.contains('placeholder')) continue; // its height is the estimate
@@ -153,7 +162,7 @@ export class VirtualList {
   }
 
   private schedule(): void {
-    this.frame ||= requestAnimationFrame(() => {
+    this.frame ||= this.win.requestAnimationFrame(() => {
       this.frame = 0;
       this.render(this.anchor());
     });

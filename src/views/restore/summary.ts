@@ -1,5 +1,6 @@
 // How a restore record reads for people: the notification's details, the tree's tooltip.
 import type { RestoreRecord } from '../../store/api/schema';
+import { escapeMarkdown } from '../shared/markdown';
 
 export const RESTORE_ACTION_LABELS: Record<RestoreRecord['files'][number]['action'], string> = {
   reverted: 'restored',
@@ -19,7 +20,6 @@ export function restoreCounts(r: RestoreRecord): string {
 }
 
 export function restoreMarkdown(r: RestoreRecord): string {
-  const esc = (s: string) => s.replace(/[\\`*_[\]|]/g, (ch) => `\\${ch}`);
   return [
     `# Files restored to checkpoint #${r.to_seq}`,
     '',
@@ -27,8 +27,12 @@ export function restoreMarkdown(r: RestoreRecord): string {
     '',
     '| file | what happened | why |',
     '|---|---|---|',
-    ...r.files.map((f) => `| ${esc(f.path)} | ${RESTORE_ACTION_LABELS[f.action]} | ${esc(f.reason)} |`),
-    ...(r.notes.length ? ['', '**Not known to the journal**', '', ...r.notes.map((n) => `- ${esc(n)}`)] : []),
+    ...r.files.map(
+      (f) => `| ${escapeMarkdown(f.path)} | ${RESTORE_ACTION_LABELS[f.action]} | ${escapeMarkdown(f.reason)} |`,
+    ),
+    ...(r.notes.length
+      ? ['', '**Not known to the journal**', '', ...r.notes.map((n) => `- ${escapeMarkdown(n)}`)]
+      : []),
     '',
     `Recorded with the run as \`${r.id}\`. To undo it, restore the files to checkpoint #${r.checkpoint_seq} (the notification's Undo restore, or this entry's context menu in the Runs tree).`,
     'Files ignored by .gitignore or files.exclude, and node_modules, are never journaled or touched.',

@@ -17,8 +17,9 @@ import {
   parseWebviewMessage,
   type RequestMessage,
   type Result,
+  type StateMessage,
 } from './protocol';
-import { composerHint, runHeader } from './header';
+import { composerHint, headerDataOf, headerOf, readHeaderData } from './header';
 import { ThreadTranscript } from './thread';
 import { CallProgress, toolResult } from './externalTools';
 import { isActionRequest, RunViewActionRequests, type RunViewEditor } from './actionRequests';
@@ -48,6 +49,8 @@ export interface RunViewDeps {
 
 const REFRESH_MS = 60;
 const DELTA_MS = 16;
+/** Items of the thread's end read and sent with the first state (the view's first paint): two pages. */
+export const FIRST_ITEMS = 80;
 
 export class RunViewController extends DisposableBase {
   readonly transcript: ThreadTranscript;
@@ -62,6 +65,10 @@ export class RunViewController extends DisposableBase {
   private deltaTimer: ReturnType<typeof setTimeout> | undefined;
   private ready = false;
   private revealOnReady: string | undefined;
+  /** Reads and sends, one at a time (the panel's open and the view's ready may ask at once). */
+  private pushing: Promise<void> = Promise.resolve();
+  /** The last state read; what a view that just became ready is sent first. */
+  private lastState: Omit<StateMessage, 'streaming'> | undefined;
   /** The item the view was last asked to scroll to (a step's waypoint, an approval card). */
   lastReveal: string | undefined;
 
@@ -97,7 +104,7 @@ export class RunViewController extends DisposableBase {
 
   /** Key of the first pending approval card of the thread, if any. */
   firstPendingKey(): string | undefined {
-    return this.transcript.find((i) => i.kind === 'tool' && i.approval?.pending === true)?.key;
+    return this.transcript.firstPendingKey();
   }
 
   async receive(raw: unknown): Promise<void> {
@@ -106,7 +113,9 @@ export class RunViewController extends DisposableBase {
     const msg = parsed.message;
     if (msg.type === 'ready') {
       this.ready = true;
-      await this.pushState(true);
+      // What was read while the view loaded goes out at once; a read under way sends when done.
+      if (this.lastState) void this.send(this.lastState);
+      await this.pushState();
       if (this.revealOnReady) void this.post({ type: 'reveal', key: this.revealOnReady });
       this.revealOnReady = undefined;
       return;
@@ -119,45 +128,87 @@ export class RunViewController extends DisposableBase {
     }
   }
 
-  /** Reads the thread again and sends it (after a reload, or when something changed). */
-  async pushState(force = false): Promise<void> {
+  /**
+   * Reads the thread again and sends it (when the view opens, after a reload, when something
+   * changed). The first read of a long thread sends its end first, from the newest checkpoints,
+   * with the items to paint; then the whole thread.
+   */
+  pushState(force = false): Promise<void> {
+    const pushed = this.pushing.then(() => this.readAndSend(force));
+    this.pushing = pushed.catch(() => undefined);
+    return pushed;
+  }
+
+  private async readAndSend(force: boolean): Promise<void> {
     const runs = await this.deps.threadRuns(this.threadId);
     if (runs.length === 0) return;
+    const first = this.transcript.version === 0;
+    if (first) {
+      await this.transcript.refreshNewest(runs, FIRST_ITEMS);
+      await this.send(await this.readState(runs, true));
+      // Reading the rest is long and synchronous in parts: the message goes out first.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
     const changed = await this.transcript.refresh(runs);
     if (!changed && !force) return;
+    await this.send(await this.readState(runs, first));
+  }
+
+  /** The state of the thread as read; `withPage`: with the items the view paints first. */
+  private async readState(runs: RunSummary[], withPage: boolean): Promise<Omit<StateMessage, 'streaming'>> {
     const last = runs[runs.length - 1]!;
-    if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
     const { guards } = this.deps.actions;
-    const readOnly = await guards.readOnly(last.run_id);
-    const runHeaders = await Promise.all(
-      runs.map(async (r) =>
-        runHeader(this.deps.store, r, {
-          active: this.deps.runner.isActive(r.run_id),
-          workspaceRoot: this.deps.workspaceRoot,
-          whyNot: await guards.reasons(r),
+    const [readOnly, runHeaders] = await Promise.all([
+      guards.readOnly(last.run_id),
+      Promise.all(
+        runs.map(async (r) => {
+          const read = this.transcript.dataOf(r.run_id);
+          const [data, whyNot] = await Promise.all([
+            read ? headerDataOf(read) : readHeaderData(this.deps.store, r),
+            guards.reasons(r),
+          ]);
+          return headerOf(r, data, {
+            active: this.deps.runner.isActive(r.run_id),
+            workspaceRoot: this.deps.workspaceRoot,
+            whyNot,
+          });
         }),
       ),
-    );
-    // From here on synchronous up to the post: the text streamed so far replaces the deltas not yet sent.
-    const partial = this.deps.runner.partialResponse(last.run_id);
-    if (!this.streaming && partial) this.streaming = { runId: last.run_id, step: partial.step }; // opened mid-stream
-    const streaming =
-      this.streaming && partial && partial.step === this.streaming.step && this.streaming.runId === last.run_id
-        ? { ...this.streaming, text: partial.text, reasoning: partial.reasoning }
-        : this.streaming;
-    if (streaming && 'text' in streaming)
-      this.pendingDeltas = this.pendingDeltas.filter((d) => d.runId !== streaming.runId || d.step !== streaming.step);
-    await this.post({
+    ]);
+    const size = this.transcript.size;
+    const from = Math.max(0, size - FIRST_ITEMS);
+    return {
       type: 'state',
       version: this.transcript.version,
       threadId: this.threadId,
       focusRunId: this.focusRunId,
       runs: runHeaders,
       outline: this.transcript.outline(),
+      partial: this.transcript.partial,
+      page: withPage ? { from, items: this.transcript.page(from, size) } : null,
       readOnly,
       composerHint: composerHint(last, this.deps.runner.isActive(last.run_id)),
-      streaming,
-    });
+    };
+  }
+
+  /**
+   * Sends a state read before, with the text streamed so far as of now: synchronous up to the
+   * post, so the text replaces exactly the deltas not sent yet.
+   */
+  private send(state: Omit<StateMessage, 'streaming'>): Promise<unknown> | undefined {
+    this.lastState = state;
+    if (!this.ready) return undefined;
+    const lastRunId = state.runs[state.runs.length - 1]!.runId;
+    if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
+    const partial = this.deps.runner.partialResponse(lastRunId);
+    if (!this.streaming && partial) this.streaming = { runId: lastRunId, step: partial.step }; // opened mid-stream
+    const streaming =
+      this.streaming && partial && partial.step === this.streaming.step && this.streaming.runId === lastRunId
+        ? { ...this.streaming, text: partial.text, reasoning: partial.reasoning }
+        : this.streaming;
+    if (streaming && 'text' in streaming)
+      this.pendingDeltas = this.pendingDeltas.filter((d) => d.runId !== streaming.runId || d.step !== streaming.step);
+    return Promise.resolve(this.post({ ...state, streaming }));
   }
 
   private async handle(msg: RequestMessage): Promise<Result<Method>> {
@@ -181,10 +232,11 @@ export class RunViewController extends DisposableBase {
         return toolResult(this.deps.store, runId, msg.params.toolCallId);
       case 'condenseAction': {
         RunGuards.refuse(await this.deps.actions.guards.readOnly(runId));
-        const marker = this.transcript.find(
-          (i) => i.kind === 'condense' && i.runId === runId && i.condenseId === msg.params.condenseId,
+        const marker = this.transcript.findKind(
+          'condense',
+          (i) => i.runId === runId && i.condenseId === msg.params.condenseId,
         );
-        if (!marker || marker.kind !== 'condense' || !marker.undoable)
+        if (!marker?.undoable)
           throw new Error(
             `condense ${msg.params.condenseId} is not the run's current condense, or the run is not stopped`,
           );

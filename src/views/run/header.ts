@@ -1,11 +1,12 @@
 // The run view's header and composer hint: rules that used to live in the approval panel and the
 // composition root, kept with the view that shows them.
 import { awaitingApprovalDetail } from '../../runner/loop';
-import { isTerminalState, type RunSummary } from '../../store/api/schema';
+import { type Approval, isTerminalState, type RunSummary, type RuntimeSnapshot } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
-import { STATE_LABELS } from '../runs/format';
+import { STATE_LABELS } from '../shared/runs';
 import type { RunAction } from './items';
 import type { RunHeader } from './protocol';
+import type { RunData } from './runData';
 import { ContextSize } from '../../store/api/schema';
 import { formatWindow } from '../../runner/context/window';
 import { runReasons, type RunGuardReasons } from '../../actions/guards';
@@ -19,14 +20,41 @@ export interface RunHeaderOptions {
   whyNot?: RunGuardReasons;
 }
 
-export async function runHeader(store: CheckpointStore, run: RunSummary, o: RunHeaderOptions): Promise<RunHeader> {
-  const whyNot = o.whyNot ?? runReasons({ run, active: o.active });
-  const [snap, pending, recent] = await Promise.all([
+/** What a run's header shows beyond its summary: its latest snapshot, waiting calls, newest checkpoints. */
+export interface HeaderData {
+  snapshot: RuntimeSnapshot | null;
+  pending: readonly Pick<Approval, 'tool_call_id' | 'input_hash'>[];
+  /** The newest checkpoints (a dozen is plenty), newest first: the context meter's latest figure. */
+  newestFirst: readonly { payload?: Record<string, unknown> }[];
+}
+
+/** The header's data from what the transcript read of the run (no second read). */
+export function headerDataOf(d: RunData): HeaderData {
+  return {
+    snapshot: d.snapshot,
+    pending: d.approvals.filter((a) => a.decision === null),
+    newestFirst: d.records.slice(-12).reverse(),
+  };
+}
+
+/** The header's data read from the store (a run the transcript has not read whole yet). */
+export async function readHeaderData(store: CheckpointStore, run: RunSummary): Promise<HeaderData> {
+  const [snap, pending, newestFirst] = await Promise.all([
     store.loadSnapshot(run.run_id).catch(() => undefined),
     run.pending_approvals > 0 ? store.listApprovals(run.run_id, { pendingOnly: true }) : [],
     store.list(run.run_id, { limit: 12 }).catch(() => []),
   ]);
-  const s = snap?.snapshot;
+  return { snapshot: snap?.snapshot ?? null, pending, newestFirst };
+}
+
+/** A run's header read from the store. */
+export async function runHeader(store: CheckpointStore, run: RunSummary, o: RunHeaderOptions): Promise<RunHeader> {
+  return headerOf(run, await readHeaderData(store, run), o);
+}
+
+export function headerOf(run: RunSummary, h: HeaderData, o: RunHeaderOptions): RunHeader {
+  const whyNot = o.whyNot ?? runReasons({ run, active: o.active });
+  const s = h.snapshot;
   const budget = (
     s?.context as
       { budget?: { max_steps?: number | null; max_cost_usd?: number | null; max_tokens?: number | null } } | undefined
@@ -45,7 +73,7 @@ export async function runHeader(store: CheckpointStore, run: RunSummary, o: RunH
     model: run.model,
     step: run.step,
     tokens: s?.usage.total_tokens ?? 0,
-    context: contextMeter(recent),
+    context: contextMeter(h.newestFirst),
     usage: {
       prompt: s?.usage.input_tokens ?? 0,
       cached: s?.usage.cached_tokens ?? null,
@@ -56,7 +84,7 @@ export async function runHeader(store: CheckpointStore, run: RunSummary, o: RunH
     costUsd: s ? s.total_cost_usd : null,
     budget: limits.length > 0 ? limits.join(' · ') : null,
     pendingApprovals: run.pending_approvals,
-    pendingCalls: pending.map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
+    pendingCalls: h.pending.map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
     actions: runActions(o.active, whyNot),
     whyNot: { restore: whyNot.restore, resume: whyNot.resume },
     notices: runNotices(run, (s?.context as { workspace_root?: unknown } | undefined)?.workspace_root, o.workspaceRoot),
@@ -64,9 +92,9 @@ export async function runHeader(store: CheckpointStore, run: RunSummary, o: RunH
 }
 
 /** The newest request size a checkpoint recorded (pre_llm, or a condense's result): "context: 41% of 128k". */
-export function contextMeter(newestFirst: readonly { payload: Record<string, unknown> }[]): RunHeader['context'] {
+export function contextMeter(newestFirst: readonly { payload?: Record<string, unknown> }[]): RunHeader['context'] {
   for (const r of newestFirst) {
-    const size = ContextSize.safeParse(r.payload.context);
+    const size = ContextSize.safeParse(r.payload?.context);
     if (!size.success) continue;
     const { tokens, window, estimated } = size.data;
     const pct = Math.round((100 * tokens) / window);

@@ -1,7 +1,7 @@
 // The run view's transcript items: what the host sends and the webview renders. One zod schema per
 // item kind (the source of truth for both sides); vscode-free, bundled into the webview too.
 // A new kind is one more schema here, one builder case, one renderer.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const Key = z.string().min(1).max(300);
 const RunId = z.string().min(1).max(100);
@@ -183,10 +183,19 @@ export type RunAction = (typeof RUN_ACTIONS)[number];
 export const RESTORE_ACTIONS = ['undo', 'showDetails', 'openFork'] as const;
 export type RestoreAction = (typeof RESTORE_ACTIONS)[number];
 
+export const WAYPOINT_HEIGHT = 30;
+
+/** A tool card's height: one line, or open with its approval controls (the arguments shown, as JSON). */
+export function toolCardHeight(pendingArgumentsJson: string | null): number {
+  return pendingArgumentsJson === null ? 40 : 260 + 18 * Math.min(lines(pendingArgumentsJson), 16);
+}
+
+function lines(s: string, width = 90): number {
+  return s.split('\n').reduce((n, l) => n + Math.max(1, Math.ceil(l.length / width)), 0);
+}
+
 /** A height estimate before the item is measured (px), from its kind and text length. */
 export function estimateHeight(item: TranscriptItem): number {
-  const lines = (s: string, width = 90) =>
-    s.split('\n').reduce((n, l) => n + Math.max(1, Math.ceil(l.length / width)), 0);
   switch (item.kind) {
     case 'turn':
       return 44;
@@ -195,9 +204,9 @@ export function estimateHeight(item: TranscriptItem): number {
     case 'assistant':
       return 24 + 21 * Math.min(lines(item.text), 200) + (item.reasoning ? 28 : 0);
     case 'tool':
-      return item.approval?.pending ? 260 + 18 * Math.min(lines(item.argumentsJson), 16) : 40;
+      return toolCardHeight(item.approval?.pending ? item.argumentsJson : null);
     case 'waypoint':
-      return 30;
+      return WAYPOINT_HEIGHT;
     case 'status':
       return 64;
     case 'restore':

@@ -3,6 +3,7 @@
 // position). The logic is in controller.ts; here: panels, HTML with a strict CSP, editor actions.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
+import { errorMessage } from '../../common/errors';
 import { DisposableBase, toDisposable } from '../../common/lifecycle';
 import type { CheckpointStore } from '../../store/api/types';
 import type { OpenAt } from '../../actions/ports';
@@ -71,7 +72,10 @@ export class RunViewPanels extends DisposableBase {
       return;
     }
     this.deps.log.info(`run view of run ${run.run_id} restored after a reload`);
-    this.adopt(run.thread_id, run.run_id, panel);
+    // The thread is read while the webview loads its script.
+    void this.adopt(run.thread_id, run.run_id, panel)
+      .open({ kind: 'end' })
+      .catch((err: unknown) => this.deps.log.warn(`run view: reading run ${run.run_id} failed: ${errorMessage(err)}`));
   }
 
   private adopt(threadId: string, runId: string, panel: vscode.WebviewPanel): RunViewPanel {

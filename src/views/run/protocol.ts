@@ -3,7 +3,7 @@
 // logs anything that does not parse; nothing executes without a matching pending approval (the
 // runner re-checks tool_call_id and input_hash before writing a decision). No `vscode` import:
 // the webview bundles this file.
-import { z } from 'zod';
+import * as z from 'zod';
 import { OutlineEntry, RESTORE_ACTIONS, RUN_ACTIONS, TranscriptItem, WAYPOINT_ACTIONS } from './items';
 import { RichResult } from './richResult';
 
@@ -156,12 +156,15 @@ export const StateMessage = z.object({
   /** Every run (turn) of the thread, oldest first; the last one is the header's. */
   runs: z.array(RunHeader),
   outline: z.array(OutlineEntry),
+  /** The outline holds only the thread's end (the first paint of a long thread): the rest follows. */
+  partial: z.boolean(),
+  /** Items to paint at once, so the first paint needs no page request: the thread's end. */
+  page: z.object({ from: z.number().int().nonnegative(), items: z.array(TranscriptItem) }).nullable(),
   /** Why nothing can be decided or sent here (another window holds the run, restricted mode), or null. */
   readOnly: z.string().nullable(),
   /** What Send does now, for the composer's hint. */
   composerHint: z.string(),
-  /** A model call in progress whose text streams in `delta` messages. */
-  /** The model call under way; with the text (and reasoning) streamed so far, which replaces what the view has. */
+  /** The model call under way, whose text streams in `delta` messages; with the text (and reasoning) streamed so far, which replaces what the view has. */
   streaming: z
     .object({
       runId: z.string(),

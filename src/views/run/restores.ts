@@ -4,7 +4,7 @@
 import { restoreWrote } from '../../actions/restore/plan';
 import type { CheckpointRecord, RestoreRecord } from '../../store/api/schema';
 import { RESTORE_ACTION_LABELS, restoreCounts } from '../restore/summary';
-import type { RestoreItem, TranscriptItem } from './items';
+import type { RestoreItem } from './items';
 
 /** Files listed in a card; the rest are counted (the details document has them all). */
 export const RESTORE_CARD_FILES = 20;
@@ -34,23 +34,25 @@ export function restoreItem(runId: string, r: RestoreRecord, records: Records): 
 /**
  * The run's items with a card per restore, each before the first waypoint of a step that began
  * after the restore's checkpoint (at the end when the run has not gone on since), oldest first.
+ * `card` makes the list's entry of a restore item (the transcript places planned items).
  */
-export function placeRestores(
-  items: readonly TranscriptItem[],
+export function placeRestores<T extends { kind: string; runId: string; step?: number }>(
+  items: readonly T[],
   restores: readonly RestoreRecord[],
   records: Records,
-): TranscriptItem[] {
+  card: (item: RestoreItem) => T,
+): T[] {
   if (restores.length === 0) return [...items];
   const runId = items[0]?.runId ?? '';
-  const before = new Map<number, RestoreItem[]>();
+  const before = new Map<number, T[]>();
   const sorted = [...restores].sort((a, b) => a.checkpoint_seq - b.checkpoint_seq || a.created_ms - b.created_ms);
   for (const r of sorted) {
     const step = stepAt(records, r.checkpoint_seq);
-    const at = items.findIndex((i) => i.kind === 'waypoint' && i.step > step);
+    const at = items.findIndex((i) => i.kind === 'waypoint' && i.step! > step);
     const index = at === -1 ? items.length : at;
-    before.set(index, [...(before.get(index) ?? []), restoreItem(runId, r, records)]);
+    before.set(index, [...(before.get(index) ?? []), card(restoreItem(runId, r, records))]);
   }
-  const out: TranscriptItem[] = [];
+  const out: T[] = [];
   for (let i = 0; i <= items.length; i++) {
     out.push(...(before.get(i) ?? []));
     if (i < items.length) out.push(items[i]!);

@@ -1,7 +1,7 @@
 // An external tool's exact result (an MCP CallToolResult, kept in a blob) as the tool card shows
 // it: text, images (raster formats only, as data the webview's CSP allows), resources, links and
 // structured content. vscode-free; the schema is shared with the webview, which parses it again.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const MAX_IMAGE_BASE64 = 8_000_000;
 const SAFE_IMAGE = /^image\/(png|jpeg|gif|webp|bmp)$/i;

@@ -1,54 +1,21 @@
-// A thread's transcript as the run view pages it: the runs of a conversation in order, each run's
-// items built from the store (cached until that run changes), and one outline (key + height
-// estimate per item) so the webview can size its scrollbar without the items themselves.
+// A thread's transcript as the run view pages it: the runs of a conversation in order, each run
+// planned from the store (kept until that run changes), one outline (key + height estimate per
+// item) so the webview can size its scrollbar without the items, and the items built per page.
+// The first read of a long thread plans only its end, from the newest checkpoints: the view paints
+// that while the rest is read.
 import type { RunSummary } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
-import { byTurnOrder } from '../runs/threads';
-import { estimateHeight, type OutlineEntry, type TranscriptItem } from './items';
-import { buildRunItems, type RunData } from './transcript';
+import { byTurnOrder } from '../shared/runs';
+import type { ItemKind, OutlineEntry, TranscriptItem } from './items';
+import { type LiveRuns, loadRunData, type RunData } from './runData';
+import { type PlannedItem, planRunItems } from './transcript';
 
-export interface LiveRuns {
-  isActive(runId: string): boolean;
-  runningCalls(runId: string): ReadonlySet<string>;
-  /** The latest progress of a run's running calls, by tool call id (external tools report it). */
-  progress?(runId: string): ReadonlyMap<string, string>;
-}
+export { loadRunData, type LiveRuns };
 
-/** Loads what buildRunItems needs for one run. */
-export async function loadRunData(
-  store: CheckpointStore,
-  run: RunSummary,
-  turn: number,
-  live: LiveRuns,
-): Promise<RunData> {
-  const id = run.run_id;
-  const [records, snapshot, approvals, effects, inbox, restores] = await Promise.all([
-    store.list(id, { limit: Number.MAX_SAFE_INTEGER }).then((r) => r.reverse()),
-    store.loadSnapshot(id).then(
-      (s) => s.snapshot,
-      () => null,
-    ),
-    store.listApprovals(id),
-    store.listEffects(id),
-    store.listInbox(id),
-    store.listRestores(id),
-  ]);
-  return {
-    run,
-    turn,
-    records,
-    snapshot,
-    approvals,
-    effects,
-    inbox,
-    restores,
-    live: {
-      active: live.isActive(id),
-      runningCalls: live.runningCalls(id),
-      ...(live.progress ? { progress: live.progress(id) } : {}),
-    },
-  };
-}
+/** Checkpoints read of a long run for the first paint (≈ 40 steps, ≈ 140 items of the benchmark's run). */
+export const NEWEST_RECORDS = 200;
+/** Most items one page request gets. */
+const PAGE_MAX = 200;
 
 /** The runs of a thread, oldest first (from the store's index: no run's log is read). */
 export async function threadRuns(store: CheckpointStore, threadId: string): Promise<RunSummary[]> {
@@ -62,12 +29,22 @@ export async function threadRuns(store: CheckpointStore, threadId: string): Prom
   return out.sort(byTurnOrder);
 }
 
+interface RunPlan {
+  data: RunData;
+  items: PlannedItem[];
+}
+
 export class ThreadTranscript {
   private runs: RunSummary[] = [];
-  private readonly built = new Map<string, TranscriptItem[]>();
+  /** Each run's plan from its whole history; a plan of its newest checkpoints only is never kept here. */
+  private readonly plans = new Map<string, RunPlan>();
   private readonly stale = new Set<string>();
-  private items: TranscriptItem[] = [];
+  /** What the first read took of runs it did not read whole (their newest checkpoints): for their headers. */
+  private readonly newest = new Map<string, RunData>();
+  private items: PlannedItem[] = [];
   private outlineCache: OutlineEntry[] = [];
+  /** The outline holds only the thread's newest items: `refresh` reads the rest. */
+  partial = false;
   version = 0;
 
   constructor(
@@ -80,29 +57,67 @@ export class ThreadTranscript {
     this.stale.add(runId);
   }
 
-  /** Re-reads the runs of the thread and rebuilds what changed. Returns whether anything did. */
+  /** Whether the whole thread has been read (a refresh after a first, partial one). */
+  get complete(): boolean {
+    return this.version > 0 && !this.partial;
+  }
+
+  /**
+   * The end of the thread from the newest checkpoints of its latest runs, until it has `minItems`
+   * items: what the view paints first. Runs short enough are read whole (and kept).
+   */
+  async refreshNewest(runs: RunSummary[], minItems: number): Promise<void> {
+    const planned: PlannedItem[][] = [];
+    let count = 0;
+    let from = runs.length;
+    while (from > 0 && count < minItems) {
+      from--;
+      const run = runs[from]!;
+      let data = await loadRunData(this.store, run, from + 1, this.live, { newest: NEWEST_RECORDS });
+      let items = planRunItems(data);
+      // Too little of the end in its newest checkpoints (long steps): the run is read whole.
+      if (data.newestOnly && count + items.length < minItems) {
+        data = await loadRunData(this.store, run, from + 1, this.live);
+        items = planRunItems(data);
+      }
+      if (data.newestOnly) this.newest.set(run.run_id, data);
+      else this.plans.set(run.run_id, { data, items });
+      planned.unshift(items);
+      count += items.length;
+    }
+    this.runs = runs;
+    this.items = planned.flat();
+    this.outlineCache = this.items.map((it) => [it.key, it.height] as OutlineEntry);
+    this.partial = true;
+    this.version++;
+  }
+
+  /** Re-reads the runs of the thread and plans what changed. Returns whether anything did. */
   async refresh(runs: RunSummary[]): Promise<boolean> {
     const sameRuns =
       runs.length === this.runs.length &&
       runs.every((r, i) => r.run_id === this.runs[i]?.run_id && sameSummary(r, this.runs[i]!));
-    if (sameRuns && this.stale.size === 0 && this.items.length > 0) return false;
+    if (sameRuns && this.stale.size === 0 && this.complete) return false;
     for (const r of runs) {
-      const before = this.runs.find((x) => x.run_id === r.run_id);
+      const before = this.plans.get(r.run_id)?.data.run;
       if (!before || !sameSummary(before, r)) this.stale.add(r.run_id);
     }
     this.runs = runs;
     const ids = new Set(runs.map((r) => r.run_id));
-    for (const id of [...this.built.keys()]) if (!ids.has(id)) this.built.delete(id);
-    const stale = [...this.stale];
+    for (const id of [...this.plans.keys()]) if (!ids.has(id)) this.plans.delete(id);
+    const stale = new Set(this.stale);
     this.stale.clear();
     await Promise.all(
       runs.map(async (r, i) => {
-        if (this.built.has(r.run_id) && !stale.includes(r.run_id)) return;
-        this.built.set(r.run_id, buildRunItems(await loadRunData(this.store, r, i + 1, this.live)));
+        if (this.plans.has(r.run_id) && !stale.has(r.run_id)) return;
+        const data = await loadRunData(this.store, r, i + 1, this.live);
+        this.plans.set(r.run_id, { data, items: planRunItems(data) });
       }),
     );
-    this.items = runs.flatMap((r) => this.built.get(r.run_id) ?? []);
-    this.outlineCache = this.items.map((it) => [it.key, estimateHeight(it)] as OutlineEntry);
+    this.items = runs.flatMap((r) => this.plans.get(r.run_id)?.items ?? []);
+    this.outlineCache = this.items.map((it) => [it.key, it.height] as OutlineEntry);
+    this.newest.clear();
+    this.partial = false;
     this.version++;
     return true;
   }
@@ -111,16 +126,53 @@ export class ThreadTranscript {
     return this.runs;
   }
 
+  /** What was last read of a run, whole or its newest checkpoints (enough for its header). */
+  dataOf(runId: string): RunData | undefined {
+    return this.plans.get(runId)?.data ?? this.newest.get(runId);
+  }
+
   outline(): OutlineEntry[] {
     return this.outlineCache;
   }
 
-  page(from: number, to: number): TranscriptItem[] {
-    return this.items.slice(from, Math.min(to, from + 200));
+  get size(): number {
+    return this.items.length;
   }
 
+  /** Items [from, to), built now (each once per read of its run). */
+  page(from: number, to: number): TranscriptItem[] {
+    return this.items.slice(from, Math.min(to, from + PAGE_MAX)).map((p) => p.build());
+  }
+
+  indexOf(key: string): number {
+    return this.items.findIndex((p) => p.key === key);
+  }
+
+  /** The first tool call of the thread waiting for a decision. */
+  firstPendingKey(): string | undefined {
+    return this.items.find((p) => p.pending)?.key;
+  }
+
+  /** The first item that matches (every item up to it is built to look: for tests and rare lookups). */
   find(pred: (item: TranscriptItem) => boolean): TranscriptItem | undefined {
-    return this.items.find(pred);
+    for (const p of this.items) {
+      const item = p.build();
+      if (pred(item)) return item;
+    }
+    return undefined;
+  }
+
+  /** The first item of a kind that matches (only items of that kind are built to look). */
+  findKind<K extends ItemKind>(
+    kind: K,
+    pred: (item: Extract<TranscriptItem, { kind: K }>) => boolean,
+  ): Extract<TranscriptItem, { kind: K }> | undefined {
+    for (const p of this.items) {
+      if (p.kind !== kind) continue;
+      const item = p.build() as Extract<TranscriptItem, { kind: K }>;
+      if (pred(item)) return item;
+    }
+    return undefined;
   }
 }
 

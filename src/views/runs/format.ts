@@ -1,5 +1,7 @@
 // Text for the tree and quick picks: relative times, state and phase names, payload summaries.
 import type { CheckpointRecord, Phase, RunState, RunSummary } from '../../store/api/schema';
+import { escapeMarkdown } from '../shared/markdown';
+import { STATE_LABELS } from '../shared/runs';
 
 export function relativeTime(ms: number, now = Date.now()): string {
   const s = Math.max(0, Math.round((now - ms) / 1000));
@@ -10,17 +12,6 @@ export function relativeTime(ms: number, now = Date.now()): string {
   if (h < 36) return `${h}h ago`;
   return `${Math.round(h / 24)}d ago`;
 }
-
-export const STATE_LABELS: Record<RunState, string> = {
-  running: 'running',
-  awaiting_approval: 'awaiting approval',
-  paused_budget: 'paused: budget',
-  paused_error: 'paused: error',
-  paused_cancelled: 'cancelled',
-  interrupted: 'interrupted',
-  completed: 'completed',
-  failed: 'failed',
-};
 
 /** Codicon ids (available in VS Code 1.90). */
 export const STATE_ICONS: Record<RunState, string> = {
@@ -74,7 +65,7 @@ export function checkpointSummary(r: CheckpointRecord): string {
   for (const [k, v] of Object.entries(r.payload)) {
     if (k === 'terminal_result') continue;
     const text = typeof v === 'string' ? v : JSON.stringify(v);
-    lines.push(`- \`${k}\`: ${escapeMd(text.length > 120 ? `${text.slice(0, 117)}…` : text)}`);
+    lines.push(`- \`${k}\`: ${escapeMarkdown(text.length > 120 ? `${text.slice(0, 117)}…` : text)}`);
   }
   if (r.snapshot) {
     const s = r.snapshot;
@@ -86,8 +77,4 @@ export function checkpointSummary(r: CheckpointRecord): string {
       lines.push(`- pending LLM response with ${s.pending_llm_response.message.tool_calls?.length ?? 0} tool call(s)`);
   }
   return lines.join('\n');
-}
-
-function escapeMd(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+!|<>]/g, (c) => `\\${c}`);
 }

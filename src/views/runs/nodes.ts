@@ -3,7 +3,9 @@ import * as vscode from 'vscode';
 import type { CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
 import { whyNotResume } from '../../actions/guards';
 import { CommandIds, ContextValues } from '../../contributes';
-import { checkpointSummary, PHASE_ICONS, relativeTime, runDescription, STATE_ICONS, STATE_LABELS } from './format';
+import { checkpointSummary, PHASE_ICONS, relativeTime, runDescription, STATE_ICONS } from './format';
+import { escapeMarkdown as escape } from '../shared/markdown';
+import { STATE_LABELS } from '../shared/runs';
 import { restoreCounts, restoreMarkdown } from '../restore/summary';
 import type { McpTreeNode } from './servers';
 import { StepNode } from './stepNode';
@@ -200,8 +202,4 @@ function stateColor(r: RunSummary, pending: number): vscode.ThemeColor | undefin
   const color =
     r.state === 'failed' ? 'errorForeground' : pending > 0 ? 'notificationsWarningIcon.foreground' : undefined;
   return color ? new vscode.ThemeColor(color) : undefined;
-}
-
-function escape(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+!|<>]/g, (c) => `\\${c}`);
 }

@@ -1,4 +1,4 @@
-// TreeDataProvider over RunsModel: groups → threads (or single runs) → runs → steps (paged,
+// TreeDataProvider over RunsTreeModel: groups → threads (or single runs) → runs → steps (paged,
 // "Load more") → phase checkpoints.
 import * as vscode from 'vscode';
 import { formatBytes } from './format';
@@ -12,7 +12,7 @@ import {
   ThreadNode,
   type RunsTreeNode,
 } from './nodes';
-import { GROUPS, type RunsModel } from './model';
+import { GROUPS, type RunsTreeModel } from './treeModel';
 import { mcpChildren, mcpRoots, type McpSource } from './servers';
 
 type Node = RunsTreeNode;
@@ -25,7 +25,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<Node>, vscode.D
   private readonly subscription: { dispose(): void };
 
   constructor(
-    private readonly model: RunsModel,
+    private readonly model: RunsTreeModel,
     /** The MCP servers section below the runs (absent: none). */
     private readonly mcp?: McpSource,
   ) {

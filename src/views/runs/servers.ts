@@ -6,6 +6,7 @@ import type { ServerStatus } from '../../runner/mcp/servers';
 import type { AllowRule } from '../../runner/mcp/approvals';
 import type { McpOverview } from '../../mcp/service';
 import { ContextValues } from '../../contributes';
+import { escapeMarkdown as escape } from '../shared/markdown';
 
 export interface McpSource {
   overview(): McpOverview;
@@ -248,4 +249,3 @@ function stateText(s: ServerStatus): string {
 const firstLine = (s: string) => s.split('\n')[0]!.slice(0, 120);
 const warn = new vscode.ThemeColor('notificationsWarningIcon.foreground');
 const err = new vscode.ThemeColor('errorForeground');
-const escape = (s: string) => s.replace(/[\\`*_{}[\]()#+!|<>]/g, (c) => `\\${c}`);

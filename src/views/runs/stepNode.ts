@@ -5,6 +5,8 @@ import { CommandIds, ContextValues } from '../../contributes';
 import { relativeTime } from './format';
 import type { RunSummary } from '../../store/api/schema';
 import type { StepOutcome, StepView } from './steps';
+import { escapeMarkdown as escape } from '../shared/markdown';
+import { DECISION_WORDS } from '../shared/stepSummary';
 
 const OUTCOME_ICONS: Record<StepOutcome, [icon: string, color?: string]> = {
   start: ['rocket'],
@@ -20,14 +22,6 @@ const OUTCOME_ICONS: Record<StepOutcome, [icon: string, color?: string]> = {
   answer: ['comment'],
   final: ['pass'],
 };
-
-const DECISION_WORDS = {
-  waiting: 'waiting for approval',
-  rejected: 'rejected',
-  edited: 'approved with edited arguments',
-  approved: 'approved',
-  auto: 'ran without asking',
-} as const;
 
 /** A step of a run; `Parent` is the run's node (nodes.ts RunNode: typed there, so this file does not import it back). */
 export class StepNode<Parent extends { run: RunSummary } = { run: RunSummary }> {
@@ -72,8 +66,4 @@ function tooltip(v: StepView): string {
     'Click to open the run view at this step.',
   );
   return lines.join('\n');
-}
-
-function escape(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+!|<>]/g, (c) => `\\${c}`);
 }

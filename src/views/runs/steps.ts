@@ -3,8 +3,8 @@
 // already hold — the tool calls in the post_llm snapshot header, the batch's failure count, the
 // replay counter — plus the run's approvals, so no step's snapshot lists are ever loaded. vscode-free.
 import type { Approval, CheckpointRecord, RunSummary, ToolCall } from '../../store/api/schema';
-import { toolTitle } from '../run/transcript';
-import { STATE_LABELS } from './format';
+import { summarizeStep, type StepCall, type StepFacts, type StepOutcome } from '../shared/stepSummary';
+import { asRecord, parseToolArgs } from '../shared/toolCalls';
 
 export interface StepRecords {
   step: number;
@@ -23,31 +23,7 @@ export function groupBySteps(newestFirst: readonly CheckpointRecord[]): StepReco
   return steps;
 }
 
-/** What a step came to, most telling first; the tree picks its icon from it. */
-export type StepOutcome =
-  | 'start'
-  | 'working'
-  | 'waiting'
-  | 'stopped'
-  | 'rejected'
-  | 'failed'
-  | 'replayed'
-  | 'edited'
-  | 'approved'
-  | 'auto'
-  | 'answer'
-  | 'final';
-
-export type CallDecision = 'waiting' | 'rejected' | 'edited' | 'approved' | 'auto';
-
-export interface StepCall {
-  id: string;
-  /** "edit_file src/slugify.js" */
-  title: string;
-  decision: CallDecision;
-  /** The reason given with a rejection. */
-  reason: string | null;
-}
+export type { StepOutcome, StepCall, CallDecision } from '../shared/stepSummary';
 
 export interface StepView {
   runId: string;
@@ -61,51 +37,50 @@ export interface StepView {
   records: CheckpointRecord[];
 }
 
-export interface StepFacts {
+export interface TreeStepFacts {
   run: RunSummary;
   /** The run's approvals by tool_call_id. */
   approvals: ReadonlyMap<string, Approval>;
 }
 
-const TITLE_CHARS = 48;
-const SHOWN_CALLS = 2;
-
 /**
  * Labels steps (newest first; the first is the run's latest, pages start at the newest). The newer
  * neighbour tells how many calls of a step were replayed.
  */
-export function describeSteps(steps: readonly StepRecords[], facts: StepFacts): StepView[] {
+export function describeSteps(steps: readonly StepRecords[], facts: TreeStepFacts): StepView[] {
   return steps.map((s, i) => describeStep(s, facts, { newer: steps[i - 1], latest: i === 0 }));
 }
 
 function describeStep(
   s: StepRecords,
-  facts: StepFacts,
+  facts: TreeStepFacts,
   at: { newer: StepRecords | undefined; latest: boolean },
 ): StepView {
   const find = (phase: CheckpointRecord['phase']) => s.records.findLast((r) => r.phase === phase);
   const postLlm = find('post_llm');
-  const calls = stepCalls(s, postLlm, facts.approvals);
   const batchEnd = find('post_tool_batch') ?? find('post_subagent_batch');
-  const rejected = calls.filter((c) => c.decision === 'rejected').length;
-  // A rejected call counts as a failed one in the batch's payload; it is said once, as rejected.
-  const failures = Math.max(0, num(batchEnd?.payload.tool_failures ?? batchEnd?.payload.subagent_failures) - rejected);
-  const replayed = replayedIn(s, postLlm, at.newer);
-  const view = { runId: facts.run.run_id, step: s.step, calls, failures, replayed, records: s.records };
-  const { outcome, verdict } = judge(s, {
-    calls,
-    failures,
-    replayed,
-    ended: Boolean(batchEnd),
-    postLlm,
-    run: facts.run,
+  const summary = summarizeStep({
+    step: s.step,
+    calls: stepCalls(s, postLlm, facts.approvals),
+    approvals: facts.approvals,
+    answered: Boolean(postLlm),
+    batchEnded: Boolean(batchEnd),
+    terminal: s.records.some((r) => r.phase === 'run_terminal'),
+    failures: num(batchEnd?.payload.tool_failures ?? batchEnd?.payload.subagent_failures),
+    replayed: replayedIn(s, postLlm, at.newer),
     latest: at.latest,
+    runState: facts.run.state,
   });
-  if (outcome === 'start') return { ...view, outcome, label: 'Start' };
-  const parts = [`Step ${s.step}`];
-  if (calls.length > 0) parts.push(callsTitle(calls));
-  if (verdict) parts.push(verdict);
-  return { ...view, outcome, label: parts.join(' · ') };
+  return {
+    runId: facts.run.run_id,
+    step: s.step,
+    label: summary.outcome === 'start' ? 'Start' : `Step ${s.step} · ${summary.text}`,
+    outcome: summary.outcome,
+    calls: summary.calls,
+    failures: summary.failures,
+    replayed: summary.replayed,
+    records: s.records,
+  };
 }
 
 /** The step's tool calls: from the model's response (post_llm), else from its approvals. */
@@ -113,27 +88,17 @@ function stepCalls(
   s: StepRecords,
   postLlm: CheckpointRecord | undefined,
   approvals: ReadonlyMap<string, Approval>,
-): StepCall[] {
+): StepFacts['calls'] {
   const fromResponse: ToolCall[] = postLlm?.snapshot?.pending_llm_response?.message.tool_calls ?? [];
-  const byId = new Map(
-    fromResponse.map((c) => [c.id, { name: c.function.name, args: parseArgs(c.function.arguments) }]),
-  );
+  const calls = fromResponse.map((c) => ({
+    id: c.id,
+    name: c.function.name,
+    args: parseToolArgs(c.function.arguments),
+  }));
   if (!postLlm)
     for (const a of approvals.values())
-      if (a.step === s.step) byId.set(a.tool_call_id, { name: a.tool_name, args: asRecord(a.arguments) });
-  return [...byId].map(([id, c]) => {
-    const a = approvals.get(id);
-    const decision: CallDecision = !a
-      ? 'auto'
-      : a.decision === null
-        ? 'waiting'
-        : a.decision.kind === 'approve'
-          ? 'approved'
-          : a.decision.kind === 'reject'
-            ? 'rejected'
-            : 'edited';
-    return { id, title: toolTitle(c.name, c.args, TITLE_CHARS), decision, reason: a?.decision?.reason ?? null };
-  });
+      if (a.step === s.step) calls.push({ id: a.tool_call_id, name: a.tool_name, args: asRecord(a.arguments) });
+  return calls;
 }
 
 /** Calls of this step satisfied from the effect journal: the replay counter from its response to the next snapshot. */
@@ -143,69 +108,6 @@ function replayedIn(s: StepRecords, postLlm: CheckpointRecord | undefined, newer
     (r) => r.snapshot,
   )?.snapshot?.replayed_effect_count;
   return before === undefined || after === undefined ? 0 : Math.max(0, after - before);
-}
-
-interface Judged {
-  outcome: StepOutcome;
-  verdict: string;
-}
-
-function judge(
-  s: StepRecords,
-  f: {
-    calls: StepCall[];
-    failures: number;
-    replayed: number;
-    ended: boolean;
-    postLlm: CheckpointRecord | undefined;
-    run: RunSummary;
-    latest: boolean;
-  },
-): Judged {
-  const has = (phase: CheckpointRecord['phase']) => s.records.some((r) => r.phase === phase);
-  if (s.step === 0 && !f.postLlm) return { outcome: 'start', verdict: '' };
-  // Unfinished: the latest step says what the run is doing (or why it stopped).
-  const unfinished = (working: string): Judged =>
-    f.latest && f.run.state === 'running'
-      ? { outcome: 'working', verdict: working }
-      : { outcome: 'stopped', verdict: f.latest ? STATE_LABELS[f.run.state] : 'interrupted' };
-  if (f.calls.length === 0) {
-    if (!f.postLlm) return unfinished('thinking…');
-    return has('run_terminal')
-      ? { outcome: 'final', verdict: 'final answer' }
-      : { outcome: 'answer', verdict: 'answer' };
-  }
-  const decisions = new Set(f.calls.map((c) => c.decision));
-  if (decisions.has('waiting')) return { outcome: 'waiting', verdict: 'waiting for approval' };
-  if (!f.ended) {
-    if (decisions.size === 1 && decisions.has('rejected')) return { outcome: 'rejected', verdict: 'rejected' };
-    return unfinished('running tools…');
-  }
-  const said = (['rejected', 'edited', 'approved'] as const).filter((d) => decisions.has(d));
-  const words: string[] = said.length > 0 ? [...said] : ['auto'];
-  const all = f.calls.length;
-  if (f.replayed > 0) words.push(f.replayed >= all ? 'replayed' : `${f.replayed} replayed`);
-  if (f.failures > 0) words.push(f.failures >= all ? 'failed' : `${f.failures} failed`);
-  const outcome: StepOutcome =
-    said[0] === 'rejected' ? 'rejected' : f.failures > 0 ? 'failed' : f.replayed > 0 ? 'replayed' : (said[0] ?? 'auto');
-  return { outcome, verdict: words.join(', ') };
-}
-
-function callsTitle(calls: readonly StepCall[]): string {
-  const shown = calls.slice(0, SHOWN_CALLS).map((c) => c.title);
-  return calls.length > SHOWN_CALLS ? `${shown.join(', ')} +${calls.length - SHOWN_CALLS}` : shown.join(', ');
-}
-
-function parseArgs(json: string): Record<string, unknown> | null {
-  try {
-    return asRecord(JSON.parse(json));
-  } catch {
-    return null;
-  }
-}
-
-function asRecord(v: unknown): Record<string, unknown> | null {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 }
 
 function num(v: unknown): number {

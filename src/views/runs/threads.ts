@@ -1,6 +1,7 @@
 // Runs as conversations: a thread is the runs that share a thread_id (a first run and its follow-up
 // turns; a fork starts a thread of its own), and the group a thread is listed under. vscode-free.
 import type { RunSummary } from '../../store/api/schema';
+import { byTurnOrder } from '../shared/runs';
 
 export type RunGroup = 'attention' | 'running' | 'finished' | 'failed';
 export const GROUPS: readonly RunGroup[] = ['attention', 'running', 'finished', 'failed'];
@@ -27,11 +28,6 @@ export interface Thread {
   latest: RunSummary;
   group: RunGroup;
   updated_ms: number;
-}
-
-/** Turn order inside a thread: creation time, then run id (ids are time-sortable). */
-export function byTurnOrder(a: RunSummary, b: RunSummary): number {
-  return a.created_ms - b.created_ms || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0);
 }
 
 /**

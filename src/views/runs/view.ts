@@ -5,7 +5,7 @@ import { DisposableBase, toDisposable } from '../../common/lifecycle';
 import type { SharedState } from '../../store/pg/combined';
 import { sharedStateText } from '../../storeChoice';
 import { ContextKeys, ViewIds } from '../../contributes';
-import type { RunsModel } from './model';
+import type { RunsTreeModel } from './treeModel';
 import { RunsTreeProvider } from './provider';
 import type { McpSource } from './servers';
 
@@ -18,7 +18,7 @@ export class RunsView extends DisposableBase {
   private readonly view: vscode.TreeView<unknown>;
 
   constructor(
-    private readonly model: RunsModel,
+    private readonly model: RunsTreeModel,
     /** MCP servers and always-allowed tools, shown below the runs. */
     mcp?: McpSource & { onDidChange: Emitter<void> },
   ) {

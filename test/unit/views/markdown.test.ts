@@ -47,7 +47,7 @@ const VIEW_SELECTORS = [
 ];
 
 describe('run view Markdown: what the model writes cannot pass for the view’s own cards', () => {
-  // The sanitizer binds to the window it first runs in: the webview's, here jsdom's (only while these run).
+  // The sanitizer works in the window that runs it: the webview's, here jsdom's (only while these run).
   before(() => {
     (globalThis as { window?: unknown }).window = dom.window;
     renderMarkdown('bind');

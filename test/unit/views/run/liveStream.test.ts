@@ -1,14 +1,15 @@
-// A run view opened while the model is streaming starts from the text streamed so far (not from
-// the middle of a word), and what it shows stays exactly a prefix of the answer: the host's text in
-// the state message replaces the deltas it had not sent yet, so nothing is shown twice or skipped.
+// A run view opened while the model is streaming: the real webview code (reducer, screen) in a DOM,
+// wired to the real host controller and runner. It starts from the text streamed so far (not from
+// the middle of a word), and what it draws stays exactly a prefix of the answer — the host's text
+// in the state message replaces the deltas it had not sent yet — until the answer is an item.
 import assert from 'node:assert/strict';
 import { RunViewController, type RunViewDeps } from '../../../../src/views/run/controller';
-import type { HostMessage } from '../../../../src/views/run/protocol';
 import { threadRuns } from '../../../../src/views/run/thread';
 import { startModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import { makeRunner } from '../../loop/support';
 import { noEditor, testActions } from '../../../support/actions';
+import { openWebview, untilDrawn } from './webviewDom';
 
 const ANSWER = `(offline demo model) ${'Streaming slowly, word by word. '.repeat(15)}`.trim();
 const SCENARIO: Scenario = {
@@ -19,27 +20,22 @@ const SCENARIO: Scenario = {
   turns: [{ chunk_delay_ms: 15, reply: { content: ANSWER } }],
 };
 
-describe('run view controller: a view opened mid-stream', function () {
+describe('run view: a view opened mid-stream (webview in a DOM, real host)', function () {
   this.timeout(60_000);
 
-  it('starts from the text streamed so far; state text plus later deltas is always a prefix of the answer', async () => {
+  it('starts from the text streamed so far; what it draws is always a prefix of the answer; then the answer is the final item', async () => {
     const server = await startModelServer({ scenario: SCENARIO });
+    const t = makeRunner({ baseURL: server.url });
+    let view: ReturnType<typeof openWebview> | undefined;
+    let controller: RunViewController | undefined;
     try {
-      const t = makeRunner({ baseURL: server.url });
       let deltas = 0;
       const enough = new Promise<void>((resolve) =>
         t.runner.events.on((e) => e.type === 'llm-delta' && ++deltas === 5 && resolve()),
       );
       const h = await t.runner.start({ task: 'Stream' });
       await enough;
-      assert.ok(
-        t.runner.partialResponse(h.runId)!.text.startsWith('(offline demo model)'),
-        'the runner keeps what was streamed',
-      );
 
-      const posted: HostMessage[] = [];
-      let live: string | null = null;
-      let longest = '';
       const deps: RunViewDeps = {
         store: t.store,
         runner: t.runner,
@@ -49,28 +45,51 @@ describe('run view controller: a view opened mid-stream', function () {
         editor: noEditor,
         log: { info: () => undefined, warn: () => undefined },
       };
-      // Replays what the webview does with each message, in order.
-      const post = (m: HostMessage) => {
-        posted.push(m);
-        if (m.type === 'state' && m.streaming?.text !== undefined) live = m.streaming.text;
-        else if (m.type === 'delta' && m.kind === 'text' && live !== null) live += m.text;
-        else return;
-        assert.ok(ANSWER.startsWith(live!), `the view shows a prefix of the answer, got …${live!.slice(-40)}`);
-        if (live!.length > longest.length) longest = live!;
-      };
-      const controller = new RunViewController((await t.store.getRun(h.runId))!.thread_id, h.runId, deps, post);
-      await controller.receive({ type: 'ready' });
-      const first = posted.find((m) => m.type === 'state');
+      const v = openWebview({ toHost: (m) => void controller?.receive(m) });
+      view = v;
+      // After every message the view gets, what it holds (drawn, and waiting for a frame) is a prefix.
+      const shown: string[] = [];
+      const notPrefixes: string[] = [];
+      controller = new RunViewController((await t.store.getRun(h.runId))!.thread_id, h.runId, deps, (m) => {
+        v.deliver(m);
+        setTimeout(() => {
+          const live = v.app.state().live;
+          if (live && !ANSWER.startsWith(live.text + live.buffered)) notPrefixes.push(live.text + live.buffered);
+        }, 0);
+      });
+      const streamingText = () => v.document.querySelector('.msg.assistant.streaming .markdown')?.textContent?.trim();
+      await untilDrawn(v, 'the streamed text', () => Boolean(streamingText()));
+      assert.ok(streamingText()!.startsWith('(offline demo model)'), 'from its beginning, not from the middle');
+
+      const done = h.done.then((r) => r.state);
+      let finished = false;
+      void done.then(() => (finished = true));
+      while (!finished) {
+        const text = streamingText();
+        if (text) {
+          assert.ok(ANSWER.startsWith(text), `drawn: …${text.slice(-40)}`);
+          if (text !== shown.at(-1)) shown.push(text);
+        }
+        await v.frames(1);
+      }
+      assert.equal(await done, 'completed');
+      assert.deepEqual(notPrefixes, [], 'the view never held text that is not the answer’s beginning');
+      assert.ok(shown.length >= 3, `it was drawn as it streamed (${shown.length} texts)`);
       assert.ok(
-        first && first.type === 'state' && first.streaming?.text?.startsWith('(offline demo model)'),
-        'the first state carries the text from its beginning',
+        shown.every((s, i) => i === 0 || s.length >= shown[i - 1]!.length),
+        'it only grew',
       );
-      assert.equal((await h.done).state, 'completed');
-      await new Promise((r) => setTimeout(r, 100)); // the last deltas go out on the next frame
-      assert.equal(longest, ANSWER, 'the whole answer was shown, once');
-      controller.dispose();
-      await t.store.close();
+      await untilDrawn(
+        v,
+        'the final answer as an item',
+        () => v.document.querySelector('.msg.assistant.final .markdown')?.textContent?.trim() === ANSWER,
+      );
+      assert.equal(v.document.querySelectorAll('.msg.assistant.streaming').length, 0, 'the live row is gone');
+      assert.equal(controller.rejectedMessages, 0);
     } finally {
+      controller?.dispose();
+      view?.close();
+      await t.store.close();
       await server.close();
     }
   });

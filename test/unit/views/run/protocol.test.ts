@@ -120,6 +120,8 @@ describe('run view protocol', () => {
       focusRunId: 'r',
       runs: [],
       outline: [['k', 40]],
+      partial: false,
+      page: null,
       readOnly: null,
       composerHint: '',
       streaming: null,

@@ -14,6 +14,7 @@ import { startModelServer, type ModelServer } from '../../../fixtures/modelServe
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import { productRestore } from '../../runner/files/journalSupport';
 import { makeRunner } from '../../loop/support';
+import { assertNewestIsTheEnd } from './support';
 
 const call = (calls: { name: string; arguments: Record<string, unknown> }[]) => ({
   reply: { content: '(offline demo model) working', tool_calls: calls },
@@ -136,6 +137,7 @@ describe('run view: restores in the transcript', function () {
     );
     assert.match(card.files[1]!.reason, /changed/, 'why it was kept');
     assert.equal(new Set(all.map((i) => i.key)).size, all.length, 'keys are unique');
+    await assertNewestIsTheEnd(store, h.runId, [3, 6, 9, 12, 15, 20, 30]);
   });
 
   it('restores after the run’s last step go at the end, oldest first; one before any step goes before the first waypoint', () => {
@@ -173,6 +175,7 @@ describe('run view: restores in the transcript', function () {
       base,
       [rec('restore-2', 3, 20), rec('restore-1', 3, 10), rec('restore-0', 1, 5)],
       records,
+      (card): TranscriptItem => card,
     );
     assert.deepEqual(
       out.map((i) => i.key),
@@ -180,6 +183,6 @@ describe('run view: restores in the transcript', function () {
     );
     const first = out[1] as RestoreItem;
     assert.deepEqual([first.counts, first.undoable, first.toStep], ['no files to change', false, 1]);
-    assert.deepEqual(kinds(placeRestores(base, [], records)), kinds(base));
+    assert.deepEqual(kinds(placeRestores(base, [], records, (card): TranscriptItem => card)), kinds(base));
   });
 });

@@ -7,8 +7,14 @@ import { startModelServer, type ModelServer } from '../../../fixtures/modelServe
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import type { ToolItem, TranscriptItem } from '../../../../src/views/run/items';
 import { buildRunItems } from '../../../../src/views/run/transcript';
-import { loadRunData, ThreadTranscript, threadRuns } from '../../../../src/views/run/thread';
-import { makeRunner } from '../../loop/support';
+import { loadRunData } from '../../../../src/views/run/runData';
+import { ThreadTranscript, threadRuns } from '../../../../src/views/run/thread';
+import { createMemoryStore } from '../../../../src/store';
+import { BENCH_OWNER } from '../../../../bench/contenders/ours';
+import { applyOp, Workload } from '../../../../bench/workload';
+import { makeRunner, tmp } from '../../loop/support';
+import { longScenario, prepareWorkspace } from '../../context/longRun';
+import { assertNewestIsTheEnd, idle } from './support';
 
 const reply = (content: string | null, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({
   reply: { content, ...(calls.length ? { tool_calls: calls } : {}) },
@@ -20,7 +26,6 @@ const scenario = (turns: Scenario['turns']): Scenario => ({
   turns,
   subconversations: [],
 });
-const idle = { isActive: () => false, runningCalls: () => new Set<string>() };
 const kinds = (items: TranscriptItem[]) => items.map((i) => i.kind);
 
 const EDIT_THEN_ANSWER = scenario([
@@ -86,7 +91,10 @@ describe('run view: transcript model', function () {
       w1?.kind === 'waypoint' && w1.step === 1 && w1.summary === 'edit_file a.txt, run_command echo ran · approved',
     );
     assert.ok(w1.phases.some((p) => p.phase === 'post_llm') && w1.phases.some((p) => p.phase === 'post_tool_batch'));
-    assert.ok(w2?.kind === 'waypoint' && w2.step === 2 && w2.summary === 'answer');
+    assert.ok(
+      w2?.kind === 'waypoint' && w2.step === 2 && w2.summary === 'final answer',
+      'the words the Runs tree uses for the step',
+    );
     assert.deepEqual(new Set(items.map((i) => i.key)).size, items.length, 'keys are unique');
   });
 
@@ -129,5 +137,50 @@ describe('run view: transcript model', function () {
     await t.refresh(await threadRuns(store, thread));
     const last = t.page(0, 1000).at(-1)!;
     assert.ok(last.kind === 'user' && last.queued && last.text === 'queued one');
+  });
+});
+
+describe('run view: the end of a long run from its newest checkpoints', () => {
+  it('plans exactly the end of the whole run, for any number of newest checkpoints', async () => {
+    const store = createMemoryStore();
+    const runId = 'long';
+    const workload = new Workload(11, runId);
+    const { lease } = await store.createRun({ ...workload.runInput, run_id: runId }, BENCH_OWNER);
+    await store.append(runId, workload.runStarted);
+    for (let s = 0; s < 60; s++) for (const op of workload.nextStep().ops) await applyOp(store, runId, op);
+    await lease.release();
+    await assertNewestIsTheEnd(store, runId, [1, 2, 5, 17, 50, 123, 200, 299, 10_000]);
+    await store.close();
+  });
+});
+
+describe('run view: the end of a condensed run from its newest checkpoints', function () {
+  this.timeout(300_000);
+
+  it('plans exactly the end of the whole run, its "condensed here" markers included', async () => {
+    const server = await startModelServer({ scenario: longScenario(40), contextWindow: 16_384 });
+    try {
+      const workspace = tmp('view-condensed');
+      prepareWorkspace(workspace);
+      const t = makeRunner({
+        baseURL: server.url,
+        workspace,
+        policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+        deps: { context: { thresholdPct: 60 } },
+      });
+      const h = await t.runner.start({
+        task: 'Work through every step of the long task.',
+        budget: { max_steps: 50, max_cost_usd: null, max_tokens: null, max_wall_ms: null },
+      });
+      assert.equal((await h.done).state, 'completed');
+      const condenses = buildRunItems(await loadRunData(t.store, (await t.store.getRun(h.runId))!, 1, idle)).filter(
+        (i) => i.kind === 'condense',
+      );
+      assert.ok(condenses.length >= 2, `the run condensed (${condenses.length} times)`);
+      await assertNewestIsTheEnd(t.store, h.runId, [10, 25, 40, 60, 90, 120, 150]);
+      await t.store.close();
+    } finally {
+      await server.close();
+    }
   });
 });

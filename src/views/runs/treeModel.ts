@@ -1,6 +1,6 @@
-// The runs tree's model: run summaries (from the store's index, cheap) grouped into threads and,
-// per expanded run, pages of its checkpoints in whole steps. Updated from store events; never
-// polls. vscode-free.
+// The Runs tree's model (RunsTreeModel; the store's RunModel, one run in memory, is another
+// thing): run summaries (from the store's index, cheap) grouped into threads and, per expanded
+// run, pages of its checkpoints in whole steps. Updated from store events; never polls. vscode-free.
 import { Emitter } from '../../runner/events';
 import type { Approval, CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
@@ -26,7 +26,7 @@ export interface StepPage {
   exhausted: boolean;
 }
 
-export class RunsModel {
+export class RunsTreeModel {
   private readonly runs = new Map<string, RunSummary>();
   private readonly pages = new Map<string, CheckpointPage>();
   private readonly restoreLists = new Map<string, RestoreRecord[]>();

@@ -9,7 +9,7 @@ import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scen
 import { createMemoryStore, openDiskStoreReady } from '../../../../src/store';
 import type { RunSummary } from '../../../../src/store/api/schema';
 import type { CheckpointStore } from '../../../../src/store/api/types';
-import { RunsModel, STEP_PAGE } from '../../../../src/views/runs/model';
+import { RunsTreeModel, STEP_PAGE } from '../../../../src/views/runs/treeModel';
 import { groupThreads, threadGroup } from '../../../../src/views/runs/threads';
 import { makeRunner, owner, tmp } from '../../loop/support';
 import * as h from '../../store/helpers';
@@ -128,7 +128,7 @@ describe('runs tree: live pages', () => {
         return typeof v === 'function' ? v.bind(target) : v;
       },
     });
-    const model = new RunsModel(racing);
+    const model = new RunsTreeModel(racing);
     try {
       await model.load();
       await model.steps(run.run_id);
@@ -173,7 +173,7 @@ describe('runs tree: a 1000-step run', function () {
   it('expands in pages of whole steps, reading one page’s records; Load more continues where it stopped (time printed)', async () => {
     const disk = await openDiskStoreReady(dir); // a fresh window: the run's log is read on first expand
     const { store, read } = counting(disk);
-    const model = new RunsModel(store);
+    const model = new RunsTreeModel(store);
     try {
       await model.load();
       const total = model.get(runId)!.last_seq;
@@ -182,7 +182,7 @@ describe('runs tree: a 1000-step run', function () {
       const coldMs = performance.now() - t0;
       const readFirst = read();
       // A second window's model over a store that has the log in memory: the tree's own cost.
-      const other = new RunsModel(store);
+      const other = new RunsTreeModel(store);
       await other.load();
       const t1 = performance.now();
       await other.steps(runId);

@@ -1,0 +1,22 @@
+// A tool call as both views name it: "edit_file src/slugify.js", "run_command npm test". vscode-free.
+
+/** The call's arguments as an object, or null when they are not a JSON object (the model's text is untrusted). */
+export function parseToolArgs(json: string): Record<string, unknown> | null {
+  try {
+    return asRecord(JSON.parse(json));
+  } catch {
+    return null;
+  }
+}
+
+export function asRecord(v: unknown): Record<string, unknown> | null {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+}
+
+/** "edit_file src/slugify.js", "run_command npm test": the name and its main argument, cut to `maxChars`. */
+export function toolTitle(name: string, args: Record<string, unknown> | null, maxChars = 80): string {
+  const main = args?.path ?? args?.command ?? args?.pattern ?? args?.task;
+  if (typeof main !== 'string') return name;
+  const short = main.split('\n')[0]!;
+  return `${name} ${short.length > maxChars ? `${short.slice(0, maxChars - 3)}…` : short}`;
+}

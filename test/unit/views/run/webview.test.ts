@@ -1,0 +1,196 @@
+// The run view's webview code in a DOM (jsdom) against the real host controller: a long thread's
+// end painted from the first state (no page request), pages read as the list scrolls, the position
+// saved and restored by a view opened again; a waiting call approved in its card.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createMemoryStore } from '../../../../src/store';
+import type { CheckpointStore, OwnerInfo } from '../../../../src/store/api/types';
+import { RunViewController, type RunViewDeps } from '../../../../src/views/run/controller';
+import { threadRuns } from '../../../../src/views/run/thread';
+import { BENCH_OWNER } from '../../../../bench/contenders/ours';
+import { applyOp, Workload } from '../../../../bench/workload';
+import { startModelServer } from '../../../fixtures/modelServer/server';
+import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
+import { makeRunner } from '../../loop/support';
+import { noEditor, testActions } from '../../../support/actions';
+import { openWebview, untilDrawn, type WebviewInDom } from './webviewDom';
+
+type TestRunner = RunViewDeps['runner'] & Parameters<typeof testActions>[0]['runner'];
+
+/** The controller's dependencies as the extension builds them: the product's actions over `runner`. */
+function deps(
+  store: CheckpointStore,
+  o: { runner?: TestRunner; workspace?: string; owner?: OwnerInfo } = {},
+): RunViewDeps {
+  const notHere = async () => Promise.reject(new Error('not here'));
+  const runner: TestRunner = o.runner ?? {
+    events: { on: () => ({ dispose: () => undefined }) } as unknown as RunViewDeps['runner']['events'],
+    isActive: () => false,
+    partialResponse: () => undefined,
+    send: notHere,
+    cancel: () => false,
+    resume: notHere,
+    decideApprovals: notHere,
+  };
+  const workspace = o.workspace ?? fs.mkdtempSync(path.join(os.tmpdir(), 'aw-webview-'));
+  return {
+    store,
+    runner,
+    threadRuns: (id) => threadRuns(store, id),
+    actions: testActions({ store, runner, workspace, owner: o.owner ?? BENCH_OWNER }).actions,
+    editor: noEditor,
+    log: { info: () => undefined, warn: () => undefined },
+  };
+}
+
+/** A view and its host, as a panel wires them (the host starts reading before the view is ready). */
+function open(threadId: string, runId: string, d: RunViewDeps, savedState?: unknown) {
+  const ref: { controller?: RunViewController } = {};
+  const sent: string[] = [];
+  const view = openWebview({ toHost: (m) => void ref.controller?.receive(m), savedState });
+  const controller = new RunViewController(threadId, runId, d, (m) => {
+    sent.push(m.type === 'state' ? `state${m.partial ? ' partial' : ''}` : m.type);
+    view.deliver(m);
+  });
+  ref.controller = controller;
+  void controller.pushState(true);
+  return { view, controller, sent, close: () => (controller.dispose(), view.close()) };
+}
+
+const rows = (v: WebviewInDom) =>
+  [...v.document.querySelectorAll<HTMLElement>('.items > [data-key]:not(.placeholder)')].map((e) => e.dataset.key!);
+const pageRequests = (v: WebviewInDom) => v.posted.filter((m) => m.method === 'page');
+
+describe('run view webview in a DOM: a long thread', function () {
+  this.timeout(60_000);
+  const runId = 'long-run';
+  let store: CheckpointStore;
+
+  before(async () => {
+    store = createMemoryStore();
+    const workload = new Workload(7, runId);
+    const { lease } = await store.createRun({ ...workload.runInput, run_id: runId }, BENCH_OWNER);
+    await store.append(runId, workload.runStarted);
+    for (let s = 0; s < 120; s++) for (const op of workload.nextStep().ops) await applyOp(store, runId, op);
+    await store.setRunState(runId, 'completed', null);
+    await lease.release();
+  });
+  after(async () => store.close());
+
+  it('paints its end from the first state, with no page request; the whole outline follows; scrolled up, pages are read', async () => {
+    const threadId = (await store.getRun(runId))!.thread_id;
+    const { view, controller, sent, close } = open(threadId, runId, deps(store));
+    try {
+      await untilDrawn(view, 'the end of the thread', () => rows(view).includes(`${runId}:w:120`));
+      assert.equal(sent[0], 'state partial', 'the end first, from the newest checkpoints');
+      assert.equal(pageRequests(view).length, 0, 'its items came with the state');
+      await untilDrawn(view, 'the whole outline', () => view.app.state().host?.partial === false);
+      const all = controller.transcript.outline().length;
+      assert.ok(all > 400, `${all} items in the thread`);
+      assert.equal(view.app.state().host!.outline.length, all);
+      assert.equal(view.document.querySelector('.run-header h1')?.textContent, (await store.getRun(runId))!.title);
+
+      view.app.screen.list.scrollToKey(`${runId}:turn`);
+      await untilDrawn(
+        view,
+        'the top of the thread',
+        () => rows(view).includes(`${runId}:task`) || rows(view).includes(`${runId}:turn`),
+      );
+      assert.deepEqual(
+        pageRequests(view).map((m) => (m.params as { from: number }).from),
+        [0],
+        'one page, the first',
+      );
+      assert.deepEqual(
+        { ...(view.saved() as object), anchor: undefined },
+        { runId, threadId, anchor: undefined },
+        'what a reload needs to open it again is saved',
+      );
+    } finally {
+      close();
+    }
+  });
+
+  it('a view opened again with its saved state comes back to the same item', async () => {
+    const threadId = (await store.getRun(runId))!.thread_id;
+    const key = `${runId}:w:40`;
+    const saved = { runId, threadId, anchor: { key, offset: 0 } };
+    const { view, close } = open(threadId, runId, deps(store), saved);
+    try {
+      await untilDrawn(view, 'step 40', () => rows(view).includes(key));
+      assert.deepEqual(view.app.screen.list.anchor(), saved.anchor);
+      assert.ok(!rows(view).includes(`${runId}:w:120`), 'not the end');
+    } finally {
+      close();
+    }
+  });
+});
+
+const reply = (content: string | null, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({
+  reply: { content, ...(calls.length ? { tool_calls: calls } : {}) },
+});
+
+describe('run view webview in a DOM: approvals in place', function () {
+  this.timeout(60_000);
+
+  it('a waiting edit is a card with its diff and Approve; Approve in the card runs it and the run completes', async () => {
+    const scenario: Scenario = {
+      name: 'approve-in-card',
+      description: 'offline demo model: one edit to approve',
+      model: DEMO_MODEL_ID,
+      subconversations: [],
+      turns: [
+        reply('Editing.', [
+          { name: 'edit_file', arguments: { path: 'a.txt', old_text: 'hello', new_text: 'bonjour' } },
+        ]),
+        reply('Done.'),
+      ],
+    };
+    const server = await startModelServer({ scenario });
+    const t = makeRunner({
+      baseURL: server.url,
+      policy: { categories: { read: 'auto', write: 'ask', command: 'auto', subagent: 'auto' } },
+    });
+    fs.writeFileSync(path.join(t.workspace, 'a.txt'), 'hello world\n');
+    const h = await t.runner.start({ task: 'Say bonjour' });
+    assert.equal((await h.done).state, 'awaiting_approval');
+    const threadId = (await t.store.getRun(h.runId))!.thread_id;
+    const { view, controller, close } = open(
+      threadId,
+      h.runId,
+      deps(t.store, { runner: t.runner, workspace: t.workspace, owner: t.runner.owner }),
+    );
+    try {
+      const card = () => view.document.querySelector<HTMLElement>('section.tool.approval');
+      await untilDrawn(view, 'the approval card', () => card() !== null);
+      assert.match(card()!.querySelector('pre.diff')!.textContent!, /-hello[\s\S]*\+bonjour/);
+      assert.ok(card()!.querySelector('details')!.hasAttribute('open'), 'a waiting card is open');
+      const approve = [...card()!.querySelectorAll<HTMLElement>('vscode-button')].find(
+        (b) => b.textContent === 'Approve',
+      )!;
+      const waypoint = view.document.querySelector(`.waypoint[data-step="1"]`)!;
+      assert.match(waypoint.textContent!, /edit_file a\.txt · waiting for approval/);
+      assert.match(waypoint.textContent!, /Fork from here/);
+      approve.click();
+      await untilDrawn(
+        view,
+        'the run’s final answer',
+        () => view.document.querySelector('.msg.assistant.final')?.textContent?.includes('Done.') === true,
+      );
+      assert.equal(fs.readFileSync(path.join(t.workspace, 'a.txt'), 'utf8'), 'bonjour world\n');
+      const done = view.document.querySelector<HTMLElement>(`section.tool[data-tool-call-id]`)!;
+      assert.ok(done.classList.contains('status-done') && !done.classList.contains('approval'));
+      assert.match(
+        view.document.querySelector(`.waypoint[data-step="1"]`)!.textContent!,
+        /edit_file a\.txt · approved/,
+      );
+      assert.equal(controller.rejectedMessages, 0);
+    } finally {
+      close();
+      await t.store.close();
+      await server.close();
+    }
+  });
+});

@@ -117,10 +117,10 @@ export class Workbench {
         () => false,
       );
     for (;;) {
-      await this.page
-        .locator('.monaco-workbench')
-        .click({ position: { x: 700, y: 400 }, force: true })
-        .catch(() => undefined);
+      // The keys go to the workbench, not to an input or a webview that has the focus. Not a click:
+      // a click into a webview (the run view fills the editor area) moves the focus there a moment
+      // later, and the palette, opened by then, closes as it loses it.
+      await this.page.evaluate('document.activeElement?.blur(); window.focus()');
       await this.page.keyboard.press('F1');
       if (
         (await ok(input.fill(`>${title}`, { timeout: 10_000 }))) &&

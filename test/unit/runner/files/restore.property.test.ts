@@ -6,7 +6,8 @@
 //    back to its content at that checkpoint;
 //  - a file the agent never touched is untouched.
 // The real loop, real tools, a real shell and git, the memory store; the writes applied to disk.
-// On both file engines (the command scan lists the files through ripgrep or the Node walk).
+// With the command scan's index kept by a file watcher and shared between the run's commands, and
+// without a watcher (every file statted before and after each command).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,7 +16,7 @@ import { keepReplaced, prepareRestore } from '../../../../src/runner/files/resto
 import { restoreOutcome, restoreWrites } from '../../../../src/runner/files/restorePlan';
 import { owner } from '../../loop/support';
 import { applyPlan, drive, read, same, workspace, type Call } from './journalSupport';
-import { ENGINES } from './support';
+import { disposeIndexes, SCAN_MODES } from './scanSupport';
 
 const PATHS = ['a.txt', 'b.txt', 'sub/c.txt', 'd.bin'] as const;
 const NEVER_TOUCHED = 'z-user-only.txt';
@@ -68,9 +69,10 @@ function toCall(o: Op): Call {
 
 type Writer = 'agent-known' | 'agent-unknown' | 'user' | 'restore';
 
-for (const engine of ENGINES) {
-  describe(`file restore (property) on the ${engine.name} engine: no user edit lost, agent-only files back to the checkpoint`, function () {
+for (const mode of SCAN_MODES) {
+  describe(`file restore (property), commands scanned ${mode.name}: no user edit lost, agent-only files back to the checkpoint`, function () {
     this.timeout(300_000);
+    afterEach(disposeIndexes);
 
     it('holds for random agent edits, user edits, command changes and repeated restores', async () => {
       await fc.assert(
@@ -128,7 +130,8 @@ for (const engine of ENGINES) {
               snapshots.set(seq, read(ws, all));
               if (phase === 'step_started') applyEditsBefore(step);
             };
-            const { store, runId } = await drive(ws, calls, { onPhase, finder: engine.finder() });
+            const index = mode.index(ws);
+            const { store, runId } = await drive(ws, calls, { onPhase, ...(index ? { index } : {}) });
 
             for (const [at, overwrite] of restores) {
               const toSeq = Math.max(1, Math.ceil(at * lastSeq));
@@ -175,6 +178,7 @@ for (const engine of ENGINES) {
               same(read(ws, [NEVER_TOUCHED]).get(NEVER_TOUCHED), Buffer.from('mine')),
               'the file nobody journaled is untouched',
             );
+            disposeIndexes();
             fs.rmSync(ws, { recursive: true, force: true });
           },
         ),

@@ -1,22 +1,22 @@
 // The file journal's figures (issue 9), measured with the product's own code:
 //  - stored bytes per edit and restore-plan time on a 1000-step run of edits journaled by the
 //    FileJournal into the disk store (the loop's path: pre-image blobs, intent, write, post-image, result);
-//  - the command scan (list + stat before and after, plus git status when the workspace is a
-//    repository) on a generated 50,000-file workspace, with each file engine (VS Code's ripgrep
-//    from code-server's install, and the Node walk), against a shadow-git snapshot of the same tree
-//    as the peers take it (`git add -A && git commit` into a separate git dir), interleaved in this process.
+//  - the command scan (the index refreshed before and after, plus git status when the workspace is
+//    a repository) on a generated 50,000-file workspace, with a file watcher naming what changed
+//    (the Node one, as VS Code's in the extension) and without one, against a shadow-git snapshot of
+//    the same tree as the peers take it (`git add -A && git commit` into a separate git dir),
+//    interleaved in this process.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FileJournal } from '../src/runner/files/journal';
 import { prepareRestore } from '../src/actions/restore/files';
-import { findRipgrep } from '../src/ripgrepPath';
-import { createFileFinder, editFile, runCommand, type EngineName } from '../src/runner/tools';
+import { NodeWatcher } from '../src/runner/files/nodeWatcher';
+import { WorkspaceIndex } from '../src/runner/files/scanIndex';
+import { editFile, runCommand } from '../src/runner/tools';
 import { openDiskStore } from '../src/store';
 import type { CheckpointStore } from '../src/store/api/types';
-// @ts-expect-error plain ESM script without types
-import * as tools from '../scripts/tools.mjs';
 import { BENCH_OWNER } from './contenders/ours';
 import { median } from './stats';
 
@@ -39,9 +39,11 @@ export interface FileJournalResult {
 
 export interface ScanResult {
   files: number;
-  /** Our journal around one command that changes 10 files, per file engine: before scan + after scan (+ git status). */
-  oursMs: Record<EngineName, number>;
-  oursGitMs: Record<EngineName, number>;
+  /** Our journal around one command that changes 10 files, per way the scan runs: before scan + after scan (+ git status). */
+  oursMs: Record<ScanMode, number>;
+  oursGitMs: Record<ScanMode, number>;
+  /** The first scan (walks the tree: what the index costs once per window, or after a lost watcher). */
+  firstWalkMs: number;
   /** Shadow git: the first snapshot (the whole tree), then one after the same 10 changes. */
   shadowFirstMs: number;
   shadowNextMs: number;
@@ -49,7 +51,10 @@ export interface ScanResult {
   load: [number, number];
 }
 
-const ENGINES: readonly EngineName[] = ['ripgrep', 'node'];
+/** The host's case (a file watcher names what to stat before a command) and the fallback without one. */
+type ScanMode = 'watcher' | 'none';
+const MODES: readonly ScanMode[] = ['watcher', 'none'];
+const MODE_NAME: Record<ScanMode, string> = { watcher: 'with a file watcher', none: 'without one' };
 
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
 
@@ -209,8 +214,6 @@ export async function measureFileJournal(
 }
 
 async function measureScan(base: string, count: number, rounds: number): Promise<ScanResult> {
-  const rg = findRipgrep(tools.vscodeAppRoot as string);
-  if (!rg) throw new Error(`no ripgrep under ${tools.vscodeAppRoot}: run npm run tools`);
   const ws = path.join(base, 'scan-workspace');
   log(`  file journal: generating a ${count.toLocaleString('en')}-file workspace …`);
   generateWorkspace(ws, count);
@@ -221,27 +224,33 @@ async function measureScan(base: string, count: number, rounds: number): Promise
     for (let i = 0; i < 10; i++)
       fs.appendFileSync(path.join(ws, 'pkg0', `mod${i}`, `file${i * 100 + k}.ts`), `// change ${k}\n`);
   };
-  const journals: Record<EngineName, FileJournal> = {
-    ripgrep: new FileJournal({ workspaceRoot: ws, finder: createFileFinder({ ripgrepPath: rg }) }),
-    node: new FileJournal({ workspaceRoot: ws, finder: createFileFinder() }),
+  // Each journal keeps its index between commands, as the extension's (one per window) does.
+  const watcher = new NodeWatcher(ws);
+  const indexes: Record<ScanMode, WorkspaceIndex> = {
+    watcher: new WorkspaceIndex({ root: ws, watcher }),
+    none: new WorkspaceIndex({ root: ws }),
+  };
+  const journals: Record<ScanMode, FileJournal> = {
+    watcher: new FileJournal({ workspaceRoot: ws, index: indexes.watcher }),
+    none: new FileJournal({ workspaceRoot: ws, index: indexes.none }),
   };
   const noStore = { put: async (c: string) => `${c.length}`.padStart(64, '0'), effects: async () => [] };
   const command = { command: 'echo bench', cwd: '.', timeout_ms: 60_000 };
   /** One command's journal (scan before, 10 changes, scan after); fails the bench unless exactly those 10 are found. */
-  const journaled = async (engine: EngineName): Promise<number> => {
+  const journaled = async (mode: ScanMode): Promise<number> => {
     const t = performance.now();
-    const watch = await journals[engine].watch(runCommand, command, noStore);
+    const watch = await journals[mode].watch(runCommand, command, noStore);
     touch();
     const out = await watch!.finish(undefined);
     const ms = performance.now() - t;
     if (out.files.length !== 10 || !out.file_scan?.complete)
       throw new Error(
-        `the ${engine} scan found ${out.files.length} changed files (${out.file_scan?.note ?? 'complete'})`,
+        `the scan (${mode}) found ${out.files.length} changed files (${out.file_scan?.note ?? 'complete'})`,
       );
     return ms;
   };
-  const ours = { ripgrep: [] as number[], node: [] as number[] };
-  const oursGit = { ripgrep: [] as number[], node: [] as number[] };
+  const ours = { watcher: [] as number[], none: [] as number[] };
+  const oursGit = { watcher: [] as number[], none: [] as number[] };
   const shadowNext: number[] = [];
   // Shadow git, as the peers snapshot: a separate git dir whose work tree is the workspace.
   const shadow = path.join(base, 'shadow.git');
@@ -253,12 +262,22 @@ async function measureScan(base: string, count: number, rounds: number): Promise
   git(ws, ['add', '-A'], env);
   git(ws, ['commit', '-q', '-m', 'snapshot', '--no-verify'], env);
   const shadowFirstMs = performance.now() - t;
+  // The first scan of each index walks the tree (once per window); a command's scans come after.
+  t = performance.now();
+  await indexes.none.before();
+  const firstWalkMs = performance.now() - t;
+  await indexes.watcher.before();
+  // The files just written are racy (changed within the clock's granularity): one round to settle.
+  await new Promise((r) => setTimeout(r, 1100));
+  for (const mode of MODES) await journaled(mode);
+  git(ws, ['add', '-A'], env);
+  git(ws, ['commit', '-q', '-m', 'warm-up', '--no-verify'], env);
   const loadBefore = os.loadavg()[0]!;
-  // Interleaved, the engines' order alternating per round: load drifts hit all alike.
-  const order = (r: number) => (r % 2 === 0 ? ENGINES : [...ENGINES].reverse());
+  // Interleaved, the modes' order alternating per round: load drifts hit all alike.
+  const order = (r: number) => (r % 2 === 0 ? MODES : [...MODES].reverse());
   for (let r = 0; r < rounds; r++) {
     log(`  file journal: scan round ${r + 1}/${rounds} …`);
-    for (const engine of order(r)) ours[engine].push(await journaled(engine));
+    for (const mode of order(r)) ours[mode].push(await journaled(mode));
     t = performance.now();
     git(ws, ['add', '-A'], env);
     git(ws, ['commit', '-q', '-m', `snapshot ${r}`, '--no-verify'], env);
@@ -274,13 +293,15 @@ async function measureScan(base: string, count: number, rounds: number): Promise
   await new Promise((r) => setTimeout(r, 1100));
   git(ws, ['status', '--porcelain']);
   for (let r = 0; r < rounds; r++) {
-    for (const engine of order(r)) oursGit[engine].push(await journaled(engine));
+    for (const mode of order(r)) oursGit[mode].push(await journaled(mode));
   }
-  const med = (m: Record<EngineName, number[]>) => ({ ripgrep: median(m.ripgrep), node: median(m.node) });
+  for (const d of [indexes.watcher, indexes.none, watcher]) d.dispose();
+  const med = (m: Record<ScanMode, number[]>) => ({ watcher: median(m.watcher), none: median(m.none) });
   return {
     files: count,
     oursMs: med(ours),
     oursGitMs: med(oursGit),
+    firstWalkMs,
     shadowFirstMs,
     shadowNextMs: median(shadowNext),
     load: [loadBefore, os.loadavg()[0]!],
@@ -299,13 +320,14 @@ export function fileJournalReport(r: FileJournalResult): string {
     `| stored bytes per journaled edit (mean of ${r.edits}; blobs + log + its checkpoint) | ${r.storedBytesPerEdit.toLocaleString('en')} B (edited file: median ${r.fileBytesPerEdit.toLocaleString('en')} B; the edit: ${r.changedBytesPerEdit} B) |`,
     `| restore plan to the first checkpoint: ${r.edits} edits over ${r.planAllFiles} files reversed | ${ms(r.planAllMs)} |`,
     `| restore plan to 10 edits before the end | ${ms(r.planLast10Ms)} |`,
-    `| command scan, ${s.files.toLocaleString('en')} files, 10 changed (all 10 found): ours, list + stat before and after — ripgrep / Node walk | ${ms(s.oursMs.ripgrep)} / ${ms(s.oursMs.node)} |`,
-    `| … ours when the workspace is a git repository (+ git status before) — ripgrep / Node walk | ${ms(s.oursGitMs.ripgrep)} / ${ms(s.oursGitMs.node)} |`,
+    `| command scan, ${s.files.toLocaleString('en')} files, 10 changed (all 10 found): ours, the index refreshed before and after — with a file watcher / without one | ${ms(s.oursMs.watcher)} / ${ms(s.oursMs.none)} |`,
+    `| … ours when the workspace is a git repository (+ git status before) — with a file watcher / without one | ${ms(s.oursGitMs.watcher)} / ${ms(s.oursGitMs.none)} |`,
+    `| … ours: the index's first walk of the tree (once per window) | ${ms(s.firstWalkMs)} |`,
     `| … shadow git (peers): first snapshot \`git add -A && git commit\` | ${ms(s.shadowFirstMs)} |`,
     `| … shadow git: next snapshot after the same 10 changes | ${ms(s.shadowNextMs)} |`,
-    ...ENGINES.map(
-      (e) =>
-        `| ratio ours (${e === 'node' ? 'Node walk' : e}) / shadow git next snapshot (first snapshot) | ${(s.oursMs[e] / s.shadowNextMs).toFixed(2)} (${(s.oursMs[e] / s.shadowFirstMs).toFixed(3)}) |`,
+    ...MODES.map(
+      (m) =>
+        `| ratio ours (${MODE_NAME[m]}) / shadow git next snapshot (first snapshot) | ${(s.oursMs[m] / s.shadowNextMs).toFixed(2)} (${(s.oursMs[m] / s.shadowFirstMs).toFixed(3)}) |`,
     ),
     `| load average (1 min) when the scan rounds began / ended | ${s.load.map((l) => l.toFixed(1)).join(' / ')} |`,
   ].join('\n');

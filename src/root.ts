@@ -21,6 +21,8 @@ import { DisposableStore, toDisposable } from './common/lifecycle';
 import { ApiKeys, apiKeysForTests, type KeyTesting } from './models/apiKeys';
 import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
+import { WorkspaceIndex } from './runner/files/scanIndex';
+import { watchWorkspaceFolder } from './workspaceWatcher';
 import { createCodingRegistry, createFileFinder, type FileFinder } from './runner/tools';
 import { findRipgrep } from './ripgrepPath';
 import {
@@ -63,6 +65,8 @@ export interface ExtensionApi {
   readonly tree: RunsTreeProvider | undefined;
   /** How list_files and search_text reach the files: VS Code's ripgrep when found, else the Node engine. */
   readonly files: FileFinder | undefined;
+  /** What the last command scan saw, kept current by VS Code's file watcher (the in-host test reads its work). */
+  readonly scanIndex?: WorkspaceIndex;
   /** Resolves when activation-time work (interrupted-run detection) is done. */
   readonly ready: Promise<void>;
   /** MCP servers and VS Code's tools (undefined without a folder). */
@@ -145,6 +149,9 @@ export class ExtensionRoot extends DisposableStore {
     this.register(reportStoreEvents(store, log));
 
     const files = this.fileFinder();
+    // The command scans of every run share what the last one saw; the watcher says what to stat before a command.
+    const watcher = this.register(watchWorkspaceFolder(workspace));
+    const scanIndex = this.register(new WorkspaceIndex({ root: workspace.uri.fsPath, watcher }));
     const version = String(context.extension.packageJSON.version);
     const mcp = this.register(new McpService(workspace, context.secrets, this.log, version));
     this.mcp = mcp;
@@ -162,7 +169,7 @@ export class ExtensionRoot extends DisposableStore {
       defaultBudget: () => readSettings().budget,
       outputCap: () => readSettings().outputCapBytes,
       context: () => readSettings().context,
-      files: { finder: files, exclude: readFilesExclude },
+      files: { index: scanIndex, exclude: readFilesExclude },
     });
     this.runner = runner;
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
@@ -301,6 +308,7 @@ export class ExtensionRoot extends DisposableStore {
       panels,
       tree: runsView.tree,
       files,
+      scanIndex,
       ready,
       mcp,
       ...(testingApi

@@ -2,17 +2,16 @@
 // journal's intent and result). A tool that names the files it writes (write_file, edit_file) gets
 // their pre-images stored as blobs *before* the intent, so a crash mid-write leaves a durable
 // pre-image. A command gets a bounded stat scan before and after (of the files list_files sees,
-// scan.ts); a file it changed is journaled with its earlier content only when that is known — the
+// kept between commands in a WorkspaceIndex: scan.ts); a file it changed is journaled with its earlier content only when that is known — the
 // agent wrote it earlier in this run (and it was still that), it did not exist, or git had it
 // clean — otherwise as unknown, with the reason.
 import path from 'node:path';
 import type { Effect, FileChange, FileScan, FileVersion } from '../../store/api/schema';
 import { confinePath, confineStoredPath } from '../tools/paths';
-import { createFileFinder } from '../tools/files/finder';
-import type { FileFinder } from '../tools/files/types';
 import type { Tool } from '../tools/types';
 import { cleanContentsAtHead, repoBefore, type RepoBefore } from './git';
-import { changedPaths, repoOf, scanWorkspace, type Scan, type ScanOptions } from './scan';
+import { changedPaths, repoOf, type Scan, type ScanOptions } from './scan';
+import { WorkspaceIndex } from './scanIndex';
 import {
   ABSENT,
   DEFAULT_MAX_KEPT_BYTES,
@@ -30,12 +29,12 @@ export interface FileJournalOptions {
   workspaceRoot: string;
   /** The extension's own storage folder: never journaled (paths.ts refuses it). */
   storageDir?: string;
-  /** Lists the files a command scan stats: the finder list_files uses (ripgrep or the Node walk). Default: the Node walk. */
-  finder?: FileFinder;
+  /** What the last command scan saw, shared by every run of the window (with the host's watcher). Default: one of its own, without a watcher. */
+  index?: WorkspaceIndex;
   /** files.exclude globs, read at each command. */
   exclude?: () => readonly string[];
   maxKeptBytes?: number;
-  scan?: Omit<ScanOptions, 'finder' | 'exclude' | 'signal'>;
+  scan?: Omit<ScanOptions, 'exclude' | 'signal'>;
   /** More changed files than this from one command are counted, not journaled. */
   maxChangedFiles?: number;
 }
@@ -55,10 +54,12 @@ export interface FileWatch {
 }
 
 export class FileJournal {
-  private readonly finder: FileFinder;
+  private readonly index: WorkspaceIndex;
 
   constructor(private readonly opts: FileJournalOptions) {
-    this.finder = opts.finder ?? createFileFinder();
+    // An index of another root (never passed by the extension) would scan the wrong tree.
+    const shared = opts.index && path.resolve(opts.index.root) === path.resolve(opts.workspaceRoot);
+    this.index = shared ? opts.index! : new WorkspaceIndex({ root: opts.workspaceRoot });
   }
 
   private get maxKept(): number {
@@ -105,13 +106,8 @@ export class FileJournal {
 
   private async watchCommand(command: string, ctx: WatchContext): Promise<FileWatch> {
     const root = this.opts.workspaceRoot;
-    const scanOpts = {
-      ...this.opts.scan,
-      finder: this.finder,
-      exclude: this.opts.exclude?.() ?? [],
-      signal: ctx.signal,
-    };
-    const before = await scanWorkspace(root, scanOpts);
+    const scanOpts = { ...this.opts.scan, exclude: this.opts.exclude?.() ?? [] };
+    const before = await this.index.before({ ...scanOpts, signal: ctx.signal });
     const known = await this.agentVersionsStillThere(before, await ctx.effects());
     const repos = new Map<string, RepoBefore>();
     for (const rel of before.repos) {
@@ -121,7 +117,7 @@ export class FileJournal {
     return {
       files: [],
       finish: async () => {
-        const after = await scanWorkspace(root, { ...scanOpts, signal: undefined });
+        const after = await this.index.after(scanOpts);
         const changed = changedPaths(before, after);
         const limit = this.opts.maxChangedFiles ?? DEFAULT_MAX_CHANGED_FILES;
         const files: FileChange[] = [];
@@ -131,7 +127,7 @@ export class FileJournal {
         );
         for (const rel of changed.slice(0, limit)) {
           const afterV = await readVersion(path.join(root, rel), ctx.put, this.maxKept);
-          const beforeV = await this.beforeOf(rel, { command, before, known, fromGit, put: ctx.put });
+          const beforeV = await this.beforeOf(rel, { command, before, after, known, fromGit, put: ctx.put });
           if (!sameVersion(beforeV, afterV)) files.push({ path: rel, before: beforeV, after: afterV });
         }
         const notes = [
@@ -190,18 +186,23 @@ export class FileJournal {
     c: {
       command: string;
       before: Scan;
+      after: Scan;
       known: Map<string, FileVersion>;
       fromGit: Map<string, Buffer | string>;
       put: PutBlob;
     },
   ): Promise<FileVersion> {
     const sig = c.before.files.get(rel);
-    if (!sig)
-      return c.before.complete
-        ? ABSENT
-        : unknownVersion(
-            `changed by \`${c.command}\`; the scan before it was incomplete, so its earlier state is not known`,
-          );
+    if (!sig && !c.before.complete)
+      return unknownVersion(
+        `changed by \`${c.command}\`; the scan before it was incomplete, so its earlier state is not known`,
+      );
+    // Not listed before, but under ignore rules that changed: it may have been there, hidden.
+    if (!sig && c.after.rulesChanged.some((d) => d === '' || rel.startsWith(`${d}/`)))
+      return unknownVersion(
+        `listed after \`${c.command}\` changed the ignore rules over it; whether it existed before is not known`,
+      );
+    if (!sig) return ABSENT;
     const mine = c.known.get(rel);
     if (mine) return mine;
     const got = c.fromGit.get(rel);

@@ -7,8 +7,9 @@
 //  - a file the agent never touched is untouched.
 // The real loop, real tools, a real shell and git, the memory store; each restore is the product's
 // action (guard, plan, preview ticks, the transaction with the product's writer, the record) with a
-// scripted user who ticks the default files and the conflicts the case overwrites. On both file
-// engines (the command scan lists the files through ripgrep or the Node walk).
+// scripted user who ticks the default files and the conflicts the case overwrites. With the command
+// scan's index kept by a file watcher and shared between the run's commands, and without a watcher
+// (every file statted before and after each command).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,7 +18,7 @@ import { defaultTicks, restoreWrites, type RestorePlan } from '../../../../src/a
 import { testActions } from '../../../support/actions';
 import { owner } from '../../loop/support';
 import { drive, read, same, workspace, type Call } from '../../runner/files/journalSupport';
-import { ENGINES } from '../../runner/files/support';
+import { disposeIndexes, SCAN_MODES } from '../../runner/files/scanSupport';
 
 const notHere = async () => Promise.reject(new Error('no runner in this test'));
 
@@ -72,9 +73,10 @@ function toCall(o: Op): Call {
 
 type Writer = 'agent-known' | 'agent-unknown' | 'user' | 'restore';
 
-for (const engine of ENGINES) {
-  describe(`file restore (property) on the ${engine.name} engine: no user edit lost, agent-only files back to the checkpoint`, function () {
+for (const mode of SCAN_MODES) {
+  describe(`file restore (property), commands scanned ${mode.name}: no user edit lost, agent-only files back to the checkpoint`, function () {
     this.timeout(300_000);
+    afterEach(disposeIndexes);
 
     it('holds for random agent edits, user edits, command changes and repeated restores', async () => {
       await fc.assert(
@@ -132,7 +134,8 @@ for (const engine of ENGINES) {
               snapshots.set(seq, read(ws, all));
               if (phase === 'step_started') applyEditsBefore(step);
             };
-            const { store, runId } = await drive(ws, calls, { onPhase, finder: engine.finder() });
+            const index = mode.index(ws);
+            const { store, runId } = await drive(ws, calls, { onPhase, ...(index ? { index } : {}) });
             const idle = { isActive: () => false, resume: notHere, decideApprovals: notHere };
             const t = testActions({ store, runner: idle, workspace: ws, owner: owner('restore') });
 
@@ -181,6 +184,7 @@ for (const engine of ENGINES) {
               same(read(ws, [NEVER_TOUCHED]).get(NEVER_TOUCHED), Buffer.from('mine')),
               'the file nobody journaled is untouched',
             );
+            disposeIndexes();
             fs.rmSync(ws, { recursive: true, force: true });
           },
         ),

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { startModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import type { RestoreAction } from '../../../../src/actions/restore/action';
+import type { WorkspaceIndex } from '../../../../src/runner/files/scanIndex';
 import { createCodingRegistry, type FileFinder } from '../../../../src/runner/tools';
 import type { CheckpointStore } from '../../../../src/store/api/types';
 import { testActions } from '../../../support/actions';
@@ -48,13 +49,15 @@ export interface DriveOptions {
   /** Called with each checkpoint as it is written (synchronously, before the loop goes on). */
   onPhase?: (seq: number, phase: string, step: number) => void;
   store?: CheckpointStore;
-  /** The file engine of the tools and of the journal's command scan, as the extension shares one (default: the Node walk). */
+  /** The file engine of the tools (default: the Node walk). */
   finder?: FileFinder;
+  /** The command scan's index, as the extension shares one between runs (default: the journal's own, without a watcher). */
+  index?: WorkspaceIndex;
 }
 
 /** Runs the real loop over `calls` (one per step, every tool auto-approved). */
 export async function drive(ws: string, calls: Call[], opts: DriveOptions = {}): Promise<Driven> {
-  const { onPhase, store, finder } = opts;
+  const { onPhase, store, finder, index } = opts;
   const scenario: Scenario = {
     name: 'file-journal',
     description: 'offline demo model: scripted file changes',
@@ -68,7 +71,10 @@ export async function drive(ws: string, calls: Call[], opts: DriveOptions = {}):
   const server = await startModelServer({ scenario });
   try {
     const auto = { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } as const;
-    const deps = finder ? { tools: createCodingRegistry({ files: finder }), files: { finder } } : {};
+    const deps = {
+      ...(finder ? { tools: createCodingRegistry({ files: finder }) } : {}),
+      ...(index ? { files: { index } } : {}),
+    };
     const r = makeRunner({ baseURL: server.url, workspace: ws, policy: auto, deps, ...(store ? { store } : {}) });
     const sub = onPhase
       ? r.runner.events.on((e) => e.type === 'phase' && onPhase(e.record.seq, e.record.phase, e.record.step))

@@ -1,14 +1,14 @@
-// The write half of the store core: ownership of a run (lease + writer), appends, the approval and
-// effect journal, blobs, compaction, and the rule every write follows (owned, one at a time,
-// refused once after an unreported write-behind failure). Run lifecycle ops are in store.ts.
+// The writes of the store: checkpoints, the approval and effect journal (rules in journal.ts), the
+// inbox, restores, blobs and compaction — and the rule every write follows: owned, one at a time,
+// refused once after an unreported write-behind failure. A run this store owns has a commit queue
+// (commitQueue.ts) that decides which ops ride on which durable barrier.
 import { sha256 } from '../../common/hash';
 import { copyJson } from './copy';
-import { StoreReads, type CoreOptions } from './reads';
-import type { Engine, EngineLock } from './engine';
+import type { EngineLock } from './engine';
 import { InvalidInputError, RunNotOwnedError } from '../api/errors';
 import * as J from './journal';
 import { Lease, notOwned, type RunHandle } from './runHandle';
-import { RunWriter, toWriteError } from './runWriter';
+import { CommitQueue, toWriteError } from './commitQueue';
 import {
   RunState,
   type ApprovalDecision,
@@ -22,41 +22,36 @@ import {
 } from '../api/schema';
 import type { CommitOp, TailWitness } from './storedSchema';
 import type * as T from '../api/types';
+import type { StoreContext } from './context';
 import { checkBlobHash, checkRunId, isDurableAppend, parseInput, prepareAppend } from './validate';
 
-export abstract class StoreWrites extends StoreReads {
-  readonly deferMs: number;
+export class StoreWriter {
+  private readonly deferMs: number;
   private readonly compactAfter: number;
 
-  constructor(engine: Engine, opts: CoreOptions) {
-    super(engine, opts);
+  constructor(
+    private readonly c: StoreContext,
+    opts: { deferMs?: number; compactAfterCommits?: number },
+  ) {
     this.deferMs = opts.deferMs ?? 200;
     this.compactAfter = opts.compactAfterCommits ?? 64;
   }
 
-  async setRunState(runId: string, state: RunState, detail: string | null = null): Promise<RunSummary> {
-    const s = parseInput(RunState, state, 'state');
-    if (detail !== null && typeof detail !== 'string')
-      throw new InvalidInputError('state detail must be a string or null');
-    return this.write(runId, async (h) => {
-      await h.writer!.durable([{ op: 'state', state: s, detail, ms: this.now() }]);
-      return h.model.summary();
-    });
-  }
-
+  /** Makes `h` owned by this store: a lease over `lock`, and a commit queue for its writes. */
   own(h: RunHandle, lock: EngineLock, owner: T.OwnerInfo): Lease {
+    const { engine, index, events, loader } = this.c;
     const runId = h.model.meta.run_id;
-    h.writer = new RunWriter(
-      this.engine,
+    h.writer = new CommitQueue(
+      engine,
       h.model,
       {
         applied: (op) => this.afterDurable(h, op),
         committed: () => {
           h.durableCommits++;
-          this.index.set(h.model.summary(), h.durableCommits, false);
-          return this.engine.writeWitness(runId, this.witnessOf(h));
+          index.set(h.model.summary(), h.durableCommits, false);
+          return engine.writeWitness(runId, this.witnessOf(h));
         },
-        writeError: (error) => this.emit({ kind: 'write-error', run_id: runId, error }),
+        writeError: (error) => events.emit({ kind: 'write-error', run_id: runId, error }),
       },
       this.deferMs,
       h.durableCommits > 0,
@@ -71,12 +66,12 @@ export abstract class StoreWrites extends StoreReads {
         }
       }),
     );
-    this.runs.set(runId, h);
+    loader.runs.set(runId, h);
     return h.lease;
   }
 
   /** What the run holds now, as its tail witness records it (disk/witness.ts). */
-  protected witnessOf(h: RunHandle): TailWitness {
+  witnessOf(h: RunHandle): TailWitness {
     const m = h.model;
     let results = 0;
     for (const e of m.effects.values()) if (e.result) results++;
@@ -87,18 +82,28 @@ export abstract class StoreWrites extends StoreReads {
       state: m.state,
       intents: m.effects.size,
       results,
-      ms: this.now(),
+      ms: this.c.now(),
     };
+  }
+
+  async setRunState(runId: string, state: RunState, detail: string | null = null): Promise<RunSummary> {
+    const s = parseInput(RunState, state, 'state');
+    if (detail !== null && typeof detail !== 'string')
+      throw new InvalidInputError('state detail must be a string or null');
+    return this.write(runId, async (h) => {
+      await h.writer!.durable([{ op: 'state', state: s, detail, ms: this.c.now() }]);
+      return h.model.summary();
+    });
   }
 
   // ── checkpoints ───────────────────────────────────────────────────────────────────────────
   async append(runId: string, input: T.AppendInput): Promise<CheckpointRecord> {
     return this.write(runId, async (h) => {
       if (typeof input !== 'object' || input === null) throw new InvalidInputError('append input must be an object');
-      const op = prepareAppend(h.model, input, this.now());
+      const now = this.c.now();
+      const op = prepareAppend(h.model, input, now);
       // Delivered messages and the checkpoint holding them: one commit, so neither exists without the other.
-      const delivered =
-        input.deliver === undefined ? [] : J.inboxDelivered(h.model, input.deliver, op.record, this.now());
+      const delivered = input.deliver === undefined ? [] : J.inboxDelivered(h.model, input.deliver, op.record, now);
       if (isDurableAppend(input) || delivered.length > 0) await h.writer!.durable([op, ...delivered]);
       else {
         h.model.apply([op]);
@@ -111,15 +116,15 @@ export abstract class StoreWrites extends StoreReads {
 
   // ── approvals and effects (rules in journal.ts) ───────────────────────────────────────────
   requestApproval(runId: string, input: T.NewApproval): Promise<Approval> {
-    return this.journal(runId, (h) => J.approvalRequest(h.model, input, this.now()));
+    return this.journal(runId, (h) => J.approvalRequest(h.model, input, this.c.now()));
   }
 
   decideApproval(runId: string, toolCallId: string, decision: Omit<ApprovalDecision, 'decided_ms'>): Promise<Approval> {
-    return this.journal(runId, (h) => J.approvalDecision(h.model, toolCallId, decision, this.now()));
+    return this.journal(runId, (h) => J.approvalDecision(h.model, toolCallId, decision, this.c.now()));
   }
 
   recordIntent(runId: string, input: T.NewEffectIntent): Promise<Effect> {
-    return this.journal(runId, (h) => J.effectIntent(h.model, input, this.now()));
+    return this.journal(runId, (h) => J.effectIntent(h.model, input, this.c.now()));
   }
 
   recordProcess(runId: string, toolCallId: string, process: EffectProcess): Promise<Effect> {
@@ -127,16 +132,16 @@ export abstract class StoreWrites extends StoreReads {
   }
 
   recordResult(runId: string, toolCallId: string, input: T.NewEffectResult): Promise<Effect> {
-    return this.journal(runId, (h) => J.effectResult(h.model, toolCallId, input, this.now()));
+    return this.journal(runId, (h) => J.effectResult(h.model, toolCallId, input, this.c.now()));
   }
 
   postMessage(runId: string, message: T.NewInboxMessage): Promise<InboxMessage> {
-    return this.journal(runId, (h) => J.inboxPost(h.model, message, this.now()));
+    return this.journal(runId, (h) => J.inboxPost(h.model, message, this.c.now()));
   }
 
   /** Durable; allowed on a finished run (an audit record beside it, not a change of its history). */
   recordRestore(runId: string, input: T.NewRestore): Promise<RestoreRecord> {
-    return this.journal(runId, (h) => J.restoreRecord(h.model, input, this.now()));
+    return this.journal(runId, (h) => J.restoreRecord(h.model, input, this.c.now()));
   }
 
   /** Validates (before taking the run's turn), then writes the op durably — or returns what is already there. */
@@ -153,23 +158,24 @@ export abstract class StoreWrites extends StoreReads {
 
   // ── blobs ─────────────────────────────────────────────────────────────────────────────────
   async putBlob(runId: string, content: string): Promise<string> {
-    await this.opened();
+    await this.c.gate.opened();
     this.ownedHandle(runId);
     if (typeof content !== 'string') throw new InvalidInputError('blob content must be a string');
     const hash = sha256(content);
     try {
-      await this.engine.putBlob(runId, hash, content);
+      await this.c.engine.putBlob(runId, hash, content);
     } catch (err) {
       throw toWriteError(runId, err);
     }
     return hash;
   }
 
-  async getBlob(runId: string, hash: string): Promise<string> {
-    await this.opened();
-    checkRunId(runId);
-    checkBlobHash(hash);
-    return this.engine.getBlob(runId, hash, await this.canRepair(runId));
+  /** Writes a blob under its known hash (import, fork; the hash was verified by the caller). */
+  async putBlobAs(runId: string, hash: string, content: string): Promise<void> {
+    this.ownedHandle(runId);
+    await this.c.engine.putBlob(runId, checkBlobHash(hash), content).catch((err: unknown) => {
+      throw toWriteError(runId, err);
+    });
   }
 
   // ── retention ─────────────────────────────────────────────────────────────────────────────
@@ -177,7 +183,7 @@ export abstract class StoreWrites extends StoreReads {
     await this.write(runId, async (h) => {
       await h.writer!.flush();
       try {
-        await this.engine.compact(runId, h.model.rebuildOps(), h.model.meta);
+        await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta);
       } catch (err) {
         throw toWriteError(runId, err);
       }
@@ -190,35 +196,33 @@ export abstract class StoreWrites extends StoreReads {
    * step's write path, and the next resume reads a few files instead of thousands. A failure here
    * is reported, not thrown: the log is intact either way.
    */
-  protected async compactIfDue(h: RunHandle): Promise<void> {
+  async compactIfDue(h: RunHandle): Promise<void> {
     const runId = h.model.meta.run_id;
-    const shape = this.engine.logShape(runId);
+    const shape = this.c.engine.logShape(runId);
     if (shape.singles < this.compactAfter || shape.singles < shape.covered) return;
     try {
-      await this.engine.compact(runId, h.model.rebuildOps(), h.model.meta);
+      await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta);
     } catch (err) {
-      this.emit({ kind: 'write-error', run_id: runId, error: toWriteError(runId, err) });
+      this.c.events.emit({ kind: 'write-error', run_id: runId, error: toWriteError(runId, err) });
     }
   }
 
-  async putBlobAs(runId: string, hash: string, content: string): Promise<void> {
-    this.ownedHandle(runId);
-    await this.engine.putBlob(runId, checkBlobHash(hash), content).catch((err: unknown) => {
-      throw toWriteError(runId, err);
-    });
+  /** Makes every run's queued writes durable. */
+  async flushAll(): Promise<void> {
+    await Promise.all([...this.c.loader.runs.values()].filter((h) => h.writer).map((h) => h.writer!.flush()));
   }
 
   // ── internals ─────────────────────────────────────────────────────────────────────────────
-  protected ownedHandle(runId: string): RunHandle {
+  ownedHandle(runId: string): RunHandle {
     checkRunId(runId);
-    const h = this.runs.get(runId);
+    const h = this.c.loader.runs.get(runId);
     if (!h?.owned) throw notOwned(runId);
     return h;
   }
 
   /** Every write: owned, one at a time, and refused once after an unreported write-behind failure. */
-  protected async write<R>(runId: string, fn: (h: RunHandle) => Promise<R>): Promise<R> {
-    await this.opened();
+  private async write<R>(runId: string, fn: (h: RunHandle) => Promise<R>): Promise<R> {
+    await this.c.gate.opened();
     const h = this.ownedHandle(runId);
     return h.serial(async () => {
       if (!h.owned) throw notOwned(runId);
@@ -228,7 +232,7 @@ export abstract class StoreWrites extends StoreReads {
     });
   }
 
-  protected async retryAfterFailure(h: RunHandle, failed: Error): Promise<never> {
+  private async retryAfterFailure(h: RunHandle, failed: Error): Promise<never> {
     const runId = h.model.meta.run_id;
     try {
       await h.writer!.flush();
@@ -246,15 +250,16 @@ export abstract class StoreWrites extends StoreReads {
     );
   }
 
-  protected afterDurable(h: RunHandle, op: CommitOp, durable = true): void {
+  private afterDurable(h: RunHandle, op: CommitOp, durable = true): void {
+    const { index, events } = this.c;
     const runId = h.model.meta.run_id;
     const structural = op.op !== 'record' || op.record.phase === 'run_terminal';
-    this.index.set(h.model.summary(), h.durableCommits, structural && durable);
-    if (op.op === 'record') this.emit({ kind: 'checkpoint', run_id: runId, record: copyJson(op.record) });
-    else if (op.op === 'approval') this.emit({ kind: 'approval', run_id: runId, approval: copyJson(op.approval) });
-    else if (op.op === 'effect') this.emit({ kind: 'effect', run_id: runId, effect: copyJson(op.effect) });
-    else if (op.op === 'inbox') this.emit({ kind: 'inbox', run_id: runId, message: copyJson(op.message) });
-    else if (op.op === 'restore') this.emit({ kind: 'restore', run_id: runId, restore: copyJson(op.restore) });
-    if (op.op !== 'record' || op.record.phase === 'run_terminal') this.emit({ kind: 'run-updated', run_id: runId });
+    index.set(h.model.summary(), h.durableCommits, structural && durable);
+    if (op.op === 'record') events.emit({ kind: 'checkpoint', run_id: runId, record: copyJson(op.record) });
+    else if (op.op === 'approval') events.emit({ kind: 'approval', run_id: runId, approval: copyJson(op.approval) });
+    else if (op.op === 'effect') events.emit({ kind: 'effect', run_id: runId, effect: copyJson(op.effect) });
+    else if (op.op === 'inbox') events.emit({ kind: 'inbox', run_id: runId, message: copyJson(op.message) });
+    else if (op.op === 'restore') events.emit({ kind: 'restore', run_id: runId, restore: copyJson(op.restore) });
+    if (op.op !== 'record' || op.record.phase === 'run_terminal') events.emit({ kind: 'run-updated', run_id: runId });
   }
 }

@@ -15,7 +15,7 @@ interface Pending {
   reject?: (err: Error) => void;
 }
 
-export interface WriterHooks {
+export interface CommitHooks {
   /** A durable op reached disk and was applied to the model. */
   applied(op: CommitOp): void;
   /** A commit reached disk (the run's durable commit count grew by one); its callers are told after this settles. */
@@ -23,7 +23,7 @@ export interface WriterHooks {
   writeError(err: Error): void;
 }
 
-export class RunWriter {
+export class CommitQueue {
   private queue: Pending[] = [];
   private inflight: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -34,7 +34,7 @@ export class RunWriter {
   constructor(
     private readonly engine: Engine,
     private readonly model: RunModel,
-    private readonly hooks: WriterHooks,
+    private readonly hooks: CommitHooks,
     private readonly deferMs: number,
     hasCommits: boolean,
   ) {

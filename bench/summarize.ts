@@ -15,6 +15,14 @@ export interface PointFigures {
   durableWritesPerStep: number;
   /** Median over the window of (step time / fsync'd writes of that step): the cost of one durable write. */
   msPerDurableWrite: number;
+  /**
+   * Median barriers of the window's steps with side-effecting calls / without, each step counted
+   * with the barrier before the next request (which carries its results) instead of its own (null: none).
+   */
+  barriersWithEffects: number | null;
+  barriersWithout: number | null;
+  /** Median over the window of (step time ÷ a raw append + fdatasync of the step's own bytes) (null: not measured). */
+  msOverRawOfStep: number | null;
 }
 
 export interface ContenderFigures {
@@ -37,7 +45,15 @@ export function pointsFor(steps: number): number[] {
 
 export function contenderFigures(samples: RunSamples[], name: string, points: number[]): ContenderFigures {
   const steps = samples[0]!.steps;
-  const all = samples.flatMap((s) => s.byContender[name]!.map((x) => ({ ...x, content: s.contentBytes[x.step - 1]! })));
+  const all = samples.flatMap((s) => {
+    const xs = s.byContender[name]!;
+    // A step's barriers: its own, less the one before its request (the previous step's results), plus the next step's.
+    return xs.map((x, i) => ({
+      ...x,
+      content: s.contentBytes[x.step - 1]!,
+      ownBarriers: x.durableWrites - x.leadBarriers + (xs[i + 1]?.leadBarriers ?? 0),
+    }));
+  });
   const pointFigures = points.map((point) => {
     const window = windowAround(point, windowWidth(point), steps);
     const inWindow = all.filter((x) => x.step >= window.from && x.step <= window.to);
@@ -52,6 +68,9 @@ export function contenderFigures(samples: RunSamples[], name: string, points: nu
         : null,
       durableWritesPerStep: median(inWindow.map((x) => x.durableWrites)),
       msPerDurableWrite: median(inWindow.map((x) => x.ms / Math.max(1, x.durableWrites))),
+      barriersWithEffects: medianOrNull(inWindow.filter((x) => x.sideEffects).map((x) => x.ownBarriers)),
+      barriersWithout: medianOrNull(inWindow.filter((x) => !x.sideEffects).map((x) => x.ownBarriers)),
+      msOverRawOfStep: medianOrNull(inWindow.filter((x) => x.rawOfStepMs).map((x) => x.ms / x.rawOfStepMs!)),
     };
   });
   let maxAmplification: ContenderFigures['maxAmplification'] = null;
@@ -69,6 +88,10 @@ export function contenderFigures(samples: RunSamples[], name: string, points: nu
     runAmplification: totalBytesWritten === null ? null : totalBytesWritten / totalContent,
     totalBytesWritten,
   };
+}
+
+function medianOrNull(xs: number[]): number | null {
+  return xs.length > 0 ? median(xs) : null;
 }
 
 function bytesKnown(xs: readonly Pick<StepSample, 'bytes'>[]): boolean {

@@ -83,7 +83,8 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   pruneFinished = (ttlMs: number) => this.lifecycle.pruneFinished(ttlMs);
 
   // ── checkpoints ───────────────────────────────────────────────────────────────────────────
-  append = (runId: string, input: T.AppendInput) => this.writer.append(runId, input);
+  append = (runId: string, input: T.AppendInput, opts?: T.WriteOptions) => this.writer.append(runId, input, opts);
+  makeDurable = (runId: string) => this.writer.makeDurable(runId);
   latest = (runId: string) => this.reader.latest(runId);
   get = (runId: string, seq: number) => this.reader.get(runId, seq);
   list = (runId: string, opts?: T.ListOptions) => this.reader.list(runId, opts);
@@ -97,8 +98,8 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   recordIntent = (runId: string, intent: T.NewEffectIntent) => this.writer.recordIntent(runId, intent);
   recordProcess = (runId: string, toolCallId: string, p: S.EffectProcess) =>
     this.writer.recordProcess(runId, toolCallId, p);
-  recordResult = (runId: string, toolCallId: string, r: T.NewEffectResult) =>
-    this.writer.recordResult(runId, toolCallId, r);
+  recordResult = (runId: string, toolCallId: string, r: T.NewEffectResult, opts?: T.WriteOptions) =>
+    this.writer.recordResult(runId, toolCallId, r, opts);
   listEffects = (runId: string) => this.reader.listEffects(runId);
   postMessage = (runId: string, m: T.NewInboxMessage) => this.writer.postMessage(runId, m);
   listInbox = (runId: string, opts?: { pendingOnly?: boolean }) => this.reader.listInbox(runId, opts);

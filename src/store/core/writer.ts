@@ -25,6 +25,13 @@ import type * as T from '../api/types';
 import type { StoreContext } from './context';
 import { checkBlobHash, checkRunId, isDurableAppend, parseInput, prepareAppend } from './validate';
 
+/**
+ * The backstop of deferred checkpoints: written on their own after this long without a barrier of
+ * their run. The runner makes at least one barrier per step, so in a run this never fires between
+ * steps; it bounds how far another window (or a crash) can lag behind a caller that makes none.
+ */
+export const DEFAULT_DEFER_MS = 5_000;
+
 export class StoreWriter {
   private readonly deferMs: number;
   private readonly compactAfter: number;
@@ -33,7 +40,7 @@ export class StoreWriter {
     private readonly c: StoreContext,
     opts: { deferMs?: number; compactAfterCommits?: number },
   ) {
-    this.deferMs = opts.deferMs ?? 200;
+    this.deferMs = opts.deferMs ?? DEFAULT_DEFER_MS;
     this.compactAfter = opts.compactAfterCommits ?? 64;
   }
 
@@ -46,10 +53,11 @@ export class StoreWriter {
       h.model,
       {
         applied: (op) => this.afterDurable(h, op),
-        committed: () => {
+        committed: (synced) => {
           h.durableCommits++;
           index.set(h.model.summary(), h.durableCommits, false);
-          return engine.writeWitness(runId, this.witnessOf(h));
+          // The witness never counts a commit that is not durable yet (a synced one makes all before it durable).
+          return synced ? engine.writeWitness(runId, this.witnessOf(h)) : undefined;
         },
         writeError: (error) => events.emit({ kind: 'write-error', run_id: runId, error }),
       },
@@ -97,21 +105,33 @@ export class StoreWriter {
   }
 
   // ── checkpoints ───────────────────────────────────────────────────────────────────────────
-  async append(runId: string, input: T.AppendInput): Promise<CheckpointRecord> {
+  async append(runId: string, input: T.AppendInput, opts: T.WriteOptions = {}): Promise<CheckpointRecord> {
+    const later = laterBarrier(opts);
     return this.write(runId, async (h) => {
       if (typeof input !== 'object' || input === null) throw new InvalidInputError('append input must be an object');
       const now = this.c.now();
       const op = prepareAppend(h.model, input, now);
       // Delivered messages and the checkpoint holding them: one commit, so neither exists without the other.
       const delivered = input.deliver === undefined ? [] : J.inboxDelivered(h.model, input.deliver, op.record, now);
-      if (isDurableAppend(input) || delivered.length > 0) await h.writer!.durable([op, ...delivered]);
-      else {
-        h.model.apply([op]);
-        h.writer!.defer(op);
-        this.afterDurable(h, op, false);
-      }
+      const durable = isDurableAppend(input) || delivered.length > 0;
+      if (durable && !later) await h.writer!.durable([op, ...delivered]);
+      else this.queue(h, [op, ...delivered], durable);
       return copyJson(op.record);
     });
+  }
+
+  /** One barrier for what the run was handed with durability 'next-barrier' (nothing waiting: none). */
+  async makeDurable(runId: string): Promise<void> {
+    await this.write(runId, (h) => h.writer!.settle());
+  }
+
+  /** Applies ops at once and queues them for the next barrier (`owed`: a caller was promised that barrier). */
+  private queue(h: RunHandle, ops: CommitOp[], owed: boolean): void {
+    h.model.apply(ops);
+    for (const op of ops) {
+      h.writer!.defer(op, owed);
+      this.afterDurable(h, op);
+    }
   }
 
   // ── approvals and effects (rules in journal.ts) ───────────────────────────────────────────
@@ -127,12 +147,22 @@ export class StoreWriter {
     return this.journal(runId, (h) => J.effectIntent(h.model, input, this.c.now()));
   }
 
+  /** Written without a barrier: a process record matters only while the process may still run, which a power loss rules out. */
   recordProcess(runId: string, toolCallId: string, process: EffectProcess): Promise<Effect> {
-    return this.journal(runId, (h) => J.effectProcess(h.model, toolCallId, process));
+    return this.write(runId, async (h) => {
+      const out = J.effectProcess(h.model, toolCallId, process);
+      if (out.op) await h.writer!.written([out.op]);
+      return copyJson(out.value);
+    });
   }
 
-  recordResult(runId: string, toolCallId: string, input: T.NewEffectResult): Promise<Effect> {
-    return this.journal(runId, (h) => J.effectResult(h.model, toolCallId, input, this.c.now()));
+  recordResult(
+    runId: string,
+    toolCallId: string,
+    input: T.NewEffectResult,
+    opts: T.WriteOptions = {},
+  ): Promise<Effect> {
+    return this.journal(runId, (h) => J.effectResult(h.model, toolCallId, input, this.c.now()), laterBarrier(opts));
   }
 
   postMessage(runId: string, message: T.NewInboxMessage): Promise<InboxMessage> {
@@ -148,10 +178,12 @@ export class StoreWriter {
   private async journal<V extends Approval | Effect | InboxMessage | RestoreRecord>(
     runId: string,
     decide: (h: RunHandle) => J.Outcome<V>,
+    later = false,
   ): Promise<V> {
     return this.write(runId, async (h) => {
       const out = decide(h);
-      if (out.op) await h.writer!.durable([out.op]);
+      if (out.op && later) this.queue(h, [out.op], true);
+      else if (out.op) await h.writer!.durable([out.op]);
       return copyJson(out.value);
     });
   }
@@ -250,11 +282,11 @@ export class StoreWriter {
     );
   }
 
-  private afterDurable(h: RunHandle, op: CommitOp, durable = true): void {
+  private afterDurable(h: RunHandle, op: CommitOp): void {
     const { index, events } = this.c;
     const runId = h.model.meta.run_id;
-    const structural = op.op !== 'record' || op.record.phase === 'run_terminal';
-    index.set(h.model.summary(), h.durableCommits, structural && durable);
+    // The index is saved soon only when what a listing shows changed (state, approvals, title): IndexCache.set.
+    index.set(h.model.summary(), h.durableCommits, false);
     if (op.op === 'record') events.emit({ kind: 'checkpoint', run_id: runId, record: copyJson(op.record) });
     else if (op.op === 'approval') events.emit({ kind: 'approval', run_id: runId, approval: copyJson(op.approval) });
     else if (op.op === 'effect') events.emit({ kind: 'effect', run_id: runId, effect: copyJson(op.effect) });
@@ -262,4 +294,10 @@ export class StoreWriter {
     else if (op.op === 'restore') events.emit({ kind: 'restore', run_id: runId, restore: copyJson(op.restore) });
     if (op.op !== 'record' || op.record.phase === 'run_terminal') events.emit({ kind: 'run-updated', run_id: runId });
   }
+}
+
+function laterBarrier(opts: T.WriteOptions | undefined): boolean {
+  const d = opts?.durability ?? 'now';
+  if (d !== 'now' && d !== 'next-barrier') throw new InvalidInputError(`durability must be 'now' or 'next-barrier'`);
+  return d === 'next-barrier';
 }

@@ -135,8 +135,12 @@ export class CombinedStore implements T.CheckpointStore {
   owner(runId: string) {
     return this.on(runId, (s) => s.owner(runId));
   }
-  append(runId: string, input: T.AppendInput) {
-    return this.on(runId, (s) => s.append(runId, input));
+  append(runId: string, input: T.AppendInput, opts?: T.WriteOptions) {
+    return this.on(runId, (s) => s.append(runId, input, opts));
+  }
+
+  makeDurable(runId: string) {
+    return this.on(runId, (s) => s.makeDurable(runId));
   }
   latest(runId: string) {
     return this.on(runId, (s) => s.latest(runId));
@@ -178,8 +182,8 @@ export class CombinedStore implements T.CheckpointStore {
   recordProcess(runId: string, id: string, p: Parameters<T.CheckpointStore['recordProcess']>[2]) {
     return this.on(runId, (s) => s.recordProcess(runId, id, p));
   }
-  recordResult(runId: string, id: string, r: T.NewEffectResult) {
-    return this.on(runId, (s) => s.recordResult(runId, id, r));
+  recordResult(runId: string, id: string, r: T.NewEffectResult, opts?: T.WriteOptions) {
+    return this.on(runId, (s) => s.recordResult(runId, id, r, opts));
   }
   listEffects(runId: string) {
     return this.on(runId, (s) => s.listEffects(runId));

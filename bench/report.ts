@@ -225,6 +225,12 @@ export function buildReport(r: BenchResults): string {
   lines.push(
     `| fixed bytes per step with index.json (written only when a listing's fields change), median of ${fb.steps} | ${bytes(fb.medianFixed)} (index.json ${bytes(fb.medianIndex)}; new content ${bytes(fb.medianContent)}) |`,
   );
+  for (const p of r.primitive.points) {
+    const o = at('ours', p.point);
+    lines.push(
+      `| per-step time @${p.point} ÷ one raw 4 KB append + fdatasync, same process (medians ${ms(o.medianMs)} / ${ms(p.medianMs)}) | ${x(o.medianMs / p.medianMs)} |`,
+    );
+  }
   for (const p of r.points) {
     const o = at('ours', p);
     lines.push(

@@ -184,6 +184,7 @@ async function main(): Promise<void> {
         },
       });
       const ours = contenders[0] as OursContender;
+      await ours.idle();
       const crash = ours.crashCopy(path.join(dir, 'ours-after-crash'));
       const filesAfterCrash = runFiles(path.join(dir, 'ours-after-crash'), RUN_ID);
       // Letting the run go flushes and compacts its log (once per run, off the step path): timed apart.

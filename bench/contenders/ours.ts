@@ -55,6 +55,11 @@ export class OursContender implements Contender {
     // Nothing: the next step's barrier carries what this one queued.
   }
 
+  /** Waits for a compaction still running in the background (and writes what is queued): a crash copy is taken after. */
+  async idle(): Promise<void> {
+    await this.store!.flush();
+  }
+
   barriersNow(): number {
     return this.counter.barriers;
   }

@@ -113,6 +113,29 @@ export class CommitQueue {
     }
   }
 
+  /**
+   * Runs `fn` with no commit in flight and nothing queued, so the model it reads is exactly what is
+   * on disk (compaction while the run works). Meanwhile deferred ops queue as usual and durable ones
+   * wait; both are written after it. Its failure is returned to the caller, never to the ops.
+   */
+  exclusive(fn: () => Promise<void>): Promise<void> {
+    return (async () => {
+      while (this.inflight) await this.inflight.catch(() => undefined);
+      let result: Promise<void> | undefined;
+      this.inflight = (async () => {
+        while (this.queue.length > 0) await this.loop();
+        result = fn(); // started synchronously once the queue drained: nothing is applied in between
+        await result.catch(() => undefined);
+        await this.loop();
+      })().finally(() => {
+        this.inflight = null;
+      });
+      await this.inflight.catch(() => undefined);
+      if (!result) throw this.failed ?? new Error('a write failed before it could start');
+      return result;
+    })();
+  }
+
   /** Drops the queue (run deleted or lease gone); queued durable ops reject. */
   discard(reason: Error): void {
     if (this.timer) clearTimeout(this.timer);

@@ -14,6 +14,8 @@ export class RunHandle {
   /** What the load that built this handle found wrong (null: nothing), and the tail witness it read. */
   loadReport: CorruptionReport | null = null;
   loadWitness: TailWitness | null = null;
+  /** A compaction runs in the background (Compactor.inBackground). */
+  compacting = false;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(

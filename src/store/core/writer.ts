@@ -9,6 +9,7 @@ import { InvalidInputError, RunNotOwnedError } from '../api/errors';
 import * as J from './journal';
 import { Lease, notOwned, type RunHandle } from './runHandle';
 import { CommitQueue, toWriteError } from './commitQueue';
+import { Compactor } from './compaction';
 import {
   RunState,
   type ApprovalDecision,
@@ -34,14 +35,14 @@ export const DEFAULT_DEFER_MS = 5_000;
 
 export class StoreWriter {
   private readonly deferMs: number;
-  private readonly compactAfter: number;
+  private readonly compactor: Compactor;
 
   constructor(
     private readonly c: StoreContext,
     opts: { deferMs?: number; compactAfterCommits?: number },
   ) {
     this.deferMs = opts.deferMs ?? DEFAULT_DEFER_MS;
-    this.compactAfter = opts.compactAfterCommits ?? 64;
+    this.compactor = new Compactor(c, opts.compactAfterCommits ?? 64);
   }
 
   /** Makes `h` owned by this store: a lease over `lock`, and a commit queue for its writes. */
@@ -122,7 +123,11 @@ export class StoreWriter {
 
   /** One barrier for what the run was handed with durability 'next-barrier' (nothing waiting: none). */
   async makeDurable(runId: string): Promise<void> {
-    await this.write(runId, (h) => h.writer!.settle());
+    await this.write(runId, async (h) => {
+      await h.writer!.settle();
+      // The runner is about to wait for the model: a good moment to compact, off the caller's clock.
+      this.compactor.inBackground(h);
+    });
   }
 
   /** Applies ops at once and queues them for the next barrier (`owed`: a caller was promised that barrier). */
@@ -222,22 +227,8 @@ export class StoreWriter {
     });
   }
 
-  /**
-   * When a run is let go, its log is compacted once it has grown at least as much as the part
-   * compacted before (and by ≥ 64 commits): each byte is rewritten O(log n) times in all, never on a
-   * step's write path, and the next resume reads a few files instead of thousands. A failure here
-   * is reported, not thrown: the log is intact either way.
-   */
-  async compactIfDue(h: RunHandle): Promise<void> {
-    const runId = h.model.meta.run_id;
-    const shape = this.c.engine.logShape(runId);
-    if (shape.singles < this.compactAfter || shape.singles < shape.covered) return;
-    try {
-      await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta);
-    } catch (err) {
-      this.c.events.emit({ kind: 'write-error', run_id: runId, error: toWriteError(runId, err) });
-    }
-  }
+  /** On release (compaction.ts). */
+  compactIfDue = (h: RunHandle): Promise<void> => this.compactor.ifDue(h);
 
   /** Makes every run's queued writes durable. */
   async flushAll(): Promise<void> {

@@ -30,6 +30,8 @@ export interface StepSample {
   leadBarriers: number;
   /** The step made side-effecting calls (intents and results). */
   sideEffects: boolean;
+  /** Of `bytes`, those a background compaction wrote during the step (ours; 0 for the peers). */
+  compactionBytes: number;
   /** ours: a raw append + fdatasync of exactly the bytes the step wrote, run right after it (ms). */
   rawOfStepMs?: number;
 }
@@ -86,6 +88,7 @@ export async function measureRun(
       const writes0 = await slot.durableWrites();
       const own0 = await slot.bytesWritten?.();
       const io0 = ioCounters();
+      const compacted0 = slot.compactionBytes?.() ?? 0;
       let lead: number | undefined;
       const t0 = performance.now();
       for (const op of plan.ops) {
@@ -108,6 +111,7 @@ export async function measureRun(
         processBytes,
         pageBytes: io0 && io1 ? io1.writeBytes - io0.writeBytes : null,
         durableWrites: writes1 - writes0,
+        compactionBytes: (slot.compactionBytes?.() ?? 0) - compacted0,
         leadBarriers: lead === undefined ? 0 : lead - writes0,
         sideEffects: plan.ops.some((o) => o.kind === 'intent'),
         ...(rawOfStepMs === undefined ? {} : { rawOfStepMs }),

@@ -225,6 +225,11 @@ export function buildReport(r: BenchResults): string {
   lines.push(
     `| fixed bytes per step with index.json (written only when a listing's fields change), median of ${fb.steps} | ${bytes(fb.medianFixed)} (index.json ${bytes(fb.medianIndex)}; new content ${bytes(fb.medianContent)}) |`,
   );
+  const oc = r.figures.ours!;
+  const onPath = oc.maxAmplificationWithoutCompaction;
+  lines.push(
+    `| compaction while the run works: steps during which it wrote / its bytes in all / worst-step amplification without them | ${oc.compaction.steps} / ${bytes(oc.compaction.bytes)} / ${onPath ? `${x(onPath.value)} (step ${onPath.step})` : 'n/a'} |`,
+  );
   for (const p of r.primitive.points) {
     const o = at('ours', p.point);
     lines.push(

@@ -29,6 +29,10 @@ export interface ContenderFigures {
   points: PointFigures[];
   /** Worst per-step amplification over all steps, and where. */
   maxAmplification: { value: number; step: number } | null;
+  /** The same without what background compactions wrote during a step (the step's own write path). */
+  maxAmplificationWithoutCompaction: { value: number; step: number } | null;
+  /** Steps during which a background compaction wrote, and its bytes in all (per run). */
+  compaction: { steps: number; bytes: number };
   /** Σ bytes written over the run / Σ content. */
   runAmplification: number | null;
   totalBytesWritten: number | null;
@@ -74,17 +78,26 @@ export function contenderFigures(samples: RunSamples[], name: string, points: nu
     };
   });
   let maxAmplification: ContenderFigures['maxAmplification'] = null;
+  let maxOnStepPath: ContenderFigures['maxAmplification'] = null;
   if (bytesKnown(all)) {
     for (const x of all) {
       const a = x.bytes! / x.content;
       if (!maxAmplification || a > maxAmplification.value) maxAmplification = { value: a, step: x.step };
+      const b = (x.bytes! - x.compactionBytes) / x.content;
+      if (!maxOnStepPath || b > maxOnStepPath.value) maxOnStepPath = { value: b, step: x.step };
     }
   }
+  const compacting = all.filter((x) => x.compactionBytes > 0);
   const totalBytesWritten = bytesKnown(all) ? sum(all.map((x) => x.bytes!)) / samples.length : null;
   const totalContent = sum(samples[0]!.contentBytes);
   return {
     points: pointFigures,
     maxAmplification,
+    maxAmplificationWithoutCompaction: maxOnStepPath,
+    compaction: {
+      steps: compacting.length / samples.length,
+      bytes: sum(compacting.map((x) => x.compactionBytes)) / samples.length,
+    },
     runAmplification: totalBytesWritten === null ? null : totalBytesWritten / totalContent,
     totalBytesWritten,
   };

@@ -60,6 +60,10 @@ export class OursContender implements Contender {
     await this.store!.flush();
   }
 
+  compactionBytes(): number {
+    return this.counter.bytesByKind.snapshot;
+  }
+
   barriersNow(): number {
     return this.counter.barriers;
   }

@@ -19,6 +19,8 @@ export interface Contender {
   bytesWritten?(): number | Promise<number>;
   /** fsync'd writes so far (commits for ours, document rewrites for lowdb, transactions for sqlite). */
   durableWrites(): Promise<number>;
+  /** Bytes written so far by compactions (ours: snapshot.json, in the background while the run works). */
+  compactionBytes?(): number;
   /** The same, read without I/O (ours: its fs layer's counter), so it can be read inside a timed step. */
   barriersNow?(): number;
   /** Releases everything; the files stay for resume and size measurements. */

@@ -18,7 +18,10 @@ export interface CoreOptions {
   indexProgressMs?: number;
   /** Attached before open, so corruption found while opening is reported too. */
   onEvent?: (e: T.StoreEvent) => void;
-  /** A run's log is compacted once it has this many commits since the last compaction (and as many as before it). */
+  /**
+   * A run's log is compacted once it has this many commits since the last compaction: on release when
+   * they are as many as before it, in the background while it works when half as many (compaction.ts).
+   */
   compactAfterCommits?: number;
   /** Runs that are only read (owned elsewhere or not at all) kept in memory. */
   cachedRuns?: number;

@@ -148,10 +148,10 @@ export interface FixedBytesResult {
 
 /**
  * Fixed bytes per step: the workload's steps with every tool output empty, through the disk store
- * as the runner calls it (flush at the end of each step, as in the main run). What a step writes
+ * as the runner calls it (its durability and barriers, as in the main run). What a step writes
  * beyond its new content (the assistant message with its calls) is metadata: checkpoint records,
- * framing, effect records, snapshot headers, the witness — and index.json, which the per-step
- * flush() saves every step while the extension saves it at most every 30 s (reported apart).
+ * framing, effect records, snapshot headers, the witness — and index.json, if the step changed
+ * what a listing shows (reported apart; a running run's state does not change).
  */
 export async function measureFixedBytes(open: OpenStore, dir: string, steps: number): Promise<FixedBytesResult> {
   fs.mkdirSync(dir, { recursive: true });
@@ -170,7 +170,6 @@ export async function measureFixedBytes(open: OpenStore, dir: string, steps: num
     const plan = workload.nextStep();
     const before = { all: counter.bytes, index: counter.bytesByKind.index };
     for (const op of plan.ops) await applyOp(store, runId, op);
-    await store.flush();
     const all = counter.bytes - before.all;
     const idx = counter.bytesByKind.index - before.index;
     fixed.push(all - plan.contentBytes);

@@ -1,8 +1,9 @@
 // The measuring loop: all contenders run the same workload in one process, interleaved step by
 // step (ours step i, lowdb step i, sqlite step i, the raw primitive; the order rotates every step)
 // so that drift in machine load, page cache and thermal state hits all of them alike. A step's
-// time is the wall time of all its store calls plus the contender's endStep() (ours: flush), with
-// nothing else running in the process meanwhile.
+// time is the wall time of all its store calls (the runner's barriers included) plus the
+// contender's endStep(), with nothing else running in the process meanwhile. Right after ours' step
+// the raw primitive appends exactly the bytes that step wrote (one pwrite + fdatasync).
 import { type Contender } from './contenders/types';
 import { ioCounters } from './fsutil';
 import { type RawAppend } from './primitive';
@@ -22,6 +23,17 @@ export interface StepSample {
   pageBytes: number | null;
   /** Durable barriers (fsync / fdatasync of a file) during the step. */
   durableWrites: number;
+  /**
+   * Of those, the ones up to the step's first `barrier` op: the barrier before the request carries the
+   * previous step's results, so it is counted with that step (contenders with barriersNow() only).
+   */
+  leadBarriers: number;
+  /** The step made side-effecting calls (intents and results). */
+  sideEffects: boolean;
+  /** Of `bytes`, those a background compaction wrote during the step (ours; 0 for the peers). */
+  compactionBytes: number;
+  /** ours: a raw append + fdatasync of exactly the bytes the step wrote, run right after it (ms). */
+  rawOfStepMs?: number;
 }
 
 export interface RunSamples {
@@ -76,21 +88,33 @@ export async function measureRun(
       const writes0 = await slot.durableWrites();
       const own0 = await slot.bytesWritten?.();
       const io0 = ioCounters();
+      const compacted0 = slot.compactionBytes?.() ?? 0;
+      let lead: number | undefined;
       const t0 = performance.now();
-      for (const op of plan.ops) await slot.apply(op);
+      for (const op of plan.ops) {
+        await slot.apply(op);
+        if (op.kind === 'barrier' && lead === undefined && slot.barriersNow) lead = slot.barriersNow();
+      }
       await slot.endStep();
       const ms = performance.now() - t0;
       const io1 = ioCounters();
       const own1 = await slot.bytesWritten?.();
       const writes1 = await slot.durableWrites();
       const processBytes = io0 && io1 ? io1.wchar - io0.wchar : null;
+      const bytes = own0 !== undefined && own1 !== undefined ? own1 - own0 : processBytes;
+      // The disk's own cost of this step's bytes, in one append: what ours' step time is set against.
+      const rawOfStepMs = slot.name === 'ours' && raw && bytes ? await raw.once(bytes) : undefined;
       out.byContender[slot.name]!.push({
         step,
         ms,
-        bytes: own0 !== undefined && own1 !== undefined ? own1 - own0 : processBytes,
+        bytes,
         processBytes,
         pageBytes: io0 && io1 ? io1.writeBytes - io0.writeBytes : null,
         durableWrites: writes1 - writes0,
+        compactionBytes: (slot.compactionBytes?.() ?? 0) - compacted0,
+        leadBarriers: lead === undefined ? 0 : lead - writes0,
+        sideEffects: plan.ops.some((o) => o.kind === 'intent'),
+        ...(rawOfStepMs === undefined ? {} : { rawOfStepMs }),
       });
     }
     opts.onProgress?.(step);

@@ -16,18 +16,19 @@ const closeP = promisify(fs.close);
 export class RawAppend {
   private fd: number | undefined;
   private offset = 0;
-  private readonly data = crypto.randomBytes(4096);
+  private data = crypto.randomBytes(4096);
 
   constructor(private readonly dir: string) {}
 
-  /** One 4 KB pwrite at the end of the file + fdatasync; returns its duration in ms. */
-  async once(): Promise<number> {
+  /** One pwrite of `bytes` (default 4 KB) at the end of the file + fdatasync; returns its duration in ms. */
+  async once(bytes = 4096): Promise<number> {
     if (this.fd === undefined) this.fd = await openP(path.join(this.dir, 'append.bin'), 'w+', 0o600);
+    if (bytes > this.data.length) this.data = crypto.randomBytes(bytes);
     const t0 = performance.now();
-    await writeP(this.fd, this.data, 0, this.data.length, this.offset);
+    await writeP(this.fd, this.data, 0, bytes, this.offset);
     await fdatasyncP(this.fd);
     const ms = performance.now() - t0;
-    this.offset += this.data.length;
+    this.offset += bytes;
     return ms;
   }
 

@@ -117,6 +117,17 @@ export function buildReport(r: BenchResults): string {
     lines.push(
       `| distance to the disk's limit at step ${d.point} (per-step time ÷ barriers × 4 KB append + fdatasync) | ${x(d.value)} | ≤ 1.5 | ${mark(d.value <= 1.5)} |`,
     );
+  for (const p of r.primitive.points) {
+    const v = at('ours', p.point).medianMs / (3 * p.medianMs);
+    lines.push(
+      `| per-step time @${p.point} ÷ three raw 4 KB appends + fdatasync (median) | ${x(v)} | ≤ 1.5 | ${mark(v <= 1.5)} |`,
+    );
+  }
+  const bw = oursLast.barriersWithEffects;
+  const bo = oursLast.barriersWithout;
+  lines.push(
+    `| durable barriers per step @${last}, steps with side-effecting calls / without (median; a step's results counted with it) | ${bw === null ? 'n/a' : x(bw)} / ${bo === null ? 'n/a' : x(bo)} | ≤ 2 / ≤ 1 | ${mark((bw ?? 0) <= 2 && (bo ?? 0) <= 1)} |`,
+  );
   const rf = r.runFiles;
   lines.push(
     `| files of the ${r.workload.steps}-step run, let go / after a crash (blobs apart) | ${rf.released.files.length} / ${rf.crashed.files.length} | ≤ 3 | ${mark(rf.released.files.length <= 3 && rf.crashed.files.length <= 3)} |`,
@@ -212,8 +223,28 @@ export function buildReport(r: BenchResults): string {
     `| the run's folder: let go / after a crash | ${rf.released.files.join(', ')} / ${rf.crashed.files.join(', ')}; ${rf.released.blobs} blob(s) beside them |`,
   );
   lines.push(
-    `| fixed bytes per step with index.json (the benchmark's per-step flush saves it; the extension at most every 30 s), median of ${fb.steps} | ${bytes(fb.medianFixed)} (index.json ${bytes(fb.medianIndex)}; new content ${bytes(fb.medianContent)}) |`,
+    `| fixed bytes per step with index.json (written only when a listing's fields change), median of ${fb.steps} | ${bytes(fb.medianFixed)} (index.json ${bytes(fb.medianIndex)}; new content ${bytes(fb.medianContent)}) |`,
   );
+  const oc = r.figures.ours!;
+  const onPath = oc.maxAmplificationWithoutCompaction;
+  lines.push(
+    `| compaction while the run works: steps during which it wrote / its bytes in all / worst-step amplification without them | ${oc.compaction.steps} / ${bytes(oc.compaction.bytes)} / ${onPath ? `${x(onPath.value)} (step ${onPath.step})` : 'n/a'} |`,
+  );
+  for (const p of r.primitive.points) {
+    const o = at('ours', p.point);
+    lines.push(
+      `| per-step time @${p.point} ÷ one raw 4 KB append + fdatasync, same process (medians ${ms(o.medianMs)} / ${ms(p.medianMs)}) | ${x(o.medianMs / p.medianMs)} |`,
+    );
+  }
+  for (const p of r.points) {
+    const o = at('ours', p);
+    lines.push(
+      `| per-step time @${p} ÷ one raw append + fdatasync of the step's own bytes (median over the window) | ${o.msOverRawOfStep === null ? 'n/a' : x(o.msOverRawOfStep)} |`,
+    );
+    lines.push(
+      `| durable barriers per step @${p}: all steps / with side-effecting calls / without (median; a step's results counted with it) | ${x(o.durableWritesPerStep)} / ${o.barriersWithEffects === null ? 'n/a' : x(o.barriersWithEffects)} / ${o.barriersWithout === null ? 'n/a' : x(o.barriersWithout)} |`,
+    );
+  }
   for (const [i, p] of r.primitive.points.entries()) {
     const o = at('ours', p.point);
     lines.push(

@@ -15,12 +15,24 @@ export interface PointFigures {
   durableWritesPerStep: number;
   /** Median over the window of (step time / fsync'd writes of that step): the cost of one durable write. */
   msPerDurableWrite: number;
+  /**
+   * Median barriers of the window's steps with side-effecting calls / without, each step counted
+   * with the barrier before the next request (which carries its results) instead of its own (null: none).
+   */
+  barriersWithEffects: number | null;
+  barriersWithout: number | null;
+  /** Median over the window of (step time ÷ a raw append + fdatasync of the step's own bytes) (null: not measured). */
+  msOverRawOfStep: number | null;
 }
 
 export interface ContenderFigures {
   points: PointFigures[];
   /** Worst per-step amplification over all steps, and where. */
   maxAmplification: { value: number; step: number } | null;
+  /** The same without what background compactions wrote during a step (the step's own write path). */
+  maxAmplificationWithoutCompaction: { value: number; step: number } | null;
+  /** Steps during which a background compaction wrote, and its bytes in all (per run). */
+  compaction: { steps: number; bytes: number };
   /** Σ bytes written over the run / Σ content. */
   runAmplification: number | null;
   totalBytesWritten: number | null;
@@ -37,7 +49,15 @@ export function pointsFor(steps: number): number[] {
 
 export function contenderFigures(samples: RunSamples[], name: string, points: number[]): ContenderFigures {
   const steps = samples[0]!.steps;
-  const all = samples.flatMap((s) => s.byContender[name]!.map((x) => ({ ...x, content: s.contentBytes[x.step - 1]! })));
+  const all = samples.flatMap((s) => {
+    const xs = s.byContender[name]!;
+    // A step's barriers: its own, less the one before its request (the previous step's results), plus the next step's.
+    return xs.map((x, i) => ({
+      ...x,
+      content: s.contentBytes[x.step - 1]!,
+      ownBarriers: x.durableWrites - x.leadBarriers + (xs[i + 1]?.leadBarriers ?? 0),
+    }));
+  });
   const pointFigures = points.map((point) => {
     const window = windowAround(point, windowWidth(point), steps);
     const inWindow = all.filter((x) => x.step >= window.from && x.step <= window.to);
@@ -52,23 +72,39 @@ export function contenderFigures(samples: RunSamples[], name: string, points: nu
         : null,
       durableWritesPerStep: median(inWindow.map((x) => x.durableWrites)),
       msPerDurableWrite: median(inWindow.map((x) => x.ms / Math.max(1, x.durableWrites))),
+      barriersWithEffects: medianOrNull(inWindow.filter((x) => x.sideEffects).map((x) => x.ownBarriers)),
+      barriersWithout: medianOrNull(inWindow.filter((x) => !x.sideEffects).map((x) => x.ownBarriers)),
+      msOverRawOfStep: medianOrNull(inWindow.filter((x) => x.rawOfStepMs).map((x) => x.ms / x.rawOfStepMs!)),
     };
   });
   let maxAmplification: ContenderFigures['maxAmplification'] = null;
+  let maxOnStepPath: ContenderFigures['maxAmplification'] = null;
   if (bytesKnown(all)) {
     for (const x of all) {
       const a = x.bytes! / x.content;
       if (!maxAmplification || a > maxAmplification.value) maxAmplification = { value: a, step: x.step };
+      const b = (x.bytes! - x.compactionBytes) / x.content;
+      if (!maxOnStepPath || b > maxOnStepPath.value) maxOnStepPath = { value: b, step: x.step };
     }
   }
+  const compacting = all.filter((x) => x.compactionBytes > 0);
   const totalBytesWritten = bytesKnown(all) ? sum(all.map((x) => x.bytes!)) / samples.length : null;
   const totalContent = sum(samples[0]!.contentBytes);
   return {
     points: pointFigures,
     maxAmplification,
+    maxAmplificationWithoutCompaction: maxOnStepPath,
+    compaction: {
+      steps: compacting.length / samples.length,
+      bytes: sum(compacting.map((x) => x.compactionBytes)) / samples.length,
+    },
     runAmplification: totalBytesWritten === null ? null : totalBytesWritten / totalContent,
     totalBytesWritten,
   };
+}
+
+function medianOrNull(xs: number[]): number | null {
+  return xs.length > 0 ? median(xs) : null;
 }
 
 function bytesKnown(xs: readonly Pick<StepSample, 'bytes'>[]): boolean {

@@ -1,22 +1,27 @@
 // The benchmark's synthetic run (bench/README.md, "What runs"): seeded and
 // deterministic, so every contender and every machine sees byte-for-byte the same run. Each step
 // mutates a RuntimeSnapshot exactly as src/runner/loop.ts does and emits the store calls the loop
-// makes, in the loop's order:
-//   step_started(snapshot) → pre_llm → post_llm(snapshot, pending response: durable) →
-//   pre_tool_batch → per call [recordIntent → (tool runs) → recordResult if side-effecting] →
-//   post_tool_batch
+// makes, in the loop's order, with the durability it asks for (docs/design.md, "Durable barriers"):
+//   step_started(snapshot) → makeDurable (before any request: the last batch's results ride on it)
+//   → pre_llm → post_llm(snapshot, pending response: rides on the next barrier) → pre_tool_batch
+//   → per call: side-effecting [recordIntent (a barrier: carries the response) → (tool runs) →
+//     recordResult (rides on the next barrier)], read-only [makeDurable if the response has not
+//     been carried yet → (tool runs)] → post_tool_batch
 // Reads the loop makes (listApprovals/listEffects before a tool batch) are not persistence and
 // are left out. Nothing here is timed: a step's calls are generated before the contenders run them.
+// The peers make every write durable as they always do; `barrier` is a no-op for them.
 import { inputHash, outputHash, sha256 } from '../src/runner/hash';
 import { initialSnapshot, type RunContext, snapshotForWrite } from '../src/runner/runtime';
 import type { AssistantMessage, EffectResult, LlmResponse, RuntimeSnapshot, ToolCall } from '../src/store/api/schema';
-import type { AppendInput, CheckpointStore, NewEffectIntent, NewRunInput } from '../src/store/api/types';
+import type { AppendInput, CheckpointStore, NewEffectIntent, NewRunInput, WriteOptions } from '../src/store/api/types';
 import { codeText, mulberry32, type Rng } from './text';
 
 export type Op =
-  | { kind: 'append'; input: AppendInput }
+  | { kind: 'append'; input: AppendInput; durability?: WriteOptions['durability'] }
   | { kind: 'intent'; intent: NewEffectIntent }
-  | { kind: 'result'; toolCallId: string; result: Omit<EffectResult, 'finished_ms'> };
+  | { kind: 'result'; toolCallId: string; result: Omit<EffectResult, 'finished_ms'>; durability?: 'next-barrier' }
+  /** The runner's makeDurable(): before any request, and before a read-only tool when the response is owed. */
+  | { kind: 'barrier' };
 
 export interface StepPlan {
   step: number;
@@ -133,6 +138,7 @@ export class Workload {
     rt.step = this.step;
     rt.state = 'running';
     ops.push(this.append('step_started', { state: rt.state, message_count: rt.messages.length }, snap()));
+    ops.push({ kind: 'barrier' });
     ops.push(this.append('pre_llm', { model: MODEL, provider: PROVIDER, message_count: rt.messages.length }));
 
     // The "LLM call": an assistant message with 1–3 tool calls.
@@ -164,8 +170,8 @@ export class Workload {
     rt.messages.push(message);
     this.conversationBytes += jsonBytes(message);
     rt.pending_llm_response = response;
-    ops.push(
-      this.append(
+    ops.push({
+      ...this.append(
         'post_llm',
         {
           model: MODEL,
@@ -178,7 +184,9 @@ export class Workload {
         },
         snap(),
       ),
-    );
+      durability: 'next-barrier',
+    } as Op);
+    let responseOwed = true;
 
     // The tool batch.
     ops.push(this.append('pre_tool_batch', { tool_call_count: calls.length }));
@@ -192,6 +200,8 @@ export class Workload {
           kind: 'intent',
           intent: { tool_call_id: call.id, step: this.step, tool_name: name, input_hash: hash, side_effecting: true },
         });
+      else if (responseOwed) ops.push({ kind: 'barrier' });
+      responseOwed = false;
       const content = codeText(this.rng, this.resultSize(name));
       const outHash = outputHash(content);
       if (sideEffecting)
@@ -199,6 +209,7 @@ export class Workload {
           kind: 'result',
           toolCallId: call.id,
           result: { output: content, output_hash: outHash, is_error: false, blob: null },
+          durability: 'next-barrier',
         });
       const toolMessage = { role: 'tool' as const, tool_call_id: call.id, content };
       rt.messages.push(toolMessage);
@@ -222,7 +233,7 @@ export class Workload {
     this.totalContentBytes += contentBytes;
     for (const op of ops) {
       if (op.kind === 'append') this.checkpointCount += 1;
-      else this.effectCount += 1;
+      else if (op.kind !== 'barrier') this.effectCount += 1;
     }
     this.toolCallCount += calls.length;
     return { step: this.step, ops, contentBytes };
@@ -297,7 +308,9 @@ export function jsonBytes(value: unknown): number {
 
 /** One workload op through the CheckpointStore interface, as the runner would make it. */
 export async function applyOp(store: CheckpointStore, runId: string, op: Op): Promise<void> {
-  if (op.kind === 'append') await store.append(runId, op.input);
+  const opts = 'durability' in op && op.durability ? { durability: op.durability } : undefined;
+  if (op.kind === 'append') await store.append(runId, op.input, opts);
   else if (op.kind === 'intent') await store.recordIntent(runId, op.intent);
-  else await store.recordResult(runId, op.toolCallId, op.result);
+  else if (op.kind === 'result') await store.recordResult(runId, op.toolCallId, op.result, opts);
+  else await store.makeDurable(runId);
 }

@@ -1,9 +1,10 @@
 // Ours: the disk store (src/store) through its public CheckpointStore interface, used the way the
-// runner uses it. Durable phases are durable when their promise resolves; the deferred ones are
-// queued and coalesced into the next durable commit or a 200 ms timer. Because the contenders are
-// interleaved, that timer would fire while a peer is on the clock and hide our cost, so every step
-// ends with flush(): the step pays for everything it handed over. In the extension the same commit
-// happens on the timer during the next LLM call, so this adds no commit the product does not make.
+// runner uses it: the workload's ops carry the durability the runner asks for and its barriers
+// (makeDurable before any request; the response before the first tool). What a step leaves queued
+// (its results, post_tool_batch) rides on the next step's first barrier, which that step pays for.
+// The store is opened with a backstop timer longer than any interleaved round (deferMs), so no
+// commit of ours ever lands on a peer's clock, and with index.json written only when what a
+// listing shows changes (the extension also every 30 s; a running run's state does not change).
 import fs from 'node:fs';
 import path from 'node:path';
 import { type FsLayer, nodeFs } from '../../src/store';
@@ -51,7 +52,20 @@ export class OursContender implements Contender {
   }
 
   async endStep(): Promise<void> {
+    // Nothing: the next step's barrier carries what this one queued.
+  }
+
+  /** Waits for a compaction still running in the background (and writes what is queued): a crash copy is taken after. */
+  async idle(): Promise<void> {
     await this.store!.flush();
+  }
+
+  compactionBytes(): number {
+    return this.counter.bytesByKind.snapshot;
+  }
+
+  barriersNow(): number {
+    return this.counter.barriers;
   }
 
   /**
@@ -99,7 +113,7 @@ export class OursContender implements Contender {
   notes(): Record<string, string> {
     const c = this.counter;
     return {
-      ours: 'openDiskStore through CheckpointStore; flush() at the end of every step',
+      ours: 'openDiskStore through CheckpointStore, with the runner’s durability and barriers (makeDurable); deferMs 60 s',
       ours_files_written: `${c.barriers} durable barriers (fsync/fdatasync): ${JSON.stringify(c.barriersByKind)}; ${c.dirFsyncs} folder fsyncs; ${c.filesCreated} files created; ${c.bytes} bytes through the fs layer: ${JSON.stringify(c.bytesByKind)}`,
     };
   }

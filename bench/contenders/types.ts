@@ -10,7 +10,7 @@ export interface Contender {
   start(): Promise<void>;
   /** One store call of a step (timed). */
   apply(op: Op): Promise<void>;
-  /** End of a step (timed): ours flushes its queued writes so the step pays for all it wrote. */
+  /** End of a step (timed). What ours queued rides on the barrier of the next step, which pays for it. */
   endStep(): Promise<void>;
   /**
    * Bytes written to its files so far, when the contender can count them exactly (ours: the
@@ -19,6 +19,10 @@ export interface Contender {
   bytesWritten?(): number | Promise<number>;
   /** fsync'd writes so far (commits for ours, document rewrites for lowdb, transactions for sqlite). */
   durableWrites(): Promise<number>;
+  /** Bytes written so far by compactions (ours: snapshot.json, in the background while the run works). */
+  compactionBytes?(): number;
+  /** The same, read without I/O (ours: its fs layer's counter), so it can be read inside a timed step. */
+  barriersNow?(): number;
   /** Releases everything; the files stay for resume and size measurements. */
   close(): Promise<void>;
   /**

@@ -14,7 +14,7 @@ import type {
   Usage,
 } from '../store/api/schema';
 import { StoreWriteError } from '../store/api/errors';
-import type { CheckpointStore, RunLease } from '../store/api/types';
+import type { CheckpointStore, RunLease, WriteOptions } from '../store/api/types';
 import type { CheckpointRecord } from '../store/api/schema';
 import { budgetBeforeRequest, budgetExceeded } from './budget';
 import { ContextFitter, type ContextSettings, type Fitted } from './context/fit';
@@ -94,6 +94,8 @@ export class RunExecution {
   readonly inbox: RunInbox;
   /** Commands still running from before this resume, while the run waits for them. */
   private leftovers: Leftover[] = [];
+  /** The model's response was handed over but no barrier has carried it yet (docs/design.md, "Durable barriers"). */
+  private responseOwed = false;
   private readonly counter: TokenCounter;
   private readonly fitter: ContextFitter;
   /** The tools offered to the model: taken again before each request (MCP servers start and change). */
@@ -180,6 +182,9 @@ export class RunExecution {
       { state: this.rt.state, message_count: this.rt.messages.length },
       { snapshot: true, deliver: messages.map((m) => m.id) },
     );
+    // Barrier before any request (a condense's too): the last batch's results and this step's start (docs/design.md).
+    await this.deps.store.makeDurable(this.runId);
+    this.responseOwed = false;
     const { provider } = this.deps;
     // External tools (MCP servers start lazily here): the list the model is offered is fitted with the
     // request and recorded with its response.
@@ -242,7 +247,9 @@ export class RunExecution {
     this.rt.normalized_model = result.normalized_model;
     this.rt.messages.push(response.message);
     this.rt.pending_llm_response = toolsSeen.length > 0 ? { ...response, tools_seen: toolsSeen } : response;
-    // Durable (pending response): a crash after this never calls the model again for this step.
+    // The pending response rides on the next barrier, made before any tool runs (the first call's
+    // intent, or responseDurable()): a crash after that never calls the model again for this step.
+    this.responseOwed = true;
     await this.checkpoint(
       'post_llm',
       {
@@ -256,7 +263,7 @@ export class RunExecution {
         usage,
         cost_usd: result.cost_usd,
       },
-      { snapshot: true },
+      { snapshot: true, durability: 'next-barrier' },
     );
     return CONTINUE;
   }
@@ -341,7 +348,8 @@ export class RunExecution {
     });
     const asks = plans.filter((p) => p.kind === 'ask');
     if (asks.length > 0) {
-      await this.requestApprovals(asks, byCall(approvals));
+      await this.requestApprovals(asks, byCall(approvals)); // durable: carries the response
+      this.responseOwed = false;
       return { stop: true, state: 'awaiting_approval', detail: awaitingApprovalDetail(asks.length) };
     }
 
@@ -456,7 +464,8 @@ export class RunExecution {
         ...(watch && watch.files.length > 0 ? { files: watch.files } : {}),
       });
       intentFiles = intent.files;
-    }
+      this.responseOwed = false; // the intent's barrier carried the response
+    } else await this.responseDurable();
     this.deps.events.emit({
       type: 'tool',
       runId: this.runId,
@@ -516,14 +525,20 @@ export class RunExecution {
     // A failure to record the result throws: the intent stays without a result, so resume asks (may already have run).
     if (plan.tool.sideEffecting) {
       const journaled = watch ? await this.finishWatch(watch, intentFiles) : {};
-      await store.recordResult(this.runId, call.id, {
-        output: content,
-        output_hash: outputHash(content),
-        is_error: result.is_error,
-        blob: result.blob,
-        ...(result.raw_blob ? { raw_blob: result.raw_blob } : {}),
-        ...journaled,
-      });
+      // Rides on the next barrier: the next call's intent, or the one before the next request.
+      await store.recordResult(
+        this.runId,
+        call.id,
+        {
+          output: content,
+          output_hash: outputHash(content),
+          is_error: result.is_error,
+          blob: result.blob,
+          ...(result.raw_blob ? { raw_blob: result.raw_blob } : {}),
+          ...journaled,
+        },
+        { durability: 'next-barrier' },
+      );
     }
     if (storageError) throw storageFailure(plan.tool, storageError);
     this.addToolResult(call, content, plan.hash, outputHash(content), result.is_error, false, started);
@@ -583,6 +598,7 @@ export class RunExecution {
   // ── delegate calls: child runs with their own checkpoints ───────────────────────────────────
   private async subagentBatch(plans: CallPlan[]): Promise<Stop | null> {
     await this.checkpoint('pre_subagent_batch', { subagent_count: plans.length });
+    await this.responseDurable();
     let failures = 0;
     for (const plan of plans) {
       if (plan.kind !== 'delegate') continue;
@@ -664,19 +680,30 @@ export class RunExecution {
     };
   }
 
+  /** The pending response on disk before a tool runs, when no intent has carried it yet. */
+  private async responseDurable(): Promise<void> {
+    if (!this.responseOwed) return;
+    await this.deps.store.makeDurable(this.runId);
+    this.responseOwed = false;
+  }
+
   private async checkpoint(
     phase: Parameters<CheckpointStore['append']>[1]['phase'],
     payload: Record<string, unknown>,
-    opts: { snapshot?: boolean; deliver?: string[] } = {},
+    opts: { snapshot?: boolean; deliver?: string[]; durability?: WriteOptions['durability'] } = {},
   ): Promise<CheckpointRecord> {
     if (opts.snapshot) this.context.active_ms = this.activeMs();
-    const record = await this.deps.store.append(this.runId, {
-      phase,
-      step: this.rt.step,
-      payload,
-      ...(opts.snapshot ? { snapshot: snapshotForWrite(this.rt) } : {}),
-      ...(opts.deliver?.length ? { deliver: opts.deliver } : {}),
-    });
+    const record = await this.deps.store.append(
+      this.runId,
+      {
+        phase,
+        step: this.rt.step,
+        payload,
+        ...(opts.snapshot ? { snapshot: snapshotForWrite(this.rt) } : {}),
+        ...(opts.deliver?.length ? { deliver: opts.deliver } : {}),
+      },
+      opts.durability ? { durability: opts.durability } : undefined,
+    );
     this.deps.events.emit({ type: 'phase', runId: this.runId, record });
     return record;
   }

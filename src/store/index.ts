@@ -3,9 +3,10 @@
 export * from './api/types';
 export * from './api/schema';
 export * from './api/errors';
-export { openDiskStore, openDiskStoreReady, DiskStore, type DiskStoreOptions } from './disk/store';
+export { openDiskStore, openDiskStoreReady, type DiskStore, type DiskStoreOptions } from './disk/store';
 export { createMemoryStore, openMemoryStore, MemoryDisk, type MemoryStoreOptions } from './memory/store';
 export { nodeFs, type FsLayer } from './disk/fsLayer';
-export { openPgStore, openPgStoreReady, PgStore, type PgStoreOptions } from './pg/store';
+export { openPgStore, openPgStoreReady, type PgStore, type PgStoreOptions } from './pg/store';
+export { Store } from './core/store';
 export { CombinedStore, type SharedState, type CopyReport } from './pg/combined';
 export { checkSharedStore, type SharedStoreCheck } from './pg/check';

@@ -48,6 +48,17 @@ export interface AppendInput {
   deliver?: string[];
 }
 
+/** How soon a write must be on disk (docs/design.md, "Durable barriers"). */
+export interface WriteOptions {
+  /**
+   * `now` (the default of the durable classes): on disk before the call resolves — one barrier,
+   * carrying everything the run has queued. `next-barrier`: applied at once and acknowledged as
+   * queued; it rides on the run's next barrier (its next durable write, `makeDurable`, or the
+   * store's backstop timer). The caller makes a barrier before the point where it must be on disk.
+   */
+  durability?: 'now' | 'next-barrier';
+}
+
 export interface NewInboxMessage {
   /** Chosen by the sender so a retried send is not stored twice; generated when absent. */
   id?: string;
@@ -205,8 +216,10 @@ export interface ListOptions {
 /**
  * Durability: the store decides per write (callers cannot forget). Durable before the promise
  * resolves: run creation, run_started, post_llm with a pending_llm_response, run_terminal,
- * approval requests and decisions, effect intents and results, state changes. Everything else is
- * queued, coalesced into the next durable write or a short timer, and made durable by flush().
+ * approval requests and decisions, effect intents and results, state changes — unless the caller
+ * hands a checkpoint or a result over with `durability: 'next-barrier'` and makes the barrier
+ * itself (`makeDurable`, or its next durable write). Everything else is queued, rides on the run's
+ * next barrier (or a backstop timer), and is made durable by flush().
  */
 export interface CheckpointStore {
   // runs
@@ -228,7 +241,7 @@ export interface CheckpointStore {
   owner(runId: string): Promise<OwnerInfo | undefined>;
 
   // checkpoints
-  append(runId: string, input: AppendInput): Promise<CheckpointRecord>;
+  append(runId: string, input: AppendInput, opts?: WriteOptions): Promise<CheckpointRecord>;
   /** The newest checkpoint. No run, or no usable checkpoint → CheckpointNotFoundError naming the run. */
   latest(runId: string): Promise<CheckpointRecord>;
   get(runId: string, seq: number): Promise<CheckpointRecord | undefined>;
@@ -256,7 +269,7 @@ export interface CheckpointStore {
   recordIntent(runId: string, intent: NewEffectIntent): Promise<Effect>;
   /** The process a running side effect started (durable): resume waits for a live one instead of asking. */
   recordProcess(runId: string, toolCallId: string, process: EffectProcess): Promise<Effect>;
-  recordResult(runId: string, toolCallId: string, result: NewEffectResult): Promise<Effect>;
+  recordResult(runId: string, toolCallId: string, result: NewEffectResult, opts?: WriteOptions): Promise<Effect>;
   /** In journal order (intents in the order they were written). */
   listEffects(runId: string): Promise<Effect[]>;
 
@@ -281,6 +294,11 @@ export interface CheckpointStore {
 
   // durability and lifecycle
   onEvent(listener: (e: StoreEvent) => void): Disposable;
+  /**
+   * One barrier for what this run was handed with `durability: 'next-barrier'` (with everything queued
+   * before it); nothing of that kind waiting → nothing is written.
+   */
+  makeDurable(runId: string): Promise<void>;
   /** Makes every queued write durable; rejects with the write error if one fails or the time runs out. */
   flush(timeoutMs?: number): Promise<void>;
   close(timeoutMs?: number): Promise<void>;

@@ -75,8 +75,12 @@ export interface Engine {
   loadRun(runId: string, sink: LoadSink, opts: LoadOptions): Promise<LoadResult | undefined>;
   /** Commits written since the last load/loadMore (another window's progress), or 'reload'. */
   loadMore(runId: string, sink: LoadSink): Promise<number | 'reload'>;
-  /** Writes the next commit durably (numbers are the engine's). `meta` goes into the first commit. */
-  writeCommit(runId: string, ops: readonly CommitOp[], meta: RunMeta | undefined): Promise<void>;
+  /**
+   * Writes the next commit (numbers are the engine's); `meta` goes into the first commit. Durably,
+   * unless `sync` is false: then it is written (a crash of the process keeps it) and made durable by
+   * the run's next synced commit, which also makes everything before it durable.
+   */
+  writeCommit(runId: string, ops: readonly CommitOp[], meta: RunMeta | undefined, sync?: boolean): Promise<void>;
   /**
    * Records what the run holds after an acknowledged commit, outside its log, so a lost tail is seen
    * (disk/witness.ts). Never fails the caller. `reset`: rewrite it durably (after a load that found it stale).

@@ -2,18 +2,20 @@
 import type { EngineLock } from './engine';
 import { RunNotOwnedError } from '../api/errors';
 import type { RunModel } from './runModel';
-import type { RunWriter } from './runWriter';
+import type { CommitQueue } from './commitQueue';
 import type { CorruptionReport, OwnerInfo, RunLease } from '../api/types';
 import type { TailWitness } from './storedSchema';
 
 export class RunHandle {
   lease: Lease | undefined;
-  writer: RunWriter | undefined;
+  writer: CommitQueue | undefined;
   /** The chain stopped at a bad file that this instance could not quarantine (someone else owns the run). */
   damaged = false;
   /** What the load that built this handle found wrong (null: nothing), and the tail witness it read. */
   loadReport: CorruptionReport | null = null;
   loadWitness: TailWitness | null = null;
+  /** A compaction runs in the background (Compactor.inBackground). */
+  compacting = false;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(

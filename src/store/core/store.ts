@@ -1,344 +1,198 @@
-// The store's semantics, shared by both backends (memory/, disk/): validation, seqs,
-// durability classes, ownership checks, events, copies at the edge — over an Engine that owns the
-// bytes. Reads in reads.ts, writes in writes.ts; here the lifecycle of runs (create, acquire,
-// delete, prune, fork/export/import via portable.ts) and of the store (flush, close).
-import crypto from 'node:crypto';
-import os from 'node:os';
-import { type CoreOptions } from './reads';
-import { StoreWrites } from './writes';
+// The store: one small façade over parts that each do one thing — the loader (runs in memory),
+// the reader, the writer, the run lifecycle — and an Engine that owns the bytes (memory/, disk/,
+// pg/). Every backend is this same object over another engine, so their semantics cannot drift.
 import type { Engine } from './engine';
-import {
-  CheckpointNotFoundError,
-  InvalidInputError,
-  InvalidKeyError,
-  RunLockedError,
-  StoreClosedError,
-} from '../api/errors';
+import { StoreEvents, StoreGate, type CoreOptions, type StoreContext } from './context';
+import { IndexCache } from './indexCache';
+import { RunLoader } from './loader';
+import { StoreReader } from './reader';
+import { StoreWriter } from './writer';
+import { RunLifecycle } from './lifecycle';
+import { StoreClosedError } from '../api/errors';
 import { continueRun } from '../portable/continue';
 import { exportRun, forkRun, importRun, type PortableHost } from '../portable/portable';
-import { copyJson } from './copy';
-import { RunHandle, type Lease } from './runHandle';
-import { RunModel } from './runModel';
-import { toWriteError } from './runWriter';
-import type { Damage, InboxMessage, RestoreRecord, RunMeta, RunSummary } from '../api/schema';
+import { toWriteError } from './commitQueue';
+import type { RunHandle, Lease } from './runHandle';
+import type * as S from '../api/schema';
 import type { CommitOp } from './storedSchema';
 import type * as T from '../api/types';
-import { checkRunId, parseInput } from './validate';
-import { z } from 'zod';
+import { checkRunId } from './validate';
 
 export type { CoreOptions };
 
-const NewRun = z.object({
-  run_id: z.string().optional(),
-  thread_id: z.string().optional(),
-  title: z.string(),
-  task: z.string(),
-  agent_name: z.string(),
-  model: z.string(),
-  parent_run_id: z.string().nullable().optional(),
-});
+export class Store<E extends Engine = Engine> implements T.CheckpointStore, PortableHost {
+  readonly now: () => number;
+  private readonly c: StoreContext;
+  private readonly reader: StoreReader;
+  private readonly writer: StoreWriter;
+  private readonly lifecycle: RunLifecycle;
 
-export const newRunId = (now: number): string => `${now.toString(36)}-${crypto.randomBytes(5).toString('hex')}`;
+  constructor(
+    readonly engine: E,
+    opts: CoreOptions = {},
+  ) {
+    this.now = opts.now ?? Date.now;
+    const events = new StoreEvents(opts.onEvent);
+    const index = new IndexCache(engine, opts.indexStructuralMs ?? 200, opts.indexProgressMs ?? 30_000, (err) =>
+      events.emit({ kind: 'write-error', run_id: null, error: toWriteError(null, err) }),
+    );
+    const loader = new RunLoader(engine, index, events, opts.cachedRuns ?? 16);
+    this.c = { engine, now: this.now, events, index, loader, gate: new StoreGate() };
+    this.reader = new StoreReader(this.c);
+    this.writer = new StoreWriter(this.c, opts);
+    this.lifecycle = new RunLifecycle(this.c, this.reader, this.writer);
+    loader.repairUnowned = (runId) => this.lifecycle.repairUnowned(runId);
+    engine.setReporter((r) => events.report(r));
+  }
 
-export class StoreCore extends StoreWrites implements T.CheckpointStore, PortableHost {
-  constructor(engine: Engine, opts: CoreOptions = {}) {
-    super(engine, opts);
+  /** Starts opening in the background (factories return the store at once; calls wait for it). */
+  start(): this {
+    this.c.gate.start(this.c.loader.open());
+    return this;
+  }
+
+  /** Resolves once the store is open (rejects with what opening found, e.g. an unreadable folder). */
+  whenOpen(): Promise<void> {
+    return this.c.gate.opened();
+  }
+
+  /** The run index (a cache of every run's summary): which runs this store holds, without reading them. */
+  get index(): IndexCache {
+    return this.c.index;
+  }
+
+  /** Corruption found while opening (also emitted to opts.onEvent). */
+  get openReports(): readonly T.CorruptionReport[] {
+    return this.c.events.openReports;
+  }
+
+  onEvent(listener: (e: T.StoreEvent) => void): T.Disposable {
+    return this.c.events.on(listener);
   }
 
   // ── runs ──────────────────────────────────────────────────────────────────────────────────
-  async createRun(input: T.NewRunInput, owner: T.OwnerInfo): Promise<{ run: RunSummary; lease: T.RunLease }> {
-    await this.opened();
-    const i = parseInput(NewRun, input, 'new run');
-    if (i.run_id !== undefined) checkRunId(i.run_id);
-    if (i.parent_run_id != null) checkRunId(i.parent_run_id);
-    const build = (runId: string) => ({
-      meta: {
-        run_id: runId,
-        thread_id: i.thread_id ?? runId,
-        title: i.title,
-        task: i.task,
-        agent_name: i.agent_name,
-        model: i.model,
-        created_ms: this.now(),
-        forked_from: null,
-        parent_run_id: i.parent_run_id ?? null,
-      },
-      ops: [],
-    });
-    const r = await this.adoptNewRun(build, i.run_id, owner, {
-      keepLease: true,
-      renameOnCollision: i.run_id === undefined,
-    });
-    return { run: r.run, lease: r.lease! };
-  }
+  createRun = (input: T.NewRunInput, owner: T.OwnerInfo) => this.lifecycle.createRun(input, owner);
+  listRuns = (opts?: { limit?: number; cursor?: string }) => this.reader.listRuns(opts);
+  rescan = () => this.reader.rescan();
+  getRun = (runId: string) => this.reader.getRun(runId);
+  setRunState = (runId: string, state: S.RunState, detail?: string | null) =>
+    this.writer.setRunState(runId, state, detail);
+  deleteRun = (runId: string) => this.lifecycle.deleteRun(runId);
+  acquire = (runId: string, owner: T.OwnerInfo) => this.lifecycle.acquire(runId, owner);
+  owner = (runId: string) => this.reader.owner(runId);
+  pruneFinished = (ttlMs: number) => this.lifecycle.pruneFinished(ttlMs);
 
-  async deleteRun(runId: string): Promise<void> {
-    await this.opened();
-    checkRunId(runId);
-    const mine = this.runs.get(runId);
-    let lease = mine?.owned ? mine.lease : undefined;
-    if (!lease) {
-      if (!(await this.peek(runId)) && !this.index.get(runId))
-        throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
-      await this.acquire(runId, {
-        owner_id: `delete-${crypto.randomUUID()}`,
-        label: 'deleting',
-        pid: process.pid,
-        hostname: 'local',
-      });
-      lease = this.runs.get(runId)!.lease!;
-    }
-    const h = this.runs.get(runId)!;
-    await h.serial(async () => {
-      h.writer?.discard(new CheckpointNotFoundError(`Run ${runId} was deleted.`, runId));
-      await this.engine.deleteRun(runId);
-      await lease.forceRelease();
-      this.runs.delete(runId);
-      this.index.delete(runId);
-    });
-    this.emit({ kind: 'run-deleted', run_id: runId });
-  }
+  // ── checkpoints ───────────────────────────────────────────────────────────────────────────
+  append = (runId: string, input: T.AppendInput, opts?: T.WriteOptions) => this.writer.append(runId, input, opts);
+  makeDurable = (runId: string) => this.writer.makeDurable(runId);
+  latest = (runId: string) => this.reader.latest(runId);
+  get = (runId: string, seq: number) => this.reader.get(runId, seq);
+  list = (runId: string, opts?: T.ListOptions) => this.reader.list(runId, opts);
+  loadSnapshot = (runId: string, seq?: number) => this.reader.loadSnapshot(runId, seq);
 
-  async pruneFinished(ttlMs: number): Promise<string[]> {
-    await this.opened();
-    if (!(ttlMs >= 0)) throw new InvalidInputError('ttlMs must be a non-negative number');
-    const cutoff = this.now() - ttlMs;
-    const deleted: string[] = [];
-    for (const e of [...this.index.entries.values()]) {
-      if (!['completed', 'failed'].includes(e.state) || e.updated_ms >= cutoff) continue;
-      const exact = await this.getRun(e.run_id).catch(() => undefined);
-      if (!exact || !['completed', 'failed'].includes(exact.state) || exact.updated_ms >= cutoff) continue;
-      // A decision still owed, or a side effect whose outcome was never recorded, keeps the run.
-      if (exact.pending_approvals > 0 || (await this.listEffects(e.run_id)).some((x) => x.result === null)) continue;
-      try {
-        await this.deleteRun(e.run_id);
-        deleted.push(e.run_id);
-      } catch (err) {
-        if (!(err instanceof RunLockedError)) throw err; // another window holds it: keep it
-      }
-    }
-    return deleted;
-  }
+  // ── journal, inbox, restores, blobs ───────────────────────────────────────────────────────
+  requestApproval = (runId: string, a: T.NewApproval) => this.writer.requestApproval(runId, a);
+  decideApproval = (runId: string, toolCallId: string, d: Omit<S.ApprovalDecision, 'decided_ms'>) =>
+    this.writer.decideApproval(runId, toolCallId, d);
+  listApprovals = (runId: string, opts?: { pendingOnly?: boolean }) => this.reader.listApprovals(runId, opts);
+  recordIntent = (runId: string, intent: T.NewEffectIntent) => this.writer.recordIntent(runId, intent);
+  recordProcess = (runId: string, toolCallId: string, p: S.EffectProcess) =>
+    this.writer.recordProcess(runId, toolCallId, p);
+  recordResult = (runId: string, toolCallId: string, r: T.NewEffectResult, opts?: T.WriteOptions) =>
+    this.writer.recordResult(runId, toolCallId, r, opts);
+  listEffects = (runId: string) => this.reader.listEffects(runId);
+  postMessage = (runId: string, m: T.NewInboxMessage) => this.writer.postMessage(runId, m);
+  listInbox = (runId: string, opts?: { pendingOnly?: boolean }) => this.reader.listInbox(runId, opts);
+  recordRestore = (runId: string, r: T.NewRestore) => this.writer.recordRestore(runId, r);
+  listRestores = (runId: string) => this.reader.listRestores(runId);
+  putBlob = (runId: string, content: string) => this.writer.putBlob(runId, content);
+  getBlob = (runId: string, hash: string) => this.reader.getBlob(runId, hash);
+  storageBytes = (runId: string) => this.reader.storageBytes(runId);
+  compact = (runId: string) => this.writer.compact(runId);
 
-  // ── ownership ─────────────────────────────────────────────────────────────────────────────
-  async acquire(runId: string, owner: T.OwnerInfo): Promise<T.RunLease> {
-    await this.opened();
-    return this.take(checkRunId(runId), owner);
-  }
-
-  /** acquire() without waiting for the store to open (the opening itself may repair a run). */
-  private async take(runId: string, owner: T.OwnerInfo): Promise<Lease> {
-    const held = this.runs.get(runId);
-    if (held?.owned) {
-      // A lease its owner let go while its queue could not be flushed is given back once it can be.
-      if (!held.lease!.releaseRequested) throw new RunLockedError(runId, held.lease!.owner);
-      await held.lease!.release().catch((err: unknown) => {
-        if (held.owned) throw toWriteError(runId, err); // lost meanwhile: the engine's lock names the new holder
-      });
-    }
-    const lock = await this.engine.lock(runId, owner);
-    let h: RunHandle | undefined;
-    try {
-      this.runs.delete(runId); // the owner reads the run fresh from disk, repairing what is broken
-      h = await this.load(runId, true);
-      if (!h) throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
-    } catch (err) {
-      await lock.release().catch(() => undefined);
-      throw err;
-    }
-    const lease = this.own(h, lock, owner);
-    try {
-      await h.serial(() => this.settleLoad(h));
-    } catch (err) {
-      await lease.forceRelease();
-      throw toWriteError(runId, err);
-    } finally {
-      if (h.loadReport) this.report(h.loadReport);
-    }
-    return lease;
-  }
-
-  /**
-   * After an owner's load: lost data is recorded in the run's own log (a damage op: what was lost,
-   * what the run had reached), so the fallback is never taken for the whole truth — not after a
-   * reload, not after the quarantined files are gone. Then the tail witness is made to match.
-   */
-  private async settleLoad(h: RunHandle): Promise<void> {
-    const runId = h.model.meta.run_id;
-    // An older on-disk format is converted before anything is written (one snapshot + a segment).
-    if (this.engine.needsConversion(runId)) await this.engine.compact(runId, h.model.rebuildOps(), h.model.meta);
-    const r = h.loadReport;
-    if (r?.data_lost) {
-      const damage: Damage = {
-        ms: this.now(),
-        file: r.file,
-        reason: r.reason,
-        lost_seqs: r.lost_seqs,
-        effects_lost: r.effects_lost,
-        state_before: r.state_before,
-        step_before: r.step_before,
-        lost_calls: r.lost_calls,
-        lost: r.lost,
-      };
-      await h.writer!.durable([{ op: 'damage', damage }]);
-    }
-    const now = this.witnessOf(h);
-    const seen = h.loadWitness;
-    if (
-      !seen ||
-      seen.commits !== now.commits ||
-      seen.seq !== now.seq ||
-      seen.intents !== now.intents ||
-      seen.results !== now.results
-    ) {
-      await this.engine.writeWitness(runId, now, { reset: true });
-    }
-  }
-
-  protected async repairUnowned(runId: string): Promise<boolean> {
-    if (await this.engine.holder(runId)) return false;
-    const repairer: T.OwnerInfo = {
-      owner_id: `repair-${crypto.randomUUID()}`,
-      label: 'Agent Waypoints (repairing a damaged run)',
-      pid: process.pid,
-      hostname: os.hostname(),
-    };
-    try {
-      const lease = await this.take(runId, repairer);
-      await lease.release();
-      return true;
-    } catch (err) {
-      if (err instanceof RunLockedError) return false;
-      throw err;
-    }
-  }
-
-  // ── restores (an audit trail beside the run; written by writes.ts recordRestore) ───────────
-  async listRestores(runId: string): Promise<RestoreRecord[]> {
-    const h = await this.mustPeek(runId);
-    return h.model.restores.map((r) => copyJson(r));
-  }
-
-  // ── fork / export / import ────────────────────────────────────────────────────────────────
-  async fork(
-    runId: string,
-    seq: number,
-    owner: T.OwnerInfo,
-    opts?: T.ForkOptions,
-  ): Promise<{ run: RunSummary; lease: T.RunLease }> {
-    await this.opened();
+  // ── fork, export, import, follow-up turns (portable/) ─────────────────────────────────────
+  async fork(runId: string, seq: number, owner: T.OwnerInfo, opts?: T.ForkOptions) {
+    await this.c.gate.opened();
     return forkRun(this, checkRunId(runId), seq, owner, opts);
   }
 
-  async continueRun(input: T.ContinueRunInput, owner: T.OwnerInfo): Promise<{ run: RunSummary; lease: T.RunLease }> {
-    await this.opened();
+  async continueRun(input: T.ContinueRunInput, owner: T.OwnerInfo) {
+    await this.c.gate.opened();
     return continueRun(this, input, owner);
   }
 
-  // ── inbox reads (writes are in writes.ts) ─────────────────────────────────────────────────
-  async listInbox(runId: string, opts: { pendingOnly?: boolean } = {}): Promise<InboxMessage[]> {
-    const h = await this.mustPeek(runId);
-    return [...h.model.inbox.values()].filter((m) => !opts.pendingOnly || m.delivered === null).map((m) => copyJson(m));
-  }
-
   async exportRun(runId: string): Promise<unknown> {
-    await this.opened();
+    await this.c.gate.opened();
     return exportRun(this, checkRunId(runId));
   }
 
-  async importRun(data: unknown, owner: T.OwnerInfo): Promise<RunSummary> {
-    await this.opened();
+  async importRun(data: unknown, owner: T.OwnerInfo): Promise<S.RunSummary> {
+    await this.c.gate.opened();
     return importRun(this, data, owner);
   }
 
-  /** Creates a run from a meta and ops (one durable commit). Used by create, fork and import. */
-  async adoptNewRun(
-    build: (runId: string) => { meta: RunMeta; ops: CommitOp[] },
+  readHandle(runId: string): Promise<RunHandle> {
+    return this.reader.run(checkRunId(runId));
+  }
+
+  putBlobAs(runId: string, hash: string, content: string): Promise<void> {
+    return this.writer.putBlobAs(runId, hash, content);
+  }
+
+  adoptNewRun(
+    build: (runId: string) => { meta: S.RunMeta; ops: CommitOp[] },
     preferredId: string | undefined,
     owner: T.OwnerInfo,
     opts: { keepLease: boolean; renameOnCollision: boolean },
-  ): Promise<{ run: RunSummary; lease?: Lease }> {
-    let runId = preferredId ?? newRunId(this.now());
-    for (let attempt = 0; ; attempt++) {
-      const { meta, ops } = build(runId);
-      const model = new RunModel(meta);
-      model.check(ops, true);
-      const lock = await this.engine.createRun(meta, owner).catch((err: unknown) => {
-        throw toWriteError(runId, err);
-      });
-      if (lock === 'exists') {
-        if (!opts.renameOnCollision || attempt > 5) throw new InvalidKeyError(`A run with id ${runId} already exists.`);
-        runId = newRunId(this.now());
-        continue;
-      }
-      const h = new RunHandle(model, 0);
-      const lease = this.own(h, lock, owner);
-      try {
-        // Meta, records, lists, approvals, effects: one durable commit (the first, so it carries the meta).
-        if (ops.length > 0) await h.serial(() => h.writer!.durable(ops));
-      } catch (err) {
-        await lease.forceRelease();
-        throw toWriteError(runId, err);
-      }
-      this.index.set(model.summary(), h.durableCommits, true);
-      this.emit({ kind: 'run-created', run_id: runId });
-      if (!opts.keepLease) await lease.release();
-      return { run: model.summary(), lease: opts.keepLease ? lease : undefined };
-    }
+  ): Promise<{ run: S.RunSummary; lease?: Lease }> {
+    return this.lifecycle.adoptNewRun(build, preferredId, owner, opts);
   }
 
-  readHandle(runId: string): Promise<RunHandle> {
-    return this.mustPeek(checkRunId(runId));
-  }
-
-  /** Writes a blob under its known hash (import; the hash was verified by the caller). */
-  // ── lifecycle ─────────────────────────────────────────────────────────────────────────────
+  // ── lifecycle of the store ────────────────────────────────────────────────────────────────
   async flush(timeoutMs = 10_000): Promise<void> {
-    await this.opened();
-    await this.bounded(timeoutMs, 'flush', async () => {
-      await Promise.all([...this.runs.values()].filter((h) => h.writer).map((h) => h.writer!.flush()));
-      await this.index.save();
+    await this.c.gate.opened();
+    await bounded(timeoutMs, 'flush', async () => {
+      await this.writer.flushAll();
+      await this.c.index.save();
     });
   }
 
   async close(timeoutMs = 10_000): Promise<void> {
-    if (this.closed) return;
+    const { gate, loader, index, engine } = this.c;
+    if (gate.closed) return;
     let error: unknown;
     await this.flush(timeoutMs).catch((err: unknown) => (error = err));
     if (!error) {
-      const owned = [...this.runs.values()].filter((h) => h.owned && !h.lease!.lost);
-      await this.bounded(timeoutMs, 'close', async () => {
-        for (const h of owned) await h.serial(() => this.compactIfDue(h));
+      const owned = [...loader.runs.values()].filter((h) => h.owned && !h.lease!.lost);
+      await bounded(timeoutMs, 'close', async () => {
+        for (const h of owned) await h.serial(() => this.writer.compactIfDue(h));
       }).catch(() => undefined); // compaction is an optimisation: a slow one must not block closing
     }
-    this.closed = true;
-    this.index.stop();
-    for (const h of this.runs.values()) {
+    gate.closed = true;
+    index.stop();
+    for (const h of loader.runs.values()) {
       h.writer?.discard(new StoreClosedError());
       await h.lease?.forceRelease();
     }
-    await this.engine.close();
+    await engine.close();
     if (error) throw error;
   }
+}
 
-  private async bounded(ms: number, what: string, fn: () => Promise<void>): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            toWriteError(
-              null,
-              Object.assign(new Error(`${what} did not finish within ${ms} ms`), { code: 'ETIMEDOUT' }),
-            ),
-          ),
-        ms,
-      );
-    });
-    try {
-      await Promise.race([fn(), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+async function bounded(ms: number, what: string, fn: () => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          toWriteError(null, Object.assign(new Error(`${what} did not finish within ${ms} ms`), { code: 'ETIMEDOUT' })),
+        ),
+      ms,
+    );
+  });
+  try {
+    await Promise.race([fn(), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -219,11 +219,11 @@ export class DiskEngine implements Engine {
     return this.runs.get(runId)?.log.s.format === 1;
   }
 
-  async writeCommit(runId: string, ops: readonly CommitOp[]): Promise<void> {
+  async writeCommit(runId: string, ops: readonly CommitOp[], _meta?: RunMeta, sync = true): Promise<void> {
     const f = this.runs.get(runId);
     if (!f?.lock) throw new RunNotOwnedError(runId);
     await f.lock.verify(runId);
-    await f.log.append(ops);
+    await f.log.append(ops, sync);
   }
 
   async writeWitness(runId: string, w: TailWitness, opts: { reset: boolean } = { reset: false }): Promise<void> {

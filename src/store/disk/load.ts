@@ -37,10 +37,12 @@ import {
   scanFrames,
   SEGMENT_VERSION,
   SegmentHeader,
+  segmentName,
   type Frame,
   type ParsedSegment,
 } from './segment';
 import { loadV1 } from './v1';
+import { readWitness, WITNESS_FILE } from './witness';
 
 export const SNAPSHOT_FILE = 'snapshot.json';
 
@@ -85,9 +87,26 @@ export async function loadRunFiles(
   const segNames = parseSegmentNames(names);
   if (segNames.length === 0 && !names.includes(SNAPSHOT_FILE)) {
     const v1 = names.includes('log') || names.includes('run.json') ? await loadV1(ctx, runId, sink, opts) : undefined;
+    if (!v1 && names.includes(WITNESS_FILE)) await missingLog(ctx, runId);
     return v1 && { ...v1, format: 1, tail: null };
   }
   return loadV2(ctx, runId, sink, opts, segNames);
+}
+
+/**
+ * The run's folder has a witness (commits were acknowledged) but no log file at all: its segment (and
+ * snapshot, if it was compacted) were deleted. Said with the file that is missing, never "does not exist".
+ */
+async function missingLog(ctx: LoadCtx, runId: string): Promise<never> {
+  const w = await readWitness(ctx.fsl, path.join(ctx.root, 'runs', runId));
+  const commits = w.kind === 'ok' ? w.witness.commits : null;
+  const file = rel(runId, segmentName(1));
+  throw new AgentCheckpointCorruptionError(
+    `Run ${runId} cannot be opened: ${file} is missing (and no ${SNAPSHOT_FILE} holds its commits)` +
+      (commits === null ? '.' : `; its witness says ${commits} commit(s) had been written.`),
+    runId,
+    file,
+  );
 }
 
 function readSegmentFile(runId: string, name: string, first: number, buf: Buffer): SegmentFile {
@@ -216,9 +235,13 @@ async function loadV2(
     if (opts.repair && stop.seg?.headerBad) await ctx.fsl.unlink(path.join(ctx.root, stop.file));
     else if (opts.repair) await ctx.fsl.truncate(path.join(ctx.root, stop.file), stop.frameAt);
   } else if (stop || expect >= p || later.length > 0) {
-    const file = stop?.file ?? (tail ? rel(runId, tail.name) : snapRel);
+    // No segment after the snapshot: the one that held the lost commits is missing, and said so.
+    const file = stop?.file ?? rel(runId, tail ? tail.name : segmentName(p));
     const reason =
-      stop?.reason ?? `${file} ends at commit ${p - 1}, but the run's witness says ${expect} commits were written`;
+      stop?.reason ??
+      (tail
+        ? `${file} ends at commit ${p - 1}, but the run's witness says ${expect} commits were written`
+        : `${file} is missing: ${snapRel} ends at commit ${p - 1}, but the run's witness says ${expect} commits were written`);
     const peeked = peekLostFrames(stop, later, runId);
     const quarantined = opts.repair
       ? await quarantineLost(ctx, runId, { stop, later, snapRel: snapBad ? snapRel : null })

@@ -69,8 +69,8 @@ export class RunLog {
     this.s.tail = await this.newSegment(1);
   }
 
-  /** Appends the next commit durably: one write at the segment's end, one fdatasync. */
-  async append(ops: readonly CommitOp[]): Promise<void> {
+  /** Appends the next commit: one write at the segment's end, and (`sync`) one fdatasync — the barrier. */
+  async append(ops: readonly CommitOp[], sync = true): Promise<void> {
     if (this.s.format !== 2)
       throw new Error(`run ${this.runId} is in the version-1 format: it is converted before it is written`);
     const n = this.s.next;
@@ -94,7 +94,7 @@ export class RunLog {
     this.fd ??= await this.fsl.openForUpdate(this.file(tail.name));
     try {
       await this.fsl.pwrite(this.fd, frame, tail.size);
-      await this.fsl.fdatasync(this.fd);
+      if (sync) await this.fsl.fdatasync(this.fd);
     } catch (err) {
       this.dirty = true; // not acknowledged: whatever reached the file is cut off before the next append
       throw err;

@@ -1,7 +1,7 @@
 // The product's store: the shared core over the on-disk engine (README.md). Opening reads
 // index.json and lists runs/ — never a run's log; a run's log is read when the run is touched.
 import os from 'node:os';
-import { StoreCore, type CoreOptions } from '../core/store';
+import { Store, type CoreOptions } from '../core/store';
 import { DiskEngine } from './engine';
 import { defaultLockOptions, type LockOptions } from './lock';
 import { nodeFs, type FsLayer } from './fsLayer';
@@ -16,15 +16,8 @@ export interface DiskStoreOptions extends CoreOptions {
   retryDelaysMs?: readonly number[];
 }
 
-export class DiskStore extends StoreCore {
-  constructor(
-    readonly dir: string,
-    readonly files: DiskEngine,
-    opts: DiskStoreOptions,
-  ) {
-    super(files, opts);
-  }
-}
+/** The store over the disk engine (no subclass: the same façade as every backend). */
+export type DiskStore = Store<DiskEngine>;
 
 /** The store in `dir`, usable at once (calls wait for the open to finish; its errors surface there). */
 export function openDiskStore(dir: string, opts: DiskStoreOptions = {}): DiskStore {
@@ -37,7 +30,7 @@ export function openDiskStore(dir: string, opts: DiskStoreOptions = {}): DiskSto
     ...(opts.staleMs !== undefined ? { staleMs: opts.staleMs } : {}),
   };
   const engine = new DiskEngine(dir, { fs: opts.fs ?? nodeFs, lock, retryDelaysMs: opts.retryDelaysMs, now });
-  return new DiskStore(dir, engine, opts).start();
+  return new Store(engine, opts).start();
 }
 
 /** The same, resolved once open (rejects if the folder cannot be opened). */

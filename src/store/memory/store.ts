@@ -2,7 +2,7 @@
 // store instances can share one MemoryDisk (like two windows over one folder): each sees only what
 // the others committed, and leases exclude each other in-process. Everything crossing the disk
 // boundary is structuredClone'd, so no instance can alias another's objects.
-import { StoreCore, type CoreOptions } from '../core/store';
+import { Store, type CoreOptions } from '../core/store';
 import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from '../core/engine';
 import { CheckpointNotFoundError, RunLockedError, RunNotOwnedError } from '../api/errors';
 import type { RunMeta } from '../api/schema';
@@ -191,12 +191,12 @@ class MemoryEngine implements Engine {
 export type MemoryStoreOptions = CoreOptions & { disk?: MemoryDisk };
 
 /** A memory-backed CheckpointStore (tests; the contract suite's reference). Usable at once. */
-export function createMemoryStore(opts: MemoryStoreOptions = {}): StoreCore {
-  return new StoreCore(new MemoryEngine(opts.disk ?? new MemoryDisk()), opts).start();
+export function createMemoryStore(opts: MemoryStoreOptions = {}): Store {
+  return new Store(new MemoryEngine(opts.disk ?? new MemoryDisk()), opts).start();
 }
 
 /** The same, resolved once opened. */
-export async function openMemoryStore(opts: MemoryStoreOptions = {}): Promise<StoreCore> {
+export async function openMemoryStore(opts: MemoryStoreOptions = {}): Promise<Store> {
   const store = createMemoryStore(opts);
   await store.whenOpen();
   return store;

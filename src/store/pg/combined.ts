@@ -4,7 +4,7 @@
 // one's now). When the database is away the local runs stay usable, the shared ones that are in
 // memory stay readable, and the shared store is reconnected in the background (SharedState says
 // which, for the Runs view).
-import type { StoreCore } from '../core/store';
+import type { Store } from '../core/store';
 import { InvalidInputError, InvalidKeyError, StoreWriteError } from '../api/errors';
 import type * as T from '../api/types';
 import type { RunSummary } from '../api/schema';
@@ -22,18 +22,18 @@ export interface CopyReport {
 }
 
 export interface CombinedOptions {
-  local: StoreCore;
+  local: Store;
   /**
    * Opens the shared store; it reports reachability through `onStatus`. Rejects when it cannot be
    * opened as configured (no connection string, no workspace identity): the state is then `refused`.
    */
-  openShared(onStatus: (s: PgStatus) => void): Promise<StoreCore>;
+  openShared(onStatus: (s: PgStatus) => void): Promise<Store>;
   /** Delay between reconnection attempts (default 10 s). */
   retryMs?: number;
 }
 
 export class CombinedStore implements T.CheckpointStore {
-  readonly local: StoreCore;
+  readonly local: Store;
   /** The shared store's connection: its state for the Runs view, and the store once it opened. */
   readonly connection: SharedConnection;
   private readonly listeners = new Set<(e: T.StoreEvent) => void>();
@@ -52,7 +52,7 @@ export class CombinedStore implements T.CheckpointStore {
   }
 
   /** The shared store (null while it has never opened). */
-  get shared(): StoreCore | null {
+  get shared(): Store | null {
     return this.connection.store;
   }
 
@@ -72,7 +72,7 @@ export class CombinedStore implements T.CheckpointStore {
 
   // ── routing ───────────────────────────────────────────────────────────────────────────────
   /** The store holding the run: the shared one when it knows it, else the local one when it does. */
-  private async storeOf(runId: string): Promise<StoreCore> {
+  private async storeOf(runId: string): Promise<Store> {
     await this.local.whenOpen();
     if (this.connection.store?.index.get(runId)) return this.connection.store;
     if (this.local.index.get(runId)) return this.local;
@@ -80,7 +80,7 @@ export class CombinedStore implements T.CheckpointStore {
   }
 
   /** Where new runs go: the shared store (an error saying why when it cannot be reached). */
-  private primary(): StoreCore {
+  private primary(): Store {
     if (this.connection.store) return this.connection.store;
     const why =
       this.connection.state.kind === 'unreachable' || this.connection.state.kind === 'refused'
@@ -93,7 +93,7 @@ export class CombinedStore implements T.CheckpointStore {
     );
   }
 
-  private async on<R>(runId: string, fn: (s: StoreCore) => Promise<R>): Promise<R> {
+  private async on<R>(runId: string, fn: (s: Store) => Promise<R>): Promise<R> {
     return fn(await this.storeOf(runId));
   }
 
@@ -135,8 +135,12 @@ export class CombinedStore implements T.CheckpointStore {
   owner(runId: string) {
     return this.on(runId, (s) => s.owner(runId));
   }
-  append(runId: string, input: T.AppendInput) {
-    return this.on(runId, (s) => s.append(runId, input));
+  append(runId: string, input: T.AppendInput, opts?: T.WriteOptions) {
+    return this.on(runId, (s) => s.append(runId, input, opts));
+  }
+
+  makeDurable(runId: string) {
+    return this.on(runId, (s) => s.makeDurable(runId));
   }
   latest(runId: string) {
     return this.on(runId, (s) => s.latest(runId));
@@ -178,8 +182,8 @@ export class CombinedStore implements T.CheckpointStore {
   recordProcess(runId: string, id: string, p: Parameters<T.CheckpointStore['recordProcess']>[2]) {
     return this.on(runId, (s) => s.recordProcess(runId, id, p));
   }
-  recordResult(runId: string, id: string, r: T.NewEffectResult) {
-    return this.on(runId, (s) => s.recordResult(runId, id, r));
+  recordResult(runId: string, id: string, r: T.NewEffectResult, opts?: T.WriteOptions) {
+    return this.on(runId, (s) => s.recordResult(runId, id, r, opts));
   }
   listEffects(runId: string) {
     return this.on(runId, (s) => s.listEffects(runId));
@@ -263,7 +267,7 @@ export class CombinedStore implements T.CheckpointStore {
   }
 }
 
-async function allRuns(s: StoreCore): Promise<RunSummary[]> {
+async function allRuns(s: Store): Promise<RunSummary[]> {
   const out: RunSummary[] = [];
   let cursor: string | undefined;
   do {

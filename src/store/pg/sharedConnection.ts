@@ -1,7 +1,7 @@
 // The shared store's connection, for CombinedStore: opens it, and reopens it in the background
 // while it cannot be reached; its state (connecting / connected / unreachable / refused) is what
 // the Runs view shows. Reachability comes from the store's own statements (PgStatus).
-import type { StoreCore } from '../core/store';
+import type { Store } from '../core/store';
 import type { Disposable } from '../api/types';
 import { errorMessage } from '../../common/errors';
 import { isConnectionError, type PgStatus } from './conn';
@@ -15,16 +15,16 @@ export type SharedState =
   | { kind: 'refused'; error: string };
 
 export class SharedConnection {
-  private current: StoreCore | null = null;
+  private current: Store | null = null;
   private stateNow: SharedState = { kind: 'connecting' };
   private readonly listeners = new Set<(s: SharedState) => void>();
   private retry: NodeJS.Timeout | null = null;
   private closed = false;
 
   constructor(
-    private readonly open: (onStatus: (s: PgStatus) => void) => Promise<StoreCore>,
+    private readonly open: (onStatus: (s: PgStatus) => void) => Promise<Store>,
     private readonly retryMs: number,
-    private readonly opened: (s: StoreCore) => void,
+    private readonly opened: (s: Store) => void,
   ) {
     this.connect();
   }
@@ -34,7 +34,7 @@ export class SharedConnection {
   }
 
   /** The shared store (null while it has never opened). */
-  get store(): StoreCore | null {
+  get store(): Store | null {
     return this.current;
   }
 
@@ -52,7 +52,7 @@ export class SharedConnection {
 
   private connect(): void {
     this.setState({ kind: 'connecting' });
-    let store: StoreCore | undefined;
+    let store: Store | undefined;
     const onStatus = (st: PgStatus) => {
       if (!store || this.current !== store) return;
       if (st.reachable) this.setState({ kind: 'connected' });

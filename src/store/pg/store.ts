@@ -1,7 +1,7 @@
 // The shared store: the same core as the disk and memory stores, over the PostgreSQL engine.
 // Opening creates or migrates the schema (refusing a newer one) and reads this workspace's run
 // summaries — never a run's log; a run's commits are read when the run is touched.
-import { StoreCore, type CoreOptions } from '../core/store';
+import { Store, type CoreOptions } from '../core/store';
 import type { PgTls } from './conn';
 import { PgEngine, type PgStatus } from './engine';
 import { defaultLeaseOptions } from './lease';
@@ -26,14 +26,8 @@ export interface PgStoreOptions extends CoreOptions {
   onStatus?: (s: PgStatus) => void;
 }
 
-export class PgStore extends StoreCore {
-  constructor(
-    readonly pg: PgEngine,
-    opts: PgStoreOptions,
-  ) {
-    super(pg, opts);
-  }
-}
+/** The store over the PostgreSQL engine (no subclass: the same façade as every backend). */
+export type PgStore = Store<PgEngine>;
 
 /** The shared store, usable at once (calls wait for the open; its errors surface there). */
 export function openPgStore(opts: PgStoreOptions): PgStore {
@@ -48,7 +42,7 @@ export function openPgStore(opts: PgStoreOptions): PgStore {
     settleMs: opts.settleMs ?? 5_000,
     ...(opts.onStatus ? { onStatus: opts.onStatus } : {}),
   });
-  return new PgStore(engine, opts).start();
+  return new Store(engine, opts).start();
 }
 
 /** The same, resolved once open. */

@@ -1,9 +1,10 @@
-// Kill at every phase boundary: the append scenario (three side-effecting commands) runs in a child
-// process on the real disk store and is SIGKILLed right after each store write in turn, then at
-// random moments; a new process resumes it (deciding "may already have run" approvals the way a user
-// who looks at the file would). Every trial must end with each side effect exactly once and — for
-// the boundary kills — the same transcript as the uninterrupted run, and no LLM call repeated after
-// its response was durable.
+// Kill at every durable barrier (docs/design.md, "Durable barriers"): the append scenario (three
+// side-effecting commands) runs in a child process on the real disk store and is SIGKILLed just
+// before the frame of each barrier is written and just after its fdatasync, then at random moments;
+// a new process resumes it (deciding "may already have run" approvals the way a user who looks at the
+// file would). Every trial must end with each side effect exactly once; the calls asked about again
+// are exactly those whose results the barrier would have carried; otherwise the transcript is the
+// uninterrupted run's, and no LLM call is repeated after a barrier carried its response.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -104,7 +105,7 @@ async function transcript(store: string): Promise<unknown[]> {
 describe('agent loop: SIGKILL at every phase boundary, then resume in a new process', function () {
   this.timeout(600_000);
   let server: ModelServer;
-  let baseline: { writes: string[]; messages: unknown[] };
+  let baseline: { barriers: { n: number; carries: string[] }[]; messages: unknown[] };
 
   before(async () => {
     const dir = tmp('crash-child');
@@ -123,56 +124,60 @@ describe('agent loop: SIGKILL at every phase boundary, then resume in a new proc
     const r = await runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace });
     assert.equal(r.events.find((e) => e.event === 'done')?.state, 'completed');
     baseline = {
-      writes: r.events.filter((e) => e.event === 'write').map((e) => String(e.what)),
+      barriers: r.events
+        .filter((e) => e.event === 'barrier')
+        .map((e) => ({ n: Number(e.n), carries: e.carries as string[] })),
       messages: await transcript(t.store),
     };
     assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3']);
   });
   after(async () => server?.close());
 
-  it('kills after each store write in turn; every resume completes with each effect once and the same transcript', async () => {
+  it('kills just before and just after every durable barrier; each resume completes with each effect once', async () => {
     const matrix: string[] = [];
-    for (let k = 1; k <= baseline.writes.length; k++) {
-      server.reset();
-      const t = newTrial();
-      const r = await runChild({
-        MODE: 'start',
-        BASE_URL: server.url,
-        STORE_DIR: t.store,
-        WORKSPACE: t.workspace,
-        KILL_AT: String(k),
-      });
-      assert.equal(r.signal, 'SIGKILL', `killed after write ${k}`);
-      const { rejected } = await resumeToEnd(t, server.url);
-      assert.deepEqual(
-        lines(path.join(t.workspace, 'log.txt')),
-        ['step 1', 'step 2', 'step 3'],
-        `after ${baseline.writes[k - 1]} (#${k}): each effect once`,
-      );
-      // recordProcess is written while the command runs: a kill there leaves it without a result (asked, may have run).
-      const midCommand = baseline.writes[k - 1] === 'recordProcess';
-      if (!midCommand) {
-        assert.equal(rejected, 0, 'a boundary kill never leaves an effect that ran without its result');
-        assert.deepEqual(
-          await transcript(t.store),
-          baseline.messages,
-          `transcript after a kill at ${baseline.writes[k - 1]} (#${k})`,
+    // Steps with a side effect cost at most 2 barriers: the response + intent, then the result + the next step's start.
+    const perStep = baseline.barriers.filter((b) => b.carries.includes('post_llm')).length;
+    assert.ok(baseline.barriers.length <= 2 * perStep + 2, `barriers: ${JSON.stringify(baseline.barriers)}`);
+    for (const b of baseline.barriers) {
+      for (const when of ['before', 'after'] as const) {
+        server.reset();
+        const t = newTrial();
+        const r = await runChild({
+          MODE: 'start',
+          BASE_URL: server.url,
+          STORE_DIR: t.store,
+          WORKSPACE: t.workspace,
+          [when === 'before' ? 'KILL_BEFORE_BARRIER' : 'KILL_AFTER_BARRIER']: String(b.n),
+        });
+        assert.equal(r.signal, 'SIGKILL', `killed ${when} barrier ${b.n}`);
+        const { rejected } = await resumeToEnd(t, server.url);
+        const what = `${when} barrier ${b.n} [${b.carries.join(', ')}]`;
+        assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3'], `${what}: once`);
+        // What a kill leaves unrecorded: before a barrier, the results it would have carried (the user is asked
+        // about those calls and declines: they ran); a kill while a command runs may leave it either way.
+        const midCommand = b.carries.includes('process');
+        const lostResults = when === 'before' ? b.carries.filter((c) => c === 'result').length : 0;
+        if (!midCommand) {
+          assert.equal(rejected, lostResults, `${what}: the calls asked about again are exactly those that ran`);
+          if (lostResults === 0)
+            assert.deepEqual(await transcript(t.store), baseline.messages, `${what}: the same transcript`);
+        }
+        // A response a barrier carried to disk is never requested again.
+        const durable = baseline.barriers.filter((x) => x.n < b.n || (x.n === b.n && when === 'after'));
+        const responses = durable.filter((x) => x.carries.includes('post_llm')).length;
+        for (let pos = 0; pos < responses; pos++) {
+          assert.equal(
+            server.stats().per_turn[`main#${pos}`],
+            1,
+            `turn ${pos} requested once (${what}; requests ${JSON.stringify(server.stats())})`,
+          );
+        }
+        matrix.push(
+          `${what.padEnd(62)} → completed, effects once, ${rejected} asked and declined, ${server.stats().total} LLM requests`,
         );
       }
-      // An LLM response that was durable before the kill is never requested again.
-      const durablePostLlm = baseline.writes.slice(0, k).filter((w) => w === 'append:post_llm').length;
-      for (let pos = 0; pos < durablePostLlm; pos++) {
-        assert.equal(
-          server.stats().per_turn[`main#${pos}`],
-          1,
-          `turn ${pos} requested once (kill #${k} after ${baseline.writes[k - 1]}; writes ${baseline.writes.slice(0, k).join(',')}; requests ${JSON.stringify(server.stats())})`,
-        );
-      }
-      matrix.push(
-        `${String(k).padStart(2)} ${baseline.writes[k - 1]!.padEnd(24)} → completed, effects once, ${server.stats().total} LLM requests`,
-      );
     }
-    console.log(`      kill matrix (${matrix.length} boundaries):\n        ${matrix.join('\n        ')}`);
+    console.log(`      kill matrix (${matrix.length} kills):\n        ${matrix.join('\n        ')}`);
   });
 
   it('kills at random moments (seeded); each effect happens once or is surfaced as uncertain, never twice', async () => {

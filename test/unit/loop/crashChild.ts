@@ -1,8 +1,9 @@
 // A child process for the crash tests: runs (or resumes, or decides) the run on the on-disk store and
-// SIGKILLs itself right after its Nth store write resolves. Bundled by esbuild for a fast start.
-// Prints one JSON line per event on stdout.
+// SIGKILLs itself right after its Nth store write resolves (KILL_AT), just before the frame of its Nth
+// durable barrier is written (KILL_BEFORE_BARRIER) or just after that frame's fdatasync returned
+// (KILL_AFTER_BARRIER). Bundled by esbuild for a fast start. Prints one JSON line per event on stdout.
 import { makeRunner } from './support';
-import { openDiskStore } from '../../../src/store';
+import { nodeFs, openDiskStore, type FsLayer } from '../../../src/store';
 import type { CheckpointStore } from '../../../src/store/api/types';
 
 const WRITES = new Set([
@@ -40,9 +41,59 @@ function killingStore(store: CheckpointStore, killAt: number): CheckpointStore {
   });
 }
 
+/** What one commit frame carries, by op: the phase of a checkpoint, intent/result of an effect, or the op's kind. */
+function carried(frame: Buffer): string[] {
+  const text = frame.toString('latin1');
+  const body = JSON.parse(text.slice(text.indexOf('\t', text.indexOf('\t') + 1) + 1)) as { ops?: unknown[] };
+  return (body.ops ?? []).map((raw) => {
+    const o = raw as { op: string; record?: { phase: string }; effect?: { result?: unknown; process?: unknown } };
+    if (o.op === 'record') return o.record!.phase;
+    if (o.op === 'effect') return o.effect!.result ? 'result' : o.effect!.process ? 'process' : 'intent';
+    return o.op;
+  });
+}
+
+/** The fs layer with the barrier kills: counts appends to segment files and their fdatasyncs. */
+function killingFs(before: number, after: number): FsLayer {
+  const segments = new Set<number>();
+  let barriers = 0;
+  let pending: string[] = [];
+  return {
+    ...nodeFs,
+    openForUpdate: async (p) => {
+      const fd = await nodeFs.openForUpdate(p);
+      if (/segment-\d+\.log$/.test(p)) segments.add(fd);
+      return fd;
+    },
+    close: async (fd) => {
+      segments.delete(fd);
+      await nodeFs.close(fd);
+    },
+    pwrite: async (fd, data, position) => {
+      if (segments.has(fd)) {
+        pending = carried(data);
+        if (barriers + 1 === before) {
+          say({ event: 'kill', before: barriers + 1, carries: pending });
+          process.kill(process.pid, 'SIGKILL');
+        }
+      }
+      await nodeFs.pwrite(fd, data, position);
+    },
+    fdatasync: async (fd) => {
+      await nodeFs.fdatasync(fd);
+      if (!segments.has(fd)) return;
+      barriers += 1;
+      say({ event: 'barrier', n: barriers, carries: pending });
+      if (barriers === after) process.kill(process.pid, 'SIGKILL');
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const env = process.env;
-  const disk = openDiskStore(env.STORE_DIR!);
+  const disk = openDiskStore(env.STORE_DIR!, {
+    fs: killingFs(Number(env.KILL_BEFORE_BARRIER ?? 0), Number(env.KILL_AFTER_BARRIER ?? 0)),
+  });
   const store = killingStore(disk, Number(env.KILL_AT ?? 0));
   // Commands run without asking, so the only approvals are the "may already have run" ones.
   const { runner } = makeRunner({

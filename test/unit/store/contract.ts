@@ -12,6 +12,7 @@ import {
 import type { CheckpointStore, StoreEvent } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import { turnsContract } from './contractTurns';
+import { barriersContract } from './contractBarriers';
 import * as h from './helpers';
 
 export type TestStore = CheckpointStore & { whenOpen(): Promise<void> };
@@ -57,6 +58,7 @@ export function contractSuite(name: string, factory: () => Backend): void {
     }
 
     turnsContract({ store: () => store, openStore, runWithStep });
+    barriersContract({ openStore, runWithStep });
 
     it('creates runs and pages them newest-updated first', async () => {
       let t = 1_000;

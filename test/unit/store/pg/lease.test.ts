@@ -50,7 +50,7 @@ describe('shared store (postgres): one owner per run', function () {
     await ageLease(ws.workspace, runId);
     await b.acquire(runId, machine('window b', 'host-b'));
     assert.equal(lease.lost, false);
-    await a.pg.heartbeat();
+    await a.engine.heartbeat();
     assert.equal(lease.lost, true);
   });
 

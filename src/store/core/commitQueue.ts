@@ -1,6 +1,7 @@
-// One run's write queue. Deferred ops (write-behind checkpoints) are already applied to the model
-// and wait here; a durable op joins them and they all go out in one commit (so a step costs one
-// fsync'd file per durable point, not one per checkpoint). A durable op is applied to the model
+// One run's write queue: which ops ride on which durable barrier (docs/design.md, "Durable
+// barriers"). Deferred ops (progress checkpoints, and what a caller handed over with durability
+// 'next-barrier') are already applied to the model and wait here; a durable op joins them and they
+// all go out in one commit — one appended, fdatasync'd frame. A durable op is applied to the model
 // only after its commit is on disk, so a failed write leaves the run exactly as it was.
 import type { Engine } from './engine';
 import { RunNotOwnedError, StoreWriteError } from '../api/errors';
@@ -10,23 +11,33 @@ import type { CommitOp } from './storedSchema';
 
 interface Pending {
   op: CommitOp;
+  /** Applied to the model only once its commit is written (else: already applied, waiting here). */
   durable: boolean;
+  /** Handed over with durability 'next-barrier': its caller was promised the next barrier (settle()). */
+  owed?: boolean;
+  /** Durable only as far as a written, not yet synced commit is (written()). */
+  unsynced?: boolean;
   resolve?: () => void;
   reject?: (err: Error) => void;
 }
 
-export interface WriterHooks {
+export interface CommitHooks {
   /** A durable op reached disk and was applied to the model. */
   applied(op: CommitOp): void;
-  /** A commit reached disk (the run's durable commit count grew by one); its callers are told after this settles. */
-  committed(): Promise<void> | void;
+  /**
+   * A commit reached disk (the run's commit count grew by one; `synced`: it is a barrier); its
+   * callers are told after this settles.
+   */
+  committed(synced: boolean): Promise<void> | void;
   writeError(err: Error): void;
 }
 
-export class RunWriter {
+export class CommitQueue {
   private queue: Pending[] = [];
   private inflight: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** The commit in flight carries an op handed over with durability 'next-barrier'. */
+  private writingOwed = false;
   /** A write-behind commit failed and nobody was told yet: the run's next write rejects. */
   failed: Error | null = null;
   private metaWritten: boolean;
@@ -34,7 +45,7 @@ export class RunWriter {
   constructor(
     private readonly engine: Engine,
     private readonly model: RunModel,
-    private readonly hooks: WriterHooks,
+    private readonly hooks: CommitHooks,
     private readonly deferMs: number,
     hasCommits: boolean,
   ) {
@@ -45,9 +56,12 @@ export class RunWriter {
     return this.queue.length;
   }
 
-  /** Queue an op the caller already applied to the model; it becomes durable within deferMs. */
-  defer(op: CommitOp): void {
-    this.queue.push({ op, durable: false });
+  /**
+   * Queue an op the caller already applied to the model: it rides on the next barrier, or is
+   * written on its own after deferMs (a backstop: the runner makes a barrier every step).
+   */
+  defer(op: CommitOp, owed = false): void {
+    this.queue.push({ op, durable: false, owed });
     if (this.timer || this.failed) return; // after a failure, retry waits for the next write or flush
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -58,12 +72,36 @@ export class RunWriter {
 
   /** Resolves once `ops` (and everything queued before them) are on disk and applied, in one commit. */
   durable(ops: readonly CommitOp[]): Promise<void> {
+    return this.push(ops, false);
+  }
+
+  /**
+   * Resolves once `ops` are written (a crash of the process keeps them) and applied, without a
+   * barrier of their own: the run's next barrier makes them durable. For what is worthless after a
+   * power loss anyway (the process a command started). With an owed op queued it is a barrier.
+   */
+  written(ops: readonly CommitOp[]): Promise<void> {
+    return this.push(ops, true);
+  }
+
+  private push(ops: readonly CommitOp[], unsynced: boolean): Promise<void> {
     return new Promise((resolve, reject) => {
       ops.forEach((op, i) =>
-        this.queue.push({ op, durable: true, resolve: i === ops.length - 1 ? resolve : undefined, reject }),
+        this.queue.push({
+          op,
+          durable: true,
+          unsynced,
+          resolve: i === ops.length - 1 ? resolve : undefined,
+          reject,
+        }),
       );
       this.kick().catch(() => undefined); // the ops' own promise carries the error
     });
+  }
+
+  /** One barrier if an op handed over with durability 'next-barrier' waits; else nothing. */
+  async settle(): Promise<void> {
+    if (this.writingOwed || this.queue.some((p) => p.owed)) await this.flush();
   }
 
   /** Makes everything queued durable; rejects with the write error. */
@@ -73,6 +111,29 @@ export class RunWriter {
       else if (this.queue.length === 0) return;
       else await this.kick();
     }
+  }
+
+  /**
+   * Runs `fn` with no commit in flight and nothing queued, so the model it reads is exactly what is
+   * on disk (compaction while the run works). Meanwhile deferred ops queue as usual and durable ones
+   * wait; both are written after it. Its failure is returned to the caller, never to the ops.
+   */
+  exclusive(fn: () => Promise<void>): Promise<void> {
+    return (async () => {
+      while (this.inflight) await this.inflight.catch(() => undefined);
+      let result: Promise<void> | undefined;
+      this.inflight = (async () => {
+        while (this.queue.length > 0) await this.loop();
+        result = fn(); // started synchronously once the queue drained: nothing is applied in between
+        await result.catch(() => undefined);
+        await this.loop();
+      })().finally(() => {
+        this.inflight = null;
+      });
+      await this.inflight.catch(() => undefined);
+      if (!result) throw this.failed ?? new Error('a write failed before it could start');
+      return result;
+    })();
   }
 
   /** Drops the queue (run deleted or lease gone); queued durable ops reject. */
@@ -94,14 +155,20 @@ export class RunWriter {
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
       const batch = this.queue.splice(0);
+      this.writingOwed = batch.some((p) => p.owed);
+      // A barrier unless every op that asked for one only asked to be written.
+      const sync = !batch.some((p) => p.unsynced) || batch.some((p) => p.owed || (p.durable && !p.unsynced));
       try {
         await this.engine.writeCommit(
           this.model.meta.run_id,
           batch.map((p) => p.op),
           this.metaWritten ? undefined : this.model.meta,
+          sync,
         );
       } catch (err) {
         throw this.fail(batch, err);
+      } finally {
+        this.writingOwed = false;
       }
       this.metaWritten = true;
       this.failed = null; // anything that had failed before was in this batch
@@ -110,7 +177,7 @@ export class RunWriter {
         this.model.apply([p.op]);
         this.hooks.applied(p.op);
       }
-      await this.hooks.committed(); // after applying: what it records (index, witness) is the run after the commit
+      await this.hooks.committed(sync); // after applying: what it records (index, witness) is the run after the commit
       for (const p of batch) if (p.durable) p.resolve?.();
     }
   }

@@ -1,0 +1,51 @@
+// When a run's log is compacted into one snapshot and a fresh segment (the engine's compact()): on
+// release, and in the background while the run works, so a crash leaves a recent snapshot and a
+// short segment tail to verify and replay (docs/design.md, "Durable barriers per step"). A failure
+// is reported, never thrown: the log is intact either way.
+import { toWriteError } from './commitQueue';
+import type { StoreContext } from './context';
+import type { RunHandle } from './runHandle';
+
+export class Compactor {
+  constructor(
+    private readonly c: StoreContext,
+    private readonly compactAfter: number,
+  ) {}
+
+  /**
+   * When a run is let go: once its log has grown at least as much as the part compacted before
+   * (and by ≥ compactAfter commits), so each byte is rewritten O(log n) times in all.
+   */
+  async ifDue(h: RunHandle): Promise<void> {
+    const runId = h.model.meta.run_id;
+    const shape = this.c.engine.logShape(runId);
+    if (shape.singles < this.compactAfter || shape.singles < shape.covered) return;
+    try {
+      await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta);
+    } catch (err) {
+      this.c.events.emit({ kind: 'write-error', run_id: runId, error: toWriteError(runId, err) });
+    }
+  }
+
+  /**
+   * While the run works (called at the barrier before a request, when the runner is about to wait
+   * for the model): once the commits since the last compaction reach half of those it covers (and
+   * ≥ compactAfter), so the tail stays under a third of the run and each byte is rewritten about
+   * three times in all. It runs between commits (CommitQueue.exclusive), reading the model exactly
+   * as it is on disk: writes handed over meanwhile queue, durable ones wait for it.
+   */
+  inBackground(h: RunHandle): void {
+    const runId = h.model.meta.run_id;
+    const shape = this.c.engine.logShape(runId);
+    if (h.compacting || shape.singles < this.compactAfter || shape.singles * 2 < shape.covered) return;
+    h.compacting = true;
+    h.writer!.exclusive(() => this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta))
+      .catch((err: unknown) => {
+        if (!h.owned) return; // let go or taken over meanwhile: nothing to report
+        this.c.events.emit({ kind: 'write-error', run_id: runId, error: toWriteError(runId, err) });
+      })
+      .finally(() => {
+        h.compacting = false;
+      });
+  }
+}

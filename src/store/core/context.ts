@@ -1,0 +1,89 @@
+// What the parts of the store share (store.ts wires them): the engine, the clock, the events, the
+// run index cache, the runs in memory (loader.ts) and the gate every call passes (open, not closed).
+import type { Engine } from './engine';
+import { StoreClosedError } from '../api/errors';
+import type { IndexCache } from './indexCache';
+import type { RunLoader } from './loader';
+import type * as T from '../api/types';
+
+export interface CoreOptions {
+  now?: () => number;
+  /**
+   * Longest a deferred checkpoint waits for the next durable write of its run before it is written
+   * on its own (docs/design.md, "Durable barriers"). The runner makes a barrier every step, so this
+   * is a backstop for callers that do not.
+   */
+  deferMs?: number;
+  indexStructuralMs?: number;
+  indexProgressMs?: number;
+  /** Attached before open, so corruption found while opening is reported too. */
+  onEvent?: (e: T.StoreEvent) => void;
+  /**
+   * A run's log is compacted once it has this many commits since the last compaction: on release when
+   * they are as many as before it, in the background while it works when half as many (compaction.ts).
+   */
+  compactAfterCommits?: number;
+  /** Runs that are only read (owned elsewhere or not at all) kept in memory. */
+  cachedRuns?: number;
+}
+
+/** Listeners, and corruption reports said once per file. */
+export class StoreEvents {
+  private readonly listeners = new Set<(e: T.StoreEvent) => void>();
+  private readonly reportedFiles = new Set<string>();
+  /** Corruption found while opening (also emitted). */
+  readonly openReports: T.CorruptionReport[] = [];
+  opening = false;
+
+  constructor(onEvent?: (e: T.StoreEvent) => void) {
+    if (onEvent) this.listeners.add(onEvent);
+  }
+
+  on(listener: (e: T.StoreEvent) => void): T.Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => void this.listeners.delete(listener) };
+  }
+
+  emit(e: T.StoreEvent): void {
+    for (const l of [...this.listeners]) {
+      try {
+        l(e);
+      } catch {
+        // a listener's bug must not break a write
+      }
+    }
+  }
+
+  report(r: T.CorruptionReport): void {
+    if (r.quarantined.length === 0 && this.reportedFiles.has(r.file)) return; // the same unmoved file, read again
+    this.reportedFiles.add(r.file);
+    if (this.opening) this.openReports.push(r);
+    this.emit({ kind: 'corruption', report: r });
+  }
+}
+
+/** Every call waits for the store to open and is refused once it is closed. */
+export class StoreGate {
+  closed = false;
+  private ready: Promise<void> = Promise.resolve();
+
+  start(opening: Promise<void>): void {
+    this.ready = opening;
+    this.ready.catch(() => undefined); // surfaced by the first call
+  }
+
+  async opened(): Promise<void> {
+    if (this.closed) throw new StoreClosedError();
+    await this.ready;
+    if (this.closed) throw new StoreClosedError();
+  }
+}
+
+export interface StoreContext {
+  readonly engine: Engine;
+  readonly now: () => number;
+  readonly events: StoreEvents;
+  readonly index: IndexCache;
+  readonly loader: RunLoader;
+  readonly gate: StoreGate;
+}

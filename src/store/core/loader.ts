@@ -1,0 +1,174 @@
+// The runs this store holds in memory, and how they get there: opening reads the index (never a run's
+// log); a run's log is read when the run is first touched; a run another window owns is refreshed
+// from its new commits on every read (cheap: one small read), so a read-only view follows the owner.
+import type { Engine, LoadSink } from './engine';
+import { CheckpointNotFoundError } from '../api/errors';
+import type { IndexCache } from './indexCache';
+import { RunHandle } from './runHandle';
+import { RunModel } from './runModel';
+import type { RunMeta } from '../api/schema';
+import type * as T from '../api/types';
+import type { IndexEntry } from './storedSchema';
+import { checkRunId } from './validate';
+import type { StoreEvents } from './context';
+
+export class RunLoader {
+  readonly runs = new Map<string, RunHandle>();
+  /**
+   * Repairs a damaged run nobody holds, under its lock, as an owner would (set by lifecycle.ts);
+   * false when someone else holds it (then it is only read, and reported).
+   */
+  repairUnowned: (runId: string) => Promise<boolean> = async () => false;
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly index: IndexCache,
+    private readonly events: StoreEvents,
+    private readonly cachedRuns: number,
+  ) {}
+
+  /** Reads the index (never the runs' logs) and reconciles it with the runs present. */
+  async open(): Promise<void> {
+    this.events.opening = true;
+    try {
+      const st = await this.engine.openIndex();
+      if (!st.writable) this.index.disableWrites();
+      for (const r of st.reports) this.events.report(r);
+      for (const n of st.notices)
+        this.events.emit({ kind: 'recovered', run_id: null, file: n.file, message: n.message });
+      if (st.notices.length > 0) this.index.markDirty(0); // write the rebuilt index now: one notice, not one per open
+      for (const e of st.entries) this.index.entries.set(e.run_id, e);
+      const present = new Set(st.present);
+      for (const id of [...this.index.entries.keys()]) if (!present.has(id)) this.index.delete(id);
+      for (const id of present) {
+        if (this.index.entries.has(id)) continue;
+        const h = await this.peek(id).catch(() => undefined); // unreadable runs were reported by the load
+        if (h) this.index.set(h.model.summary(), h.durableCommits, true);
+      }
+    } finally {
+      this.events.opening = false;
+    }
+  }
+
+  /** Quarantine is only done by the run's owner, or by anyone when nobody owns it. */
+  async canRepair(runId: string): Promise<boolean> {
+    if (this.runs.get(runId)?.owned) return true;
+    return !(await this.engine.holder(runId));
+  }
+
+  /** The run, loaded or refreshed; undefined if it does not exist. */
+  async peek(runId: string): Promise<RunHandle | undefined> {
+    checkRunId(runId);
+    const h = this.runs.get(runId);
+    if (!h) return this.loadForReading(runId);
+    if (h.owned || h.damaged) return h;
+    const more = await this.engine.loadMore(
+      runId,
+      sinkInto(() => h.model),
+    );
+    if (more === 'reload') {
+      this.runs.delete(runId);
+      return this.loadForReading(runId);
+    }
+    if (more > 0) {
+      h.durableCommits += more;
+      this.index.set(h.model.summary(), h.durableCommits, false);
+    }
+    return h;
+  }
+
+  async mustPeek(runId: string): Promise<RunHandle> {
+    const h = await this.peek(runId);
+    if (!h) throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
+    return h;
+  }
+
+  /** A run this instance does not hold: read without moving anything; damage found → repaired under its lock if nobody holds it. */
+  private async loadForReading(runId: string): Promise<RunHandle | undefined> {
+    const h = await this.load(runId, false);
+    if (!h?.loadReport) return h;
+    if (await this.repairUnowned(runId).catch(() => false)) return this.runs.get(runId);
+    h.damaged = true;
+    this.events.report(h.loadReport);
+    return h;
+  }
+
+  /**
+   * Builds the run from its files. `repair`: this instance holds the run's lock, so bad files may be
+   * moved to quarantine. What was wrong is left on the handle (loadReport) for the caller to report.
+   */
+  async load(runId: string, repair: boolean): Promise<RunHandle | undefined> {
+    let model: RunModel | undefined;
+    const sink = sinkInto(
+      () => model!,
+      (m) => (model = new RunModel(m)),
+    );
+    const entry = this.index.get(runId);
+    const res = await this.engine.loadRun(runId, sink, {
+      repair,
+      expectCommits: entry?.durable_commits ?? 0,
+      ...(entry ? { knownMeta: metaOf(entry) } : {}),
+    });
+    if (!res || !model) return undefined;
+    const h = new RunHandle(model, res.commits);
+    for (const n of res.notices)
+      this.events.emit({ kind: 'recovered', run_id: runId, file: n.file, message: n.message });
+    h.loadWitness = res.witness;
+    if (res.report) h.loadReport = withIndexEvidence(res.report, entry);
+    this.runs.set(runId, h);
+    this.evictReadOnly();
+    if (this.index.get(runId) || !this.events.opening) this.index.set(model.summary(), res.commits, false);
+    return h;
+  }
+
+  private evictReadOnly(): void {
+    const readOnly = [...this.runs.entries()].filter(([, h]) => !h.owned);
+    for (const [id] of readOnly.slice(0, Math.max(0, readOnly.length - this.cachedRuns))) this.runs.delete(id);
+  }
+}
+
+/** The RunMeta part of an index entry. */
+function metaOf(e: IndexEntry): RunMeta {
+  return {
+    run_id: e.run_id,
+    thread_id: e.thread_id,
+    title: e.title,
+    task: e.task,
+    agent_name: e.agent_name,
+    model: e.model,
+    created_ms: e.created_ms,
+    forked_from: e.forked_from,
+    parent_run_id: e.parent_run_id,
+  };
+}
+
+/**
+ * The index entry is a second (lagging) witness: it fills in what the run's own witness could not
+ * say (no witness: an older run, or the witness itself was bad).
+ */
+function withIndexEvidence(r: T.CorruptionReport, entry: IndexEntry | undefined): T.CorruptionReport {
+  if (!r.data_lost || !entry) return r;
+  const fell = r.fell_back_to_seq ?? 0;
+  const lostSeqs =
+    entry.last_seq > fell ? { from: fell + 1, to: Math.max(entry.last_seq, r.lost_seqs?.to ?? 0) } : r.lost_seqs;
+  const indexKnows = entry.last_seq > fell;
+  return {
+    ...r,
+    lost_seqs: lostSeqs,
+    state_before: r.state_before ?? (indexKnows ? entry.state : null),
+    step_before: r.step_before ?? (indexKnows ? entry.step : null),
+  };
+}
+
+/** Applies loaded commits to a model; a commit that does not fit throws (the chain stops there). */
+export function sinkInto(model: () => RunModel, onMeta?: (m: RunMeta) => void): LoadSink {
+  return {
+    meta: (m) => onMeta?.(m),
+    commit: (body, file) => {
+      const mdl = model();
+      mdl.check(body.ops, true);
+      mdl.apply(body.ops);
+      if (file) for (const op of body.ops) if (op.op === 'record') mdl.unverified.set(op.record.seq, file);
+    },
+  };
+}

@@ -1,0 +1,294 @@
+// The writes of the store: checkpoints, the approval and effect journal (rules in journal.ts), the
+// inbox, restores, blobs and compaction — and the rule every write follows: owned, one at a time,
+// refused once after an unreported write-behind failure. A run this store owns has a commit queue
+// (commitQueue.ts) that decides which ops ride on which durable barrier.
+import { sha256 } from '../../common/hash';
+import { copyJson } from './copy';
+import type { EngineLock } from './engine';
+import { InvalidInputError, RunNotOwnedError } from '../api/errors';
+import * as J from './journal';
+import { Lease, notOwned, type RunHandle } from './runHandle';
+import { CommitQueue, toWriteError } from './commitQueue';
+import { Compactor } from './compaction';
+import {
+  RunState,
+  type ApprovalDecision,
+  type Approval,
+  type CheckpointRecord,
+  type Effect,
+  type EffectProcess,
+  type InboxMessage,
+  type RestoreRecord,
+  type RunSummary,
+} from '../api/schema';
+import type { CommitOp, TailWitness } from './storedSchema';
+import type * as T from '../api/types';
+import type { StoreContext } from './context';
+import { checkBlobHash, checkRunId, isDurableAppend, parseInput, prepareAppend } from './validate';
+
+/**
+ * The backstop of deferred checkpoints: written on their own after this long without a barrier of
+ * their run. The runner makes at least one barrier per step, so in a run this never fires between
+ * steps; it bounds how far another window (or a crash) can lag behind a caller that makes none.
+ */
+export const DEFAULT_DEFER_MS = 5_000;
+
+export class StoreWriter {
+  private readonly deferMs: number;
+  private readonly compactor: Compactor;
+
+  constructor(
+    private readonly c: StoreContext,
+    opts: { deferMs?: number; compactAfterCommits?: number },
+  ) {
+    this.deferMs = opts.deferMs ?? DEFAULT_DEFER_MS;
+    this.compactor = new Compactor(c, opts.compactAfterCommits ?? 64);
+  }
+
+  /** Makes `h` owned by this store: a lease over `lock`, and a commit queue for its writes. */
+  own(h: RunHandle, lock: EngineLock, owner: T.OwnerInfo): Lease {
+    const { engine, index, events, loader } = this.c;
+    const runId = h.model.meta.run_id;
+    h.writer = new CommitQueue(
+      engine,
+      h.model,
+      {
+        applied: (op) => this.afterDurable(h, op),
+        committed: (synced) => {
+          h.durableCommits++;
+          index.set(h.model.summary(), h.durableCommits, false);
+          // The witness never counts a commit that is not durable yet (a synced one makes all before it durable).
+          return synced ? engine.writeWitness(runId, this.witnessOf(h)) : undefined;
+        },
+        writeError: (error) => events.emit({ kind: 'write-error', run_id: runId, error }),
+      },
+      this.deferMs,
+      h.durableCommits > 0,
+    );
+    h.lease = new Lease(runId, { ...owner }, lock, () =>
+      h.serial(async () => {
+        // A lease that was taken over can write nothing more: what it queued dies with it (never durable).
+        if (lock.lost) h.writer!.discard(new RunNotOwnedError(runId));
+        else {
+          await h.writer!.flush();
+          await this.compactIfDue(h);
+        }
+      }),
+    );
+    loader.runs.set(runId, h);
+    return h.lease;
+  }
+
+  /** What the run holds now, as its tail witness records it (disk/witness.ts). */
+  witnessOf(h: RunHandle): TailWitness {
+    const m = h.model;
+    let results = 0;
+    for (const e of m.effects.values()) if (e.result) results++;
+    return {
+      commits: h.durableCommits,
+      seq: m.lastSeq,
+      step: m.records[m.lastSeq - 1]?.step ?? 0,
+      state: m.state,
+      intents: m.effects.size,
+      results,
+      ms: this.c.now(),
+    };
+  }
+
+  async setRunState(runId: string, state: RunState, detail: string | null = null): Promise<RunSummary> {
+    const s = parseInput(RunState, state, 'state');
+    if (detail !== null && typeof detail !== 'string')
+      throw new InvalidInputError('state detail must be a string or null');
+    return this.write(runId, async (h) => {
+      await h.writer!.durable([{ op: 'state', state: s, detail, ms: this.c.now() }]);
+      return h.model.summary();
+    });
+  }
+
+  // ── checkpoints ───────────────────────────────────────────────────────────────────────────
+  async append(runId: string, input: T.AppendInput, opts: T.WriteOptions = {}): Promise<CheckpointRecord> {
+    const later = laterBarrier(opts);
+    return this.write(runId, async (h) => {
+      if (typeof input !== 'object' || input === null) throw new InvalidInputError('append input must be an object');
+      const now = this.c.now();
+      const op = prepareAppend(h.model, input, now);
+      // Delivered messages and the checkpoint holding them: one commit, so neither exists without the other.
+      const delivered = input.deliver === undefined ? [] : J.inboxDelivered(h.model, input.deliver, op.record, now);
+      const durable = isDurableAppend(input) || delivered.length > 0;
+      if (durable && !later) await h.writer!.durable([op, ...delivered]);
+      else this.queue(h, [op, ...delivered], durable);
+      return copyJson(op.record);
+    });
+  }
+
+  /** One barrier for what the run was handed with durability 'next-barrier' (nothing waiting: none). */
+  async makeDurable(runId: string): Promise<void> {
+    await this.write(runId, async (h) => {
+      await h.writer!.settle();
+      // The runner is about to wait for the model: a good moment to compact, off the caller's clock.
+      this.compactor.inBackground(h);
+    });
+  }
+
+  /** Applies ops at once and queues them for the next barrier (`owed`: a caller was promised that barrier). */
+  private queue(h: RunHandle, ops: CommitOp[], owed: boolean): void {
+    h.model.apply(ops);
+    for (const op of ops) {
+      h.writer!.defer(op, owed);
+      this.afterDurable(h, op);
+    }
+  }
+
+  // ── approvals and effects (rules in journal.ts) ───────────────────────────────────────────
+  requestApproval(runId: string, input: T.NewApproval): Promise<Approval> {
+    return this.journal(runId, (h) => J.approvalRequest(h.model, input, this.c.now()));
+  }
+
+  decideApproval(runId: string, toolCallId: string, decision: Omit<ApprovalDecision, 'decided_ms'>): Promise<Approval> {
+    return this.journal(runId, (h) => J.approvalDecision(h.model, toolCallId, decision, this.c.now()));
+  }
+
+  recordIntent(runId: string, input: T.NewEffectIntent): Promise<Effect> {
+    return this.journal(runId, (h) => J.effectIntent(h.model, input, this.c.now()));
+  }
+
+  /** Written without a barrier: a process record matters only while the process may still run, which a power loss rules out. */
+  recordProcess(runId: string, toolCallId: string, process: EffectProcess): Promise<Effect> {
+    return this.write(runId, async (h) => {
+      const out = J.effectProcess(h.model, toolCallId, process);
+      if (out.op) await h.writer!.written([out.op]);
+      return copyJson(out.value);
+    });
+  }
+
+  recordResult(
+    runId: string,
+    toolCallId: string,
+    input: T.NewEffectResult,
+    opts: T.WriteOptions = {},
+  ): Promise<Effect> {
+    return this.journal(runId, (h) => J.effectResult(h.model, toolCallId, input, this.c.now()), laterBarrier(opts));
+  }
+
+  postMessage(runId: string, message: T.NewInboxMessage): Promise<InboxMessage> {
+    return this.journal(runId, (h) => J.inboxPost(h.model, message, this.c.now()));
+  }
+
+  /** Durable; allowed on a finished run (an audit record beside it, not a change of its history). */
+  recordRestore(runId: string, input: T.NewRestore): Promise<RestoreRecord> {
+    return this.journal(runId, (h) => J.restoreRecord(h.model, input, this.c.now()));
+  }
+
+  /** Validates (before taking the run's turn), then writes the op durably — or returns what is already there. */
+  private async journal<V extends Approval | Effect | InboxMessage | RestoreRecord>(
+    runId: string,
+    decide: (h: RunHandle) => J.Outcome<V>,
+    later = false,
+  ): Promise<V> {
+    return this.write(runId, async (h) => {
+      const out = decide(h);
+      if (out.op && later) this.queue(h, [out.op], true);
+      else if (out.op) await h.writer!.durable([out.op]);
+      return copyJson(out.value);
+    });
+  }
+
+  // ── blobs ─────────────────────────────────────────────────────────────────────────────────
+  async putBlob(runId: string, content: string): Promise<string> {
+    await this.c.gate.opened();
+    this.ownedHandle(runId);
+    if (typeof content !== 'string') throw new InvalidInputError('blob content must be a string');
+    const hash = sha256(content);
+    try {
+      await this.c.engine.putBlob(runId, hash, content);
+    } catch (err) {
+      throw toWriteError(runId, err);
+    }
+    return hash;
+  }
+
+  /** Writes a blob under its known hash (import, fork; the hash was verified by the caller). */
+  async putBlobAs(runId: string, hash: string, content: string): Promise<void> {
+    this.ownedHandle(runId);
+    await this.c.engine.putBlob(runId, checkBlobHash(hash), content).catch((err: unknown) => {
+      throw toWriteError(runId, err);
+    });
+  }
+
+  // ── retention ─────────────────────────────────────────────────────────────────────────────
+  async compact(runId: string): Promise<void> {
+    await this.write(runId, async (h) => {
+      await h.writer!.flush();
+      try {
+        await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta);
+      } catch (err) {
+        throw toWriteError(runId, err);
+      }
+    });
+  }
+
+  /** On release (compaction.ts). */
+  compactIfDue = (h: RunHandle): Promise<void> => this.compactor.ifDue(h);
+
+  /** Makes every run's queued writes durable. */
+  async flushAll(): Promise<void> {
+    await Promise.all([...this.c.loader.runs.values()].filter((h) => h.writer).map((h) => h.writer!.flush()));
+  }
+
+  // ── internals ─────────────────────────────────────────────────────────────────────────────
+  ownedHandle(runId: string): RunHandle {
+    checkRunId(runId);
+    const h = this.c.loader.runs.get(runId);
+    if (!h?.owned) throw notOwned(runId);
+    return h;
+  }
+
+  /** Every write: owned, one at a time, and refused once after an unreported write-behind failure. */
+  private async write<R>(runId: string, fn: (h: RunHandle) => Promise<R>): Promise<R> {
+    await this.c.gate.opened();
+    const h = this.ownedHandle(runId);
+    return h.serial(async () => {
+      if (!h.owned) throw notOwned(runId);
+      const failed = h.writer!.failed;
+      if (failed) await this.retryAfterFailure(h, failed);
+      return fn(h);
+    });
+  }
+
+  private async retryAfterFailure(h: RunHandle, failed: Error): Promise<never> {
+    const runId = h.model.meta.run_id;
+    try {
+      await h.writer!.flush();
+    } catch (err) {
+      throw toWriteError(runId, err);
+    }
+    throw toWriteError(
+      runId,
+      Object.assign(
+        new Error(
+          `an earlier write-behind failed (${failed.message}); the retry succeeded, so the queued checkpoints are now durable, but this write was not applied — repeat it`,
+        ),
+        { code: (failed as { code?: string }).code },
+      ),
+    );
+  }
+
+  private afterDurable(h: RunHandle, op: CommitOp): void {
+    const { index, events } = this.c;
+    const runId = h.model.meta.run_id;
+    // The index is saved soon only when what a listing shows changed (state, approvals, title): IndexCache.set.
+    index.set(h.model.summary(), h.durableCommits, false);
+    if (op.op === 'record') events.emit({ kind: 'checkpoint', run_id: runId, record: copyJson(op.record) });
+    else if (op.op === 'approval') events.emit({ kind: 'approval', run_id: runId, approval: copyJson(op.approval) });
+    else if (op.op === 'effect') events.emit({ kind: 'effect', run_id: runId, effect: copyJson(op.effect) });
+    else if (op.op === 'inbox') events.emit({ kind: 'inbox', run_id: runId, message: copyJson(op.message) });
+    else if (op.op === 'restore') events.emit({ kind: 'restore', run_id: runId, restore: copyJson(op.restore) });
+    if (op.op !== 'record' || op.record.phase === 'run_terminal') events.emit({ kind: 'run-updated', run_id: runId });
+  }
+}
+
+function laterBarrier(opts: T.WriteOptions | undefined): boolean {
+  const d = opts?.durability ?? 'now';
+  if (d !== 'now' && d !== 'next-barrier') throw new InvalidInputError(`durability must be 'now' or 'next-barrier'`);
+  return d === 'next-barrier';
+}

@@ -10,8 +10,8 @@ import type { Effect, FileChange, FileScan, FileVersion } from '../../store/api/
 import { confinePath, confineStoredPath } from '../tools/paths';
 import type { Tool } from '../tools/types';
 import { cleanContentsAtHead, repoBefore, type RepoBefore } from './git';
-import { changedPaths, repoOf, type Scan, type ScanOptions } from './scan';
-import { WorkspaceIndex } from './scanIndex';
+import { changedPaths, repoOf, type ScanOptions } from './scan';
+import { type Scan, WorkspaceIndex } from './scanIndex';
 import {
   ABSENT,
   DEFAULT_MAX_KEPT_BYTES,

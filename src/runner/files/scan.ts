@@ -16,11 +16,9 @@
 //   place whose event never came keeps its older stat in the "before" side: the change then shows
 //   as the command's (its earlier content was read by the journal before the command, from git or
 //   the agent's own version, or is unknown) — a wrong attribution, never a missed change.
-import type { Scan } from './scanIndex';
-import { diffFiles } from './scanTree';
+import { diffFiles, type ScanFiles } from './scanTree';
 
 export type { FileSig } from './scanTree';
-export type { Scan, ScanWork } from './scanIndex';
 
 /** Skipped whatever the settings say (besides .git, which every listing skips). */
 export const ALWAYS_SKIPPED: readonly string[] = ['**/node_modules'];
@@ -36,7 +34,7 @@ export interface ScanOptions {
 }
 
 /** Paths whose stat differs between two scans (created, deleted or rewritten), sorted. */
-export function changedPaths(before: Scan, after: Scan): string[] {
+export function changedPaths(before: { files: ScanFiles }, after: { files: ScanFiles }): string[] {
   return diffFiles(before.files, after.files);
 }
 

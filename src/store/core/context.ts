@@ -5,6 +5,9 @@ import { StoreClosedError } from '../api/errors';
 import type { IndexCache } from './indexCache';
 import type { RunLoader } from './loader';
 import type * as T from '../api/types';
+import type { StoreEvents } from './events';
+
+export { StoreEvents } from './events';
 
 export interface CoreOptions {
   now?: () => number;
@@ -25,41 +28,6 @@ export interface CoreOptions {
   compactAfterCommits?: number;
   /** Runs that are only read (owned elsewhere or not at all) kept in memory. */
   cachedRuns?: number;
-}
-
-/** Listeners, and corruption reports said once per file. */
-export class StoreEvents {
-  private readonly listeners = new Set<(e: T.StoreEvent) => void>();
-  private readonly reportedFiles = new Set<string>();
-  /** Corruption found while opening (also emitted). */
-  readonly openReports: T.CorruptionReport[] = [];
-  opening = false;
-
-  constructor(onEvent?: (e: T.StoreEvent) => void) {
-    if (onEvent) this.listeners.add(onEvent);
-  }
-
-  on(listener: (e: T.StoreEvent) => void): T.Disposable {
-    this.listeners.add(listener);
-    return { dispose: () => void this.listeners.delete(listener) };
-  }
-
-  emit(e: T.StoreEvent): void {
-    for (const l of [...this.listeners]) {
-      try {
-        l(e);
-      } catch {
-        // a listener's bug must not break a write
-      }
-    }
-  }
-
-  report(r: T.CorruptionReport): void {
-    if (r.quarantined.length === 0 && this.reportedFiles.has(r.file)) return; // the same unmoved file, read again
-    this.reportedFiles.add(r.file);
-    if (this.opening) this.openReports.push(r);
-    this.emit({ kind: 'corruption', report: r });
-  }
 }
 
 /** Every call waits for the store to open and is refused once it is closed. */

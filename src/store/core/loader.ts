@@ -10,7 +10,7 @@ import type { RunMeta } from '../api/schema';
 import type * as T from '../api/types';
 import type { IndexEntry } from './storedSchema';
 import { checkRunId } from './validate';
-import type { StoreEvents } from './context';
+import type { StoreEvents } from './events';
 
 export class RunLoader {
   readonly runs = new Map<string, RunHandle>();

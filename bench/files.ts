@@ -1,6 +1,6 @@
 // The file journal's figures (issue 9), measured with the product's own code:
 //  - stored bytes per edit and restore-plan time on a 1000-step run of edits journaled by the
-//    FileJournal into the disk store (the loop's path: pre-image blobs, intent, write, post-image, result);
+//    FileChangeRecorder into the disk store (the loop's path: pre-image blobs, intent, write, post-image, result);
 //  - the command scan (the index refreshed before and after, plus git status when the workspace is
 //    a repository) on a generated 50,000-file workspace, with a file watcher naming what changed
 //    (the Node one, as VS Code's in the extension) and without one, against a shadow-git snapshot of
@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileJournal } from '../src/runner/files/journal';
+import { FileChangeRecorder } from '../src/runner/files/recorder';
 import { prepareRestore } from '../src/actions/restore/files';
 import { NodeWatcher } from '../src/runner/files/nodeWatcher';
 import { WorkspaceIndex } from '../src/runner/files/scanIndex';
@@ -87,7 +87,7 @@ function generateWorkspace(dir: string, count: number): void {
 }
 
 async function journaledCall(
-  journal: FileJournal,
+  journal: FileChangeRecorder,
   store: CheckpointStore,
   runId: string,
   step: number,
@@ -159,7 +159,7 @@ export async function measureFileJournal(
     step: 0,
     payload: { agent_name: 'bench', resumed: false, task: 'edit', extension_version: '0', tool_schema_hash: 'h' },
   });
-  const journal = new FileJournal({ workspaceRoot: root });
+  const journal = new FileChangeRecorder({ workspaceRoot: root });
   await store.flush();
   const startBytes = dirBytes(path.join(storeDir, 'runs', runId));
   const fileBytes: number[] = [];
@@ -230,9 +230,9 @@ async function measureScan(base: string, count: number, rounds: number): Promise
     watcher: new WorkspaceIndex({ root: ws, watcher }),
     none: new WorkspaceIndex({ root: ws }),
   };
-  const journals: Record<ScanMode, FileJournal> = {
-    watcher: new FileJournal({ workspaceRoot: ws, index: indexes.watcher }),
-    none: new FileJournal({ workspaceRoot: ws, index: indexes.none }),
+  const journals: Record<ScanMode, FileChangeRecorder> = {
+    watcher: new FileChangeRecorder({ workspaceRoot: ws, index: indexes.watcher }),
+    none: new FileChangeRecorder({ workspaceRoot: ws, index: indexes.none }),
   };
   const noStore = { put: async (c: string) => `${c.length}`.padStart(64, '0'), effects: async () => [] };
   const command = { command: 'echo bench', cwd: '.', timeout_ms: 60_000 };

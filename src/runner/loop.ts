@@ -31,7 +31,7 @@ import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
 import { type CallPlan, closeStaleApproval, planBatch, toolMessageContent } from './toolBatch';
 import type { PolicyVerdict } from './tools/policy';
-import type { FileJournal, FileWatch } from './files/journal';
+import type { FileChangeRecorder, FileWatch } from './files/recorder';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
 import { loadShellGrammar } from './tools/shell/grammar';
 import type { ToolRegistry } from './tools/registry';
@@ -56,7 +56,7 @@ export interface LoopDeps {
   /** How the conversation is fitted into the model's window (context/fit.ts). */
   context: ContextSettings;
   /** Journals the workspace files side-effecting tools change (absent: not journaled). */
-  files?: FileJournal;
+  files?: FileChangeRecorder;
   now(): number;
   /** Runs (or resumes) the child run of a delegate call; supplied by the runner. */
   delegate(parent: RunExecution, call: ToolCall, task: string): Promise<DelegateOutcome>;

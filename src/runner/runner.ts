@@ -23,7 +23,7 @@ import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprova
 import { Emitter, type RunnerEvent } from './events';
 import { sha256 } from './hash';
 import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome } from './loop';
-import { FileJournal, type FileJournalOptions } from './files/journal';
+import { FileChangeRecorder, type FileChangeRecorderOptions } from './files/recorder';
 import { modelLabel, parseModelLabel } from './modelRef';
 import { type ChatProvider, PROVIDER_ADAPTER } from './provider/types';
 import {
@@ -64,7 +64,7 @@ export interface RunnerDeps {
   systemPrompt?: string;
   now?: () => number;
   /** The file journal's options (files.exclude, caps); false turns it off. Default: on. */
-  files?: Omit<FileJournalOptions, 'workspaceRoot'> | false;
+  files?: Omit<FileChangeRecorderOptions, 'workspaceRoot'> | false;
 }
 
 export interface StartOptions {
@@ -547,7 +547,7 @@ export class AgentRunner {
       ...(this.deps.files === false
         ? {}
         : {
-            files: new FileJournal({
+            files: new FileChangeRecorder({
               workspaceRoot: this.deps.workspaceRoot,
               ...(this.deps.storageDir ? { storageDir: this.deps.storageDir } : {}),
               ...this.deps.files,

@@ -1,5 +1,5 @@
-// The file journal around one side-effecting tool call (the loop calls it around the effect
-// journal's intent and result). A tool that names the files it writes (write_file, edit_file) gets
+// The file-change recorder around one side-effecting tool call (the loop calls it around the
+// effect journal's intent and result; the user meets what it records as the file journal). A tool that names the files it writes (write_file, edit_file) gets
 // their pre-images stored as blobs *before* the intent, so a crash mid-write leaves a durable
 // pre-image. A command gets a bounded stat scan before and after (of the files list_files sees,
 // kept between commands in a WorkspaceIndex: scan.ts); a file it changed is journaled with its earlier content only when that is known — the
@@ -25,7 +25,7 @@ import {
 export const DEFAULT_MAX_CHANGED_FILES = 2_000;
 const NOT_FINISHED = unknownVersion('the call has not finished (the window closed or crashed while it ran)');
 
-export interface FileJournalOptions {
+export interface FileChangeRecorderOptions {
   workspaceRoot: string;
   /** The extension's own storage folder: never journaled (paths.ts refuses it). */
   storageDir?: string;
@@ -53,10 +53,10 @@ export interface FileWatch {
   finish(intentFiles: FileChange[] | undefined): Promise<{ files: FileChange[]; file_scan?: FileScan }>;
 }
 
-export class FileJournal {
+export class FileChangeRecorder {
   private readonly index: WorkspaceIndex;
 
-  constructor(private readonly opts: FileJournalOptions) {
+  constructor(private readonly opts: FileChangeRecorderOptions) {
     // An index of another root (never passed by the extension) would scan the wrong tree.
     const shared = opts.index && path.resolve(opts.index.root) === path.resolve(opts.workspaceRoot);
     this.index = shared ? opts.index! : new WorkspaceIndex({ root: opts.workspaceRoot });

@@ -14,6 +14,8 @@ import type { StoreEvents } from './events';
 
 export class RunLoader {
   readonly runs = new Map<string, RunHandle>();
+  /** Reads of a run under way: concurrent readers share one (a run's log is read once, not once per reader). */
+  private readonly reading = new Map<string, Promise<RunHandle | undefined>>();
   /**
    * Repairs a damaged run nobody holds, under its lock, as an owner would (set by lifecycle.ts);
    * false when someone else holds it (then it is only read, and reported).
@@ -60,8 +62,17 @@ export class RunLoader {
   async peek(runId: string): Promise<RunHandle | undefined> {
     checkRunId(runId);
     const h = this.runs.get(runId);
-    if (!h) return this.loadForReading(runId);
-    if (h.owned || h.damaged) return h;
+    if (h && (h.owned || h.damaged)) return h;
+    let read = this.reading.get(runId);
+    if (!read) {
+      read = (h ? this.refresh(runId, h) : this.loadForReading(runId)).finally(() => this.reading.delete(runId));
+      this.reading.set(runId, read);
+    }
+    return read;
+  }
+
+  /** A run another window owns: its new commits applied (or read again when its files were replaced). */
+  private async refresh(runId: string, h: RunHandle): Promise<RunHandle | undefined> {
     const more = await this.engine.loadMore(
       runId,
       sinkInto(() => h.model),

@@ -2,7 +2,7 @@
 // (no VS Code): what the benchmark measures and what a quick check of the view can drive.
 // postMessage from the page reaches controller.receive(); the controller's messages are
 // dispatched in the page as the webview's `message` events, as VS Code's webview host does.
-import fs from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { RunViewController, type RunViewDeps } from '../../src/views/run/controller';
@@ -30,44 +30,46 @@ export async function openRunViewPage(o: {
   browser?: Browser;
 }): Promise<RunViewPage> {
   const browser = o.browser ?? (await launchChromium());
+  // The page and its resources come from a loopback server, as a webview fetches its HTML, script
+  // and styles from its resource URLs: nothing is handed over as source through the debugger.
+  const server = await serveMedia(o.theme ?? 'dark');
   const page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
   const sent: Record<string, number> = {};
   const firstSentAt: Record<string, number> = {};
   const ref: { controller?: RunViewController } = {};
-  const queue: HostMessage[] = [];
+  const queue: { message: HostMessage; delivered: () => void }[] = [];
   let flushing = false;
+  // As VS Code's webview does, messages posted before the page has loaded wait for it.
+  let loaded = false;
   const flush = async () => {
-    if (flushing) return;
+    if (flushing || !loaded) return;
     flushing = true;
     while (queue.length > 0) {
       const batch = queue.splice(0);
-      // Handed over as data (as postMessage clones it), not as source the page would have to parse.
-      await page.evaluate(DISPATCH, batch).catch(() => undefined);
+      // Handed over as JSON text and parsed in the page, as VS Code's IPC carries a webview message.
+      await page.evaluate(DISPATCH, JSON.stringify(batch.map((b) => b.message))).catch(() => undefined);
+      for (const b of batch) b.delivered();
     }
     flushing = false;
   };
   await page.exposeBinding('__toHost', (_src, m: unknown) => void ref.controller?.receive(m));
+  await page.exposeBinding('__loaded', () => {
+    loaded = true;
+    void flush();
+  });
   const controller = new RunViewController(o.threadId, o.runId, o.deps, (m) => {
     sent[m.type] = (sent[m.type] ?? 0) + 1;
     firstSentAt[m.type] ??= epochNow();
-    queue.push(m);
-    void flush();
+    // Settles once the page has the message, as the webview's postMessage does.
+    return new Promise<void>((delivered) => {
+      queue.push({ message: m, delivered });
+      void flush();
+    });
   });
   ref.controller = controller;
-  const css = [
-    fs
-      .readFileSync(path.join(ROOT, 'media/dist/codicon.css'), 'utf8')
-      .replace(/url\("\.\/codicon\.ttf[^"]*"\)/, 'local("none")'),
-    fs.readFileSync(path.join(ROOT, 'media/runView.css'), 'utf8'),
-  ];
-  // The page gets its whole HTML at once, script included, and loads it on its own (as a webview
-  // does, in a process of its own): what this process does meanwhile cannot hold it up.
-  const script = fs.readFileSync(path.join(ROOT, 'media/dist/runView.js'), 'utf8').replace(/<\/script/gi, '<\\/script');
-  await page.setContent(
-    `<!DOCTYPE html><html><head><style>${themeVars(o.theme ?? 'dark')}</style><style id="vscode-codicon-stylesheet">${css.join('\n')}</style></head><body><div id="app"></div><script>${VSCODE_API}</script><script>${script}</script></body></html>`,
-    { waitUntil: 'commit' },
-  );
-  // As the panel does when it opens: the host starts reading while the page loads its script.
+  await page.goto(server.url, { waitUntil: 'commit' });
+  // As the panel does when it opens (panel.ts: the HTML is set, then pushState): the host starts
+  // reading while the page loads its script.
   void controller.pushState(true).catch(() => undefined);
   return {
     page,
@@ -79,16 +81,59 @@ export async function openRunViewPage(o: {
       controller.dispose();
       if (!o.browser) await browser.close();
       else await page.close();
+      await server.close();
     },
   };
 }
 
 /** Made from source text: the test runner's transpiler would add helpers the page does not have. */
 const DISPATCH = new Function(
-  'batch',
-  `batch.forEach((m) => window.dispatchEvent(new MessageEvent('message', { data: m })))`,
-) as (batch: HostMessage[]) => void;
+  'json',
+  `JSON.parse(json).forEach((m) => window.dispatchEvent(new MessageEvent('message', { data: m })))`,
+) as (json: string) => void;
 
+const MEDIA: Record<string, [file: string, type: string]> = {
+  '/runView.js': ['media/dist/runView.js', 'text/javascript'],
+  '/codicon.css': ['media/dist/codicon.css', 'text/css'],
+  '/codicon.ttf': ['media/dist/codicon.ttf', 'font/ttf'],
+  '/runView.css': ['media/runView.css', 'text/css'],
+};
+
+/**
+ * The view's page as the panel writes it (panel.ts), its script and styles, on a loopback port,
+ * served from a thread of its own: as in VS Code, where the window loads a webview's resources,
+ * the host's work cannot hold up the page's loading.
+ */
+async function serveMedia(theme: 'dark' | 'light'): Promise<{ url: string; close(): Promise<void> }> {
+  const page = `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8"><style>${themeVars(theme)}</style>
+<link rel="stylesheet" href="/codicon.css" id="vscode-codicon-stylesheet"><link rel="stylesheet" href="/runView.css"></head>
+<body><div id="app"><p class="empty">Loading the run…</p></div><script>${VSCODE_API}</script><script src="/runView.js"></script>
+<script>addEventListener('DOMContentLoaded', () => window.__loaded())</script></body></html>`;
+  const files = Object.fromEntries(
+    Object.entries(MEDIA).map(([url, [file, type]]) => [url, { file: path.join(ROOT, file), type }]),
+  );
+  const worker = new Worker(SERVER, { eval: true, workerData: { page, files } });
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  return { url: `http://127.0.0.1:${port}/`, close: () => worker.terminate().then(() => undefined) };
+}
+
+/** The worker's source: plain JavaScript, so it runs as it is. */
+const SERVER = `
+const { workerData, parentPort } = require('node:worker_threads');
+const http = require('node:http');
+const fs = require('node:fs');
+const server = http.createServer((req, res) => {
+  const url = (req.url || '/').split('?')[0];
+  const f = workerData.files[url];
+  if (url === '/') res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(workerData.page);
+  else if (f) res.writeHead(200, { 'content-type': f.type, 'cache-control': 'no-store' }).end(fs.readFileSync(f.file));
+  else res.writeHead(404).end();
+});
+server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+`;
 /** acquireVsCodeApi() as the webview has it: messages go to the host's binding; state stays in the page. */
 const VSCODE_API = `(() => { let state; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__toHost(m), setState: (s) => { state = s; }, getState: () => state }); })()`;
 

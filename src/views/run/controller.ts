@@ -51,6 +51,8 @@ const REFRESH_MS = 60;
 const DELTA_MS = 16;
 /** Items of the thread's end read and sent with the first state (the view's first paint): two pages. */
 export const FIRST_ITEMS = 80;
+/** Longest the rest of a long thread waits for the view to take its first state (a view that never loads). */
+const READY_WAIT_MS = 2000;
 
 export class RunViewController extends DisposableBase {
   readonly transcript: ThreadTranscript;
@@ -64,6 +66,9 @@ export class RunViewController extends DisposableBase {
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   private deltaTimer: ReturnType<typeof setTimeout> | undefined;
   private ready = false;
+  private viewReady!: (delivered: unknown) => void;
+  /** Settles when the view says it is ready, with the delivery of what it was sent first. */
+  private readonly whenReady = new Promise<unknown>((resolve) => (this.viewReady = resolve));
   private revealOnReady: string | undefined;
   /** Reads and sends, one at a time (the panel's open and the view's ready may ask at once). */
   private pushing: Promise<void> = Promise.resolve();
@@ -114,7 +119,7 @@ export class RunViewController extends DisposableBase {
     if (msg.type === 'ready') {
       this.ready = true;
       // What was read while the view loaded goes out at once; a read under way sends when done.
-      if (this.lastState) void this.send(this.lastState);
+      this.viewReady(this.lastState ? this.send(this.lastState) : undefined);
       await this.pushState();
       if (this.revealOnReady) void this.post({ type: 'reveal', key: this.revealOnReady });
       this.revealOnReady = undefined;
@@ -146,7 +151,12 @@ export class RunViewController extends DisposableBase {
     if (first) {
       await this.transcript.refreshNewest(runs, FIRST_ITEMS);
       await this.send(await this.readState(runs, true));
-      // Reading the rest is long and synchronous in parts: the message goes out first.
+      // Reading the rest is long and synchronous in parts: it waits until the view has taken the
+      // first state (the view's "ready" and that message would otherwise wait behind it).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise((resolve) => (timer = setTimeout(resolve, READY_WAIT_MS)));
+      await Promise.race([this.whenReady.then((delivered) => delivered), waited]).catch(() => undefined);
+      clearTimeout(timer);
       await new Promise((resolve) => setTimeout(resolve, 0));
     }
     const changed = await this.transcript.refresh(runs);

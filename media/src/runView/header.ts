@@ -1,7 +1,7 @@
 // The run view's header (title, state, model, step, context meter, tokens and cost, actions) and
 // the banners under it (notices, why the run stopped, read-only, Approve all), from the host's state.
 import type { RunHeader, StateMessage } from '../../../src/views/run/protocol';
-import { badge, button, el } from './dom';
+import { badge, button, count, el } from './dom';
 import type { Actions } from './toolCard';
 
 export interface HeaderActions {
@@ -50,7 +50,7 @@ function contextMeter(c: NonNullable<RunHeader['context']>): HTMLElement {
   const pct = Math.min(100, Math.round((100 * c.tokens) / c.window));
   const meter = el('span', {
     class: `context-meter${pct >= 80 ? ' high' : ''}`,
-    title: `The last request: ${c.tokens.toLocaleString()} of ${c.window.toLocaleString()} tokens${c.estimated ? " (estimated: not the model's own tokenizer)" : ''}. Older turns are condensed past the threshold; the run keeps the whole history.`,
+    title: `The last request: ${count(c.tokens)} of ${count(c.window)} tokens${c.estimated ? " (estimated: not the model's own tokenizer)" : ''}. Older turns are condensed past the threshold; the run keeps the whole history.`,
   });
   const bar = el('span', { class: 'bar' });
   const fill = el('span', { class: 'fill' });
@@ -63,18 +63,18 @@ function contextMeter(c: NonNullable<RunHeader['context']>): HTMLElement {
 /** Tokens and cost of this run, and of the whole thread when it has several turns; "estimated" where counted by us. */
 function ledger(run: RunHeader, runs: readonly RunHeader[]): HTMLElement {
   const u = run.usage;
-  const parts = [`${run.tokens.toLocaleString()} tokens`];
+  const parts = [`${count(run.tokens)} tokens`];
   const detail = [
-    `prompt ${u.prompt.toLocaleString()}`,
-    ...(u.cached !== null ? [`cached ${u.cached.toLocaleString()}`] : []),
-    `completion ${u.completion.toLocaleString()}`,
-    ...(u.reasoning !== null ? [`reasoning ${u.reasoning.toLocaleString()}`] : []),
+    `prompt ${count(u.prompt)}`,
+    ...(u.cached !== null ? [`cached ${count(u.cached)}`] : []),
+    `completion ${count(u.completion)}`,
+    ...(u.reasoning !== null ? [`reasoning ${count(u.reasoning)}`] : []),
   ];
   parts.push(run.costUsd === null ? 'cost unknown' : `$${run.costUsd.toFixed(4)}`);
   if (runs.length > 1) {
     const tokens = runs.reduce((n, r) => n + r.tokens, 0);
     const cost = runs.some((r) => r.costUsd === null) ? null : runs.reduce((n, r) => n + (r.costUsd ?? 0), 0);
-    parts.push(`thread ${tokens.toLocaleString()} tokens, ${cost === null ? 'cost unknown' : `$${cost.toFixed(4)}`}`);
+    parts.push(`thread ${count(tokens)} tokens, ${cost === null ? 'cost unknown' : `$${cost.toFixed(4)}`}`);
   }
   const estimated = runs.some((r) => r.usage.estimated);
   return el(

@@ -1,7 +1,7 @@
 // Renders transcript items (one function per kind). Tool cards, with their inline approval, are
 // in toolCard.ts; actions go to the host through `Actions`.
 import type { CondenseItem, TranscriptItem, WaypointItem } from '../../../src/views/run/items';
-import { badge, button, el, icon } from './dom';
+import { badge, button, count, el, icon } from './dom';
 import { renderMarkdown } from './markdown';
 import { restoreCard } from './restoreCard';
 import { type Actions, toolCard } from './toolCard';
@@ -67,8 +67,8 @@ function condenseMarker(item: CondenseItem, a: Actions): HTMLElement {
   const head = el('summary', { class: 'label' });
   const size =
     item.tokensBefore !== null
-      ? `${item.tokensBefore.toLocaleString()} → ${item.tokensAfter.toLocaleString()} tokens`
-      : `${item.tokensAfter.toLocaleString()} tokens`;
+      ? `${count(item.tokensBefore)} → ${count(item.tokensAfter)} tokens`
+      : `${count(item.tokensAfter)} tokens`;
   head.append(
     icon('fold'),
     el('strong', {}, item.undone ? 'Condensed here · undone' : 'Condensed here'),

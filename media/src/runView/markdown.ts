@@ -25,17 +25,27 @@ import yaml from 'highlight.js/lib/languages/yaml';
 import { Marked } from 'marked';
 
 const languages = { bash, css, diff, go, java, javascript, json, markdown, python, rust, shell, typescript, xml, yaml };
-for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
-for (const [alias, name] of [
-  ['js', 'javascript'],
-  ['ts', 'typescript'],
-  ['sh', 'bash'],
-  ['html', 'xml'],
-  ['py', 'python'],
-  ['yml', 'yaml'],
-  ['console', 'shell'],
-] as const) {
-  hljs.registerAliases(alias, { languageName: name });
+let registered = false;
+/**
+ * highlight.js builds a language's grammar when it is registered: that is done when the first code
+ * block is drawn, not when the view's script starts (its first paint waits for nothing it may not show).
+ */
+function highlighter(): typeof hljs {
+  if (registered) return hljs;
+  registered = true;
+  for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
+  for (const [alias, name] of [
+    ['js', 'javascript'],
+    ['ts', 'typescript'],
+    ['sh', 'bash'],
+    ['html', 'xml'],
+    ['py', 'python'],
+    ['yml', 'yaml'],
+    ['console', 'shell'],
+  ] as const) {
+    hljs.registerAliases(alias, { languageName: name });
+  }
+  return hljs;
 }
 
 const marked = new Marked({
@@ -43,8 +53,9 @@ const marked = new Marked({
   breaks: false,
   renderer: {
     code({ text, lang }) {
-      const language = lang && hljs.getLanguage(lang) ? lang : undefined;
-      const html = language ? hljs.highlight(text, { language, ignoreIllegals: true }).value : escapeHtml(text);
+      const h = highlighter();
+      const language = lang && h.getLanguage(lang) ? lang : undefined;
+      const html = language ? h.highlight(text, { language, ignoreIllegals: true }).value : escapeHtml(text);
       return `<pre><code class="hljs${language ? ` language-${language}` : ''}">${html}</code></pre>`;
     },
   },
@@ -90,7 +101,8 @@ export function renderMarkdown(text: string): string {
 }
 
 export function highlight(code: string, language: string): string {
-  return hljs.getLanguage(language) ? hljs.highlight(code, { language, ignoreIllegals: true }).value : escapeHtml(code);
+  const h = highlighter();
+  return h.getLanguage(language) ? h.highlight(code, { language, ignoreIllegals: true }).value : escapeHtml(code);
 }
 
 export function escapeHtml(s: string): string {

@@ -2,7 +2,7 @@
 // to, the counts, each file with what happened and why, what the journal could not know, the fork
 // it made, and Undo (a restore to the checkpoint it followed, with the same preview).
 import type { RestoreItem } from '../../../src/views/run/items';
-import { button, el, icon } from './dom';
+import { button, count, el, icon } from './dom';
 import type { Actions } from './toolCard';
 
 /** Per recorded action, as the restore preview shows the planned ones. */
@@ -45,7 +45,7 @@ export function restoreCard(r: RestoreItem, a: Actions): HTMLElement {
     root.append(list);
   }
   if (r.moreFiles > 0)
-    root.append(el('p', { class: 'more' }, `and ${r.moreFiles.toLocaleString()} more (Show details lists them all)`));
+    root.append(el('p', { class: 'more' }, `and ${count(r.moreFiles)} more (Show details lists them all)`));
   for (const n of r.notes) {
     const p = el('p', { class: 'note' });
     p.append(icon('info'), el('span', {}, n));

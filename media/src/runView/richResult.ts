@@ -2,7 +2,7 @@
 // content, fetched from the host when the card is open (the transcript item carries only text).
 import type { ToolItem } from '../../../src/views/run/items';
 import { RichResult, type RichPart } from '../../../src/views/run/richResult';
-import { el } from './dom';
+import { count, el } from './dom';
 import type { Actions } from './toolCard';
 
 export function richBlock(t: ToolItem, a: Pick<Actions, 'toolResult'>): HTMLElement {
@@ -37,12 +37,12 @@ function part(p: RichPart): HTMLElement {
       return img;
     }
     case 'media':
-      return el('p', { class: 'reason' }, `${p.mimeType || 'binary'} content, ${p.bytes.toLocaleString()} bytes`);
+      return el('p', { class: 'reason' }, `${p.mimeType || 'binary'} content, ${count(p.bytes)} bytes`);
     case 'resource': {
       const box = el('div', { class: 'resource' });
       box.append(el('div', { class: 'label' }, `Resource ${p.uri}${p.mimeType ? ` (${p.mimeType})` : ''}`));
       if (p.text !== null) box.append(el('pre', { class: 'output' }, p.text));
-      else if (p.bytes !== null) box.append(el('p', { class: 'reason' }, `${p.bytes.toLocaleString()} bytes`));
+      else if (p.bytes !== null) box.append(el('p', { class: 'reason' }, `${count(p.bytes)} bytes`));
       return box;
     }
     case 'link':

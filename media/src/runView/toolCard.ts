@@ -5,7 +5,7 @@ import type { ToolItem } from '../../../src/views/run/items';
 import type { Method, Params, RunHeader } from '../../../src/views/run/protocol';
 import type { RestoreAction, RunAction, WaypointAction } from '../../../src/views/run/items';
 import type { RichResult } from '../../../src/views/run/richResult';
-import { badge, button, el, icon } from './dom';
+import { badge, button, count, el, icon } from './dom';
 import { highlight } from './markdown';
 import { richBlock } from './richResult';
 
@@ -167,7 +167,7 @@ function outputBlock(t: ToolItem, a: Actions): HTMLElement[] {
   const out: HTMLElement[] = [el('div', { class: 'label' }, t.status === 'error' ? 'Error' : 'Result'), pre];
   if (t.outputChars > (t.output?.length ?? 0)) {
     const more = button(
-      `Show all (${t.outputChars.toLocaleString()} characters)`,
+      `Show all (${count(t.outputChars)} characters)`,
       'unfold',
       () => {
         more.setAttribute('disabled', '');

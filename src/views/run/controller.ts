@@ -119,7 +119,12 @@ export class RunViewController extends DisposableBase {
     if (msg.type === 'ready') {
       this.ready = true;
       // What was read while the view loaded goes out at once; a read under way sends when done.
-      this.viewReady(this.lastState ? this.send(this.lastState) : undefined);
+      const delivered = this.lastState ? this.send(this.lastState) : undefined;
+      this.viewReady(
+        Promise.resolve(delivered).catch((err) =>
+          this.deps.log.warn(`run view: state not delivered: ${errorMessage(err)}`),
+        ),
+      );
       await this.pushState();
       if (this.revealOnReady) void this.post({ type: 'reveal', key: this.revealOnReady });
       this.revealOnReady = undefined;
@@ -155,7 +160,7 @@ export class RunViewController extends DisposableBase {
       // first state (the view's "ready" and that message would otherwise wait behind it).
       let timer: ReturnType<typeof setTimeout> | undefined;
       const waited = new Promise((resolve) => (timer = setTimeout(resolve, READY_WAIT_MS)));
-      await Promise.race([this.whenReady.then((delivered) => delivered), waited]).catch(() => undefined);
+      await Promise.race([this.whenReady, waited]);
       clearTimeout(timer);
       await new Promise((resolve) => setTimeout(resolve, 0));
     }

@@ -113,6 +113,34 @@ describe('run view webview in a DOM: a long thread', function () {
     }
   });
 
+  it("reads the rest of a long thread only once the view is ready, after the first state is out (the host's read does not hold up the view's ready)", async () => {
+    const threadId = (await store.getRun(runId))!.thread_id;
+    const sent: string[] = [];
+    const ref: { view?: WebviewInDom } = {};
+    const controller = new RunViewController(threadId, runId, deps(store), (m) => {
+      sent.push(m.type === 'state' ? `state${m.partial ? ' partial' : ''}` : m.type);
+      ref.view!.deliver(m);
+    });
+    const pushed = controller.pushState(true); // as the panel does when it opens, before its page has loaded
+    for (let turn = 0; turn < 2000 && controller.transcript.version === 0; turn++)
+      await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(controller.transcript.partial, true, 'the end was read first');
+    for (let turn = 0; turn < 500 && controller.transcript.partial; turn++)
+      await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(controller.transcript.partial, true, 'the rest waits while the view is not ready');
+    assert.deepEqual(sent, [], 'nothing is posted to a view that is not ready');
+    const view = (ref.view = openWebview({ toHost: (m) => void controller.receive(m) }));
+    try {
+      await pushed;
+      assert.deepEqual(sent, ['state partial', 'state'], 'the end first, then the whole thread');
+      assert.equal(controller.transcript.partial, false);
+      await untilDrawn(view, 'the end of the thread', () => rows(view).includes(`${runId}:w:120`));
+    } finally {
+      controller.dispose();
+      view.close();
+    }
+  });
+
   it('a view opened again with its saved state comes back to the same item', async () => {
     const threadId = (await store.getRun(runId))!.thread_id;
     const key = `${runId}:w:40`;

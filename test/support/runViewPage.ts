@@ -92,11 +92,12 @@ const DISPATCH = new Function(
   `JSON.parse(json).forEach((m) => window.dispatchEvent(new MessageEvent('message', { data: m })))`,
 ) as (json: string) => void;
 
-const MEDIA: Record<string, [file: string, type: string]> = {
-  '/runView.js': ['media/dist/runView.js', 'text/javascript'],
-  '/codicon.css': ['media/dist/codicon.css', 'text/css'],
-  '/codicon.ttf': ['media/dist/codicon.ttf', 'font/ttf'],
-  '/runView.css': ['media/runView.css', 'text/css'],
+/** What the page loads besides its HTML, by URL path. */
+const MEDIA: Record<string, { file: string; type: string }> = {
+  '/runView.js': { file: path.join(ROOT, 'media/dist/runView.js'), type: 'text/javascript' },
+  '/codicon.css': { file: path.join(ROOT, 'media/dist/codicon.css'), type: 'text/css' },
+  '/codicon.ttf': { file: path.join(ROOT, 'media/dist/codicon.ttf'), type: 'font/ttf' },
+  '/runView.css': { file: path.join(ROOT, 'media/runView.css'), type: 'text/css' },
 };
 
 /**
@@ -109,10 +110,7 @@ async function serveMedia(theme: 'dark' | 'light'): Promise<{ url: string; close
 <link rel="stylesheet" href="/codicon.css" id="vscode-codicon-stylesheet"><link rel="stylesheet" href="/runView.css"></head>
 <body><div id="app"><p class="empty">Loading the run…</p></div><script>${VSCODE_API}</script><script src="/runView.js"></script>
 <script>addEventListener('DOMContentLoaded', () => window.__loaded())</script></body></html>`;
-  const files = Object.fromEntries(
-    Object.entries(MEDIA).map(([url, [file, type]]) => [url, { file: path.join(ROOT, file), type }]),
-  );
-  const worker = new Worker(SERVER, { eval: true, workerData: { page, files } });
+  const worker = new Worker(SERVER, { eval: true, workerData: { page, files: MEDIA } });
   const port = await new Promise<number>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
@@ -134,6 +132,7 @@ const server = http.createServer((req, res) => {
 });
 server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
 `;
+
 /** acquireVsCodeApi() as the webview has it: messages go to the host's binding; state stays in the page. */
 const VSCODE_API = `(() => { let state; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.__toHost(m), setState: (s) => { state = s; }, getState: () => state }); })()`;
 

@@ -8,16 +8,6 @@ export function el(tag: string, attrs: Record<string, string> = {}, text?: strin
   return node;
 }
 
-/**
- * A count with thousands separators (12,345). Not toLocaleString: its first call loads the locale's
- * number data, which the view's first paint would wait for; the view's words are English anyway.
- */
-export function count(n: number): string {
-  const [int, frac] = String(n).split('.');
-  const grouped = int!.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return frac === undefined ? grouped : `${grouped}.${frac}`;
-}
-
 export function icon(name: string, extra = ''): HTMLElement {
   return el('span', { class: `codicon codicon-${name} ${extra}`.trim(), 'aria-hidden': 'true' });
 }

@@ -1,7 +1,8 @@
 // The run view's header (title, state, model, step, context meter, tokens and cost, actions) and
 // the banners under it (notices, why the run stopped, read-only, Approve all), from the host's state.
 import type { RunHeader, StateMessage } from '../../../src/views/run/protocol';
-import { badge, button, count, el } from './dom';
+import { count } from '../../../src/common/format';
+import { badge, button, el } from './dom';
 import type { Actions } from './toolCard';
 
 export interface HeaderActions {

@@ -1,7 +1,8 @@
 // Renders transcript items (one function per kind). Tool cards, with their inline approval, are
 // in toolCard.ts; actions go to the host through `Actions`.
 import type { CondenseItem, TranscriptItem, WaypointItem } from '../../../src/views/run/items';
-import { badge, button, count, el, icon } from './dom';
+import { count } from '../../../src/common/format';
+import { badge, button, el, icon } from './dom';
 import { renderMarkdown } from './markdown';
 import { restoreCard } from './restoreCard';
 import { type Actions, toolCard } from './toolCard';

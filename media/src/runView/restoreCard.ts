@@ -2,7 +2,8 @@
 // to, the counts, each file with what happened and why, what the journal could not know, the fork
 // it made, and Undo (a restore to the checkpoint it followed, with the same preview).
 import type { RestoreItem } from '../../../src/views/run/items';
-import { button, count, el, icon } from './dom';
+import { count } from '../../../src/common/format';
+import { button, el, icon } from './dom';
 import type { Actions } from './toolCard';
 
 /** Per recorded action, as the restore preview shows the planned ones. */

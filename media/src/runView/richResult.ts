@@ -2,7 +2,8 @@
 // content, fetched from the host when the card is open (the transcript item carries only text).
 import type { ToolItem } from '../../../src/views/run/items';
 import { RichResult, type RichPart } from '../../../src/views/run/richResult';
-import { count, el } from './dom';
+import { count } from '../../../src/common/format';
+import { el } from './dom';
 import type { Actions } from './toolCard';
 
 export function richBlock(t: ToolItem, a: Pick<Actions, 'toolResult'>): HTMLElement {

@@ -5,7 +5,8 @@ import type { ToolItem } from '../../../src/views/run/items';
 import type { Method, Params, RunHeader } from '../../../src/views/run/protocol';
 import type { RestoreAction, RunAction, WaypointAction } from '../../../src/views/run/items';
 import type { RichResult } from '../../../src/views/run/richResult';
-import { badge, button, count, el, icon } from './dom';
+import { count } from '../../../src/common/format';
+import { badge, button, el, icon } from './dom';
 import { highlight } from './markdown';
 import { richBlock } from './richResult';
 

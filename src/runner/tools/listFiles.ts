@@ -6,7 +6,8 @@ import { type Dirent, promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { toIgnoreGlobs } from './files/excludes';
 import type { FileFinder, FileList } from './files/types';
-import { count, fitPage, plural } from './paging';
+import { count } from '../../common/format';
+import { fitPage, plural } from './paging';
 import { confinePath } from './paths';
 import { defineTool, ToolFailure } from './types';
 

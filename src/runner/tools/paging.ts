@@ -1,6 +1,7 @@
 // Pages for the listing and search tools. No silent caps: a page is sized so that its notes (what
 // was shown, what is missing, how to get the next page) always fit in the output the model sees —
 // the page shrinks, never the notes.
+import { count } from '../../common/format';
 import { sliceBytes } from './output';
 
 /** Room kept for the notes under a page. */
@@ -26,11 +27,6 @@ export function fitPage(lines: readonly string[], outputCap: number): Page {
   }
   if (shown === 0 && lines.length > 0) return { text: `${sliceBytes(lines[0] as string, budget - 1)}…`, shown: 1 };
   return { text: lines.slice(0, shown).join('\n'), shown };
-}
-
-/** 12345 → "12,345" (the same in every locale). */
-export function count(n: number): string {
-  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {

@@ -1,0 +1,8 @@
+// Number formatting shared by the tools' notes and the run view (the webview bundles it too, so it
+// stays dependency-free). Not toLocaleString: the same text in every locale, and in the webview its
+// first call would load the locale's number data on the first paint's path.
+
+/** 12345 → "12,345" (the same in every locale). */
+export function count(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}

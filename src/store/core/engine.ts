@@ -86,7 +86,10 @@ export interface Engine {
    * (disk/witness.ts). Never fails the caller. `reset`: rewrite it durably (after a load that found it stale).
    */
   writeWitness(runId: string, witness: TailWitness, opts?: { reset: boolean }): Promise<void>;
-  /** The run (loaded while held) is in an older on-disk format: compact() converts it before its next write. */
+  /**
+   * The run (loaded while held) is in an older on-disk format, or its compacted part was read from a
+   * second copy after damage: compact() rewrites it before its next write.
+   */
   needsConversion(runId: string): boolean;
   /** Commits written since the last compaction (`singles`) and how many the compacted part covers. */
   logShape(runId: string): { singles: number; covered: number };

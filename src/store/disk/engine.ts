@@ -169,7 +169,7 @@ export class DiskEngine implements Engine {
         this.fsl,
         this.root,
         meta.run_id,
-        { format: 2, next: 1, codec: newCodec(), meta, covered: 0, tail: null },
+        { format: 2, next: 1, codec: newCodec(), meta, covered: 0, tail: null, rewriteSnapshot: false },
         this.o.retryDelaysMs,
       );
       await log.create(); // the meta lives in the segment's header
@@ -203,6 +203,7 @@ export class DiskEngine implements Engine {
         meta: loaded.meta,
         covered: loaded.covered,
         tail: loaded.tail,
+        rewriteSnapshot: loaded.rewriteSnapshot,
       },
       this.o.retryDelaysMs,
     );
@@ -216,7 +217,8 @@ export class DiskEngine implements Engine {
   }
 
   needsConversion(runId: string): boolean {
-    return this.runs.get(runId)?.log.s.format === 1;
+    const s = this.runs.get(runId)?.log.s;
+    return s?.format === 1 || s?.rewriteSnapshot === true;
   }
 
   async writeCommit(runId: string, ops: readonly CommitOp[], _meta?: RunMeta, sync = true): Promise<void> {
@@ -351,6 +353,7 @@ export class DiskEngine implements Engine {
           meta: PLACEHOLDER_META,
           covered: 0,
           tail: null,
+          rewriteSnapshot: false,
         }),
         lock,
       }); // filled by the load that follows

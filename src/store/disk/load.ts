@@ -42,6 +42,7 @@ import {
   type ParsedSegment,
 } from './segment';
 import { loadV1 } from './v1';
+import { decodeSnapshot, isFramedSnapshot } from './snapshotFile';
 import { readWitness, WITNESS_FILE } from './witness';
 
 export const SNAPSHOT_FILE = 'snapshot.json';
@@ -58,6 +59,8 @@ export interface LoadedRun extends LoadedFiles {
   format: 1 | 2;
   /** Version 2: the segment to append to (null: none yet; the first write creates one). */
   tail: SegmentTail | null;
+  /** The snapshot is in version 2's form or was read from its second copy: rewritten before the next write. */
+  rewriteSnapshot: boolean;
 }
 
 interface SegmentFile {
@@ -88,7 +91,7 @@ export async function loadRunFiles(
   if (segNames.length === 0 && !names.includes(SNAPSHOT_FILE)) {
     const v1 = names.includes('log') || names.includes('run.json') ? await loadV1(ctx, runId, sink, opts) : undefined;
     if (!v1 && names.includes(WITNESS_FILE)) await missingLog(ctx, runId);
-    return v1 && { ...v1, format: 1, tail: null };
+    return v1 && { ...v1, format: 1, tail: null, rewriteSnapshot: false };
   }
   return loadV2(ctx, runId, sink, opts, segNames);
 }
@@ -174,10 +177,25 @@ async function loadV2(
     p = raw.last + 1;
   };
   let snapBad = snap instanceof Error ? snap.message : null;
+  let rewriteSnapshot = false;
   if (snap && !(snap instanceof Error)) {
     try {
-      apply(snap, snapRel);
-      covered = snap.last;
+      apply(snap.raw, snapRel);
+      covered = snap.raw.last;
+      rewriteSnapshot = snap.legacy || snap.damaged !== null;
+      if (snap.damaged !== null) {
+        // One copy (or part of it) was bad, the other held every frame: said, kept, rewritten whole.
+        const q = opts.repair ? await ctx.quarantineCopy(snapRel, `${snapRel} is ${snap.damaged}`, runId) : null;
+        reports.push(
+          corruptionReport({
+            run_id: runId,
+            file: snapRel,
+            reason: `${snapRel}: ${snap.damaged}`,
+            quarantined: q ? [q] : [],
+            lost: 'nothing: every record was read from the copy that is whole; the file is rewritten',
+          }),
+        );
+      }
     } catch (err) {
       snapBad = (err as Error).message;
     }
@@ -271,19 +289,34 @@ async function loadV2(
     covered,
     format: 2,
     tail,
+    rewriteSnapshot,
   };
 }
 
-async function readSnapshot(ctx: LoadCtx, runId: string, snapRel: string): Promise<RawCommit | Error | null> {
+/** The snapshot (version 3's two framed copies, or version 2's envelope); null: there is none. */
+async function readSnapshot(
+  ctx: LoadCtx,
+  runId: string,
+  snapRel: string,
+): Promise<{ raw: RawCommit; legacy: boolean; damaged: string | null } | Error | null> {
+  const file = path.join(ctx.root, snapRel);
+  let buf: Buffer;
   try {
-    const snap = await new DurableJsonFile(ctx.fsl, path.join(ctx.root, snapRel), 'commit', RawCommit, runId).read();
-    if (snap && (snap.run_id !== runId || snap.first !== 1 || snap.last < 1))
+    buf = await ctx.fsl.readFile(file);
+  } catch (err) {
+    if (isMissing(err)) return null;
+    throw err;
+  }
+  try {
+    if (isFramedSnapshot(buf)) return { ...decodeSnapshot(buf, snapRel, runId), legacy: false };
+    const raw = new DurableJsonFile(ctx.fsl, file, 'commit', RawCommit, runId).parse(buf);
+    if (raw.run_id !== runId || raw.first !== 1 || raw.last < 1)
       return new AgentCheckpointCorruptionError(
-        `${snapRel} is corrupt: it holds commits ${snap.first}-${snap.last} of run ${snap.run_id}`,
+        `${snapRel} is corrupt: it holds commits ${raw.first}-${raw.last} of run ${raw.run_id}`,
         runId,
         snapRel,
       );
-    return snap;
+    return { raw, legacy: true, damaged: null };
   } catch (err) {
     if (err instanceof SchemaVersionError || !(err instanceof AgentCheckpointCorruptionError)) throw err;
     return err;
@@ -324,8 +357,8 @@ function applyFrames(
 }
 
 /** The run's meta: the snapshot's, a segment header's, or — headers damaged — a segment's first commit's. */
-function metaOf(snap: RawCommit | Error | null, segs: SegmentFile[], runId: string): RunMeta | null {
-  if (snap && !(snap instanceof Error) && snap.meta?.run_id === runId) return snap.meta;
+function metaOf(snap: { raw: RawCommit } | Error | null, segs: SegmentFile[], runId: string): RunMeta | null {
+  if (snap && !(snap instanceof Error) && snap.raw.meta?.run_id === runId) return snap.raw.meta;
   const header = segs.find((s) => s.header)?.header?.meta;
   if (header) return header;
   for (const s of segs) {

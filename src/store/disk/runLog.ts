@@ -6,10 +6,11 @@ import type { LoadSink } from '../core/engine';
 import type { CommitOp } from '../core/storedSchema';
 import type { RunMeta } from '../api/schema';
 import { advance, encodeOps, newCodec, type Codec } from './codec';
-import { decodeCommit, isRawCommit, RawCommit, rel } from './commit';
-import { DurableJsonFile, fsyncDir } from './durableFile';
+import { decodeCommit, isRawCommit, type RawCommit, rel } from './commit';
+import { fsyncDir, writeDurably } from './durableFile';
 import type { FsLayer } from './fsLayer';
 import { SNAPSHOT_FILE, type SegmentTail } from './load';
+import { decodeSnapshot, encodeSnapshot } from './snapshotFile';
 import {
   encodeFrame,
   parseSegment,
@@ -27,6 +28,11 @@ export interface RunLogState {
   meta: RunMeta;
   covered: number;
   tail: SegmentTail | null;
+  /**
+   * The snapshot is in version 2's form (one enveloped document), or was read from its second copy
+   * after damage: compact() rewrites it (two whole copies) before the run's next write.
+   */
+  rewriteSnapshot: boolean;
 }
 
 export class RunLog {
@@ -105,10 +111,11 @@ export class RunLog {
   }
 
   /**
-   * The whole log as snapshot.json (durably, through the lowdb adapter), read back, then a fresh
+   * The whole log as snapshot.json (two framed copies, snapshotFile.ts; temp file → fsync → rename →
+   * fsync of the folder), read back, then a fresh
    * segment for what comes next, then the old files go. A crash at any point leaves a readable run:
    * the loader takes the snapshot and skips the frames it covers; leftovers go at the next load.
-   * A version-1 run is converted here.
+   * A version-1 run, or a snapshot in version 2's form, is converted here.
    */
   async compact(ops: readonly CommitOp[]): Promise<void> {
     const last = this.s.next - 1;
@@ -116,17 +123,12 @@ export class RunLog {
     if (last >= 1) {
       const enc = encodeOps(ops, newCodec(), meta);
       const body: RawCommit = { run_id: this.runId, first: 1, last, meta, witnessed: true, ops: enc.ops };
-      const snap = new DurableJsonFile(
-        this.fsl,
-        this.file(SNAPSHOT_FILE),
-        'commit',
-        RawCommit,
-        this.runId,
-        this.retryDelaysMs,
-      );
-      await snap.write(body);
-      const check = (await snap.read())!; // verify what landed before anything is removed
-      decodeCommit(check, newCodec(), meta, rel(this.runId, SNAPSHOT_FILE), this.runId);
+      const file = this.file(SNAPSHOT_FILE);
+      await writeDurably(this.fsl, file, encodeSnapshot(body), { mode: 'replace', retryDelaysMs: this.retryDelaysMs });
+      // Verify what landed, both copies, before anything is removed.
+      const check = decodeSnapshot(await this.fsl.readFile(file), rel(this.runId, SNAPSHOT_FILE), this.runId);
+      if (check.damaged) throw new Error(`${rel(this.runId, SNAPSHOT_FILE)} did not read back whole: ${check.damaged}`);
+      decodeCommit(check.raw, newCodec(), meta, rel(this.runId, SNAPSHOT_FILE), this.runId);
       this.s.codec = advance(newCodec(), enc.next); // exactly what a load computes after the snapshot
     }
     await this.closeFd();
@@ -148,6 +150,7 @@ export class RunLog {
     this.s.tail = fresh;
     this.s.covered = last;
     this.s.format = 2;
+    this.s.rewriteSnapshot = false;
   }
 
   /**

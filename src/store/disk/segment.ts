@@ -60,10 +60,12 @@ export { crc32Js as crc32Portable };
 
 /** JSON with non-ASCII escaped (the file stays one-byte text, as the envelopes do), framed. */
 export function encodeFrame(value: unknown): Buffer {
-  const json = JSON.stringify(value).replace(
-    /[\u007f-\uffff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return frameOfJson(JSON.stringify(value));
+}
+
+/** The same, for JSON text already serialised (a snapshot's chunks are built from each op's text). */
+export function frameOfJson(text: string): Buffer {
+  const json = text.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   const body = Buffer.from(json, 'latin1');
   return Buffer.concat([
     Buffer.from(`${body.length}\t${hex8(crc32(body))}\t`, 'latin1'),

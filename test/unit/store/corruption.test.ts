@@ -1,14 +1,18 @@
 // The corruption matrix: every file kind × {truncate, bit-flip, zero-fill, delete, garbage}. A run's
 // log is one segment file, so its "commits" are frames: the damage hits the first, a middle or the
-// last commit frame of the segment (delete = the frame's bytes cut out), or its header frame.
+// last commit frame of the segment (delete = the frame's bytes cut out), or its header frame. A
+// compacted run's snapshot.json is damaged as a whole file and in one 4 KB block (a bad sector; a
+// truncation in its second half; delete = the block's bytes cut out).
 // Each case: detected with a report/error naming the file; the bad bytes kept in quarantine (never
-// deleted, never read as empty); the run falls back to its last good checkpoint; new writes work.
+// deleted, never read as empty); the run falls back to its last good checkpoint — or, where the
+// snapshot's other copy holds every frame, loses nothing and rewrites the file whole; new writes work.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../../../src/store/api/errors';
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
 import { encodeFrame, parseSegment } from '../../../src/store/disk/segment';
+import { decodeSnapshot } from '../../../src/store/disk/snapshotFile';
 import type { CorruptionReport } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import * as h from './helpers';
@@ -23,6 +27,7 @@ const KINDS = [
   'commit:middle',
   'commit:last',
   'snapshot',
+  'snapshot:block',
   'blob',
   'owner.lock',
 ] as const;
@@ -84,7 +89,7 @@ interface Pristine {
   frames: { at: number; end: number; lastSeq: number }[];
   lockBytes: Buffer;
   /** The same run in a second store, compacted after step 2: snapshot.json + a segment. */
-  compacted: { dir: string; snapshotSeq: number };
+  compacted: { dir: string; snapshotSeq: number; commits: number };
 }
 
 async function writeRun(
@@ -116,6 +121,14 @@ async function writeRun(
     msgs = [...msgs, { role: 'tool', tool_call_id: `call_${step}`, content: `wrote ${step} `.repeat(20) }];
   }
   return msgs;
+}
+
+/** How many commits a compacted run holds: its snapshot's and its segment's. */
+function compactedCommits(dir: string, id: string): number {
+  const runDir = path.join(dir, 'runs', id);
+  const covered = decodeSnapshot(fs.readFileSync(path.join(runDir, 'snapshot.json')), 'snapshot.json', id).raw.last;
+  const segment = fs.readdirSync(runDir).find((n) => n.startsWith('segment-'))!;
+  return covered + parseSegment(fs.readFileSync(path.join(runDir, segment))).frames.length - 1;
 }
 
 async function buildPristine(): Promise<Pristine> {
@@ -158,7 +171,7 @@ async function buildPristine(): Promise<Pristine> {
     header: { at: parsed.frames[0]!.start, end: parsed.frames[0]!.end },
     frames,
     lockBytes,
-    compacted: { dir: cdir, snapshotSeq },
+    compacted: { dir: cdir, snapshotSeq, commits: compactedCommits(cdir, id) },
   };
 }
 
@@ -192,7 +205,7 @@ describe('store: corruption matrix (every file kind × every damage)', function 
       it(`${kind} × ${how}`, async () => {
         const rand = rng(seed++);
         const dir = h.tmpDir('aw-case-');
-        fs.cpSync(kind === 'snapshot' ? pristine.compacted.dir : pristine.dir, dir, { recursive: true });
+        fs.cpSync(kind.startsWith('snapshot') ? pristine.compacted.dir : pristine.dir, dir, { recursive: true });
         try {
           const r = kind === 'owner.lock' ? await lockCase(dir, how, rand) : await fileCase(dir, kind, how, rand);
           results.push({ kind, how, ...r });
@@ -225,20 +238,33 @@ describe('store: corruption matrix (every file kind × every damage)', function 
       'commit:middle': frames[3],
       'commit:last': frames[frames.length - 1],
     } as const;
-    const range = (inSegment as Record<string, { at: number; end: number } | undefined>)[kind];
-    const target = range
+    const snapshotFile = rel('snapshot.json');
+    const target = (inSegment as Record<string, unknown>)[kind]
       ? rel(pristine.segment)
       : {
           'index.json': 'index.json',
           witness: rel('witness'),
-          snapshot: rel('snapshot.json'),
+          snapshot: snapshotFile,
+          'snapshot:block': snapshotFile,
           blob: rel('blobs', pristine.blob),
         }[kind as 'index.json'];
+    const size = fs.statSync(path.join(dir, target)).size;
+    // One 4 KB block: anywhere; a truncation cuts the file in its second half (where a write is torn).
+    const blockAt =
+      Math.floor(rand() * (how === 'truncate' ? size / 2 - 4096 : size - 4096)) +
+      (how === 'truncate' ? Math.ceil(size / 2) : 0);
+    const range =
+      kind === 'snapshot:block'
+        ? { at: blockAt, end: blockAt + 4096 }
+        : (inSegment as Record<string, { at: number; end: number } | undefined>)[kind];
+    // The snapshot's other copy holds every frame unless the whole file is gone, zeroed or overwritten.
+    const snapshotWhole =
+      kind === 'snapshot:block' || (kind === 'snapshot' && (how === 'truncate' || how === 'bit-flip'));
     // Commits lost from where the damage is: a frame and everything after it; the snapshot and everything after it.
     const lostFrom =
-      kind === 'segment:header' || kind === 'commit:first' || kind === 'snapshot'
+      kind === 'segment:header' || kind === 'commit:first' || (kind === 'snapshot' && !snapshotWhole)
         ? 1
-        : range
+        : range && kind !== 'snapshot:block'
           ? frames.indexOf(range as (typeof frames)[number]) + 1
           : null;
     const expectedSeq = lostFrom === null ? fullSeq : lostFrom === 1 ? null : frames[lostFrom - 2]!.lastSeq;
@@ -299,6 +325,13 @@ describe('store: corruption matrix (every file kind × every damage)', function 
         const report = reports.find((r) => r.file === target);
         if (report) assert.equal(report.data_lost, false, `${kind}: nothing but a redundant file was lost`);
         assert.equal((await s.getRun(id))!.damage, undefined, 'no damage recorded when no run data was lost');
+      }
+      if (snapshotWhole) {
+        const report = reports.find((r) => r.file === target)!;
+        assert.match(report.lost, /^nothing/, report.lost);
+        const again = decodeSnapshot(fs.readFileSync(path.join(dir, target)), target, id);
+        assert.equal(again.damaged, null, 'the owner rewrote the snapshot whole');
+        assert.equal(again.raw.last, pristine.compacted.commits, 'it holds every commit of the run');
       }
       // the store keeps working
       const next = (expectedSeq ?? 0) + 1;

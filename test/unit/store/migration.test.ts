@@ -1,5 +1,6 @@
-// Versions: the committed version-1 and version-2 stores load with the current code, exactly; a
-// version-1 run is converted to the segment log when it is next acquired, and reads the same after;
+// Versions: the committed version-1, -2 and -3 stores load with the current code, exactly; a
+// version-1 run is converted to the segment log, and a version-2 snapshot to two framed copies, when
+// it is next acquired, and reads the same after;
 // a file from a newer version is refused and left untouched; legacy AFK-style checkpoints are
 // normalised on import.
 import assert from 'node:assert/strict';
@@ -9,11 +10,13 @@ import { sha256 } from '../../../src/common/hash';
 import { encodeEnvelope } from '../../../src/store/disk/durableFile';
 import { InvalidInputError, SchemaVersionError } from '../../../src/store/api/errors';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
+import { decodeSnapshot, isFramedSnapshot } from '../../../src/store/disk/snapshotFile';
 import { describeStore } from '../../fixtures/generateStore';
 import * as h from './helpers';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/store-v1');
 const FIXTURE_V2 = path.resolve(__dirname, '../../fixtures/store-v2');
+const FIXTURE_V3 = path.resolve(__dirname, '../../fixtures/store-v3');
 const bytes = (dir: string) =>
   Object.fromEntries(
     h
@@ -93,8 +96,41 @@ describe('store: versions and migrations', function () {
       ]);
       assert.deepEqual(await describeStore(v2, 2), expected);
       assert.deepEqual(bytes(v2), before, 'reading never rewrites a file');
+      // Written again, a version-2 snapshot (one enveloped document) is converted to two framed copies first.
+      const snapshot = path.join(v2, 'runs', 'v2-compacted', 'snapshot.json');
+      assert.equal(isFramedSnapshot(fs.readFileSync(snapshot)), false);
+      const s = await openDiskStoreReady(v2);
+      for (const id of Object.keys(expected.runs)) await (await s.acquire(id, h.owner('converter'))).release();
+      await s.close();
+      assert.equal(isFramedSnapshot(fs.readFileSync(snapshot)), true, 'converted on write');
+      assert.equal(decodeSnapshot(fs.readFileSync(snapshot), 'snapshot.json', 'v2-compacted').damaged, null);
+      assert.deepEqual(await describeStore(v2, 2), expected, 'and reads exactly the same');
     } finally {
       fs.rmSync(v2, { recursive: true, force: true });
+    }
+  });
+
+  it('loads every run of the committed v3 store exactly (a compacted run as two framed copies), without rewriting it', async () => {
+    const v3 = h.tmpDir('aw-v3-');
+    try {
+      fs.cpSync(path.join(FIXTURE_V3, 'store'), v3, { recursive: true });
+      const before = bytes(v3);
+      const expected = JSON.parse(fs.readFileSync(path.join(FIXTURE_V3, 'expected.json'), 'utf8'));
+      assert.deepEqual(Object.keys(expected.runs).sort(), [
+        'v3-awaiting',
+        'v3-compacted',
+        'v3-finished',
+        'v3-midtools',
+      ]);
+      assert.ok(isFramedSnapshot(fs.readFileSync(path.join(v3, 'runs', 'v3-compacted', 'snapshot.json'))));
+      assert.deepEqual(await describeStore(v3, 3), expected);
+      assert.deepEqual(bytes(v3), before, 'reading never rewrites a file');
+      const s = await openDiskStoreReady(v3);
+      for (const id of Object.keys(expected.runs)) await (await s.acquire(id, h.owner('writer'))).release();
+      await s.close();
+      assert.deepEqual(await describeStore(v3, 3), expected, 'acquired and let go: the same');
+    } finally {
+      fs.rmSync(v3, { recursive: true, force: true });
     }
   });
 

@@ -1,0 +1,141 @@
+// snapshot.json, version 3 (disk/snapshotFile.ts): two framed copies. One damage anywhere — a bit flip,
+// a zeroed or overwritten 4 KB block, a block cut out, a truncation in the second half — loses nothing
+// and is reported; damage to the same chunk in both copies is refused naming the file and the chunk;
+// a reader of version 2 refuses the file as newer instead of taking it for damage.
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { AgentCheckpointCorruptionError, SchemaVersionError } from '../../../src/store/api/errors';
+import type { RawCommit } from '../../../src/store/disk/commit';
+import { decodeEnvelope } from '../../../src/store/disk/durableFile';
+import { encodeFrame, parseSegment } from '../../../src/store/disk/segment';
+import { decodeSnapshot, encodeSnapshot, isFramedSnapshot } from '../../../src/store/disk/snapshotFile';
+
+const FILE = 'runs/r1/snapshot.json';
+const meta = {
+  run_id: 'r1',
+  thread_id: 't1',
+  title: 'a run',
+  task: 'do it',
+  agent_name: 'coder',
+  model: 'gpt-4.1-mini',
+  created_ms: 1,
+  forked_from: null,
+  continued_from: null,
+  parent_run_id: null,
+};
+
+/** (fast-check's records have no prototype: what is compared is what JSON holds) */
+function commit(ops: unknown[]): RawCommit {
+  return { run_id: 'r1', first: 1, last: ops.length, meta, witnessed: true, ops: JSON.parse(JSON.stringify(ops)) };
+}
+
+/** Ops of varied sizes (some non-ASCII), so chunks split at different places. */
+const opsArb = fc.array(
+  fc.record({ op: fc.constant('inbox'), n: fc.nat(), text: fc.string({ unit: 'grapheme', maxLength: 600 }) }),
+  { minLength: 1, maxLength: 60 },
+);
+
+type Damage = { how: 'flip' | 'zero' | 'garbage' | 'cut' | 'truncate'; at: number; bit: number; bytes: number[] };
+
+function damage(buf: Buffer, d: Damage): Buffer {
+  const b = Buffer.from(buf);
+  const at = d.how === 'truncate' ? Math.ceil(b.length / 2) + (d.at % Math.floor(b.length / 2)) : d.at % b.length;
+  const end = Math.min(b.length, at + 4096);
+  switch (d.how) {
+    case 'flip':
+      b[at] = b[at]! ^ (1 << d.bit);
+      return b;
+    case 'zero':
+      return b.fill(0, at, end);
+    case 'garbage':
+      for (let i = at; i < end; i++) b[i] = d.bytes[i % d.bytes.length]!;
+      return b;
+    case 'cut':
+      return Buffer.concat([b.subarray(0, at), b.subarray(end)]);
+    case 'truncate':
+      return b.subarray(0, at);
+  }
+}
+
+const damageArb: fc.Arbitrary<Damage> = fc.record({
+  how: fc.constantFrom('flip', 'zero', 'garbage', 'cut', 'truncate'),
+  at: fc.nat(),
+  bit: fc.integer({ min: 0, max: 7 }),
+  bytes: fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 64 }),
+});
+
+describe('store: the snapshot file (two framed copies)', () => {
+  it('reads back exactly what was written, from the first copy, with nothing to report', () => {
+    fc.assert(
+      fc.property(opsArb, fc.integer({ min: 64, max: 4096 }), (ops, chunk) => {
+        const raw = commit(ops);
+        const buf = encodeSnapshot(raw, chunk);
+        assert.ok(isFramedSnapshot(buf));
+        const r = decodeSnapshot(buf, FILE, 'r1');
+        assert.equal(r.damaged, null);
+        assert.deepEqual(r.raw, raw);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('one damage anywhere (bit flip, 4 KB zeroed, overwritten or cut out, truncated in its second half) loses nothing and is said', () => {
+    fc.assert(
+      fc.property(opsArb, fc.integer({ min: 64, max: 4096 }), damageArb, (ops, chunk, d) => {
+        const raw = commit(ops);
+        const good = encodeSnapshot(raw, chunk);
+        const bad = damage(good, d);
+        fc.pre(!bad.equals(good)); // garbage can rewrite the same bytes
+        const r = decodeSnapshot(bad, FILE, 'r1');
+        assert.deepEqual(r.raw, raw);
+        assert.ok(r.damaged, `the damage is reported (${d.how} at ${d.at})`);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a chunk damaged in both copies is refused, naming the file and the chunk — never read as fewer records', () => {
+    const ops = Array.from({ length: 40 }, (_, n) => ({ op: 'inbox', n, text: 'x'.repeat(200) }));
+    const buf = encodeSnapshot(commit(ops), 1024);
+    const frames = parseSegment(buf.subarray(buf.indexOf(0x0a) + 1)).frames;
+    const chunk3 = frames.filter((f) => (f.value as { i?: number }).i === 3);
+    const base = buf.indexOf(0x0a) + 1;
+    const bad = Buffer.from(buf);
+    // parseSegment stops at the gap: the second copy's chunk 3 sits at the same distance from the second header
+    const copyLen = frames[frames.length - 1]!.end;
+    for (const at of [base + chunk3[0]!.start + 20, base + copyLen + 4096 + chunk3[0]!.start + 20]) bad[at] = 0x21;
+    assert.throws(
+      () => decodeSnapshot(bad, FILE, 'r1'),
+      (err: unknown) =>
+        err instanceof AgentCheckpointCorruptionError &&
+        err.file === FILE &&
+        /chunk 3 of \d+ is damaged in both copies/.test(err.message),
+    );
+  });
+
+  it('a file of another run, or one made of frames that are no snapshot, is corruption', () => {
+    const buf = encodeSnapshot(commit([{ op: 'inbox' }]));
+    assert.throws(() => decodeSnapshot(buf, FILE, 'r2'), AgentCheckpointCorruptionError);
+    assert.throws(
+      () => decodeSnapshot(Buffer.concat([encodeFrame({ hello: 1 }), encodeFrame({ i: 0, ops: [] })]), FILE, 'r1'),
+      /no copy of its header frame checks out/,
+    );
+  });
+
+  it('a newer version is refused as newer; a reader of version 2 refuses this one as newer, not as damage', () => {
+    const buf = encodeSnapshot(commit([{ op: 'inbox' }]));
+    const header = encodeFrame({
+      ...JSON.parse('{}'),
+      snapshot: 4,
+      run_id: 'r1',
+      first: 1,
+      last: 1,
+      meta,
+      chunks: 0,
+      ops: 0,
+    });
+    assert.throws(() => decodeSnapshot(Buffer.concat([Buffer.from('x\n'), header]), FILE, 'r1'), SchemaVersionError);
+    // what version 2's reader does with the first bytes of the file (disk/durableFile.ts, at version 2)
+    assert.throws(() => decodeEnvelope(buf, FILE, 'commit', 'r1'), SchemaVersionError);
+  });
+});

@@ -97,10 +97,7 @@ function lines(file: string): string[] {
 }
 
 async function resumeFromPalette(wb: Workbench, title: string): Promise<void> {
-  await wb.runCommand('Agent Waypoints: Resume agent session');
-  const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ state: 'visible', timeout: 30_000 });
-  await row.click();
+  await wb.pickAfterCommand('Agent Waypoints: Resume agent session', title);
 }
 
 describe('e2e: start, approve, browse, resume a finished run', () => {

@@ -2,7 +2,7 @@
 // not the source tree: what users install is what the e2e tests click through.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Frame, Page } from 'playwright-core';
+import type { Browser, Frame, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import {
   type CodeServer,
@@ -132,6 +132,55 @@ export class Workbench {
         return;
       if (Date.now() > deadline) throw new Error(`the command palette never offered "${title}"`);
       await this.page.keyboard.press('Escape');
+    }
+  }
+
+  /**
+   * Runs a command that opens a quick pick and picks the row naming `rowText`. A pick closes when the
+   * focus moves (a webview opened a moment before takes it late on a loaded machine): then it is
+   * opened again, until the row is clicked or the time is up.
+   */
+  async pickAfterCommand(title: string, rowText: string, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const row = this.page
+      .locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: rowText })
+      .first();
+    for (;;) {
+      await this.runCommand(title, Math.max(10_000, deadline - Date.now()));
+      const shown = await row.waitFor({ state: 'visible', timeout: 15_000 }).then(
+        () => true,
+        () => false,
+      );
+      if (
+        shown &&
+        (await row.click({ timeout: 5000 }).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
+      if (Date.now() > deadline) throw new Error(`"${title}" never offered a row "${rowText}" to click`);
+      await this.page.keyboard.press('Escape');
+    }
+  }
+
+  /**
+   * Expands a tree row until `child` shows beneath it. A click that lands while the tree refreshes
+   * can leave the row expanded with its children not yet drawn: collapse and expand again.
+   */
+  async expandTreeRow(row: Locator, child: Locator, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if ((await row.getAttribute('aria-expanded')) !== 'true') await row.click();
+      if (
+        await child.waitFor({ state: 'visible', timeout: 5000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        return;
+      if (Date.now() > deadline) throw new Error(`the tree row never showed ${child.toString()} when expanded`);
+      if ((await row.getAttribute('aria-expanded')) === 'true') await row.click(); // collapse; expanded again above
     }
   }
 

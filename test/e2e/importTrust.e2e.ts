@@ -113,10 +113,7 @@ async function importFile(wb: Workbench, file: string): Promise<void> {
 }
 
 async function openRun(wb: Workbench, title: string): Promise<Frame> {
-  await wb.runCommand('Agent Waypoints: Open run');
-  const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ state: 'visible', timeout: 30_000 });
-  await row.click();
+  await wb.pickAfterCommand('Agent Waypoints: Open run', title);
   return wb.webviewFrame(`.run-header h1:text("${title}")`, 60_000);
 }
 

@@ -121,8 +121,10 @@ describe('e2e: MCP servers from .vscode/mcp.json', () => {
     // The Runs view: the servers with their state, and the always-allowed list.
     await wb.openRunsView();
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
-    await sidebar.locator('.monaco-list-row', { hasText: 'MCP servers' }).click();
-    await sidebar.locator('.monaco-list-row', { hasText: 'ready · 13 tools' }).waitFor({ timeout: 30_000 });
+    await wb.expandTreeRow(
+      sidebar.locator('.monaco-list-row', { hasText: 'MCP servers' }),
+      sidebar.locator('.monaco-list-row', { hasText: 'ready · 13 tools' }),
+    );
     await sidebar
       .locator('.monaco-list-row', { hasText: 'broken' })
       .locator('text=failed:')
@@ -225,9 +227,11 @@ describe('e2e: an MCP server with a secret input', () => {
 
     await wb.openRunsView();
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
-    await sidebar.locator('.monaco-list-row', { hasText: 'MCP servers' }).click();
     const server = sidebar.locator('.monaco-list-row', { hasText: 'secret' });
-    await server.locator('text=ready · 13 tools').waitFor({ timeout: 30_000 });
+    await wb.expandTreeRow(
+      sidebar.locator('.monaco-list-row', { hasText: 'MCP servers' }),
+      server.locator('text=ready · 13 tools'),
+    );
     await server.hover();
     await server.locator('.action-label[aria-label^="Restart MCP server"]').click();
     // Started a second time (the log says so twice), without a prompt: the value came from SecretStorage.

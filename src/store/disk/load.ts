@@ -192,7 +192,7 @@ async function loadV2(
             file: snapRel,
             reason: `${snapRel}: ${snap.damaged}`,
             quarantined: q ? [q] : [],
-            lost: 'nothing: every record was read from the copy that is whole; the file is rewritten',
+            lost: `nothing: every record was read from the copy that is whole; the file is rewritten ${opts.repair ? 'now' : 'when the run is next resumed'}`,
           }),
         );
       }
@@ -293,7 +293,7 @@ async function loadV2(
   };
 }
 
-/** The snapshot (version 3's two framed copies, or version 2's envelope); null: there is none. */
+/** The snapshot (version 3's framed file with its spare copy, or version 2's envelope); null: there is none. */
 async function readSnapshot(
   ctx: LoadCtx,
   runId: string,

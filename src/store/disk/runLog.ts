@@ -111,7 +111,7 @@ export class RunLog {
   }
 
   /**
-   * The whole log as snapshot.json (two framed copies, snapshotFile.ts; temp file → fsync → rename →
+   * The whole log as snapshot.json (framed, with a deflated spare copy: snapshotFile.ts; temp file → fsync → rename →
    * fsync of the folder), read back, then a fresh
    * segment for what comes next, then the old files go. A crash at any point leaves a readable run:
    * the loader takes the snapshot and skips the frames it covers; leftovers go at the next load.

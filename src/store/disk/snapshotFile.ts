@@ -1,30 +1,35 @@
 // A compacted run's snapshot.json, version 3: the commits 1..N as checksummed frames (segment.ts's
-// framing), written twice in one file, so one bad sector, a bit flip, a truncation or a zeroed block
-// loses nothing — each frame is taken from whichever copy still checks out — and the damage is
-// reported, naming the file. (Version 2 was one enveloped JSON document: one bad byte lost the run.)
+// framing), twice in one file — a deflated spare copy, then the plain copy — so one bad sector, a bit
+// flip, a zeroed block, bytes cut out or the file cut short after its spare copy lose nothing: each
+// chunk is taken from whichever copy still checks out, and the damage is reported, naming the file.
+// (Version 2 was one enveloped JSON document: one bad byte lost the whole compacted run.)
 //
 //   {"schema_version":3,"kind":"snapshot",…}\n   version line: a reader of version 2 refuses the
 //                                               file as newer (and leaves it alone) instead of
 //                                               taking it for damage; this reader goes by the frames
-//   header frame  {"snapshot":3,"run_id","first":1,"last":N,"meta","chunks":K,"ops":M}
-//   chunk frames  {"i":0,"ops":[…]} … {"i":K-1,"ops":[…]}   the commit's ops in order, ≈ 16 KB each
-//   4 KB gap      so one damaged 4 KB block cannot touch the same frame in both copies
-//   the same header and chunk frames again, byte for byte
+//   spare copy    header frame {"snapshot":3,"copy":"deflate",…}, chunk frames {"i":k,"z":"<base64>"}
+//                 (each chunk's JSON, deflated: the spare costs about a sixth of the plain copy)
+//   4 KB gap      so one damaged 4 KB block cannot touch both copies
+//   plain copy    header frame {"snapshot":3,"copy":"json","run_id","first":1,"last":N,"meta","chunks":K,"ops":M}
+//                 chunk frames {"i":0,"ops":[…]} … {"i":K-1,"ops":[…]}, the commit's ops in order, ≈ 16 KB each
+// The plain copy comes last so a resume reads it as it is (no inflating); the spare first, so a file
+// cut short loses only plain frames, which the spare holds.
+import zlib from 'node:zlib';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/errors';
 import { RunMeta } from '../api/schema';
 import type { RawCommit } from './commit';
-import { encodeFrame, frameOfJson, readFrame, scanFrames, type Frame } from './segment';
+import { encodeFrame, frameOfJson, readFrame, scanFrames } from './segment';
 
 export const SNAPSHOT_VERSION = 3;
 export const SNAPSHOT_CHUNK_BYTES = 16 * 1024;
 const GAP_BYTES = 4096;
 const VERSION_LINE =
   `{"schema_version":${SNAPSHOT_VERSION},"kind":"snapshot","sha256":"${'0'.repeat(64)}",` +
-  `"body":"framed: a header and chunk frames, then a gap, then the same frames again"}\n`;
+  `"body":"framed: a deflated spare copy of the frames, a gap, then the frames"}\n`;
 const GAP = Buffer.concat([Buffer.alloc(GAP_BYTES - 1, 0x20), Buffer.from('\n')]);
-
 interface Header {
   snapshot: number;
+  copy: 'json' | 'deflate';
   run_id: string;
   first: number;
   last: number;
@@ -36,25 +41,57 @@ interface Header {
 
 const nat = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
+/** A header frame of a later version (whatever else it holds): refused as newer, not taken for damage. */
+function newerVersion(v: unknown): number | null {
+  const n = (v as { snapshot?: unknown } | null)?.snapshot;
+  return typeof n === 'number' && n > SNAPSHOT_VERSION ? n : null;
+}
+
 function asHeader(v: unknown): Header | null {
   const h = v as Partial<Header> | null;
   if (typeof h !== 'object' || h === null || !nat(h.snapshot) || typeof h.run_id !== 'string') return null;
+  if (h.copy !== 'json' && h.copy !== 'deflate') return null;
   if (!nat(h.first) || !nat(h.last) || !nat(h.chunks) || !nat(h.ops) || !RunMeta.safeParse(h.meta).success) return null;
   return h as Header;
 }
 
-function asChunk(v: unknown): { i: number; ops: unknown[] } | null {
-  const c = v as { i?: unknown; ops?: unknown } | null;
-  return typeof c === 'object' && c !== null && nat(c.i) && Array.isArray(c.ops) ? { i: c.i, ops: c.ops } : null;
+/** A chunk frame of either copy: its ops (the spare's inflated only when asked). */
+function asChunk(v: unknown): { i: number; ops: () => unknown[] | null } | null {
+  const c = v as { i?: unknown; ops?: unknown; z?: unknown } | null;
+  if (typeof c !== 'object' || c === null || !nat(c.i)) return null;
+  if (Array.isArray(c.ops)) {
+    const ops = c.ops;
+    return { i: c.i, ops: () => ops };
+  }
+  if (typeof c.z !== 'string') return null;
+  const z = c.z;
+  return { i: c.i, ops: () => inflated(z) };
+}
+
+function inflated(z: string): unknown[] | null {
+  try {
+    const v = JSON.parse(zlib.inflateRawSync(Buffer.from(z, 'base64')).toString('latin1')) as { ops?: unknown };
+    return Array.isArray(v.ops) ? v.ops : null;
+  } catch {
+    return null; // the frame's checksum held, so only a writer bug lands here: the chunk counts as missing
+  }
 }
 
 /** The file's bytes for a compacted commit (its ops already encoded): each op serialised once. */
 export function encodeSnapshot(raw: RawCommit, chunkBytes = SNAPSHOT_CHUNK_BYTES): Buffer {
-  const chunks: Buffer[] = [];
+  const plain: Buffer[] = [];
+  const spare: Buffer[] = [];
   let part: string[] = [];
   let size = 0;
   const flush = () => {
-    chunks.push(frameOfJson(`{"i":${chunks.length},"ops":[${part.join(',')}]}`));
+    const json = `{"i":${plain.length},"ops":[${part.join(',')}]}`;
+    const frame = frameOfJson(json);
+    // The frame's JSON as written (non-ASCII escaped), deflated: inflating gives back the same text.
+    const text = frame.subarray(frame.indexOf(0x09, frame.indexOf(0x09) + 1) + 1, frame.length - 1);
+    spare.push(
+      frameOfJson(`{"i":${plain.length},"z":"${zlib.deflateRawSync(text, { level: 1 }).toString('base64')}"}`),
+    );
+    plain.push(frame);
     part = [];
     size = 0;
   };
@@ -64,19 +101,26 @@ export function encodeSnapshot(raw: RawCommit, chunkBytes = SNAPSHOT_CHUNK_BYTES
     part.push(text);
     size += text.length + 1;
   }
-  if (part.length > 0 || chunks.length === 0) flush();
-  const header: Header = {
+  if (part.length > 0 || plain.length === 0) flush();
+  const header = (copy: Header['copy']): Header => ({
     snapshot: SNAPSHOT_VERSION,
+    copy,
     run_id: raw.run_id,
     first: raw.first,
     last: raw.last,
     ...(raw.witnessed ? { witnessed: true as const } : {}),
     meta: raw.meta!,
-    chunks: chunks.length,
+    chunks: plain.length,
     ops: raw.ops.length,
-  };
-  const copy = Buffer.concat([encodeFrame(header), ...chunks]);
-  return Buffer.concat([Buffer.from(VERSION_LINE, 'latin1'), copy, GAP, copy]);
+  });
+  return Buffer.concat([
+    Buffer.from(VERSION_LINE, 'latin1'),
+    encodeFrame(header('deflate')),
+    ...spare,
+    GAP,
+    encodeFrame(header('json')),
+    ...plain,
+  ]);
 }
 
 /** Whether the bytes are a framed snapshot (version 3 on): version 2's envelope holds no raw tab and no such kind. */
@@ -90,93 +134,95 @@ export interface ReadSnapshot {
 }
 
 /**
- * Reads a framed snapshot: the first copy in order when it checks out and the second copy is the same
- * bytes (one comparison); otherwise every frame that checks out anywhere, each chunk from either copy.
- * Throws AgentCheckpointCorruptionError (naming the file and the chunks no copy holds) or, for a newer
- * version, SchemaVersionError.
+ * Reads a framed snapshot: the spare copy's frames checked (checksums only, nothing inflated), the
+ * gap, then the plain copy in order; when anything there does not check out, every frame that checks
+ * out anywhere, each chunk from the plain copy or else the spare. Throws AgentCheckpointCorruptionError
+ * (naming the file and the chunks no copy holds) or, for a newer version, SchemaVersionError.
  */
 export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSnapshot {
   const bad = (why: string) => new AgentCheckpointCorruptionError(`${file} is corrupt: ${why}`, runId, file);
   const lineEnd = buf.indexOf(0x0a);
-  const first =
+  const fast =
     lineEnd >= 0 ? inOrder(buf, lineEnd + 1, file) : ({ ok: false, at: 0, reason: 'no version line' } as const);
-  if (first.ok) {
-    checkHeader(first.header, file, runId, bad);
-    const { start, end } = first;
-    const second = end + GAP_BYTES;
-    const same =
-      buf.length === second + (end - start) &&
-      buf.compare(buf, start, end, second, buf.length) === 0 &&
-      GAP.compare(buf, end, second) === 0;
-    const damaged = !same
-      ? `its second copy or the gap before it ${buf.length < second + (end - start) ? 'is cut short' : 'differs from what was written'} (the first copy is whole)`
-      : buf.toString('latin1', 0, start) !== VERSION_LINE
+  if (fast.ok) {
+    checkHeader(fast.header, file, runId, bad);
+    const damaged =
+      buf.toString('latin1', 0, lineEnd + 1) !== VERSION_LINE
         ? 'its version line is damaged (the frames are whole)'
         : null;
-    return { raw: rawOf(first.header, first.chunks), damaged };
+    return { raw: rawOf(fast.header, fast.chunks), damaged };
   }
   // Frame by frame, from either copy.
   let header: Header | null = null;
-  const chunks = new Map<number, unknown[]>();
+  const plain = new Map<number, () => unknown[] | null>();
+  const spare = new Map<number, () => unknown[] | null>();
   let newer: number | null = null;
   for (const f of scanFrames(buf, 0)) {
+    newer ??= newerVersion(f.value);
     const h = asHeader(f.value);
     if (h) {
-      if (h.snapshot > SNAPSHOT_VERSION) newer = h.snapshot;
-      else if (!header && h.run_id === runId) header = h;
+      if (h.run_id === runId && (!header || h.copy === 'json')) header = h;
       continue;
     }
     const c = asChunk(f.value);
-    if (c && !chunks.has(c.i)) chunks.set(c.i, c.ops);
+    const into = (f.value as { z?: unknown }).z === undefined ? plain : spare;
+    if (c && !into.has(c.i)) into.set(c.i, c.ops);
   }
   if (newer !== null) throw new SchemaVersionError(file, newer, SNAPSHOT_VERSION);
-  const where = `at byte ${first.at} (${first.reason})`;
-  if (!header) throw bad(`no copy of its header frame checks out (the first copy fails ${where})`);
+  const where = `at byte ${fast.at} (${fast.reason})`;
+  if (!header) throw bad(`no copy of its header frame checks out (the file fails ${where})`);
   checkHeader(header, file, runId, bad);
   const missing: number[] = [];
   const parts: unknown[][] = [];
   for (let i = 0; i < header.chunks; i++) {
-    const c = chunks.get(i);
-    if (c) parts.push(c);
+    const ops = plain.get(i)?.() ?? spare.get(i)?.();
+    if (ops) parts.push(ops);
     else missing.push(i);
   }
   if (missing.length > 0)
     throw bad(
-      `chunk${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${header.chunks} ${missing.length > 1 ? 'are' : 'is'} damaged in both copies (the first copy fails ${where})`,
+      `chunk${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${header.chunks} ${missing.length > 1 ? 'are' : 'is'} damaged in both copies (the file fails ${where})`,
     );
   const raw = rawOf(header, parts);
   if (raw.ops.length !== header.ops) throw bad(`its chunks hold ${raw.ops.length} ops, its header says ${header.ops}`);
-  return { raw, damaged: `damaged ${where}; every frame was read from its other copy` };
+  return { raw, damaged: `damaged ${where}; every chunk was read from a copy that checks out` };
 }
 
-type InOrder =
-  | { ok: true; header: Header; chunks: unknown[][]; start: number; end: number }
-  | { ok: false; at: number; reason: string };
+type InOrder = { ok: true; header: Header; chunks: unknown[][] } | { ok: false; at: number; reason: string };
 
-/** The first copy, frame after frame from `start`. */
+/** The whole file in order from `start`: the spare copy (checksums only), the gap, the plain copy. */
 function inOrder(buf: Buffer, start: number, file: string): InOrder {
-  const next = (at: number): Frame | { at: number; reason: string } => {
-    const r = readFrame(buf, at);
-    return r.ok ? r.frame : { at, reason: r.reason };
+  const copy = (at: number, kind: Header['copy']) => {
+    const h = readFrame(buf, at);
+    if (!h.ok) return { ok: false as const, at, reason: h.reason };
+    const newer = newerVersion(h.frame.value);
+    if (newer !== null) throw new SchemaVersionError(file, newer, SNAPSHOT_VERSION);
+    const header = asHeader(h.frame.value);
+    if (!header || header.copy !== kind)
+      return { ok: false as const, at, reason: `the frame is not the ${kind} copy's header` };
+    const chunks: unknown[][] = [];
+    let next = h.frame.end;
+    for (let i = 0; i < header.chunks; i++) {
+      const f = readFrame(buf, next);
+      if (!f.ok) return { ok: false as const, at: next, reason: f.reason };
+      const c = (f.frame.value as { i?: unknown }).i === i ? asChunk(f.frame.value) : null;
+      if (!c) return { ok: false as const, at: next, reason: `the frame is not chunk ${i}` };
+      if (kind === 'json') chunks.push(c.ops()!);
+      next = f.frame.end;
+    }
+    return { ok: true as const, header, chunks, end: next };
   };
-  const h = next(start);
-  if (!('value' in h)) return { ok: false, ...h };
-  const header = asHeader(h.value);
-  if (!header) return { ok: false, at: start, reason: 'its first frame is not a snapshot header' };
-  if (header.snapshot > SNAPSHOT_VERSION) throw new SchemaVersionError(file, header.snapshot, SNAPSHOT_VERSION);
-  const chunks: unknown[][] = [];
-  let at = h.end;
-  for (let i = 0; i < header.chunks; i++) {
-    const f = next(at);
-    if (!('value' in f)) return { ok: false, ...f };
-    const c = asChunk(f.value);
-    if (!c || c.i !== i) return { ok: false, at, reason: `the frame is not chunk ${i}` };
-    chunks.push(c.ops);
-    at = f.end;
-  }
-  const n = chunks.reduce((s, c) => s + c.length, 0);
-  if (n !== header.ops) return { ok: false, at, reason: `its chunks hold ${n} ops, its header says ${header.ops}` };
-  return { ok: true, header, chunks, start, end: at };
+  const s = copy(start, 'deflate');
+  if (!s.ok) return s;
+  if (buf.length < s.end + GAP_BYTES || GAP.compare(buf, s.end, s.end + GAP_BYTES) !== 0)
+    return { ok: false, at: s.end, reason: 'the gap between the copies is damaged' };
+  const p = copy(s.end + GAP_BYTES, 'json');
+  if (!p.ok) return p;
+  if (p.end !== buf.length) return { ok: false, at: p.end, reason: 'bytes follow the last frame' };
+  const n = p.chunks.reduce((sum, c) => sum + c.length, 0);
+  if (n !== p.header.ops || s.header.chunks !== p.header.chunks)
+    return { ok: false, at: p.end, reason: `its chunks hold ${n} ops, its header says ${p.header.ops}` };
+  return { ok: true, header: p.header, chunks: p.chunks };
 }
 
 function checkHeader(h: Header, file: string, runId: string, bad: (why: string) => Error): void {

@@ -1,5 +1,5 @@
 // Versions: the committed version-1, -2 and -3 stores load with the current code, exactly; a
-// version-1 run is converted to the segment log, and a version-2 snapshot to two framed copies, when
+// version-1 run is converted to the segment log, and a version-2 snapshot to the framed form, when
 // it is next acquired, and reads the same after;
 // a file from a newer version is refused and left untouched; legacy AFK-style checkpoints are
 // normalised on import.
@@ -96,7 +96,7 @@ describe('store: versions and migrations', function () {
       ]);
       assert.deepEqual(await describeStore(v2, 2), expected);
       assert.deepEqual(bytes(v2), before, 'reading never rewrites a file');
-      // Written again, a version-2 snapshot (one enveloped document) is converted to two framed copies first.
+      // Written again, a version-2 snapshot (one enveloped document) is converted to the framed form (a spare and a plain copy) first.
       const snapshot = path.join(v2, 'runs', 'v2-compacted', 'snapshot.json');
       assert.equal(isFramedSnapshot(fs.readFileSync(snapshot)), false);
       const s = await openDiskStoreReady(v2);
@@ -110,7 +110,7 @@ describe('store: versions and migrations', function () {
     }
   });
 
-  it('loads every run of the committed v3 store exactly (a compacted run as two framed copies), without rewriting it', async () => {
+  it('loads every run of the committed v3 store exactly (a compacted run framed, with its spare copy), without rewriting it', async () => {
     const v3 = h.tmpDir('aw-v3-');
     try {
       fs.cpSync(path.join(FIXTURE_V3, 'store'), v3, { recursive: true });

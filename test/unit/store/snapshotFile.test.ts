@@ -1,5 +1,6 @@
-// snapshot.json, version 3 (disk/snapshotFile.ts): two framed copies. One damage anywhere — a bit flip,
-// a zeroed or overwritten 4 KB block, a block cut out, a truncation in the second half — loses nothing
+// snapshot.json, version 3 (disk/snapshotFile.ts): a deflated spare copy and the plain copy of its frames.
+// One damage anywhere — a bit flip, a zeroed or overwritten 4 KB block, a block cut out, a truncation
+// in the second half — loses nothing
 // and is reported; damage to the same chunk in both copies is refused naming the file and the chunk;
 // a reader of version 2 refuses the file as newer instead of taking it for damage.
 import assert from 'node:assert/strict';
@@ -7,7 +8,7 @@ import fc from 'fast-check';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../../../src/store/api/errors';
 import type { RawCommit } from '../../../src/store/disk/commit';
 import { decodeEnvelope } from '../../../src/store/disk/durableFile';
-import { encodeFrame, parseSegment } from '../../../src/store/disk/segment';
+import { encodeFrame, scanFrames } from '../../../src/store/disk/segment';
 import { decodeSnapshot, encodeSnapshot, isFramedSnapshot } from '../../../src/store/disk/snapshotFile';
 
 const FILE = 'runs/r1/snapshot.json';
@@ -64,8 +65,8 @@ const damageArb: fc.Arbitrary<Damage> = fc.record({
   bytes: fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 1, maxLength: 64 }),
 });
 
-describe('store: the snapshot file (two framed copies)', () => {
-  it('reads back exactly what was written, from the first copy, with nothing to report', () => {
+describe('store: the snapshot file (a deflated spare copy and the plain copy)', () => {
+  it('reads back exactly what was written, from the plain copy, with nothing to report', () => {
     fc.assert(
       fc.property(opsArb, fc.integer({ min: 64, max: 4096 }), (ops, chunk) => {
         const raw = commit(ops);
@@ -97,13 +98,10 @@ describe('store: the snapshot file (two framed copies)', () => {
   it('a chunk damaged in both copies is refused, naming the file and the chunk — never read as fewer records', () => {
     const ops = Array.from({ length: 40 }, (_, n) => ({ op: 'inbox', n, text: 'x'.repeat(200) }));
     const buf = encodeSnapshot(commit(ops), 1024);
-    const frames = parseSegment(buf.subarray(buf.indexOf(0x0a) + 1)).frames;
-    const chunk3 = frames.filter((f) => (f.value as { i?: number }).i === 3);
-    const base = buf.indexOf(0x0a) + 1;
+    const chunk3 = scanFrames(buf, 0).filter((f) => (f.value as { i?: number }).i === 3);
+    assert.equal(chunk3.length, 2, 'chunk 3 is in the spare copy and in the plain one');
     const bad = Buffer.from(buf);
-    // parseSegment stops at the gap: the second copy's chunk 3 sits at the same distance from the second header
-    const copyLen = frames[frames.length - 1]!.end;
-    for (const at of [base + chunk3[0]!.start + 20, base + copyLen + 4096 + chunk3[0]!.start + 20]) bad[at] = 0x21;
+    for (const f of chunk3) bad[f.start + 20] = 0x21;
     assert.throws(
       () => decodeSnapshot(bad, FILE, 'r1'),
       (err: unknown) =>
@@ -111,6 +109,30 @@ describe('store: the snapshot file (two framed copies)', () => {
         err.file === FILE &&
         /chunk 3 of \d+ is damaged in both copies/.test(err.message),
     );
+    // one of the two alone: nothing lost
+    const one = Buffer.from(buf);
+    one[chunk3[1]!.start + 20] = 0x21;
+    assert.deepEqual(decodeSnapshot(one, FILE, 'r1').raw, commit(ops));
+  });
+
+  it('the spare copy costs a fraction of the plain one', () => {
+    const ops = Array.from({ length: 400 }, (_, n) => ({
+      op: 'record',
+      record: {
+        seq: n + 1,
+        phase: 'post_llm',
+        payload: { text: `step ${n}: ${'the model said something '.repeat(8)}` },
+      },
+    }));
+    const buf = encodeSnapshot(commit(ops));
+    const frames = scanFrames(buf, 0);
+    const spare = frames
+      .filter((f) => (f.value as { z?: string }).z !== undefined)
+      .reduce((n, f) => n + f.end - f.start, 0);
+    const plain = frames
+      .filter((f) => Array.isArray((f.value as { ops?: unknown }).ops))
+      .reduce((n, f) => n + f.end - f.start, 0);
+    assert.ok(spare < plain / 3, `spare ${spare} B, plain ${plain} B`);
   });
 
   it('a file of another run, or one made of frames that are no snapshot, is corruption', () => {

@@ -91,7 +91,8 @@ export interface ParsedSegment {
 
 type FrameRead = { ok: true; frame: Frame } | { ok: false; reason: string; short: boolean };
 
-export function readFrame(buf: Buffer, at: number): FrameRead {
+/** `parse: false`: the framing and checksum only (value left undefined). */
+export function readFrame(buf: Buffer, at: number, parse = true): FrameRead {
   const t1 = buf.indexOf(TAB, at);
   if (t1 < 0 || t1 - at > 12)
     return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
@@ -110,7 +111,7 @@ export function readFrame(buf: Buffer, at: number): FrameRead {
   if (hex8(crc32(body)) !== buf.toString('latin1', crcAt, crcAt + 8))
     return { ok: false, reason: 'checksum mismatch', short: false };
   try {
-    return { ok: true, frame: { start: at, end, value: JSON.parse(body.toString('latin1')) } };
+    return { ok: true, frame: { start: at, end, value: parse ? JSON.parse(body.toString('latin1')) : undefined } };
   } catch {
     return { ok: false, reason: 'the frame is not JSON', short: false };
   }

@@ -185,7 +185,7 @@ async function loadV2(
       rewriteSnapshot = snap.legacy || snap.damaged !== null;
       if (snap.damaged !== null) {
         // One copy (or part of it) was bad, the other held every frame: said, kept, rewritten whole.
-        const q = opts.repair ? await ctx.quarantineCopy(snapRel, `${snapRel} is ${snap.damaged}`, runId) : null;
+        const q = opts.repair ? await ctx.quarantineCopy(snapRel, `${snapRel}: ${snap.damaged}`, runId) : null;
         reports.push(
           corruptionReport({
             run_id: runId,

@@ -30,7 +30,7 @@ export interface RunLogState {
   tail: SegmentTail | null;
   /**
    * The snapshot is in version 2's form (one enveloped document), or was read from its second copy
-   * after damage: compact() rewrites it (two whole copies) before the run's next write.
+   * after damage: compact() rewrites it (the spare and the plain copy) before the run's next write.
    */
   rewriteSnapshot: boolean;
 }
@@ -111,10 +111,10 @@ export class RunLog {
   }
 
   /**
-   * The whole log as snapshot.json (framed, with a deflated spare copy: snapshotFile.ts; temp file → fsync → rename →
-   * fsync of the folder), read back, then a fresh
-   * segment for what comes next, then the old files go. A crash at any point leaves a readable run:
-   * the loader takes the snapshot and skips the frames it covers; leftovers go at the next load.
+   * The whole log as snapshot.json (framed, with a deflated spare copy: snapshotFile.ts; temp file →
+   * fsync → rename → fsync of the folder), read back, then a fresh segment for what comes next, then
+   * the old files go. A crash at any point leaves a readable run: the loader takes the snapshot and
+   * skips the frames it covers; leftovers go at the next load.
    * A version-1 run, or a snapshot in version 2's form, is converted here.
    */
   async compact(ops: readonly CommitOp[]): Promise<void> {
@@ -125,7 +125,7 @@ export class RunLog {
       const body: RawCommit = { run_id: this.runId, first: 1, last, meta, witnessed: true, ops: enc.ops };
       const file = this.file(SNAPSHOT_FILE);
       await writeDurably(this.fsl, file, encodeSnapshot(body), { mode: 'replace', retryDelaysMs: this.retryDelaysMs });
-      // Verify what landed, both copies, before anything is removed.
+      // Verify what landed before anything is removed: the spare's checksums, the plain copy decoded in full.
       const check = decodeSnapshot(await this.fsl.readFile(file), rel(this.runId, SNAPSHOT_FILE), this.runId);
       if (check.damaged) throw new Error(`${rel(this.runId, SNAPSHOT_FILE)} did not read back whole: ${check.damaged}`);
       decodeCommit(check.raw, newCodec(), meta, rel(this.runId, SNAPSHOT_FILE), this.runId);

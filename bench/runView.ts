@@ -10,7 +10,7 @@ import { createMemoryStore, openDiskStoreReady } from '../src/store';
 import { threadRuns } from '../src/views/run/thread';
 import { noEditor, testActions } from '../test/support/actions';
 import { launchChromium } from '../test/support/browser';
-import { epochNow, openRunViewPage, type RunViewPage } from '../test/support/runViewPage';
+import { epochNow, openRunViewPage, prepareRunViewWindow, type RunViewPage } from '../test/support/runViewPage';
 import { BENCH_OWNER } from './contenders/ours';
 import { applyOp, Workload } from './workload';
 
@@ -95,12 +95,13 @@ export async function measureRunView(o: {
     editor: noEditor,
     log: { info: () => undefined, warn: o.log },
   };
-  // Chromium stands for VS Code's window, already running: launching it is not part of opening the view.
+  // Chromium stands for VS Code's window, already running, with its webview resource server:
+  // launching them is not part of opening the view.
   const browser = await launchChromium();
-  await (await browser.newPage()).close(); // the window is up and has drawn before the view opens
+  const window = await prepareRunViewWindow(browser);
   const open = async (): Promise<{ view: RunViewPage; parts: OpenParts }> => {
     const t0 = epochNow();
-    const view = await openRunViewPage({ threadId: runId, runId, deps, browser });
+    const view = await openRunViewPage({ threadId: runId, runId, deps, window });
     const panel = epochNow() - t0;
     await view.page.waitForFunction('window.__runViewStats && window.__runViewStats.firstPaintMs > 0', undefined, {
       timeout: 120_000,
@@ -160,6 +161,7 @@ export async function measureRunView(o: {
   const s = (await view.page.evaluate('window.__runViewStats')) as { maxBacklog: number; deltas: number };
   const frames = (await view.page.evaluate('window.__runViewStats.frames ?? 0')) as number;
   await view.close();
+  await window.close();
   await browser.close();
   await store.close();
   return {

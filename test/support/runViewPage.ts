@@ -4,10 +4,9 @@
 // dispatched in the page as the webview's `message` events, as VS Code's webview host does.
 import { Worker } from 'node:worker_threads';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { RunViewController, type RunViewDeps } from '../../src/views/run/controller';
 import type { HostMessage } from '../../src/views/run/protocol';
-import { launchChromium } from './browser';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -22,18 +21,47 @@ export interface RunViewPage {
   close(): Promise<void>;
 }
 
+/**
+ * The window the run view opens in, as VS Code's is before any webview opens: a browser context
+ * with the page-to-host bindings (Playwright's stand-in for the webview's built-in postMessage,
+ * installed once) and the loopback server that serves the view's HTML, script and styles.
+ */
+export interface RunViewWindow {
+  browser: Browser;
+  context: BrowserContext;
+  url: string;
+  /** Where each page's messages to the host go, and its "loaded" signal. */
+  routes: Map<Page, { toHost(m: unknown): void; loaded(): void }>;
+  close(): Promise<void>;
+}
+
+export async function prepareRunViewWindow(browser: Browser, theme: 'dark' | 'light' = 'dark'): Promise<RunViewWindow> {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 800 } });
+  const routes: RunViewWindow['routes'] = new Map();
+  await context.exposeBinding('__toHost', (src, m: unknown) => routes.get(src.page)?.toHost(m));
+  await context.exposeBinding('__loaded', (src) => routes.get(src.page)?.loaded());
+  const server = await serveMedia(theme);
+  await (await context.newPage()).close(); // the window is up and has drawn a page before the view opens
+  return {
+    browser,
+    context,
+    url: server.url,
+    routes,
+    close: async () => {
+      await context.close();
+      await server.close();
+    },
+  };
+}
+
 export async function openRunViewPage(o: {
   threadId: string;
   runId: string;
   deps: RunViewDeps;
-  theme?: 'dark' | 'light';
-  browser?: Browser;
+  window: RunViewWindow;
 }): Promise<RunViewPage> {
-  const browser = o.browser ?? (await launchChromium());
-  // The page and its resources come from a loopback server, as a webview fetches its HTML, script
-  // and styles from its resource URLs: nothing is handed over as source through the debugger.
-  const server = await serveMedia(o.theme ?? 'dark');
-  const page = await browser.newPage({ viewport: { width: 1000, height: 800 } });
+  const win = o.window;
+  const page = await win.context.newPage();
   const sent: Record<string, number> = {};
   const firstSentAt: Record<string, number> = {};
   const ref: { controller?: RunViewController } = {};
@@ -52,10 +80,12 @@ export async function openRunViewPage(o: {
     }
     flushing = false;
   };
-  await page.exposeBinding('__toHost', (_src, m: unknown) => void ref.controller?.receive(m));
-  await page.exposeBinding('__loaded', () => {
-    loaded = true;
-    void flush();
+  win.routes.set(page, {
+    toHost: (m) => void ref.controller?.receive(m),
+    loaded: () => {
+      loaded = true;
+      void flush();
+    },
   });
   const controller = new RunViewController(o.threadId, o.runId, o.deps, (m) => {
     sent[m.type] = (sent[m.type] ?? 0) + 1;
@@ -67,21 +97,20 @@ export async function openRunViewPage(o: {
     });
   });
   ref.controller = controller;
-  await page.goto(server.url, { waitUntil: 'commit' });
+  await page.goto(win.url, { waitUntil: 'commit' });
   // As the panel does when it opens (panel.ts: the HTML is set, then pushState): the host starts
   // reading while the page loads its script.
   void controller.pushState(true).catch(() => undefined);
   return {
     page,
-    browser,
+    browser: win.browser,
     controller,
     sent,
     firstSentAt,
     close: async () => {
       controller.dispose();
-      if (!o.browser) await browser.close();
-      else await page.close();
-      await server.close();
+      win.routes.delete(page);
+      await page.close();
     },
   };
 }

@@ -1,7 +1,8 @@
 // An external tool's exact result in its card: text, images, resources, links and structured
 // content, fetched from the host when the card is open (the transcript item carries only text).
 import type { ToolItem } from '../../../src/views/run/items';
-import { RichResult, type RichPart } from '../../../src/views/run/richResult';
+import type { RichPart, RichResult } from '../../../src/views/run/richResult';
+import { isSafeImage } from '../../../src/views/run/safeImage';
 import { count } from '../../../src/common/format';
 import { el } from './dom';
 import type { Actions } from './toolCard';
@@ -10,8 +11,7 @@ export function richBlock(t: ToolItem, a: Pick<Actions, 'toolResult'>): HTMLElem
   const box = el('div', { class: 'rich', 'data-state': 'loading' });
   box.append(el('div', { class: 'label' }, 'Result as the tool returned it'));
   a.toolResult(t.runId, t.toolCallId).then(
-    (raw) => {
-      const r = RichResult.parse(raw);
+    (r: RichResult) => {
       // Text alone is what the Result above already shows.
       if (!r.isError && r.structured === null && r.parts.every((p) => p.type === 'text')) return box.remove();
       box.setAttribute('data-state', 'shown');
@@ -33,6 +33,7 @@ function part(p: RichPart): HTMLElement {
     case 'text':
       return el('pre', { class: 'output' }, p.text);
     case 'image': {
+      if (!isSafeImage(p.mimeType, p.data)) return el('p', { class: 'reason' }, `${p.mimeType} image, not shown`);
       const img = el('img', { class: 'rich-image', alt: `image (${p.mimeType})` }) as HTMLImageElement;
       img.src = `data:${p.mimeType};base64,${p.data}`;
       return img;

@@ -1,10 +1,8 @@
 // An external tool's exact result (an MCP CallToolResult, kept in a blob) as the tool card shows
 // it: text, images (raster formats only, as data the webview's CSP allows), resources, links and
-// structured content. vscode-free; the schema is shared with the webview, which parses it again.
+// structured content. vscode-free; the webview checks an image again before it draws it (safeImage.ts).
 import * as z from 'zod';
-
-const MAX_IMAGE_BASE64 = 8_000_000;
-const SAFE_IMAGE = /^image\/(png|jpeg|gif|webp|bmp)$/i;
+import { isSafeImage, MAX_IMAGE_BASE64, SAFE_IMAGE } from './safeImage';
 
 export const RichPart = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
@@ -56,7 +54,7 @@ function part(p: unknown): RichPart {
       return { type: 'text', text: str(o.text) ?? '' };
     case 'image': {
       const mimeType = str(o.mimeType) ?? '';
-      if (SAFE_IMAGE.test(mimeType) && data.length <= MAX_IMAGE_BASE64) return { type: 'image', mimeType, data };
+      if (isSafeImage(mimeType, data)) return { type: 'image', mimeType, data };
       return { type: 'media', mimeType, bytes: bytesOf(data) };
     }
     case 'audio':

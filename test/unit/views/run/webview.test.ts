@@ -154,6 +154,16 @@ describe('run view webview in a DOM: a long thread', function () {
       close();
     }
   });
+
+  it("the host's messages are checked against the protocol on their way in (the view itself takes them as typed)", async () => {
+    const view = openWebview({ toHost: () => undefined });
+    view.deliver({ type: 'reveal', key: 'k' });
+    assert.deepEqual(view.malformed, []);
+    view.deliver({ type: 'delta', runId: 'r', step: 1, kind: 'bogus', text: 'x' } as never);
+    view.deliver({ type: 'response', id: 9, ok: true, result: {} });
+    assert.equal(view.malformed.length, 2, view.malformed.join('\n'));
+    assert.throws(() => view.close(), /the host sent messages its protocol refuses/);
+  });
 });
 
 const reply = (content: string | null, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({

@@ -2,21 +2,26 @@
 // DOM of its own (jsdom), talking to a host as VS Code's webview does: what it posts goes to
 // `toHost`, what the host sends arrives as a `message` event on a later task, cloned. jsdom has no
 // layout: the list sees a zero-height viewport (it draws its overscan) and no ResizeObserver events.
+// The view takes its host's messages as typed (rpc.ts); here each one is checked against the
+// protocol's schemas on its way in (a response against its request's result schema), and `close`
+// fails the test when one did not conform.
 import { JSDOM } from 'jsdom';
 import { startRunView, type RunViewApp } from '../../../../media/src/runView/app';
-import type { HostMessage } from '../../../../src/views/run/protocol';
+import { HostMessage, type Method, Requests } from '../../../../src/views/run/protocol';
 
 export interface WebviewInDom {
   app: RunViewApp;
   document: Document;
   /** What the view posted: ready, requests (by method). */
-  posted: { type: string; method?: string; params?: unknown }[];
+  posted: { type: string; id?: number; method?: string; params?: unknown }[];
   /** What it saved with vscode.setState, last. */
   saved(): unknown;
   /** A host message, as VS Code delivers it. */
   deliver(m: HostMessage): void;
   /** Resolves after `n` animation frames of the page. */
   frames(n?: number): Promise<void>;
+  /** Host messages that did not conform to the protocol's schemas (`close` throws when there are any). */
+  malformed: string[];
   close(): void;
 }
 
@@ -51,12 +56,24 @@ export function openWebview(o: { toHost(m: unknown): void; savedState?: unknown 
       getState: () => state,
     },
   });
+  const malformed: string[] = [];
+  const check = (m: HostMessage) => {
+    const parsed = HostMessage.safeParse(m);
+    if (!parsed.success) return void malformed.push(`${m.type}: ${parsed.error.message}`);
+    if (m.type !== 'response' || !m.ok) return;
+    const method = posted.find((p) => p.type === 'request' && p.id === m.id)?.method;
+    if (!method) return void malformed.push(`response ${m.id} to no request`);
+    const result = Requests[method as Method].result.safeParse(m.result);
+    if (!result.success) malformed.push(`${method} result: ${result.error.message}`);
+  };
   return {
     app,
     document: win.document,
     posted,
+    malformed,
     saved: () => state,
     deliver: (m) => {
+      check(m);
       const data = structuredClone(m);
       setTimeout(() => !closed && win.dispatchEvent(new win.MessageEvent('message', { data })), 0);
     },
@@ -69,6 +86,8 @@ export function openWebview(o: { toHost(m: unknown): void; savedState?: unknown 
       for (const [k, v] of before)
         if (v === undefined) delete (globalThis as Record<string, unknown>)[k];
         else (globalThis as Record<string, unknown>)[k] = v;
+      if (malformed.length > 0)
+        throw new Error(`the host sent messages its protocol refuses:\n${malformed.join('\n')}`);
     },
   };
 }

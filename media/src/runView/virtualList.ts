@@ -25,6 +25,8 @@ export class VirtualList {
   private readonly bottom: HTMLElement;
   private readonly observer: ResizeObserver;
   private frame = 0;
+  /** The first render with items draws only what is visible (the first paint); the margin comes a frame later. */
+  private painted = false;
   private following = true;
   private pinned: { key: string; offset: number } | null = null;
 
@@ -177,7 +179,11 @@ export class VirtualList {
       const i = this.keys.indexOf(anchor.key);
       if (i >= 0) scrollTop = this.offsets[i]! + anchor.offset;
     } else if (this.following) scrollTop = Math.max(0, total - s.clientHeight);
-    const over = this.o.overscanPx ?? 600;
+    const over = this.painted ? (this.o.overscanPx ?? 600) : 0;
+    if (!this.painted && n > 0) {
+      this.painted = true;
+      this.schedule();
+    }
     const first = n === 0 ? 0 : this.indexAt(Math.max(0, scrollTop - over));
     const last = n === 0 ? -1 : this.indexAt(scrollTop + s.clientHeight + over);
     if (n > 0) this.o.visible(first, last + 1);

@@ -10,6 +10,7 @@ import type { RunData } from './runData';
 import { ContextSize } from '../../store/api/schema';
 import { formatWindow } from '../../runner/context/window';
 import { runReasons, type RunGuardReasons } from '../../actions/guards';
+import { localMinute } from '../../common/format';
 
 export interface RunHeaderOptions {
   /** The run executes in this window. */
@@ -107,8 +108,7 @@ export function contextMeter(newestFirst: readonly { payload?: Record<string, un
 export function runNotices(run: RunSummary, recordedRoot: unknown, workspaceRoot: string | undefined): string[] {
   const notices: string[] = [];
   if (run.imported) {
-    const when = new Date(run.imported.ms).toLocaleString();
-    notices.push([`Imported ${when}.`, ...run.imported.notes].join(' '));
+    notices.push([`Imported ${localMinute(run.imported.ms)}.`, ...run.imported.notes].join(' '));
   }
   if (typeof recordedRoot === 'string' && workspaceRoot && !sameFolder(recordedRoot, workspaceRoot))
     notices.push(`This run was recorded in ${recordedRoot}; it works in this workspace now.`);

@@ -4,14 +4,11 @@
 // Measured and printed, never asserted.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Emitter } from '../src/common/emitter';
-import type { RunnerEvent } from '../src/runner/events';
 import { createMemoryStore, openDiskStoreReady } from '../src/store';
-import { threadRuns } from '../src/views/run/thread';
-import { noEditor, testActions } from '../test/support/actions';
 import { launchChromium } from '../test/support/browser';
 import { epochNow, openRunViewPage, prepareRunViewWindow, type RunViewPage } from '../test/support/runViewPage';
 import { BENCH_OWNER } from './contenders/ours';
+import { startRunViewHost } from './runViewHost';
 import { applyOp, Workload } from './workload';
 
 /** When each part of opening the view was done, in ms from "open" (the panel's creation began). */
@@ -74,34 +71,15 @@ export async function measureRunView(o: {
   await writer.importRun(exported, BENCH_OWNER);
   await writer.close();
 
-  const store = await openDiskStoreReady(dir); // a fresh window: the run's log is read on first open
-  const events = new Emitter<RunnerEvent>();
-  let active = false;
-  const notInTheBenchmark = async () => Promise.reject(new Error('not in the benchmark'));
-  const runner = {
-    events,
-    isActive: () => active,
-    partialResponse: () => undefined,
-    send: notInTheBenchmark,
-    cancel: () => false,
-    resume: notInTheBenchmark,
-    decideApprovals: notInTheBenchmark,
-  };
-  const deps = {
-    store,
-    runner,
-    threadRuns: (id: string) => threadRuns(store, id),
-    actions: testActions({ store, runner, workspace: dir, owner: BENCH_OWNER }).actions,
-    editor: noEditor,
-    log: { info: () => undefined, warn: o.log },
-  };
-  // Chromium stands for VS Code's window, already running, with its webview resource server:
-  // launching them is not part of opening the view.
+  // The host end on a thread of its own (its store opened, the run not read yet); Chromium stands
+  // for VS Code's window, already running, with its webview resource server: starting them is not
+  // part of opening the view.
+  const host = await startRunViewHost(dir, runId);
   const browser = await launchChromium();
   const window = await prepareRunViewWindow(browser);
   const open = async (): Promise<{ view: RunViewPage; parts: OpenParts }> => {
     const t0 = epochNow();
-    const view = await openRunViewPage({ threadId: runId, runId, deps, window });
+    const view = await openRunViewPage({ host, window });
     const panel = epochNow() - t0;
     await view.page.waitForFunction('window.__runViewStats && window.__runViewStats.firstPaintMs > 0', undefined, {
       timeout: 120_000,
@@ -138,32 +116,23 @@ export async function measureRunView(o: {
   const cdp = await view.page.context().newCDPSession(view.page);
   await cdp.send('HeapProfiler.collectGarbage');
   const heap = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number };
-  const items = view.controller.transcript.outline().length;
+  const items = await host.items();
 
   o.log(`  run view: streaming at 200 tokens/s for ${o.streamSeconds} s …`);
-  active = true;
-  events.emit({ type: 'llm', runId, step: o.steps + 1, status: 'start' });
   const total = 200 * o.streamSeconds;
-  const started = performance.now();
-  for (let i = 0; i < total; i++) {
-    const due = started + (i * 1000) / 200;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    events.emit({ type: 'llm-delta', runId, step: o.steps + 1, kind: 'text', delta: TOKEN });
-  }
-  const last = performance.now();
+  const last = await host.stream({ step: o.steps + 1, tokens: total, perSecond: 200, token: TOKEN });
   const chars = total * TOKEN.length;
   await view.page.waitForFunction(`window.__runViewStats.charsRendered >= ${chars}`, undefined, {
     timeout: 60_000,
     polling: 'raf',
   });
-  const lag = performance.now() - last;
+  const lag = epochNow() - last;
   const s = (await view.page.evaluate('window.__runViewStats')) as { maxBacklog: number; deltas: number };
   const frames = (await view.page.evaluate('window.__runViewStats.frames ?? 0')) as number;
   await view.close();
   await window.close();
   await browser.close();
-  await store.close();
+  await host.close();
   return {
     steps: o.steps,
     conversationMB: workload.conversationBytes / 1e6,

@@ -1,19 +1,34 @@
-// The run view's real webview script in Chromium, wired to a RunViewController in this process
-// (no VS Code): what the benchmark measures and what a quick check of the view can drive.
-// postMessage from the page reaches controller.receive(); the controller's messages are
-// dispatched in the page as the webview's `message` events, as VS Code's webview host does.
+// The run view's real webview script in Chromium, wired to the view's host end — a
+// RunViewController, wherever it runs (the benchmark runs it on a thread of its own, as VS Code's
+// extension host is a process apart from the window): what the benchmark measures. postMessage from
+// the page reaches the host's receive(); the host's messages are dispatched in the page as the
+// webview's `message` events, as VS Code's webview host does.
 import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { RunViewController, type RunViewDeps } from '../../src/views/run/controller';
 import type { HostMessage } from '../../src/views/run/protocol';
 
 const ROOT = path.resolve(__dirname, '../..');
 
+/** The view's host end (a RunViewController behind whatever carries its messages). */
+export interface RunViewHostLink {
+  /**
+   * Starts the host end of one view: it starts reading at once, as panel.ts does right after
+   * setting the HTML. What it sends goes to `post` (with when it was sent, epoch ms), which settles
+   * once the page has it, as the webview's postMessage does.
+   */
+  open(post: (m: HostMessage, sentAt: number) => Promise<void>): RunViewHostEnd;
+}
+
+export interface RunViewHostEnd {
+  /** A message from the page (the webview's postMessage). */
+  receive(m: unknown): void;
+  close(): Promise<void>;
+}
+
 export interface RunViewPage {
   page: Page;
   browser: Browser;
-  controller: RunViewController;
   /** Host messages sent so far, by type (for measurements). */
   sent: Record<string, number>;
   /** When the first message of each type was handed to the page (epoch ms, as `epochNow`). */
@@ -54,17 +69,11 @@ export async function prepareRunViewWindow(browser: Browser, theme: 'dark' | 'li
   };
 }
 
-export async function openRunViewPage(o: {
-  threadId: string;
-  runId: string;
-  deps: RunViewDeps;
-  window: RunViewWindow;
-}): Promise<RunViewPage> {
+export async function openRunViewPage(o: { host: RunViewHostLink; window: RunViewWindow }): Promise<RunViewPage> {
   const win = o.window;
-  const page = await win.context.newPage();
+  const ref: { page?: Page } = {};
   const sent: Record<string, number> = {};
   const firstSentAt: Record<string, number> = {};
-  const ref: { controller?: RunViewController } = {};
   const queue: { message: HostMessage; delivered: () => void }[] = [];
   let flushing = false;
   // As VS Code's webview does, messages posted before the page has loaded wait for it.
@@ -75,40 +84,38 @@ export async function openRunViewPage(o: {
     while (queue.length > 0) {
       const batch = queue.splice(0);
       // Handed over as JSON text and parsed in the page, as VS Code's IPC carries a webview message.
-      await page.evaluate(DISPATCH, JSON.stringify(batch.map((b) => b.message))).catch(() => undefined);
+      await ref.page!.evaluate(DISPATCH, JSON.stringify(batch.map((b) => b.message))).catch(() => undefined);
       for (const b of batch) b.delivered();
     }
     flushing = false;
   };
-  win.routes.set(page, {
-    toHost: (m) => void ref.controller?.receive(m),
-    loaded: () => {
-      loaded = true;
-      void flush();
-    },
-  });
-  const controller = new RunViewController(o.threadId, o.runId, o.deps, (m) => {
+  // As the panel does when it opens (panel.ts): createWebviewPanel and setting its HTML return at
+  // once (the window makes the frame on its own), then pushState: the host reads while the page is
+  // made and loads its script.
+  const host = o.host.open((m, sentAt) => {
     sent[m.type] = (sent[m.type] ?? 0) + 1;
-    firstSentAt[m.type] ??= epochNow();
-    // Settles once the page has the message, as the webview's postMessage does.
+    firstSentAt[m.type] ??= sentAt;
     return new Promise<void>((delivered) => {
       queue.push({ message: m, delivered });
       void flush();
     });
   });
-  ref.controller = controller;
+  const page = (ref.page = await win.context.newPage());
+  win.routes.set(page, {
+    toHost: (m) => host.receive(m),
+    loaded: () => {
+      loaded = true;
+      void flush();
+    },
+  });
   await page.goto(win.url, { waitUntil: 'commit' });
-  // As the panel does when it opens (panel.ts: the HTML is set, then pushState): the host starts
-  // reading while the page loads its script.
-  void controller.pushState(true).catch(() => undefined);
   return {
     page,
     browser: win.browser,
-    controller,
     sent,
     firstSentAt,
     close: async () => {
-      controller.dispose();
+      await host.close();
       win.routes.delete(page);
       await page.close();
     },

@@ -9,9 +9,25 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-icon/index.js';
 import '@vscode-elements/elements/dist/vscode-textarea/index.js';
 import { startRunView } from './runView/app';
+import type { Highlighter } from './runView/highlighter';
 import type { VsCodeApi } from './runView/rpc';
 
 declare function acquireVsCodeApi(): VsCodeApi;
 
-const app = startRunView({ window, root: document.getElementById('app')!, api: acquireVsCodeApi() });
+/** This script's element: the highlighter's script sits beside it and is allowed by the same nonce. */
+const self = document.currentScript as HTMLScriptElement | null;
+
+function loadHighlighter(): Promise<Highlighter> {
+  return new Promise((resolve, reject) => {
+    if (!self?.src) return reject(new Error('no script URL to load the highlighter beside'));
+    (globalThis as unknown as { __awHighlighterReady: (h: Highlighter) => void }).__awHighlighterReady = resolve;
+    const s = document.createElement('script');
+    s.src = self.src.replace(/runView\.js(?=$|[?#])/, 'runViewHighlight.js');
+    s.nonce = self.nonce;
+    s.onerror = () => reject(new Error('the highlighter did not load'));
+    document.head.append(s);
+  });
+}
+
+const app = startRunView({ window, root: document.getElementById('app')!, api: acquireVsCodeApi(), loadHighlighter });
 (globalThis as unknown as { __runViewStats: typeof app.stats }).__runViewStats = app.stats;

@@ -131,6 +131,7 @@ const DISPATCH = new Function(
 /** What the page loads besides its HTML, by URL path. */
 const MEDIA: Record<string, { file: string; type: string }> = {
   '/runView.js': { file: path.join(ROOT, 'media/dist/runView.js'), type: 'text/javascript' },
+  '/runViewHighlight.js': { file: path.join(ROOT, 'media/dist/runViewHighlight.js'), type: 'text/javascript' },
   '/codicon.css': { file: path.join(ROOT, 'media/dist/codicon.css'), type: 'text/css' },
   '/codicon.ttf': { file: path.join(ROOT, 'media/dist/codicon.ttf'), type: 'font/ttf' },
   '/runView.css': { file: path.join(ROOT, 'media/runView.css'), type: 'text/css' },

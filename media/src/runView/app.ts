@@ -2,6 +2,8 @@
 // the screen (render.ts) and to the host (rpc.ts: page requests, the user's actions). Everything
 // the page provides — window, #app, the VS Code API — is passed in, so the unit tests start the
 // same code in a DOM of their own.
+import type { Highlighter } from './highlighter';
+import { highlightIn, setHighlighter, whenHighlighterWanted } from './markdown';
 import { createRpc, type Notification, type VsCodeApi } from './rpc';
 import { RunViewScreen, type ScreenActions } from './render';
 import { initialState, reduce, savedState, type SavedState, type ViewEvent, type ViewState } from './viewState';
@@ -10,6 +12,8 @@ export interface RunViewEnv {
   window: Window;
   root: HTMLElement;
   api: VsCodeApi;
+  /** Loads the code highlighter (its own script); asked for at the first code block drawn. Absent: code stays plain. */
+  loadHighlighter?(): Promise<Highlighter>;
 }
 
 /** What arrived and what was drawn, and when (performance.now() of the page): for the benchmark. */
@@ -27,6 +31,8 @@ export interface RunViewStats {
   firstPageMs: number;
   /** The frame that first shows items. */
   firstPaintMs: number;
+  /** The first state with the whole thread (a long thread's first state holds only its end). */
+  wholeMs: number;
 }
 
 export interface RunViewApp {
@@ -48,8 +54,25 @@ export function startRunView(env: RunViewEnv): RunViewApp {
     stateMs: -1,
     firstPageMs: -1,
     firstPaintMs: -1,
+    wholeMs: -1,
   };
   const rpc = createRpc(api, win);
+  const { loadHighlighter } = env;
+  if (loadHighlighter)
+    // Loaded after the frame that shows the first code block (plain), not on that frame's path.
+    whenHighlighterWanted(() =>
+      win.requestAnimationFrame(() =>
+        win.setTimeout(() =>
+          loadHighlighter().then(
+            (h) => {
+              setHighlighter(h);
+              highlightIn(env.root);
+            },
+            () => undefined, // code stays plain text
+          ),
+        ),
+      ),
+    );
   let state = initialState(api.getState() as SavedState | undefined);
   let frame = 0;
   const fail = (err: Error) => screen.showError(err);
@@ -126,6 +149,7 @@ export function startRunView(env: RunViewEnv): RunViewApp {
 
   function measure(e: ViewEvent, before: ViewState): void {
     if (e.type === 'state' && stats.stateMs < 0) stats.stateMs = now();
+    if (e.type === 'state' && !e.message.partial && stats.wholeMs < 0) stats.wholeMs = now();
     if (e.type === 'delta') {
       stats.deltas += 1;
       stats.charsReceived += e.text.length;

@@ -1,51 +1,37 @@
 // Model text → safe HTML: marked renders Markdown, DOMPurify removes anything executable (model
-// output is untrusted), highlight.js colours code blocks with the theme's colours (runView.css).
-// Only the languages registered here are bundled.
+// output is untrusted), highlight.js colours code blocks with the theme's colours (runView.css) —
+// once its own script has loaded (highlighter.ts): the first paint does not wait for it.
 //
 // The sanitizer is an allow-list: Markdown's own elements, and no attribute the view's code, its
 // styles or the tests select by (class, id, style, role, aria-*, data-*), so the model cannot draw
 // a look-alike approval card with working styles that the view — or a test — would take for ours.
 // The one class kept is highlight.js's (hljs-*, language-*), on code and span only.
 import DOMPurify, { type Config, type DOMPurify as Purifier } from 'dompurify';
-import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import css from 'highlight.js/lib/languages/css';
-import diff from 'highlight.js/lib/languages/diff';
-import go from 'highlight.js/lib/languages/go';
-import java from 'highlight.js/lib/languages/java';
-import javascript from 'highlight.js/lib/languages/javascript';
-import json from 'highlight.js/lib/languages/json';
-import markdown from 'highlight.js/lib/languages/markdown';
-import python from 'highlight.js/lib/languages/python';
-import rust from 'highlight.js/lib/languages/rust';
-import shell from 'highlight.js/lib/languages/shell';
-import typescript from 'highlight.js/lib/languages/typescript';
-import xml from 'highlight.js/lib/languages/xml';
-import yaml from 'highlight.js/lib/languages/yaml';
 import { Marked } from 'marked';
+import type { Highlighter } from './highlighter';
 
-const languages = { bash, css, diff, go, java, javascript, json, markdown, python, rust, shell, typescript, xml, yaml };
-let registered = false;
 /**
- * highlight.js builds a language's grammar when it is registered: that is done when the first code
- * block is drawn, not when the view's script starts (its first paint waits for nothing it may not show).
+ * The highlighter, once it is there (its own script, loaded when the first code block is drawn:
+ * the first paint does not wait for it). Until then code is drawn as plain text with its language
+ * class, and coloured in place when it arrives (`highlightIn`).
  */
-function highlighter(): typeof hljs {
-  if (registered) return hljs;
-  registered = true;
-  for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
-  for (const [alias, name] of [
-    ['js', 'javascript'],
-    ['ts', 'typescript'],
-    ['sh', 'bash'],
-    ['html', 'xml'],
-    ['py', 'python'],
-    ['yml', 'yaml'],
-    ['console', 'shell'],
-  ] as const) {
-    hljs.registerAliases(alias, { languageName: name });
-  }
-  return hljs;
+let highlighter: Highlighter | undefined;
+let wanted: (() => void) | undefined;
+
+/** Hands the highlighter over (the page when its script ran; unit tests at once, or none again). */
+export function setHighlighter(h: Highlighter | undefined): void {
+  highlighter = h;
+}
+
+/** Called once, at the first code block drawn before the highlighter is there. */
+export function whenHighlighterWanted(load: () => void): void {
+  wanted = load;
+}
+
+function want(): void {
+  const load = wanted;
+  wanted = undefined;
+  load?.();
 }
 
 const marked = new Marked({
@@ -53,10 +39,19 @@ const marked = new Marked({
   breaks: false,
   renderer: {
     code({ text, lang }) {
-      const h = highlighter();
-      const language = lang && h.getLanguage(lang) ? lang : undefined;
-      const html = language ? h.highlight(text, { language, ignoreIllegals: true }).value : escapeHtml(text);
-      return `<pre><code class="hljs${language ? ` language-${language}` : ''}">${html}</code></pre>`;
+      const name = lang?.trim().split(/\s+/)[0]?.toLowerCase() ?? '';
+      if (!name) return `<pre><code class="hljs">${escapeHtml(text)}</code></pre>`;
+      if (!highlighter) {
+        want();
+        // Coloured in place when the highlighter arrives (highlightIn); the class says which language.
+        return /^[a-z0-9_+#-]+$/.test(name)
+          ? `<pre><code class="language-${name}">${escapeHtml(text)}</code></pre>`
+          : `<pre><code class="hljs">${escapeHtml(text)}</code></pre>`;
+      }
+      const html = highlighter.highlight(text, name);
+      return html === undefined
+        ? `<pre><code class="hljs">${escapeHtml(text)}</code></pre>`
+        : `<pre><code class="hljs language-${name}">${html}</code></pre>`;
     },
   },
 });
@@ -100,9 +95,32 @@ export function renderMarkdown(text: string): string {
   return sanitizer().sanitize(html, SANITIZE);
 }
 
-export function highlight(code: string, language: string): string {
-  const h = highlighter();
-  return h.getLanguage(language) ? h.highlight(code, { language, ignoreIllegals: true }).value : escapeHtml(code);
+/**
+ * Shows `text` in a code element as `language`: highlighted now if the highlighter is there, else
+ * as plain text marked with its language, coloured by `highlightIn` when the highlighter arrives.
+ */
+export function setCode(code: HTMLElement, text: string, language: string): void {
+  code.className = `language-${language}`;
+  code.textContent = text;
+  if (highlighter) colour(code, language);
+  else want();
+}
+
+/** Colours the code elements under `root` drawn before the highlighter arrived. */
+export function highlightIn(root: ParentNode): void {
+  if (!highlighter) return;
+  for (const code of root.querySelectorAll<HTMLElement>('code[class^="language-"]:not(.hljs)')) {
+    const language = /^language-([a-z0-9_+#-]+)$/.exec(code.className)?.[1];
+    if (language) colour(code, language);
+  }
+}
+
+function colour(code: HTMLElement, language: string): void {
+  const html = highlighter!.highlight(code.textContent ?? '', language);
+  if (html === undefined) return void code.classList.add('hljs');
+  // highlight.js escapes the text and adds only its spans: sanitized all the same, as model text.
+  code.innerHTML = sanitizer().sanitize(html, SANITIZE);
+  code.className = `hljs language-${language}`;
 }
 
 export function escapeHtml(s: string): string {

@@ -7,7 +7,7 @@ import type { RestoreAction, RunAction, WaypointAction } from '../../../src/view
 import type { RichResult } from '../../../src/views/run/richResult';
 import { count } from '../../../src/common/format';
 import { badge, button, el, icon } from './dom';
-import { highlight } from './markdown';
+import { setCode } from './markdown';
 import { richBlock } from './richResult';
 
 export interface Actions {
@@ -186,8 +186,8 @@ function outputBlock(t: ToolItem, a: Actions): HTMLElement[] {
 
 function diffBlock(lines: string[]): HTMLElement {
   const pre = el('pre', { class: 'diff' });
-  const code = el('code', { class: 'hljs language-diff' });
-  code.innerHTML = highlight(lines.join('\n'), 'diff');
+  const code = el('code');
+  setCode(code, lines.join('\n'), 'diff');
   pre.append(code);
   return pre;
 }

@@ -4,7 +4,13 @@
 // or custom elements — while Markdown and highlighted code still render.
 import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
-import { renderMarkdown } from '../../../media/src/runView/markdown';
+import { createHighlighter } from '../../../media/src/runView/highlighter';
+import {
+  highlightIn,
+  renderMarkdown,
+  setHighlighter,
+  whenHighlighterWanted,
+} from '../../../media/src/runView/markdown';
 
 const dom = new JSDOM('<!doctype html><html><body></body></html>');
 
@@ -51,6 +57,7 @@ describe('run view Markdown: what the model writes cannot pass for the view’s 
   before(() => {
     (globalThis as { window?: unknown }).window = dom.window;
     renderMarkdown('bind');
+    setHighlighter(createHighlighter());
   });
   after(() => delete (globalThis as { window?: unknown }).window);
 
@@ -101,5 +108,38 @@ describe('run view Markdown: what the model writes cannot pass for the view’s 
       '<span class="hljs-string approval">x</span><p class="hljs-keyword">y</p><code class="tool">z</code>',
     );
     assert.equal(mixed.querySelectorAll('[class]').length, 0, mixed.innerHTML);
+  });
+
+  it('code drawn before the highlighter has loaded is plain text with its language, coloured in place when it arrives', () => {
+    setHighlighter(undefined);
+    try {
+      let asked = 0;
+      whenHighlighterWanted(() => asked++);
+      const body = rendered(
+        '```ts\nfunction slugify(s: string) { return s; }\n```\n\n```ts\nlet y;\n```\n\n' +
+          '<pre><code class="language-ts">&lt;img src=x onerror=alert(1)&gt;</code></pre>',
+      );
+      assert.equal(asked, 1, 'the highlighter is asked for once');
+      const codes = [...body.querySelectorAll('pre > code')];
+      assert.deepEqual(
+        codes.map((c) => c.getAttribute('class')),
+        ['language-ts', 'language-ts', 'language-ts'],
+      );
+      assert.equal(body.querySelector('span'), null, 'plain text, no spans yet');
+      assert.equal(codes[0]!.textContent, 'function slugify(s: string) { return s; }');
+
+      setHighlighter(createHighlighter());
+      highlightIn(body);
+      assert.deepEqual(
+        codes.map((c) => c.getAttribute('class')),
+        ['hljs language-ts', 'hljs language-ts', 'hljs language-ts'],
+      );
+      assert.ok(codes[0]!.querySelector('span.hljs-keyword'), body.innerHTML);
+      assert.equal(codes[0]!.textContent, 'function slugify(s: string) { return s; }', 'the same text');
+      assert.equal(body.querySelector('img'), null, 'code text that looks like HTML stays text');
+      assert.equal(codes[2]!.textContent, '<img src=x onerror=alert(1)>');
+    } finally {
+      setHighlighter(createHighlighter());
+    }
   });
 });

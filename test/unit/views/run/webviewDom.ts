@@ -7,6 +7,7 @@
 // fails the test when one did not conform.
 import { JSDOM } from 'jsdom';
 import { startRunView, type RunViewApp } from '../../../../media/src/runView/app';
+import { createHighlighter } from '../../../../media/src/runView/highlighter';
 import { HostMessage, type Method, Requests } from '../../../../src/views/run/protocol';
 
 export interface WebviewInDom {
@@ -45,6 +46,7 @@ export function openWebview(o: { toHost(m: unknown): void; savedState?: unknown 
   const posted: WebviewInDom['posted'] = [];
   let closed = false;
   const app = startRunView({
+    loadHighlighter: async () => createHighlighter(),
     window: win,
     root: win.document.getElementById('app')!,
     api: {

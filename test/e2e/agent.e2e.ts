@@ -401,6 +401,8 @@ describe('e2e: reviewing an edit before approving it', () => {
     const original = fs.readFileSync(file, 'utf8');
     await startRun(wb, 'Greet in French');
     const frame = await approvalFrame(wb);
+    // The card's diff is coloured by the highlighter's own script, loaded by the view under its CSP.
+    await frame.locator('pre.diff code.hljs .hljs-addition', { hasText: 'Bonjour' }).waitFor({ timeout: 30_000 });
     await frame.locator('vscode-button', { hasText: 'Show diff' }).click();
     const diff = wb.page.locator('.monaco-diff-editor').first();
     await diff.waitFor({ timeout: 30_000 });

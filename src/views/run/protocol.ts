@@ -1,8 +1,10 @@
 // The run view's one webview protocol: typed request/response pairs (GitLens's IpcRequest<Params,
-// Result>) and host notifications, a zod schema for each, parsed on both sides. The host rejects and
-// logs anything that does not parse; nothing executes without a matching pending approval (the
-// runner re-checks tool_call_id and input_hash before writing a decision). No `vscode` import:
-// the webview bundles this file.
+// Result>) and host notifications, a zod schema for each. The host parses what the webview sends,
+// and rejects and logs anything that does not parse; nothing executes without a matching pending
+// approval (the runner re-checks tool_call_id and input_hash before writing a decision). The
+// webview takes its host's messages as typed (it imports only this file's types: zod stays out of
+// its bundle); the unit tests check every host message against these schemas on its way in
+// (test/unit/views/run/webviewDom.ts). No `vscode` import.
 import * as z from 'zod';
 import { OutlineEntry, RESTORE_ACTIONS, RUN_ACTIONS, TranscriptItem, WAYPOINT_ACTIONS } from './items';
 import { RichResult } from './richResult';

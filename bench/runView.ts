@@ -13,7 +13,7 @@ import { applyOp, Workload } from './workload';
 
 /** When each part of opening the view was done, in ms from "open" (the panel's creation began). */
 export interface OpenParts {
-  /** The page exists and has its HTML (its script still loading); the host controller starts reading the thread. */
+  /** The page exists and has its HTML (its script still loading); the host has been reading the thread since the open. */
   panel: number;
   /** The view's script starts running (its bundle loaded and parsed). */
   script: number;
@@ -179,15 +179,11 @@ export function runViewTable(f: RunViewFigures): string {
     '| first paint, part by part (ms after open; the step in brackets) | cold | warm |',
     '|---|---|---|',
     part(
-      "page created and its HTML loaded (Chromium's new page stands for VS Code's webview frame); the host starts reading the thread",
+      "page created and its HTML committed (Chromium's new page stands for VS Code's webview frame; the host has been reading since the open, on a thread of its own)",
       'panel',
     ),
     part('view script started (its bundle loaded and run)', 'script', 'panel'),
-    part(
-      "host: first state sent (the thread's end read from the newest checkpoints, its items built)",
-      'hostState',
-      'panel',
-    ),
+    part("host: first state sent (the thread's end read from the newest checkpoints, its items built)", 'hostState'),
     part('view: first state message handled', 'state', 'script'),
     part('first frame with items', 'frame', 'state'),
   ].join('\n');

@@ -8,6 +8,9 @@ export interface FsStat {
   /** Allocated bytes (st_blocks × 512): what the file really costs on disk. */
   allocated: number;
   mtimeMs: number;
+  /** The inode and its change time: together they tell one file from another at the same path. */
+  ino: number;
+  ctimeMs: number;
   isDirectory: boolean;
 }
 
@@ -106,7 +109,14 @@ export const nodeFs: FsLayer = {
   rmrf: (p) => fs.promises.rm(p, { recursive: true, force: true }),
   async stat(p) {
     const s = fs.statSync(p);
-    return { size: s.size, allocated: s.blocks * 512, mtimeMs: s.mtimeMs, isDirectory: s.isDirectory() };
+    return {
+      size: s.size,
+      allocated: s.blocks * 512,
+      mtimeMs: s.mtimeMs,
+      ino: s.ino,
+      ctimeMs: s.ctimeMs,
+      isDirectory: s.isDirectory(),
+    };
   },
   async utimes(p, t) {
     await fs.promises.utimes(p, t / 1000, t / 1000);

@@ -6,7 +6,10 @@
 //    same owner in this very process is a leftover its release could not remove, taken over at once;
 //  - takeover renames the stale file to a unique name, checks it moved the file it judged stale
 //    (else puts it back and backs off), then links its own;
-//  - the owner re-reads the file before every commit and on every heartbeat: not ours → lost.
+//  - the owner re-reads the file before every commit and on every heartbeat: not ours → lost. Before
+//    a commit a stat is enough when the path holds the very file last read and found ours,
+//    untouched since (same inode, same change time): a takeover links a new file, and renaming
+//    ours away or touching it changes its change time.
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,20 +42,22 @@ export interface LockHooks {
 type Seen =
   | { kind: 'none' }
   | { kind: 'corrupt'; mtimeMs: number; reason: string }
-  | { kind: 'ok'; body: LockBody; text: string; mtimeMs: number };
+  | { kind: 'ok'; body: LockBody; text: string; mtimeMs: number; ino: number; ctimeMs: number };
 
 async function readLock(fsl: FsLayer, file: string): Promise<Seen> {
   let text: string;
-  let mtimeMs: number;
+  let st: Awaited<ReturnType<FsLayer['stat']>>;
   try {
-    mtimeMs = (await fsl.stat(file)).mtimeMs;
+    st = await fsl.stat(file);
     text = (await fsl.readFile(file)).toString('utf8');
   } catch (err) {
     if (isMissing(err)) return { kind: 'none' };
     throw err;
   }
+  const { mtimeMs, ino, ctimeMs } = st;
   try {
-    return { kind: 'ok', body: new DurableJsonFile(fsl, file, 'lock', LockBody).parse(text), text, mtimeMs };
+    const body = new DurableJsonFile(fsl, file, 'lock', LockBody).parse(text);
+    return { kind: 'ok', body, text, mtimeMs, ino, ctimeMs };
   } catch (err) {
     if (err instanceof AgentCheckpointCorruptionError) return { kind: 'corrupt', mtimeMs, reason: err.message };
     throw err;
@@ -99,6 +104,8 @@ export async function lockHolder(fsl: FsLayer, file: string, o: LockOptions): Pr
 
 export class FileLock implements EngineLock {
   lost = false;
+  /** The lock file last read and found ours (its inode and change time), for the stat-only check before a commit. */
+  private known: { ino: number; ctimeMs: number } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<void> | null = null;
 
@@ -199,11 +206,20 @@ export class FileLock implements EngineLock {
   /** Before every commit: the file must still be the one we created. */
   async verify(runId: string): Promise<void> {
     if (this.lost) throw new RunNotOwnedError(runId);
+    const known = this.known;
+    if (known) {
+      // The path still holds the file last read and found ours, untouched since: ours.
+      const st = await this.fsl.stat(this.file).catch(() => null);
+      if (st && st.ino === known.ino && st.ctimeMs === known.ctimeMs) return;
+    }
     const seen = await readLock(this.fsl, this.file);
+    this.known = null;
     if (seen.kind === 'ok' && seen.text !== this.text) {
       this.markLost();
       throw new RunNotOwnedError(runId);
     }
+    // The stat before the read saw this file: the path only ever goes from ours to another's.
+    if (seen.kind === 'ok') this.known = { ino: seen.ino, ctimeMs: seen.ctimeMs };
     // missing or corrupt: still ours as far as anyone can tell; the heartbeat restores it
   }
 

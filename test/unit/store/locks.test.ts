@@ -133,6 +133,39 @@ describe('store: one owner per run', function () {
     await Promise.all([a.close(), b.close(), c.close()]);
   });
 
+  it('a window that committed before it stalled still sees the takeover (a stat of the lock it read last is no proof when the file was replaced)', async () => {
+    const a = await openDiskStoreReady(path.join(dir, 'store'), { heartbeatMs: 60_000 });
+    const b = await openDiskStoreReady(path.join(dir, 'store'), { staleMs: 50 });
+    const la = await a.acquire(runId, h.owner('stalled'));
+    for (let i = 0; i < 3; i++) {
+      await a.append(runId, h.preTools(1));
+      await a.flush(); // each commit checks the lock: a full read first, then its stat
+    }
+    await new Promise((r) => setTimeout(r, 120));
+    const lb = await b.acquire(runId, h.owner('new owner'));
+    await b.append(runId, h.preTools(2));
+    await b.flush();
+    await h.rejects(
+      a.append(runId, h.preTools(1)).then(() => a.flush()),
+      RunNotOwnedError,
+    );
+    assert.equal(la.lost, true);
+    await la.release();
+    await lb.release();
+    const c = await openDiskStoreReady(path.join(dir, 'store'));
+    assert.deepEqual(
+      (await c.list(runId)).map((r) => [r.phase, r.step]),
+      [
+        ['pre_tool_batch', 2],
+        ['pre_tool_batch', 1],
+        ['pre_tool_batch', 1],
+        ['pre_tool_batch', 1],
+        ['run_started', 0],
+      ],
+    );
+    await Promise.all([a.close(), b.close(), c.close()]);
+  });
+
   it('hostname and pid in the lock are this machine’s', async () => {
     const s = await openDiskStoreReady(path.join(dir, 'store'));
     const lease = await s.acquire(runId, { owner_id: 'x', label: 'me', pid: process.pid, hostname: os.hostname() });

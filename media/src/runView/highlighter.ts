@@ -20,8 +20,6 @@ import yaml from 'highlight.js/lib/languages/yaml';
 export interface Highlighter {
   /** The code as highlight.js's HTML (text escaped, spans with hljs-* classes); undefined for a language it does not know. */
   highlight(code: string, language: string): string | undefined;
-  /** The language's canonical name (an alias resolved), if known. */
-  language(name: string): string | undefined;
 }
 
 const languages = { bash, css, diff, go, java, javascript, json, markdown, python, rust, shell, typescript, xml, yaml };
@@ -43,6 +41,5 @@ export function createHighlighter(): Highlighter {
   return {
     highlight: (code, language) =>
       h.getLanguage(language) ? h.highlight(code, { language, ignoreIllegals: true }).value : undefined,
-    language: (name) => (h.getLanguage(name) ? name : undefined),
   };
 }

@@ -4,13 +4,11 @@
 // work cannot hold up the browser's side (creating the page, handing it messages), nor the reverse.
 import { parentPort, workerData, Worker } from 'node:worker_threads';
 import path from 'node:path';
-import { Emitter } from '../src/common/emitter';
-import type { RunnerEvent } from '../src/runner/events';
 import { openDiskStoreReady } from '../src/store';
 import { RunViewController } from '../src/views/run/controller';
 import type { HostMessage } from '../src/views/run/protocol';
 import { threadRuns } from '../src/views/run/thread';
-import { noEditor, testActions } from '../test/support/actions';
+import { idleRunner, noEditor, testActions } from '../test/support/actions';
 import { epochNow, type RunViewHostEnd, type RunViewHostLink } from '../test/support/runViewPage';
 import { BENCH_OWNER } from './contenders/ours';
 
@@ -113,18 +111,9 @@ export async function startRunViewHost(dir: string, runId: string): Promise<RunV
 async function hostThread(port: NonNullable<typeof parentPort>, o: { dir: string; runId: string }): Promise<void> {
   const say = (m: FromHost) => port.postMessage(m);
   const store = await openDiskStoreReady(o.dir); // a fresh window: the run's log is read on first open
-  const events = new Emitter<RunnerEvent>();
   let active = false;
-  const notInTheBenchmark = async () => Promise.reject(new Error('not in the benchmark'));
-  const runner = {
-    events,
-    isActive: () => active,
-    partialResponse: () => undefined,
-    send: notInTheBenchmark,
-    cancel: () => false,
-    resume: notInTheBenchmark,
-    decideApprovals: notInTheBenchmark,
-  };
+  const runner = idleRunner({ isActive: () => active });
+  const { events } = runner;
   const deps = {
     store,
     runner,

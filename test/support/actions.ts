@@ -9,6 +9,9 @@ import { defaultTicks, type RestorePlan } from '../../src/actions/restore/plan';
 import type { RestoreRecord } from '../../src/store/api/schema';
 import type { CheckpointStore, OwnerInfo } from '../../src/store/api/types';
 import type { RunViewEditor } from '../../src/views/run/actionRequests';
+import type { RunViewDeps } from '../../src/views/run/controller';
+import { Emitter } from '../../src/common/emitter';
+import type { RunnerEvent } from '../../src/runner/events';
 
 /** What the scripted user was told or asked, in order: `info: …`, `warn: …`, `error: …`, `confirm: …`, `choose: <title>`, `input: <title>`. */
 export type Said = `${'info' | 'warn' | 'error' | 'confirm' | 'choose' | 'input'}: ${string}`;
@@ -155,3 +158,19 @@ export const noEditor: RunViewEditor = {
   exportRun: async () => Promise.reject(new Error('not in this test')),
   revealInTree: async () => Promise.reject(new Error('not in this test')),
 };
+
+/** A runner for views of runs that do not execute here: its events are the caller's to emit; anything it would do fails. */
+export type IdleRunner = RunViewDeps['runner'] & ActionsDeps['runner'] & { readonly events: Emitter<RunnerEvent> };
+
+export function idleRunner(o: { isActive?: (runId: string) => boolean } = {}): IdleRunner {
+  const notHere = async () => Promise.reject(new Error('the runner does not execute here'));
+  return {
+    events: new Emitter<RunnerEvent>(),
+    isActive: o.isActive ?? (() => false),
+    partialResponse: () => undefined,
+    send: notHere,
+    cancel: () => false,
+    resume: notHere,
+    decideApprovals: notHere,
+  };
+}

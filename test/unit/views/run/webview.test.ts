@@ -14,7 +14,7 @@ import { applyOp, Workload } from '../../../../bench/workload';
 import { startModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import { makeRunner } from '../../loop/support';
-import { noEditor, testActions } from '../../../support/actions';
+import { idleRunner, noEditor, testActions } from '../../../support/actions';
 import { openWebview, untilDrawn, type WebviewInDom } from './webviewDom';
 
 type TestRunner = RunViewDeps['runner'] & Parameters<typeof testActions>[0]['runner'];
@@ -24,16 +24,7 @@ function deps(
   store: CheckpointStore,
   o: { runner?: TestRunner; workspace?: string; owner?: OwnerInfo } = {},
 ): RunViewDeps {
-  const notHere = async () => Promise.reject(new Error('not here'));
-  const runner: TestRunner = o.runner ?? {
-    events: { on: () => ({ dispose: () => undefined }) } as unknown as RunViewDeps['runner']['events'],
-    isActive: () => false,
-    partialResponse: () => undefined,
-    send: notHere,
-    cancel: () => false,
-    resume: notHere,
-    decideApprovals: notHere,
-  };
+  const runner: TestRunner = o.runner ?? idleRunner();
   const workspace = o.workspace ?? fs.mkdtempSync(path.join(os.tmpdir(), 'aw-webview-'));
   return {
     store,

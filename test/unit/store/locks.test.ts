@@ -38,6 +38,29 @@ describe('store: one owner per run', function () {
     windows.push(w);
     return w;
   };
+  /**
+   * Window a holds the run and commits `commits` times, then stalls past b's staleMs; b takes the
+   * run over and commits a `pre_tool_batch` of step `bStep`; a's next commit is refused.
+   */
+  const stallAndTakeOver = async (o: { commits: number; bStep: number }) => {
+    const a = await openDiskStoreReady(path.join(dir, 'store'), { heartbeatMs: 60_000 });
+    const b = await openDiskStoreReady(path.join(dir, 'store'), { staleMs: 50 });
+    const la = await a.acquire(runId, h.owner('stalled'));
+    for (let i = 0; i < o.commits; i++) {
+      await a.append(runId, h.preTools(1));
+      await a.flush(); // each commit checks the lock: a full read first, then its stat
+    }
+    await new Promise((r) => setTimeout(r, 120));
+    const lb = await b.acquire(runId, h.owner('new owner'));
+    await b.append(runId, h.preTools(o.bStep));
+    await b.flush();
+    await h.rejects(
+      a.append(runId, h.preTools(1)).then(() => a.flush()),
+      RunNotOwnedError,
+    );
+    assert.equal(la.lost, true);
+    return { a, b, la, lb };
+  };
 
   it('two processes acquiring at the same moment, 15 rounds: exactly one owner each round; the other names it', async () => {
     const a = open('window A');
@@ -108,18 +131,7 @@ describe('store: one owner per run', function () {
   });
 
   it('a window that stalls past staleMs loses its lease: its writes are refused, and its release leaves the new lock alone', async () => {
-    const a = await openDiskStoreReady(path.join(dir, 'store'), { heartbeatMs: 60_000 });
-    const b = await openDiskStoreReady(path.join(dir, 'store'), { staleMs: 50 });
-    const la = await a.acquire(runId, h.owner('stalled'));
-    await new Promise((r) => setTimeout(r, 120));
-    const lb = await b.acquire(runId, h.owner('new owner'));
-    await b.append(runId, h.preTools(1));
-    await b.flush();
-    await h.rejects(
-      a.append(runId, h.preTools(1)).then(() => a.flush()),
-      RunNotOwnedError,
-    );
-    assert.equal(la.lost, true);
+    const { a, b, la, lb } = await stallAndTakeOver({ commits: 0, bStep: 1 });
     await la.release();
     assert.equal((await a.owner(runId))?.label, 'new owner');
     await h.rejects(a.append(runId, h.preTools(1)), RunNotOwnedError);
@@ -134,22 +146,7 @@ describe('store: one owner per run', function () {
   });
 
   it('a window that committed before it stalled still sees the takeover (a stat of the lock it read last is no proof when the file was replaced)', async () => {
-    const a = await openDiskStoreReady(path.join(dir, 'store'), { heartbeatMs: 60_000 });
-    const b = await openDiskStoreReady(path.join(dir, 'store'), { staleMs: 50 });
-    const la = await a.acquire(runId, h.owner('stalled'));
-    for (let i = 0; i < 3; i++) {
-      await a.append(runId, h.preTools(1));
-      await a.flush(); // each commit checks the lock: a full read first, then its stat
-    }
-    await new Promise((r) => setTimeout(r, 120));
-    const lb = await b.acquire(runId, h.owner('new owner'));
-    await b.append(runId, h.preTools(2));
-    await b.flush();
-    await h.rejects(
-      a.append(runId, h.preTools(1)).then(() => a.flush()),
-      RunNotOwnedError,
-    );
-    assert.equal(la.lost, true);
+    const { a, b, la, lb } = await stallAndTakeOver({ commits: 3, bStep: 2 });
     await la.release();
     await lb.release();
     const c = await openDiskStoreReady(path.join(dir, 'store'));

@@ -28,7 +28,6 @@ export interface RunViewHostEnd {
 
 export interface RunViewPage {
   page: Page;
-  browser: Browser;
   /** Host messages sent so far, by type (for measurements). */
   sent: Record<string, number>;
   /** When the first message of each type was handed to the page (epoch ms, as `epochNow`). */
@@ -42,7 +41,6 @@ export interface RunViewPage {
  * installed once) and the loopback server that serves the view's HTML, script and styles.
  */
 export interface RunViewWindow {
-  browser: Browser;
   context: BrowserContext;
   url: string;
   /** Where each page's messages to the host go, and its "loaded" signal. */
@@ -58,7 +56,6 @@ export async function prepareRunViewWindow(browser: Browser, theme: 'dark' | 'li
   const server = await serveMedia(theme);
   await (await context.newPage()).close(); // the window is up and has drawn a page before the view opens
   return {
-    browser,
     context,
     url: server.url,
     routes,
@@ -111,7 +108,6 @@ export async function openRunViewPage(o: { host: RunViewHostLink; window: RunVie
   await page.goto(win.url, { waitUntil: 'commit' });
   return {
     page,
-    browser: win.browser,
     sent,
     firstSentAt,
     close: async () => {

@@ -1,6 +1,6 @@
 // The compact encoding of a run's commits (encodeOps / decodeOps, exact inverses), whatever file
 // holds them (a segment frame, a snapshot, a version-1 commit file), and peekLost for damaged ones.
-import { LostCall, RunState, type RunMeta } from '../api/schema';
+import { LostCall, RunState, type Effect, type RunMeta } from '../api/schema';
 import type { CommitOp } from '../core/storedSchema';
 
 /**
@@ -12,22 +12,30 @@ export interface Codec {
   outputs: Map<string, string>;
   /** The previous snapshot header: a header is written as its difference from it. */
   header: Record<string, unknown> | null;
+  /** The last effect record of each call, field by field: a call's result is written as its difference from its intent. */
+  effects: Map<string, EffectFields>;
 }
 
-export const newCodec = (): Codec => ({ outputs: new Map(), header: null });
+/** An effect record's fields, in order. */
+type EffectFields = Map<string, unknown>;
+
+export const newCodec = (): Codec => ({ outputs: new Map(), header: null, effects: new Map() });
 
 /** What one commit changes in the codec; applied with `advance` once the commit is accepted. */
 export interface CodecDelta {
   outputs: Map<string, string>;
   header: Record<string, unknown> | null;
+  effects: Map<string, EffectFields>;
 }
 
-const startDelta = (c: Codec): CodecDelta => ({ outputs: new Map(), header: c.header });
+const startDelta = (c: Codec): CodecDelta => ({ outputs: new Map(), header: c.header, effects: new Map() });
 const output = (c: Codec, d: CodecDelta, id: string) => d.outputs.get(id) ?? c.outputs.get(id);
+const effectOf = (c: Codec, d: CodecDelta, id: string) => d.effects.get(id) ?? c.effects.get(id);
 
 /** Moves the codec past an accepted commit (in place: a run's codec is only ever moved forward). */
 export function advance(c: Codec, d: CodecDelta): Codec {
   for (const [k, v] of d.outputs) c.outputs.set(k, v);
+  for (const [k, v] of d.effects) c.effects.set(k, v);
   c.header = d.header;
   return c;
 }
@@ -35,7 +43,14 @@ export function advance(c: Codec, d: CodecDelta): Codec {
 const REF = '$effect_output';
 const SAME = '$same_as_previous';
 const LAST = '$last_message';
+/** In a header's difference: fields (plain objects) written as the keys that changed in them, by field. */
+const CHANGED_IN = '$changed_in';
+/** An effect record written as the fields that differ from the call's previous record (its intent). */
+const DELTA_OF = '$delta_of';
+/** The record schema_version every record of this format has (left out of each record). */
+const RECORD_VERSION = 2;
 const eq = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The space optimisations of the log format, so a checkpoint costs what it adds:
@@ -49,13 +64,19 @@ export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta)
   const next = startDelta(codec);
   const out: unknown[] = [];
   for (const op of ops) {
-    if (op.op === 'effect' && op.effect.result) next.outputs.set(op.effect.tool_call_id, op.effect.result.output);
+    if (op.op === 'effect') {
+      if (op.effect.result) next.outputs.set(op.effect.tool_call_id, op.effect.result.output);
+      out.push({ op: 'effect', effect: encodeEffect(op.effect, codec, next, meta) });
+      continue;
+    }
     if (op.op !== 'record') {
       out.push(op);
       continue;
     }
-    const { run_id, thread_id, parent, snapshot, ...rest } = op.record;
-    const record: Record<string, unknown> = { ...rest };
+    const { run_id, thread_id, parent, snapshot, schema_version, ...rest } = op.record;
+    const record: Record<string, unknown> = {};
+    if (schema_version !== RECORD_VERSION) record.schema_version = schema_version;
+    Object.assign(record, rest);
     if (run_id !== meta.run_id) record.run_id = run_id;
     if (thread_id !== meta.thread_id) record.thread_id = thread_id;
     if (!eq(parent, impliedParent(meta, op.record.seq))) record.parent = parent;
@@ -82,11 +103,49 @@ export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta)
       }
       record.snapshot = diffHeader(h, next.header);
       next.header = h;
-    } else record.snapshot = null;
+    } // no snapshot: the field is left out (read back as null)
     out.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
   }
   return { ops: out, next };
 }
+
+/**
+ * An effect record as written: `run_id` left out when it is the run's, and `idempotency_key` when
+ * it is the one the run gives every call (`run/step/call`); a record of a call already in the log
+ * (its result after its intent) as the fields that differ from the previous one, when its fields
+ * keep their order — `{"$delta_of": call id, …changed}`.
+ */
+function encodeEffect(e: Effect, codec: Codec, next: CodecDelta, meta: RunMeta): Record<string, unknown> {
+  const fields: EffectFields = new Map(Object.entries(e));
+  const prev = effectOf(codec, next, e.tool_call_id);
+  next.effects.set(e.tool_call_id, fields);
+  if (prev && sameOrder(prev, fields)) {
+    const changed: Record<string, unknown> = { [DELTA_OF]: e.tool_call_id };
+    for (const [k, v] of fields) if (!prev.has(k) || !eq(prev.get(k), v)) changed[k] = v;
+    return changed;
+  }
+  const { run_id, idempotency_key, ...rest } = e;
+  const out: Record<string, unknown> = {};
+  if (run_id !== meta.run_id) out.run_id = run_id;
+  Object.assign(out, rest);
+  if (idempotency_key !== impliedKey(meta, e)) out.idempotency_key = idempotency_key;
+  return out;
+}
+
+/** Whether `next` has every field of `prev`, in the same order, new ones only after them (a merge keeps the order). */
+function sameOrder(prev: EffectFields, next: EffectFields): boolean {
+  if (next.size < prev.size) return false;
+  const a = prev.keys();
+  for (const k of next.keys()) {
+    const p = a.next();
+    if (p.done) return true;
+    if (p.value !== k) return false;
+  }
+  return true;
+}
+
+const impliedKey = (meta: RunMeta, e: { step: number; tool_call_id: string }) =>
+  `${meta.run_id}/${e.step}/${e.tool_call_id}`;
 
 function refOutput(item: unknown, outputOf: (id: string) => string | undefined): unknown {
   const m = item as { role?: unknown; tool_call_id?: unknown; content?: unknown };
@@ -96,11 +155,39 @@ function refOutput(item: unknown, outputOf: (id: string) => string | undefined):
   return Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k === 'content' ? { [REF]: m.tool_call_id } : v]));
 }
 
+/**
+ * A header as its difference from the previous one: the fields that changed, and a plain-object field
+ * that kept its keys in order (the run context, whose `active_ms` moves every checkpoint) as the keys
+ * that changed in it, under `$changed_in`.
+ */
 function diffHeader(h: Record<string, unknown>, prev: Record<string, unknown> | null): Record<string, unknown> {
   if (!prev) return h;
   const changed: Record<string, unknown> = { [SAME]: true };
-  for (const k of Object.keys(h)) if (!(k in prev) || !eq(h[k], prev[k])) changed[k] = h[k];
+  let inner: Record<string, Record<string, unknown>> | null = null;
+  for (const k of Object.keys(h)) {
+    if (k in prev && eq(h[k], prev[k])) continue;
+    const part = k in prev ? changedKeys(h[k], prev[k]) : null;
+    if (part) (inner ??= {})[k] = part;
+    else changed[k] = h[k];
+  }
+  if (inner) changed[CHANGED_IN] = inner;
   return changed;
+}
+
+/** The keys of `next` whose values differ from `prev`'s, when both are plain objects with the same keys in the same order and some kept their value. */
+function changedKeys(next: unknown, prev: unknown): Record<string, unknown> | null {
+  if (!isPlain(next) || !isPlain(prev)) return null;
+  const keys = Object.keys(next);
+  const before = Object.keys(prev);
+  if (keys.length !== before.length || keys.some((k, i) => k !== before[i])) return null;
+  const part: Record<string, unknown> = Object.create(null) as Record<string, unknown>; // a "__proto__" key stays a key
+  let n = 0;
+  for (const k of keys)
+    if (!eq(next[k], prev[k])) {
+      part[k] = next[k];
+      n++;
+    }
+  return n < keys.length ? part : null; // every key changed: the field whole is no longer
 }
 
 const impliedParent = (meta: RunMeta, seq: number) =>
@@ -119,7 +206,13 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
       record?: Record<string, unknown>;
       lists?: { messages?: { base: number; items: unknown[] } };
     };
-    if (op.op === 'effect' && op.effect?.result) next.outputs.set(op.effect.tool_call_id, op.effect.result.output);
+    if (op.op === 'effect' && isPlain(op.effect)) {
+      const e = decodeEffect(op.effect, codec, next, meta);
+      op.effect = e as typeof op.effect;
+      if (isPlain(e.result) && typeof e.tool_call_id === 'string' && typeof e.result.output === 'string')
+        next.outputs.set(e.tool_call_id, e.result.output);
+      continue;
+    }
     if (op.op !== 'record' || !op.record || typeof op.record !== 'object') continue;
     const r = op.record;
     const items = op.lists?.messages?.items ?? [];
@@ -137,17 +230,28 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
     op.record = {
       run_id: r.run_id ?? meta.run_id,
       thread_id: r.thread_id ?? meta.thread_id,
+      schema_version: r.schema_version ?? RECORD_VERSION,
       ...r,
       parent: 'parent' in r ? r.parent : impliedParent(meta, seq),
+      snapshot: r.snapshot ?? null,
     };
     const h = r.snapshot as Record<string, unknown> | null | undefined;
     if (!h) continue;
     let full: Record<string, unknown> = h;
     if (h[SAME] === true) {
-      if (!next.header)
+      const prev = next.header;
+      if (!prev)
         throw new Error(`checkpoint ${seq} lists what changed since a previous snapshot the log does not have`);
-      const { [SAME]: _, ...changed } = h;
-      full = { ...next.header, ...changed };
+      const { [SAME]: _, [CHANGED_IN]: inner, ...changed } = h;
+      full = { ...prev, ...changed };
+      if (inner !== undefined) {
+        if (!isPlain(inner)) throw new Error(`checkpoint ${seq} lists changed fields that are not an object`);
+        for (const [k, part] of Object.entries(inner)) {
+          if (!isPlain(part) || !isPlain(prev[k]) || k in changed)
+            throw new Error(`checkpoint ${seq} lists changes in ${k}, which the previous snapshot has no object for`);
+          full[k] = { ...prev[k], ...part };
+        }
+      }
     }
     next.header = full;
     const pending = full.pending_llm_response as Record<string, unknown> | null | undefined;
@@ -159,6 +263,38 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
     op.record.snapshot = full;
   }
   return next;
+}
+
+/** The inverse of encodeEffect: a difference merged over the call's previous record, implied fields put back. */
+function decodeEffect(
+  raw: Record<string, unknown>,
+  codec: Codec,
+  next: CodecDelta,
+  meta: RunMeta,
+): Record<string, unknown> {
+  let e: Record<string, unknown>;
+  const of = raw[DELTA_OF];
+  if (of !== undefined) {
+    const prev = typeof of === 'string' ? effectOf(codec, next, of) : undefined;
+    if (!prev)
+      throw new Error(`an effect record lists what changed since a record of call ${String(of)} the log does not have`);
+    const { [DELTA_OF]: _, ...changed } = raw;
+    e = { ...Object.fromEntries(prev), ...changed };
+  } else {
+    e = 'run_id' in raw ? raw : { run_id: meta.run_id, ...raw };
+    if (!('idempotency_key' in e) && typeof e.step === 'number' && typeof e.tool_call_id === 'string') {
+      const key = impliedKey(meta, { step: e.step, tool_call_id: e.tool_call_id });
+      // Back where the record had it (after input_hash), so a record reads back as it was written.
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(e)) {
+        out[k] = v;
+        if (k === 'input_hash') out.idempotency_key = key;
+      }
+      e = 'idempotency_key' in out ? out : { ...out, idempotency_key: key };
+    }
+  }
+  if (typeof e.tool_call_id === 'string') next.effects.set(e.tool_call_id, new Map(Object.entries(e)));
+  return e;
 }
 
 /** What a lost commit file held, as far as it can still be read (for the corruption report). */
@@ -194,8 +330,19 @@ export function peekLost(text: string, runId: string): PeekedCommit | null {
   }
 }
 
-/** The same, for a commit body already parsed (a segment frame that checked out, after the one that did not). */
-export function peekBody(value: unknown, runId: string): PeekedCommit | null {
+/** The calls a peek knows (the good part's, then each lost commit's in turn): a lost result written as a difference is read against them. */
+export const peekCalls = (codec: Codec): Map<string, Record<string, unknown>> =>
+  new Map([...codec.effects].map(([id, fields]) => [id, Object.fromEntries(fields)]));
+
+/**
+ * The same, for a commit body already parsed (a segment frame that checked out, after the one that
+ * did not). `calls` carries the effect records known so far from one lost commit to the next.
+ */
+export function peekBody(
+  value: unknown,
+  runId: string,
+  calls: Map<string, Record<string, unknown>> = new Map(),
+): PeekedCommit | null {
   const body = value as { run_id?: unknown; ops?: unknown } | null;
   if (typeof body !== 'object' || body === null || body.run_id !== runId || !Array.isArray(body.ops)) return null;
   const out: PeekedCommit = { seqs: [], effects: false, calls: [], terminal: null, maxStep: 0 };
@@ -212,7 +359,11 @@ export function peekBody(value: unknown, runId: string): PeekedCommit | null {
     }
     if (o?.op === 'effect' && o.effect) {
       out.effects = true;
-      const call = LostCall.safeParse({ ...o.effect, finished: o.effect.result != null });
+      const of = o.effect[DELTA_OF];
+      const { [DELTA_OF]: _, ...fields } = o.effect;
+      const e = typeof of === 'string' ? { ...calls.get(of), ...fields } : fields;
+      if (typeof e.tool_call_id === 'string') calls.set(e.tool_call_id, e);
+      const call = LostCall.safeParse({ ...e, finished: e.result != null });
       if (call.success) out.calls.push(call.data);
     }
   }

@@ -12,7 +12,7 @@ import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/error
 import { RunMeta } from '../api/schema';
 import { corruptionReport, type CorruptionReport } from '../api/types';
 import type { LoadOptions, LoadSink, Notice } from '../core/engine';
-import { advance, newCodec, peekBody } from './codec';
+import { advance, newCodec, peekBody, peekCalls, type Codec } from './codec';
 import {
   decodeCommit,
   emptyPeek,
@@ -42,7 +42,7 @@ import {
   type ParsedSegment,
 } from './segment';
 import { loadV1 } from './v1';
-import { decodeSnapshot, isFramedSnapshot } from './snapshotFile';
+import { decodeSnapshot, isFramedSnapshot, SNAPSHOT_VERSION } from './snapshotFile';
 import { readWitness, WITNESS_FILE } from './witness';
 
 export const SNAPSHOT_FILE = 'snapshot.json';
@@ -53,13 +53,18 @@ export interface SegmentTail {
   first: number;
   /** Bytes of valid frames: the next frame goes here. */
   size: number;
+  /** Its header's version: one older than SEGMENT_VERSION is never appended to (the run is compacted first). */
+  version: number;
 }
 
 export interface LoadedRun extends LoadedFiles {
   format: 1 | 2;
   /** Version 2: the segment to append to (null: none yet; the first write creates one). */
   tail: SegmentTail | null;
-  /** The snapshot is in version 2's form or was read from its second copy: rewritten before the next write. */
+  /**
+   * The snapshot is in version 2's form, in version 3's encoding or was read from its second copy, or a
+   * segment is in version 2's encoding: the run is compacted before its next write.
+   */
   rewriteSnapshot: boolean;
 }
 
@@ -182,7 +187,8 @@ async function loadV2(
     try {
       apply(snap.raw, snapRel);
       covered = snap.raw.last;
-      rewriteSnapshot = snap.legacy || snap.damaged !== null;
+      // Converted on the next write: a snapshot in version 2's form or in version 3's encoding, or read from its spare copy.
+      rewriteSnapshot = snap.legacy || snap.damaged !== null || snap.version < SNAPSHOT_VERSION;
       if (snap.damaged !== null) {
         // One copy (or part of it) was bad, the other held every frame: said, kept, rewritten whole.
         const q = opts.repair ? await ctx.quarantineCopy(snapRel, `${snapRel}: ${snap.damaged}`, runId) : null;
@@ -233,7 +239,12 @@ async function loadV2(
     }
     used.add(seg);
     stop = applyFrames(seg, file, runId, () => p, apply);
-    tail = { name: seg.name, first: seg.first, size: stop ? stop.frameAt : seg.parsed.validEnd };
+    tail = {
+      name: seg.name,
+      first: seg.first,
+      size: stop ? stop.frameAt : seg.parsed.validEnd,
+      version: seg.header?.segment ?? SEGMENT_VERSION,
+    };
     if (stop) {
       stop.torn &&= seg === segs[segs.length - 1];
       break;
@@ -260,7 +271,7 @@ async function loadV2(
       (tail
         ? `${file} ends at commit ${p - 1}, but the run's witness says ${expect} commits were written`
         : `${file} is missing: ${snapRel} ends at commit ${p - 1}, but the run's witness says ${expect} commits were written`);
-    const peeked = peekLostFrames(stop, later, runId);
+    const peeked = peekLostFrames(stop, later, runId, codec);
     const quarantined = opts.repair
       ? await quarantineLost(ctx, runId, { stop, later, snapRel: snapBad ? snapRel : null })
       : [];
@@ -289,7 +300,8 @@ async function loadV2(
     covered,
     format: 2,
     tail,
-    rewriteSnapshot,
+    // A segment in an older encoding (version 2) is never appended to: the run is compacted first.
+    rewriteSnapshot: rewriteSnapshot || (tail !== null && tail.version < SEGMENT_VERSION),
   };
 }
 
@@ -298,7 +310,7 @@ async function readSnapshot(
   ctx: LoadCtx,
   runId: string,
   snapRel: string,
-): Promise<{ raw: RawCommit; legacy: boolean; damaged: string | null } | Error | null> {
+): Promise<{ raw: RawCommit; legacy: boolean; damaged: string | null; version: number } | Error | null> {
   const file = path.join(ctx.root, snapRel);
   let buf: Buffer;
   try {
@@ -316,7 +328,7 @@ async function readSnapshot(
         runId,
         snapRel,
       );
-    return { raw, legacy: true, damaged: null };
+    return { raw, legacy: true, damaged: null, version: 2 };
   } catch (err) {
     if (err instanceof SchemaVersionError || !(err instanceof AgentCheckpointCorruptionError)) throw err;
     return err;
@@ -383,13 +395,14 @@ function lastCommitIn(s: SegmentFile): number {
 }
 
 /** What the lost frames still show: those after the stop in its segment, and every later segment's. */
-function peekLostFrames(stop: Stop | null, later: SegmentFile[], runId: string): Peeked {
+function peekLostFrames(stop: Stop | null, later: SegmentFile[], runId: string, codec: Codec): Peeked {
   const out = emptyPeek();
+  const calls = peekCalls(codec);
   const lost = [
     ...(stop?.seg ? framesAfter(stop.seg, stop.frameAt + 1) : []),
     ...later.flatMap((s) => s.parsed.frames),
   ];
-  for (const f of lost) if (isRawCommit(f.value)) peekInto(out, peekBody(f.value, runId));
+  for (const f of lost) if (isRawCommit(f.value)) peekInto(out, peekBody(f.value, runId, calls));
   if (stop || lost.length === 0) out.unreadable++; // the frame that failed, or frames cut off at a boundary: unknown
   return out;
 }

@@ -29,8 +29,9 @@ export interface RunLogState {
   covered: number;
   tail: SegmentTail | null;
   /**
-   * The snapshot is in version 2's form (one enveloped document), or was read from its second copy
-   * after damage: compact() rewrites it (the spare and the plain copy) before the run's next write.
+   * The snapshot is in version 2's form (one enveloped document) or version 3's encoding, or was read
+   * from its second copy after damage, or a segment is in version 2's encoding: compact() rewrites the
+   * log (a snapshot with its spare and plain copies, a fresh segment) before the run's next write.
    */
   rewriteSnapshot: boolean;
 }
@@ -67,7 +68,7 @@ export class RunLog {
       await this.fsl.close(fd);
     }
     await fsyncDir(this.fsl, path.dirname(this.file(name)));
-    return { name, first, size: frame.length };
+    return { name, first, size: frame.length, version: SEGMENT_VERSION };
   }
 
   /** A new run: its first segment (the meta in its header). */
@@ -77,8 +78,8 @@ export class RunLog {
 
   /** Appends the next commit: one write at the segment's end, and (`sync`) one fdatasync — the barrier. */
   async append(ops: readonly CommitOp[], sync = true): Promise<void> {
-    if (this.s.format !== 2)
-      throw new Error(`run ${this.runId} is in the version-1 format: it is converted before it is written`);
+    if (this.s.format !== 2 || (this.s.tail && this.s.tail.version < SEGMENT_VERSION))
+      throw new Error(`run ${this.runId} is in an older format: it is converted before it is written`);
     const n = this.s.next;
     const enc = encodeOps(ops, this.s.codec, this.s.meta);
     this.s.tail ??= await this.newSegment(n);
@@ -133,13 +134,15 @@ export class RunLog {
     }
     await this.closeFd();
     const old = parseSegmentNames(await this.fsl.readdir(this.file()));
-    const fresh = await this.newSegment(last + 1).catch(async (err: unknown) => {
+    const fresh = await this.newSegment(last + 1).catch(async (err: unknown): Promise<SegmentTail> => {
       if ((err as { code?: string }).code !== 'EEXIST') throw err;
-      return {
-        name: segmentName(last + 1),
-        first: last + 1,
-        size: (await this.fsl.stat(this.file(segmentName(last + 1)))).size,
-      }; // compacted at this length before
+      // Compacted at this length before: that segment holds no commit the log has (it would be longer).
+      const name = segmentName(last + 1);
+      const buf = await this.fsl.readFile(this.file(name));
+      const version = (parseSegment(buf).frames[0]?.value as { segment?: unknown } | undefined)?.segment;
+      if (version === SEGMENT_VERSION) return { name, first: last + 1, size: buf.length, version };
+      await this.fsl.unlink(this.file(name)); // an older version's (or a torn) header: made again
+      return this.newSegment(last + 1);
     });
     for (const s of old) if (s.name !== fresh.name) await this.fsl.unlink(this.file(s.name));
     if (this.s.format === 1) {

@@ -3,7 +3,12 @@
 // no directory fsync on the step path (the directory is fsync'd once, when the segment is created).
 //
 //   frame  = <length of json, decimal> \t <crc32 of json, 8 hex> \t <json> \n
-//   header = the first frame: {"segment":2,"run_id":…,"first":…,"meta":…} — whose run, from which commit
+//   header = the first frame: {"segment":3,"run_id":…,"first":…,"meta":…} — whose run, from which commit
+//
+// Version 3 writes the commits in the compact encoding (codec.ts: a result as the difference from its
+// intent, the run context's changed keys only, implied fields left out); version 2 segments are read
+// as they are (the decoder takes both) and converted (compacted) before the run's next write, so an
+// older version never meets a version-3 frame in a file it takes for its own.
 //
 // Reading stops at the first frame that does not check out. If no valid frame follows it, it is a
 // torn tail: an append cut short by a crash, never acknowledged (unless the run's witness says
@@ -12,7 +17,9 @@ import zlib from 'node:zlib';
 import { z } from 'zod';
 import { RunMeta } from '../api/schema';
 
-export const SEGMENT_VERSION = 2;
+export const SEGMENT_VERSION = 3;
+/** The oldest segment version this one reads (and converts when it writes the run). */
+export const SEGMENT_VERSION_READ = 2;
 const TAB = 0x09;
 const NL = 0x0a;
 
@@ -29,7 +36,7 @@ export function parseSegmentNames(names: readonly string[]): { name: string; fir
 }
 
 export const SegmentHeader = z.object({
-  segment: z.literal(SEGMENT_VERSION),
+  segment: z.number().int().min(SEGMENT_VERSION_READ).max(SEGMENT_VERSION),
   run_id: z.string(),
   first: z.number().int().positive(),
   meta: RunMeta,

@@ -1,10 +1,11 @@
-// A compacted run's snapshot.json, version 3: the commits 1..N as checksummed frames (segment.ts's
+// A compacted run's snapshot.json, version 4 (3 with the compact encoding of segment version 3: the
+// same file, read by this version and rewritten on the run's next write): the commits 1..N as checksummed frames (segment.ts's
 // framing), twice in one file — a deflated spare copy, then the plain copy — so one bad sector, a bit
 // flip, a zeroed block, bytes cut out or the file cut short after its spare copy lose nothing: each
 // chunk is taken from whichever copy still checks out, and the damage is reported, naming the file.
 // (Version 2 was one enveloped JSON document: one bad byte lost the whole compacted run.)
 //
-//   {"schema_version":3,"kind":"snapshot",…}\n   version line: a reader of version 2 refuses the
+//   {"schema_version":4,"kind":"snapshot",…}\n   version line: a reader of version 2 refuses the
 //                                               file as newer (and leaves it alone) instead of
 //                                               taking it for damage; this reader goes by the frames
 //   spare copy    header frame {"snapshot":3,"copy":"deflate",…}, chunk frames {"i":k,"z":"<base64>"}
@@ -20,12 +21,15 @@ import { RunMeta } from '../api/schema';
 import type { RawCommit } from './commit';
 import { encodeFrame, frameOfJson, readFrame, scanFrames } from './segment';
 
-export const SNAPSHOT_VERSION = 3;
+export const SNAPSHOT_VERSION = 4;
+/** The oldest framed snapshot this version reads. */
+const SNAPSHOT_VERSION_READ = 3;
 export const SNAPSHOT_CHUNK_BYTES = 16 * 1024;
 const GAP_BYTES = 4096;
-const VERSION_LINE =
-  `{"schema_version":${SNAPSHOT_VERSION},"kind":"snapshot","sha256":"${'0'.repeat(64)}",` +
+const versionLine = (v: number) =>
+  `{"schema_version":${v},"kind":"snapshot","sha256":"${'0'.repeat(64)}",` +
   `"body":"framed: a deflated spare copy of the frames, a gap, then the frames"}\n`;
+const VERSION_LINE = versionLine(SNAPSHOT_VERSION);
 const GAP = Buffer.concat([Buffer.alloc(GAP_BYTES - 1, 0x20), Buffer.from('\n')]);
 interface Header {
   snapshot: number;
@@ -131,6 +135,8 @@ export interface ReadSnapshot {
   raw: RawCommit;
   /** What was wrong with the file although every frame was found in one copy or the other (null: nothing). */
   damaged: string | null;
+  /** The version it was written in (older than SNAPSHOT_VERSION: rewritten on the run's next write). */
+  version: number;
 }
 
 /**
@@ -147,10 +153,10 @@ export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSn
   if (fast.ok) {
     checkHeader(fast.header, file, runId, bad);
     const damaged =
-      buf.toString('latin1', 0, lineEnd + 1) !== VERSION_LINE
+      buf.toString('latin1', 0, lineEnd + 1) !== versionLine(fast.header.snapshot)
         ? 'its version line is damaged (the frames are whole)'
         : null;
-    return { raw: rawOf(fast.header, fast.chunks), damaged };
+    return { raw: rawOf(fast.header, fast.chunks), damaged, version: fast.header.snapshot };
   }
   // Frame by frame, from either copy.
   let header: Header | null = null;
@@ -185,7 +191,11 @@ export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSn
     );
   const raw = rawOf(header, parts);
   if (raw.ops.length !== header.ops) throw bad(`its chunks hold ${raw.ops.length} ops, its header says ${header.ops}`);
-  return { raw, damaged: `damaged ${where}; every chunk was read from a copy that checks out` };
+  return {
+    raw,
+    damaged: `damaged ${where}; every chunk was read from a copy that checks out`,
+    version: header.snapshot,
+  };
 }
 
 type InOrder = { ok: true; header: Header; chunks: unknown[][] } | { ok: false; at: number; reason: string };
@@ -230,6 +240,7 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
 
 function checkHeader(h: Header, file: string, runId: string, bad: (why: string) => Error): void {
   if (h.snapshot > SNAPSHOT_VERSION) throw new SchemaVersionError(file, h.snapshot, SNAPSHOT_VERSION);
+  if (h.snapshot < SNAPSHOT_VERSION_READ) throw bad(`its header says version ${h.snapshot}, which was never framed`);
   if (h.run_id !== runId || h.meta.run_id !== runId || h.first !== 1 || h.last < 1)
     throw bad(`it holds commits ${h.first}-${h.last} of run ${h.run_id}`);
 }

@@ -8,7 +8,7 @@ import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/error
 import { RunMeta } from '../api/schema';
 import type { CorruptionReport } from '../api/types';
 import type { LoadOptions, LoadSink } from '../core/engine';
-import { advance, newCodec, peekBody, type Codec } from '../disk/codec';
+import { advance, newCodec, peekBody, peekCalls, type Codec } from '../disk/codec';
 import { emptyPeek, lostTailReport, peekInto, Survived } from '../disk/commit';
 import type pg from 'pg';
 import { metaInRow, readRow, rowName, type CommitRow } from './rows';
@@ -88,6 +88,7 @@ export function loadChain(
   }
   if (!bad) return { meta, codec, last, covered, report: null, badFrom: null };
   const peeked = emptyPeek();
+  const calls = peekCalls(codec);
   for (const row of rows.filter((r) => r.first >= bad.at)) {
     let value: unknown;
     try {
@@ -95,7 +96,7 @@ export function loadChain(
     } catch {
       value = null;
     }
-    peekInto(peeked, peekBody(value, runId));
+    peekInto(peeked, peekBody(value, runId, calls));
   }
   const report = lostTailReport({
     runId,

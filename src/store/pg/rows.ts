@@ -22,6 +22,13 @@ export function rowSha(runId: string, first: number, last: number, format: numbe
   return crypto.createHash('sha256').update(`${runId}\n${first}\n${last}\n${format}\n`).update(body).digest();
 }
 
+/**
+ * A row's format: 2, the record schema version whose bodies it holds; 3, the same in the compact
+ * encoding of disk segment version 3 (a result as its intent's difference, …). An older version refuses
+ * a row of format 3 as newer instead of misreading it.
+ */
+export const ROW_FORMAT = 3;
+
 /** The row of commit(s) first..last; the first commit (and a compacted one) carries the meta. */
 export function encodeRow(
   runId: string,
@@ -32,7 +39,7 @@ export function encodeRow(
 ): { row: CommitRow; delta: CodecDelta } {
   const enc = encodeOps(ops, codec, meta);
   const body = JSON.stringify(range.first === 1 ? { meta, ops: enc.ops } : { ops: enc.ops });
-  const format = STORE_SCHEMA_VERSION;
+  const format = ROW_FORMAT;
   return {
     row: { ...range, format, body, sha256: rowSha(runId, range.first, range.last, format, body) },
     delta: enc.next,
@@ -52,12 +59,13 @@ export function readRow(
   name: string,
 ): { body: CommitBody; delta: CodecDelta } {
   // A newer writer may checksum differently: its rows are refused as newer, not taken for damage.
-  if (row.format > STORE_SCHEMA_VERSION) throw new SchemaVersionError(name, row.format, STORE_SCHEMA_VERSION);
+  if (row.format > ROW_FORMAT) throw new SchemaVersionError(name, row.format, ROW_FORMAT);
   if (!rowSha(runId, row.first, row.last, row.format, row.body).equals(row.sha256))
     throw new AgentCheckpointCorruptionError(`${name} is corrupt: its sha256 does not match its content`, runId, name);
   let parsed: unknown;
   try {
-    parsed = migrate('commit', row.format, JSON.parse(row.body));
+    // Format 3 is format 2's body in the compact encoding (codec.ts reads both): the same schema version.
+    parsed = migrate('commit', Math.min(row.format, STORE_SCHEMA_VERSION), JSON.parse(row.body));
   } catch (err) {
     throw new AgentCheckpointCorruptionError(`${name} is corrupt: ${(err as Error).message}`, runId, name);
   }

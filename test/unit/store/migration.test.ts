@@ -1,6 +1,6 @@
-// Versions: the committed version-1, -2 and -3 stores load with the current code, exactly; a
-// version-1 run is converted to the segment log, and a version-2 snapshot to the framed form, when
-// it is next acquired, and reads the same after;
+// Versions: the committed version-1 to -4 stores load with the current code, exactly; a
+// version-1 run is converted to the segment log, a version-2 snapshot to the framed form, and a
+// version-3 log to the compact encoding, when it is next acquired, and reads the same after;
 // a file from a newer version is refused and left untouched; legacy AFK-style checkpoints are
 // normalised on import.
 import assert from 'node:assert/strict';
@@ -10,13 +10,15 @@ import { sha256 } from '../../../src/common/hash';
 import { encodeEnvelope } from '../../../src/store/disk/durableFile';
 import { InvalidInputError, SchemaVersionError } from '../../../src/store/api/errors';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
-import { decodeSnapshot, isFramedSnapshot } from '../../../src/store/disk/snapshotFile';
+import { decodeSnapshot, isFramedSnapshot, SNAPSHOT_VERSION } from '../../../src/store/disk/snapshotFile';
+import { parseSegment, SEGMENT_VERSION } from '../../../src/store/disk/segment';
 import { describeStore } from '../../fixtures/generateStore';
 import * as h from './helpers';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/store-v1');
 const FIXTURE_V2 = path.resolve(__dirname, '../../fixtures/store-v2');
 const FIXTURE_V3 = path.resolve(__dirname, '../../fixtures/store-v3');
+const FIXTURE_V4 = path.resolve(__dirname, '../../fixtures/store-v4');
 const bytes = (dir: string) =>
   Object.fromEntries(
     h
@@ -110,7 +112,7 @@ describe('store: versions and migrations', function () {
     }
   });
 
-  it('loads every run of the committed v3 store exactly (a compacted run framed, with its spare copy), without rewriting it', async () => {
+  it('loads every run of the committed v3 store exactly (a compacted run framed, with its spare copy), without rewriting it; converts it when written', async () => {
     const v3 = h.tmpDir('aw-v3-');
     try {
       fs.cpSync(path.join(FIXTURE_V3, 'store'), v3, { recursive: true });
@@ -125,12 +127,58 @@ describe('store: versions and migrations', function () {
       assert.ok(isFramedSnapshot(fs.readFileSync(path.join(v3, 'runs', 'v3-compacted', 'snapshot.json'))));
       assert.deepEqual(await describeStore(v3, 3), expected);
       assert.deepEqual(bytes(v3), before, 'reading never rewrites a file');
+      // Written again, each run is converted to the compact encoding first (segment version 3, snapshot version 4).
       const s = await openDiskStoreReady(v3);
       for (const id of Object.keys(expected.runs)) await (await s.acquire(id, h.owner('writer'))).release();
       await s.close();
-      assert.deepEqual(await describeStore(v3, 3), expected, 'acquired and let go: the same');
+      for (const id of Object.keys(expected.runs)) {
+        const files = fs.readdirSync(path.join(v3, 'runs', id));
+        const seg = files.find((f) => f.startsWith('segment-'))!;
+        const header = parseSegment(fs.readFileSync(path.join(v3, 'runs', id, seg))).frames[0]?.value;
+        assert.equal((header as { segment: number }).segment, SEGMENT_VERSION, `${id}: converted on write`);
+        const snapshot = fs.readFileSync(path.join(v3, 'runs', id, 'snapshot.json'));
+        assert.equal(
+          decodeSnapshot(snapshot, 'snapshot.json', id).version,
+          SNAPSHOT_VERSION,
+          `${id}: its snapshot too`,
+        );
+      }
+      assert.deepEqual(await describeStore(v3, 3), expected, 'converted: reads exactly the same');
     } finally {
       fs.rmSync(v3, { recursive: true, force: true });
+    }
+  });
+
+  it('loads every run of the committed v4 store exactly (commits in the compact encoding), without rewriting it', async () => {
+    const v4 = h.tmpDir('aw-v4-');
+    try {
+      fs.cpSync(path.join(FIXTURE_V4, 'store'), v4, { recursive: true });
+      const before = bytes(v4);
+      const expected = JSON.parse(fs.readFileSync(path.join(FIXTURE_V4, 'expected.json'), 'utf8'));
+      assert.deepEqual(Object.keys(expected.runs).sort(), [
+        'v4-awaiting',
+        'v4-compacted',
+        'v4-finished',
+        'v4-midtools',
+      ]);
+      // It holds what the encoding shortens: a result written as its intent's difference.
+      assert.ok(
+        fs
+          .readFileSync(path.join(v4, 'runs', 'v4-midtools', 'segment-000000000001.log'), 'latin1')
+          .includes('"$delta_of"'),
+      );
+      assert.deepEqual(await describeStore(v4, 4), expected);
+      assert.deepEqual(bytes(v4), before, 'reading never rewrites a file');
+      const s = await openDiskStoreReady(v4);
+      for (const id of Object.keys(expected.runs)) await (await s.acquire(id, h.owner('writer'))).release();
+      await s.close();
+      assert.ok(
+        !fs.existsSync(path.join(v4, 'runs', 'v4-finished', 'snapshot.json')),
+        'the current format: not converted',
+      );
+      assert.deepEqual(await describeStore(v4, 4), expected, 'acquired and let go: the same');
+    } finally {
+      fs.rmSync(v4, { recursive: true, force: true });
     }
   });
 

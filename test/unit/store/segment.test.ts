@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { SchemaVersionError } from '../../../src/store/api/errors';
-import { crc32, crc32Portable, encodeFrame, parseSegment } from '../../../src/store/disk/segment';
+import { crc32, crc32Portable, encodeFrame, parseSegment, SEGMENT_VERSION } from '../../../src/store/disk/segment';
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
 import type { CorruptionReport, StoreEvent } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
@@ -214,7 +214,7 @@ describe('store: the segment log', function () {
     await s.close();
     const segFile = segmentIn(path.join(dir, 'runs', run.run_id));
     const newer = Buffer.concat([
-      encodeFrame({ segment: 3, run_id: run.run_id, first: 1, meta: null, layout: 'future' }),
+      encodeFrame({ segment: SEGMENT_VERSION + 1, run_id: run.run_id, first: 1, meta: null, layout: 'future' }),
       encodeFrame({ future: true }),
     ]);
     fs.writeFileSync(segFile, newer);

@@ -9,7 +9,12 @@ import { AgentCheckpointCorruptionError, SchemaVersionError } from '../../../src
 import type { RawCommit } from '../../../src/store/disk/commit';
 import { decodeEnvelope } from '../../../src/store/disk/durableFile';
 import { encodeFrame, scanFrames } from '../../../src/store/disk/segment';
-import { decodeSnapshot, encodeSnapshot, isFramedSnapshot } from '../../../src/store/disk/snapshotFile';
+import {
+  decodeSnapshot,
+  encodeSnapshot,
+  isFramedSnapshot,
+  SNAPSHOT_VERSION,
+} from '../../../src/store/disk/snapshotFile';
 
 const FILE = 'runs/r1/snapshot.json';
 const meta = {
@@ -148,7 +153,7 @@ describe('store: the snapshot file (a deflated spare copy and the plain copy)', 
     const buf = encodeSnapshot(commit([{ op: 'inbox' }]));
     const header = encodeFrame({
       ...JSON.parse('{}'),
-      snapshot: 4,
+      snapshot: SNAPSHOT_VERSION + 1,
       run_id: 'r1',
       first: 1,
       last: 1,

@@ -1,0 +1,262 @@
+// The compact encoding of a run's commits (src/store/disk/codec.ts): decoding is the exact inverse
+// of encoding — every value — for any sequence of commits, and each of its
+// space optimisations writes what it promises (a result as its intent's difference, the run
+// context's changed keys, implied fields left out).
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { advance, decodeOps, encodeOps, newCodec, peekBody, peekCalls } from '../../../src/store/disk/codec';
+import type { CommitOp } from '../../../src/store/core/storedSchema';
+import type { RunMeta } from '../../../src/store/api/schema';
+
+const meta: RunMeta = {
+  run_id: 'r1',
+  thread_id: 'r1',
+  title: 'a run',
+  task: 'do it',
+  agent_name: 'coder',
+  model: 'gpt-4.1-mini',
+  created_ms: 1,
+  forked_from: null,
+  parent_run_id: null,
+};
+
+const json = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
+
+/** Encodes the commits in turn, each through JSON as on disk, and decodes them in turn: what was written, what comes back. */
+function roundTrip(commits: CommitOp[][]): { written: string[]; read: unknown[] } {
+  const enc = newCodec();
+  const dec = newCodec();
+  const written: string[] = [];
+  const read: unknown[] = [];
+  for (const ops of commits) {
+    const e = encodeOps(ops, enc, meta);
+    advance(enc, e.next);
+    const text = JSON.stringify(e.ops);
+    written.push(text);
+    const parsed = JSON.parse(text) as unknown[];
+    advance(dec, decodeOps(parsed, dec, meta));
+    read.push(parsed);
+  }
+  return { written, read };
+}
+
+const effect = (id: string, step: number, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  run_id: 'r1',
+  tool_call_id: id,
+  step,
+  tool_name: 'run_command',
+  input_hash: 'a'.repeat(64),
+  idempotency_key: `r1/${step}/${id}`,
+  side_effecting: true,
+  intent_ms: 1000 + step,
+  result: null,
+  checkpoint_seq: step,
+  ...extra,
+});
+const result = (output: string) => ({
+  output,
+  output_hash: 'b'.repeat(64),
+  is_error: false,
+  blob: null,
+  finished_ms: 5000,
+});
+
+const header = (step: number, context: Record<string, unknown>) => ({
+  step,
+  state: 'running',
+  context,
+  llm_calls: step,
+  tool_calls: step,
+  started_at_s: 1,
+  usage: { input_tokens: step, output_tokens: step, total_tokens: 2 * step },
+  total_cost_usd: null,
+  session_token: null,
+  checkpoint_token: null,
+  pending_llm_response: null,
+  requested_model: 'm',
+  normalized_model: 'm',
+  provider_adapter: 'openai',
+  final_text: '',
+  final_structured: null,
+  replayed_effect_count: 0,
+  message_count: 0,
+  tool_execution_count: 0,
+  subagent_execution_count: 0,
+});
+
+const record = (seq: number, snapshot: unknown, over: Record<string, unknown> = {}) =>
+  ({
+    op: 'record',
+    record: {
+      run_id: 'r1',
+      thread_id: 'r1',
+      schema_version: 2,
+      phase: snapshot ? 'step_started' : 'pre_llm',
+      seq,
+      timestamp_ms: 10 * seq,
+      step: seq,
+      parent: seq > 1 ? { run_id: 'r1', seq: seq - 1 } : null,
+      payload: {},
+      snapshot,
+      ...over,
+    },
+  }) as unknown as CommitOp;
+
+describe('store: the compact encoding of commits', () => {
+  it('a result is written as its difference from its intent, and read back whole', () => {
+    const intent = { op: 'effect', effect: effect('c1', 3) } as unknown as CommitOp;
+    const done = { op: 'effect', effect: effect('c1', 3, { result: result('ok') }) } as unknown as CommitOp;
+    const { written, read } = roundTrip([[intent], [done]]);
+    assert.deepEqual(JSON.parse(written[1]!), [{ op: 'effect', effect: { $delta_of: 'c1', result: result('ok') } }]);
+    // The run id and the idempotency key the run gives every call are left out of the intent too.
+    assert.ok(!written[0]!.includes('idempotency_key') && !written[0]!.includes('"run_id"'), written[0]);
+    assert.deepEqual(read[0], json([intent]));
+    assert.deepEqual(read[1], json([done]));
+  });
+
+  it('a field the intent had that the result drops, or fields in another order, are written whole', () => {
+    const intent = { op: 'effect', effect: effect('c1', 3, { process: { pid: 7, hostname: 'h', started_ms: 1 } }) };
+    const { process: _p, result: _r, ...rest } = intent.effect;
+    const dropped = { op: 'effect', effect: { ...rest, result: result('x') } };
+    const reordered = { op: 'effect', effect: { result: result('y'), ...rest, process: intent.effect.process } };
+    const { written, read } = roundTrip([[intent], [dropped], [reordered]] as unknown as CommitOp[][]);
+    assert.ok(!written[1]!.includes('$delta_of') && !written[2]!.includes('$delta_of'));
+    assert.deepEqual(read[1], json([dropped]));
+    assert.deepEqual(read[2], json([reordered]));
+  });
+
+  it('the run context is written as the keys that changed in it; a context that changed its keys is written whole', () => {
+    const ctx = { workspace_root: '/w', budget: { max_steps: null }, active_ms: 1, tool_schema_hash: 'h'.repeat(64) };
+    const commits = [
+      [record(1, header(1, ctx))],
+      [record(2, header(2, { ...ctx, active_ms: 2 }))],
+      [
+        record(
+          3,
+          header(3, { active_ms: 3, workspace_root: '/w', budget: ctx.budget, tool_schema_hash: ctx.tool_schema_hash }),
+        ),
+      ], // same keys, another order
+      [record(4, header(4, { ...ctx, active_ms: 4, extra: true }))],
+    ];
+    const { written, read } = roundTrip(commits);
+    const snap = (i: number) =>
+      (JSON.parse(written[i]!) as { record: { snapshot: Record<string, unknown> } }[])[0]!.record.snapshot;
+    assert.deepEqual(snap(1).$changed_in, { context: { active_ms: 2 } });
+    assert.equal(snap(1).context, undefined);
+    assert.ok(snap(2).context && !snap(2).$changed_in, 'another key order: whole');
+    assert.ok(snap(3).context && !snap(3).$changed_in, 'another key: whole');
+    // Records leave out their schema_version, a null snapshot and what their position implies.
+    assert.ok(!written[1]!.includes('schema_version') && !written[1]!.includes('"parent"'), written[1]);
+    for (let i = 0; i < commits.length; i++) assert.deepEqual(read[i], json(commits[i]), `commit ${i + 1}`);
+  });
+
+  it('any sequence of commits reads back exactly, whatever the context and effects hold', () => {
+    const key = fc.oneof(
+      fc.constantFrom('active_ms', 'budget', '__proto__', '$same_as_previous', '$changed_in', '$delta_of', 'x'),
+      fc.string({ maxLength: 6 }),
+    );
+    const value = fc.oneof(
+      fc.integer(),
+      fc.string({ maxLength: 8 }),
+      fc.constant(null),
+      fc.boolean(),
+      fc.array(fc.nat(), { maxLength: 3 }),
+    );
+    const context = fc.dictionary(key, value, { maxKeys: 5 }).map((d) => json(d) as Record<string, unknown>);
+    const step = fc.record({
+      context,
+      // Most steps keep the previous context's keys and change some values (as the runner's does).
+      keepKeys: fc.boolean(),
+      changes: fc.array(fc.option(value, { nil: undefined }), { maxLength: 5 }),
+      snapshot: fc.boolean(),
+      schemaVersion: fc.constantFrom(1, 2),
+      parentImplied: fc.boolean(),
+      calls: fc.array(
+        fc.record({
+          id: fc.constantFrom('c1', 'c2', 'c3', '__proto__'),
+          done: fc.boolean(),
+          reorder: fc.boolean(),
+          output: fc.string({ maxLength: 80 }),
+          keyImplied: fc.boolean(),
+        }),
+        { maxLength: 3 },
+      ),
+    });
+    const seen = { delta: 0, changedIn: 0 };
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), (steps) => {
+        let ctx: Record<string, unknown> | null = null;
+        const commits: CommitOp[][] = steps.map((s, i) => {
+          const seq = i + 1;
+          const prev: Record<string, unknown> | null = ctx;
+          ctx =
+            s.keepKeys && prev
+              ? Object.fromEntries(Object.entries(prev).map(([k, v], j) => [k, s.changes[j] ?? v]))
+              : s.context;
+          const ops: unknown[] = s.calls.map((c) => {
+            const e: Record<string, unknown> = effect(c.id, seq, c.done ? { result: result(c.output) } : {});
+            if (!c.keyImplied) e.idempotency_key = `other/${c.id}`;
+            return { op: 'effect', effect: c.reorder ? { result: e.result, ...e } : e };
+          });
+          ops.push(
+            record(seq, s.snapshot ? header(seq, ctx) : null, {
+              schema_version: s.schemaVersion,
+              ...(s.parentImplied ? {} : { parent: null }),
+            }),
+          );
+          return json(ops) as CommitOp[];
+        });
+        const { written, read } = roundTrip(commits);
+        commits.forEach((ops, i) => assert.deepEqual(read[i], ops, `commit ${i + 1}`));
+        for (const w of written) {
+          if (w.includes('"$delta_of"')) seen.delta++;
+          if (w.includes('"$changed_in"')) seen.changedIn++;
+        }
+      }),
+      { numRuns: 400 },
+    );
+    // The cases the encoding shortens were among them.
+    assert.ok(seen.delta > 50 && seen.changedIn > 50, JSON.stringify(seen));
+  });
+
+  it('a lost commit whose result is written as a difference is still read for the damage report', () => {
+    const enc = newCodec();
+    const first = encodeOps([{ op: 'effect', effect: effect('c1', 3) } as unknown as CommitOp], enc, meta);
+    advance(enc, first.next);
+    const lost = encodeOps(
+      [{ op: 'effect', effect: effect('c1', 3, { result: result('ok') }) } as unknown as CommitOp],
+      enc,
+      meta,
+    );
+    // The reader decoded the first commit (its codec knows the intent); the second is lost and only peeked at.
+    const dec = newCodec();
+    advance(dec, decodeOps(json(first.ops) as unknown[], dec, meta));
+    const peeked = peekBody({ run_id: 'r1', ops: json(lost.ops) }, 'r1', peekCalls(dec));
+    assert.deepEqual(peeked?.calls, [
+      { tool_call_id: 'c1', tool_name: 'run_command', input_hash: 'a'.repeat(64), step: 3, finished: true },
+    ]);
+  });
+
+  it('a difference whose call the log does not have makes the commit bad, never a guess', () => {
+    assert.throws(
+      () => decodeOps([{ op: 'effect', effect: { $delta_of: 'nope', result: result('x') } }], newCodec(), meta),
+      /call nope the log does not have/,
+    );
+    const prev = newCodec();
+    advance(prev, decodeOps(json([record(1, header(1, { a: 1 }))]) as unknown[], prev, meta));
+    assert.throws(
+      () =>
+        decodeOps(
+          [
+            {
+              op: 'record',
+              record: { seq: 2, step: 2, snapshot: { $same_as_previous: true, $changed_in: { usage2: { a: 2 } } } },
+            },
+          ],
+          prev,
+          meta,
+        ),
+      /lists changes in usage2/,
+    );
+  });
+});

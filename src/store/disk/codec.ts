@@ -16,8 +16,8 @@ export interface Codec {
   effects: Map<string, EffectFields>;
 }
 
-/** An effect record's fields, in order. */
-type EffectFields = Map<string, unknown>;
+/** An effect record as it was written (encoding) or read (decoding); never changed after. */
+type EffectFields = Readonly<Record<string, unknown>>;
 
 export const newCodec = (): Codec => ({ outputs: new Map(), header: null, effects: new Map() });
 
@@ -112,16 +112,19 @@ export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta)
 /**
  * An effect record as written: `run_id` left out when it is the run's, and `idempotency_key` when
  * it is the one the run gives every call (`run/step/call`); a record of a call already in the log
- * (its result after its intent) as the fields that differ from the previous one, when its fields
- * keep their order — `{"$delta_of": call id, …changed}`.
+ * (its result after its intent) as the fields that differ from the previous one, when it dropped
+ * none of them — `{"$delta_of": call id, …changed}`.
  */
 function encodeEffect(e: Effect, codec: Codec, next: CodecDelta, meta: RunMeta): Record<string, unknown> {
-  const fields: EffectFields = new Map(Object.entries(e));
   const prev = effectOf(codec, next, e.tool_call_id);
-  next.effects.set(e.tool_call_id, fields);
-  if (prev && sameOrder(prev, fields)) {
-    const changed: Record<string, unknown> = { [DELTA_OF]: e.tool_call_id };
-    for (const [k, v] of fields) if (!prev.has(k) || !eq(prev.get(k), v)) changed[k] = v;
+  next.effects.set(e.tool_call_id, e);
+  if (prev && Object.keys(prev).every((k) => Object.hasOwn(e, k))) {
+    const changed = Object.create(null) as Record<string, unknown>; // a "__proto__" key stays a key
+    changed[DELTA_OF] = e.tool_call_id;
+    for (const k of Object.keys(e)) {
+      const v = (e as Record<string, unknown>)[k];
+      if (!Object.hasOwn(prev, k) || !eq(prev[k], v)) changed[k] = v;
+    }
     return changed;
   }
   const { run_id, idempotency_key, ...rest } = e;
@@ -130,18 +133,6 @@ function encodeEffect(e: Effect, codec: Codec, next: CodecDelta, meta: RunMeta):
   Object.assign(out, rest);
   if (idempotency_key !== impliedKey(meta, e)) out.idempotency_key = idempotency_key;
   return out;
-}
-
-/** Whether `next` has every field of `prev`, in the same order, new ones only after them (a merge keeps the order). */
-function sameOrder(prev: EffectFields, next: EffectFields): boolean {
-  if (next.size < prev.size) return false;
-  const a = prev.keys();
-  for (const k of next.keys()) {
-    const p = a.next();
-    if (p.done) return true;
-    if (p.value !== k) return false;
-  }
-  return true;
 }
 
 const impliedKey = (meta: RunMeta, e: { step: number; tool_call_id: string }) =>
@@ -227,16 +218,16 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
       m.content = out;
     }
     const seq = r.seq as number;
-    op.record = {
-      run_id: r.run_id ?? meta.run_id,
-      thread_id: r.thread_id ?? meta.thread_id,
-      schema_version: r.schema_version ?? RECORD_VERSION,
-      ...r,
-      parent: 'parent' in r ? r.parent : impliedParent(meta, seq),
-      snapshot: r.snapshot ?? null,
-    };
+    // In place (just parsed): what the position implies put back.
+    r.run_id ??= meta.run_id;
+    r.thread_id ??= meta.thread_id;
+    r.schema_version ??= RECORD_VERSION;
+    if (!('parent' in r)) r.parent = impliedParent(meta, seq);
     const h = r.snapshot as Record<string, unknown> | null | undefined;
-    if (!h) continue;
+    if (!h) {
+      r.snapshot = null;
+      continue;
+    }
     let full: Record<string, unknown> = h;
     if (h[SAME] === true) {
       const prev = next.header;
@@ -260,7 +251,7 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
         throw new Error(`the pending response of checkpoint ${seq} refers to a message the log does not have`);
       full = { ...full, pending_llm_response: { ...pending, message: items[items.length - 1] } };
     }
-    op.record.snapshot = full;
+    r.snapshot = full;
   }
   return next;
 }
@@ -279,21 +270,15 @@ function decodeEffect(
     if (!prev)
       throw new Error(`an effect record lists what changed since a record of call ${String(of)} the log does not have`);
     const { [DELTA_OF]: _, ...changed } = raw;
-    e = { ...Object.fromEntries(prev), ...changed };
+    e = { ...prev, ...changed };
   } else {
-    e = 'run_id' in raw ? raw : { run_id: meta.run_id, ...raw };
-    if (!('idempotency_key' in e) && typeof e.step === 'number' && typeof e.tool_call_id === 'string') {
-      const key = impliedKey(meta, { step: e.step, tool_call_id: e.tool_call_id });
-      // Back where the record had it (after input_hash), so a record reads back as it was written.
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(e)) {
-        out[k] = v;
-        if (k === 'input_hash') out.idempotency_key = key;
-      }
-      e = 'idempotency_key' in out ? out : { ...out, idempotency_key: key };
-    }
+    // In place (just parsed): what the run implies put back.
+    e = raw;
+    e.run_id ??= meta.run_id;
+    if (!('idempotency_key' in e) && typeof e.step === 'number' && typeof e.tool_call_id === 'string')
+      e.idempotency_key = impliedKey(meta, { step: e.step, tool_call_id: e.tool_call_id });
   }
-  if (typeof e.tool_call_id === 'string') next.effects.set(e.tool_call_id, new Map(Object.entries(e)));
+  if (typeof e.tool_call_id === 'string') next.effects.set(e.tool_call_id, e);
   return e;
 }
 
@@ -332,7 +317,7 @@ export function peekLost(text: string, runId: string): PeekedCommit | null {
 
 /** The calls a peek knows (the good part's, then each lost commit's in turn): a lost result written as a difference is read against them. */
 export const peekCalls = (codec: Codec): Map<string, Record<string, unknown>> =>
-  new Map([...codec.effects].map(([id, fields]) => [id, Object.fromEntries(fields)]));
+  new Map([...codec.effects].map(([id, e]) => [id, { ...e }]));
 
 /**
  * The same, for a commit body already parsed (a segment frame that checked out, after the one that

@@ -14,21 +14,39 @@ export interface Codec {
   header: Record<string, unknown> | null;
   /** The last effect record of each call, field by field: a call's result is written as its difference from its intent. */
   effects: Map<string, EffectFields>;
+  /** The last payload of each phase: a payload is written as its difference from it. */
+  payloads: Map<string, Readonly<Record<string, unknown>>>;
+  /** The last record's timestamp: a record's is written as the time since it. */
+  timestamp: number | null;
 }
 
 /** An effect record as it was written (encoding) or read (decoding); never changed after. */
 type EffectFields = Readonly<Record<string, unknown>>;
 
-export const newCodec = (): Codec => ({ outputs: new Map(), header: null, effects: new Map() });
+export const newCodec = (): Codec => ({
+  outputs: new Map(),
+  header: null,
+  effects: new Map(),
+  payloads: new Map(),
+  timestamp: null,
+});
 
 /** What one commit changes in the codec; applied with `advance` once the commit is accepted. */
 export interface CodecDelta {
   outputs: Map<string, string>;
   header: Record<string, unknown> | null;
   effects: Map<string, EffectFields>;
+  payloads: Map<string, Readonly<Record<string, unknown>>>;
+  timestamp: number | null;
 }
 
-const startDelta = (c: Codec): CodecDelta => ({ outputs: new Map(), header: c.header, effects: new Map() });
+const startDelta = (c: Codec): CodecDelta => ({
+  outputs: new Map(),
+  header: c.header,
+  effects: new Map(),
+  payloads: new Map(),
+  timestamp: c.timestamp,
+});
 const output = (c: Codec, d: CodecDelta, id: string) => d.outputs.get(id) ?? c.outputs.get(id);
 const effectOf = (c: Codec, d: CodecDelta, id: string) => d.effects.get(id) ?? c.effects.get(id);
 
@@ -36,7 +54,9 @@ const effectOf = (c: Codec, d: CodecDelta, id: string) => d.effects.get(id) ?? c
 export function advance(c: Codec, d: CodecDelta): Codec {
   for (const [k, v] of d.outputs) c.outputs.set(k, v);
   for (const [k, v] of d.effects) c.effects.set(k, v);
+  for (const [k, v] of d.payloads) c.payloads.set(k, v);
   c.header = d.header;
+  c.timestamp = d.timestamp;
   return c;
 }
 
@@ -47,6 +67,12 @@ const LAST = '$last_message';
 const CHANGED_IN = '$changed_in';
 /** An effect record written as the fields that differ from the call's previous record (its intent). */
 const DELTA_OF = '$delta_of';
+/** A record's payload written as the keys that differ from the previous payload of its phase. */
+const PAYLOAD_CHANGED = '$payload_changed';
+/** A record's timestamp written as the milliseconds since the previous record's. */
+const DT = '$dt';
+/** A tool execution item written as what its call's effect record does not already say. */
+const EFFECT = '$effect';
 /** The record schema_version every record of this format has (left out of each record). */
 const RECORD_VERSION = 2;
 const eq = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
@@ -57,7 +83,15 @@ const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'obje
  *  - a tool message whose content equals its effect's recorded output refers to it;
  *  - a snapshot header lists only the fields that changed since the previous header;
  *  - a pending LLM response whose message is the messages list's last item refers to it;
- *  - run_id, thread_id and parent are left out when they are what the position implies.
+ *  - run_id, thread_id and parent are left out when they are what the position implies;
+ * and since segment version 3 (snapshot version 4):
+ *  - a call's result is written as its difference from its intent (`$delta_of`), an effect's run_id
+ *    and usual idempotency key left out;
+ *  - a header field that is an object keeping its keys as the keys that changed in it (`$changed_in`);
+ *  - a payload as its difference from the previous payload of its phase (`$payload_changed`), a
+ *    timestamp as the time since the previous record's (`$dt`), schema_version 2 and a null
+ *    snapshot left out;
+ *  - a tool execution item as what its call's effect record does not already say (`$effect`).
  * Never mutates `ops`; returns the codec change to `advance` by once the commit is on disk.
  */
 export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta): { ops: unknown[]; next: CodecDelta } {
@@ -73,13 +107,28 @@ export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta)
       out.push(op);
       continue;
     }
-    const { run_id, thread_id, parent, snapshot, schema_version, ...rest } = op.record;
+    const { run_id, thread_id, parent, snapshot, schema_version, payload, timestamp_ms, ...rest } = op.record;
     const record: Record<string, unknown> = {};
     if (schema_version !== RECORD_VERSION) record.schema_version = schema_version;
     Object.assign(record, rest);
     if (run_id !== meta.run_id) record.run_id = run_id;
     if (thread_id !== meta.thread_id) record.thread_id = thread_id;
     if (!eq(parent, impliedParent(meta, op.record.seq))) record.parent = parent;
+    // (mirrors the decoder exactly: only a number moves the codec's clock)
+    if (
+      next.timestamp !== null &&
+      Number.isSafeInteger(timestamp_ms) &&
+      Number.isSafeInteger(timestamp_ms - next.timestamp)
+    )
+      record[DT] = timestamp_ms - next.timestamp;
+    else record.timestamp_ms = timestamp_ms;
+    if (typeof timestamp_ms === 'number') next.timestamp = timestamp_ms;
+    const phase = op.record.phase;
+    const prevPayload = phase === 'run_terminal' ? undefined : (next.payloads.get(phase) ?? codec.payloads.get(phase));
+    const part = prevPayload ? changedFields(payload, prevPayload) : null;
+    if (part) record[PAYLOAD_CHANGED] = part;
+    else record.payload = payload;
+    if (isPlain(payload)) next.payloads.set(phase, payload);
     let lists = op.lists;
     const tail = lists?.messages;
     if (tail)
@@ -89,6 +138,12 @@ export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta)
           base: tail.base,
           items: tail.items.map((item) => refOutput(item, (id) => output(codec, next, id))),
         },
+      };
+    const execs = lists?.tool_executions;
+    if (execs)
+      lists = {
+        ...lists,
+        tool_executions: { base: execs.base, items: execs.items.map((item) => refEffect(item, codec, next)) },
       };
     if (snapshot) {
       const h: Record<string, unknown> = { ...snapshot };
@@ -137,6 +192,55 @@ function encodeEffect(e: Effect, codec: Codec, next: CodecDelta, meta: RunMeta):
 
 const impliedKey = (meta: RunMeta, e: { step: number; tool_call_id: string }) =>
   `${meta.run_id}/${e.step}/${e.tool_call_id}`;
+
+/**
+ * The fields of `next` that differ from `prev`'s, when `next` kept every field of `prev` and some
+ * kept their value (else null: written whole). Read back as `{...prev, ...changed}`.
+ */
+function changedFields(
+  next: Readonly<Record<string, unknown>>,
+  prev: Readonly<Record<string, unknown>>,
+): Record<string, unknown> | null {
+  const before = Object.keys(prev);
+  if (!before.every((k) => Object.hasOwn(next, k))) return null;
+  const part = Object.create(null) as Record<string, unknown>; // a "__proto__" key stays a key
+  let n = 0;
+  const keys = Object.keys(next);
+  for (const k of keys)
+    if (!Object.hasOwn(prev, k) || !eq(next[k], prev[k])) {
+      part[k] = next[k];
+      n++;
+    }
+  return n < keys.length ? part : null;
+}
+
+/** What a tool execution item takes from its call's effect record (when they agree on all of it). */
+const FROM_EFFECT = ['tool_call_id', 'tool_name', 'step', 'input_hash', 'output_hash', 'is_error'] as const;
+
+function fromEffect(e: EffectFields): Record<string, unknown> | null {
+  const r = e.result as { output_hash?: unknown; is_error?: unknown } | null | undefined;
+  if (!isPlain(r)) return null;
+  return {
+    tool_call_id: e.tool_call_id,
+    tool_name: e.tool_name,
+    step: e.step,
+    input_hash: e.input_hash,
+    output_hash: r.output_hash,
+    is_error: r.is_error,
+  };
+}
+
+/** A tool execution item of a call with a finished effect record: `{"$effect": call id, …the rest}`. */
+function refEffect(item: unknown, codec: Codec, next: CodecDelta): unknown {
+  if (!isPlain(item) || typeof item.tool_call_id !== 'string') return item;
+  const e = effectOf(codec, next, item.tool_call_id);
+  const from = e ? fromEffect(e) : null;
+  if (!from || FROM_EFFECT.some((k) => !Object.hasOwn(item, k) || from[k] !== item[k])) return item;
+  const out = Object.create(null) as Record<string, unknown>;
+  out[EFFECT] = item.tool_call_id;
+  for (const [k, v] of Object.entries(item)) if (!(FROM_EFFECT as readonly string[]).includes(k)) out[k] = v;
+  return out;
+}
 
 function refOutput(item: unknown, outputOf: (id: string) => string | undefined): unknown {
   const m = item as { role?: unknown; tool_call_id?: unknown; content?: unknown };
@@ -195,7 +299,7 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
       op?: string;
       effect?: { tool_call_id: string; result: { output: string } | null };
       record?: Record<string, unknown>;
-      lists?: { messages?: { base: number; items: unknown[] } };
+      lists?: { messages?: { base: number; items: unknown[] }; tool_executions?: { base: number; items: unknown[] } };
     };
     if (op.op === 'effect' && isPlain(op.effect)) {
       const e = decodeEffect(op.effect, codec, next, meta);
@@ -223,6 +327,37 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
     r.thread_id ??= meta.thread_id;
     r.schema_version ??= RECORD_VERSION;
     if (!('parent' in r)) r.parent = impliedParent(meta, seq);
+    if (DT in r) {
+      const dt = r[DT];
+      if (typeof dt !== 'number' || next.timestamp === null)
+        throw new Error(`checkpoint ${seq} gives its time since a previous record the log does not have`);
+      r.timestamp_ms = next.timestamp + dt;
+      delete r[DT];
+    }
+    if (typeof r.timestamp_ms === 'number') next.timestamp = r.timestamp_ms;
+    const phase = String(r.phase);
+    if (PAYLOAD_CHANGED in r) {
+      const part = r[PAYLOAD_CHANGED];
+      const prev = next.payloads.get(phase) ?? codec.payloads.get(phase);
+      if (!isPlain(part) || !prev)
+        throw new Error(`checkpoint ${seq} lists what changed in a ${phase} payload the log does not have`);
+      r.payload = { ...prev, ...part };
+      delete r[PAYLOAD_CHANGED];
+    }
+    if (isPlain(r.payload)) next.payloads.set(phase, r.payload);
+    const execs = op.lists?.tool_executions?.items;
+    if (execs)
+      for (let i = 0; i < execs.length; i++) {
+        const item = execs[i] as Record<string, unknown> | null;
+        if (!isPlain(item) || !(EFFECT in item)) continue;
+        const id = item[EFFECT];
+        const e = typeof id === 'string' ? effectOf(codec, next, id) : undefined;
+        const from = e ? fromEffect(e) : null;
+        if (!from)
+          throw new Error(`a tool execution refers to the effect of call ${String(id)}, which the log does not have`);
+        const { [EFFECT]: _, ...rest } = item;
+        execs[i] = { ...from, ...rest };
+      }
     const h = r.snapshot as Record<string, unknown> | null | undefined;
     if (!h) {
       r.snapshot = null;

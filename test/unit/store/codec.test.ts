@@ -150,9 +150,60 @@ describe('store: the compact encoding of commits', () => {
     for (let i = 0; i < commits.length; i++) assert.deepEqual(read[i], json(commits[i]), `commit ${i + 1}`);
   });
 
-  it('any sequence of commits reads back exactly, whatever the context and effects hold', () => {
+  it("a payload is written as its difference from its phase's last, a time as the time since the last record, a tool execution as what its effect does not say", () => {
+    const intent = { op: 'effect', effect: effect('c1', 1) };
+    const done = { op: 'effect', effect: effect('c1', 1, { result: result('ok') }) };
+    const exec = {
+      tool_call_id: 'c1',
+      tool_name: 'run_command',
+      step: 1,
+      input_hash: 'a'.repeat(64),
+      output_hash: 'b'.repeat(64),
+      is_error: false,
+      replayed: false,
+      started_ms: 7,
+      finished_ms: 9,
+    };
+    const llm = (seq: number, tokens: number) =>
+      record(seq, null, {
+        phase: 'pre_llm',
+        timestamp_ms: 1_795_555_295_000 + seq * 3,
+        payload: { model: 'gpt-4.1-mini', provider: 'openai', message_count: tokens },
+      });
+    const commits = [
+      [llm(1, 5), intent],
+      [done, { ...llm(2, 7), lists: { tool_executions: { base: 0, items: [exec] } } }],
+      [llm(3, 9)],
+    ] as unknown as CommitOp[][];
+    const { written, read } = roundTrip(commits);
+    const second = JSON.parse(written[1]!) as {
+      record: Record<string, unknown>;
+      lists: { tool_executions: { items: unknown[] } };
+    }[];
+    assert.deepEqual(second[1]!.record.$payload_changed, { message_count: 7 });
+    assert.equal(second[1]!.record.$dt, 3);
+    assert.equal(second[1]!.record.payload, undefined);
+    assert.equal(second[1]!.record.timestamp_ms, undefined);
+    assert.deepEqual(second[1]!.lists.tool_executions.items, [
+      { $effect: 'c1', replayed: false, started_ms: 7, finished_ms: 9 },
+    ]);
+    commits.forEach((ops, i) => assert.deepEqual(read[i], json(ops), `commit ${i + 1}`));
+  });
+
+  it('any sequence of commits reads back exactly, whatever the context, payloads, times and effects hold', () => {
     const key = fc.oneof(
-      fc.constantFrom('active_ms', 'budget', '__proto__', '$same_as_previous', '$changed_in', '$delta_of', 'x'),
+      fc.constantFrom(
+        'active_ms',
+        'budget',
+        '__proto__',
+        '$same_as_previous',
+        '$changed_in',
+        '$delta_of',
+        '$payload_changed',
+        '$dt',
+        '$effect',
+        'x',
+      ),
       fc.string({ maxLength: 6 }),
     );
     const value = fc.oneof(
@@ -169,6 +220,9 @@ describe('store: the compact encoding of commits', () => {
       keepKeys: fc.boolean(),
       changes: fc.array(fc.option(value, { nil: undefined }), { maxLength: 5 }),
       snapshot: fc.boolean(),
+      phase: fc.constantFrom('pre_llm', 'post_llm', 'run_terminal'),
+      payloadKeepKeys: fc.boolean(),
+      timestamp: fc.oneof(fc.integer(), fc.constant(2 ** 53 + 2), fc.double({ noNaN: true, noDefaultInfinity: true })),
       schemaVersion: fc.constantFrom(1, 2),
       parentImplied: fc.boolean(),
       calls: fc.array(
@@ -178,14 +232,17 @@ describe('store: the compact encoding of commits', () => {
           reorder: fc.boolean(),
           output: fc.string({ maxLength: 80 }),
           keyImplied: fc.boolean(),
+          // Its tool execution item: absent, agreeing with the effect, or not.
+          exec: fc.constantFrom('none', 'agrees', 'other name', 'other hash'),
         }),
         { maxLength: 3 },
       ),
     });
-    const seen = { delta: 0, changedIn: 0 };
+    const seen = { delta: 0, changedIn: 0, payload: 0, dt: 0, effect: 0 };
     fc.assert(
       fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), (steps) => {
         let ctx: Record<string, unknown> | null = null;
+        const payloads = new Map<string, Record<string, unknown>>();
         const commits: CommitOp[][] = steps.map((s, i) => {
           const seq = i + 1;
           const prev: Record<string, unknown> | null = ctx;
@@ -198,12 +255,33 @@ describe('store: the compact encoding of commits', () => {
             if (!c.keyImplied) e.idempotency_key = `other/${c.id}`;
             return { op: 'effect', effect: c.reorder ? { result: e.result, ...e } : e };
           });
-          ops.push(
-            record(seq, s.snapshot ? header(seq, ctx) : null, {
-              schema_version: s.schemaVersion,
-              ...(s.parentImplied ? {} : { parent: null }),
-            }),
-          );
+          const before = payloads.get(s.phase);
+          const payload =
+            s.payloadKeepKeys && before
+              ? Object.fromEntries(Object.entries(before).map(([k, v], j) => [k, s.changes[j] ?? v]))
+              : { ...ctx, n: seq };
+          payloads.set(s.phase, payload);
+          const items = s.calls
+            .filter((c) => c.exec !== 'none')
+            .map((c) => ({
+              tool_call_id: c.id,
+              tool_name: c.exec === 'other name' ? 'read_file' : 'run_command',
+              step: seq,
+              input_hash: 'a'.repeat(64),
+              output_hash: c.done ? (c.exec === 'other hash' ? 'c'.repeat(64) : 'b'.repeat(64)) : null,
+              is_error: false,
+              replayed: false,
+              started_ms: seq,
+              finished_ms: c.done ? seq + 1 : null,
+            }));
+          const rec = record(seq, s.snapshot ? header(seq, ctx) : null, {
+            schema_version: s.schemaVersion,
+            phase: s.phase,
+            payload,
+            timestamp_ms: s.timestamp,
+            ...(s.parentImplied ? {} : { parent: null }),
+          });
+          ops.push(items.length ? { ...rec, lists: { tool_executions: { base: 0, items } } } : rec);
           return json(ops) as CommitOp[];
         });
         const { written, read } = roundTrip(commits);
@@ -211,12 +289,18 @@ describe('store: the compact encoding of commits', () => {
         for (const w of written) {
           if (w.includes('"$delta_of"')) seen.delta++;
           if (w.includes('"$changed_in"')) seen.changedIn++;
+          if (w.includes('"$payload_changed"')) seen.payload++;
+          if (w.includes('"$dt"')) seen.dt++;
+          if (w.includes('"$effect"')) seen.effect++;
         }
       }),
       { numRuns: 400 },
     );
     // The cases the encoding shortens were among them.
-    assert.ok(seen.delta > 50 && seen.changedIn > 50, JSON.stringify(seen));
+    assert.ok(
+      Object.values(seen).every((n) => n > 50),
+      JSON.stringify(seen),
+    );
   });
 
   it('a lost commit whose result is written as a difference is still read for the damage report', () => {

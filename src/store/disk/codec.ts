@@ -322,29 +322,24 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
       m.content = out;
     }
     const seq = r.seq as number;
-    // In place (just parsed): what the position implies put back.
-    r.run_id ??= meta.run_id;
-    r.thread_id ??= meta.thread_id;
-    r.schema_version ??= RECORD_VERSION;
-    if (!('parent' in r)) r.parent = impliedParent(meta, seq);
+    let timestamp = r.timestamp_ms;
     if (DT in r) {
       const dt = r[DT];
       if (typeof dt !== 'number' || next.timestamp === null)
         throw new Error(`checkpoint ${seq} gives its time since a previous record the log does not have`);
-      r.timestamp_ms = next.timestamp + dt;
-      delete r[DT];
+      timestamp = next.timestamp + dt;
     }
-    if (typeof r.timestamp_ms === 'number') next.timestamp = r.timestamp_ms;
+    if (typeof timestamp === 'number') next.timestamp = timestamp;
     const phase = String(r.phase);
+    let payload = r.payload;
     if (PAYLOAD_CHANGED in r) {
       const part = r[PAYLOAD_CHANGED];
       const prev = next.payloads.get(phase) ?? codec.payloads.get(phase);
       if (!isPlain(part) || !prev)
         throw new Error(`checkpoint ${seq} lists what changed in a ${phase} payload the log does not have`);
-      r.payload = { ...prev, ...part };
-      delete r[PAYLOAD_CHANGED];
+      payload = { ...prev, ...part };
     }
-    if (isPlain(r.payload)) next.payloads.set(phase, r.payload);
+    if (isPlain(payload)) next.payloads.set(phase, payload);
     const execs = op.lists?.tool_executions?.items;
     if (execs)
       for (let i = 0; i < execs.length; i++) {
@@ -358,35 +353,50 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
         const { [EFFECT]: _, ...rest } = item;
         execs[i] = { ...from, ...rest };
       }
+    let snapshot: Record<string, unknown> | null = null;
     const h = r.snapshot as Record<string, unknown> | null | undefined;
-    if (!h) {
-      r.snapshot = null;
-      continue;
-    }
-    let full: Record<string, unknown> = h;
-    if (h[SAME] === true) {
-      const prev = next.header;
-      if (!prev)
-        throw new Error(`checkpoint ${seq} lists what changed since a previous snapshot the log does not have`);
-      const { [SAME]: _, [CHANGED_IN]: inner, ...changed } = h;
-      full = { ...prev, ...changed };
-      if (inner !== undefined) {
-        if (!isPlain(inner)) throw new Error(`checkpoint ${seq} lists changed fields that are not an object`);
-        for (const [k, part] of Object.entries(inner)) {
-          if (!isPlain(part) || !isPlain(prev[k]) || k in changed)
-            throw new Error(`checkpoint ${seq} lists changes in ${k}, which the previous snapshot has no object for`);
-          full[k] = { ...prev[k], ...part };
+    if (h) {
+      let full: Record<string, unknown> = h;
+      if (h[SAME] === true) {
+        const prev = next.header;
+        if (!prev)
+          throw new Error(`checkpoint ${seq} lists what changed since a previous snapshot the log does not have`);
+        const { [SAME]: _, [CHANGED_IN]: inner, ...changed } = h;
+        full = { ...prev, ...changed };
+        if (inner !== undefined) {
+          if (!isPlain(inner)) throw new Error(`checkpoint ${seq} lists changed fields that are not an object`);
+          for (const [k, part] of Object.entries(inner)) {
+            if (!isPlain(part) || !isPlain(prev[k]) || k in changed)
+              throw new Error(`checkpoint ${seq} lists changes in ${k}, which the previous snapshot has no object for`);
+            full[k] = { ...prev[k], ...part };
+          }
         }
       }
+      next.header = full;
+      const pending = full.pending_llm_response as Record<string, unknown> | null | undefined;
+      if (pending && pending.message === LAST) {
+        if (items.length === 0)
+          throw new Error(`the pending response of checkpoint ${seq} refers to a message the log does not have`);
+        full = { ...full, pending_llm_response: { ...pending, message: items[items.length - 1] } };
+      }
+      snapshot = full;
     }
-    next.header = full;
-    const pending = full.pending_llm_response as Record<string, unknown> | null | undefined;
-    if (pending && pending.message === LAST) {
-      if (items.length === 0)
-        throw new Error(`the pending response of checkpoint ${seq} refers to a message the log does not have`);
-      full = { ...full, pending_llm_response: { ...pending, message: items[items.length - 1] } };
-    }
-    r.snapshot = full;
+    // A fresh record of one shape (what the position implies put back, the encoding's keys gone): the
+    // checks and the model that read thousands of them stay on V8's fast path.
+    const record: Record<string, unknown> = {
+      run_id: r.run_id ?? meta.run_id,
+      thread_id: r.thread_id ?? meta.thread_id,
+      schema_version: r.schema_version ?? RECORD_VERSION,
+      phase: r.phase,
+      seq: r.seq,
+      parent: 'parent' in r ? r.parent : impliedParent(meta, seq),
+      timestamp_ms: timestamp,
+      step: r.step,
+      payload,
+      snapshot,
+    };
+    for (const k of Object.keys(r)) if (!(k in record) && k !== DT && k !== PAYLOAD_CHANGED) record[k] = r[k];
+    op.record = record;
   }
   return next;
 }

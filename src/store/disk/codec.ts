@@ -353,9 +353,10 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
         const { [EFFECT]: _, ...rest } = item;
         execs[i] = { ...from, ...rest };
       }
-    let snapshot: Record<string, unknown> | null = null;
+    // Left out: null. Anything else not an object stays as it is, for the schema to refuse.
+    let snapshot: unknown = r.snapshot === undefined ? null : r.snapshot;
     const h = r.snapshot as Record<string, unknown> | null | undefined;
-    if (h) {
+    if (isPlain(h)) {
       let full: Record<string, unknown> = h;
       if (h[SAME] === true) {
         const prev = next.header;

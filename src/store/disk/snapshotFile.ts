@@ -1,17 +1,18 @@
-// A compacted run's snapshot.json, version 4 (3 with the compact encoding of segment version 3: the
-// same file, read by this version and rewritten on the run's next write): the commits 1..N as checksummed frames (segment.ts's
-// framing), twice in one file — a deflated spare copy, then the plain copy — so one bad sector, a bit
-// flip, a zeroed block, bytes cut out or the file cut short after its spare copy lose nothing: each
-// chunk is taken from whichever copy still checks out, and the damage is reported, naming the file.
+// A compacted run's snapshot.json, version 4 (the layout of version 3, the commits in the compact
+// encoding of segment version 3; a version-3 file is read and rewritten on its run's next write):
+// the commits 1..N as checksummed frames (segment.ts's framing), twice in one file — a deflated spare
+// copy, then the plain copy — so one bad sector, a bit flip, a zeroed block, bytes cut out or the file
+// cut short after its spare copy lose nothing: each chunk is taken from whichever copy still checks
+// out, and the damage is reported, naming the file.
 // (Version 2 was one enveloped JSON document: one bad byte lost the whole compacted run.)
 //
 //   {"schema_version":4,"kind":"snapshot",…}\n   version line: a reader of version 2 refuses the
 //                                               file as newer (and leaves it alone) instead of
 //                                               taking it for damage; this reader goes by the frames
-//   spare copy    header frame {"snapshot":3,"copy":"deflate",…}, chunk frames {"i":k,"z":"<base64>"}
+//   spare copy    header frame {"snapshot":4,"copy":"deflate",…}, chunk frames {"i":k,"z":"<base64>"}
 //                 (each chunk's JSON, deflated: the spare costs about a sixth of the plain copy)
 //   4 KB gap      so one damaged 4 KB block cannot touch both copies
-//   plain copy    header frame {"snapshot":3,"copy":"json","run_id","first":1,"last":N,"meta","chunks":K,"ops":M}
+//   plain copy    header frame {"snapshot":4,"copy":"json","run_id","first":1,"last":N,"meta","chunks":K,"ops":M}
 //                 chunk frames {"i":0,"ops":[…]} … {"i":K-1,"ops":[…]}, the commit's ops in order, ≈ 16 KB each
 // The plain copy comes last so a resume reads it as it is (no inflating); the spare first, so a file
 // cut short loses only plain frames, which the spare holds.

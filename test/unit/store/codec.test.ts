@@ -342,5 +342,16 @@ describe('store: the compact encoding of commits', () => {
         ),
       /lists changes in usage2/,
     );
+    // A snapshot left out reads as null; one that is there but no object stays as it is, for the schema to refuse.
+    for (const bad of [0, false, '', []]) {
+      const ops = [{ op: 'record', record: { seq: 1, step: 1, phase: 'pre_llm', payload: {}, snapshot: bad } }];
+      decodeOps(ops, newCodec(), meta);
+      assert.deepEqual(ops[0]!.record.snapshot, bad);
+    }
+    const left = [
+      { op: 'record', record: { seq: 1, step: 1, phase: 'pre_llm', payload: {} } as Record<string, unknown> },
+    ];
+    decodeOps(left, newCodec(), meta);
+    assert.equal(left[0]!.record.snapshot, null);
   });
 });

@@ -22,13 +22,21 @@ const meta: RunMeta = {
 
 const json = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
 
-/** Encodes the commits in turn, each through JSON as on disk, and decodes them in turn: what was written, what comes back. */
-function roundTrip(commits: CommitOp[][]): { written: string[]; read: unknown[] } {
-  const enc = newCodec();
+/**
+ * Encodes the commits in turn, each through JSON as on disk, and decodes them in turn: what was
+ * written, what comes back. From commit `reloadAt` on, the writer goes on from what a load of the
+ * commits before it computes (as after a reload or a crash), not from its own encoding's state.
+ */
+function roundTrip(commits: CommitOp[][], reloadAt = -1): { written: string[]; read: unknown[] } {
+  let enc = newCodec();
   const dec = newCodec();
   const written: string[] = [];
   const read: unknown[] = [];
-  for (const ops of commits) {
+  for (const [i, ops] of commits.entries()) {
+    if (i === reloadAt) {
+      enc = newCodec();
+      for (const text of written) advance(enc, decodeOps(JSON.parse(text) as unknown[], enc, meta));
+    }
     const e = encodeOps(ops, enc, meta);
     advance(enc, e.next);
     const text = JSON.stringify(e.ops);
@@ -190,7 +198,7 @@ describe('store: the compact encoding of commits', () => {
     commits.forEach((ops, i) => assert.deepEqual(read[i], json(ops), `commit ${i + 1}`));
   });
 
-  it('any sequence of commits reads back exactly, whatever the context, payloads, times and effects hold', () => {
+  it('any sequence of commits reads back exactly, whatever the context, payloads, times and effects hold, and a writer reloaded midway', () => {
     const key = fc.oneof(
       fc.constantFrom(
         'active_ms',
@@ -240,7 +248,7 @@ describe('store: the compact encoding of commits', () => {
     });
     const seen = { delta: 0, changedIn: 0, payload: 0, dt: 0, effect: 0 };
     fc.assert(
-      fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), (steps) => {
+      fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), fc.nat(12), (steps, reloadAt) => {
         let ctx: Record<string, unknown> | null = null;
         const payloads = new Map<string, Record<string, unknown>>();
         const commits: CommitOp[][] = steps.map((s, i) => {
@@ -284,7 +292,7 @@ describe('store: the compact encoding of commits', () => {
           ops.push(items.length ? { ...rec, lists: { tool_executions: { base: 0, items } } } : rec);
           return json(ops) as CommitOp[];
         });
-        const { written, read } = roundTrip(commits);
+        const { written, read } = roundTrip(commits, reloadAt);
         commits.forEach((ops, i) => assert.deepEqual(read[i], ops, `commit ${i + 1}`));
         for (const w of written) {
           if (w.includes('"$delta_of"')) seen.delta++;

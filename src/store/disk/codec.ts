@@ -1,5 +1,6 @@
 // The compact encoding of a run's commits (encodeOps / decodeOps, exact inverses), whatever file
 // holds them (a segment frame, a snapshot, a version-1 commit file), and peekLost for damaged ones.
+import { isJsonObject } from '../../common/json';
 import { LostCall, RunState, type Effect, type RunMeta } from '../api/schema';
 import type { CommitOp } from '../core/storedSchema';
 
@@ -76,7 +77,6 @@ const EFFECT = '$effect';
 /** The record schema_version every record of this format has (left out of each record). */
 const RECORD_VERSION = 2;
 const eq = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
-const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The space optimisations of the log format, so a checkpoint costs what it adds:
@@ -128,7 +128,7 @@ export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta)
     const part = prevPayload ? changedFields(payload, prevPayload) : null;
     if (part) record[PAYLOAD_CHANGED] = part;
     else record.payload = payload;
-    if (isPlain(payload)) next.payloads.set(phase, payload);
+    if (isJsonObject(payload)) next.payloads.set(phase, payload);
     let lists = op.lists;
     const tail = lists?.messages;
     if (tail)
@@ -173,13 +173,9 @@ export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta)
 function encodeEffect(e: Effect, codec: Codec, next: CodecDelta, meta: RunMeta): Record<string, unknown> {
   const prev = effectOf(codec, next, e.tool_call_id);
   next.effects.set(e.tool_call_id, e);
-  if (prev && Object.keys(prev).every((k) => Object.hasOwn(e, k))) {
-    const changed = Object.create(null) as Record<string, unknown>; // a "__proto__" key stays a key
+  const changed = prev ? changedFields(e, prev) : null;
+  if (changed) {
     changed[DELTA_OF] = e.tool_call_id;
-    for (const k of Object.keys(e)) {
-      const v = (e as Record<string, unknown>)[k];
-      if (!Object.hasOwn(prev, k) || !eq(prev[k], v)) changed[k] = v;
-    }
     return changed;
   }
   const { run_id, idempotency_key, ...rest } = e;
@@ -219,7 +215,7 @@ const FROM_EFFECT = ['tool_call_id', 'tool_name', 'step', 'input_hash', 'output_
 
 function fromEffect(e: EffectFields): Record<string, unknown> | null {
   const r = e.result as { output_hash?: unknown; is_error?: unknown } | null | undefined;
-  if (!isPlain(r)) return null;
+  if (!isJsonObject(r)) return null;
   return {
     tool_call_id: e.tool_call_id,
     tool_name: e.tool_name,
@@ -232,7 +228,7 @@ function fromEffect(e: EffectFields): Record<string, unknown> | null {
 
 /** A tool execution item of a call with a finished effect record: `{"$effect": call id, …the rest}`. */
 function refEffect(item: unknown, codec: Codec, next: CodecDelta): unknown {
-  if (!isPlain(item) || typeof item.tool_call_id !== 'string') return item;
+  if (!isJsonObject(item) || typeof item.tool_call_id !== 'string') return item;
   const e = effectOf(codec, next, item.tool_call_id);
   const from = e ? fromEffect(e) : null;
   if (!from || FROM_EFFECT.some((k) => !Object.hasOwn(item, k) || from[k] !== item[k])) return item;
@@ -269,20 +265,13 @@ function diffHeader(h: Record<string, unknown>, prev: Record<string, unknown> | 
   return changed;
 }
 
-/** The keys of `next` whose values differ from `prev`'s, when both are plain objects with the same keys in the same order and some kept their value. */
+/** The keys of `next` whose values differ from `prev`'s, when both are objects with the same keys in the same order and some kept their value. */
 function changedKeys(next: unknown, prev: unknown): Record<string, unknown> | null {
-  if (!isPlain(next) || !isPlain(prev)) return null;
+  if (!isJsonObject(next) || !isJsonObject(prev)) return null;
   const keys = Object.keys(next);
   const before = Object.keys(prev);
   if (keys.length !== before.length || keys.some((k, i) => k !== before[i])) return null;
-  const part: Record<string, unknown> = Object.create(null) as Record<string, unknown>; // a "__proto__" key stays a key
-  let n = 0;
-  for (const k of keys)
-    if (!eq(next[k], prev[k])) {
-      part[k] = next[k];
-      n++;
-    }
-  return n < keys.length ? part : null; // every key changed: the field whole is no longer
+  return changedFields(next, prev);
 }
 
 const impliedParent = (meta: RunMeta, seq: number) =>
@@ -301,10 +290,10 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
       record?: Record<string, unknown>;
       lists?: { messages?: { base: number; items: unknown[] }; tool_executions?: { base: number; items: unknown[] } };
     };
-    if (op.op === 'effect' && isPlain(op.effect)) {
+    if (op.op === 'effect' && isJsonObject(op.effect)) {
       const e = decodeEffect(op.effect, codec, next, meta);
       op.effect = e as typeof op.effect;
-      if (isPlain(e.result) && typeof e.tool_call_id === 'string' && typeof e.result.output === 'string')
+      if (isJsonObject(e.result) && typeof e.tool_call_id === 'string' && typeof e.result.output === 'string')
         next.outputs.set(e.tool_call_id, e.result.output);
       continue;
     }
@@ -335,16 +324,16 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
     if (PAYLOAD_CHANGED in r) {
       const part = r[PAYLOAD_CHANGED];
       const prev = next.payloads.get(phase) ?? codec.payloads.get(phase);
-      if (!isPlain(part) || !prev)
+      if (!isJsonObject(part) || !prev)
         throw new Error(`checkpoint ${seq} lists what changed in a ${phase} payload the log does not have`);
       payload = { ...prev, ...part };
     }
-    if (isPlain(payload)) next.payloads.set(phase, payload);
+    if (isJsonObject(payload)) next.payloads.set(phase, payload);
     const execs = op.lists?.tool_executions?.items;
     if (execs)
       for (let i = 0; i < execs.length; i++) {
         const item = execs[i] as Record<string, unknown> | null;
-        if (!isPlain(item) || !(EFFECT in item)) continue;
+        if (!isJsonObject(item) || !(EFFECT in item)) continue;
         const id = item[EFFECT];
         const e = typeof id === 'string' ? effectOf(codec, next, id) : undefined;
         const from = e ? fromEffect(e) : null;
@@ -356,7 +345,7 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
     // Left out: null. Anything else not an object stays as it is, for the schema to refuse.
     let snapshot: unknown = r.snapshot === undefined ? null : r.snapshot;
     const h = r.snapshot as Record<string, unknown> | null | undefined;
-    if (isPlain(h)) {
+    if (isJsonObject(h)) {
       let full: Record<string, unknown> = h;
       if (h[SAME] === true) {
         const prev = next.header;
@@ -365,9 +354,9 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
         const { [SAME]: _, [CHANGED_IN]: inner, ...changed } = h;
         full = { ...prev, ...changed };
         if (inner !== undefined) {
-          if (!isPlain(inner)) throw new Error(`checkpoint ${seq} lists changed fields that are not an object`);
+          if (!isJsonObject(inner)) throw new Error(`checkpoint ${seq} lists changed fields that are not an object`);
           for (const [k, part] of Object.entries(inner)) {
-            if (!isPlain(part) || !isPlain(prev[k]) || k in changed)
+            if (!isJsonObject(part) || !isJsonObject(prev[k]) || k in changed)
               throw new Error(`checkpoint ${seq} lists changes in ${k}, which the previous snapshot has no object for`);
             full[k] = { ...prev[k], ...part };
           }
@@ -462,8 +451,7 @@ export function peekLost(text: string, runId: string): PeekedCommit | null {
 }
 
 /** The calls a peek knows (the good part's, then each lost commit's in turn): a lost result written as a difference is read against them. */
-export const peekCalls = (codec: Codec): Map<string, Record<string, unknown>> =>
-  new Map([...codec.effects].map(([id, e]) => [id, { ...e }]));
+export const peekCalls = (codec: Codec): Map<string, EffectFields> => new Map(codec.effects);
 
 /**
  * The same, for a commit body already parsed (a segment frame that checked out, after the one that
@@ -472,7 +460,7 @@ export const peekCalls = (codec: Codec): Map<string, Record<string, unknown>> =>
 export function peekBody(
   value: unknown,
   runId: string,
-  calls: Map<string, Record<string, unknown>> = new Map(),
+  calls: Map<string, EffectFields> = new Map(),
 ): PeekedCommit | null {
   const body = value as { run_id?: unknown; ops?: unknown } | null;
   if (typeof body !== 'object' || body === null || body.run_id !== runId || !Array.isArray(body.ops)) return null;

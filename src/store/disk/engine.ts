@@ -169,7 +169,7 @@ export class DiskEngine implements Engine {
         this.fsl,
         this.root,
         meta.run_id,
-        { format: 2, next: 1, codec: newCodec(), meta, covered: 0, tail: null, rewriteSnapshot: false },
+        { format: 2, next: 1, codec: newCodec(), meta, covered: 0, tail: null, compactFirst: false },
         this.o.retryDelaysMs,
       );
       await log.create(); // the meta lives in the segment's header
@@ -203,7 +203,7 @@ export class DiskEngine implements Engine {
         meta: loaded.meta,
         covered: loaded.covered,
         tail: loaded.tail,
-        rewriteSnapshot: loaded.rewriteSnapshot,
+        compactFirst: loaded.compactFirst,
       },
       this.o.retryDelaysMs,
     );
@@ -218,7 +218,7 @@ export class DiskEngine implements Engine {
 
   needsConversion(runId: string): boolean {
     const s = this.runs.get(runId)?.log.s;
-    return s?.format === 1 || s?.rewriteSnapshot === true;
+    return s?.format === 1 || s?.compactFirst === true;
   }
 
   async writeCommit(runId: string, ops: readonly CommitOp[], _meta?: RunMeta, sync = true): Promise<void> {
@@ -353,7 +353,7 @@ export class DiskEngine implements Engine {
           meta: PLACEHOLDER_META,
           covered: 0,
           tail: null,
-          rewriteSnapshot: false,
+          compactFirst: false,
         }),
         lock,
       }); // filled by the load that follows

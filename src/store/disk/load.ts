@@ -65,7 +65,7 @@ export interface LoadedRun extends LoadedFiles {
    * The snapshot is in version 2's form, in version 3's encoding or was read from its second copy, or a
    * segment is in version 2's encoding: the run is compacted before its next write.
    */
-  rewriteSnapshot: boolean;
+  compactFirst: boolean;
 }
 
 interface SegmentFile {
@@ -96,7 +96,7 @@ export async function loadRunFiles(
   if (segNames.length === 0 && !names.includes(SNAPSHOT_FILE)) {
     const v1 = names.includes('log') || names.includes('run.json') ? await loadV1(ctx, runId, sink, opts) : undefined;
     if (!v1 && names.includes(WITNESS_FILE)) await missingLog(ctx, runId);
-    return v1 && { ...v1, format: 1, tail: null, rewriteSnapshot: false };
+    return v1 && { ...v1, format: 1, tail: null, compactFirst: false };
   }
   return loadV2(ctx, runId, sink, opts, segNames);
 }
@@ -182,13 +182,13 @@ async function loadV2(
     p = raw.last + 1;
   };
   let snapBad = snap instanceof Error ? snap.message : null;
-  let rewriteSnapshot = false;
+  let compactFirst = false;
   if (snap && !(snap instanceof Error)) {
     try {
       apply(snap.raw, snapRel);
       covered = snap.raw.last;
       // Converted on the next write: a snapshot in version 2's form or in version 3's encoding, or read from its spare copy.
-      rewriteSnapshot = snap.legacy || snap.damaged !== null || snap.version < SNAPSHOT_VERSION;
+      compactFirst = snap.legacy || snap.damaged !== null || snap.version < SNAPSHOT_VERSION;
       if (snap.damaged !== null) {
         // One copy (or part of it) was bad, the other held every frame: said, kept, rewritten whole.
         const q = opts.repair ? await ctx.quarantineCopy(snapRel, `${snapRel}: ${snap.damaged}`, runId) : null;
@@ -301,7 +301,7 @@ async function loadV2(
     format: 2,
     tail,
     // A segment in an older encoding (version 2) is never appended to: the run is compacted first.
-    rewriteSnapshot: rewriteSnapshot || (tail !== null && tail.version < SEGMENT_VERSION),
+    compactFirst: compactFirst || (tail !== null && tail.version < SEGMENT_VERSION),
   };
 }
 

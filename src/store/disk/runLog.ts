@@ -33,7 +33,7 @@ export interface RunLogState {
    * from its second copy after damage, or a segment is in version 2's encoding: compact() rewrites the
    * log (a snapshot with its spare and plain copies, a fresh segment) before the run's next write.
    */
-  rewriteSnapshot: boolean;
+  compactFirst: boolean;
 }
 
 export class RunLog {
@@ -153,7 +153,7 @@ export class RunLog {
     this.s.tail = fresh;
     this.s.covered = last;
     this.s.format = 2;
-    this.s.rewriteSnapshot = false;
+    this.s.compactFirst = false;
   }
 
   /**

@@ -19,13 +19,13 @@ import {
   type SnapshotHeader,
 } from '../api/schema';
 import { sha256 } from '../../common/hash';
+import { isJsonObject } from '../../common/json';
 import type { RunExportBody } from '../core/storedSchema';
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const isLegacyRecord = (v: unknown): v is Obj =>
-  isObj(v) && typeof v.schema_version === 'string' && typeof v.phase === 'string' && !('seq' in v);
+  isJsonObject(v) && typeof v.schema_version === 'string' && typeof v.phase === 'string' && !('seq' in v);
 
 export function isLegacyInput(data: unknown): boolean {
   return isLegacyRecord(data) || (Array.isArray(data) && data.length > 0 && data.every(isLegacyRecord));
@@ -78,7 +78,8 @@ export function normalizeLegacy(data: unknown): RunExportBody {
       );
     if (!PHASES.includes(r.phase as Phase))
       throw new InvalidInputError(`Import refused: unknown legacy phase "${String(r.phase)}".`);
-    if (!isObj(r.payload)) throw new InvalidInputError('Import refused: a legacy checkpoint has no payload object.');
+    if (!isJsonObject(r.payload))
+      throw new InvalidInputError('Import refused: a legacy checkpoint has no payload object.');
   }
   const recs = input
     .map((r, i) => ({ r, i }))
@@ -188,19 +189,21 @@ function legacySnapshot(p: Obj, step: number, ts: number, seq: number) {
       );
     return r.data;
   });
-  const tool_executions = (Array.isArray(p.tool_executions) ? p.tool_executions : []).filter(isObj).map((x, i) => ({
-    tool_call_id: str(x.tool_call_id, `legacy-${seq}-${i}`),
-    tool_name: str(x.tool_name, str(x.name)),
-    step: int(x.step, step),
-    input_hash: str(x.input_hash),
-    output_hash: typeof x.output_hash === 'string' ? x.output_hash : null,
-    is_error: typeof x.is_error === 'boolean' ? x.is_error : x.success === false,
-    replayed: x.replayed === true,
-    started_ms: int(x.started_ms, ts),
-    finished_ms: typeof x.finished_ms === 'number' ? int(x.finished_ms) : null,
-  }));
+  const tool_executions = (Array.isArray(p.tool_executions) ? p.tool_executions : [])
+    .filter(isJsonObject)
+    .map((x, i) => ({
+      tool_call_id: str(x.tool_call_id, `legacy-${seq}-${i}`),
+      tool_name: str(x.tool_name, str(x.name)),
+      step: int(x.step, step),
+      input_hash: str(x.input_hash),
+      output_hash: typeof x.output_hash === 'string' ? x.output_hash : null,
+      is_error: typeof x.is_error === 'boolean' ? x.is_error : x.success === false,
+      replayed: x.replayed === true,
+      started_ms: int(x.started_ms, ts),
+      finished_ms: typeof x.finished_ms === 'number' ? int(x.finished_ms) : null,
+    }));
   const subagent_executions = (Array.isArray(p.subagent_executions) ? p.subagent_executions : [])
-    .filter(isObj)
+    .filter(isJsonObject)
     .map((x, i) => ({
       tool_call_id: str(x.tool_call_id, `legacy-${seq}-${i}`),
       child_run_id: safeRunId(str(x.child_run_id, str(x.run_id, `legacy-child-${seq}-${i}`))),
@@ -210,13 +213,13 @@ function legacySnapshot(p: Obj, step: number, ts: number, seq: number) {
       started_ms: int(x.started_ms, ts),
       finished_ms: typeof x.finished_ms === 'number' ? int(x.finished_ms) : null,
     }));
-  const usage = isObj(p.usage) ? p.usage : {};
+  const usage = isJsonObject(p.usage) ? p.usage : {};
   const input = int(usage.input_tokens);
   const output = int(usage.output_tokens);
   const header: SnapshotHeader = {
     step,
     state: state(p.state),
-    context: isObj(p.context) ? p.context : {},
+    context: isJsonObject(p.context) ? p.context : {},
     llm_calls: int(p.llm_calls),
     tool_calls: int(p.tool_calls),
     started_at_s: typeof p.started_at_s === 'number' ? p.started_at_s : ts / 1000,
@@ -243,9 +246,9 @@ function legacyResponse(v: unknown, p: Obj, ts: number, where: string): LlmRespo
   if (v == null) return null;
   const ours = LlmResponse.safeParse(v);
   if (ours.success) return ours.data;
-  if (!isObj(v) || !Array.isArray(v.tool_calls))
+  if (!isJsonObject(v) || !Array.isArray(v.tool_calls))
     throw new InvalidInputError(`Import refused: the pending LLM response of ${where} cannot be read.`);
-  const calls = v.tool_calls.filter(isObj).map((c, i) => ({
+  const calls = v.tool_calls.filter(isJsonObject).map((c, i) => ({
     id: str(c.id, `legacy-call-${i}`),
     type: 'function' as const,
     function: {

@@ -1,4 +1,5 @@
 // A tool call as both views name it: "edit_file src/slugify.js", "run_command npm test". vscode-free.
+import { isJsonObject } from '../../common/json';
 
 /** The call's arguments as an object, or null when they are not a JSON object (the model's text is untrusted). */
 export function parseToolArgs(json: string): Record<string, unknown> | null {
@@ -10,7 +11,7 @@ export function parseToolArgs(json: string): Record<string, unknown> | null {
 }
 
 export function asRecord(v: unknown): Record<string, unknown> | null {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  return isJsonObject(v) ? v : null;
 }
 
 /** "edit_file src/slugify.js", "run_command npm test": the name and its main argument, cut to `maxChars`. */

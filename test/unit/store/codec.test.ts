@@ -6,19 +6,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { advance, decodeOps, encodeOps, newCodec, peekBody, peekCalls } from '../../../src/store/disk/codec';
 import type { CommitOp } from '../../../src/store/core/storedSchema';
-import type { RunMeta } from '../../../src/store/api/schema';
+import * as h from './helpers';
 
-const meta: RunMeta = {
-  run_id: 'r1',
-  thread_id: 'r1',
-  title: 'a run',
-  task: 'do it',
-  agent_name: 'coder',
-  model: 'gpt-4.1-mini',
-  created_ms: 1,
-  forked_from: null,
-  parent_run_id: null,
-};
+const meta = h.runMeta();
 
 const json = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
 

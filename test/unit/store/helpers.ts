@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AppendInput, OwnerInfo } from '../../../src/store/api/types';
-import type { ChatMessage, RuntimeSnapshot, ToolExecutionRecord } from '../../../src/store/api/schema';
+import type { ChatMessage, RunMeta, RuntimeSnapshot, ToolExecutionRecord } from '../../../src/store/api/schema';
 import { canonicalJson } from '../../../src/store/api/canonical';
 
 export function owner(label: string, id = label): OwnerInfo {
@@ -15,6 +15,20 @@ export const newRun = (title = 'a run') => ({
   task: `task of ${title}`,
   agent_name: 'coder',
   model: 'demo-model',
+});
+
+/** A run's meta as the files hold it, for tests below the store's API (codec, file formats). */
+export const runMeta = (over: Partial<RunMeta> = {}): RunMeta => ({
+  run_id: 'r1',
+  thread_id: 'r1',
+  title: 'a run',
+  task: 'do it',
+  agent_name: 'coder',
+  model: 'gpt-4.1-mini',
+  created_ms: 1,
+  forked_from: null,
+  parent_run_id: null,
+  ...over,
 });
 
 export function tmpDir(prefix = 'aw-store-'): string {

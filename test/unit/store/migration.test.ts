@@ -16,9 +16,6 @@ import { describeStore } from '../../fixtures/generateStore';
 import * as h from './helpers';
 
 const FIXTURE = path.resolve(__dirname, '../../fixtures/store-v1');
-const FIXTURE_V2 = path.resolve(__dirname, '../../fixtures/store-v2');
-const FIXTURE_V3 = path.resolve(__dirname, '../../fixtures/store-v3');
-const FIXTURE_V4 = path.resolve(__dirname, '../../fixtures/store-v4');
 const bytes = (dir: string) =>
   Object.fromEntries(
     h
@@ -84,103 +81,96 @@ describe('store: versions and migrations', function () {
     assert.deepEqual(await describeStore(dir, 1), expected);
   });
 
-  it('loads every run of the committed v2 store exactly, the compacted one included', async () => {
-    const v2 = h.tmpDir('aw-v2-');
+  /**
+   * A copy of the committed store-v<n> fixture (four runs: awaiting, compacted, finished, midtools):
+   * `before` checks the copy as it is, then every run must load exactly as expected.json says without a
+   * file rewritten; `after` gets the folder and what it must read as. The copy is removed after.
+   */
+  async function withFixture(
+    n: number,
+    o: { before?: (dir: string) => void; after: (dir: string, expected: unknown) => Promise<void> },
+  ): Promise<void> {
+    const fixture = path.resolve(__dirname, `../../fixtures/store-v${n}`);
+    const dir = h.tmpDir(`aw-v${n}-`);
     try {
-      fs.cpSync(path.join(FIXTURE_V2, 'store'), v2, { recursive: true });
-      const before = bytes(v2);
-      const expected = JSON.parse(fs.readFileSync(path.join(FIXTURE_V2, 'expected.json'), 'utf8'));
-      assert.deepEqual(Object.keys(expected.runs).sort(), [
-        'v2-awaiting',
-        'v2-compacted',
-        'v2-finished',
-        'v2-midtools',
-      ]);
-      assert.deepEqual(await describeStore(v2, 2), expected);
-      assert.deepEqual(bytes(v2), before, 'reading never rewrites a file');
-      // Written again, a version-2 snapshot (one enveloped document) is converted to the framed form (a spare and a plain copy) first.
-      const snapshot = path.join(v2, 'runs', 'v2-compacted', 'snapshot.json');
-      assert.equal(isFramedSnapshot(fs.readFileSync(snapshot)), false);
-      const s = await openDiskStoreReady(v2);
-      for (const id of Object.keys(expected.runs)) await (await s.acquire(id, h.owner('converter'))).release();
-      await s.close();
-      assert.equal(isFramedSnapshot(fs.readFileSync(snapshot)), true, 'converted on write');
-      assert.equal(decodeSnapshot(fs.readFileSync(snapshot), 'snapshot.json', 'v2-compacted').damaged, null);
-      assert.deepEqual(await describeStore(v2, 2), expected, 'and reads exactly the same');
+      fs.cpSync(path.join(fixture, 'store'), dir, { recursive: true });
+      const before = bytes(dir);
+      const expected = JSON.parse(fs.readFileSync(path.join(fixture, 'expected.json'), 'utf8'));
+      assert.deepEqual(
+        Object.keys(expected.runs).sort(),
+        ['awaiting', 'compacted', 'finished', 'midtools'].map((r) => `v${n}-${r}`),
+      );
+      o.before?.(dir);
+      assert.deepEqual(await describeStore(dir, n), expected);
+      assert.deepEqual(bytes(dir), before, 'reading never rewrites a file');
+      await o.after(dir, expected);
     } finally {
-      fs.rmSync(v2, { recursive: true, force: true });
+      fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }
 
-  it('loads every run of the committed v3 store exactly (a compacted run framed, with its spare copy), without rewriting it; converts it when written', async () => {
-    const v3 = h.tmpDir('aw-v3-');
-    try {
-      fs.cpSync(path.join(FIXTURE_V3, 'store'), v3, { recursive: true });
-      const before = bytes(v3);
-      const expected = JSON.parse(fs.readFileSync(path.join(FIXTURE_V3, 'expected.json'), 'utf8'));
-      assert.deepEqual(Object.keys(expected.runs).sort(), [
-        'v3-awaiting',
-        'v3-compacted',
-        'v3-finished',
-        'v3-midtools',
-      ]);
-      assert.ok(isFramedSnapshot(fs.readFileSync(path.join(v3, 'runs', 'v3-compacted', 'snapshot.json'))));
-      assert.deepEqual(await describeStore(v3, 3), expected);
-      assert.deepEqual(bytes(v3), before, 'reading never rewrites a file');
-      // Written again, each run is converted to the compact encoding first (segment version 3, snapshot version 4).
-      const s = await openDiskStoreReady(v3);
-      for (const id of Object.keys(expected.runs)) await (await s.acquire(id, h.owner('writer'))).release();
-      await s.close();
-      for (const id of Object.keys(expected.runs)) {
-        const files = fs.readdirSync(path.join(v3, 'runs', id));
-        const seg = files.find((f) => f.startsWith('segment-'))!;
-        const header = parseSegment(fs.readFileSync(path.join(v3, 'runs', id, seg))).frames[0]?.value;
-        assert.equal((header as { segment: number }).segment, SEGMENT_VERSION, `${id}: converted on write`);
-        const snapshot = fs.readFileSync(path.join(v3, 'runs', id, 'snapshot.json'));
-        assert.equal(
-          decodeSnapshot(snapshot, 'snapshot.json', id).version,
-          SNAPSHOT_VERSION,
-          `${id}: its snapshot too`,
-        );
-      }
-      assert.deepEqual(await describeStore(v3, 3), expected, 'converted: reads exactly the same');
-    } finally {
-      fs.rmSync(v3, { recursive: true, force: true });
-    }
-  });
+  /** Acquires and lets go every run of the store in `dir` (the first write converts an older format). */
+  async function writeEach(dir: string, expected: unknown): Promise<void> {
+    const s = await openDiskStoreReady(dir);
+    for (const id of Object.keys((expected as { runs: object }).runs))
+      await (await s.acquire(id, h.owner('writer'))).release();
+    await s.close();
+  }
 
-  it('loads every run of the committed v4 store exactly (commits in the compact encoding), without rewriting it', async () => {
-    const v4 = h.tmpDir('aw-v4-');
-    try {
-      fs.cpSync(path.join(FIXTURE_V4, 'store'), v4, { recursive: true });
-      const before = bytes(v4);
-      const expected = JSON.parse(fs.readFileSync(path.join(FIXTURE_V4, 'expected.json'), 'utf8'));
-      assert.deepEqual(Object.keys(expected.runs).sort(), [
-        'v4-awaiting',
-        'v4-compacted',
-        'v4-finished',
-        'v4-midtools',
-      ]);
+  it('loads every run of the committed v2 store exactly, the compacted one included', () =>
+    withFixture(2, {
+      async after(v2, expected) {
+        // Written again, a version-2 snapshot (one enveloped document) is converted to the framed form (a spare and a plain copy) first.
+        const snapshot = path.join(v2, 'runs', 'v2-compacted', 'snapshot.json');
+        assert.equal(isFramedSnapshot(fs.readFileSync(snapshot)), false);
+        await writeEach(v2, expected);
+        assert.equal(isFramedSnapshot(fs.readFileSync(snapshot)), true, 'converted on write');
+        assert.equal(decodeSnapshot(fs.readFileSync(snapshot), 'snapshot.json', 'v2-compacted').damaged, null);
+        assert.deepEqual(await describeStore(v2, 2), expected, 'and reads exactly the same');
+      },
+    }));
+
+  it('loads every run of the committed v3 store exactly (a compacted run framed, with its spare copy), without rewriting it; converts it when written', () =>
+    withFixture(3, {
+      before: (v3) =>
+        assert.ok(isFramedSnapshot(fs.readFileSync(path.join(v3, 'runs', 'v3-compacted', 'snapshot.json')))),
+      async after(v3, expected) {
+        // Written again, each run is converted to the compact encoding first (segment version 3, snapshot version 4).
+        await writeEach(v3, expected);
+        for (const id of Object.keys((expected as { runs: object }).runs)) {
+          const files = fs.readdirSync(path.join(v3, 'runs', id));
+          const seg = files.find((f) => f.startsWith('segment-'))!;
+          const header = parseSegment(fs.readFileSync(path.join(v3, 'runs', id, seg))).frames[0]?.value;
+          assert.equal((header as { segment: number }).segment, SEGMENT_VERSION, `${id}: converted on write`);
+          const snapshot = fs.readFileSync(path.join(v3, 'runs', id, 'snapshot.json'));
+          assert.equal(
+            decodeSnapshot(snapshot, 'snapshot.json', id).version,
+            SNAPSHOT_VERSION,
+            `${id}: its snapshot too`,
+          );
+        }
+        assert.deepEqual(await describeStore(v3, 3), expected, 'converted: reads exactly the same');
+      },
+    }));
+
+  it('loads every run of the committed v4 store exactly (commits in the compact encoding), without rewriting it', () =>
+    withFixture(4, {
       // It holds what the encoding shortens: a result written as its intent's difference.
-      assert.ok(
-        fs
-          .readFileSync(path.join(v4, 'runs', 'v4-midtools', 'segment-000000000001.log'), 'latin1')
-          .includes('"$delta_of"'),
-      );
-      assert.deepEqual(await describeStore(v4, 4), expected);
-      assert.deepEqual(bytes(v4), before, 'reading never rewrites a file');
-      const s = await openDiskStoreReady(v4);
-      for (const id of Object.keys(expected.runs)) await (await s.acquire(id, h.owner('writer'))).release();
-      await s.close();
-      assert.ok(
-        !fs.existsSync(path.join(v4, 'runs', 'v4-finished', 'snapshot.json')),
-        'the current format: not converted',
-      );
-      assert.deepEqual(await describeStore(v4, 4), expected, 'acquired and let go: the same');
-    } finally {
-      fs.rmSync(v4, { recursive: true, force: true });
-    }
-  });
+      before: (v4) =>
+        assert.ok(
+          fs
+            .readFileSync(path.join(v4, 'runs', 'v4-midtools', 'segment-000000000001.log'), 'latin1')
+            .includes('"$delta_of"'),
+        ),
+      async after(v4, expected) {
+        await writeEach(v4, expected);
+        assert.ok(
+          !fs.existsSync(path.join(v4, 'runs', 'v4-finished', 'snapshot.json')),
+          'the current format: not converted',
+        );
+        assert.deepEqual(await describeStore(v4, 4), expected, 'acquired and let go: the same');
+      },
+    }));
 
   it('refuses a run whose log holds a commit from a newer version, leaves the file untouched, keeps the rest readable', async () => {
     const file = path.join(dir, 'runs', 'v1-midtools', 'log', '000000000007.json');

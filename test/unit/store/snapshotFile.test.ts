@@ -15,20 +15,10 @@ import {
   isFramedSnapshot,
   SNAPSHOT_VERSION,
 } from '../../../src/store/disk/snapshotFile';
+import * as h from './helpers';
 
 const FILE = 'runs/r1/snapshot.json';
-const meta = {
-  run_id: 'r1',
-  thread_id: 't1',
-  title: 'a run',
-  task: 'do it',
-  agent_name: 'coder',
-  model: 'gpt-4.1-mini',
-  created_ms: 1,
-  forked_from: null,
-  continued_from: null,
-  parent_run_id: null,
-};
+const meta = h.runMeta({ thread_id: 't1', continued_from: null });
 
 /** (fast-check's records have no prototype: what is compared is what JSON holds) */
 function commit(ops: unknown[]): RawCommit {

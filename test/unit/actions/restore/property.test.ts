@@ -1,7 +1,8 @@
 // Property (docs/design.md, reliability goals: file restore): random runs of agent edits (write_file, and commands that
 // write, delete, rename and write binary), user edits between steps, then restores to random
 // checkpoints — one after another, so restores of restores too. After every restore:
-//  - a file whose current content the user wrote is left exactly as it is (no user edit is lost);
+//  - a file whose current content the user wrote is left exactly as it is (no user edit is lost),
+//    unless that content is byte for byte what the agent last left there;
 //  - a file only the agent changed since the checkpoint (with earlier content it could know) is
 //    back to its content at that checkpoint;
 //  - a file the agent never touched is untouched.
@@ -165,7 +166,12 @@ for (const mode of SCAN_MODES) {
                   .map(([, w]) => w);
                 const ctx = `${p} after restore to #${toSeq} (writes since: ${since.join(',')}; ops ${JSON.stringify(ops)}; edits ${JSON.stringify(edits)})`;
                 const lastWriter = writes.get(p)!.at(-1)?.[1];
-                if (lastWriter === 'user' && !chosen.has(p))
+                // A file is the user's when its content is not what the agent last left there: edited
+                // and then put back byte for byte (or created and deleted again where the agent had
+                // deleted it) is the agent's version, which the restore may revert — no byte of the
+                // user's is lost, and nothing could tell the two apart (README, "exactly what the agent left").
+                const agentsAgain = lastAgent.has(p) && same(before.get(p), lastAgent.get(p));
+                if (lastWriter === 'user' && !agentsAgain && !chosen.has(p))
                   assert.ok(same(after.get(p), before.get(p)), `user edit lost: ${ctx}`);
                 if (!plan.files.some((f) => f.path === p))
                   assert.ok(same(after.get(p), before.get(p)), `never journaled yet changed: ${ctx}`);

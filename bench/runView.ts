@@ -6,9 +6,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createMemoryStore, openDiskStoreReady } from '../src/store';
 import { launchChromium } from '../test/support/browser';
-import { epochNow, openRunViewPage, prepareRunViewWindow, type RunViewPage } from '../test/support/runViewPage';
+import {
+  epochNow,
+  openRunViewPage,
+  prepareRunViewWindow,
+  type RunViewPage,
+  type RunViewWindow,
+} from '../test/support/runViewPage';
 import { BENCH_OWNER } from './contenders/ours';
-import { startRunViewHost } from './runViewHost';
+import { startRunViewHost, type RunViewHostThread } from './runViewHost';
 import { applyOp, Workload } from './workload';
 
 /** When each part of opening the view was done, in ms from "open" (the panel's creation began). */
@@ -34,6 +40,13 @@ export interface RunViewFigures {
   /** Cold: when the view had the whole thread (its first state holds only the end), ms after open. */
   wholeThreadMs: number;
   parts: { cold: OpenParts; warm: OpenParts };
+  /**
+   * The same page opened cold on a 1-step run (next to nothing to read): what the browser, the page
+   * and the view's script take before any of the run's length counts. The median of three, each in a
+   * fresh browser and host thread; `floorRange` the fastest and slowest first frame.
+   */
+  floor: OpenParts;
+  floorRange: [number, number];
   heapMB: number;
   items: number;
   streaming: {
@@ -56,22 +69,7 @@ export async function measureRunView(o: {
 }): Promise<RunViewFigures> {
   o.log(`  run view: writing a ${o.steps}-step run …`);
   const runId = 'bench-view-run';
-  const workload = new Workload(20240601, runId);
-  const mem = createMemoryStore({ deferMs: 60_000 });
-  const { lease } = await mem.createRun({ ...workload.runInput, run_id: runId }, BENCH_OWNER);
-  await mem.append(runId, workload.runStarted);
-  for (let s = 0; s < o.steps; s++) {
-    for (const op of workload.nextStep().ops) await applyOp(mem, runId, op);
-  }
-  await mem.setRunState(runId, 'completed', null);
-  await lease.release();
-  const exported = await mem.exportRun(runId);
-  await mem.close();
-  const dir = path.join(o.dir, 'run-view-store');
-  fs.mkdirSync(dir, { recursive: true });
-  const writer = await openDiskStoreReady(dir);
-  await writer.importRun(exported, BENCH_OWNER);
-  await writer.close();
+  const { dir, workload } = await writeRun(o.steps, runId, path.join(o.dir, 'run-view-store'));
 
   // The host end on a thread of its own (its store opened, the run not read yet); Chromium stands
   // for VS Code's window, already running, with its webview resource server: starting them is not
@@ -79,32 +77,7 @@ export async function measureRunView(o: {
   const host = await startRunViewHost(dir, runId);
   const browser = await launchChromium();
   const window = await prepareRunViewWindow(browser);
-  const open = async (): Promise<{ view: RunViewPage; parts: OpenParts; t0: number }> => {
-    const t0 = epochNow();
-    const view = await openRunViewPage({ host, window });
-    const panel = epochNow() - t0;
-    await view.page.waitForFunction('window.__runViewStats && window.__runViewStats.firstPaintMs > 0', undefined, {
-      timeout: 120_000,
-      polling: 'raf',
-    });
-    const marks = (await view.page.evaluate(
-      '({ origin: performance.timeOrigin, ...window.__runViewStats })',
-    )) as Record<string, number>;
-    const at = (pageMs: number) => marks.origin! + pageMs - t0;
-    const parts = {
-      panel,
-      script: at(marks.scriptStartMs!),
-      hostState: view.firstSentAt.state! - t0,
-      state: at(marks.stateMs!),
-      frame: at(marks.firstPaintMs!),
-    };
-    o.log(
-      `    ${Object.entries(parts)
-        .map(([k, v]) => `${k} ${v.toFixed(0)}`)
-        .join(', ')} ms after open`,
-    );
-    return { view, parts, t0 };
-  };
+  const open = () => openView(host, window, o.log);
   o.log('  run view: open → first paint (cold, then warm three times) …');
   const cold = await open();
   // The warm opens measure a run in memory, not the cold view's reading the rest of its thread.
@@ -139,8 +112,14 @@ export async function measureRunView(o: {
   await window.close();
   await browser.close();
   await host.close();
+  o.log('  run view: the floor — a 1-step run opened cold, three times, each in a browser of its own …');
+  const floorDir = (await writeRun(1, runId, path.join(o.dir, 'run-view-floor'))).dir;
+  const floor: OpenParts[] = [];
+  for (let i = 0; i < 3; i++) floor.push(await coldOpen(floorDir, runId, o.log));
   return {
     steps: o.steps,
+    floor: floor.sort((a, b) => a.frame - b.frame)[1]!,
+    floorRange: [floor[0]!.frame, floor[2]!.frame],
     conversationMB: workload.conversationBytes / 1e6,
     firstPaintMs: cold.parts.frame,
     firstPaintWarmMs: warmMedian.frame,
@@ -159,11 +138,77 @@ export async function measureRunView(o: {
   };
 }
 
+/** A finished run of `steps` steps written into a disk store at `dir` (as a run is on disk after it was let go). */
+async function writeRun(steps: number, runId: string, dir: string): Promise<{ dir: string; workload: Workload }> {
+  const workload = new Workload(20240601, runId);
+  const mem = createMemoryStore({ deferMs: 60_000 });
+  const { lease } = await mem.createRun({ ...workload.runInput, run_id: runId }, BENCH_OWNER);
+  await mem.append(runId, workload.runStarted);
+  for (let s = 0; s < steps; s++) {
+    for (const op of workload.nextStep().ops) await applyOp(mem, runId, op);
+  }
+  await mem.setRunState(runId, 'completed', null);
+  await lease.release();
+  const exported = await mem.exportRun(runId);
+  await mem.close();
+  fs.mkdirSync(dir, { recursive: true });
+  const writer = await openDiskStoreReady(dir);
+  await writer.importRun(exported, BENCH_OWNER);
+  await writer.close();
+  return { dir, workload };
+}
+
+/** Opens the view of `runId` in `window` and waits for its first frame with items: when each part was done. */
+async function openView(
+  host: RunViewHostThread,
+  window: RunViewWindow,
+  log: (m: string) => void,
+): Promise<{ view: RunViewPage; parts: OpenParts; t0: number }> {
+  const t0 = epochNow();
+  const view = await openRunViewPage({ host, window });
+  const panel = epochNow() - t0;
+  await view.page.waitForFunction('window.__runViewStats && window.__runViewStats.firstPaintMs > 0', undefined, {
+    timeout: 120_000,
+    polling: 'raf',
+  });
+  const marks = (await view.page.evaluate('({ origin: performance.timeOrigin, ...window.__runViewStats })')) as Record<
+    string,
+    number
+  >;
+  const at = (pageMs: number) => marks.origin! + pageMs - t0;
+  const parts = {
+    panel,
+    script: at(marks.scriptStartMs!),
+    hostState: view.firstSentAt.state! - t0,
+    state: at(marks.stateMs!),
+    frame: at(marks.firstPaintMs!),
+  };
+  log(
+    `    ${Object.entries(parts)
+      .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+      .join(', ')} ms after open`,
+  );
+  return { view, parts, t0 };
+}
+
+/** The first open of a run in a fresh host thread and a fresh browser (cold, as the benchmark's first open): its parts. */
+async function coldOpen(dir: string, runId: string, log: (m: string) => void): Promise<OpenParts> {
+  const host = await startRunViewHost(dir, runId);
+  const browser = await launchChromium();
+  const window = await prepareRunViewWindow(browser);
+  const { view, parts } = await openView(host, window, log);
+  await view.close();
+  await window.close();
+  await browser.close();
+  await host.close();
+  return parts;
+}
+
 export function runViewTable(f: RunViewFigures): string {
   const ok = (v: boolean) => (v ? '✔' : '✘');
   const { cold, warm } = f.parts;
   const part = (label: string, k: keyof OpenParts, before?: keyof OpenParts) =>
-    `| ${label} | ${cell(cold, k, before)} | ${cell(warm, k, before)} |`;
+    `| ${label} | ${cell(cold, k, before)} | ${cell(warm, k, before)} | ${cell(f.floor, k, before)} |`;
   return [
     `**Run view** (${f.steps} steps, conversation ${f.conversationMB.toFixed(2)} MB, ${f.items} transcript items; real webview script in Chromium, host controller over the disk store)`,
     '',
@@ -171,13 +216,14 @@ export function runViewTable(f: RunViewFigures): string {
     '|---|---|---|---|',
     `| open → first paint, run not in memory (cold) | ${f.firstPaintMs.toFixed(0)} ms | ≤ 300 ms | ${ok(f.firstPaintMs <= 300)} |`,
     `| open → first paint, run in memory (warm, median of 3) | ${f.firstPaintWarmMs.toFixed(0)} ms | ≤ 300 ms | ${ok(f.firstPaintWarmMs <= 300)} |`,
+    `| the floor: a 1-step run opened cold (nothing to read; median of 3, each in a fresh browser) | ${f.floor.frame.toFixed(0)} ms (${f.floorRange.map((v) => v.toFixed(0)).join('–')}) | | |`,
     `| cold: the whole thread in the view (its outline, for the scrollbar; the first state holds the end) | ${f.wholeThreadMs.toFixed(0)} ms | | |`,
     `| webview JS heap after open (after GC) | ${f.heapMB.toFixed(1)} MB | ≤ 50 MB | ${ok(f.heapMB <= 50)} |`,
     `| streaming ${f.streaming.tokensPerSecond} tokens/s for ${f.streaming.seconds} s: most tokens waiting for a frame | ${f.streaming.maxBacklogTokens} | no backlog | ${ok(f.streaming.lagAfterLastMs < 250)} |`,
     `| streaming: last token sent → drawn | ${f.streaming.lagAfterLastMs.toFixed(0)} ms | no backlog | ${ok(f.streaming.lagAfterLastMs < 250)} |`,
     '',
-    '| first paint, part by part (ms after open; the step in brackets) | cold | warm |',
-    '|---|---|---|',
+    '| first paint, part by part (ms after open; the step in brackets) | cold | warm | floor (1 step, cold) |',
+    '|---|---|---|---|',
     part(
       "page created and its HTML committed (Chromium's new page stands for VS Code's webview frame; the host has been reading since the open, on a thread of its own)",
       'panel',

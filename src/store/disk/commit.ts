@@ -158,9 +158,10 @@ export async function witnessOf(
       }),
     );
   } else if (o.witnessedCommits) {
+    const what = w.empty ? 'is empty (the run was stopped before its first write)' : 'is missing';
     o.notices.push({
       file,
-      message: `${file} is missing: rebuilt from the log (a lost tail of the log cannot be seen this once)`,
+      message: `${file} ${what}: rebuilt from the log (a lost tail of the log cannot be seen this once)`,
     });
   }
   return null;

@@ -22,9 +22,16 @@ export const WITNESS_FILE = 'witness';
 const SLOT = 256;
 const SUM = 16;
 
-/** `damaged`: one slot was bad (a process crash cannot tear a slot, so that is damage); the other is used. */
+/**
+ * `damaged`: one slot was bad (a process crash cannot tear a slot, so that is damage); the other is
+ * used. `empty`: the file exists and holds nothing — the owner creates it when it takes the run and
+ * writes it after the first acknowledged commit, so a crash in between leaves it so: it testified to
+ * nothing yet, as if missing (not damage).
+ */
 export type WitnessRead =
-  { kind: 'missing' } | { kind: 'ok'; witness: TailWitness; damaged: string | null } | { kind: 'bad'; reason: string };
+  | { kind: 'missing'; empty?: true }
+  | { kind: 'ok'; witness: TailWitness; damaged: string | null }
+  | { kind: 'bad'; reason: string };
 
 export function encodeSlot(w: TailWitness): Buffer {
   const json = JSON.stringify(w);
@@ -45,7 +52,7 @@ function decodeSlot(buf: Buffer): TailWitness | null {
   }
 }
 
-/** Reads the witness: the valid slot with the most commits. Missing → missing; no valid slot → bad. */
+/** Reads the witness: the valid slot with the most commits. Missing or empty → missing; no valid slot → bad. */
 export async function readWitness(fsl: FsLayer, runDir: string): Promise<WitnessRead> {
   let buf: Buffer;
   try {
@@ -54,12 +61,12 @@ export async function readWitness(fsl: FsLayer, runDir: string): Promise<Witness
     if (isMissing(err)) return { kind: 'missing' };
     return { kind: 'bad', reason: `unreadable (${errorMessage(err)})` };
   }
+  if (buf.length === 0) return { kind: 'missing', empty: true };
   const slots = [buf.subarray(0, SLOT), buf.subarray(SLOT, 2 * SLOT)].map((b) =>
     b.length === SLOT ? decodeSlot(b) : null,
   );
   const valid = slots.filter((w): w is TailWitness => w !== null);
-  if (valid.length === 0)
-    return { kind: 'bad', reason: buf.length === 0 ? 'the file is empty' : 'no slot passes its checksum' };
+  if (valid.length === 0) return { kind: 'bad', reason: 'no slot passes its checksum' };
   const damaged =
     buf.length !== 2 * SLOT
       ? `${buf.length} bytes where ${2 * SLOT} were written`

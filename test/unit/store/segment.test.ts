@@ -130,6 +130,28 @@ describe('store: the segment log', function () {
     );
   });
 
+  it('a witness left empty (the owner stopped between creating it and its first write) is no damage: noted, rebuilt', async () => {
+    const dir = tmp('aw-empty-witness-');
+    const s = await openDiskStoreReady(dir);
+    const { run, lease } = await s.createRun(h.newRun('empty witness'), h.owner('w'));
+    const id = run.run_id;
+    await s.append(id, h.runStarted());
+    await lease.release();
+    await s.close();
+    fs.writeFileSync(path.join(dir, 'runs', id, 'witness'), ''); // as SIGKILL right after the first ACK leaves it
+    const o = await openCollecting(dir);
+    await (await o.s.acquire(id, h.owner('next'))).release();
+    assert.deepEqual(o.reports, [], 'not corruption');
+    assert.deepEqual(fs.readdirSync(path.join(dir, 'quarantine')).length, 0, 'nothing quarantined');
+    assert.ok(
+      o.recovered.some((r) => r.file === `runs/${id}/witness` && /is empty/.test(r.message)),
+      `noted (${o.recovered.map((r) => r.message).join('; ')})`,
+    );
+    assert.equal((await o.s.latest(id)).seq, 1);
+    assert.equal(fs.statSync(path.join(dir, 'runs', id, 'witness')).size, 512, 'rebuilt');
+    await o.s.close();
+  });
+
   it('a torn tail the witness had counted (acknowledged, then lost) is reported as lost data', async () => {
     const dir = tmp('aw-torn-acked-');
     const s = await openDiskStoreReady(dir);

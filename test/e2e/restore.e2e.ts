@@ -107,6 +107,7 @@ describe('e2e: restore files to a checkpoint', () => {
     await wb.screenshot('e2e-r-restored');
 
     // Undo restore (on the notification): the same preview, then the agent's versions are back.
+    const firstTo = /checkpoint #(\d+)/.exec(await restored.innerText())![1]!;
     await restored.getByRole('button', { name: 'Undo restore' }).click();
     await quickPickRow(wb, 'notes/cmd.txt');
     await wb.page.locator('.quick-input-widget input').press('Enter');
@@ -115,6 +116,13 @@ describe('e2e: restore files to a checkpoint', () => {
       () => fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'agent A\r\n',
       30_000,
     );
+    // The undo is done when it says so (the files are written before it has finished with the editors):
+    // a picker opened before that can lose its focus and close.
+    await wb.page
+      .locator('.notifications-toasts .notification-toast', { hasText: 'Restored 2 files to checkpoint #' })
+      .filter({ hasNotText: `checkpoint #${firstTo}.` })
+      .first()
+      .waitFor({ timeout: 30_000 });
 
     // Fork from the same checkpoint with its files: the preview again, then Resume fork.
     const before = server!.stats().total;

@@ -575,3 +575,25 @@ export const RunSummary = RunMeta.extend({
   damage: Damage.nullable().optional(),
 });
 export type RunSummary = z.infer<typeof RunSummary>;
+
+/**
+ * The end of a run: what a view of its newest checkpoints needs, without the run's whole history
+ * (core/end.ts computes it; a disk store keeps it with each compaction, read from the file's first
+ * bytes). `records`: the newest checkpoints, oldest first. `snapshot`: the latest snapshot whose
+ * `messages` are only those from index `messages_from` on (the ones the records' steps added, and the
+ * assistant message before them), with their tool executions. `effects` and `approvals`: those of the
+ * calls these messages hold, the waiting approvals, and the newest effect that changed files (where
+ * a restore can start); `inbox` and `restores`: all; `restore_targets`: the older checkpoints those
+ * restores went back to (a restore card names their step).
+ */
+export const RunEnd = z.object({
+  records: z.array(CheckpointRecord),
+  restore_targets: z.array(CheckpointRecord),
+  snapshot: RuntimeSnapshot.nullable(),
+  messages_from: z.number().int().nonnegative(),
+  approvals: z.array(Approval),
+  effects: z.array(Effect),
+  inbox: z.array(InboxMessage),
+  restores: z.array(RestoreRecord),
+});
+export type RunEnd = z.infer<typeof RunEnd>;

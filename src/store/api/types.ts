@@ -14,10 +14,13 @@ import type {
   FileScan,
   Phase,
   RestoreRecord,
+  RunEnd,
   RunState,
   RunSummary,
   RuntimeSnapshot,
 } from './schema';
+
+export type { RunEnd };
 
 import type { Disposable } from '../../common/lifecycle';
 
@@ -232,6 +235,11 @@ export interface CheckpointStore {
    */
   rescan(): Promise<boolean>;
   getRun(runId: string): Promise<RunSummary | undefined>;
+  /**
+   * The run's summary without reading its log: from memory when it was read, else as the run index
+   * has it (kept current by this window's writes and by rescan, as listRuns). undefined: no such run.
+   */
+  indexedRun(runId: string): Promise<RunSummary | undefined>;
   setRunState(runId: string, state: RunState, detail?: string | null): Promise<RunSummary>;
   deleteRun(runId: string): Promise<void>;
 
@@ -252,6 +260,12 @@ export interface CheckpointStore {
    * a fresh copy. None → CheckpointNotFoundError (an AgentCheckpointCorruptionError) naming the run.
    */
   loadSnapshot(runId: string, seq?: number): Promise<LoadedSnapshot>;
+  /**
+   * The run's end (schema.ts RunEnd) with at most `records` of its newest checkpoints: from memory when
+   * the run is read, else from what its last compaction kept when nothing followed it (the disk store:
+   * the first bytes of one file), else from the whole log. Fresh copies.
+   */
+  readEnd(runId: string, opts: { records: number }): Promise<RunEnd>;
 
   // fork, export, import
   fork(runId: string, seq: number, owner: OwnerInfo, opts?: ForkOptions): Promise<{ run: RunSummary; lease: RunLease }>;

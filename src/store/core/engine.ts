@@ -3,7 +3,7 @@
 // classes, events); an engine owns bytes. memory/store.ts and disk/engine.ts are the two engines.
 import type { RunMeta } from '../api/schema';
 import type { CommitBody, CommitOp, IndexEntry, TailWitness } from './storedSchema';
-import type { CorruptionReport, OwnerInfo } from '../api/types';
+import type { CorruptionReport, OwnerInfo, RunEnd } from '../api/types';
 
 /** Receives a run being loaded. `commit` throws to reject a commit (the chain stops before it). */
 export interface LoadSink {
@@ -93,8 +93,16 @@ export interface Engine {
   needsConversion(runId: string): boolean;
   /** Commits written since the last compaction (`singles`) and how many the compacted part covers. */
   logShape(runId: string): { singles: number; covered: number };
-  /** Replaces the whole log by one commit holding `ops` (crash-safe at every point). */
-  compact(runId: string, ops: readonly CommitOp[], meta: RunMeta): Promise<void>;
+  /**
+   * Replaces the whole log by one commit holding `ops` (crash-safe at every point). `end`: the run's
+   * end as of its last commit (end.ts), kept beside it when the engine can give it back (readEnd).
+   */
+  compact(runId: string, ops: readonly CommitOp[], meta: RunMeta, end?: RunEnd): Promise<void>;
+  /**
+   * The end the last compaction kept, unchecked, when no commit has followed it — read without the
+   * run's log; undefined otherwise (or when the engine keeps none).
+   */
+  readEnd?(runId: string): Promise<unknown>;
   deleteRun(runId: string): Promise<void>;
   storageBytes(runId: string): Promise<number>;
 

@@ -1,6 +1,7 @@
 // The reads of the store: runs (listing, rescan), checkpoints, snapshots, the journal, inbox,
 // restores and blobs. Every answer is a fresh copy (copy.ts): callers may mutate what they get.
 import { copyJson } from './copy';
+import { checkedEnd, computeEnd, END_RECORDS } from './end';
 import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError } from '../api/errors';
 import {
   isTerminalState,
@@ -88,6 +89,15 @@ export class StoreReader {
     return h ? h.model.summary() : undefined;
   }
 
+  async indexedRun(runId: string): Promise<RunSummary | undefined> {
+    await this.c.gate.opened();
+    checkRunId(runId);
+    const entry = this.c.loader.runs.has(runId) ? undefined : this.c.index.get(runId);
+    if (!entry) return this.getRun(runId);
+    const { durable_commits: _, ...summary } = entry;
+    return copyJson(summary);
+  }
+
   async owner(runId: string): Promise<T.OwnerInfo | undefined> {
     await this.c.gate.opened();
     checkRunId(runId);
@@ -133,6 +143,20 @@ export class StoreReader {
       );
     }
     return copyJson(found);
+  }
+
+  async readEnd(runId: string, opts: { records: number }): Promise<T.RunEnd> {
+    await this.c.gate.opened();
+    checkRunId(runId);
+    const n = opts.records;
+    if (!Number.isInteger(n) || n < 1) throw new InvalidInputError('records must be a positive integer');
+    // A run not in memory: what its last compaction kept, when nothing followed it (no log read).
+    if (!this.c.loader.runs.has(runId) && n <= END_RECORDS && this.c.engine.readEnd) {
+      const kept = checkedEnd(await this.c.engine.readEnd(runId), runId, n);
+      if (kept) return kept; // parsed from storage just now: nobody else holds it
+    }
+    const h = await this.run(runId);
+    return copyJson(computeEnd(h.model, n));
   }
 
   async listApprovals(runId: string, opts: { pendingOnly?: boolean } = {}): Promise<Approval[]> {

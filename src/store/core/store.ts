@@ -75,6 +75,7 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   listRuns = (opts?: { limit?: number; cursor?: string }) => this.reader.listRuns(opts);
   rescan = () => this.reader.rescan();
   getRun = (runId: string) => this.reader.getRun(runId);
+  indexedRun = (runId: string) => this.reader.indexedRun(runId);
   setRunState = (runId: string, state: S.RunState, detail?: string | null) =>
     this.writer.setRunState(runId, state, detail);
   deleteRun = (runId: string) => this.lifecycle.deleteRun(runId);
@@ -89,6 +90,7 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   get = (runId: string, seq: number) => this.reader.get(runId, seq);
   list = (runId: string, opts?: T.ListOptions) => this.reader.list(runId, opts);
   loadSnapshot = (runId: string, seq?: number) => this.reader.loadSnapshot(runId, seq);
+  readEnd = (runId: string, opts: { records: number }) => this.reader.readEnd(runId, opts);
 
   // ── journal, inbox, restores, blobs ───────────────────────────────────────────────────────
   requestApproval = (runId: string, a: T.NewApproval) => this.writer.requestApproval(runId, a);

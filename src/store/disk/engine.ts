@@ -13,7 +13,7 @@ import {
   SchemaVersionError,
 } from '../api/errors';
 import type { LoadCtx } from './commit';
-import { loadRunFiles } from './load';
+import { loadRunFiles, SNAPSHOT_FILE } from './load';
 import { FileLock, lockHolder, type LockOptions } from './lock';
 import { newCodec } from './codec';
 import { errCode, isMissing, treeUsage, type FsLayer } from './fsLayer';
@@ -22,6 +22,11 @@ import { getBlob, putBlob, type BlobCtx } from './blobs';
 import { RunId, type RunMeta } from '../api/schema';
 import { IndexBody, type CommitOp, type IndexEntry, type TailWitness } from '../core/storedSchema';
 import { RunLog } from './runLog';
+import { parseSegment, parseSegmentNames } from './segment';
+import { endFrameBytes, readEndFrame } from './snapshotFile';
+
+/** What is read first of a snapshot for its end frame (most fit; a longer one is read to its length), and the most a segment holding no commit can be. */
+const END_HEAD_BYTES = 64 * 1024;
 import { parseLogNames } from './v1';
 import { readWitness, WitnessWriter } from './witness';
 import { corruptionReport, type CorruptionReport, type OwnerInfo } from '../api/types';
@@ -253,11 +258,37 @@ export class DiskEngine implements Engine {
   }
 
   /** The whole log as one snapshot and a fresh segment (runLog.ts); a version-1 run is converted. */
-  async compact(runId: string, ops: readonly CommitOp[]): Promise<void> {
+  async compact(runId: string, ops: readonly CommitOp[], _meta: RunMeta, end?: unknown): Promise<void> {
     const f = this.runs.get(runId);
     if (!f?.lock) throw new RunNotOwnedError(runId);
     await f.lock.verify(runId);
-    await f.log.compact(ops);
+    await f.log.compact(ops, end);
+  }
+
+  /**
+   * The end frame of the run's snapshot.json (its first bytes, nothing else of it read), when it is
+   * current: the run's only segment is the one after it and holds no commit. Read in that order, so a
+   * commit appended meanwhile makes it stale, never wrongly current. Anything else: undefined.
+   */
+  async readEnd(runId: string): Promise<unknown> {
+    const dir = this.runDir(runId);
+    const file = path.join(dir, SNAPSHOT_FILE);
+    try {
+      let head = await this.fsl.readFrom(file, 0, END_HEAD_BYTES);
+      const need = endFrameBytes(head);
+      if (need === null) return undefined;
+      if (need > head.length) head = await this.fsl.readFrom(file, 0, need);
+      const end = readEndFrame(head, runId);
+      if (!end) return undefined;
+      const segs = parseSegmentNames(await this.fsl.readdir(dir));
+      if (segs.length !== 1 || segs[0]!.first !== end.last + 1) return undefined;
+      const seg = await this.fsl.readFrom(path.join(dir, segs[0]!.name), 0, END_HEAD_BYTES);
+      if (seg.length >= END_HEAD_BYTES) return undefined;
+      const parsed = parseSegment(seg);
+      return parsed.stop === null && parsed.frames.length === 1 ? end.value : undefined;
+    } catch {
+      return undefined; // unreadable or gone: the caller reads the run whole, and reports what is wrong
+    }
   }
 
   async deleteRun(runId: string): Promise<void> {

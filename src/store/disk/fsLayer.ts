@@ -38,8 +38,8 @@ export interface FsLayer {
   unlink(path: string): Promise<void>;
   /** Cuts a file to `length` bytes (a torn or damaged tail of a segment). */
   truncate(path: string, length: number): Promise<void>;
-  /** The bytes of a file from `position` to its end (a follower reading what was appended). */
-  readFrom(path: string, position: number): Promise<Buffer>;
+  /** The bytes of a file from `position` to its end, or at most `length` of them (a follower reading what was appended; the head of a snapshot). */
+  readFrom(path: string, position: number, length?: number): Promise<Buffer>;
   rmrf(path: string): Promise<void>;
   stat(path: string): Promise<FsStat>;
   utimes(path: string, timeMs: number): Promise<void>;
@@ -90,11 +90,11 @@ export const nodeFs: FsLayer = {
       fs.closeSync(fd);
     }
   },
-  async readFrom(p, position) {
+  async readFrom(p, position, length) {
     const fd = fs.openSync(p, 'r');
     try {
       const size = fs.fstatSync(fd).size;
-      const buf = Buffer.allocUnsafe(Math.max(0, size - position));
+      const buf = Buffer.allocUnsafe(Math.max(0, Math.min(size - position, length ?? Infinity)));
       let off = 0;
       while (off < buf.length) {
         const n = fs.readSync(fd, buf, off, buf.length - off, position + off);

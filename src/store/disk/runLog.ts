@@ -116,16 +116,20 @@ export class RunLog {
    * fsync → rename → fsync of the folder), read back, then a fresh segment for what comes next, then
    * the old files go. A crash at any point leaves a readable run: the loader takes the snapshot and
    * skips the frames it covers; leftovers go at the next load.
-   * A version-1 run, or a snapshot in version 2's form, is converted here.
+   * A version-1 run, or a snapshot in version 2's form, is converted here. `end`: the run's end as
+   * of its last commit (core/end.ts), written in front of the snapshot for views to read alone.
    */
-  async compact(ops: readonly CommitOp[]): Promise<void> {
+  async compact(ops: readonly CommitOp[], end?: unknown): Promise<void> {
     const last = this.s.next - 1;
     const meta = this.s.meta;
     if (last >= 1) {
       const enc = encodeOps(ops, newCodec(), meta);
       const body: RawCommit = { run_id: this.runId, first: 1, last, meta, witnessed: true, ops: enc.ops };
       const file = this.file(SNAPSHOT_FILE);
-      await writeDurably(this.fsl, file, encodeSnapshot(body), { mode: 'replace', retryDelaysMs: this.retryDelaysMs });
+      await writeDurably(this.fsl, file, encodeSnapshot(body, undefined, end), {
+        mode: 'replace',
+        retryDelaysMs: this.retryDelaysMs,
+      });
       // Verify what landed before anything is removed: the spare's checksums, the plain copy decoded in full.
       const check = decodeSnapshot(await this.fsl.readFile(file), rel(this.runId, SNAPSHOT_FILE), this.runId);
       if (check.damaged) throw new Error(`${rel(this.runId, SNAPSHOT_FILE)} did not read back whole: ${check.damaged}`);

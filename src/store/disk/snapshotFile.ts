@@ -1,18 +1,20 @@
-// A compacted run's snapshot.json, version 4 (the layout of version 3, the commits in the compact
-// encoding of segment version 3; a version-3 file is read and rewritten on its run's next write):
-// the commits 1..N as checksummed frames (segment.ts's framing), twice in one file — a deflated spare
-// copy, then the plain copy — so one bad sector, a bit flip, a zeroed block, bytes cut out or the file
-// cut short after its spare copy lose nothing: each chunk is taken from whichever copy still checks
-// out, and the damage is reported, naming the file.
-// (Version 2 was one enveloped JSON document: one bad byte lost the whole compacted run.)
+// A compacted run's snapshot.json, version 5 (version 4's layout, with the run's end in front; a file of
+// version 3 or 4 is read and rewritten on its run's next write): the commits 1..N as checksummed frames
+// (segment.ts's framing), twice in one file — a deflated spare copy, then the plain copy — so one bad
+// sector, a bit flip, a zeroed block, bytes cut out or the file cut short after its spare copy lose
+// nothing: each chunk is taken from whichever copy still checks out, and the damage is reported,
+// naming the file. (Version 2 was one enveloped JSON document: one bad byte lost the whole run.)
 //
-//   {"schema_version":4,"kind":"snapshot",…}\n   version line: a reader of version 2 refuses the
+//   {"schema_version":5,"kind":"snapshot",…}\n   version line: a reader of version 2 refuses the
 //                                               file as newer (and leaves it alone) instead of
 //                                               taking it for damage; this reader goes by the frames
-//   spare copy    header frame {"snapshot":4,"copy":"deflate",…}, chunk frames {"i":k,"z":"<base64>"}
+//   end frame     {"end":1,"run_id","last":N,"value":{…}} — what a view of the run's newest checkpoints
+//                 needs (core/end.ts), read from the file's first bytes without the rest; a cache of
+//                 what the commits hold: when it is damaged nothing is lost, the run is read whole
+//   spare copy    header frame {"snapshot":5,"copy":"deflate",…}, chunk frames {"i":k,"z":"<base64>"}
 //                 (each chunk's JSON, deflated: the spare costs about a sixth of the plain copy)
 //   4 KB gap      so one damaged 4 KB block cannot touch both copies
-//   plain copy    header frame {"snapshot":4,"copy":"json","run_id","first":1,"last":N,"meta","chunks":K,"ops":M}
+//   plain copy    header frame {"snapshot":5,"copy":"json","run_id","first":1,"last":N,"meta","chunks":K,"ops":M}
 //                 chunk frames {"i":0,"ops":[…]} … {"i":K-1,"ops":[…]}, the commit's ops in order, ≈ 16 KB each
 // The plain copy comes last so a resume reads it as it is (no inflating); the spare first, so a file
 // cut short loses only plain frames, which the spare holds.
@@ -22,7 +24,7 @@ import { RunMeta } from '../api/schema';
 import type { RawCommit } from './commit';
 import { encodeFrame, frameOfJson, readFrame, scanFrames } from './segment';
 
-export const SNAPSHOT_VERSION = 4;
+export const SNAPSHOT_VERSION = 5;
 /** The oldest framed snapshot this version reads. */
 const SNAPSHOT_VERSION_READ = 3;
 export const SNAPSHOT_CHUNK_BYTES = 16 * 1024;
@@ -82,8 +84,11 @@ function inflated(z: string): unknown[] | null {
   }
 }
 
-/** The file's bytes for a compacted commit (its ops already encoded): each op serialised once. */
-export function encodeSnapshot(raw: RawCommit, chunkBytes = SNAPSHOT_CHUNK_BYTES): Buffer {
+/**
+ * The file's bytes for a compacted commit (its ops already encoded): each op serialised once. `end`:
+ * the run's end as of its last commit (core/end.ts), written in front.
+ */
+export function encodeSnapshot(raw: RawCommit, chunkBytes = SNAPSHOT_CHUNK_BYTES, end?: unknown): Buffer {
   const plain: Buffer[] = [];
   const spare: Buffer[] = [];
   let part: string[] = [];
@@ -120,6 +125,7 @@ export function encodeSnapshot(raw: RawCommit, chunkBytes = SNAPSHOT_CHUNK_BYTES
   });
   return Buffer.concat([
     Buffer.from(VERSION_LINE, 'latin1'),
+    ...(end === undefined ? [] : [encodeFrame({ end: 1, run_id: raw.run_id, last: raw.last, value: end })]),
     encodeFrame(header('deflate')),
     ...spare,
     GAP,
@@ -226,7 +232,8 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
     }
     return { ok: true as const, header, chunks, end: next };
   };
-  const s = copy(start, 'deflate');
+  const front = readFrame(buf, start, false);
+  const s = copy(front.ok && isEndFrame(buf, front.frame.start) ? front.frame.end : start, 'deflate');
   if (!s.ok) return s;
   if (buf.length < s.end + GAP_BYTES || GAP.compare(buf, s.end, s.end + GAP_BYTES) !== 0)
     return { ok: false, at: s.end, reason: 'the gap between the copies is damaged' };
@@ -255,4 +262,33 @@ function rawOf(h: Header, chunks: unknown[][]): RawCommit {
     ...(h.witnessed ? { witnessed: true as const } : {}),
     ops: chunks.length === 1 ? chunks[0]! : chunks.flat(),
   };
+}
+
+/** Whether the frame at `at` is an end frame (its JSON starts so; the checksum was checked by the caller). */
+function isEndFrame(buf: Buffer, at: number): boolean {
+  const body = buf.indexOf(0x09, buf.indexOf(0x09, at) + 1) + 1;
+  return buf.toString('latin1', body, body + 8) === '{"end":1';
+}
+
+/** Bytes to read from the start of the file to have its end frame whole (the head read so far: `head`); null: none there. */
+export function endFrameBytes(head: Buffer): number | null {
+  const lineEnd = head.indexOf(0x0a);
+  if (lineEnd < 0 || head.toString('latin1', 0, lineEnd + 1) !== VERSION_LINE) return null;
+  const m = /^(\d{1,12})\t[0-9a-f]{8}\t\{"end":1/.exec(head.toString('latin1', lineEnd + 1, lineEnd + 40));
+  return m ? lineEnd + 1 + m[1]!.length + 10 + Number(m[1]) + 1 : null;
+}
+
+/**
+ * The end frame at the start of a snapshot of this version, if it is whole and checks out: the commit
+ * it describes the run at, and its value (unchecked: the caller checks it against its schemas).
+ */
+export function readEndFrame(head: Buffer, runId: string): { last: number; value: unknown } | null {
+  const lineEnd = head.indexOf(0x0a);
+  if (lineEnd < 0 || head.toString('latin1', 0, lineEnd + 1) !== VERSION_LINE) return null;
+  const f = readFrame(head, lineEnd + 1);
+  if (!f.ok) return null;
+  const v = f.frame.value as { end?: unknown; run_id?: unknown; last?: unknown; value?: unknown } | null;
+  if (typeof v !== 'object' || v === null || v.end !== 1 || v.run_id !== runId || !nat(v.last) || v.last < 1)
+    return null;
+  return { last: v.last, value: v.value };
 }

@@ -7,7 +7,7 @@ import type { Engine, EngineLock, IndexState, LoadResult, LoadSink } from '../co
 import { CheckpointNotFoundError, RunLockedError, RunNotOwnedError } from '../api/errors';
 import type { RunMeta } from '../api/schema';
 import type { CommitBody, CommitOp, IndexEntry, TailWitness } from '../core/storedSchema';
-import type { OwnerInfo } from '../api/types';
+import type { OwnerInfo, RunEnd } from '../api/types';
 
 interface MemRun {
   meta: RunMeta;
@@ -15,6 +15,8 @@ interface MemRun {
   blobs: Map<string, string>;
   lock: { owner: OwnerInfo; token: symbol } | null;
   witness: TailWitness | null;
+  /** What the last compaction kept of the run's end, as of which commit. */
+  end?: { last: number; value: RunEnd };
 }
 
 /** What a memory store persists; share it between instances to model two windows. */
@@ -116,11 +118,17 @@ class MemoryEngine implements Engine {
     return { singles: commits.filter((c) => c.first === c.last).length, covered: range ? range.last : 0 };
   }
 
-  async compact(runId: string, ops: readonly CommitOp[], meta: RunMeta): Promise<void> {
+  async compact(runId: string, ops: readonly CommitOp[], meta: RunMeta, end?: RunEnd): Promise<void> {
     const r = this.owned(runId);
     const n = lastCommit(r);
     if (n === 0) return;
     r.commits = [structuredClone({ run_id: runId, first: 1, last: n, meta, ops: [...ops] })];
+    r.end = end && structuredClone({ last: n, value: end });
+  }
+
+  async readEnd(runId: string): Promise<unknown> {
+    const r = this.disk.runs.get(runId);
+    return r?.end && r.end.last === lastCommit(r) ? structuredClone(r.end.value) : undefined;
   }
 
   async deleteRun(runId: string): Promise<void> {

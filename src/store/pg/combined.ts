@@ -123,6 +123,9 @@ export class CombinedStore implements T.CheckpointStore {
   getRun(runId: string) {
     return this.on(runId, (s) => s.getRun(runId));
   }
+  indexedRun(runId: string) {
+    return this.on(runId, (s) => s.indexedRun(runId));
+  }
   setRunState(runId: string, state: Parameters<T.CheckpointStore['setRunState']>[1], detail?: string | null) {
     return this.on(runId, (s) => s.setRunState(runId, state, detail));
   }
@@ -153,6 +156,9 @@ export class CombinedStore implements T.CheckpointStore {
   }
   loadSnapshot(runId: string, seq?: number) {
     return this.on(runId, (s) => s.loadSnapshot(runId, seq));
+  }
+  readEnd(runId: string, opts: { records: number }) {
+    return this.on(runId, (s) => s.readEnd(runId, opts));
   }
   /** A fork and a follow-up stay in the store of the run they come from. */
   fork(runId: string, seq: number, owner: T.OwnerInfo, opts?: T.ForkOptions) {

@@ -167,9 +167,9 @@ export class FaultyFs implements FsLayer {
     await this.check('truncate', p);
     return this.inner.truncate(p, length);
   }
-  async readFrom(p: string, position: number) {
+  async readFrom(p: string, position: number, length?: number) {
     await this.check('readFrom', p);
-    return this.inner.readFrom(p, position);
+    return this.inner.readFrom(p, position, length);
   }
   async rmrf(p: string) {
     await this.check('rmrf', p);

@@ -10,7 +10,12 @@ import { sha256 } from '../../../src/common/hash';
 import { encodeEnvelope } from '../../../src/store/disk/durableFile';
 import { InvalidInputError, SchemaVersionError } from '../../../src/store/api/errors';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
-import { decodeSnapshot, isFramedSnapshot, SNAPSHOT_VERSION } from '../../../src/store/disk/snapshotFile';
+import {
+  decodeSnapshot,
+  endFrameBytes,
+  isFramedSnapshot,
+  SNAPSHOT_VERSION,
+} from '../../../src/store/disk/snapshotFile';
 import { parseSegment, SEGMENT_VERSION } from '../../../src/store/disk/segment';
 import { describeStore } from '../../fixtures/generateStore';
 import * as h from './helpers';
@@ -166,9 +171,37 @@ describe('store: versions and migrations', function () {
         await writeEach(v4, expected);
         assert.ok(
           !fs.existsSync(path.join(v4, 'runs', 'v4-finished', 'snapshot.json')),
-          'the current format: not converted',
+          'segments in the current encoding: not converted',
+        );
+        const snapshot = fs.readFileSync(path.join(v4, 'runs', 'v4-compacted', 'snapshot.json'));
+        assert.equal(
+          decodeSnapshot(snapshot, 'snapshot.json', 'v4-compacted').version,
+          SNAPSHOT_VERSION,
+          'a version-4 snapshot is rewritten',
         );
         assert.deepEqual(await describeStore(v4, 4), expected, 'acquired and let go: the same');
+      },
+    }));
+
+  it('loads every run of the committed v5 store exactly; a run compacted as it finished gives its end from the first bytes of its snapshot', () =>
+    withFixture(5, {
+      before: (v5) =>
+        assert.ok(
+          endFrameBytes(fs.readFileSync(path.join(v5, 'runs', 'v5-compacted', 'snapshot.json')).subarray(0, 4096)),
+          'the end in front',
+        ),
+      async after(v5, expected) {
+        // Its end from what was kept (a fresh store: nothing read), the same as from the run read whole.
+        const fresh = await openDiskStoreReady(v5);
+        const kept = await fresh.readEnd('v5-compacted', { records: 200 });
+        await fresh.close();
+        const whole = await openDiskStoreReady(v5);
+        await whole.list('v5-compacted');
+        assert.deepEqual(kept, await whole.readEnd('v5-compacted', { records: 200 }));
+        assert.equal(kept.records.at(-1)?.phase, 'run_terminal');
+        await whole.close();
+        await writeEach(v5, expected);
+        assert.deepEqual(await describeStore(v5, 5), expected, 'acquired and let go: the same');
       },
     }));
 

@@ -1,8 +1,8 @@
-// snapshot.json, version 3 (disk/snapshotFile.ts): a deflated spare copy and the plain copy of its frames.
-// One damage anywhere — a bit flip, a zeroed or overwritten 4 KB block, a block cut out, a truncation
-// in the second half — loses nothing
-// and is reported; damage to the same chunk in both copies is refused naming the file and the chunk;
-// a reader of version 2 refuses the file as newer instead of taking it for damage.
+// snapshot.json, version 5 (disk/snapshotFile.ts): the run's end in front, then a deflated spare copy and
+// the plain copy of its frames. One damage anywhere — a bit flip, a zeroed or overwritten 4 KB block, a
+// block cut out, the file cut short after its spare copy — loses nothing and is reported, and the end
+// read alone is either whole or refused; damage to the same chunk in both copies is refused naming the
+// file and the chunk; a reader of version 2 refuses the file as newer instead of taking it for damage.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../../../src/store/api/errors';
@@ -12,7 +12,9 @@ import { encodeFrame, scanFrames } from '../../../src/store/disk/segment';
 import {
   decodeSnapshot,
   encodeSnapshot,
+  endFrameBytes,
   isFramedSnapshot,
+  readEndFrame,
   SNAPSHOT_VERSION,
 } from '../../../src/store/disk/snapshotFile';
 import * as h from './helpers';
@@ -31,11 +33,21 @@ const opsArb = fc.array(
   { minLength: 1, maxLength: 60 },
 );
 
+/** The run's end kept in front (any JSON; undefined: none written). */
+const endArb = fc.option(
+  fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown),
+  { nil: undefined },
+);
+
 type Damage = { how: 'flip' | 'zero' | 'garbage' | 'cut' | 'truncate'; at: number; bit: number; bytes: number[] };
+
+/** Where the spare copy ends (the gap between the copies begins). */
+const spareEnd = (buf: Buffer) => buf.indexOf(' '.repeat(4095));
 
 function damage(buf: Buffer, d: Damage): Buffer {
   const b = Buffer.from(buf);
-  const at = d.how === 'truncate' ? Math.ceil(b.length / 2) + (d.at % Math.floor(b.length / 2)) : d.at % b.length;
+  const gap = spareEnd(b);
+  const at = d.how === 'truncate' ? gap + (d.at % (b.length - gap)) : d.at % b.length;
   const end = Math.min(b.length, at + 4096);
   switch (d.how) {
     case 'flip':
@@ -63,28 +75,40 @@ const damageArb: fc.Arbitrary<Damage> = fc.record({
 describe('store: the snapshot file (a deflated spare copy and the plain copy)', () => {
   it('reads back exactly what was written, from the plain copy, with nothing to report', () => {
     fc.assert(
-      fc.property(opsArb, fc.integer({ min: 64, max: 4096 }), (ops, chunk) => {
+      fc.property(opsArb, fc.integer({ min: 64, max: 4096 }), endArb, (ops, chunk, end) => {
         const raw = commit(ops);
-        const buf = encodeSnapshot(raw, chunk);
+        const buf = encodeSnapshot(raw, chunk, end);
         assert.ok(isFramedSnapshot(buf));
         const r = decodeSnapshot(buf, FILE, 'r1');
         assert.equal(r.damaged, null);
         assert.deepEqual(r.raw, raw);
+        // The end, from the file's first bytes alone: as many as its first 512 say.
+        const need = endFrameBytes(buf.subarray(0, 512));
+        if (end === undefined) assert.equal(need, null);
+        else {
+          assert.ok(need !== null && need < buf.length);
+          assert.deepEqual(readEndFrame(buf.subarray(0, need), 'r1'), { last: raw.last, value: end });
+          assert.equal(readEndFrame(buf.subarray(0, need - 1), 'r1'), null, 'cut short: none');
+          assert.equal(readEndFrame(buf.subarray(0, need), 'r2'), null, "another run's: none");
+        }
       }),
       { numRuns: 100 },
     );
   });
 
-  it('one damage anywhere (bit flip, 4 KB zeroed, overwritten or cut out, truncated in its second half) loses nothing and is said', () => {
+  it('one damage anywhere (bit flip, 4 KB zeroed, overwritten or cut out, cut short after the spare copy) loses nothing and is said; the end alone is whole or refused', () => {
     fc.assert(
-      fc.property(opsArb, fc.integer({ min: 64, max: 4096 }), damageArb, (ops, chunk, d) => {
+      fc.property(opsArb, fc.integer({ min: 64, max: 4096 }), endArb, damageArb, (ops, chunk, end, d) => {
         const raw = commit(ops);
-        const good = encodeSnapshot(raw, chunk);
+        const good = encodeSnapshot(raw, chunk, end);
         const bad = damage(good, d);
         fc.pre(!bad.equals(good)); // garbage can rewrite the same bytes
         const r = decodeSnapshot(bad, FILE, 'r1');
         assert.deepEqual(r.raw, raw);
         assert.ok(r.damaged, `the damage is reported (${d.how} at ${d.at})`);
+        const need = endFrameBytes(bad.subarray(0, 512));
+        const got = need === null ? null : readEndFrame(bad.subarray(0, need), 'r1');
+        if (got !== null) assert.deepEqual(got, { last: raw.last, value: end }, 'never a damaged end');
       }),
       { numRuns: 500 },
     );

@@ -1,0 +1,201 @@
+// A run's end (store readEnd, core/end.ts): the newest checkpoints and what a view of them needs.
+// Computed from a run in memory, and kept by each compaction (disk: in front of snapshot.json; memory:
+// beside its one commit) so another window reads it without the run's log. What was kept is exactly
+// what would be computed, for any number of newest records up to what was kept; it is what the whole
+// run says (the newest records, the latest snapshot's messages from where they start, the calls' effects
+// and approvals, the waiting ones, where a restore can start, the checkpoints restores went back to).
+import assert from 'node:assert/strict';
+import { sha256 } from '../../../src/common/hash';
+import { openDiskStoreReady } from '../../../src/store';
+import type { ChatMessage, FileVersion, RunEnd } from '../../../src/store/api/schema';
+import type { CheckpointStore } from '../../../src/store/api/types';
+import { END_RECORDS } from '../../../src/store/core/end';
+import { MemoryDisk, openMemoryStore } from '../../../src/store/memory/store';
+import * as h from './helpers';
+
+const STEPS = 40; // 6 checkpoints a step: more than END_RECORDS
+
+/** A finished run with file changes, approvals (decided and waiting), restores (one to its start), compacted. */
+async function writeRun(store: CheckpointStore): Promise<string> {
+  const { run, lease } = await store.createRun(h.newRun('end'), h.owner('writer'));
+  const id = run.run_id;
+  await store.append(id, h.runStarted());
+  const messages: ChatMessage[] = [{ role: 'user', content: 'go' }];
+  const execs: ReturnType<typeof h.toolExec>[] = [];
+  for (let step = 1; step <= STEPS; step++) {
+    await store.append(id, h.stepStarted(h.snapshot(step, [...messages], { tool_executions: [...execs] })));
+    await store.append(id, h.preLlm(step, messages.length));
+    const call = h.assistantWithCall(step);
+    messages.push(call);
+    await store.append(id, h.postLlm(h.snapshot(step, [...messages], { tool_executions: [...execs] })));
+    await store.append(id, h.preTools(step));
+    const callId = `call_${step}`;
+    if (step % 7 === 0 || step === STEPS)
+      await store.requestApproval(id, {
+        tool_call_id: callId,
+        step,
+        tool_name: 'write_file',
+        category: 'write',
+        arguments: { path: `f${step}.txt` },
+        input_hash: `in_${callId}`,
+        uncertain: false,
+        reason: 'write tools ask',
+      });
+    if (step % 7 === 0 && step < STEPS)
+      await store.decideApproval(id, callId, { kind: 'approve', reason: null, input_hash: `in_${callId}` });
+    const before: FileVersion = { kind: 'absent' };
+    const after = await version(store, id, `step ${step}`);
+    await store.recordIntent(id, {
+      tool_call_id: callId,
+      step,
+      tool_name: 'write_file',
+      input_hash: `in_${callId}`,
+      side_effecting: true,
+      // the file journal: early steps only, so where a restore can start lies before the newest records
+      ...(step <= 3
+        ? { files: [{ path: `f${step}.txt`, before, after: { kind: 'unknown', reason: 'running' } }] }
+        : {}),
+    });
+    await store.recordResult(id, callId, {
+      output: `wrote f${step}.txt`,
+      output_hash: `out_${callId}`,
+      is_error: false,
+      blob: null,
+      ...(step <= 3 ? { files: [{ path: `f${step}.txt`, before, after }] } : {}),
+    });
+    messages.push({ role: 'tool', tool_call_id: callId, content: `wrote f${step}.txt` });
+    execs.push(h.toolExec(step, callId));
+    await store.append(id, h.postTools(step));
+    if (step === 5) await store.recordRestore(id, { to_seq: 3, files: [], forked_run_id: null, notes: [] });
+  }
+  await store.recordRestore(id, { to_seq: 2, files: [], forked_run_id: null, notes: ['to the start'] });
+  await store.postMessage(id, { id: 'q1', text: 'later' });
+  await store.compact(id);
+  await lease.release();
+  return id;
+}
+
+async function version(store: CheckpointStore, runId: string, text: string): Promise<FileVersion> {
+  const blob = await store.putBlob(runId, text);
+  return {
+    kind: 'file',
+    sha256: sha256(Buffer.from(text, 'utf8')),
+    size: Buffer.byteLength(text),
+    blob,
+    encoding: 'utf8',
+  };
+}
+
+const BACKENDS: { name: string; open: () => Promise<() => Promise<CheckpointStore>> }[] = [
+  {
+    name: 'disk',
+    open: async () => {
+      const dir = h.tmpDir('aw-end-');
+      return () => openDiskStoreReady(dir);
+    },
+  },
+  {
+    name: 'memory',
+    open: async () => {
+      const disk = new MemoryDisk();
+      return () => openMemoryStore({ disk });
+    },
+  },
+];
+
+for (const b of BACKENDS) {
+  describe(`store: a run's end (${b.name})`, function () {
+    this.timeout(60_000);
+
+    it('what a compaction kept is what the run in memory computes, for any number of newest records; and it is what the whole run says', async () => {
+      const open = await b.open();
+      const writer = await open();
+      const runId = await writeRun(writer);
+      const whole = {
+        records: (await writer.list(runId, { limit: 10_000 })).reverse(),
+        snapshot: (await writer.loadSnapshot(runId)).snapshot,
+        effects: await writer.listEffects(runId),
+        approvals: await writer.listApprovals(runId),
+        inbox: await writer.listInbox(runId),
+        restores: await writer.listRestores(runId),
+      };
+      assert.ok(whole.records.length > END_RECORDS);
+      for (const n of [1, 2, 7, 40, 123, END_RECORDS]) {
+        const computed = await writer.readEnd(runId, { records: n }); // the run is in memory here
+        const fresh = await open(); // another window: nothing read yet
+        const kept = await fresh.readEnd(runId, { records: n });
+        assert.deepEqual(kept, computed, `${n}: kept = computed`);
+        await fresh.close();
+        assertIsTheEnd(computed, whole, n);
+      }
+      // More than was kept: read whole (the same as computed).
+      const fresh = await open();
+      assert.deepEqual(await fresh.readEnd(runId, { records: 250 }), await writer.readEnd(runId, { records: 250 }));
+      await Promise.all([fresh.close(), writer.close()]);
+    });
+  });
+}
+
+/** The end's parts, each against what the whole run says. */
+function assertIsTheEnd(
+  end: RunEnd,
+  whole: {
+    records: RunEnd['records'];
+    snapshot: NonNullable<RunEnd['snapshot']>;
+    effects: RunEnd['effects'];
+    approvals: RunEnd['approvals'];
+    inbox: RunEnd['inbox'];
+    restores: RunEnd['restores'];
+  },
+  n: number,
+): void {
+  assert.deepEqual(end.records, whole.records.slice(-n), `${n}: the newest records, oldest first`);
+  const from = end.messages_from;
+  const oldestCount = Math.min(...end.records.flatMap((r) => (r.snapshot ? [r.snapshot.message_count] : [])));
+  assert.equal(
+    from,
+    Math.max(0, Math.min(oldestCount, whole.snapshot.messages.length) - 1),
+    `${n}: where messages start`,
+  );
+  const { messages, tool_executions, subagent_executions, ...header } = end.snapshot!;
+  const { messages: all, tool_executions: allExecs, subagent_executions: _, ...wholeHeader } = whole.snapshot;
+  assert.deepEqual(header, wholeHeader, `${n}: the latest snapshot's header`);
+  assert.deepEqual(messages, all.slice(from), `${n}: its messages from there on`);
+  assert.deepEqual(subagent_executions, []);
+  const calls = new Set(
+    messages.flatMap((m) =>
+      m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : m.role === 'tool' ? [m.tool_call_id] : [],
+    ),
+  );
+  assert.deepEqual(
+    tool_executions,
+    allExecs.filter((e) => calls.has(e.tool_call_id)),
+  );
+  const horizon = whole.effects.filter((e) => (e.files?.length ?? 0) > 0).at(-1)!;
+  assert.deepEqual(
+    end.effects,
+    whole.effects.filter((e) => calls.has(e.tool_call_id) || e === horizon || e.tool_call_id === horizon.tool_call_id),
+    `${n}: the calls' effects and where a restore can start`,
+  );
+  assert.ok(
+    end.effects.some((e) => e.tool_call_id === 'call_3'),
+    'the newest effect that changed files',
+  );
+  assert.deepEqual(
+    end.approvals,
+    whole.approvals.filter((a) => calls.has(a.tool_call_id) || a.decision === null),
+  );
+  assert.ok(
+    end.approvals.some((a) => a.tool_call_id === `call_${STEPS}` && a.decision === null),
+    'the waiting approval',
+  );
+  assert.deepEqual(end.inbox, whole.inbox);
+  assert.deepEqual(end.restores, whole.restores);
+  const oldest = end.records[0]!.seq;
+  assert.deepEqual(
+    end.restore_targets.map((r) => r.seq),
+    [...new Set(whole.restores.map((r) => r.to_seq))].filter((s) => s < oldest).sort((a, b) => a - b),
+    `${n}: the checkpoints restores went back to`,
+  );
+  for (const r of end.restore_targets) assert.deepEqual(r, whole.records[r.seq - 1]);
+}

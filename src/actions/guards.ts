@@ -119,8 +119,8 @@ export class RunGuards {
   }
 
   /** Why this window may not write the run's records (the run view's read-only banner; send; undo condense). */
-  async readOnly(runId: string): Promise<string | null> {
-    return whyReadOnly(await this.factsOf(runId));
+  async readOnly(run: string | RunSummary): Promise<string | null> {
+    return whyReadOnly(await (typeof run === 'string' ? this.factsOf(run) : this.facts(run)));
   }
 
   async decide(runId: string): Promise<string | null> {

@@ -174,7 +174,7 @@ export class RunViewController extends DisposableBase {
     const last = runs[runs.length - 1]!;
     const { guards } = this.deps.actions;
     const [readOnly, runHeaders] = await Promise.all([
-      guards.readOnly(last.run_id),
+      guards.readOnly(last), // from the summary in hand: no log read
       Promise.all(
         runs.map(async (r) => {
           const read = this.transcript.dataOf(r.run_id);

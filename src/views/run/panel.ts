@@ -35,7 +35,7 @@ export class RunViewPanels extends DisposableBase {
 
   /** Opens (or reveals) the view of a run's thread, at the run's end, its first pending approval or a step. */
   async show(runId: string, at: OpenAt = { kind: 'end' }): Promise<RunViewPanel | undefined> {
-    const run = await this.deps.store.getRun(runId);
+    const run = await this.deps.store.indexedRun(runId); // its log is read by the view, from its end first
     if (!run) return undefined;
     let p = this.panels.get(run.thread_id);
     if (p) p.panel.reveal(undefined, false);
@@ -63,7 +63,7 @@ export class RunViewPanels extends DisposableBase {
   private async restore(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
     const s = typeof state === 'object' && state !== null ? (state as { runId?: unknown; threadId?: unknown }) : {};
     const runId = typeof s.runId === 'string' ? s.runId : undefined;
-    const run = runId ? await this.deps.store.getRun(runId).catch(() => undefined) : undefined;
+    const run = runId ? await this.deps.store.indexedRun(runId).catch(() => undefined) : undefined;
     if (!run || this.panels.has(run.thread_id)) {
       this.deps.log.info(
         `run view not restored: ${runId ? `run ${runId} no longer exists or is already shown` : 'it kept no run id'}`,

@@ -1,6 +1,7 @@
-// What the run view reads of one run to show it (vscode-free): its checkpoints — every one, or only
-// the newest for the first paint of a long run —, its latest snapshot, approvals, effects, inbox and
-// restores, and what runs in this window now.
+// What the run view reads of one run to show it (vscode-free): its checkpoints, latest snapshot,
+// approvals, effects, inbox and restores — all of them, or for the first paint of a long run only its
+// end (the store's readEnd: the newest checkpoints and what they need, without the whole log) — and
+// what runs in this window now.
 import type {
   Approval,
   CheckpointRecord,
@@ -33,8 +34,13 @@ export interface RunData {
   newestOnly?: boolean;
   /** With `newestOnly`: the older checkpoints the run's restores went back to (a restore card names their step). */
   restoreTargets?: readonly RunRecord[];
-  /** The latest snapshot (null: none written yet). */
+  /**
+   * The latest snapshot (null: none written yet). With `newestOnly` its `messages` start at index
+   * `messagesFrom` (the store's RunEnd), and its tool executions, the effects and approvals are those
+   * of the calls in them (with the waiting approvals and the newest effect that changed files).
+   */
   snapshot: RuntimeSnapshot | null;
+  messagesFrom?: number;
   approvals: readonly Approval[];
   effects: readonly Effect[];
   inbox: readonly InboxMessage[];
@@ -63,9 +69,31 @@ export async function loadRunData(
   opts: { newest?: number } = {},
 ): Promise<RunData> {
   const id = run.run_id;
-  const newestOnly = opts.newest !== undefined && run.last_seq > opts.newest;
+  const liveNow: RunData['live'] = {
+    active: live.isActive(id),
+    runningCalls: live.runningCalls(id),
+    ...(live.progress ? { progress: live.progress(id) } : {}),
+  };
+  if (opts.newest !== undefined && run.last_seq > opts.newest) {
+    // The run's end only: from memory, or what its last compaction kept (no whole log read).
+    const end = await store.readEnd(id, { records: opts.newest });
+    return {
+      run,
+      turn,
+      records: end.records,
+      newestOnly: true,
+      restoreTargets: end.restore_targets,
+      snapshot: end.snapshot,
+      messagesFrom: end.messages_from,
+      approvals: end.approvals,
+      effects: end.effects,
+      inbox: end.inbox,
+      restores: end.restores,
+      live: liveNow,
+    };
+  }
   const [records, snapshot, approvals, effects, inbox, restores] = await Promise.all([
-    store.list(id, { limit: newestOnly ? opts.newest : Number.MAX_SAFE_INTEGER }).then((r) => r.reverse()),
+    store.list(id, { limit: Number.MAX_SAFE_INTEGER }).then((r) => r.reverse()),
     store.loadSnapshot(id).then(
       (s) => s.snapshot,
       () => null,
@@ -75,25 +103,5 @@ export async function loadRunData(
     store.listInbox(id),
     store.listRestores(id),
   ]);
-  const oldest = records[0]?.seq ?? 0;
-  const targets = newestOnly ? [...new Set(restores.map((r) => r.to_seq).filter((seq) => seq < oldest))] : [];
-  const restoreTargets = (
-    await Promise.all(targets.map((seq) => store.list(id, { before: seq + 1, limit: 1 })))
-  ).flat();
-  return {
-    run,
-    turn,
-    records,
-    ...(newestOnly ? { newestOnly, restoreTargets: restoreTargets.sort((a, b) => a.seq - b.seq) } : {}),
-    snapshot,
-    approvals,
-    effects,
-    inbox,
-    restores,
-    live: {
-      active: live.isActive(id),
-      runningCalls: live.runningCalls(id),
-      ...(live.progress ? { progress: live.progress(id) } : {}),
-    },
-  };
+  return { run, turn, records, snapshot, approvals, effects, inbox, restores, live: liveNow };
 }

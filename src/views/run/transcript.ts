@@ -50,12 +50,15 @@ export function planRunItems(d: RunData): PlannedItem[] {
   const out: PlannedItem[] = [
     made({ kind: 'turn', key: `${runId}:turn`, runId, turn: d.turn, title: d.run.title, continued }),
   ];
-  const messages = d.snapshot?.messages ?? [];
-  const first = continued && !d.newestOnly ? (d.records[0]?.snapshot?.message_count ?? messages.length) : 1;
-  if (messages.length === 0)
-    out.push(made({ kind: 'user', key: `${runId}:task`, runId, text: d.run.task, queued: false }));
-  const steps = stepIndex(d, messages);
-  const ctx = toolContext({ ...d, messages });
+  // The snapshot's messages; a run's end holds them from `messagesFrom` on (message i is tail[i - from]).
+  const tail = d.snapshot?.messages ?? [];
+  const from = d.messagesFrom ?? 0;
+  const total = from + tail.length;
+  const message = (i: number): ChatMessage | undefined => (i >= from ? tail[i - from] : undefined);
+  const first = Math.max(from, continued && !d.newestOnly ? (d.records[0]?.snapshot?.message_count ?? total) : 1);
+  if (total === 0) out.push(made({ kind: 'user', key: `${runId}:task`, runId, text: d.run.task, queued: false }));
+  const steps = stepIndex(d, message);
+  const ctx = toolContext({ ...d, messages: tail });
   // A plan of the newest checkpoints starts at the first step they hold whole; what lies before is cut.
   const fromStep = d.newestOnly ? (d.records[0]?.step ?? 0) + 1 : -Infinity;
   const condensed = condenseItems(d).filter((c) => c.step >= fromStep);
@@ -73,8 +76,8 @@ export function planRunItems(d: RunData): PlannedItem[] {
   };
   let lastStep = -1;
   let lastAssistant = -1;
-  for (let i = first; i < messages.length; i++) {
-    const m = messages[i]!;
+  for (let i = first; i < total; i++) {
+    const m = message(i)!;
     if (m.role === 'user')
       out.push(made({ kind: 'user', key: `${runId}:u:${i}`, runId, text: m.content, queued: false }));
     if (m.role === 'tool' && !shownCalls.has(m.tool_call_id))
@@ -184,7 +187,7 @@ interface StepIndex {
   latest: number;
 }
 
-function stepIndex(d: RunData, messages: readonly ChatMessage[]): StepIndex {
+function stepIndex(d: RunData, message: (i: number) => ChatMessage | undefined): StepIndex {
   const stepOf = new Map<number, number>();
   const records = new Map<number, RunRecord[]>();
   for (const r of d.records) {
@@ -195,7 +198,7 @@ function stepIndex(d: RunData, messages: readonly ChatMessage[]): StepIndex {
   }
   const calls = new Map<number, { id: string; name: string; args: string }[]>();
   for (const [i, step] of stepOf) {
-    const m = messages[i];
+    const m = message(i);
     if (m?.role !== 'assistant') continue;
     const list = calls.get(step) ?? [];
     for (const c of m.tool_calls ?? []) list.push({ id: c.id, name: c.function.name, args: c.function.arguments });

@@ -9,7 +9,8 @@ import type { ToolItem, TranscriptItem } from '../../../../src/views/run/items';
 import { buildRunItems } from '../../../../src/views/run/transcript';
 import { loadRunData } from '../../../../src/views/run/runData';
 import { ThreadTranscript, threadRuns } from '../../../../src/views/run/thread';
-import { createMemoryStore } from '../../../../src/store';
+import { createMemoryStore, openDiskStoreReady } from '../../../../src/store';
+import { planRunItems } from '../../../../src/views/run/transcript';
 import { BENCH_OWNER } from '../../../../bench/contenders/ours';
 import { applyOp, Workload } from '../../../../bench/workload';
 import { makeRunner, tmp } from '../../loop/support';
@@ -151,6 +152,83 @@ describe('run view: the end of a long run from its newest checkpoints', () => {
     await lease.release();
     await assertNewestIsTheEnd(store, runId, [1, 2, 5, 17, 50, 123, 200, 299, 10_000]);
     await store.close();
+  });
+});
+
+describe('run view: the end of a long run nobody has read, from what its compaction kept', function () {
+  this.timeout(120_000);
+
+  it('plans exactly the end of the whole run without reading its log; stale or too short: read whole', async () => {
+    const dir = tmp('view-kept-end');
+    const runId = 'long-kept';
+    const writer = await openDiskStoreReady(dir);
+    const workload = new Workload(12, runId);
+    const { lease } = await writer.createRun({ ...workload.runInput, run_id: runId }, BENCH_OWNER);
+    await writer.append(runId, workload.runStarted);
+    for (let s = 0; s < 70; s++) for (const op of workload.nextStep().ops) await applyOp(writer, runId, op);
+    await writer.setRunState(runId, 'completed', null);
+    await lease.release(); // finished and long: compacted as it finished, its end kept
+    await writer.close();
+    const run = (await (await openDiskStoreReady(dir)).getRun(runId))!;
+    assert.ok(run.last_seq > 300, `${run.last_seq} checkpoints`);
+    const seg = fs.readdirSync(path.join(dir, 'runs', runId)).filter((n) => n.startsWith('segment-'));
+    assert.equal(seg.length, 1);
+
+    for (const n of [5, 50, 123, 200, 250]) {
+      // A fresh window: the newest n from what was kept (200 were), then the whole run.
+      const store = await openDiskStoreReady(dir);
+      const newest = planRunItems(await loadRunData(store, run, 1, idle, { newest: n }));
+      const whole = planRunItems(await loadRunData(store, run, 1, idle));
+      assert.ok(newest.length > 0 || n < 10, `${n}: steps held whole`);
+      const tail = whole.slice(whole.length - newest.length);
+      assert.deepEqual(
+        newest.map((p) => p.key),
+        tail.map((p) => p.key),
+        `${n}: the end of the whole run`,
+      );
+      assert.deepEqual(
+        newest.map((p) => p.build()),
+        tail.map((p) => p.build()),
+        `${n}: the same items`,
+      );
+      await store.close();
+    }
+
+    // Proof that no log was read: both copies of the snapshot's chunks damaged, the end still whole.
+    const broken = tmp('view-kept-end-broken');
+    fs.cpSync(dir, broken, { recursive: true });
+    const file = path.join(broken, 'runs', runId, 'snapshot.json');
+    const bytes = fs.readFileSync(file);
+    const gap = bytes.indexOf(' '.repeat(4095));
+    for (const at of [gap - 100, bytes.length - 100]) bytes[at] = bytes[at]! ^ 0x20; // the last chunk of each copy
+    fs.writeFileSync(file, bytes);
+    const reports: string[] = [];
+    const reader = await openDiskStoreReady(broken, {
+      onEvent: (e) => void (e.kind === 'corruption' && reports.push(e.report.file)),
+    });
+    const fresh = await openDiskStoreReady(dir);
+    assert.deepEqual(await reader.readEnd(runId, { records: 200 }), await fresh.readEnd(runId, { records: 200 }));
+    assert.deepEqual(reports, [], 'nothing read yet that could be found damaged');
+    await reader.list(runId).catch(() => []); // now the log is read: its damage is found and said
+    assert.deepEqual(reports, [`runs/${runId}/snapshot.json`]);
+    await reader.close();
+
+    // Another window appends (and still holds the run): the kept end is stale, the run is read whole.
+    const other = await openDiskStoreReady(dir);
+    const held = await other.acquire(runId, { owner_id: 'o', label: 'o', pid: 2, hostname: 'h' });
+    await other.postMessage(runId, { id: 'late', text: 'one more thing' });
+    const after = await openDiskStoreReady(dir);
+    const end = await after.readEnd(runId, { records: 200 });
+    assert.ok(
+      end.inbox.some((m) => m.id === 'late'),
+      'the commit after the compaction is there',
+    );
+    assert.ok(
+      (await fresh.readEnd(runId, { records: 200 })).inbox.some((m) => m.id === 'late'),
+      'not the stale end',
+    );
+    await held.release();
+    await Promise.all([other.close(), after.close(), fresh.close()]);
   });
 });
 

@@ -2,7 +2,7 @@
 // release, and in the background while the run works, so a crash leaves a recent snapshot and a
 // short segment tail to verify and replay (docs/design.md, "Durable barriers per step"). A failure
 // is reported, never thrown: the log is intact either way.
-import { computeEnd, END_RECORDS } from './end';
+import { endToKeep } from './end';
 import { toWriteError } from './commitQueue';
 import { isTerminalState } from '../api/schema';
 import type { StoreContext } from './context';
@@ -17,17 +17,18 @@ export class Compactor {
   /**
    * When a run is let go: once its log has grown at least as much as the part compacted before
    * (and by ≥ compactAfter commits), so each byte is rewritten O(log n) times in all; and a long run
-   * (more checkpoints than a view's first read takes) when it has finished with commits since the
+   * (one that keeps its end: CoreOptions.keepEndFrom) when it has finished with commits since the
    * last compaction, so its end (end.ts) is kept as it finished and a view of it reads that, not the
    * whole log (one more rewrite per finished run).
    */
   async ifDue(h: RunHandle): Promise<void> {
     const runId = h.model.meta.run_id;
     const shape = this.c.engine.logShape(runId);
-    const finished = isTerminalState(h.model.state) && shape.singles > 0 && h.model.records.length > END_RECORDS;
+    const finished =
+      isTerminalState(h.model.state) && shape.singles > 0 && h.model.records.length >= this.c.keepEndFrom;
     if (!finished && (shape.singles < this.compactAfter || shape.singles < shape.covered)) return;
     try {
-      await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, computeEnd(h.model, END_RECORDS));
+      await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom));
     } catch (err) {
       this.c.events.emit({ kind: 'write-error', run_id: runId, error: toWriteError(runId, err) });
     }
@@ -46,7 +47,7 @@ export class Compactor {
     if (h.compacting || shape.singles < this.compactAfter || shape.singles * 2 < shape.covered) return;
     h.compacting = true;
     h.writer!.exclusive(() =>
-      this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, computeEnd(h.model, END_RECORDS)),
+      this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom)),
     )
       .catch((err: unknown) => {
         if (!h.owned) return; // let go or taken over meanwhile: nothing to report

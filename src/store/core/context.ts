@@ -26,6 +26,11 @@ export interface CoreOptions {
    * they are as many as before it, in the background while it works when half as many (compaction.ts).
    */
   compactAfterCommits?: number;
+  /**
+   * A compaction keeps the run's end (end.ts) when the run has at least this many checkpoints (default
+   * 1000: a view reads the whole of a shorter run quickly, and its end would be a large part of it).
+   */
+  keepEndFrom?: number;
   /** Runs that are only read (owned elsewhere or not at all) kept in memory. */
   cachedRuns?: number;
 }
@@ -54,4 +59,6 @@ export interface StoreContext {
   readonly index: IndexCache;
   readonly loader: RunLoader;
   readonly gate: StoreGate;
+  /** CoreOptions.keepEndFrom. */
+  readonly keepEndFrom: number;
 }

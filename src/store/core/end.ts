@@ -8,6 +8,13 @@ import type { RunModel } from './runModel';
 
 /** The newest records a compaction keeps with the run's end: what the run view's first read asks for. */
 export const END_RECORDS = 200;
+/** Runs from this many checkpoints on keep their end (shorter ones are read whole quickly; the end would be much of them). */
+export const KEEP_END_FROM = 5 * END_RECORDS;
+
+/** What a compaction of the run keeps of its end: its end when the run is long enough (`from` checkpoints). */
+export function endToKeep(m: RunModel, from: number): RunEnd | undefined {
+  return m.records.length >= from ? computeEnd(m, END_RECORDS) : undefined;
+}
 
 /** The run's end with its newest `n` records (internal references: copy before handing out). */
 export function computeEnd(m: RunModel, n: number): RunEnd {

@@ -1,6 +1,6 @@
 // The life of a run in the store: created (or adopted from a fork, an import, a follow-up turn),
 // acquired by one owner (loaded fresh, repaired, its damage recorded), deleted and pruned.
-import { computeEnd, END_RECORDS } from './end';
+import { endToKeep } from './end';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { z } from 'zod';
@@ -195,7 +195,7 @@ export class RunLifecycle {
     const runId = h.model.meta.run_id;
     // An older on-disk format is converted before anything is written (one snapshot + a segment).
     if (engine.needsConversion(runId))
-      await engine.compact(runId, h.model.rebuildOps(), h.model.meta, computeEnd(h.model, END_RECORDS));
+      await engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom));
     const r = h.loadReport;
     if (r?.data_lost) {
       const damage: Damage = {

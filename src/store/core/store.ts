@@ -8,6 +8,7 @@ import { RunLoader } from './loader';
 import { StoreReader } from './reader';
 import { StoreWriter } from './writer';
 import { RunLifecycle } from './lifecycle';
+import { KEEP_END_FROM } from './end';
 import { StoreClosedError } from '../api/errors';
 import { continueRun } from '../portable/continue';
 import { exportRun, forkRun, importRun, type PortableHost } from '../portable/portable';
@@ -37,7 +38,15 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
       events.emit({ kind: 'write-error', run_id: null, error: toWriteError(null, err) }),
     );
     const loader = new RunLoader(engine, index, events, opts.cachedRuns ?? 16);
-    this.c = { engine, now: this.now, events, index, loader, gate: new StoreGate() };
+    this.c = {
+      engine,
+      now: this.now,
+      events,
+      index,
+      loader,
+      gate: new StoreGate(),
+      keepEndFrom: opts.keepEndFrom ?? KEEP_END_FROM,
+    };
     this.reader = new StoreReader(this.c);
     this.writer = new StoreWriter(this.c, opts);
     this.lifecycle = new RunLifecycle(this.c, this.reader, this.writer);

@@ -2,7 +2,7 @@
 // inbox, restores, blobs and compaction — and the rule every write follows: owned, one at a time,
 // refused once after an unreported write-behind failure. A run this store owns has a commit queue
 // (commitQueue.ts) that decides which ops ride on which durable barrier.
-import { computeEnd, END_RECORDS } from './end';
+import { endToKeep } from './end';
 import { sha256 } from '../../common/hash';
 import { copyJson } from './copy';
 import type { EngineLock } from './engine';
@@ -221,7 +221,7 @@ export class StoreWriter {
     await this.write(runId, async (h) => {
       await h.writer!.flush();
       try {
-        await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, computeEnd(h.model, END_RECORDS));
+        await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom));
       } catch (err) {
         throw toWriteError(runId, err);
       }

@@ -5,11 +5,14 @@
 // run says (the newest records, the latest snapshot's messages from where they start, the calls' effects
 // and approvals, the waiting ones, where a restore can start, the checkpoints restores went back to).
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { sha256 } from '../../../src/common/hash';
 import { openDiskStoreReady } from '../../../src/store';
 import type { ChatMessage, FileVersion, RunEnd } from '../../../src/store/api/schema';
 import type { CheckpointStore } from '../../../src/store/api/types';
 import { END_RECORDS } from '../../../src/store/core/end';
+import { endFrameBytes } from '../../../src/store/disk/snapshotFile';
 import { MemoryDisk, openMemoryStore } from '../../../src/store/memory/store';
 import * as h from './helpers';
 
@@ -86,19 +89,32 @@ async function version(store: CheckpointStore, runId: string, text: string): Pro
   };
 }
 
-const BACKENDS: { name: string; open: () => Promise<() => Promise<CheckpointStore>> }[] = [
+/** Stores over one disk; `keepEndFrom`: from how many checkpoints a compaction keeps the run's end. */
+interface Backend {
+  open(): Promise<CheckpointStore>;
+  /** Whether the run's storage holds a kept end. */
+  keptEnd(runId: string): boolean;
+}
+const BACKENDS: { name: string; make: (keepEndFrom: number) => Backend }[] = [
   {
     name: 'disk',
-    open: async () => {
+    make: (keepEndFrom) => {
       const dir = h.tmpDir('aw-end-');
-      return () => openDiskStoreReady(dir);
+      return {
+        open: () => openDiskStoreReady(dir, { keepEndFrom }),
+        keptEnd: (runId) =>
+          endFrameBytes(fs.readFileSync(path.join(dir, 'runs', runId, 'snapshot.json')).subarray(0, 4096)) !== null,
+      };
     },
   },
   {
     name: 'memory',
-    open: async () => {
+    make: (keepEndFrom) => {
       const disk = new MemoryDisk();
-      return () => openMemoryStore({ disk });
+      return {
+        open: () => openMemoryStore({ disk, keepEndFrom }),
+        keptEnd: (runId) => disk.runs.get(runId)?.end !== undefined,
+      };
     },
   },
 ];
@@ -108,9 +124,11 @@ for (const b of BACKENDS) {
     this.timeout(60_000);
 
     it('what a compaction kept is what the run in memory computes, for any number of newest records; and it is what the whole run says', async () => {
-      const open = await b.open();
+      const backend = b.make(100);
+      const open = () => backend.open();
       const writer = await open();
       const runId = await writeRun(writer);
+      assert.ok(backend.keptEnd(runId), 'kept');
       const whole = {
         records: (await writer.list(runId, { limit: 10_000 })).reverse(),
         snapshot: (await writer.loadSnapshot(runId)).snapshot,
@@ -131,6 +149,16 @@ for (const b of BACKENDS) {
       // More than was kept: read whole (the same as computed).
       const fresh = await open();
       assert.deepEqual(await fresh.readEnd(runId, { records: 250 }), await writer.readEnd(runId, { records: 250 }));
+      await Promise.all([fresh.close(), writer.close()]);
+    });
+
+    it('a run shorter than keepEndFrom keeps no end (a view reads it whole): the same answer, from its log', async () => {
+      const backend = b.make(1000);
+      const writer = await backend.open();
+      const runId = await writeRun(writer); // 241 checkpoints
+      assert.equal(backend.keptEnd(runId), false, 'none kept');
+      const fresh = await backend.open();
+      assert.deepEqual(await fresh.readEnd(runId, { records: 50 }), await writer.readEnd(runId, { records: 50 }));
       await Promise.all([fresh.close(), writer.close()]);
     });
   });

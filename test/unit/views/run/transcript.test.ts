@@ -155,13 +155,16 @@ describe('run view: the end of a long run from its newest checkpoints', () => {
   });
 });
 
+/** The run below has 351 checkpoints: its end is kept from 300 on (the default, 1000, is for the product). */
+const KEEP_END = { keepEndFrom: 300 };
+
 describe('run view: the end of a long run nobody has read, from what its compaction kept', function () {
   this.timeout(120_000);
 
   it('plans exactly the end of the whole run without reading its log; stale or too short: read whole', async () => {
     const dir = tmp('view-kept-end');
     const runId = 'long-kept';
-    const writer = await openDiskStoreReady(dir);
+    const writer = await openDiskStoreReady(dir, KEEP_END);
     const workload = new Workload(12, runId);
     const { lease } = await writer.createRun({ ...workload.runInput, run_id: runId }, BENCH_OWNER);
     await writer.append(runId, workload.runStarted);
@@ -169,14 +172,14 @@ describe('run view: the end of a long run nobody has read, from what its compact
     await writer.setRunState(runId, 'completed', null);
     await lease.release(); // finished and long: compacted as it finished, its end kept
     await writer.close();
-    const run = (await (await openDiskStoreReady(dir)).getRun(runId))!;
+    const run = (await (await openDiskStoreReady(dir, KEEP_END)).getRun(runId))!;
     assert.ok(run.last_seq > 300, `${run.last_seq} checkpoints`);
     const seg = fs.readdirSync(path.join(dir, 'runs', runId)).filter((n) => n.startsWith('segment-'));
     assert.equal(seg.length, 1);
 
     for (const n of [5, 50, 123, 200, 250]) {
       // A fresh window: the newest n from what was kept (200 were), then the whole run.
-      const store = await openDiskStoreReady(dir);
+      const store = await openDiskStoreReady(dir, KEEP_END);
       const newest = planRunItems(await loadRunData(store, run, 1, idle, { newest: n }));
       const whole = planRunItems(await loadRunData(store, run, 1, idle));
       assert.ok(newest.length > 0 || n < 10, `${n}: steps held whole`);
@@ -204,9 +207,10 @@ describe('run view: the end of a long run nobody has read, from what its compact
     fs.writeFileSync(file, bytes);
     const reports: string[] = [];
     const reader = await openDiskStoreReady(broken, {
+      ...KEEP_END,
       onEvent: (e) => void (e.kind === 'corruption' && reports.push(e.report.file)),
     });
-    const fresh = await openDiskStoreReady(dir);
+    const fresh = await openDiskStoreReady(dir, KEEP_END);
     assert.deepEqual(await reader.readEnd(runId, { records: 200 }), await fresh.readEnd(runId, { records: 200 }));
     assert.deepEqual(reports, [], 'nothing read yet that could be found damaged');
     await reader.list(runId).catch(() => []); // now the log is read: its damage is found and said
@@ -214,10 +218,10 @@ describe('run view: the end of a long run nobody has read, from what its compact
     await reader.close();
 
     // Another window appends (and still holds the run): the kept end is stale, the run is read whole.
-    const other = await openDiskStoreReady(dir);
+    const other = await openDiskStoreReady(dir, KEEP_END);
     const held = await other.acquire(runId, { owner_id: 'o', label: 'o', pid: 2, hostname: 'h' });
     await other.postMessage(runId, { id: 'late', text: 'one more thing' });
-    const after = await openDiskStoreReady(dir);
+    const after = await openDiskStoreReady(dir, KEEP_END);
     const end = await after.readEnd(runId, { records: 200 });
     assert.ok(
       end.inbox.some((m) => m.id === 'late'),

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { InvalidInputError, RunNotOwnedError } from '../../../src/store/api/errors';
 import type { FileChange, FileVersion } from '../../../src/store/api/schema';
 import type { NewRestore, StoreEvent } from '../../../src/store/api/types';
-import { sha256 } from '../../../src/common/hash';
 import type { Backend, TestStore } from './contract';
 import * as h from './helpers';
 
@@ -46,17 +45,7 @@ export function fileJournalContract(name: string, factory: () => Backend): void 
       return { runId, lease, post };
     }
 
-    /** A file version stored as a blob, the way the runner's journal stores them. */
-    async function version(runId: string, text: string): Promise<FileVersion> {
-      const blob = await store.putBlob(runId, text);
-      return {
-        kind: 'file',
-        sha256: sha256(Buffer.from(text, 'utf8')),
-        size: Buffer.byteLength(text),
-        blob,
-        encoding: 'utf8',
-      };
-    }
+    const version = (runId: string, text: string) => h.fileVersion(store, runId, text);
 
     it('journals file versions: pre-images with the intent (after the newest checkpoint), what changed with the result', async () => {
       const { runId } = await runWithStep();

@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { sha256 } from '../../../src/common/hash';
 import { openDiskStoreReady } from '../../../src/store';
 import type { ChatMessage, FileVersion, RunEnd } from '../../../src/store/api/schema';
 import type { CheckpointStore } from '../../../src/store/api/types';
@@ -47,7 +46,7 @@ async function writeRun(store: CheckpointStore): Promise<string> {
     if (step % 7 === 0 && step < STEPS)
       await store.decideApproval(id, callId, { kind: 'approve', reason: null, input_hash: `in_${callId}` });
     const before: FileVersion = { kind: 'absent' };
-    const after = await version(store, id, `step ${step}`);
+    const after = await h.fileVersion(store, id, `step ${step}`);
     await store.recordIntent(id, {
       tool_call_id: callId,
       step,
@@ -76,17 +75,6 @@ async function writeRun(store: CheckpointStore): Promise<string> {
   await store.compact(id);
   await lease.release();
   return id;
-}
-
-async function version(store: CheckpointStore, runId: string, text: string): Promise<FileVersion> {
-  const blob = await store.putBlob(runId, text);
-  return {
-    kind: 'file',
-    sha256: sha256(Buffer.from(text, 'utf8')),
-    size: Buffer.byteLength(text),
-    blob,
-    encoding: 'utf8',
-  };
 }
 
 /** Stores over one disk; `keepEndFrom`: from how many checkpoints a compaction keeps the run's end. */

@@ -2,8 +2,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AppendInput, OwnerInfo } from '../../../src/store/api/types';
-import type { ChatMessage, RunMeta, RuntimeSnapshot, ToolExecutionRecord } from '../../../src/store/api/schema';
+import type { AppendInput, CheckpointStore, OwnerInfo } from '../../../src/store/api/types';
+import type {
+  ChatMessage,
+  FileVersion,
+  RunMeta,
+  RuntimeSnapshot,
+  ToolExecutionRecord,
+} from '../../../src/store/api/schema';
+import { sha256 } from '../../../src/common/hash';
 import { canonicalJson } from '../../../src/store/api/canonical';
 
 export function owner(label: string, id = label): OwnerInfo {
@@ -184,4 +191,16 @@ export function listFiles(dir: string): string[] {
   return (fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }) as string[])
     .filter((f) => fs.statSync(path.join(dir, f)).isFile())
     .sort();
+}
+
+/** A file version stored as a blob, the way the runner's journal stores them. */
+export async function fileVersion(store: CheckpointStore, runId: string, text: string): Promise<FileVersion> {
+  const blob = await store.putBlob(runId, text);
+  return {
+    kind: 'file',
+    sha256: sha256(Buffer.from(text, 'utf8')),
+    size: Buffer.byteLength(text),
+    blob,
+    encoding: 'utf8',
+  };
 }

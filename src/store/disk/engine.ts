@@ -24,12 +24,15 @@ import { IndexBody, type CommitOp, type IndexEntry, type TailWitness } from '../
 import { RunLog } from './runLog';
 import { parseSegment, parseSegmentNames } from './segment';
 import { endFrameBytes, readEndFrame } from './snapshotFile';
-
-/** What is read first of a snapshot for its end frame (most fit; a longer one is read to its length), and the most a segment holding no commit can be. */
-const END_HEAD_BYTES = 64 * 1024;
 import { parseLogNames } from './v1';
 import { readWitness, WitnessWriter } from './witness';
 import { corruptionReport, type CorruptionReport, type OwnerInfo } from '../api/types';
+
+/**
+ * What is read first of a snapshot for its end frame (most fit; a longer one is read to its length),
+ * and the most a segment holding no commit can be.
+ */
+const END_HEAD_BYTES = 64 * 1024;
 
 interface RunFiles {
   log: RunLog;

@@ -2,9 +2,7 @@
 // in Chromium against the real host controller and the disk store — time from "open" to first
 // paint, the webview's JS heap, and streaming at 200 tokens/s (backlog, lag after the last token).
 // Measured and printed, never asserted.
-import fs from 'node:fs';
 import path from 'node:path';
-import { createMemoryStore, openDiskStoreReady } from '../src/store';
 import { launchChromium } from '../test/support/browser';
 import {
   epochNow,
@@ -15,7 +13,7 @@ import {
 } from '../test/support/runViewPage';
 import { BENCH_OWNER } from './contenders/ours';
 import { startRunViewHost, type RunViewHostThread } from './runViewHost';
-import { applyOp, Workload } from './workload';
+import { writeFinishedRun } from './workload';
 
 /** When each part of opening the view was done, in ms from "open" (the panel's creation began). */
 export interface OpenParts {
@@ -69,7 +67,7 @@ export async function measureRunView(o: {
 }): Promise<RunViewFigures> {
   o.log(`  run view: writing a ${o.steps}-step run …`);
   const runId = 'bench-view-run';
-  const { dir, workload } = await writeRun(o.steps, runId, path.join(o.dir, 'run-view-store'));
+  const { dir, workload } = await writeFinishedRun(path.join(o.dir, 'run-view-store'), runId, o.steps, BENCH_OWNER);
 
   // The host end on a thread of its own (its store opened, the run not read yet); Chromium stands
   // for VS Code's window, already running, with its webview resource server: starting them is not
@@ -113,7 +111,7 @@ export async function measureRunView(o: {
   await browser.close();
   await host.close();
   o.log('  run view: the floor — a 1-step run opened cold, three times, each in a browser of its own …');
-  const floorDir = (await writeRun(1, runId, path.join(o.dir, 'run-view-floor'))).dir;
+  const floorDir = (await writeFinishedRun(path.join(o.dir, 'run-view-floor'), runId, 1, BENCH_OWNER)).dir;
   const floor: OpenParts[] = [];
   for (let i = 0; i < 3; i++) floor.push(await coldOpen(floorDir, runId, o.log));
   return {
@@ -136,26 +134,6 @@ export async function measureRunView(o: {
       frames,
     },
   };
-}
-
-/** A finished run of `steps` steps written into a disk store at `dir` (as a run is on disk after it was let go). */
-async function writeRun(steps: number, runId: string, dir: string): Promise<{ dir: string; workload: Workload }> {
-  const workload = new Workload(20240601, runId);
-  const mem = createMemoryStore({ deferMs: 60_000 });
-  const { lease } = await mem.createRun({ ...workload.runInput, run_id: runId }, BENCH_OWNER);
-  await mem.append(runId, workload.runStarted);
-  for (let s = 0; s < steps; s++) {
-    for (const op of workload.nextStep().ops) await applyOp(mem, runId, op);
-  }
-  await mem.setRunState(runId, 'completed', null);
-  await lease.release();
-  const exported = await mem.exportRun(runId);
-  await mem.close();
-  fs.mkdirSync(dir, { recursive: true });
-  const writer = await openDiskStoreReady(dir);
-  await writer.importRun(exported, BENCH_OWNER);
-  await writer.close();
-  return { dir, workload };
 }
 
 /** Opens the view of `runId` in `window` and waits for its first frame with items: when each part was done. */

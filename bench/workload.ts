@@ -13,7 +13,16 @@
 import { inputHash, outputHash, sha256 } from '../src/runner/hash';
 import { initialSnapshot, type RunContext, snapshotForWrite } from '../src/runner/runtime';
 import type { AssistantMessage, EffectResult, LlmResponse, RuntimeSnapshot, ToolCall } from '../src/store/api/schema';
-import type { AppendInput, CheckpointStore, NewEffectIntent, NewRunInput, WriteOptions } from '../src/store/api/types';
+import type {
+  AppendInput,
+  CheckpointStore,
+  NewEffectIntent,
+  NewRunInput,
+  OwnerInfo,
+  WriteOptions,
+} from '../src/store/api/types';
+import { createMemoryStore, openDiskStoreReady } from '../src/store';
+import fs from 'node:fs';
 import { codeText, mulberry32, type Rng } from './text';
 
 export type Op =
@@ -313,4 +322,30 @@ export async function applyOp(store: CheckpointStore, runId: string, op: Op): Pr
   else if (op.kind === 'intent') await store.recordIntent(runId, op.intent);
   else if (op.kind === 'result') await store.recordResult(runId, op.toolCallId, op.result, opts);
   else await store.makeDurable(runId);
+}
+
+/**
+ * The seeded run of `steps` steps, finished, written in memory and imported into a disk store at
+ * `dir` (as a run is on disk after it was let go: one import, compacted as it finished when long).
+ */
+export async function writeFinishedRun(
+  dir: string,
+  runId: string,
+  steps: number,
+  owner: OwnerInfo,
+): Promise<{ dir: string; workload: Workload }> {
+  const workload = new Workload(20240601, runId);
+  const mem = createMemoryStore({ deferMs: 60_000 });
+  const { lease } = await mem.createRun({ ...workload.runInput, run_id: runId }, owner);
+  await mem.append(runId, workload.runStarted);
+  for (let s = 0; s < steps; s++) for (const op of workload.nextStep().ops) await applyOp(mem, runId, op);
+  await mem.setRunState(runId, 'completed', null);
+  await lease.release();
+  const exported = await mem.exportRun(runId);
+  await mem.close();
+  fs.mkdirSync(dir, { recursive: true });
+  const writer = await openDiskStoreReady(dir);
+  await writer.importRun(exported, owner);
+  await writer.close();
+  return { dir, workload };
 }

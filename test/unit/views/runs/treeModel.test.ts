@@ -3,7 +3,7 @@
 // without reading its history at once.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { applyOp, Workload } from '../../../../bench/workload';
+import { writeFinishedRun } from '../../../../bench/workload';
 import { startModelServer, type ModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import { createMemoryStore, openDiskStoreReady } from '../../../../src/store';
@@ -152,21 +152,7 @@ describe('runs tree: a 1000-step run', function () {
 
   before(async () => {
     // The benchmark's run (seeded), written in memory and imported into a disk store.
-    const workload = new Workload(20240601, runId);
-    const mem = createMemoryStore({ deferMs: 60_000 });
-    const { lease } = await mem.createRun({ ...workload.runInput, run_id: runId }, owner());
-    await mem.append(runId, workload.runStarted);
-    for (let s = 0; s < STEPS; s++) {
-      for (const op of workload.nextStep().ops) await applyOp(mem, runId, op);
-    }
-    await mem.setRunState(runId, 'completed', null);
-    await lease.release();
-    const exported = await mem.exportRun(runId);
-    await mem.close();
-    dir = tmp('tree-long');
-    const writer = await openDiskStoreReady(dir);
-    await writer.importRun(exported, owner());
-    await writer.close();
+    dir = (await writeFinishedRun(tmp('tree-long'), runId, STEPS, owner())).dir;
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 

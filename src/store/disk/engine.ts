@@ -280,7 +280,8 @@ export class DiskEngine implements Engine {
       let head = await this.fsl.readFrom(file, 0, END_HEAD_BYTES);
       const need = endFrameBytes(head);
       if (need === null) return undefined;
-      if (need > head.length) head = await this.fsl.readFrom(file, 0, need);
+      if (need > head.length)
+        head = Buffer.concat([head, await this.fsl.readFrom(file, head.length, need - head.length)]);
       const end = readEndFrame(head, runId);
       if (!end) return undefined;
       const segs = parseSegmentNames(await this.fsl.readdir(dir));

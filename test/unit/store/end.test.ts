@@ -11,7 +11,8 @@ import { openDiskStoreReady } from '../../../src/store';
 import type { ChatMessage, FileVersion, RunEnd } from '../../../src/store/api/schema';
 import type { CheckpointStore } from '../../../src/store/api/types';
 import { END_RECORDS } from '../../../src/store/core/end';
-import { endFrameBytes } from '../../../src/store/disk/snapshotFile';
+import { endFrameBytes, readEndFrame } from '../../../src/store/disk/snapshotFile';
+import { encodeFrame } from '../../../src/store/disk/segment';
 import { MemoryDisk, openMemoryStore } from '../../../src/store/memory/store';
 import * as h from './helpers';
 
@@ -82,6 +83,8 @@ interface Backend {
   open(): Promise<CheckpointStore>;
   /** Whether the run's storage holds a kept end. */
   keptEnd(runId: string): boolean;
+  /** The run's snapshot.json (disk). */
+  file(runId: string): string;
 }
 const BACKENDS: { name: string; make: (keepEndFrom: number) => Backend }[] = [
   {
@@ -92,6 +95,7 @@ const BACKENDS: { name: string; make: (keepEndFrom: number) => Backend }[] = [
         open: () => openDiskStoreReady(dir, { keepEndFrom }),
         keptEnd: (runId) =>
           endFrameBytes(fs.readFileSync(path.join(dir, 'runs', runId, 'snapshot.json')).subarray(0, 4096)) !== null,
+        file: (runId) => path.join(dir, 'runs', runId, 'snapshot.json'),
       };
     },
   },
@@ -102,6 +106,9 @@ const BACKENDS: { name: string; make: (keepEndFrom: number) => Backend }[] = [
       return {
         open: () => openMemoryStore({ disk, keepEndFrom }),
         keptEnd: (runId) => disk.runs.get(runId)?.end !== undefined,
+        file: () => {
+          throw new Error('a memory store has no files');
+        },
       };
     },
   },
@@ -139,6 +146,43 @@ for (const b of BACKENDS) {
       assert.deepEqual(await fresh.readEnd(runId, { records: 250 }), await writer.readEnd(runId, { records: 250 }));
       await Promise.all([fresh.close(), writer.close()]);
     });
+
+    if (b.name === 'disk')
+      it('a crafted end (its checksum right, its content not: another run, records out of order, a bad message, a restore target missing) is not used: the run is read whole', async () => {
+        const backend = b.make(100);
+        const writer = await backend.open();
+        const runId = await writeRun(writer);
+        const whole = await writer.readEnd(runId, { records: 200 });
+        await writer.close(); // its index written: the stores below know the run without reading it
+        const file = backend.file(runId);
+        const good = fs.readFileSync(file);
+        const lineEnd = good.indexOf(0x0a) + 1;
+        const frameEnd = endFrameBytes(good.subarray(0, 4096))!;
+        const { last } = readEndFrame(good.subarray(0, frameEnd), runId)!; // the commit it was kept at
+        assert.ok(fs.readFileSync(file).equals(good));
+        // Control: a well-formed end written in its place is what is read (the log is not: it says otherwise).
+        const marked = { ...whole, inbox: whole.inbox.map((m) => ({ ...m, text: 'as kept' })) };
+        const asKept = encodeFrame({ end: 1, run_id: runId, last, value: marked });
+        fs.writeFileSync(file, Buffer.concat([good.subarray(0, lineEnd), asKept, good.subarray(frameEnd)]));
+        const control = await backend.open();
+        assert.deepEqual(await control.readEnd(runId, { records: 200 }), marked);
+        await control.close();
+        const crafted: ((e: RunEnd) => unknown)[] = [
+          (e) => ({ ...e, records: e.records.map((r) => ({ ...r, run_id: 'someone-else' })) }),
+          (e) => ({ ...e, records: [...e.records].reverse() }),
+          (e) => ({ ...e, snapshot: { ...e.snapshot!, messages: [{ role: 'system-ish', content: 1 }] } }),
+          (e) => ({ ...e, restore_targets: [] }),
+          () => 'not an end at all',
+        ];
+        for (const [i, craft] of crafted.entries()) {
+          const value = craft(structuredClone(whole));
+          const frame = encodeFrame({ end: 1, run_id: runId, last, value });
+          fs.writeFileSync(file, Buffer.concat([good.subarray(0, lineEnd), frame, good.subarray(frameEnd)]));
+          const fresh = await backend.open();
+          assert.deepEqual(await fresh.readEnd(runId, { records: 200 }), whole, `crafted ${i}: read whole`);
+          await fresh.close();
+        }
+      });
 
     it('a run shorter than keepEndFrom keeps no end (a view reads it whole): the same answer, from its log', async () => {
       const backend = b.make(1000);

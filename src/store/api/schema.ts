@@ -436,6 +436,12 @@ export const Effect = z.object({
   files: z.array(FileChange).optional(),
   /** A command's scan of the workspace (absent for tools that name the files they write). */
   file_scan: FileScan.optional(),
+  /**
+   * Set on the record that withdraws an intent written ahead for a call that then never started (the
+   * batch stopped before it): the run holds no effect for the call from then on, so resume plans it
+   * afresh instead of asking whether it ran. (A reader older than this field keeps the intent and asks.)
+   */
+  withdrawn_ms: z.number().int().optional(),
 });
 export type Effect = z.infer<typeof Effect>;
 export type EffectProcess = NonNullable<Effect['process']>;

@@ -280,7 +280,17 @@ export interface CheckpointStore {
   listApprovals(runId: string, opts?: { pendingOnly?: boolean }): Promise<Approval[]>;
 
   // effect journal
-  recordIntent(runId: string, intent: NewEffectIntent): Promise<Effect>;
+  /**
+   * Durable before it resolves, or with `next-barrier` queued for the caller's next barrier (the intents
+   * of a batch written ahead, made durable together with the model's response before any call runs).
+   */
+  recordIntent(runId: string, intent: NewEffectIntent, opts?: WriteOptions): Promise<Effect>;
+  /**
+   * An intent written ahead for a call that then never started: the run holds no effect for it any
+   * more (resume plans it afresh). Rides on the next barrier; refused once the call has a result or a
+   * process. Returns the withdrawing record.
+   */
+  withdrawIntent(runId: string, toolCallId: string): Promise<Effect>;
   /** The process a running side effect started (durable): resume waits for a live one instead of asking. */
   recordProcess(runId: string, toolCallId: string, process: EffectProcess): Promise<Effect>;
   recordResult(runId: string, toolCallId: string, result: NewEffectResult, opts?: WriteOptions): Promise<Effect>;

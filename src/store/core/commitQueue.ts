@@ -29,6 +29,8 @@ export interface CommitHooks {
    * callers are told after this settles.
    */
   committed(synced: boolean): Promise<void> | void;
+  /** Every commit written so far was made durable without a commit of its own (syncCommits). */
+  synced(): Promise<void> | void;
   writeError(err: Error): void;
 }
 
@@ -38,6 +40,11 @@ export class CommitQueue {
   private timer: NodeJS.Timeout | null = null;
   /** The commit in flight carries an op handed over with durability 'next-barrier'. */
   private writingOwed = false;
+  /**
+   * A write-behind commit (written()) took ops handed over with durability 'next-barrier' along: they
+   * are written, not yet durable, so the next settle() owes a barrier though nothing is queued.
+   */
+  private owedUnsynced = false;
   /** A write-behind commit failed and nobody was told yet: the run's next write rejects. */
   failed: Error | null = null;
   private metaWritten: boolean;
@@ -78,7 +85,8 @@ export class CommitQueue {
   /**
    * Resolves once `ops` are written (a crash of the process keeps them) and applied, without a
    * barrier of their own: the run's next barrier makes them durable. For what is worthless after a
-   * power loss anyway (the process a command started). With an owed op queued it is a barrier.
+   * power loss anyway (the process a command started). Ops queued before them go in the same commit;
+   * if one was owed a barrier, the next settle() makes it (a sync of what was written, no commit).
    */
   written(ops: readonly CommitOp[]): Promise<void> {
     return this.push(ops, true);
@@ -101,16 +109,35 @@ export class CommitQueue {
 
   /** One barrier if an op handed over with durability 'next-barrier' waits; else nothing. */
   async settle(): Promise<void> {
-    if (this.writingOwed || this.queue.some((p) => p.owed)) await this.flush();
+    if (this.writingOwed || this.owedUnsynced || this.queue.some((p) => p.owed)) await this.flush();
   }
 
-  /** Makes everything queued durable; rejects with the write error. */
+  /** Makes everything queued durable (and what an owed op rode on unsynced); rejects with the write error. */
   async flush(): Promise<void> {
     for (;;) {
       if (this.inflight) await this.inflight;
-      else if (this.queue.length === 0) return;
-      else await this.kick();
+      else if (this.queue.length > 0) await this.kick();
+      else if (this.owedUnsynced) await this.kickSync();
+      else return;
     }
+  }
+
+  /** A barrier without a commit: what write-behind commits carried becomes durable. */
+  private kickSync(): Promise<void> {
+    this.inflight ??= (async () => {
+      try {
+        await this.engine.syncCommits(this.model.meta.run_id);
+      } catch (err) {
+        const e = toWriteError(this.model.meta.run_id, err);
+        this.hooks.writeError(e);
+        throw e;
+      }
+      this.owedUnsynced = false;
+      await this.hooks.synced();
+    })().finally(() => {
+      this.inflight = null;
+    });
+    return this.inflight;
   }
 
   /**
@@ -156,8 +183,8 @@ export class CommitQueue {
       this.timer = null;
       const batch = this.queue.splice(0);
       this.writingOwed = batch.some((p) => p.owed);
-      // A barrier unless every op that asked for one only asked to be written.
-      const sync = !batch.some((p) => p.unsynced) || batch.some((p) => p.owed || (p.durable && !p.unsynced));
+      // A barrier unless every durable op only asked to be written (deferred ones then ride along unsynced).
+      const sync = !batch.some((p) => p.unsynced) || batch.some((p) => p.durable && !p.unsynced);
       try {
         await this.engine.writeCommit(
           this.model.meta.run_id,
@@ -171,6 +198,8 @@ export class CommitQueue {
         this.writingOwed = false;
       }
       this.metaWritten = true;
+      if (sync) this.owedUnsynced = false;
+      else if (batch.some((p) => p.owed)) this.owedUnsynced = true;
       this.failed = null; // anything that had failed before was in this batch
       for (const p of batch) {
         if (!p.durable) continue;

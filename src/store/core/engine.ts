@@ -81,6 +81,8 @@ export interface Engine {
    * the run's next synced commit, which also makes everything before it durable.
    */
   writeCommit(runId: string, ops: readonly CommitOp[], meta: RunMeta | undefined, sync?: boolean): Promise<void>;
+  /** Makes every commit written so far durable (after write-behind ones), without writing a commit. */
+  syncCommits(runId: string): Promise<void>;
   /**
    * Records what the run holds after an acknowledged commit, outside its log, so a lost tail is seen
    * (disk/witness.ts). Never fails the caller. `reset`: rewrite it durably (after a load that found it stale).

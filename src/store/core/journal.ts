@@ -123,6 +123,27 @@ export function effectIntent(m: RunModel, input: NewEffectIntent, now: number): 
   return { value: effect, op: { op: 'effect', effect } };
 }
 
+/**
+ * Withdraws an intent written ahead for a call that never started (its batch stopped first): the run
+ * then holds no effect for the call. Refused once the call has a result or a process (it started).
+ */
+export function effectWithdrawn(m: RunModel, toolCallId: string, now: number): Outcome<Effect> {
+  const runId = m.meta.run_id;
+  const prev = m.effects.get(toolCallId);
+  if (!prev)
+    throw new StoreConflictError(
+      `Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent to withdraw.`,
+      runId,
+    );
+  if (prev.result || prev.process)
+    throw new StoreConflictError(
+      `Tool call ${toolCallId} of run ${runId} has started (${prev.result ? 'it has a result' : 'it started a process'}); its intent cannot be withdrawn.`,
+      runId,
+    );
+  const effect: Effect = { ...prev, withdrawn_ms: now };
+  return { value: effect, op: { op: 'effect', effect } };
+}
+
 const ProcessInput = z.object({ pid: z.number().int().positive(), hostname: z.string(), started_ms: z.number().int() });
 
 /** The process a side effect started, while it runs (no result yet): resume can wait for it instead of asking. */

@@ -107,7 +107,9 @@ export class RunModel {
         return this.touch(Math.max(op.approval.requested_ms, op.approval.decision?.decided_ms ?? 0));
       }
       case 'effect':
-        this.effects.set(op.effect.tool_call_id, op.effect);
+        // A withdrawn intent (its call never started) leaves the run without an effect for that call.
+        if (op.effect.withdrawn_ms !== undefined) this.effects.delete(op.effect.tool_call_id);
+        else this.effects.set(op.effect.tool_call_id, op.effect);
         return this.touch(Math.max(op.effect.intent_ms, op.effect.result?.finished_ms ?? 0));
       case 'restore':
         this.restores.push(op.restore);

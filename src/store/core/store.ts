@@ -106,7 +106,9 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   decideApproval = (runId: string, toolCallId: string, d: Omit<S.ApprovalDecision, 'decided_ms'>) =>
     this.writer.decideApproval(runId, toolCallId, d);
   listApprovals = (runId: string, opts?: { pendingOnly?: boolean }) => this.reader.listApprovals(runId, opts);
-  recordIntent = (runId: string, intent: T.NewEffectIntent) => this.writer.recordIntent(runId, intent);
+  recordIntent = (runId: string, intent: T.NewEffectIntent, opts?: T.WriteOptions) =>
+    this.writer.recordIntent(runId, intent, opts);
+  withdrawIntent = (runId: string, toolCallId: string) => this.writer.withdrawIntent(runId, toolCallId);
   recordProcess = (runId: string, toolCallId: string, p: S.EffectProcess) =>
     this.writer.recordProcess(runId, toolCallId, p);
   recordResult = (runId: string, toolCallId: string, r: T.NewEffectResult, opts?: T.WriteOptions) =>

@@ -61,6 +61,7 @@ export class StoreWriter {
           // The witness never counts a commit that is not durable yet (a synced one makes all before it durable).
           return synced ? engine.writeWitness(runId, this.witnessOf(h)) : undefined;
         },
+        synced: () => engine.writeWitness(runId, this.witnessOf(h)),
         writeError: (error) => events.emit({ kind: 'write-error', run_id: runId, error }),
       },
       this.deferMs,
@@ -149,8 +150,14 @@ export class StoreWriter {
     return this.journal(runId, (h) => J.approvalDecision(h.model, toolCallId, decision, this.c.now()));
   }
 
-  recordIntent(runId: string, input: T.NewEffectIntent): Promise<Effect> {
-    return this.journal(runId, (h) => J.effectIntent(h.model, input, this.c.now()));
+  /** `next-barrier`: an intent written ahead of its batch; the caller makes the barrier before any call runs. */
+  recordIntent(runId: string, input: T.NewEffectIntent, opts: T.WriteOptions = {}): Promise<Effect> {
+    return this.journal(runId, (h) => J.effectIntent(h.model, input, this.c.now()), laterBarrier(opts));
+  }
+
+  /** Rides on the next barrier: lost in a crash, the intent stays and resume asks (never runs it silently). */
+  withdrawIntent(runId: string, toolCallId: string): Promise<Effect> {
+    return this.journal(runId, (h) => J.effectWithdrawn(h.model, toolCallId, this.c.now()), true);
   }
 
   /** Written without a barrier: a process record matters only while the process may still run, which a power loss rules out. */

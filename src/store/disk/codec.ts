@@ -483,7 +483,8 @@ export function peekBody(
       const e = typeof of === 'string' ? { ...calls.get(of), ...fields } : fields;
       if (typeof e.tool_call_id === 'string') calls.set(e.tool_call_id, e);
       const call = LostCall.safeParse({ ...e, finished: e.result != null });
-      if (call.success) out.calls.push(call.data);
+      // A withdrawal says the call never started: it is no call the lost part shows was made.
+      if (call.success && e.withdrawn_ms === undefined) out.calls.push(call.data);
     }
   }
   return out;

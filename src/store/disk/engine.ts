@@ -236,6 +236,13 @@ export class DiskEngine implements Engine {
     await f.log.append(ops, sync);
   }
 
+  async syncCommits(runId: string): Promise<void> {
+    const f = this.runs.get(runId);
+    if (!f?.lock) throw new RunNotOwnedError(runId);
+    await f.lock.verify(runId);
+    await f.log.sync();
+  }
+
   async writeWitness(runId: string, w: TailWitness, opts: { reset: boolean } = { reset: false }): Promise<void> {
     const f = this.runs.get(runId);
     if (!f?.lock || f.lock.lost) return;

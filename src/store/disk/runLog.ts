@@ -111,6 +111,11 @@ export class RunLog {
     advance(this.s.codec, enc.next);
   }
 
+  /** fdatasync of the segment written last: what write-behind appends wrote becomes durable. */
+  async sync(): Promise<void> {
+    if (this.fd !== null) await this.fsl.fdatasync(this.fd);
+  }
+
   /**
    * The whole log as snapshot.json (framed, with a deflated spare copy: snapshotFile.ts; temp file →
    * fsync → rename → fsync of the folder), read back, then a fresh segment for what comes next, then

@@ -103,6 +103,10 @@ class MemoryEngine implements Engine {
     this.cursors.set(runId, n);
   }
 
+  async syncCommits(): Promise<void> {
+    // In memory: a commit is as durable as it gets once written.
+  }
+
   async writeWitness(runId: string, w: TailWitness): Promise<void> {
     const r = this.disk.runs.get(runId);
     if (r) r.witness = structuredClone(w);

@@ -182,8 +182,11 @@ export class CombinedStore implements T.CheckpointStore {
   listApprovals(runId: string, opts?: { pendingOnly?: boolean }) {
     return this.on(runId, (s) => s.listApprovals(runId, opts));
   }
-  recordIntent(runId: string, i: T.NewEffectIntent) {
-    return this.on(runId, (s) => s.recordIntent(runId, i));
+  recordIntent(runId: string, i: T.NewEffectIntent, opts?: T.WriteOptions) {
+    return this.on(runId, (s) => s.recordIntent(runId, i, opts));
+  }
+  withdrawIntent(runId: string, id: string) {
+    return this.on(runId, (s) => s.withdrawIntent(runId, id));
   }
   recordProcess(runId: string, id: string, p: Parameters<T.CheckpointStore['recordProcess']>[2]) {
     return this.on(runId, (s) => s.recordProcess(runId, id, p));

@@ -195,6 +195,10 @@ export class PgEngine implements Engine {
     return this.writes.compact(runId, ops, meta);
   }
 
+  async syncCommits(): Promise<void> {
+    // Every commit is a committed transaction already.
+  }
+
   async writeWitness(): Promise<void> {
     // `runs.commits` is updated in the same statement as each commit: the database is its own witness.
   }

@@ -58,6 +58,6 @@ export async function agreesWithMemory(
 
 export function assertExercised(done: Record<string, number>): void {
   console.log(`      successful ops compared: ${JSON.stringify(done)}`);
-  for (const t of ['create', 'append', 'request', 'decide', 'intent', 'result', 'acquire', 'reopen'])
+  for (const t of ['create', 'append', 'request', 'decide', 'intent', 'result', 'withdraw', 'acquire', 'reopen'])
     assert.ok((done[t] ?? 0) > 3, `${t} exercised`);
 }

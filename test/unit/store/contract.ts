@@ -343,6 +343,73 @@ export function contractSuite(name: string, factory: () => Backend): void {
       await lease.release();
     });
 
+    it('writes intents ahead of a batch (on the next barrier) and withdraws one whose call never started', async () => {
+      const { runId, lease } = await runWithStep();
+      const intent = (id: string) => ({
+        tool_call_id: id,
+        step: 1,
+        tool_name: 'run_command',
+        input_hash: `ih-${id}`,
+        side_effecting: true,
+      });
+      const ids = async (s: CheckpointStore) => (await s.listEffects(runId)).map((e) => e.tool_call_id);
+      await h.rejects(store.withdrawIntent(runId, 'call_1'), StoreConflictError, /no intent/);
+      await store.recordIntent(runId, intent('call_1'), { durability: 'next-barrier' });
+      await store.recordIntent(runId, intent('call_2'), { durability: 'next-barrier' });
+      await store.recordIntent(runId, intent('call_3'), { durability: 'next-barrier' });
+      assert.deepEqual(await ids(store), ['call_1', 'call_2', 'call_3'], 'applied at once');
+      await store.makeDurable(runId);
+      assert.deepEqual(await ids(await openStore()), ['call_1', 'call_2', 'call_3'], 'durable with the barrier');
+
+      await store.recordProcess(runId, 'call_1', { pid: 42, hostname: 'h', started_ms: 1 });
+      await h.rejects(store.withdrawIntent(runId, 'call_1'), StoreConflictError, /started a process/);
+      await store.recordResult(runId, 'call_1', { output: 'ok', output_hash: 'oh', is_error: false, blob: null });
+      await h.rejects(store.withdrawIntent(runId, 'call_1'), StoreConflictError, /has a result/);
+      const withdrawn = await store.withdrawIntent(runId, 'call_2');
+      assert.equal(typeof withdrawn.withdrawn_ms, 'number', 'the withdrawing record is returned');
+      await store.withdrawIntent(runId, 'call_3');
+      assert.deepEqual(await ids(store), ['call_1'], 'the run holds no effect for a withdrawn call');
+      await h.rejects(
+        store.recordResult(runId, 'call_2', { output: 'x', output_hash: 'x', is_error: false, blob: null }),
+        StoreConflictError,
+        /no intent/,
+      );
+      await h.rejects(store.withdrawIntent(runId, 'call_2'), StoreConflictError, /no intent/);
+      await store.makeDurable(runId);
+      assert.deepEqual(await ids(await openStore()), ['call_1'], 'the withdrawals are durable with the barrier');
+
+      // Planned afresh: its new intent is a new record (new pre-images), nothing of the withdrawn one kept.
+      const files = [
+        {
+          path: 'a.txt',
+          before: { kind: 'absent' as const },
+          after: { kind: 'unknown' as const, reason: 'not finished' },
+        },
+      ];
+      const again = await store.recordIntent(runId, { ...intent('call_2'), files });
+      assert.equal(again.withdrawn_ms, undefined);
+      assert.ok(again.intent_ms >= withdrawn.withdrawn_ms!);
+      const reread = await (await openStore()).listEffects(runId);
+      assert.deepEqual(
+        reread.map((e) => [e.tool_call_id, e.withdrawn_ms, e.files?.length ?? 0]),
+        [
+          ['call_1', undefined, 0],
+          ['call_2', undefined, 1],
+        ],
+      );
+      const exported = JSON.stringify(await store.exportRun(runId));
+      assert.ok(
+        !exported.includes('call_3') && !exported.includes('withdrawn_ms'),
+        'an export holds no withdrawn call',
+      );
+      await lease.release();
+      assert.deepEqual(
+        await ids(await openStore()),
+        ['call_1', 'call_2'],
+        'after the run was let go (compacted or not)',
+      );
+    });
+
     it('stores content-addressed blobs', async () => {
       const { runId } = await runWithStep();
       const text = 'big output\n'.repeat(1000);

@@ -25,6 +25,7 @@ export type Op =
   | { t: 'decide'; run: number; call: number; kind: 'approve' | 'reject' }
   | { t: 'intent'; run: number; call: number }
   | { t: 'result'; run: number; call: number }
+  | { t: 'withdraw'; run: number; call: number }
   | { t: 'state'; run: number; state: RunState }
   | { t: 'release'; run: number }
   | { t: 'acquire'; run: number }
@@ -61,6 +62,7 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   { arbitrary: fc.record({ t: fc.constant('intent' as const), run, call }), weight: 3 },
   { arbitrary: fc.record({ t: fc.constant('result' as const), run, call }), weight: 3 },
+  { arbitrary: fc.record({ t: fc.constant('withdraw' as const), run, call }), weight: 2 },
   {
     arbitrary: fc.record({
       t: fc.constant('state' as const),
@@ -196,6 +198,9 @@ export class Driver {
             blob: null,
           })
         ).result!.output;
+      case 'withdraw':
+        await s.withdrawIntent(id, `c${op.call}`);
+        return 'withdrawn';
       case 'state':
         return (await s.setRunState(id, op.state, null)).state;
       case 'release':
@@ -290,6 +295,12 @@ export class Model {
         if (e === undefined) return err(StoreConflictError);
         r.effects.set(op.call, `out ${op.call}`);
         return ok(`out ${op.call}`);
+      }
+      case 'withdraw': {
+        // Only an intent that has not started (no result here) is withdrawn; then the run holds no effect for it.
+        if (r.effects.get(op.call) !== 'intent') return err(StoreConflictError);
+        r.effects.delete(op.call);
+        return ok('withdrawn');
       }
       case 'state':
         r.state = op.state;

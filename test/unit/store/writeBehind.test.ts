@@ -1,0 +1,55 @@
+// A write-behind commit (a command's process record: written, not synced) goes out with whatever was
+// queued before it, including writes handed over for the next barrier. Those are then written but not
+// durable: the next makeDurable owes them a barrier though nothing is queued — an fdatasync of what was
+// written, not a commit of its own — and the process record costs no barrier of its own.
+import assert from 'node:assert/strict';
+import { openDiskStore } from '../../../src/store';
+import { barrierFs } from '../loop/support';
+import * as h from './helpers';
+
+describe('disk store: write-behind commits and the barrier they owe', () => {
+  it('a result handed over for the next barrier rides unsynced on a process record; makeDurable syncs it, once', async () => {
+    const { fs, barriers } = barrierFs();
+    const dir = h.tmpDir();
+    const s = openDiskStore(dir, { fs, deferMs: 60_000 });
+    const { run, lease } = await s.createRun(h.newRun('write-behind'), h.owner('t'));
+    const id = run.run_id;
+    const intent = (call: string) => ({
+      tool_call_id: call,
+      step: 1,
+      tool_name: 'run_command',
+      input_hash: `ih-${call}`,
+      side_effecting: true,
+    });
+    await s.recordIntent(id, intent('c1'), { durability: 'next-barrier' });
+    await s.recordIntent(id, intent('c2'), { durability: 'next-barrier' });
+    await s.makeDurable(id);
+    const n = barriers.length;
+    assert.deepEqual(barriers.at(-1), ['intent', 'intent'], 'both intents in one barrier');
+
+    await s.recordResult(
+      id,
+      'c1',
+      { output: 'ok', output_hash: 'o', is_error: false, blob: null },
+      {
+        durability: 'next-barrier',
+      },
+    );
+    await s.recordProcess(id, 'c2', { pid: 4242, hostname: 'h', started_ms: 1 });
+    assert.equal(barriers.length, n, 'the process record and the result before it are written without a barrier');
+
+    await s.makeDurable(id);
+    assert.equal(barriers.length, n + 1, 'makeDurable makes the barrier the result was owed');
+    assert.deepEqual(barriers.at(-1), ['result', 'process'], 'a sync of what was written: no commit of its own');
+    await s.makeDurable(id);
+    assert.equal(barriers.length, n + 1, 'nothing owed any more: no barrier');
+
+    await lease.release();
+    await s.close();
+    const other = openDiskStore(dir);
+    const effects = await other.listEffects(id);
+    assert.equal(effects.find((e) => e.tool_call_id === 'c1')?.result?.output, 'ok');
+    assert.equal(effects.find((e) => e.tool_call_id === 'c2')?.process?.pid, 4242);
+    await other.close();
+  });
+});

@@ -4,7 +4,9 @@
 // makes, in the loop's order, with the durability it asks for (docs/design.md, "Durable barriers"):
 //   step_started(snapshot) → makeDurable (before any request: the last batch's results ride on it)
 //   → pre_llm → post_llm(snapshot, pending response: rides on the next barrier) → pre_tool_batch
-//   → per call: side-effecting [recordIntent (a barrier: carries the response) → (tool runs) →
+//   → the intents that go ahead of the batch (a command's; a write's unless an earlier call of the
+//     batch is a command or names its path), then makeDurable (one barrier: carries the response)
+//   → per call: side-effecting [recordIntent unless it went ahead (a barrier) → (tool runs) →
 //     recordResult (rides on the next barrier)], read-only [makeDurable if the response has not
 //     been carried yet → (tool runs)] → post_tool_batch
 // Reads the loop makes (listApprovals/listEffects before a tool batch) are not persistence and
@@ -27,7 +29,7 @@ import { codeText, mulberry32, type Rng } from './text';
 
 export type Op =
   | { kind: 'append'; input: AppendInput; durability?: WriteOptions['durability'] }
-  | { kind: 'intent'; intent: NewEffectIntent }
+  | { kind: 'intent'; intent: NewEffectIntent; durability?: 'next-barrier' }
   | { kind: 'result'; toolCallId: string; result: Omit<EffectResult, 'finished_ms'>; durability?: 'next-barrier' }
   /** The runner's makeDurable(): before any request, and before a read-only tool when the response is owed. */
   | { kind: 'barrier' };
@@ -197,19 +199,29 @@ export class Workload {
     } as Op);
     let responseOwed = true;
 
-    // The tool batch.
+    // The tool batch: the intents that can go ahead of it first, with the response, in one barrier.
     ops.push(this.append('pre_tool_batch', { tool_call_count: calls.length }));
+    const intentOf = (call: ToolCall): NewEffectIntent => ({
+      tool_call_id: call.id,
+      step: this.step,
+      tool_name: call.function.name,
+      input_hash: inputHash(call.function.name, JSON.parse(call.function.arguments)),
+      side_effecting: true,
+    });
+    const ahead = intentsAhead(calls);
+    for (const call of calls)
+      if (ahead.has(call.id)) ops.push({ kind: 'intent', intent: intentOf(call), durability: 'next-barrier' });
+    if (ahead.size > 0) {
+      ops.push({ kind: 'barrier' });
+      responseOwed = false;
+    }
     for (const call of calls) {
       const name = call.function.name;
       const sideEffecting = (WRITE_TOOLS as readonly string[]).includes(name);
       const hash = inputHash(name, JSON.parse(call.function.arguments));
       const started = this.now();
-      if (sideEffecting)
-        ops.push({
-          kind: 'intent',
-          intent: { tool_call_id: call.id, step: this.step, tool_name: name, input_hash: hash, side_effecting: true },
-        });
-      else if (responseOwed) ops.push({ kind: 'barrier' });
+      if (sideEffecting && !ahead.has(call.id)) ops.push({ kind: 'intent', intent: intentOf(call) });
+      else if (!sideEffecting && responseOwed) ops.push({ kind: 'barrier' });
       responseOwed = false;
       const content = codeText(this.rng, this.resultSize(name));
       const outHash = outputHash(content);
@@ -311,6 +323,30 @@ export class Workload {
   }
 }
 
+/**
+ * The calls whose intents the loop writes ahead of their batch (src/runner/loop.ts, intentsAhead): a
+ * command's; a write's unless an earlier side-effecting call of the batch is a command or names its path.
+ */
+function intentsAhead(calls: readonly ToolCall[]): Set<string> {
+  const ahead = new Set<string>();
+  let anyWriter = false;
+  const named = new Set<string>();
+  for (const call of calls) {
+    const name = call.function.name;
+    if (!(WRITE_TOOLS as readonly string[]).includes(name)) continue;
+    if (name === 'run_command') {
+      ahead.add(call.id);
+      anyWriter = true;
+      continue;
+    }
+    if (anyWriter) continue;
+    const file = (JSON.parse(call.function.arguments) as { path: string }).path.toLowerCase();
+    if (!named.has(file)) ahead.add(call.id);
+    named.add(file);
+  }
+  return ahead;
+}
+
 export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
@@ -319,7 +355,7 @@ export function jsonBytes(value: unknown): number {
 export async function applyOp(store: CheckpointStore, runId: string, op: Op): Promise<void> {
   const opts = 'durability' in op && op.durability ? { durability: op.durability } : undefined;
   if (op.kind === 'append') await store.append(runId, op.input, opts);
-  else if (op.kind === 'intent') await store.recordIntent(runId, op.intent);
+  else if (op.kind === 'intent') await store.recordIntent(runId, op.intent, opts);
   else if (op.kind === 'result') await store.recordResult(runId, op.toolCallId, op.result, opts);
   else await store.makeDurable(runId);
 }

@@ -78,6 +78,12 @@ export interface RunOutcome {
 }
 
 type Stop = { stop: true; state: RunState; detail: string | null };
+/** A call whose intent was written ahead of its batch: its pre-images (if taken then) and the intent's files. */
+interface Ahead {
+  plan: Extract<CallPlan, { kind: 'run' }>;
+  watch?: FileWatch;
+  files?: Effect['files'];
+}
 const CONTINUE = { stop: false } as const;
 
 export interface ExecutionOptions {
@@ -357,10 +363,19 @@ export class RunExecution {
     const delegates = plans.filter((p) => p.kind === 'delegate');
     if (toolPlans.length > 0) {
       await this.checkpoint('pre_tool_batch', { tool_call_count: toolPlans.length });
+      const ahead = await this.intentsAhead(toolPlans, byCall(effects));
       let failures = 0;
-      for (const plan of toolPlans) {
-        if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
-        if (!(await this.runPlan(plan))) failures += 1;
+      try {
+        for (const plan of toolPlans) {
+          if (this.signal.aborted) {
+            await this.withdrawAhead(ahead);
+            return { stop: true, state: this.abortState(), detail: this.abortDetail() };
+          }
+          if (!(await this.runPlan(plan, ahead))) failures += 1;
+        }
+      } catch (err) {
+        await this.withdrawAhead(ahead);
+        throw err;
       }
       await this.checkpoint('post_tool_batch', { tool_calls_total: this.rt.tool_calls, tool_failures: failures });
     }
@@ -425,8 +440,73 @@ export class RunExecution {
     }
   }
 
+  /**
+   * The intents of the batch's side-effecting calls, written ahead and made durable in one barrier
+   * with the model's response before any call runs (docs/design.md, "Durable barriers per step").
+   * A call's intent goes ahead when what it holds is valid at the batch's start: a command's holds no
+   * pre-images (its scan is taken just before it runs), nor does a call of a tool without a file
+   * journal; a tool that names its paths gets its pre-images now unless an earlier call of the batch
+   * may write them (a command, a tool without a journal, or a call naming one of the same paths) —
+   * then its intent is written just before it runs, with its own barrier, as is the intent of a call
+   * that already has one (from before an interruption: its first pre-images stand).
+   */
+  private async intentsAhead(plans: CallPlan[], effects: ReadonlyMap<string, Effect>): Promise<Map<string, Ahead>> {
+    const ahead = new Map<string, Ahead>();
+    let anyWriter = false; // an earlier call of the batch that may write any path
+    const named = new Set<string>(); // paths earlier calls of the batch name (lower-cased: conservative)
+    for (const plan of plans) {
+      if (plan.kind !== 'run' || !plan.tool.sideEffecting) continue;
+      const kind = this.deps.files ? plan.tool.files?.kind : undefined;
+      if (kind !== 'paths') {
+        if (!effects.has(plan.call.id)) ahead.set(plan.call.id, { plan });
+        anyWriter = true;
+        continue;
+      }
+      if (anyWriter || effects.has(plan.call.id)) continue;
+      const watch = await this.watchFiles(plan);
+      const paths = (watch?.files ?? []).map((f) => f.path.toLowerCase());
+      const overlaps = paths.some((p) => named.has(p));
+      for (const p of paths) named.add(p);
+      if (!overlaps) ahead.set(plan.call.id, { plan, watch });
+    }
+    if (ahead.size === 0) return ahead;
+    for (const a of ahead.values()) {
+      const intent = await this.deps.store.recordIntent(this.runId, this.intentOf(a.plan, a.watch), {
+        durability: 'next-barrier',
+      });
+      a.files = intent.files;
+    }
+    await this.deps.store.makeDurable(this.runId);
+    this.responseOwed = false; // the barrier carried the response with the intents
+    return ahead;
+  }
+
+  /** Intents written ahead whose calls never started (the batch stopped first): withdrawn, so resume plans them afresh. */
+  private async withdrawAhead(ahead: Map<string, Ahead>): Promise<void> {
+    for (const id of ahead.keys()) {
+      try {
+        await this.deps.store.withdrawIntent(this.runId, id);
+      } catch (err) {
+        // Left as it is, the intent makes resume ask whether the call ran: never a silent re-run.
+        this.log('warn', `could not withdraw the intent of ${id}, which never started: ${errorMessage(err)}`);
+      }
+    }
+    ahead.clear();
+  }
+
+  private intentOf(plan: Extract<CallPlan, { kind: 'run' }>, watch: FileWatch | undefined) {
+    return {
+      tool_call_id: plan.call.id,
+      step: this.rt.step,
+      tool_name: plan.tool.name,
+      input_hash: plan.hash,
+      side_effecting: true,
+      ...(watch && watch.files.length > 0 ? { files: watch.files } : {}),
+    };
+  }
+
   /** Executes (or replays) one call and appends its tool message. Returns false for an error result. */
-  private async runPlan(plan: CallPlan): Promise<boolean> {
+  private async runPlan(plan: CallPlan, ahead: Map<string, Ahead>): Promise<boolean> {
     const { call } = plan;
     const started = this.deps.now();
     if (plan.kind === 'replay') {
@@ -450,19 +530,18 @@ export class RunExecution {
     const { store } = this.deps;
     let watch: FileWatch | undefined;
     let intentFiles: Effect['files'];
-    if (plan.tool.sideEffecting) {
+    const early = ahead.get(call.id);
+    if (early) {
+      // Its intent went ahead (durable): a command's scan is taken now, just before it runs.
+      watch = early.watch ?? (await this.watchFiles(plan));
+      intentFiles = early.files;
+      ahead.delete(call.id); // from here on it has started: never withdrawn
+    } else if (plan.tool.sideEffecting) {
       // Pre-images are stored before the intent that refers to them; the intent is durable before
       // the tool runs: if we crash while it runs, resume knows it may have run and restore knows
       // what the files were.
       watch = await this.watchFiles(plan);
-      const intent = await store.recordIntent(this.runId, {
-        tool_call_id: call.id,
-        step: this.rt.step,
-        tool_name: plan.tool.name,
-        input_hash: plan.hash,
-        side_effecting: true,
-        ...(watch && watch.files.length > 0 ? { files: watch.files } : {}),
-      });
+      const intent = await store.recordIntent(this.runId, this.intentOf(plan, watch));
       intentFiles = intent.files;
       this.responseOwed = false; // the intent's barrier carried the response
     } else await this.responseDurable();

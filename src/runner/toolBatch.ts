@@ -92,7 +92,7 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
     return ask(
       p.waited.has(call.id)
         ? 'This call was still running when the run resumed and was waited for; it has finished now, but its output was lost with the window. It has probably done its work: check before running it again.'
-        : 'This call was started but its result was never recorded: the window closed or crashed while it ran. It may already have run.',
+        : 'The window closed or crashed while this call was running or about to run, and its result was never recorded. It may already have run.',
       true,
     );
   }

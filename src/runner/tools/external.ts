@@ -56,7 +56,7 @@ export function toolDrift(
   const where = was.kind === 'mcp' ? `MCP server "${was.source}"` : "VS Code's tools";
   const maybeRan =
     effect && !effect.result
-      ? ' It was started before the interruption and its result was never recorded, so it may already have run.'
+      ? ' It was running or about to run at the interruption and its result was never recorded, so it may already have run.'
       : '';
   let what: string | null = null;
   if (!now) what = `is no longer offered by ${where}`;

@@ -136,7 +136,9 @@ function toolStatus(
       : 'done';
   if (r.approval && r.approval.decision === null) return 'awaiting';
   if (ctx.live.runningCalls.has(id)) return 'running';
-  if (r.effect && !r.effect.result) return ctx.live.active ? 'running' : 'interrupted';
+  // Live, the host's events say which call runs: an intent without a result that has not started was
+  // written ahead of its batch and waits its turn. Not live, the run stopped while it ran or was next.
+  if (r.effect && !r.effect.result) return ctx.live.active ? 'waiting' : 'interrupted';
   return ctx.live.active ? 'waiting' : 'not-run';
 }
 

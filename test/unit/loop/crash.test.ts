@@ -1,5 +1,6 @@
 // Kill at every durable barrier (docs/design.md, "Durable barriers"): the append scenario (three
-// side-effecting commands) runs in a child process on the real disk store and is SIGKILLed just
+// side-effecting commands, one a step) and a batch scenario (a read-only call and two commands in one
+// batch, whose intents go ahead with the response, then one more command) each run in a child process on the real disk store and is SIGKILLed just
 // before the frame of each barrier is written and just after its fdatasync, then at random moments;
 // a new process resumes it (deciding "may already have run" approvals the way a user who looks at the
 // file would). Every trial must end with each side effect exactly once; the calls asked about again
@@ -11,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as esbuild from 'esbuild';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
+import { DEMO_MODEL_ID, type ScenarioInput } from '../../fixtures/modelServer/scenario';
 import { openDiskStore } from '../../../src/store';
 import { lines, tmp } from './support';
 
@@ -102,44 +104,119 @@ async function transcript(store: string): Promise<unknown[]> {
   }
 }
 
-describe('agent loop: SIGKILL at every phase boundary, then resume in a new process', function () {
-  this.timeout(600_000);
-  let server: ModelServer;
-  let baseline: { barriers: { n: number; carries: string[] }[]; messages: unknown[] };
+const append = (n: number) => ({ name: 'run_command', arguments: { command: `echo step ${n} >> log.txt` } });
+/** Step 1: a read-only call, then two commands (their intents go ahead together); step 2: one command. */
+const BATCH: ScenarioInput = {
+  name: 'append-batch',
+  description: 'offline demo model: two side-effecting calls in one batch, then one',
+  model: DEMO_MODEL_ID,
+  turns: [
+    {
+      reply: {
+        content: 'Batch.',
+        tool_calls: [{ name: 'list_files', arguments: { path: '.' } }, append(1), append(2)],
+      },
+    },
+    { reply: { content: 'One more.', tool_calls: [append(3)] } },
+    { reply: { content: 'Appended steps 1 to 3 to log.txt.' } },
+  ],
+};
 
-  before(async () => {
-    const dir = tmp('crash-child');
-    childJs = path.join(dir, 'child.cjs');
-    await esbuild.build({
-      entryPoints: [path.join(__dirname, 'crashChild.ts')],
-      outfile: childJs,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      logLevel: 'error',
+for (const [label, scenarioInput] of [
+  ['one command a step', 'append'],
+  ['two commands in one batch', BATCH],
+] as const)
+  describe(`agent loop: SIGKILL at every phase boundary, then resume in a new process (${label})`, function () {
+    this.timeout(600_000);
+    let server: ModelServer;
+    let baseline: { barriers: { n: number; carries: string[] }[]; messages: unknown[] };
+
+    before(async () => {
+      if (childJs) return;
+      const dir = tmp('crash-child');
+      childJs = path.join(dir, 'child.cjs');
+      await esbuild.build({
+        entryPoints: [path.join(__dirname, 'crashChild.ts')],
+        outfile: childJs,
+        bundle: true,
+        platform: 'node',
+        format: 'cjs',
+        target: 'node20',
+        logLevel: 'error',
+      });
     });
-    server = await startModelServer({ scenario: 'append' });
-    const t = newTrial();
-    const r = await runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace });
-    assert.equal(r.events.find((e) => e.event === 'done')?.state, 'completed');
-    baseline = {
-      barriers: r.events
-        .filter((e) => e.event === 'barrier')
-        .map((e) => ({ n: Number(e.n), carries: e.carries as string[] })),
-      messages: await transcript(t.store),
-    };
-    assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3']);
-  });
-  after(async () => server?.close());
+    before(async () => {
+      server = await startModelServer({ scenario: scenarioInput });
+      const t = newTrial();
+      const r = await runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace });
+      assert.equal(r.events.find((e) => e.event === 'done')?.state, 'completed');
+      baseline = {
+        barriers: r.events
+          .filter((e) => e.event === 'barrier')
+          .map((e) => ({ n: Number(e.n), carries: e.carries as string[] })),
+        messages: await transcript(t.store),
+      };
+      assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3']);
+    });
+    after(async () => server?.close());
 
-  it('kills just before and just after every durable barrier; each resume completes with each effect once', async () => {
-    const matrix: string[] = [];
-    // Steps with a side effect cost at most 2 barriers: the response + intent, then the result + the next step's start.
-    const perStep = baseline.barriers.filter((b) => b.carries.includes('post_llm')).length;
-    assert.ok(baseline.barriers.length <= 2 * perStep + 2, `barriers: ${JSON.stringify(baseline.barriers)}`);
-    for (const b of baseline.barriers) {
-      for (const when of ['before', 'after'] as const) {
+    it('kills just before and just after every durable barrier; each resume completes with each effect once', async () => {
+      const matrix: string[] = [];
+      // Steps with side effects cost at most 2 barriers: the response + the batch's intents, then the results + the
+      // next step's start; no barrier carries an intent without the response, except an intent that could not go ahead.
+      const perStep = baseline.barriers.filter((b) => b.carries.includes('post_llm')).length;
+      assert.ok(baseline.barriers.length <= 2 * perStep + 2, `barriers: ${JSON.stringify(baseline.barriers)}`);
+      for (const b of baseline.barriers)
+        if (b.carries.includes('intent'))
+          assert.ok(b.carries.includes('post_llm'), `intents ahead: ${JSON.stringify(b)}`);
+      for (const b of baseline.barriers) {
+        for (const when of ['before', 'after'] as const) {
+          server.reset();
+          const t = newTrial();
+          const r = await runChild({
+            MODE: 'start',
+            BASE_URL: server.url,
+            STORE_DIR: t.store,
+            WORKSPACE: t.workspace,
+            [when === 'before' ? 'KILL_BEFORE_BARRIER' : 'KILL_AFTER_BARRIER']: String(b.n),
+          });
+          assert.equal(r.signal, 'SIGKILL', `killed ${when} barrier ${b.n}`);
+          const { rejected } = await resumeToEnd(t, server.url);
+          const what = `${when} barrier ${b.n} [${b.carries.join(', ')}]`;
+          assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3'], `${what}: once`);
+          // What a kill leaves unrecorded: before a barrier, the results it would have carried (the user is asked
+          // about those calls and declines: they ran); a kill while a command runs may leave it either way.
+          const midCommand = b.carries.includes('process');
+          const lostResults = when === 'before' ? b.carries.filter((c) => c === 'result').length : 0;
+          if (!midCommand) {
+            assert.equal(rejected, lostResults, `${what}: the calls asked about again are exactly those that ran`);
+            if (lostResults === 0)
+              assert.deepEqual(await transcript(t.store), baseline.messages, `${what}: the same transcript`);
+          }
+          // A response a barrier carried to disk is never requested again.
+          const durable = baseline.barriers.filter((x) => x.n < b.n || (x.n === b.n && when === 'after'));
+          const responses = durable.filter((x) => x.carries.includes('post_llm')).length;
+          for (let pos = 0; pos < responses; pos++) {
+            assert.equal(
+              server.stats().per_turn[`main#${pos}`],
+              1,
+              `turn ${pos} requested once (${what}; requests ${JSON.stringify(server.stats())})`,
+            );
+          }
+          matrix.push(
+            `${what.padEnd(62)} → completed, effects once, ${rejected} asked and declined, ${server.stats().total} LLM requests`,
+          );
+        }
+      }
+      console.log(`      kill matrix (${matrix.length} kills):\n        ${matrix.join('\n        ')}`);
+    });
+
+    it('kills at random moments (seeded); each effect happens once or is surfaced as uncertain, never twice', async () => {
+      let seed = 20261122;
+      const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+      const trials = Number(process.env.AW_CRASH_RANDOM_TRIALS ?? 8);
+      let surfaced = 0;
+      for (let i = 0; i < trials; i++) {
         server.reset();
         const t = newTrial();
         const r = await runChild({
@@ -147,66 +224,20 @@ describe('agent loop: SIGKILL at every phase boundary, then resume in a new proc
           BASE_URL: server.url,
           STORE_DIR: t.store,
           WORKSPACE: t.workspace,
-          [when === 'before' ? 'KILL_BEFORE_BARRIER' : 'KILL_AFTER_BARRIER']: String(b.n),
+          KILL_AFTER_MS: String(Math.floor(150 + rand() * 900)),
         });
-        assert.equal(r.signal, 'SIGKILL', `killed ${when} barrier ${b.n}`);
+        if (r.signal !== 'SIGKILL') continue; // finished before the timer: nothing to resume
         const { rejected } = await resumeToEnd(t, server.url);
-        const what = `${when} barrier ${b.n} [${b.carries.join(', ')}]`;
-        assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3'], `${what}: once`);
-        // What a kill leaves unrecorded: before a barrier, the results it would have carried (the user is asked
-        // about those calls and declines: they ran); a kill while a command runs may leave it either way.
-        const midCommand = b.carries.includes('process');
-        const lostResults = when === 'before' ? b.carries.filter((c) => c === 'result').length : 0;
-        if (!midCommand) {
-          assert.equal(rejected, lostResults, `${what}: the calls asked about again are exactly those that ran`);
-          if (lostResults === 0)
-            assert.deepEqual(await transcript(t.store), baseline.messages, `${what}: the same transcript`);
-        }
-        // A response a barrier carried to disk is never requested again.
-        const durable = baseline.barriers.filter((x) => x.n < b.n || (x.n === b.n && when === 'after'));
-        const responses = durable.filter((x) => x.carries.includes('post_llm')).length;
-        for (let pos = 0; pos < responses; pos++) {
-          assert.equal(
-            server.stats().per_turn[`main#${pos}`],
-            1,
-            `turn ${pos} requested once (${what}; requests ${JSON.stringify(server.stats())})`,
-          );
-        }
-        matrix.push(
-          `${what.padEnd(62)} → completed, effects once, ${rejected} asked and declined, ${server.stats().total} LLM requests`,
+        surfaced += rejected;
+        assert.deepEqual(
+          lines(path.join(t.workspace, 'log.txt')),
+          ['step 1', 'step 2', 'step 3'],
+          `trial ${i}: each effect exactly once`,
         );
+        fs.rmSync(t.store, { recursive: true, force: true });
       }
-    }
-    console.log(`      kill matrix (${matrix.length} kills):\n        ${matrix.join('\n        ')}`);
-  });
-
-  it('kills at random moments (seeded); each effect happens once or is surfaced as uncertain, never twice', async () => {
-    let seed = 20261122;
-    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    const trials = Number(process.env.AW_CRASH_RANDOM_TRIALS ?? 8);
-    let surfaced = 0;
-    for (let i = 0; i < trials; i++) {
-      server.reset();
-      const t = newTrial();
-      const r = await runChild({
-        MODE: 'start',
-        BASE_URL: server.url,
-        STORE_DIR: t.store,
-        WORKSPACE: t.workspace,
-        KILL_AFTER_MS: String(Math.floor(150 + rand() * 900)),
-      });
-      if (r.signal !== 'SIGKILL') continue; // finished before the timer: nothing to resume
-      const { rejected } = await resumeToEnd(t, server.url);
-      surfaced += rejected;
-      assert.deepEqual(
-        lines(path.join(t.workspace, 'log.txt')),
-        ['step 1', 'step 2', 'step 3'],
-        `trial ${i}: each effect exactly once`,
+      console.log(
+        `      random kills: ${trials} trials, ${surfaced} effect(s) surfaced as uncertain and declined by the user`,
       );
-      fs.rmSync(t.store, { recursive: true, force: true });
-    }
-    console.log(
-      `      random kills: ${trials} trials, ${surfaced} effect(s) surfaced as uncertain and declined by the user`,
-    );
+    });
   });
-});

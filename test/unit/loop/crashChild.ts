@@ -2,13 +2,14 @@
 // SIGKILLs itself right after its Nth store write resolves (KILL_AT), just before the frame of its Nth
 // durable barrier is written (KILL_BEFORE_BARRIER) or just after that frame's fdatasync returned
 // (KILL_AFTER_BARRIER). Bundled by esbuild for a fast start. Prints one JSON line per event on stdout.
-import { makeRunner } from './support';
-import { nodeFs, openDiskStore, type FsLayer } from '../../../src/store';
+import { barrierFs, makeRunner } from './support';
+import { openDiskStore, type FsLayer } from '../../../src/store';
 import type { CheckpointStore } from '../../../src/store/api/types';
 
 const WRITES = new Set([
   'append',
   'recordIntent',
+  'withdrawIntent',
   'recordProcess',
   'recordResult',
   'requestApproval',
@@ -41,52 +42,19 @@ function killingStore(store: CheckpointStore, killAt: number): CheckpointStore {
   });
 }
 
-/** What one commit frame carries, by op: the phase of a checkpoint, intent/result of an effect, or the op's kind. */
-function carried(frame: Buffer): string[] {
-  const text = frame.toString('latin1');
-  const body = JSON.parse(text.slice(text.indexOf('\t', text.indexOf('\t') + 1) + 1)) as { ops?: unknown[] };
-  return (body.ops ?? []).map((raw) => {
-    const o = raw as { op: string; record?: { phase: string }; effect?: { result?: unknown; process?: unknown } };
-    if (o.op === 'record') return o.record!.phase;
-    if (o.op === 'effect') return o.effect!.result ? 'result' : o.effect!.process ? 'process' : 'intent';
-    return o.op;
-  });
-}
-
 /** The fs layer with the barrier kills: counts appends to segment files and their fdatasyncs. */
 function killingFs(before: number, after: number): FsLayer {
-  const segments = new Set<number>();
-  let barriers = 0;
-  let pending: string[] = [];
-  return {
-    ...nodeFs,
-    openForUpdate: async (p) => {
-      const fd = await nodeFs.openForUpdate(p);
-      if (/segment-\d+\.log$/.test(p)) segments.add(fd);
-      return fd;
+  return barrierFs({
+    frame: (next, carries) => {
+      if (next !== before) return;
+      say({ event: 'kill', before: next, carries });
+      process.kill(process.pid, 'SIGKILL');
     },
-    close: async (fd) => {
-      segments.delete(fd);
-      await nodeFs.close(fd);
+    barrier: (n, _all, lastFrame) => {
+      say({ event: 'barrier', n, carries: lastFrame });
+      if (n === after) process.kill(process.pid, 'SIGKILL');
     },
-    pwrite: async (fd, data, position) => {
-      if (segments.has(fd)) {
-        pending = carried(data);
-        if (barriers + 1 === before) {
-          say({ event: 'kill', before: barriers + 1, carries: pending });
-          process.kill(process.pid, 'SIGKILL');
-        }
-      }
-      await nodeFs.pwrite(fd, data, position);
-    },
-    fdatasync: async (fd) => {
-      await nodeFs.fdatasync(fd);
-      if (!segments.has(fd)) return;
-      barriers += 1;
-      say({ event: 'barrier', n: barriers, carries: pending });
-      if (barriers === after) process.kill(process.pid, 'SIGKILL');
-    },
-  };
+  }).fs;
 }
 
 async function main(): Promise<void> {

@@ -8,7 +8,7 @@ import { createProvider } from '../../../src/runner/provider';
 import { callPolicy, createCodingRegistry, DEFAULT_POLICY, type ApprovalPolicy } from '../../../src/runner/tools';
 import type { CheckpointStore, OwnerInfo } from '../../../src/store/api/types';
 import { createMemoryStore } from '../../../src/store/memory/store';
-import { openDiskStore } from '../../../src/store';
+import { nodeFs, openDiskStore, type FsLayer } from '../../../src/store';
 
 export const REPO = path.resolve(__dirname, '../../..');
 
@@ -72,4 +72,70 @@ export async function phases(store: CheckpointStore, runId: string): Promise<str
 
 export function lines(file: string): string[] {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+/** What one commit frame of a segment carries, by op: the phase of a checkpoint, intent/result of an effect, or the op's kind. */
+export function carried(frame: Buffer): string[] {
+  const text = frame.toString('latin1');
+  const body = JSON.parse(text.slice(text.indexOf('\t', text.indexOf('\t') + 1) + 1)) as { ops?: unknown[] };
+  return (body.ops ?? []).map((raw) => {
+    const o = raw as {
+      op: string;
+      record?: { phase: string };
+      effect?: { result?: unknown; process?: unknown; withdrawn_ms?: unknown };
+    };
+    if (o.op === 'record') return o.record!.phase;
+    if (o.op === 'effect')
+      return o.effect!.withdrawn_ms !== undefined
+        ? 'withdrawn'
+        : o.effect!.result
+          ? 'result'
+          : o.effect!.process
+            ? 'process'
+            : 'intent';
+    return o.op;
+  });
+}
+
+export interface BarrierHooks {
+  /** Before a frame is written to a segment: the number the next barrier will have, and what the frame carries. */
+  frame?(nextBarrier: number, carries: string[]): void;
+  /** After a segment's fdatasync: the barrier's number, what the frames since the last one carried, and the last frame. */
+  barrier?(n: number, carries: string[], lastFrame: string[]): void;
+}
+
+/** The real fs, noting what each durable barrier (an fdatasync of a segment) carried: the frames written since the last one. */
+export function barrierFs(hooks: BarrierHooks = {}): { fs: FsLayer; barriers: string[][] } {
+  const segments = new Set<number>();
+  const barriers: string[][] = [];
+  let since: string[] = [];
+  let last: string[] = [];
+  const fs: FsLayer = {
+    ...nodeFs,
+    openForUpdate: async (p) => {
+      const fd = await nodeFs.openForUpdate(p);
+      if (/segment-\d+\.log$/.test(p)) segments.add(fd);
+      return fd;
+    },
+    close: async (fd) => {
+      segments.delete(fd);
+      await nodeFs.close(fd);
+    },
+    pwrite: async (fd, data, position) => {
+      if (segments.has(fd)) {
+        last = carried(data);
+        hooks.frame?.(barriers.length + 1, last);
+        since.push(...last);
+      }
+      await nodeFs.pwrite(fd, data, position);
+    },
+    fdatasync: async (fd) => {
+      await nodeFs.fdatasync(fd);
+      if (!segments.has(fd)) return;
+      barriers.push(since);
+      since = [];
+      hooks.barrier?.(barriers.length, barriers.at(-1)!, last);
+    },
+  };
+  return { fs, barriers };
 }

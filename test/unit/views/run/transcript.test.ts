@@ -141,6 +141,66 @@ describe('run view: transcript model', function () {
   });
 });
 
+describe('run view: a batch whose intents went ahead, while it runs', function () {
+  this.timeout(30_000);
+  let server: ModelServer;
+  afterEach(async () => server?.close());
+
+  it('the call that started is running; the ones whose intents wait for their turn are waiting, not running', async () => {
+    server = await startModelServer({
+      scenario: scenario([
+        reply('Two commands.', [
+          { name: 'run_command', arguments: { command: 'echo one' } },
+          { name: 'run_command', arguments: { command: 'echo two' } },
+        ]),
+        reply('Done.'),
+      ]),
+    });
+    const memory = createMemoryStore();
+    let reached!: () => void;
+    const atFirst = new Promise<void>((r) => (reached = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let first: string | null = null;
+    // Holds the runner inside the first call (between its start and its end) until the view was read.
+    const store = new Proxy(memory, {
+      get(target, prop, recv) {
+        const v = Reflect.get(target, prop, recv);
+        if (prop !== 'recordProcess' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
+        return async (...args: Parameters<typeof memory.recordProcess>) => {
+          first ??= args[1];
+          if (args[1] === first) {
+            reached();
+            await gate;
+          }
+          return memory.recordProcess(...args);
+        };
+      },
+    });
+    const t = makeRunner({
+      baseURL: server.url,
+      store,
+      policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
+    });
+    const h = await t.runner.start({ task: 't' });
+    await atFirst;
+    const effects = await memory.listEffects(h.runId);
+    assert.equal(effects.length, 2, 'both intents went ahead');
+    const live = { isActive: () => true, runningCalls: () => new Set([first!]) };
+    const items = buildRunItems(await loadRunData(memory, (await memory.getRun(h.runId))!, 1, live));
+    const tools = items.filter((i): i is ToolItem => i.kind === 'tool');
+    assert.deepEqual(
+      tools.map((i) => [i.title, i.status]),
+      [
+        ['run_command echo one', 'running'],
+        ['run_command echo two', 'waiting'],
+      ],
+    );
+    release();
+    assert.equal((await h.done).state, 'completed');
+  });
+});
+
 describe('run view: the end of a long run from its newest checkpoints', () => {
   it('plans exactly the end of the whole run, for any number of newest checkpoints', async () => {
     const store = createMemoryStore();

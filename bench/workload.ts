@@ -31,8 +31,8 @@ export type Op =
   | { kind: 'append'; input: AppendInput; durability?: WriteOptions['durability'] }
   | { kind: 'intent'; intent: NewEffectIntent; durability?: 'next-barrier' }
   | { kind: 'result'; toolCallId: string; result: Omit<EffectResult, 'finished_ms'>; durability?: 'next-barrier' }
-  /** The runner's makeDurable(): before any request, and before a read-only tool when the response is owed. */
-  | { kind: 'barrier' };
+  /** The runner's makeDurable(): before any request, and (`toolsNext`) before the batch's tools run. */
+  | { kind: 'barrier'; toolsNext?: true };
 
 export interface StepPlan {
   step: number;
@@ -212,7 +212,7 @@ export class Workload {
     for (const call of calls)
       if (ahead.has(call.id)) ops.push({ kind: 'intent', intent: intentOf(call), durability: 'next-barrier' });
     if (ahead.size > 0) {
-      ops.push({ kind: 'barrier' });
+      ops.push({ kind: 'barrier', toolsNext: true });
       responseOwed = false;
     }
     for (const call of calls) {
@@ -221,7 +221,7 @@ export class Workload {
       const hash = inputHash(name, JSON.parse(call.function.arguments));
       const started = this.now();
       if (sideEffecting && !ahead.has(call.id)) ops.push({ kind: 'intent', intent: intentOf(call) });
-      else if (!sideEffecting && responseOwed) ops.push({ kind: 'barrier' });
+      else if (!sideEffecting && responseOwed) ops.push({ kind: 'barrier', toolsNext: true });
       responseOwed = false;
       const content = codeText(this.rng, this.resultSize(name));
       const outHash = outputHash(content);
@@ -357,7 +357,7 @@ export async function applyOp(store: CheckpointStore, runId: string, op: Op): Pr
   if (op.kind === 'append') await store.append(runId, op.input, opts);
   else if (op.kind === 'intent') await store.recordIntent(runId, op.intent, opts);
   else if (op.kind === 'result') await store.recordResult(runId, op.toolCallId, op.result, opts);
-  else await store.makeDurable(runId);
+  else await store.makeDurable(runId, op.toolsNext ? { toolsNext: true } : undefined);
 }
 
 /**

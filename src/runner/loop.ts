@@ -476,7 +476,7 @@ export class RunExecution {
       });
       a.files = intent.files;
     }
-    await this.deps.store.makeDurable(this.runId);
+    await this.deps.store.makeDurable(this.runId, { toolsNext: true });
     this.responseOwed = false; // the barrier carried the response with the intents
     return ahead;
   }
@@ -762,7 +762,7 @@ export class RunExecution {
   /** The pending response on disk before a tool runs, when no intent has carried it yet. */
   private async responseDurable(): Promise<void> {
     if (!this.responseOwed) return;
-    await this.deps.store.makeDurable(this.runId);
+    await this.deps.store.makeDurable(this.runId, { toolsNext: true });
     this.responseOwed = false;
   }
 

@@ -320,9 +320,11 @@ export interface CheckpointStore {
   onEvent(listener: (e: StoreEvent) => void): Disposable;
   /**
    * One barrier for what this run was handed with `durability: 'next-barrier'` (with everything queued
-   * before it); nothing of that kind waiting → nothing is written.
+   * before it); nothing of that kind waiting → nothing is written. Also where a background compaction
+   * starts when one is due — unless `toolsNext`: the barrier before tool calls, which write again
+   * soon; the one before a model request, while the model answers, is the time for it.
    */
-  makeDurable(runId: string): Promise<void>;
+  makeDurable(runId: string, opts?: { toolsNext?: boolean }): Promise<void>;
   /** Makes every queued write durable; rejects with the write error if one fails or the time runs out. */
   flush(timeoutMs?: number): Promise<void>;
   close(timeoutMs?: number): Promise<void>;

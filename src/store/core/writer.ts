@@ -124,11 +124,12 @@ export class StoreWriter {
   }
 
   /** One barrier for what the run was handed with durability 'next-barrier' (nothing waiting: none). */
-  async makeDurable(runId: string): Promise<void> {
+  async makeDurable(runId: string, opts: { toolsNext?: boolean } = {}): Promise<void> {
     await this.write(runId, async (h) => {
       await h.writer!.settle();
       // The runner is about to wait for the model: a good moment to compact, off the caller's clock.
-      this.compactor.inBackground(h);
+      // Not before tool calls: their writes would wait for it.
+      if (!opts.toolsNext) this.compactor.inBackground(h);
     });
   }
 

@@ -142,8 +142,8 @@ export class CombinedStore implements T.CheckpointStore {
     return this.on(runId, (s) => s.append(runId, input, opts));
   }
 
-  makeDurable(runId: string) {
-    return this.on(runId, (s) => s.makeDurable(runId));
+  makeDurable(runId: string, opts?: { toolsNext?: boolean }) {
+    return this.on(runId, (s) => s.makeDurable(runId, opts));
   }
   latest(runId: string) {
     return this.on(runId, (s) => s.latest(runId));

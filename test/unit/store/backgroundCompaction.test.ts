@@ -25,9 +25,10 @@ async function step(
   k: number,
   msgs: ChatMessage[],
   intentAcked = () => {},
+  barrier: { toolsNext?: boolean } = {},
 ): Promise<ChatMessage[]> {
   await s.append(id, h.stepStarted(h.snapshot(k, msgs)));
-  await s.makeDurable(id);
+  await s.makeDurable(id, barrier);
   // Handed over at once after the barrier, while a background compaction may be running.
   await s.append(id, h.preLlm(k, msgs.length));
   const a = h.assistantWithCall(k);
@@ -104,6 +105,28 @@ describe('store: compaction while the run works', function () {
     assert.equal(await reading(t, id), live, 'the crash copy reads exactly like the live run');
     await l.release();
     await t.close();
+    await lease.release();
+    await s.close();
+  });
+
+  it('the barrier before tool calls starts no compaction (their writes would wait for it); the one before a request does', async () => {
+    const root = path.join(dir, 'store');
+    const s = await openDiskStoreReady(root, { compactAfterCommits: 8 });
+    const { run, lease } = await s.createRun(h.newRun('tools next'), h.owner('w'));
+    const id = run.run_id;
+    const runDir = path.join(root, 'runs', id);
+    await s.append(id, h.runStarted());
+    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
+    for (let k = 1; k <= 30; k++) msgs = await step(s, id, k, msgs, undefined, { toolsNext: true });
+    await s.flush();
+    assert.deepEqual(logFiles(runDir), ['segment-000000000001.log'], 'never compacted at a barrier before tools');
+    await s.append(id, h.stepStarted(h.snapshot(31, msgs)));
+    await s.makeDurable(id);
+    await s.flush(); // waits for the compaction it started
+    assert.ok(
+      logFiles(runDir).includes('snapshot.json'),
+      `compacted at the barrier before a request: ${logFiles(runDir)}`,
+    );
     await lease.release();
     await s.close();
   });

@@ -90,13 +90,20 @@ export async function measureRun(
       const io0 = ioCounters();
       const compacted0 = slot.compactionBytes?.() ?? 0;
       let lead: number | undefined;
+      let modelMs = 0;
       const t0 = performance.now();
       for (const op of plan.ops) {
+        if (op.kind === 'model') {
+          const m0 = performance.now();
+          await slot.modelWait?.();
+          modelMs += performance.now() - m0;
+          continue;
+        }
         await slot.apply(op);
         if (op.kind === 'barrier' && lead === undefined && slot.barriersNow) lead = slot.barriersNow();
       }
       await slot.endStep();
-      const ms = performance.now() - t0;
+      const ms = performance.now() - t0 - modelMs;
       const io1 = ioCounters();
       const own1 = await slot.bytesWritten?.();
       const writes1 = await slot.durableWrites();

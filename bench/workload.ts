@@ -3,7 +3,8 @@
 // mutates a RuntimeSnapshot exactly as src/runner/loop.ts does and emits the store calls the loop
 // makes, in the loop's order, with the durability it asks for (docs/design.md, "Durable barriers"):
 //   step_started(snapshot) → makeDurable (before any request: the last batch's results ride on it)
-//   → pre_llm → post_llm(snapshot, pending response: rides on the next barrier) → pre_tool_batch
+//   → the model's answer (`model`: off the clock; ours lets a compaction started at that barrier finish,
+//     as it would while a real model answers) → pre_llm → post_llm(snapshot, pending response: rides on the next barrier) → pre_tool_batch
 //   → the intents that go ahead of the batch (a command's; a write's unless an earlier call of the
 //     batch is a command or names its path), then makeDurable (one barrier: carries the response)
 //   → per call: side-effecting [recordIntent unless it went ahead (a barrier) → (tool runs) →
@@ -32,7 +33,9 @@ export type Op =
   | { kind: 'intent'; intent: NewEffectIntent; durability?: 'next-barrier' }
   | { kind: 'result'; toolCallId: string; result: Omit<EffectResult, 'finished_ms'>; durability?: 'next-barrier' }
   /** The runner's makeDurable(): before any request, and (`toolsNext`) before the batch's tools run. */
-  | { kind: 'barrier'; toolsNext?: true };
+  | { kind: 'barrier'; toolsNext?: true }
+  /** The model answering (not timed): the store's background work may run meanwhile. */
+  | { kind: 'model' };
 
 export interface StepPlan {
   step: number;
@@ -150,6 +153,7 @@ export class Workload {
     rt.state = 'running';
     ops.push(this.append('step_started', { state: rt.state, message_count: rt.messages.length }, snap()));
     ops.push({ kind: 'barrier' });
+    ops.push({ kind: 'model' });
     ops.push(this.append('pre_llm', { model: MODEL, provider: PROVIDER, message_count: rt.messages.length }));
 
     // The "LLM call": an assistant message with 1–3 tool calls.
@@ -357,6 +361,7 @@ export async function applyOp(store: CheckpointStore, runId: string, op: Op): Pr
   if (op.kind === 'append') await store.append(runId, op.input, opts);
   else if (op.kind === 'intent') await store.recordIntent(runId, op.intent, opts);
   else if (op.kind === 'result') await store.recordResult(runId, op.toolCallId, op.result, opts);
+  else if (op.kind === 'model') await store.whenIdle(runId);
   else await store.makeDurable(runId, op.toolsNext ? { toolsNext: true } : undefined);
 }
 

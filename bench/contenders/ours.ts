@@ -55,6 +55,10 @@ export class OursContender implements Contender {
     // Nothing: the next step's barrier carries what this one queued.
   }
 
+  async modelWait(): Promise<void> {
+    await this.store!.whenIdle(this.runId);
+  }
+
   /** Waits for a compaction still running in the background (and writes what is queued): a crash copy is taken after. */
   async idle(): Promise<void> {
     await this.store!.flush();

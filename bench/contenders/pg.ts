@@ -97,6 +97,10 @@ export class OursPgContender extends WalCounted implements Contender {
     await this.store!.flush();
   }
 
+  async modelWait(): Promise<void> {
+    await this.store!.whenIdle(this.run.run_id!);
+  }
+
   /** Committed transactions of the run's history (one per durable point, as on disk). */
   async durableWrites(): Promise<number> {
     this.wal ??= await WalMeter.open(this.url);
@@ -154,7 +158,7 @@ export class PostgresSaverContender extends WalCounted implements Contender {
   }
 
   async apply(op: Op): Promise<void> {
-    if (op.kind === 'barrier') return; // every write below is durable on its own
+    if (op.kind === 'barrier' || op.kind === 'model') return; // every write below is durable on its own
     if (op.kind === 'append' && op.input.snapshot) {
       const { snapshot, ...record } = op.input;
       await this.put(snapshot, {

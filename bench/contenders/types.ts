@@ -13,6 +13,11 @@ export interface Contender {
   /** End of a step (timed). What ours queued rides on the barrier of the next step, which pays for it. */
   endStep(): Promise<void>;
   /**
+   * While the model answers (not timed): ours waits for a compaction its barrier before the request
+   * started, as the runner would be waiting for the model meanwhile. Its bytes still count in the step.
+   */
+  modelWait?(): Promise<void>;
+  /**
    * Bytes written to its files so far, when the contender can count them exactly (ours: the
    * store's fs layer). Otherwise the process's write syscalls are the meter.
    */

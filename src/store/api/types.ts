@@ -325,6 +325,12 @@ export interface CheckpointStore {
    * soon; the one before a model request, while the model answers, is the time for it.
    */
   makeDurable(runId: string, opts?: { toolsNext?: boolean }): Promise<void>;
+  /**
+   * Resolves when the run's background work — a compaction started at a barrier, and the commit of
+   * what queued behind it — is done (at once when there is none); writes nothing of its own. For a
+   * caller that waits anyway (the benchmark's model call, tests).
+   */
+  whenIdle(runId: string): Promise<void>;
   /** Makes every queued write durable; rejects with the write error if one fails or the time runs out. */
   flush(timeoutMs?: number): Promise<void>;
   close(timeoutMs?: number): Promise<void>;

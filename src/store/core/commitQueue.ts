@@ -112,6 +112,11 @@ export class CommitQueue {
     if (this.writingOwed || this.owedUnsynced || this.queue.some((p) => p.owed)) await this.flush();
   }
 
+  /** Resolves when nothing is in flight (a commit, or a compaction: exclusive()); writes nothing. */
+  async idle(): Promise<void> {
+    while (this.inflight) await this.inflight.catch(() => undefined);
+  }
+
   /** Makes everything queued durable (and what an owed op rode on unsynced); rejects with the write error. */
   async flush(): Promise<void> {
     for (;;) {

@@ -95,6 +95,7 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   // ── checkpoints ───────────────────────────────────────────────────────────────────────────
   append = (runId: string, input: T.AppendInput, opts?: T.WriteOptions) => this.writer.append(runId, input, opts);
   makeDurable = (runId: string, opts?: { toolsNext?: boolean }) => this.writer.makeDurable(runId, opts);
+  whenIdle = (runId: string) => this.writer.whenIdle(runId);
   latest = (runId: string) => this.reader.latest(runId);
   get = (runId: string, seq: number) => this.reader.get(runId, seq);
   list = (runId: string, opts?: T.ListOptions) => this.reader.list(runId, opts);

@@ -123,6 +123,11 @@ export class StoreWriter {
     });
   }
 
+  /** When the run's background work (a compaction) is done; writes nothing of its own. */
+  async whenIdle(runId: string): Promise<void> {
+    await this.c.loader.runs.get(runId)?.writer?.idle();
+  }
+
   /** One barrier for what the run was handed with durability 'next-barrier' (nothing waiting: none). */
   async makeDurable(runId: string, opts: { toolsNext?: boolean } = {}): Promise<void> {
     await this.write(runId, async (h) => {

@@ -142,6 +142,9 @@ export class CombinedStore implements T.CheckpointStore {
     return this.on(runId, (s) => s.append(runId, input, opts));
   }
 
+  whenIdle(runId: string) {
+    return this.on(runId, (s) => s.whenIdle(runId));
+  }
   makeDurable(runId: string, opts?: { toolsNext?: boolean }) {
     return this.on(runId, (s) => s.makeDurable(runId, opts));
   }

@@ -122,11 +122,17 @@ describe('store: compaction while the run works', function () {
     assert.deepEqual(logFiles(runDir), ['segment-000000000001.log'], 'never compacted at a barrier before tools');
     await s.append(id, h.stepStarted(h.snapshot(31, msgs)));
     await s.makeDurable(id);
-    await s.flush(); // waits for the compaction it started
+    await s.whenIdle(id); // waits for the compaction it started
     assert.ok(
       logFiles(runDir).includes('snapshot.json'),
       `compacted at the barrier before a request: ${logFiles(runDir)}`,
     );
+    // Nothing running: whenIdle writes nothing (what is queued stays queued for the next barrier).
+    const pre = await s.append(id, h.preLlm(31, msgs.length));
+    await s.whenIdle(id);
+    const other = await openDiskStoreReady(root);
+    assert.ok((await other.latest(id)).seq < pre.seq, 'whenIdle made nothing queued durable');
+    await other.close();
     await lease.release();
     await s.close();
   });

@@ -363,9 +363,10 @@ export class RunExecution {
     const delegates = plans.filter((p) => p.kind === 'delegate');
     if (toolPlans.length > 0) {
       await this.checkpoint('pre_tool_batch', { tool_call_count: toolPlans.length });
-      const ahead = await this.intentsAhead(toolPlans, byCall(effects));
+      const ahead = new Map<string, Ahead>();
       let failures = 0;
       try {
+        await this.intentsAhead(toolPlans, byCall(effects), ahead);
         for (const plan of toolPlans) {
           if (this.signal.aborted) {
             await this.withdrawAhead(ahead);
@@ -450,15 +451,19 @@ export class RunExecution {
    * then its intent is written just before it runs, with its own barrier, as is the intent of a call
    * that already has one (from before an interruption: its first pre-images stand).
    */
-  private async intentsAhead(plans: CallPlan[], effects: ReadonlyMap<string, Effect>): Promise<Map<string, Ahead>> {
-    const ahead = new Map<string, Ahead>();
+  private async intentsAhead(
+    plans: CallPlan[],
+    effects: ReadonlyMap<string, Effect>,
+    ahead: Map<string, Ahead>,
+  ): Promise<void> {
+    const go: Ahead[] = [];
     let anyWriter = false; // an earlier call of the batch that may write any path
     const named = new Set<string>(); // paths earlier calls of the batch name (lower-cased: conservative)
     for (const plan of plans) {
       if (plan.kind !== 'run' || !plan.tool.sideEffecting) continue;
       const kind = this.deps.files ? plan.tool.files?.kind : undefined;
       if (kind !== 'paths') {
-        if (!effects.has(plan.call.id)) ahead.set(plan.call.id, { plan });
+        if (!effects.has(plan.call.id)) go.push({ plan });
         anyWriter = true;
         continue;
       }
@@ -467,18 +472,18 @@ export class RunExecution {
       const paths = (watch?.files ?? []).map((f) => f.path.toLowerCase());
       const overlaps = paths.some((p) => named.has(p));
       for (const p of paths) named.add(p);
-      if (!overlaps) ahead.set(plan.call.id, { plan, watch });
+      if (!overlaps) go.push({ plan, watch });
     }
-    if (ahead.size === 0) return ahead;
-    for (const a of ahead.values()) {
+    if (go.length === 0) return;
+    for (const a of go) {
       const intent = await this.deps.store.recordIntent(this.runId, this.intentOf(a.plan, a.watch), {
         durability: 'next-barrier',
       });
       a.files = intent.files;
+      ahead.set(a.plan.call.id, a); // recorded: withdrawn if the batch stops before it starts
     }
     await this.deps.store.makeDurable(this.runId, { toolsNext: true });
     this.responseOwed = false; // the barrier carried the response with the intents
-    return ahead;
   }
 
   /** Intents written ahead whose calls never started (the batch stopped first): withdrawn, so resume plans them afresh. */

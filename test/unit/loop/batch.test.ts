@@ -143,4 +143,41 @@ describe('agent loop: the intents of a tool batch go ahead of it', function () {
     );
     await store.close();
   });
+
+  it('a barrier before the batch that fails withdraws the intents it would have carried: resume asks nothing and runs each call once', async () => {
+    server = await startModelServer({
+      scenario: batch('ahead-fails', [
+        { id: 'c1', name: 'run_command', arguments: { command: 'echo one >> log.txt' } },
+        { id: 'c2', name: 'run_command', arguments: { command: 'echo two >> log.txt' } },
+      ]),
+    });
+    const dir = tmp('batch-store');
+    const disk = openDiskStore(dir);
+    let fail = true;
+    const store = new Proxy(disk, {
+      get(target, prop, recv) {
+        const v = Reflect.get(target, prop, recv);
+        if (prop !== 'makeDurable' || typeof v !== 'function') return typeof v === 'function' ? v.bind(target) : v;
+        return async (runId: string, opts?: { toolsNext?: boolean }) => {
+          if (fail && opts?.toolsNext) {
+            fail = false;
+            throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+          }
+          return disk.makeDurable(runId, opts);
+        };
+      },
+    });
+    const t = makeRunner({ baseURL: server.url, store, policy: AUTO });
+    const h = await t.runner.start({ task: 't' });
+    const paused = await h.done;
+    assert.equal(paused.state, 'paused_error');
+    assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), [], 'nothing ran');
+    assert.deepEqual(await disk.listEffects(h.runId), [], 'both intents withdrawn');
+    const out = await (await t.runner.resume(h.runId)).done;
+    assert.equal(out.state, 'completed');
+    assert.deepEqual(await disk.listApprovals(h.runId), [], 'nothing asked');
+    assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['one', 'two']);
+    assert.equal(server.stats().per_turn['main#0'], 1, 'the response was not requested again');
+    await disk.close();
+  });
 });

@@ -200,6 +200,7 @@ export type StoreEvent =
   | { kind: 'run-created' | 'run-updated' | 'run-deleted'; run_id: string }
   | { kind: 'checkpoint'; run_id: string; record: CheckpointRecord }
   | { kind: 'approval'; run_id: string; approval: Approval }
+  /** An effect record as written: an intent, a process, a result, or a withdrawal (`withdrawn_ms` set: the run no longer holds the call). */
   | { kind: 'effect'; run_id: string; effect: Effect }
   | { kind: 'inbox'; run_id: string; message: InboxMessage }
   | { kind: 'restore'; run_id: string; restore: RestoreRecord }

@@ -103,7 +103,11 @@ export class Survived {
       if (op.op === 'record') {
         this.seq = op.record.seq;
         this.step = op.record.step;
-      } else if (op.op === 'effect') this.effects.set(op.effect.tool_call_id, op.effect.result !== null);
+      } else if (op.op === 'effect') {
+        // As the run counts them (the witness's count): a withdrawn intent is no effect of the run.
+        if (op.effect.withdrawn_ms !== undefined) this.effects.delete(op.effect.tool_call_id);
+        else this.effects.set(op.effect.tool_call_id, op.effect.result !== null);
+      }
     }
   }
 

@@ -150,6 +150,39 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     await again.store.close();
   });
 
+  it('a withdrawn intent counts as no effect on both sides: a lost newest intent after one is still seen by the witness', async () => {
+    const dir = tmp('aw-withdrawn-');
+    const { store: s } = await open(dir, { indexStructuralMs: 60_000, indexProgressMs: 60_000 });
+    const { id } = await runWithEffects(s, 2);
+    const intent = (call: string) => ({
+      tool_call_id: call,
+      step: 3,
+      tool_name: 'run_command',
+      input_hash: `ih-${call}`,
+      side_effecting: true,
+    });
+    await s.recordIntent(id, intent('call_ahead'), { durability: 'next-barrier' });
+    await s.makeDurable(id);
+    await s.withdrawIntent(id, 'call_ahead'); // it never started
+    await s.makeDurable(id);
+    await s.recordIntent(id, intent('call_3')); // the newest commit: an intent only
+    const crashed = crashCopy(dir, id);
+    dirs.push(crashed);
+    await s.close();
+    const seg = segmentOf(crashed, id);
+    fs.truncateSync(seg, frames(crashed, id).at(-1)!.start); // that commit gone, cut at its frame boundary
+    const o = await open(crashed);
+    await (await o.store.acquire(id, h.owner('next'))).release();
+    const r = o.reports.find((x) => x.file === `runs/${id}/${path.basename(seg)}`)!;
+    assert.ok(r, 'the lost tail is reported');
+    assert.equal(r.effects_lost, true, 'the witness counted call_3; the log holds two effects, not three');
+    assert.deepEqual(
+      (await o.store.listEffects(id)).map((e) => e.tool_call_id),
+      ['call_1', 'call_2'],
+    );
+    await o.store.close();
+  });
+
   it('effects_lost is not understated when a commit is replaced by a valid commit of another run', async () => {
     const dir = tmp('aw-replace-');
     const { store: s } = await open(dir);

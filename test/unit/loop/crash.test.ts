@@ -1,7 +1,8 @@
 // Kill at every durable barrier (docs/design.md, "Durable barriers"): the append scenario (three
 // side-effecting commands, one a step) and a batch scenario (a read-only call and two commands in one
-// batch, whose intents go ahead with the response, then one more command) each run in a child process on the real disk store and is SIGKILLed just
-// before the frame of each barrier is written and just after its fdatasync, then at random moments;
+// batch, whose intents go ahead with the response, then one more command) each run in a child
+// process on the real disk store and are SIGKILLed just before the frame of each barrier is written
+// and just after its fdatasync, then at random moments;
 // a new process resumes it (deciding "may already have run" approvals the way a user who looks at the
 // file would). Every trial must end with each side effect exactly once; the calls asked about again
 // are exactly those whose results the barrier would have carried; otherwise the transcript is the

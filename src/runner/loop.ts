@@ -341,12 +341,13 @@ export class RunExecution {
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
     // A call to an external tool (e.g. on resume): its server's tools as they are now.
     if (calls.some((c) => !this.deps.tools.isOwn(c.function.name))) await this.deps.tools.refresh(this.signal);
+    const [approvalOf, effectOf] = [byCall(approvals), byCall(effects)];
     const plans = planBatch({
       calls,
       tools: this.deps.tools,
       policy: (t, a) => this.deps.policy(t, a),
-      approvals: byCall(approvals),
-      effects: byCall(effects),
+      approvals: approvalOf,
+      effects: effectOf,
       damage: this.opts.damage,
       step: this.rt.step,
       waited,
@@ -354,7 +355,7 @@ export class RunExecution {
     });
     const asks = plans.filter((p) => p.kind === 'ask');
     if (asks.length > 0) {
-      await this.requestApprovals(asks, byCall(approvals)); // durable: carries the response
+      await this.requestApprovals(asks, approvalOf); // durable: carries the response
       this.responseOwed = false;
       return { stop: true, state: 'awaiting_approval', detail: awaitingApprovalDetail(asks.length) };
     }
@@ -366,7 +367,7 @@ export class RunExecution {
       const ahead = new Map<string, Ahead>();
       let failures = 0;
       try {
-        await this.intentsAhead(toolPlans, byCall(effects), ahead);
+        await this.intentsAhead(toolPlans, effectOf, ahead);
         for (const plan of toolPlans) {
           if (this.signal.aborted) {
             await this.withdrawAhead(ahead);

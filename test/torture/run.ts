@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import * as esbuild from 'esbuild';
+import { bundleScript } from '../support/bundleChild';
 import { openDiskStoreReady } from '../../src/store/disk/store';
 import { nodeFs } from '../../src/store/disk/fsLayer';
 import { readWitness } from '../../src/store/disk/witness';
@@ -83,18 +83,8 @@ export const newRunState = (seed: number, steps: number): RunState => ({
 });
 
 /** Bundles a child script (test/torture/<name>.ts) into outDir; returns the .cjs path. */
-export async function bundleChild(outDir: string, name = 'child'): Promise<string> {
-  const out = path.join(outDir, `torture-${name}.cjs`);
-  await esbuild.build({
-    entryPoints: [path.join(__dirname, `${name}.ts`)],
-    outfile: out,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    logLevel: 'error',
-  });
-  return out;
+export function bundleChild(outDir: string, name = 'child'): Promise<string> {
+  return bundleScript(path.join(__dirname, `${name}.ts`), path.join(outDir, `torture-${name}.cjs`));
 }
 
 function apply(st: RunState, a: Ack): void {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import * as esbuild from 'esbuild';
+import { bundleScript } from '../../support/bundleChild';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { openDiskStore } from '../../../src/store';
 import { tmp } from '../loop/support';
@@ -40,16 +40,7 @@ describe('context management: SIGKILL during a condense, then resume', function 
   let server: ModelServer;
 
   before(async () => {
-    childJs = path.join(tmp('ctx-crash-child'), 'child.cjs');
-    await esbuild.build({
-      entryPoints: [path.join(__dirname, 'crashChild.ts')],
-      outfile: childJs,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      logLevel: 'error',
-    });
+    childJs = await bundleScript(path.join(__dirname, 'crashChild.ts'));
     server = await startModelServer({ scenario: longScenario(STEPS), contextWindow: 16_384 });
   });
   after(async () => server?.close());

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import * as esbuild from 'esbuild';
+import { bundleScript } from '../../support/bundleChild';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type ScenarioInput } from '../../fixtures/modelServer/scenario';
 import { openDiskStore } from '../../../src/store';
@@ -132,24 +132,17 @@ for (const [label, scenarioInput] of [
     let server: ModelServer;
     let baseline: { barriers: { n: number; carries: string[] }[]; messages: unknown[] };
 
+    /** Starts the run in a child on a fresh trial's store and workspace, with the kill `env` asks for. */
+    const start = (t: Trial, env: Record<string, string> = {}) =>
+      runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace, ...env });
+
     before(async () => {
-      if (childJs) return;
-      const dir = tmp('crash-child');
-      childJs = path.join(dir, 'child.cjs');
-      await esbuild.build({
-        entryPoints: [path.join(__dirname, 'crashChild.ts')],
-        outfile: childJs,
-        bundle: true,
-        platform: 'node',
-        format: 'cjs',
-        target: 'node20',
-        logLevel: 'error',
-      });
+      childJs ||= await bundleScript(path.join(__dirname, 'crashChild.ts'));
     });
     before(async () => {
       server = await startModelServer({ scenario: scenarioInput });
       const t = newTrial();
-      const r = await runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace });
+      const r = await start(t);
       assert.equal(r.events.find((e) => e.event === 'done')?.state, 'completed');
       baseline = {
         barriers: r.events
@@ -174,13 +167,7 @@ for (const [label, scenarioInput] of [
         for (const when of ['before', 'after'] as const) {
           server.reset();
           const t = newTrial();
-          const r = await runChild({
-            MODE: 'start',
-            BASE_URL: server.url,
-            STORE_DIR: t.store,
-            WORKSPACE: t.workspace,
-            [when === 'before' ? 'KILL_BEFORE_BARRIER' : 'KILL_AFTER_BARRIER']: String(b.n),
-          });
+          const r = await start(t, { [when === 'before' ? 'KILL_BEFORE_BARRIER' : 'KILL_AFTER_BARRIER']: String(b.n) });
           assert.equal(r.signal, 'SIGKILL', `killed ${when} barrier ${b.n}`);
           const { rejected } = await resumeToEnd(t, server.url);
           const what = `${when} barrier ${b.n} [${b.carries.join(', ')}]`;
@@ -220,13 +207,7 @@ for (const [label, scenarioInput] of [
       for (let i = 0; i < trials; i++) {
         server.reset();
         const t = newTrial();
-        const r = await runChild({
-          MODE: 'start',
-          BASE_URL: server.url,
-          STORE_DIR: t.store,
-          WORKSPACE: t.workspace,
-          KILL_AFTER_MS: String(Math.floor(150 + rand() * 900)),
-        });
+        const r = await start(t, { KILL_AFTER_MS: String(Math.floor(150 + rand() * 900)) });
         if (r.signal !== 'SIGKILL') continue; // finished before the timer: nothing to resume
         const { rejected } = await resumeToEnd(t, server.url);
         surfaced += rejected;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import * as esbuild from 'esbuild';
+import { bundleScript } from '../../support/bundleChild';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../fixtures/modelServer/scenario';
 import { openDiskStore } from '../../../src/store';
@@ -81,16 +81,7 @@ describe('agent loop: a command still running from before a crash', function () 
   this.timeout(120_000);
   let server: ModelServer;
   before(async () => {
-    childJs = path.join(tmp('leftover-child'), 'child.cjs');
-    await esbuild.build({
-      entryPoints: [path.join(__dirname, 'crashChild.ts')],
-      outfile: childJs,
-      bundle: true,
-      platform: 'node',
-      format: 'cjs',
-      target: 'node20',
-      logLevel: 'error',
-    });
+    childJs = await bundleScript(path.join(__dirname, 'crashChild.ts'));
     server = await startModelServer({ scenario: slow });
   });
   after(async () => server?.close());

@@ -345,18 +345,11 @@ export function contractSuite(name: string, factory: () => Backend): void {
 
     it('writes intents ahead of a batch (on the next barrier) and withdraws one whose call never started', async () => {
       const { runId, lease } = await runWithStep();
-      const intent = (id: string) => ({
-        tool_call_id: id,
-        step: 1,
-        tool_name: 'run_command',
-        input_hash: `ih-${id}`,
-        side_effecting: true,
-      });
       const ids = async (s: CheckpointStore) => (await s.listEffects(runId)).map((e) => e.tool_call_id);
       await h.rejects(store.withdrawIntent(runId, 'call_1'), StoreConflictError, /no intent/);
-      await store.recordIntent(runId, intent('call_1'), { durability: 'next-barrier' });
-      await store.recordIntent(runId, intent('call_2'), { durability: 'next-barrier' });
-      await store.recordIntent(runId, intent('call_3'), { durability: 'next-barrier' });
+      await store.recordIntent(runId, h.commandIntent('call_1'), { durability: 'next-barrier' });
+      await store.recordIntent(runId, h.commandIntent('call_2'), { durability: 'next-barrier' });
+      await store.recordIntent(runId, h.commandIntent('call_3'), { durability: 'next-barrier' });
       assert.deepEqual(await ids(store), ['call_1', 'call_2', 'call_3'], 'applied at once');
       await store.makeDurable(runId);
       assert.deepEqual(await ids(await openStore()), ['call_1', 'call_2', 'call_3'], 'durable with the barrier');
@@ -386,7 +379,7 @@ export function contractSuite(name: string, factory: () => Backend): void {
           after: { kind: 'unknown' as const, reason: 'not finished' },
         },
       ];
-      const again = await store.recordIntent(runId, { ...intent('call_2'), files });
+      const again = await store.recordIntent(runId, { ...h.commandIntent('call_2'), files });
       assert.equal(again.withdrawn_ms, undefined);
       assert.ok(again.intent_ms >= withdrawn.withdrawn_ms!);
       const reread = await (await openStore()).listEffects(runId);

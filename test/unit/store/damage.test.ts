@@ -154,18 +154,11 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     const dir = tmp('aw-withdrawn-');
     const { store: s } = await open(dir, { indexStructuralMs: 60_000, indexProgressMs: 60_000 });
     const { id } = await runWithEffects(s, 2);
-    const intent = (call: string) => ({
-      tool_call_id: call,
-      step: 3,
-      tool_name: 'run_command',
-      input_hash: `ih-${call}`,
-      side_effecting: true,
-    });
-    await s.recordIntent(id, intent('call_ahead'), { durability: 'next-barrier' });
+    await s.recordIntent(id, h.commandIntent('call_ahead', 3), { durability: 'next-barrier' });
     await s.makeDurable(id);
     await s.withdrawIntent(id, 'call_ahead'); // it never started
     await s.makeDurable(id);
-    await s.recordIntent(id, intent('call_3')); // the newest commit: an intent only
+    await s.recordIntent(id, h.commandIntent('call_3', 3)); // the newest commit: an intent only
     const crashed = crashCopy(dir, id);
     dirs.push(crashed);
     await s.close();

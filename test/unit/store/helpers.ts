@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AppendInput, CheckpointStore, OwnerInfo } from '../../../src/store/api/types';
+import type { AppendInput, CheckpointStore, NewEffectIntent, OwnerInfo } from '../../../src/store/api/types';
 import type {
   ChatMessage,
   FileVersion,
@@ -150,6 +150,15 @@ export function pendingResponse(msg: ChatMessage, step: number): RuntimeSnapshot
     received_ms: 1_700_000_000_000 + step,
   };
 }
+
+/** A command's intent (no pre-images), its input hash named after the call. */
+export const commandIntent = (callId: string, step = 1): NewEffectIntent => ({
+  tool_call_id: callId,
+  step,
+  tool_name: 'run_command',
+  input_hash: `ih-${callId}`,
+  side_effecting: true,
+});
 
 export function toolExec(step: number, callId: string): ToolExecutionRecord {
   return {

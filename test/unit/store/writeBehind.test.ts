@@ -14,15 +14,8 @@ describe('disk store: write-behind commits and the barrier they owe', () => {
     const s = openDiskStore(dir, { fs, deferMs: 60_000 });
     const { run, lease } = await s.createRun(h.newRun('write-behind'), h.owner('t'));
     const id = run.run_id;
-    const intent = (call: string) => ({
-      tool_call_id: call,
-      step: 1,
-      tool_name: 'run_command',
-      input_hash: `ih-${call}`,
-      side_effecting: true,
-    });
-    await s.recordIntent(id, intent('c1'), { durability: 'next-barrier' });
-    await s.recordIntent(id, intent('c2'), { durability: 'next-barrier' });
+    await s.recordIntent(id, h.commandIntent('c1'), { durability: 'next-barrier' });
+    await s.recordIntent(id, h.commandIntent('c2'), { durability: 'next-barrier' });
     await s.makeDurable(id);
     const n = barriers.length;
     assert.deepEqual(barriers.at(-1), ['intent', 'intent'], 'both intents in one barrier');

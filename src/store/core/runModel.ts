@@ -106,11 +106,12 @@ export class RunModel {
         this.approvals.set(op.approval.tool_call_id, op.approval);
         return this.touch(Math.max(op.approval.requested_ms, op.approval.decision?.decided_ms ?? 0));
       }
-      case 'effect':
-        // A withdrawn intent (its call never started) leaves the run without an effect for that call.
-        if (op.effect.withdrawn_ms !== undefined) this.effects.delete(op.effect.tool_call_id);
-        else this.effects.set(op.effect.tool_call_id, op.effect);
+      case 'effect': {
+        const held = effectAfter(this.effects.get(op.effect.tool_call_id), op.effect);
+        if (held) this.effects.set(op.effect.tool_call_id, held);
+        else this.effects.delete(op.effect.tool_call_id);
         return this.touch(Math.max(op.effect.intent_ms, op.effect.result?.finished_ms ?? 0));
+      }
       case 'restore':
         this.restores.push(op.restore);
         return this.touch(op.restore.created_ms);
@@ -339,4 +340,20 @@ function newestAtOrBefore(sorted: readonly number[], seq: number): number | unde
     } else hi = mid - 1;
   }
   return found;
+}
+
+/**
+ * The effect a run holds for a call after one of its effect records (undefined: none). A withdrawal
+ * (`withdrawn_ms`) removes an intent whose call never started; one that would erase a call with a
+ * result or a process — which the journal refuses to write, so only a crafted or damaged log holds
+ * it — is not taken: the call stays as far as it had got.
+ */
+export function effectAfter(prev: Effect | undefined, e: Effect): Effect | undefined {
+  if (e.withdrawn_ms === undefined) return e;
+  if (prev?.result || prev?.process) return prev;
+  if (e.result || e.process) {
+    const { withdrawn_ms: _, ...kept } = e;
+    return kept;
+  }
+  return undefined;
 }

@@ -483,8 +483,9 @@ export function peekBody(
       const e = typeof of === 'string' ? { ...calls.get(of), ...fields } : fields;
       if (typeof e.tool_call_id === 'string') calls.set(e.tool_call_id, e);
       const call = LostCall.safeParse({ ...e, finished: e.result != null });
-      // A withdrawal says the call never started: it is no call the lost part shows was made.
-      if (call.success && e.withdrawn_ms === undefined) out.calls.push(call.data);
+      // A withdrawal says the call never started: no call the lost part shows was made (unless it shows a result or a process).
+      if (call.success && (e.withdrawn_ms === undefined || e.result != null || e.process != null))
+        out.calls.push(call.data);
     }
   }
   return out;

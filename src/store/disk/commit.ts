@@ -4,11 +4,12 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { AgentCheckpointCorruptionError } from '../api/errors';
-import type { LostCall, RunMeta, RunState } from '../api/schema';
+import type { Effect, LostCall, RunMeta, RunState } from '../api/schema';
 import { corruptionReport, type CorruptionReport } from '../api/types';
 import type { LoadResult, Notice } from '../core/engine';
 import { StoredCommitBody, type CommitBody, type CommitOp, type TailWitness } from '../core/storedSchema';
 import { fastValid } from '../core/fastValid';
+import { effectAfter } from '../core/runModel';
 import { decodeOps, type Codec, type CodecDelta, type PeekedCommit } from './codec';
 import type { FsLayer } from './fsLayer';
 import type { Quarantined } from './quarantine';
@@ -96,7 +97,7 @@ export function decodeCommit(
 export class Survived {
   seq = 0;
   step = 0;
-  private readonly effects = new Map<string, boolean>();
+  private readonly effects = new Map<string, Effect>();
 
   add(ops: readonly CommitOp[]): void {
     for (const op of ops) {
@@ -105,8 +106,9 @@ export class Survived {
         this.step = op.record.step;
       } else if (op.op === 'effect') {
         // As the run counts them (the witness's count): a withdrawn intent is no effect of the run.
-        if (op.effect.withdrawn_ms !== undefined) this.effects.delete(op.effect.tool_call_id);
-        else this.effects.set(op.effect.tool_call_id, op.effect.result !== null);
+        const held = effectAfter(this.effects.get(op.effect.tool_call_id), op.effect);
+        if (held) this.effects.set(op.effect.tool_call_id, held);
+        else this.effects.delete(op.effect.tool_call_id);
       }
     }
   }
@@ -117,7 +119,7 @@ export class Survived {
 
   get results(): number {
     let n = 0;
-    for (const r of this.effects.values()) if (r) n++;
+    for (const e of this.effects.values()) if (e.result) n++;
     return n;
   }
 }

@@ -14,6 +14,7 @@ import type { ChatMessage } from '../../../src/store/api/schema';
 import { turnsContract } from './contractTurns';
 import { barriersContract } from './contractBarriers';
 import * as h from './helpers';
+import { sha256 } from '../../../src/common/hash';
 
 export type TestStore = CheckpointStore & { whenOpen(): Promise<void> };
 
@@ -394,6 +395,20 @@ export function contractSuite(name: string, factory: () => Backend): void {
       assert.ok(
         !exported.includes('call_3') && !exported.includes('withdrawn_ms'),
         'an export holds no withdrawn call',
+      );
+      // A crafted file that "withdraws" a call with a result is not taken: the call stays finished (replayed, never run again).
+      const crafted = JSON.parse(exported) as { sha256: string; body: { effects: Record<string, unknown>[] } };
+      for (const e of crafted.body.effects) e.withdrawn_ms = 1;
+      crafted.sha256 = sha256(h.canonical(crafted.body)); // anyone can edit the file and its checksum
+      const imported = await store.importRun(crafted, h.owner('importer'));
+      assert.deepEqual(
+        (await store.listEffects(imported.run_id)).map((e) => [
+          e.tool_call_id,
+          e.result?.output ?? null,
+          e.withdrawn_ms,
+        ]),
+        [['call_1', 'ok', undefined]],
+        'the finished call kept, the intent-only one withdrawn',
       );
       await lease.release();
       assert.deepEqual(

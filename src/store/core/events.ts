@@ -19,6 +19,11 @@ export class StoreEvents {
     return { dispose: () => void this.listeners.delete(listener) };
   }
 
+  /** Whether anyone listens: events that carry copies are not built for nobody. */
+  get listening(): boolean {
+    return this.listeners.size > 0;
+  }
+
   emit(e: T.StoreEvent): void {
     for (const l of [...this.listeners]) {
       try {

@@ -58,10 +58,12 @@ export class StoreWriter {
         committed: (synced) => {
           h.durableCommits++;
           index.set(h.model.summary(), h.durableCommits, false);
-          // The witness never counts a commit that is not durable yet (a synced one makes all before it durable).
-          return synced ? engine.writeWitness(runId, this.witnessOf(h)) : undefined;
+          // The witness never counts a commit that is not durable yet (a synced one makes all before it
+          // durable). Not waited for: it only ever lags, its writes land in order, and letting the run go
+          // waits for the newest (engine.ts).
+          if (synced) void engine.writeWitness(runId, this.witnessOf(h));
         },
-        synced: () => engine.writeWitness(runId, this.witnessOf(h)),
+        synced: () => void engine.writeWitness(runId, this.witnessOf(h)),
         writeError: (error) => events.emit({ kind: 'write-error', run_id: runId, error }),
       },
       this.deferMs,
@@ -145,6 +147,8 @@ export class StoreWriter {
       h.writer!.defer(op, owed);
       this.afterDurable(h, op);
     }
+    // The index is saved soon only when what a listing shows changed (state, approvals, title): IndexCache.set.
+    this.c.index.set(h.model.summary(), h.durableCommits, false);
   }
 
   // ── approvals and effects (rules in journal.ts) ───────────────────────────────────────────
@@ -289,8 +293,10 @@ export class StoreWriter {
 
   private afterDurable(h: RunHandle, op: CommitOp): void {
     const { index, events } = this.c;
+    // Nobody listens: nothing to build (the index is set once per commit, or per batch queued).
+    if (!events.listening) return;
     const runId = h.model.meta.run_id;
-    // The index is saved soon only when what a listing shows changed (state, approvals, title): IndexCache.set.
+    // A listener may list runs: the index shows the run as of this op first.
     index.set(h.model.summary(), h.durableCommits, false);
     if (op.op === 'record') events.emit({ kind: 'checkpoint', run_id: runId, record: copyJson(op.record) });
     else if (op.op === 'approval') events.emit({ kind: 'approval', run_id: runId, approval: copyJson(op.approval) });

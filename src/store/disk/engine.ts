@@ -39,6 +39,8 @@ interface RunFiles {
   lock?: FileLock;
   /** The tail witness, opened on first write while the run is held (witness.ts). */
   witness?: Promise<WitnessWriter>;
+  /** The newest witness write (callers need not wait for it; closing the witness does). */
+  witnessWrite?: Promise<void>;
 }
 
 const PLACEHOLDER_META: RunMeta = {
@@ -246,16 +248,21 @@ export class DiskEngine implements Engine {
   async writeWitness(runId: string, w: TailWitness, opts: { reset: boolean } = { reset: false }): Promise<void> {
     const f = this.runs.get(runId);
     if (!f?.lock || f.lock.lost) return;
-    try {
-      f.witness ??= WitnessWriter.open(this.fsl, this.runDir(runId));
-      const writer = await f.witness;
-      await (opts.reset ? writer.reset(w) : writer.write(w));
-    } catch {
-      f.witness = undefined; // a witness that cannot be written only weakens detection; the next commit tries again
-    }
+    const write = (async () => {
+      try {
+        f.witness ??= WitnessWriter.open(this.fsl, this.runDir(runId));
+        const writer = await f.witness;
+        await (opts.reset ? writer.reset(w) : writer.write(w));
+      } catch {
+        f.witness = undefined; // a witness that cannot be written only weakens detection; the next commit tries again
+      }
+    })();
+    f.witnessWrite = write;
+    await write;
   }
 
   private async closeWitness(f: RunFiles | undefined): Promise<void> {
+    await f?.witnessWrite; // joins the writer's chain in order: the newest write lands before it closes
     const w = f?.witness;
     if (!f || !w) return;
     f.witness = undefined;

@@ -72,14 +72,23 @@ export function encodeFrame(value: unknown): Buffer {
 
 /** The same, for JSON text already serialised (a snapshot's chunks are built from each op's text). */
 export function frameOfJson(text: string): Buffer {
-  const json = text.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  const body = Buffer.from(json, 'latin1');
-  return Buffer.concat([
-    Buffer.from(`${body.length}\t${hex8(crc32(body))}\t`, 'latin1'),
-    body,
-    Buffer.from('\n', 'latin1'),
-  ]);
+  // Most commits are ASCII already: one scan to find out, instead of a replace that copies the text.
+  const json = NON_ASCII.test(text)
+    ? text.replace(NON_ASCII_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    : text;
+  // One buffer: the header's room (length ≤ 12 digits, tab, 8 hex, tab), the body, the newline.
+  const len = json.length;
+  const head = `${len}\t00000000\t`;
+  const frame = Buffer.allocUnsafe(head.length + len + 1);
+  const bodyAt = head.length;
+  frame.write(json, bodyAt, len, 'latin1');
+  frame[bodyAt + len] = NL;
+  frame.write(`${len}\t${hex8(crc32(frame.subarray(bodyAt, bodyAt + len)))}\t`, 0, bodyAt, 'latin1');
+  return frame;
 }
+
+const NON_ASCII = /[\u007f-\uffff]/;
+const NON_ASCII_ALL = /[\u007f-\uffff]/g;
 
 export interface Frame {
   /** Byte offsets of the frame in the file: [start, end). */

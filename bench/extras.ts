@@ -150,7 +150,7 @@ export interface FixedBytesResult {
  * Fixed bytes per step: the workload's steps with every tool output empty, through the disk store
  * as the runner calls it (its durability and barriers, as in the main run). What a step writes
  * beyond its new content (the assistant message with its calls) is metadata: checkpoint records,
- * framing, effect records, snapshot headers, the witness — and index.json, if the step changed
+ * framing, effect records, snapshot headers, the witness slots — and index.json, if the step changed
  * what a listing shows (reported apart; a running run's state does not change).
  */
 export async function measureFixedBytes(open: OpenStore, dir: string, steps: number): Promise<FixedBytesResult> {

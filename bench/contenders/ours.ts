@@ -81,7 +81,7 @@ export class OursContender implements Contender {
     return this.counter.bytes;
   }
 
-  /** Durable barriers: every fsync or fdatasync of a file (segment appends, blobs, index.json, the witness's lazy sync). */
+  /** Durable barriers: every fsync or fdatasync of a file (segment appends, blobs, index.json, snapshots). */
   async durableWrites(): Promise<number> {
     return this.counter.barriers;
   }
@@ -123,16 +123,15 @@ export class OursContender implements Contender {
   }
 }
 
-type Kind = 'segment' | 'snapshot' | 'blobs' | 'index' | 'witness' | 'other';
+type Kind = 'segment' | 'snapshot' | 'blobs' | 'index' | 'other';
 
-/** What a file of the store is, by its path (runs/<id>/segment-….log, snapshot.json, blobs/…, witness; index.json). */
+/** What a file of the store is, by its path (runs/<id>/segment-….log — its witness slots too —, snapshot.json, blobs/…; index.json). */
 export function kindOf(p: string): Kind {
   const base = path.basename(p);
   if (/^segment-\d+\.log$/.test(base)) return 'segment';
   if (base.startsWith('.snapshot.json') || base === 'snapshot.json') return 'snapshot';
   if (path.basename(path.dirname(p)) === 'blobs') return 'blobs';
   if (base.startsWith('.index.json') || base === 'index.json') return 'index';
-  if (base === 'witness') return 'witness';
   return 'other';
 }
 
@@ -144,8 +143,8 @@ export class CountingFs {
   bytes = 0;
   /** Files created (temp files of durable whole-file writes included). */
   filesCreated = 0;
-  readonly barriersByKind: Record<Kind, number> = { segment: 0, snapshot: 0, blobs: 0, index: 0, witness: 0, other: 0 };
-  readonly bytesByKind: Record<Kind, number> = { segment: 0, snapshot: 0, blobs: 0, index: 0, witness: 0, other: 0 };
+  readonly barriersByKind: Record<Kind, number> = { segment: 0, snapshot: 0, blobs: 0, index: 0, other: 0 };
+  readonly bytesByKind: Record<Kind, number> = { segment: 0, snapshot: 0, blobs: 0, index: 0, other: 0 };
   private readonly fdKind = new Map<number, Kind | 'dir'>();
 
   private wrote(fd: number, n: number): void {

@@ -17,8 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleScript } from '../support/bundleChild';
 import { openDiskStoreReady } from '../../src/store/disk/store';
-import { nodeFs } from '../../src/store/disk/fsLayer';
-import { readWitness } from '../../src/store/disk/witness';
+import { readWitnessArea } from '../../src/store/disk/witness';
 import { parseSegment } from '../../src/store/disk/segment';
 import type { CorruptionReport } from '../../src/store/api/types';
 import { diskBackend, type TortureBackend } from './backend';
@@ -264,7 +263,7 @@ async function lostTailTrial(dir: string, runId: string, res: TortureResult): Pr
   if (!last || parsed.frames.length < 2 || typeof commit?.first !== 'number') return [];
   const n = commit.first;
   const newest = newestSegment;
-  const w = await readWitness(nodeFs, runDir);
+  const w = readWitnessArea(fs.readFileSync(seg), parsed.witnessAt ?? 0);
   const acknowledged = w.kind === 'ok' && w.witness.commits >= n;
   const effects = JSON.stringify(commit.ops).includes('"op":"effect"');
   fs.truncateSync(seg, last.start); // the newest commit gone, cut at its frame boundary (and any torn bytes after it)

@@ -85,7 +85,7 @@ export interface Engine {
   syncCommits(runId: string): Promise<void>;
   /**
    * Records what the run holds after an acknowledged commit, outside its log, so a lost tail is seen
-   * (disk/witness.ts). Never fails the caller. `reset`: rewrite it durably (after a load that found it stale).
+   * (disk/witness.ts). Never fails the caller. `reset`: rewrite it whole (after a load that found it stale or damaged).
    */
   writeWitness(runId: string, witness: TailWitness, opts?: { reset: boolean }): Promise<void>;
   /**

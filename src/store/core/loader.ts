@@ -128,7 +128,11 @@ export class RunLoader {
     if (res.report) h.loadReport = withIndexEvidence(res.report, entry);
     this.runs.set(runId, h);
     this.evictReadOnly();
-    if (this.index.get(runId) || !this.events.opening) this.index.set(model.summary(), res.commits, false);
+    // A read that found acknowledged data lost leaves the index as it was: it is the second witness of
+    // what had been written, for the owner's repair (which records the loss in the run) to read.
+    const keepEvidence = !repair && res.report?.data_lost === true && entry !== undefined;
+    if (!keepEvidence && (this.index.get(runId) || !this.events.opening))
+      this.index.set(model.summary(), res.commits, false);
     return h;
   }
 

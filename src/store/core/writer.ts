@@ -59,11 +59,11 @@ export class StoreWriter {
           h.durableCommits++;
           index.set(h.model.summary(), h.durableCommits, false);
           // The witness never counts a commit that is not durable yet (a synced one makes all before it
-          // durable). Not waited for: it only ever lags, its writes land in order, and letting the run go
-          // waits for the newest (engine.ts).
-          if (synced) void engine.writeWitness(runId, this.witnessOf(h));
+          // durable), and a commit is acknowledged once its witness is written: a lost tail after an
+          // acknowledged write is always seen.
+          return synced ? engine.writeWitness(runId, this.witnessOf(h)) : undefined;
         },
-        synced: () => void engine.writeWitness(runId, this.witnessOf(h)),
+        synced: () => engine.writeWitness(runId, this.witnessOf(h)),
         writeError: (error) => events.emit({ kind: 'write-error', run_id: runId, error }),
       },
       this.deferMs,

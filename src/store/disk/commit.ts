@@ -13,7 +13,7 @@ import { effectAfter } from '../core/runModel';
 import { decodeOps, type Codec, type CodecDelta, type PeekedCommit } from './codec';
 import type { FsLayer } from './fsLayer';
 import type { Quarantined } from './quarantine';
-import { readWitness, WITNESS_FILE } from './witness';
+import { readWitnessFile, WITNESS_FILE, type WitnessRead } from './witness';
 
 export interface LoadCtx {
   fsl: FsLayer;
@@ -124,21 +124,39 @@ export class Survived {
   }
 }
 
+/** Where a run's witness was read: a segment's witness area (version 4 on), or the witness file before it. */
+export interface WitnessSource {
+  read: WitnessRead;
+  /** The file it was read from (the segment, or the witness file). */
+  file: string;
+  inSegment: boolean;
+}
+
+/** The witness file of a run written before segment version 4. */
+export async function witnessFileSource(ctx: LoadCtx, runId: string): Promise<WitnessSource> {
+  const read = await readWitnessFile(ctx.fsl, path.join(ctx.root, 'runs', runId));
+  return { read, file: rel(runId, WITNESS_FILE), inSegment: false };
+}
+
 /**
- * The run's witness, when readable. A bad one is reported (nothing lost: it is rebuilt); a missing one
- * that commits say existed is noted.
+ * The run's witness, when readable. A bad one is reported (nothing lost: it is rebuilt) — a witness
+ * file moved to quarantine, a segment (whose commits are good) copied there; a missing one that
+ * commits say existed is noted. `rewrite`: the owner rewrites it (it was damaged).
  */
 export async function witnessOf(
   ctx: LoadCtx,
   runId: string,
+  src: WitnessSource,
   o: { repair: boolean; witnessedCommits: boolean; reports: CorruptionReport[]; notices: Notice[] },
-): Promise<TailWitness | null> {
-  const w = await readWitness(ctx.fsl, path.join(ctx.root, 'runs', runId));
-  const file = rel(runId, WITNESS_FILE);
+): Promise<{ witness: TailWitness | null; rewrite: boolean }> {
+  const { read: w, file } = src;
+  const keep = (reason: string) =>
+    !o.repair ? null : src.inSegment ? ctx.quarantineCopy(file, reason, runId) : ctx.quarantine(file, reason, runId);
+  const what = src.inSegment ? `the witness area of ${file}` : file;
   if (w.kind === 'ok') {
     if (w.damaged) {
-      const reason = `${file} is corrupt: ${w.damaged}`;
-      const q = o.repair ? await ctx.quarantine(file, reason, runId) : null;
+      const reason = `${what} is corrupt: ${w.damaged}`;
+      const q = await keep(reason);
       o.reports.push(
         corruptionReport({
           run_id: runId,
@@ -149,11 +167,11 @@ export async function witnessOf(
         }),
       );
     }
-    return w.witness;
+    return { witness: w.witness, rewrite: w.damaged !== null };
   }
   if (w.kind === 'bad') {
-    const reason = `${file} is corrupt: ${w.reason}`;
-    const q = o.repair ? await ctx.quarantine(file, reason, runId) : null;
+    const reason = `${what} is corrupt: ${w.reason}`;
+    const q = await keep(reason);
     o.reports.push(
       corruptionReport({
         run_id: runId,
@@ -164,13 +182,13 @@ export async function witnessOf(
       }),
     );
   } else if (o.witnessedCommits) {
-    const what = w.empty ? 'is empty (the run was stopped before its first write)' : 'is missing';
+    const how = w.empty ? 'is empty (the run was stopped before its first write)' : 'is missing';
     o.notices.push({
       file,
-      message: `${file} ${what}: rebuilt from the log (a lost tail of the log cannot be seen this once)`,
+      message: `${what} ${how}: rebuilt from the log (a lost tail of the log cannot be seen this once)`,
     });
   }
-  return null;
+  return { witness: null, rewrite: true };
 }
 
 /** What the lost part still shows, read without trusting it (see codec.peekLost). */

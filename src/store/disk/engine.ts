@@ -1,6 +1,6 @@
 // The engine of the disk backend (layout in README.md). Every file goes through the injectable fs
 // layer; a run's log is one append-only segment (runLog.ts), its snapshot and the index go through
-// the durable lowdb adapter; the tail witness (witness.ts) sits beside the log.
+// the durable lowdb adapter; the tail witness (witness.ts) sits in the segment, after its header.
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { Low } from 'lowdb';
@@ -25,7 +25,8 @@ import { RunLog } from './runLog';
 import { parseSegment, parseSegmentNames } from './segment';
 import { endFrameBytes, readEndFrame } from './snapshotFile';
 import { parseLogNames } from './v1';
-import { readWitness, WitnessWriter } from './witness';
+import { readSegmentWitness } from './load';
+import { readWitnessFile } from './witness';
 import { corruptionReport, type CorruptionReport, type OwnerInfo } from '../api/types';
 
 /**
@@ -37,10 +38,6 @@ const END_HEAD_BYTES = 64 * 1024;
 interface RunFiles {
   log: RunLog;
   lock?: FileLock;
-  /** The tail witness, opened on first write while the run is held (witness.ts). */
-  witness?: Promise<WitnessWriter>;
-  /** The newest witness write (callers need not wait for it; closing the witness does). */
-  witnessWrite?: Promise<void>;
 }
 
 const PLACEHOLDER_META: RunMeta = {
@@ -139,9 +136,13 @@ export class DiskEngine implements Engine {
     return (await this.fsl.readdir(path.join(this.root, 'runs'))).filter((n) => RunId.safeParse(n).success);
   }
 
-  /** The run's durable commit count as its witness says (one small read); a version-1 run: its last file. */
+  /**
+   * The run's durable commit count as its witness says (the head of its newest segment, or before
+   * segment version 4 the witness file: one small read); a version-1 run: its last file.
+   */
   async lastCommit(runId: string): Promise<number | undefined> {
-    const w = await readWitness(this.fsl, this.runDir(runId));
+    const w =
+      (await readSegmentWitness(this.fsl, this.runDir(runId))) ?? (await readWitnessFile(this.fsl, this.runDir(runId)));
     if (w.kind === 'ok') return w.witness.commits;
     try {
       const files = parseLogNames(await this.fsl.readdir(this.runDir(runId, 'log')));
@@ -179,7 +180,7 @@ export class DiskEngine implements Engine {
         this.fsl,
         this.root,
         meta.run_id,
-        { format: 2, next: 1, codec: newCodec(), meta, covered: 0, tail: null, compactFirst: false },
+        { format: 2, next: 1, codec: newCodec(), meta, covered: 0, tail: null, compactFirst: false, witness: null },
         this.o.retryDelaysMs,
       );
       await log.create(); // the meta lives in the segment's header
@@ -214,10 +215,11 @@ export class DiskEngine implements Engine {
         covered: loaded.covered,
         tail: loaded.tail,
         compactFirst: loaded.compactFirst,
+        witness: loaded.result.witness,
       },
       this.o.retryDelaysMs,
     );
-    this.runs.set(runId, { log, lock: held ? prev.lock : undefined, witness: held ? prev.witness : undefined });
+    this.runs.set(runId, { log, lock: held ? prev.lock : undefined });
     return loaded.result;
   }
 
@@ -248,25 +250,7 @@ export class DiskEngine implements Engine {
   async writeWitness(runId: string, w: TailWitness, opts: { reset: boolean } = { reset: false }): Promise<void> {
     const f = this.runs.get(runId);
     if (!f?.lock || f.lock.lost) return;
-    const write = (async () => {
-      try {
-        f.witness ??= WitnessWriter.open(this.fsl, this.runDir(runId));
-        const writer = await f.witness;
-        await (opts.reset ? writer.reset(w) : writer.write(w));
-      } catch {
-        f.witness = undefined; // a witness that cannot be written only weakens detection; the next commit tries again
-      }
-    })();
-    f.witnessWrite = write;
-    await write;
-  }
-
-  private async closeWitness(f: RunFiles | undefined): Promise<void> {
-    await f?.witnessWrite; // joins the writer's chain in order: the newest write lands before it closes
-    const w = f?.witness;
-    if (!f || !w) return;
-    f.witness = undefined;
-    await (await w.catch(() => undefined))?.close();
+    await f.log.writeWitness(w, opts);
   }
 
   logShape(runId: string): { singles: number; covered: number } {
@@ -311,7 +295,6 @@ export class DiskEngine implements Engine {
 
   async deleteRun(runId: string): Promise<void> {
     const trash = path.join(this.root, 'runs', `.trash-${runId}-${crypto.randomBytes(4).toString('hex')}`);
-    await this.closeWitness(this.runs.get(runId));
     await this.runs.get(runId)?.log.closeFd();
     await this.fsl.rename(this.runDir(runId), trash); // atomic: the run is gone at once
     this.runs
@@ -351,7 +334,7 @@ export class DiskEngine implements Engine {
     return this.engineLock(runId, await this.lockFile(runId, owner));
   }
 
-  /** What the core holds: releasing it closes the run's witness (synced) before the lock goes. */
+  /** What the core holds: releasing it closes the run's segment (its witness synced) before the lock goes. */
   private engineLock(runId: string, lock: FileLock): EngineLock {
     return {
       get lost() {
@@ -359,10 +342,7 @@ export class DiskEngine implements Engine {
       },
       release: async () => {
         const f = this.runs.get(runId);
-        if (f?.lock === lock) {
-          await f.log.closeFd();
-          await this.closeWitness(f);
-        }
+        if (f?.lock === lock) await f.log.closeFd(); // its witness written and synced first
         await lock.release();
       },
     };
@@ -403,6 +383,7 @@ export class DiskEngine implements Engine {
           covered: 0,
           tail: null,
           compactFirst: false,
+          witness: null,
         }),
         lock,
       }); // filled by the load that follows
@@ -416,7 +397,6 @@ export class DiskEngine implements Engine {
   async close(): Promise<void> {
     for (const f of this.runs.values()) {
       await f.log.closeFd();
-      await this.closeWitness(f);
       await f.lock?.release().catch(() => undefined);
     }
   }

@@ -25,11 +25,13 @@ import {
   Survived,
   witnessOf,
   type LoadCtx,
+  witnessFileSource,
   type LoadedFiles,
   type Peeked,
+  type WitnessSource,
 } from './commit';
 import { DurableJsonFile } from './durableFile';
-import { isMissing } from './fsLayer';
+import { isMissing, type FsLayer } from './fsLayer';
 import type { Quarantined } from './quarantine';
 import {
   parseSegment,
@@ -38,12 +40,13 @@ import {
   SEGMENT_VERSION,
   SegmentHeader,
   segmentName,
+  witnessAreaAt,
   type Frame,
   type ParsedSegment,
 } from './segment';
 import { loadV1 } from './v1';
 import { decodeSnapshot, isFramedSnapshot, SNAPSHOT_VERSION } from './snapshotFile';
-import { readWitness, WITNESS_FILE } from './witness';
+import { readWitnessArea, readWitnessFile, WITNESS_AREA, WITNESS_FILE, type WitnessRead } from './witness';
 
 export const SNAPSHOT_FILE = 'snapshot.json';
 
@@ -55,6 +58,8 @@ export interface SegmentTail {
   size: number;
   /** Its header's version: one older than SEGMENT_VERSION is never appended to (the run is compacted first). */
   version: number;
+  /** Where its witness area starts (version 4 on), or null. */
+  witnessAt: number | null;
 }
 
 export interface LoadedRun extends LoadedFiles {
@@ -95,26 +100,60 @@ export async function loadRunFiles(
   const segNames = parseSegmentNames(names);
   if (segNames.length === 0 && !names.includes(SNAPSHOT_FILE)) {
     const v1 = names.includes('log') || names.includes('run.json') ? await loadV1(ctx, runId, sink, opts) : undefined;
-    if (!v1 && names.includes(WITNESS_FILE)) await missingLog(ctx, runId);
+    if (!v1 && (names.includes(WITNESS_FILE) || opts.expectCommits > 0)) await missingLog(ctx, runId, opts);
     return v1 && { ...v1, format: 1, tail: null, compactFirst: false };
   }
   return loadV2(ctx, runId, sink, opts, segNames);
 }
 
 /**
- * The run's folder has a witness (commits were acknowledged) but no log file at all: its segment (and
- * snapshot, if it was compacted) were deleted. Said with the file that is missing, never "does not exist".
+ * The run's folder holds no log file at all, though commits were acknowledged — its witness file (before
+ * segment version 4) or the run index says so: its segment (and snapshot, if it was compacted) were
+ * deleted. Said with the file that is missing, never "does not exist".
  */
-async function missingLog(ctx: LoadCtx, runId: string): Promise<never> {
-  const w = await readWitness(ctx.fsl, path.join(ctx.root, 'runs', runId));
-  const commits = w.kind === 'ok' ? w.witness.commits : null;
+async function missingLog(ctx: LoadCtx, runId: string, opts: LoadOptions): Promise<never> {
+  const w = await readWitnessFile(ctx.fsl, path.join(ctx.root, 'runs', runId));
   const file = rel(runId, segmentName(1));
+  const says =
+    w.kind === 'ok'
+      ? `; its witness says ${w.witness.commits} commit(s) had been written.`
+      : opts.expectCommits > 0
+        ? `; the run index says ${opts.expectCommits} commit(s) had been written.`
+        : '.';
   throw new AgentCheckpointCorruptionError(
-    `Run ${runId} cannot be opened: ${file} is missing (and no ${SNAPSHOT_FILE} holds its commits)` +
-      (commits === null ? '.' : `; its witness says ${commits} commit(s) had been written.`),
+    `Run ${runId} cannot be opened: ${file} is missing (and no ${SNAPSHOT_FILE} holds its commits)${says}`,
     runId,
     file,
   );
+}
+
+/**
+ * The witness of a run from the head of its newest segment (version 4 on: one small read), or null
+ * when that segment has none (an older version: the witness file holds it) or cannot be read.
+ */
+export async function readSegmentWitness(fsl: FsLayer, runDir: string): Promise<WitnessRead | null> {
+  const names = await fsl.readdir(runDir).catch(() => null);
+  const newest = names && parseSegmentNames(names).at(-1);
+  if (!newest) return null;
+  const file = path.join(runDir, newest.name);
+  let head = await fsl.readFrom(file, 0, HEAD_BYTES).catch(() => null);
+  // A header longer than that (a long task in its meta): its length says how much to read.
+  const len = head && /^(\d{1,12})\t/.exec(head.toString('latin1', 0, 13));
+  const need = len ? len[1]!.length + 10 + Number(len[1]) + 1 + WITNESS_AREA : 0;
+  if (head && need > head.length && head.length === HEAD_BYTES)
+    head = await fsl.readFrom(file, 0, need).catch(() => null);
+  const at = head ? witnessAreaAt(head) : null;
+  return head && at !== null ? readWitnessArea(head, at) : null;
+}
+
+const HEAD_BYTES = 16 * 1024;
+
+/** Where a run's witness is: the area of its newest segment with a good header, or (none of version 4) the witness file. */
+async function witnessSource(ctx: LoadCtx, runId: string, segs: SegmentFile[]): Promise<WitnessSource> {
+  const seg = [...segs].reverse().find((s) => s.header && s.parsed.witnessAt !== null);
+  if (seg)
+    return { read: readWitnessArea(seg.buf, seg.parsed.witnessAt!), file: rel(runId, seg.name), inSegment: true };
+  return witnessFileSource(ctx, runId);
 }
 
 function readSegmentFile(runId: string, name: string, first: number, buf: Buffer): SegmentFile {
@@ -244,6 +283,7 @@ async function loadV2(
       first: seg.first,
       size: stop ? stop.frameAt : seg.parsed.validEnd,
       version: seg.header?.segment ?? SEGMENT_VERSION,
+      witnessAt: seg.parsed.witnessAt,
     };
     if (stop) {
       stop.torn &&= seg === segs[segs.length - 1];
@@ -252,7 +292,14 @@ async function loadV2(
   }
   if (!stop && snapBad && segs.length === 0)
     stop = { file: snapRel, reason: snapBad, torn: false, seg: null, frameAt: 0 };
-  const wit = await witnessOf(ctx, runId, { repair: opts.repair, witnessedCommits: witnessed, reports, notices });
+  const src = await witnessSource(ctx, runId, segs);
+  const { witness: wit, rewrite } = await witnessOf(ctx, runId, src, {
+    repair: opts.repair,
+    // A segment of version 4 always holds a witness: with commits written, an empty one is noted.
+    witnessedCommits: witnessed || (src.inSegment && p > 1),
+    reports,
+    notices,
+  });
   const expect = Math.max(opts.expectCommits, wit?.commits ?? 0);
   const later = segs.filter((s) => !used.has(s) && s !== stop?.seg);
   if (stop?.torn && expect < p) {
@@ -266,11 +313,12 @@ async function loadV2(
   } else if (stop || expect >= p || later.length > 0) {
     // No segment after the snapshot: the one that held the lost commits is missing, and said so.
     const file = stop?.file ?? rel(runId, tail ? tail.name : segmentName(p));
+    const who = (wit?.commits ?? 0) >= expect ? "the run's witness" : 'the run index';
     const reason =
       stop?.reason ??
       (tail
-        ? `${file} ends at commit ${p - 1}, but the run's witness says ${expect} commits were written`
-        : `${file} is missing: ${snapRel} ends at commit ${p - 1}, but the run's witness says ${expect} commits were written`);
+        ? `${file} ends at commit ${p - 1}, but ${who} says ${expect} commits were written`
+        : `${file} is missing: ${snapRel} ends at commit ${p - 1}, but ${who} says ${expect} commits were written`);
     const peeked = peekLostFrames(stop, later, runId, codec);
     const quarantined = opts.repair
       ? await quarantineLost(ctx, runId, { stop, later, snapRel: snapBad ? snapRel : null })
@@ -293,7 +341,8 @@ async function loadV2(
   if (opts.repair) await retireCovered(ctx, runId, segs, covered, tail);
   for (const r of reports) r.fell_back_to_seq ??= survived.seq > 0 ? survived.seq : null;
   return {
-    result: { report: mergeReports(reports), commits: p - 1, witness: wit, notices },
+    // A damaged or missing witness is handed on as none, so the owner rewrites it whole.
+    result: { report: mergeReports(reports), commits: p - 1, witness: rewrite ? null : wit, notices },
     next: p,
     codec,
     meta,

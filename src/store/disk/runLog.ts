@@ -19,6 +19,7 @@ import {
   segmentName,
   type SegmentHeader,
 } from './segment';
+import { areaOf, blankArea, encodeSlot, SLOT, WITNESS_AREA, WITNESS_FILE, type TailWitness } from './witness';
 
 export interface RunLogState {
   /** 1: a version-1 run (one file per commit), read only until it is converted by compact(). */
@@ -34,12 +35,20 @@ export interface RunLogState {
    * log (a snapshot with its spare and plain copies, a fresh segment) before the run's next write.
    */
   compactFirst: boolean;
+  /** The newest witness known (read at load, or written since): a new segment starts with it. */
+  witness: TailWitness | null;
 }
 
 export class RunLog {
   private fd: number | null = null;
   /** An append failed part-way: the segment's end is unknown until it is cut back to `tail.size`. */
   private dirty = false;
+  /** Witness writes in order; closing the file waits for them (its descriptor is never reused under one). */
+  private witnessChain: Promise<void> = Promise.resolve();
+  /** A compaction is replacing the segment: witness writes wait for the new one (it starts with the newest). */
+  private compacting = false;
+  private witnessSkipped = false;
+  private opening: Promise<number> | null = null;
   /** What a follower last saw of the snapshot (a compaction by the holder means: reload). */
   private snapshotStamp: number | null = null;
 
@@ -55,20 +64,24 @@ export class RunLog {
     return path.join(this.root, rel(this.runId, ...parts));
   }
 
-  /** A new segment holding only its header, fsync'd, its directory fsync'd: the only directory fsync a segment costs. */
+  /**
+   * A new segment holding only its header and its witness area (the newest witness known, or blank),
+   * fsync'd, its directory fsync'd: the only directory fsync a segment costs.
+   */
   private async newSegment(first: number): Promise<SegmentTail> {
     const name = segmentName(first);
     const header: SegmentHeader = { segment: SEGMENT_VERSION, run_id: this.runId, first, meta: this.s.meta };
     const frame = encodeFrame(header);
+    const area = this.s.witness ? areaOf(this.s.witness) : blankArea();
     const fd = await this.fsl.createExclusive(this.file(name));
     try {
-      await this.fsl.write(fd, frame);
+      await this.fsl.write(fd, Buffer.concat([frame, area]));
       await this.fsl.fsync(fd);
     } finally {
       await this.fsl.close(fd);
     }
     await fsyncDir(this.fsl, path.dirname(this.file(name)));
-    return { name, first, size: frame.length, version: SEGMENT_VERSION };
+    return { name, first, size: frame.length + WITNESS_AREA, version: SEGMENT_VERSION, witnessAt: frame.length };
   }
 
   /** A new run: its first segment (the meta in its header). */
@@ -90,18 +103,17 @@ export class RunLog {
       first: n,
       last: n,
       ...(n === tail.first ? { meta: this.s.meta } : {}),
-      witnessed: true,
-      ops: enc.ops,
+      ops: enc.ops, // (no `witnessed`: a segment of this version always holds the witness)
     };
     const frame = encodeFrame(body);
     if (this.dirty) {
       await this.fsl.truncate(this.file(tail.name), tail.size);
       this.dirty = false;
     }
-    this.fd ??= await this.fsl.openForUpdate(this.file(tail.name));
+    const fd = await this.segmentFd(tail);
     try {
-      await this.fsl.pwrite(this.fd, frame, tail.size);
-      if (sync) await this.fsl.fdatasync(this.fd);
+      await this.fsl.pwrite(fd, frame, tail.size);
+      if (sync) await this.fsl.fdatasync(fd);
     } catch (err) {
       this.dirty = true; // not acknowledged: whatever reached the file is cut off before the next append
       throw err;
@@ -116,6 +128,44 @@ export class RunLog {
     if (this.fd !== null) await this.fsl.fdatasync(this.fd);
   }
 
+  /** The segment's descriptor, opened once however many writes ask for it at the same time. */
+  private async segmentFd(tail: SegmentTail): Promise<number> {
+    if (this.fd !== null) return this.fd;
+    this.opening ??= this.fsl.openForUpdate(this.file(tail.name)).then(
+      (fd) => {
+        this.opening = null;
+        return (this.fd = fd);
+      },
+      (err: unknown) => {
+        this.opening = null;
+        throw err;
+      },
+    );
+    return this.opening;
+  }
+
+  /**
+   * The witness after an acknowledged commit, in the segment's witness area (witness.ts): one slot in
+   * place, durable with the segment's next barrier (no fsync of its own: until then a power loss can
+   * leave it behind, claiming less, never more). `reset`: both slots (after a load that found it stale
+   * or damaged). Never fails its caller: a witness that lags only weakens detection. A segment of an
+   * older version has no area: the run is converted before it is written.
+   */
+  writeWitness(w: TailWitness, opts: { reset: boolean }): Promise<void> {
+    this.s.witness = w;
+    const run = async () => {
+      const tail = this.s.tail;
+      if (this.compacting) this.witnessSkipped = true;
+      if (this.compacting || !tail || tail.witnessAt === null) return;
+      const fd = await this.segmentFd(tail);
+      if (opts.reset) await this.fsl.pwrite(fd, areaOf(w), tail.witnessAt);
+      else await this.fsl.pwrite(fd, encodeSlot(w), tail.witnessAt + (w.commits % 2) * SLOT);
+    };
+    const next = this.witnessChain.then(run);
+    this.witnessChain = next.catch(() => undefined);
+    return next.catch(() => undefined);
+  }
+
   /**
    * The whole log as snapshot.json (framed, with a deflated spare copy: snapshotFile.ts; temp file →
    * fsync → rename → fsync of the folder), read back, then a fresh segment for what comes next, then
@@ -125,6 +175,20 @@ export class RunLog {
    * of its last commit (core/end.ts), written in front of the snapshot for views to read alone.
    */
   async compact(ops: readonly CommitOp[], end?: unknown): Promise<void> {
+    this.compacting = true;
+    try {
+      await this.compactLog(ops, end);
+    } finally {
+      this.compacting = false;
+    }
+    // The new segment starts with the newest witness known; one asked for meanwhile is written now.
+    if (this.witnessSkipped && this.s.witness) {
+      this.witnessSkipped = false;
+      void this.writeWitness(this.s.witness, { reset: false });
+    }
+  }
+
+  private async compactLog(ops: readonly CommitOp[], end?: unknown): Promise<void> {
     const last = this.s.next - 1;
     const meta = this.s.meta;
     if (last >= 1) {
@@ -148,12 +212,18 @@ export class RunLog {
       // Compacted at this length before: that segment holds no commit the log has (it would be longer).
       const name = segmentName(last + 1);
       const buf = await this.fsl.readFile(this.file(name));
-      const version = (parseSegment(buf).frames[0]?.value as { segment?: unknown } | undefined)?.segment;
-      if (version === SEGMENT_VERSION) return { name, first: last + 1, size: buf.length, version };
+      const parsed = parseSegment(buf);
+      const version = (parsed.frames[0]?.value as { segment?: unknown } | undefined)?.segment;
+      if (version === SEGMENT_VERSION && parsed.witnessAt !== null && !parsed.stop) {
+        this.witnessSkipped = true; // its witness area holds what it held then: rewritten after
+        return { name, first: last + 1, size: buf.length, version, witnessAt: parsed.witnessAt };
+      }
       await this.fsl.unlink(this.file(name)); // an older version's (or a torn) header: made again
       return this.newSegment(last + 1);
     });
     for (const s of old) if (s.name !== fresh.name) await this.fsl.unlink(this.file(s.name));
+    // A run converted from before segment version 4: its witness now lives in the segment.
+    await this.fsl.unlink(this.file(WITNESS_FILE)).catch(() => undefined);
     if (this.s.format === 1) {
       await this.fsl.rmrf(this.file('log'));
       await this.fsl.unlink(this.file('run.json')).catch(() => undefined);
@@ -203,7 +273,9 @@ export class RunLog {
     return n;
   }
 
+  /** Closes the segment once its witness writes are done. */
   async closeFd(): Promise<void> {
+    await this.witnessChain;
     const fd = this.fd;
     this.fd = null;
     if (fd !== null) await this.fsl.close(fd).catch(() => undefined);

@@ -2,13 +2,17 @@
 // One commit is one framed line, written with one append and one fdatasync — no temp file, no rename,
 // no directory fsync on the step path (the directory is fsync'd once, when the segment is created).
 //
-//   frame  = <length of json, decimal> \t <crc32 of json, 8 hex> \t <json> \n
-//   header = the first frame: {"segment":3,"run_id":…,"first":…,"meta":…} — whose run, from which commit
+//   frame   = <length of json, decimal> \t <crc32 of json, 8 hex> \t <json> \n
+//   header  = the first frame: {"segment":4,"run_id":…,"first":…,"meta":…} — whose run, from which commit
+//   witness = (version 4 on) two fixed-size slots right after the header, rewritten in place after
+//             acknowledged commits (witness.ts); then the commit frames
 //
 // Version 3 writes the commits in the compact encoding (codec.ts: a result as the difference from its
-// intent, the run context's changed keys only, implied fields left out); version 2 segments are read
-// as they are (the decoder takes both) and converted (compacted) before the run's next write, so an
-// older version never meets a version-3 frame in a file it takes for its own.
+// intent, the run context's changed keys only, implied fields left out); version 4 keeps the run's
+// tail witness in the segment (it was a file of its own) and leaves out each frame's `witnessed` (a
+// version-4 segment always has a witness). Older segments are read as they are (the decoder takes
+// every encoding) and converted (compacted) before the run's next write, so an older version never
+// meets a newer frame in a file it takes for its own.
 //
 // Reading stops at the first frame that does not check out. If no valid frame follows it, it is a
 // torn tail: an append cut short by a crash, never acknowledged (unless the run's witness says
@@ -16,8 +20,11 @@
 import zlib from 'node:zlib';
 import { z } from 'zod';
 import { RunMeta } from '../api/schema';
+import { WITNESS_AREA } from './witness';
 
-export const SEGMENT_VERSION = 3;
+export const SEGMENT_VERSION = 4;
+/** The first version with the witness area after the header frame. */
+export const SEGMENT_WITH_WITNESS = 4;
 /** The oldest segment version this one reads (and converts when it writes the run). */
 export const SEGMENT_VERSION_READ = 2;
 const TAB = 0x09;
@@ -99,6 +106,8 @@ export interface Frame {
 
 export interface ParsedSegment {
   frames: Frame[];
+  /** Where the witness area starts (right after the header frame; version 4 on), or null: none. */
+  witnessAt: number | null;
   /** Where the valid frames end (the length to keep). */
   validEnd: number;
   /** The first frame that did not check out, and why; null: the file ends cleanly. */
@@ -164,15 +173,46 @@ function validFrameAfter(buf: Buffer, at: number): boolean {
 
 export function parseSegment(buf: Buffer): ParsedSegment {
   const frames: Frame[] = [];
+  let witnessAt: number | null = null;
   let at = 0;
   while (at < buf.length) {
     const r = readFrame(buf, at);
     if (!r.ok) {
       const torn = !validFrameAfter(buf, at);
-      return { frames, validEnd: at, stop: { offset: at, reason: r.reason, torn } };
+      return { frames, witnessAt, validEnd: at, stop: { offset: at, reason: r.reason, torn } };
+    }
+    if (at === 0 && hasWitnessArea(r.frame.value)) {
+      // The header and the witness area after it are written as one: the area cut short is a header
+      // cut short (a segment being created). The area holds no frames (no tab in it, so none is found).
+      if (buf.length < r.frame.end + WITNESS_AREA)
+        return {
+          frames,
+          witnessAt,
+          validEnd: 0,
+          stop: { offset: 0, reason: 'the witness area after the header frame is cut short', torn: true },
+        };
+      witnessAt = r.frame.end;
+      frames.push(r.frame);
+      at = r.frame.end + WITNESS_AREA;
+      continue;
     }
     frames.push(r.frame);
     at = r.frame.end;
   }
-  return { frames, validEnd: at, stop: null };
+  return { frames, witnessAt, validEnd: at, stop: null };
+}
+
+/**
+ * Where the witness area of a segment starts, from its first bytes (`head`): after a good header frame
+ * of a version that keeps one; null: none there (an older version, or the header is not whole in `head`).
+ */
+export function witnessAreaAt(head: Buffer): number | null {
+  const h = readFrame(head, 0);
+  return h.ok && hasWitnessArea(h.frame.value) ? h.frame.end : null;
+}
+
+/** A header frame of a version that keeps the witness after it. */
+function hasWitnessArea(header: unknown): boolean {
+  const v = (header as { segment?: unknown } | null)?.segment;
+  return typeof v === 'number' && v >= SEGMENT_WITH_WITNESS && v <= SEGMENT_VERSION;
 }

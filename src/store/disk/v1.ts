@@ -18,6 +18,7 @@ import {
   RawCommit,
   rel,
   Survived,
+  witnessFileSource,
   witnessOf,
   type LoadCtx,
   type LoadedFiles,
@@ -199,7 +200,12 @@ export async function loadV1(
   if (opts.repair)
     for (const f of superseded) await ctx.fsl.unlink(path.join(dir, 'log', f.name)).catch(() => undefined); // an interrupted compaction's leftovers
   const witnessed = [...cache.values()].some((c) => !(c instanceof Error) && c.witnessed);
-  const wit = await witnessOf(ctx, runId, { repair: opts.repair, witnessedCommits: witnessed, reports, notices });
+  const { witness: wit } = await witnessOf(ctx, runId, await witnessFileSource(ctx, runId), {
+    repair: opts.repair,
+    witnessedCommits: witnessed,
+    reports,
+    notices,
+  });
   const expect = Math.max(opts.expectCommits, wit?.commits ?? 0);
   const stopBad = bad.find((b) => b.file === rel(runId, 'log', at.get(p)?.[0]?.name ?? ''));
   const missing = !stopBad && (after.length > 0 || expect >= p) ? rel(runId, 'log', `${pad(p)}.json`) : null;

@@ -8,11 +8,19 @@ import { startModelServer, type ModelServer } from '../../fixtures/modelServer/s
 import { openDiskStore } from '../../../src/store';
 import type { CheckpointStore } from '../../../src/store/api/types';
 import { parseSegment } from '../../../src/store/disk/segment';
+import { WITNESS_AREA } from '../../../src/store/disk/witness';
 import { lines, makeRunner, tmp } from './support';
 
 const DAMAGES = ['truncate', 'bit-flip', 'zero-fill', 'delete', 'garbage'] as const;
 type Damage = (typeof DAMAGES)[number];
-const KINDS = ['index.json', 'witness', 'segment:header', 'commit:first', 'commit:middle', 'commit:last'] as const;
+const KINDS = [
+  'index.json',
+  'segment:witness',
+  'segment:header',
+  'commit:first',
+  'commit:middle',
+  'commit:last',
+] as const;
 type Kind = (typeof KINDS)[number] | 'snapshot';
 const ALL_LINES = ['step 1', 'step 2', 'step 3'];
 
@@ -80,8 +88,7 @@ function copyOf(p: Pristine): Pristine {
 function target(p: Pristine, kind: Kind): { file: string; range?: { at: number; end: number } } {
   const runDir = path.join(p.store, 'runs', p.runId);
   if (kind === 'index.json') return { file: path.join(p.store, 'index.json') };
-  if (kind === 'witness' || kind === 'snapshot')
-    return { file: path.join(runDir, kind === 'snapshot' ? 'snapshot.json' : 'witness') };
+  if (kind === 'snapshot') return { file: path.join(runDir, 'snapshot.json') };
   const seg = path.join(
     runDir,
     fs
@@ -90,10 +97,12 @@ function target(p: Pristine, kind: Kind): { file: string; range?: { at: number; 
       .sort()
       .at(-1)!,
   );
-  const frames = parseSegment(fs.readFileSync(seg)).frames;
+  const parsed = parseSegment(fs.readFileSync(seg));
+  const frames = parsed.frames;
   const commits = frames.slice(1);
   const pick = {
     'segment:header': frames[0]!,
+    'segment:witness': { start: parsed.witnessAt!, end: parsed.witnessAt! + WITNESS_AREA },
     'commit:first': commits[0]!,
     'commit:middle': commits[Math.floor(commits.length / 2)]!,
     'commit:last': commits[commits.length - 1]!,

@@ -104,6 +104,8 @@ export interface BarrierHooks {
   barrier?(n: number, carries: string[], lastFrame: string[]): void;
 }
 
+const isFrame = (data: Buffer): boolean => /^\d{1,12}\t[0-9a-f]{8}\t/.test(data.toString('latin1', 0, 23));
+
 /** The real fs, noting what each durable barrier (an fdatasync of a segment) carried: the frames written since the last one. */
 export function barrierFs(hooks: BarrierHooks = {}): { fs: FsLayer; barriers: string[][] } {
   const segments = new Set<number>();
@@ -122,7 +124,8 @@ export function barrierFs(hooks: BarrierHooks = {}): { fs: FsLayer; barriers: st
       await nodeFs.close(fd);
     },
     pwrite: async (fd, data, position) => {
-      if (segments.has(fd)) {
+      // A frame (not a slot of the segment's witness area, written in place after a barrier).
+      if (segments.has(fd) && isFrame(data)) {
         last = carried(data);
         hooks.frame?.(barriers.length + 1, last);
         since.push(...last);

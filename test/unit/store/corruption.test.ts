@@ -1,6 +1,7 @@
 // The corruption matrix: every file kind × {truncate, bit-flip, zero-fill, delete, garbage}. A run's
 // log is one segment file, so its "commits" are frames: the damage hits the first, a middle or the
-// last commit frame of the segment (delete = the frame's bytes cut out), or its header frame. A
+// last commit frame of the segment (delete = the frame's bytes cut out), its header frame, or the
+// witness area after the header (the run's tail witness, kept in the segment since version 4). A
 // compacted run's snapshot.json is damaged as a whole file and in one 4 KB block (a bad sector; a
 // truncation in its second half; delete = the block's bytes cut out).
 // Each case: detected with a report/error naming the file; the bad bytes kept in quarantine (never
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../../../src/store/api/errors';
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
 import { encodeFrame, parseSegment } from '../../../src/store/disk/segment';
+import { WITNESS_AREA } from '../../../src/store/disk/witness';
 import { decodeSnapshot } from '../../../src/store/disk/snapshotFile';
 import type { CorruptionReport } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
@@ -21,7 +23,7 @@ const DAMAGES = ['truncate', 'bit-flip', 'zero-fill', 'delete', 'garbage'] as co
 type Damage = (typeof DAMAGES)[number];
 const KINDS = [
   'index.json',
-  'witness',
+  'segment:witness',
   'segment:header',
   'commit:first',
   'commit:middle',
@@ -86,6 +88,8 @@ interface Pristine {
   /** The run's one segment, and its commit frames: byte range and the last seq each holds (after the header). */
   segment: string;
   header: { at: number; end: number };
+  /** The witness area after the header (two slots). */
+  witness: { at: number; end: number };
   frames: { at: number; end: number; lastSeq: number }[];
   lockBytes: Buffer;
   /** The same run in a second store, compacted after step 2: snapshot.json + a segment. */
@@ -169,6 +173,7 @@ async function buildPristine(): Promise<Pristine> {
     blob,
     segment,
     header: { at: parsed.frames[0]!.start, end: parsed.frames[0]!.end },
+    witness: { at: parsed.witnessAt!, end: parsed.witnessAt! + WITNESS_AREA },
     frames,
     lockBytes,
     compacted: { dir: cdir, snapshotSeq, commits: compactedCommits(cdir, id) },
@@ -234,6 +239,7 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     const fullSeq = frames[frames.length - 1]!.lastSeq;
     const inSegment = {
       'segment:header': pristine.header,
+      'segment:witness': pristine.witness,
       'commit:first': frames[0],
       'commit:middle': frames[3],
       'commit:last': frames[frames.length - 1],
@@ -243,7 +249,6 @@ describe('store: corruption matrix (every file kind × every damage)', function 
       ? rel(pristine.segment)
       : {
           'index.json': 'index.json',
-          witness: rel('witness'),
           snapshot: snapshotFile,
           'snapshot:block': snapshotFile,
           blob: rel('blobs', pristine.blob),
@@ -265,12 +270,18 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     const snapshotWhole =
       kind === 'snapshot:block' || (kind === 'snapshot' && (how === 'truncate' || how === 'bit-flip'));
     // Commits lost from where the damage is: a frame and everything after it; the snapshot and everything after it.
+    // The witness area: a slot bad loses nothing (the other slot, or the log, stands in); cut short or cut
+    // out, the frames after it are lost with it, as with a bad header.
+    const areaLost = kind === 'segment:witness' && (how === 'truncate' || how === 'delete');
     const lostFrom =
-      kind === 'segment:header' || kind === 'commit:first' || (kind === 'snapshot' && !snapshotWhole)
+      kind === 'segment:header' || kind === 'commit:first' || areaLost || (kind === 'snapshot' && !snapshotWhole)
         ? 1
-        : range && kind !== 'snapshot:block' && kind !== 'snapshot'
+        : range && kind !== 'snapshot:block' && kind !== 'snapshot' && kind !== 'segment:witness'
           ? frames.indexOf(range as (typeof frames)[number]) + 1
           : null;
+    // Cut short inside the header or the witness area: the witness went with the frames, so whether
+    // effect records were lost is not known (said as unknown, which resume treats as lost).
+    const witnessGone = (kind === 'segment:header' || kind === 'segment:witness') && how === 'truncate';
     const expectedSeq = lostFrom === null ? fullSeq : lostFrom === 1 ? null : frames[lostFrom - 2]!.lastSeq;
     const fullSeqOfRun = kind === 'snapshot' ? null : fullSeq;
     const bad = damage(path.join(dir, target), how, rand, kind === 'blob', range);
@@ -284,8 +295,8 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     });
     try {
       const lease = await s.acquire(id, h.owner('recoverer')); // the owner loads fresh and repairs
-      // Redundant files that are simply gone (a cache, the witness) are rebuilt and logged, not alarms.
-      const redundantGone = how === 'delete' && (kind === 'index.json' || kind === 'witness');
+      // A redundant file that is simply gone (the index, a cache) is rebuilt and logged, not an alarm.
+      const redundantGone = how === 'delete' && kind === 'index.json';
       let detected = redundantGone
         ? recovered.includes(target) && !reports.some((r) => r.file === target)
         : reports.some((r) => r.file === target);
@@ -323,7 +334,9 @@ describe('store: corruption matrix (every file kind × every damage)', function 
         assert.equal(run.damage?.file, target, 'the damage is recorded in the run');
         assert.equal(run.damage?.state_before, 'completed', 'the witness says the run had finished');
         assert.equal(run.state, 'completed', 'a finished run stays finished');
-        if (effectsInLostPart)
+        if (effectsInLostPart && witnessGone)
+          assert.notEqual(run.damage?.effects_lost, false, 'the witness went with them: not known, never "none"');
+        else if (effectsInLostPart)
           assert.equal(run.damage?.effects_lost, true, 'the witness counts the lost effect records');
       } else if (kind !== 'blob') {
         const report = reports.find((r) => r.file === target);

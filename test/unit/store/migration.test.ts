@@ -1,6 +1,7 @@
-// Versions: the committed version-1 to -4 stores load with the current code, exactly; a
-// version-1 run is converted to the segment log, a version-2 snapshot to the framed form, and a
-// version-3 log to the compact encoding, when it is next acquired, and reads the same after;
+// Versions: the committed version-1 to -6 stores load with the current code, exactly; a
+// version-1 run is converted to the segment log, a version-2 snapshot to the framed form, a
+// version-3 log to the compact encoding, and a run whose witness is a file of its own (store-v5 and
+// before) to a segment that holds it, when it is next acquired, and reads the same after;
 // a file from a newer version is refused and left untouched; legacy AFK-style checkpoints are
 // normalised on import.
 import assert from 'node:assert/strict';
@@ -17,6 +18,7 @@ import {
   SNAPSHOT_VERSION,
 } from '../../../src/store/disk/snapshotFile';
 import { parseSegment, SEGMENT_VERSION } from '../../../src/store/disk/segment';
+import { readWitnessArea } from '../../../src/store/disk/witness';
 import { describeStore } from '../../fixtures/generateStore';
 import * as h from './helpers';
 
@@ -65,8 +67,8 @@ describe('store: versions and migrations', function () {
         .readdirSync(runDir)
         .filter((n) => !n.startsWith('.') && n !== 'owner.lock')
         .sort(),
-      ['segment-000000000005.log', 'snapshot.json', 'witness'],
-      'converted: no log/ folder, no run.json',
+      ['segment-000000000005.log', 'snapshot.json'],
+      'converted: no log/ folder, no run.json, the witness in the segment',
     );
     await s.decideApproval('v1-awaiting', 'call_cmd', { kind: 'approve', reason: null, input_hash: null });
     await lease.release();
@@ -111,6 +113,20 @@ describe('store: versions and migrations', function () {
       await o.after(dir, expected);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Every run of the store in `dir` is in the current format: a segment of this version holding the witness, no witness file. */
+  function assertConverted(dir: string, expected: unknown): void {
+    for (const id of Object.keys((expected as { runs: object }).runs)) {
+      const files = fs.readdirSync(path.join(dir, 'runs', id));
+      assert.ok(!files.includes('witness'), `${id}: its witness file is gone (${files.join(', ')})`);
+      const seg = files.filter((f) => f.startsWith('segment-'));
+      assert.equal(seg.length, 1, `${id}: one segment`);
+      const parsed = parseSegment(fs.readFileSync(path.join(dir, 'runs', id, seg[0]!)));
+      assert.equal((parsed.frames[0]?.value as { segment: number }).segment, SEGMENT_VERSION, `${id}: converted`);
+      const w = readWitnessArea(fs.readFileSync(path.join(dir, 'runs', id, seg[0]!)), parsed.witnessAt!);
+      assert.equal(w.kind, 'ok', `${id}: the segment holds the witness`);
     }
   }
 
@@ -169,10 +185,7 @@ describe('store: versions and migrations', function () {
         ),
       async after(v4, expected) {
         await writeEach(v4, expected);
-        assert.ok(
-          !fs.existsSync(path.join(v4, 'runs', 'v4-finished', 'snapshot.json')),
-          'segments in the current encoding: not converted',
-        );
+        assertConverted(v4, expected);
         const snapshot = fs.readFileSync(path.join(v4, 'runs', 'v4-compacted', 'snapshot.json'));
         assert.equal(
           decodeSnapshot(snapshot, 'snapshot.json', 'v4-compacted').version,
@@ -201,7 +214,23 @@ describe('store: versions and migrations', function () {
         assert.equal(kept.records.at(-1)?.phase, 'run_terminal');
         await whole.close();
         await writeEach(v5, expected);
+        assertConverted(v5, expected);
         assert.deepEqual(await describeStore(v5, 5), expected, 'acquired and let go: the same');
+      },
+    }));
+
+  it('loads every run of the committed v6 store exactly (the witness in the segment), without rewriting it; written again, nothing is converted', () =>
+    withFixture(6, {
+      before: (v6) => {
+        for (const id of ['v6-awaiting', 'v6-finished', 'v6-midtools', 'v6-compacted'])
+          assert.ok(!fs.existsSync(path.join(v6, 'runs', id, 'witness')), `${id}: no witness file`);
+      },
+      async after(v6, expected) {
+        const before = bytes(v6);
+        await writeEach(v6, expected);
+        assertConverted(v6, expected);
+        assert.deepEqual(bytes(v6), before, 'current: acquired and let go without a write, no file is rewritten');
+        assert.deepEqual(await describeStore(v6, 6), expected, 'acquired and let go: the same');
       },
     }));
 

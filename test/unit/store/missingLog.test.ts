@@ -1,5 +1,6 @@
 // A run whose log files were deleted (issue 23): the error or the report names the missing file,
-// never "Run … does not exist" for a run whose witness says commits were acknowledged.
+// never "Run … does not exist" for a run whose index entry says commits were acknowledged (the
+// witness lived in the deleted segment).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -39,7 +40,7 @@ describe('store: a deleted log names the missing file', function () {
       const err = await h.rejects(read(), AgentCheckpointCorruptionError);
       assert.equal(err.file, `runs/${id}/segment-000000000001.log`);
       assert.match(err.message, /segment-000000000001\.log is missing/);
-      assert.match(err.message, /witness says \d+ commit/);
+      assert.match(err.message, /the run index says \d+ commit/);
       assert.doesNotMatch(err.message, /does not exist/);
     }
     await s.close();

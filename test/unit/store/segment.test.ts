@@ -9,6 +9,7 @@ import { crc32, crc32Portable, encodeFrame, parseSegment, SEGMENT_VERSION } from
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
 import type { CorruptionReport, StoreEvent } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
+import { areaOf, blankArea, readWitnessArea } from '../../../src/store/disk/witness';
 import * as h from './helpers';
 
 async function stepWithEffect(s: DiskStore, id: string, step: number, msgs: ChatMessage[]): Promise<ChatMessage[]> {
@@ -84,13 +85,17 @@ describe('store: the segment log', function () {
     await s.append(id, h.runStarted());
     await stepWithEffect(s, id, 1, [{ role: 'user', content: 'go' }]);
     const runDir = path.join(dir, 'runs', id);
-    const witnessBefore = fs.readFileSync(path.join(runDir, 'witness')); // the witness as it was before the last append
     const seqBefore = (await s.latest(id)).seq;
     await s.append(id, h.terminal(1)); // the record that will be torn
-    const segment = fs.readFileSync(segmentIn(runDir));
-    const last = parseSegment(segment).frames.at(-1)!;
     await lease.release();
     await s.close();
+    const segment = fs.readFileSync(segmentIn(runDir));
+    const parsed = parseSegment(segment);
+    const last = parsed.frames.at(-1)!;
+    // The witness as it was before the last append: it never counted the torn commit.
+    const now = readWitnessArea(segment, parsed.witnessAt!);
+    if (now.kind !== 'ok') throw new Error(`the witness after the run: ${now.kind}`);
+    const witnessBefore = areaOf({ ...now.witness, commits: now.witness.commits - 1 });
     const pristine = tmp('aw-torn-pristine-');
     fs.cpSync(dir, pristine, { recursive: true });
     let cases = 0;
@@ -98,8 +103,9 @@ describe('store: the segment log', function () {
       const c = tmp(`aw-torn-${cut}-`);
       fs.cpSync(pristine, c, { recursive: true });
       const segFile = segmentIn(path.join(c, 'runs', id));
-      fs.writeFileSync(segFile, segment.subarray(0, cut)); // the append reached the file up to `cut`
-      fs.writeFileSync(path.join(c, 'runs', id, 'witness'), witnessBefore); // and was never acknowledged
+      const torn = Buffer.from(segment.subarray(0, cut)); // the append reached the file up to `cut`
+      witnessBefore.copy(torn, parsed.witnessAt!); // and was never acknowledged
+      fs.writeFileSync(segFile, torn);
       fs.rmSync(path.join(c, 'index.json'));
       const o = await openCollecting(c);
       const l = await o.s.acquire(id, h.owner('after crash'));
@@ -138,17 +144,23 @@ describe('store: the segment log', function () {
     await s.append(id, h.runStarted());
     await lease.release();
     await s.close();
-    fs.writeFileSync(path.join(dir, 'runs', id, 'witness'), ''); // as SIGKILL right after the first ACK leaves it
+    // As SIGKILL right after the first ACK leaves it: the segment's witness area as it was created, blank.
+    const segFile = segmentIn(path.join(dir, 'runs', id));
+    const bytes = fs.readFileSync(segFile);
+    const at = parseSegment(bytes).witnessAt!;
+    blankArea().copy(bytes, at);
+    fs.writeFileSync(segFile, bytes);
     const o = await openCollecting(dir);
     await (await o.s.acquire(id, h.owner('next'))).release();
     assert.deepEqual(o.reports, [], 'not corruption');
     assert.deepEqual(fs.readdirSync(path.join(dir, 'quarantine')).length, 0, 'nothing quarantined');
     assert.ok(
-      o.recovered.some((r) => r.file === `runs/${id}/witness` && /is empty/.test(r.message)),
+      o.recovered.some((r) => r.file === `runs/${id}/${path.basename(segFile)}` && /is empty/.test(r.message)),
       `noted (${o.recovered.map((r) => r.message).join('; ')})`,
     );
     assert.equal((await o.s.latest(id)).seq, 1);
-    assert.equal(fs.statSync(path.join(dir, 'runs', id, 'witness')).size, 512, 'rebuilt');
+    const rebuilt = readWitnessArea(fs.readFileSync(segFile), at);
+    assert.ok(rebuilt.kind === 'ok' && rebuilt.witness.commits === 1, 'rebuilt');
     await o.s.close();
   });
 

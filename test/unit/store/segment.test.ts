@@ -10,6 +10,8 @@ import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/stor
 import type { CorruptionReport, StoreEvent } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import { areaOf, blankArea, readWitnessArea } from '../../../src/store/disk/witness';
+import { readSegmentWitness } from '../../../src/store/disk/load';
+import { nodeFs } from '../../../src/store/disk/fsLayer';
 import * as h from './helpers';
 
 async function stepWithEffect(s: DiskStore, id: string, step: number, msgs: ChatMessage[]): Promise<ChatMessage[]> {
@@ -237,6 +239,27 @@ describe('store: the segment log', function () {
     assert.equal((await again.s.latest(id)).seq, lastSeq + 1);
     assert.deepEqual(again.reports, []);
     await again.s.close();
+  });
+
+  it("the witness is read from the segment's head, past a header longer than the first read (a long task)", async () => {
+    const dir = tmp('aw-long-header-');
+    const s = await openDiskStoreReady(dir);
+    const { run, lease } = await s.createRun({ ...h.newRun('long'), task: 'x'.repeat(40_000) }, h.owner('w'));
+    const id = run.run_id;
+    await s.append(id, h.runStarted());
+    const late = await openDiskStoreReady(dir); // another window: knows the run from its first read
+    await late.listRuns();
+    assert.equal(await late.rescan(), false, 'nothing grew yet');
+    await s.append(id, h.preTools(1));
+    await s.flush(); // its second commit
+    const runDir = path.join(dir, 'runs', id);
+    const w = await readSegmentWitness(nodeFs, runDir);
+    assert.ok(w?.kind === 'ok' && w.witness.commits === 2, `the witness after the header: ${JSON.stringify(w)}`);
+    assert.ok(parseSegment(fs.readFileSync(segmentIn(runDir))).witnessAt! > 40_000);
+    assert.equal(await late.rescan(), true, 'its log grew: seen from the witness');
+    await lease.release();
+    await late.close();
+    await s.close();
   });
 
   it('a segment of a newer version is refused and left untouched, not taken for damage', async () => {

@@ -334,7 +334,7 @@ export class DiskEngine implements Engine {
     return this.engineLock(runId, await this.lockFile(runId, owner));
   }
 
-  /** What the core holds: releasing it closes the run's segment (its witness synced) before the lock goes. */
+  /** What the core holds: releasing it closes the run's segment (its witness writes done) before the lock goes. */
   private engineLock(runId: string, lock: FileLock): EngineLock {
     return {
       get lost() {
@@ -342,7 +342,7 @@ export class DiskEngine implements Engine {
       },
       release: async () => {
         const f = this.runs.get(runId);
-        if (f?.lock === lock) await f.log.closeFd(); // its witness written and synced first
+        if (f?.lock === lock) await f.log.closeFd(); // its witness writes done first
         await lock.release();
       },
     };

@@ -34,6 +34,7 @@ import { DurableJsonFile } from './durableFile';
 import { isMissing, type FsLayer } from './fsLayer';
 import type { Quarantined } from './quarantine';
 import {
+  frameKey,
   parseSegment,
   parseSegmentNames,
   scanFrames,
@@ -157,7 +158,7 @@ async function witnessSource(ctx: LoadCtx, runId: string, segs: SegmentFile[]): 
 }
 
 function readSegmentFile(runId: string, name: string, first: number, buf: Buffer): SegmentFile {
-  const parsed = parseSegment(buf);
+  const parsed = parseSegment(buf, { runId });
   const version = (parsed.frames[0]?.value as { segment?: unknown } | undefined)?.segment;
   // A newer version's segment is not damage: refused, left untouched (as a newer envelope is).
   if (typeof version === 'number' && version > SEGMENT_VERSION)
@@ -423,7 +424,7 @@ function metaOf(snap: { raw: RawCommit } | Error | null, segs: SegmentFile[], ru
   const header = segs.find((s) => s.header)?.header?.meta;
   if (header) return header;
   for (const s of segs) {
-    for (const f of framesAfter(s, 0)) {
+    for (const f of framesAfter(s, 0, runId)) {
       const m = isRawCommit(f.value) && f.value.run_id === runId ? RunMeta.safeParse(f.value.meta) : null;
       if (m?.success && m.data.run_id === runId) return m.data;
     }
@@ -432,8 +433,9 @@ function metaOf(snap: { raw: RawCommit } | Error | null, segs: SegmentFile[], ru
 }
 
 /** The frames that still check out in a segment after byte `from` (past a damaged one). */
-function framesAfter(s: SegmentFile, from: number): Frame[] {
-  return scanFrames(s.buf, from);
+function framesAfter(s: SegmentFile, from: number, runId: string): Frame[] {
+  // Either checksum (the run's, a plain one): the header saying which may be the damaged part.
+  return scanFrames(s.buf, from, { key: frameKey(runId) });
 }
 
 /** The highest commit number a segment's frames claim. */
@@ -448,7 +450,7 @@ function peekLostFrames(stop: Stop | null, later: SegmentFile[], runId: string, 
   const out = emptyPeek();
   const calls = peekCalls(codec);
   const lost = [
-    ...(stop?.seg ? framesAfter(stop.seg, stop.frameAt + 1) : []),
+    ...(stop?.seg ? framesAfter(stop.seg, stop.frameAt + 1, runId) : []),
     ...later.flatMap((s) => s.parsed.frames),
   ];
   for (const f of lost) if (isRawCommit(f.value)) peekInto(out, peekBody(f.value, runId, calls));

@@ -11,8 +11,12 @@ import { fsyncDir, writeDurably } from './durableFile';
 import type { FsLayer } from './fsLayer';
 import { SNAPSHOT_FILE, type SegmentTail } from './load';
 import { decodeSnapshot, encodeSnapshot } from './snapshotFile';
+import { shortBody } from './frameKeys';
 import {
   encodeFrame,
+  encodeCommitFrame,
+  frameKey,
+  type FrameKey,
   parseSegment,
   parseSegmentNames,
   SEGMENT_VERSION,
@@ -51,6 +55,8 @@ export class RunLog {
   private opening: Promise<number> | null = null;
   /** What a follower last saw of the snapshot (a compaction by the holder means: reload). */
   private snapshotStamp: number | null = null;
+  /** What this run's commit frames' checksums start from (segment version 5). */
+  private key: FrameKey | null = null;
 
   constructor(
     private readonly fsl: FsLayer,
@@ -98,14 +104,17 @@ export class RunLog {
     this.s.tail ??= await this.newSegment(n);
     const tail = this.s.tail;
     // The first commit of a segment repeats the meta: a damaged header does not make the run unopenable.
-    const body: RawCommit = {
+    const meta = n === tail.first ? this.s.meta : undefined;
+    // In short keys (frameKeys.ts); long if it holds a key of its own that reads as a short one. No
+    // `witnessed`: a segment of this version always holds the witness.
+    const body: Omit<RawCommit, 'witnessed'> | Record<string, unknown> = shortBody(n, meta, enc.ops) ?? {
       run_id: this.runId,
       first: n,
       last: n,
-      ...(n === tail.first ? { meta: this.s.meta } : {}),
-      ops: enc.ops, // (no `witnessed`: a segment of this version always holds the witness)
+      ...(meta ? { meta } : {}),
+      ops: enc.ops,
     };
-    const frame = encodeFrame(body);
+    const frame = encodeCommitFrame(body, (this.key ??= frameKey(this.runId)));
     if (this.dirty) {
       await this.fsl.truncate(this.file(tail.name), tail.size);
       this.dirty = false;
@@ -253,7 +262,7 @@ export class RunLog {
     this.snapshotStamp = stamp;
     const buf = await this.fsl.readFrom(this.file(tail.name), tail.size).catch(() => null);
     if (!buf) return 'reload';
-    const parsed = parseSegment(buf);
+    const parsed = parseSegment(buf, { runId: this.runId, version: tail.version });
     if (parsed.stop && !parsed.stop.torn) return 'reload'; // a full load reports (and, if allowed, repairs) it
     let n = 0;
     for (const f of parsed.frames) {

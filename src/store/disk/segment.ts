@@ -3,14 +3,16 @@
 // no directory fsync on the step path (the directory is fsync'd once, when the segment is created).
 //
 //   frame   = <length of json, decimal> \t <crc32 of json, 8 hex> \t <json> \n
-//   header  = the first frame: {"segment":4,"run_id":…,"first":…,"meta":…} — whose run, from which commit
+//   header  = the first frame: {"segment":5,"run_id":…,"first":…,"meta":…} — whose run, from which commit
 //   witness = (version 4 on) two fixed-size slots right after the header, rewritten in place after
 //             acknowledged commits (witness.ts); then the commit frames
 //
 // Version 3 writes the commits in the compact encoding (codec.ts: a result as the difference from its
 // intent, the run context's changed keys only, implied fields left out); version 4 keeps the run's
 // tail witness in the segment (it was a file of its own) and leaves out each frame's `witnessed` (a
-// version-4 segment always has a witness). Older segments are read as they are (the decoder takes
+// version-4 segment always has a witness); version 5 writes each commit frame in short keys, without
+// its run id, and starts its checksum from the run id's instead (frameKeys.ts) — the header frame is as
+// before. Older segments are read as they are (the decoder takes
 // every encoding) and converted (compacted) before the run's next write, so an older version never
 // meets a newer frame in a file it takes for its own.
 //
@@ -20,11 +22,15 @@
 import zlib from 'node:zlib';
 import { z } from 'zod';
 import { RunMeta } from '../api/schema';
+import { isJsonObject } from '../../common/json';
+import { longBody } from './frameKeys';
 import { WITNESS_AREA } from './witness';
 
-export const SEGMENT_VERSION = 4;
+export const SEGMENT_VERSION = 5;
 /** The first version with the witness area after the header frame. */
 export const SEGMENT_WITH_WITNESS = 4;
+/** The first version whose commit frames are in short keys, their checksums started from the run id's. */
+export const SEGMENT_SHORT = 5;
 /** The oldest segment version this one reads (and converts when it writes the run). */
 export const SEGMENT_VERSION_READ = 2;
 const TAB = 0x09;
@@ -54,7 +60,7 @@ const hex8 = (n: number) => (n >>> 0).toString(16).padStart(8, '0');
 
 /** Table-driven CRC-32 (IEEE), for hosts whose Node predates zlib.crc32 (VS Code before 1.101 ships Node 20.9). */
 let table: Int32Array | undefined;
-function crc32Js(buf: Uint8Array): number {
+function crc32Js(buf: Uint8Array, seed = 0): number {
   if (!table) {
     table = new Int32Array(256);
     for (let i = 0; i < 256; i++) {
@@ -63,13 +69,14 @@ function crc32Js(buf: Uint8Array): number {
       table[i] = c;
     }
   }
-  let crc = -1;
+  let crc = ~seed;
   for (let i = 0; i < buf.length; i++) crc = table[(crc ^ buf[i]!) & 0xff]! ^ (crc >>> 8);
   return (crc ^ -1) >>> 0;
 }
 
-export const crc32: (buf: Uint8Array) => number =
-  typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (b) => zlib.crc32(b) : crc32Js;
+/** crc32 of `buf`, continued from `seed` (the crc32 of what comes before it; 0: nothing). */
+export const crc32: (buf: Uint8Array, seed?: number) => number =
+  typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (b, seed = 0) => zlib.crc32(b, seed) : crc32Js;
 export { crc32Js as crc32Portable };
 
 /** JSON with non-ASCII escaped (the file stays one-byte text, as the envelopes do), framed. */
@@ -77,8 +84,13 @@ export function encodeFrame(value: unknown): Buffer {
   return frameOfJson(JSON.stringify(value));
 }
 
+/** A commit frame of a run's segment (version 5 on): its checksum started from the run id's. */
+export function encodeCommitFrame(body: unknown, key: FrameKey): Buffer {
+  return frameOfJson(JSON.stringify(body), key.seed);
+}
+
 /** The same, for JSON text already serialised (a snapshot's chunks are built from each op's text). */
-export function frameOfJson(text: string): Buffer {
+export function frameOfJson(text: string, seed = 0): Buffer {
   // Most commits are ASCII already: one scan to find out, instead of a replace that copies the text.
   const json = NON_ASCII.test(text)
     ? text.replace(NON_ASCII_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
@@ -90,7 +102,7 @@ export function frameOfJson(text: string): Buffer {
   const bodyAt = head.length;
   frame.write(json, bodyAt, len, 'latin1');
   frame[bodyAt + len] = NL;
-  frame.write(`${len}\t${hex8(crc32(frame.subarray(bodyAt, bodyAt + len)))}\t`, 0, bodyAt, 'latin1');
+  frame.write(`${len}\t${hex8(crc32(frame.subarray(bodyAt, bodyAt + len), seed))}\t`, 0, bodyAt, 'latin1');
   return frame;
 }
 
@@ -116,8 +128,24 @@ export interface ParsedSegment {
 
 type FrameRead = { ok: true; frame: Frame } | { ok: false; reason: string; short: boolean };
 
-/** `parse: false`: the framing and checksum only (value left undefined). */
-export function readFrame(buf: Buffer, at: number, parse = true): FrameRead {
+/**
+ * How a run's commit frames are checked and read (segment version 5 on): the checksum continued from
+ * the run id's, a frame in short keys read back as its commit body. A frame from another run's log
+ * fails the checksum as a damaged one does.
+ */
+export interface FrameKey {
+  runId: string;
+  seed: number;
+}
+
+export const frameKey = (runId: string): FrameKey => ({ runId, seed: crc32(Buffer.from(runId, 'utf8')) });
+
+/**
+ * `parse: false`: the framing and checksum only (value left undefined). `key`: a commit frame of that
+ * run (version 5); `either`: its checksum may also be a plain one (a header, an older frame) — for
+ * "does anything valid follow?", never to read a commit.
+ */
+export function readFrame(buf: Buffer, at: number, parse = true, key?: FrameKey | null, either = false): FrameRead {
   const t1 = buf.indexOf(TAB, at);
   if (t1 < 0 || t1 - at > 12)
     return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
@@ -133,13 +161,24 @@ export function readFrame(buf: Buffer, at: number, parse = true): FrameRead {
     return { ok: false, reason: `the frame is cut short (${buf.length - bodyAt} of ${len + 1} bytes)`, short: true };
   if (buf[end - 1] !== NL) return { ok: false, reason: 'the frame does not end where its length says', short: false };
   const body = buf.subarray(bodyAt, end - 1);
-  if (hex8(crc32(body)) !== buf.toString('latin1', crcAt, crcAt + 8))
+  const written = buf.toString('latin1', crcAt, crcAt + 8);
+  const keyed = key != null && hex8(crc32(body, key.seed)) === written;
+  if (!keyed && (key != null && !either ? true : hex8(crc32(body)) !== written))
     return { ok: false, reason: 'checksum mismatch', short: false };
+  let value: unknown;
   try {
-    return { ok: true, frame: { start: at, end, value: parse ? JSON.parse(body.toString('latin1')) : undefined } };
+    value = parse ? JSON.parse(body.toString('latin1')) : undefined;
   } catch {
     return { ok: false, reason: 'the frame is not JSON', short: false };
   }
+  if (keyed && isJsonObject(value) && 'o' in value) {
+    try {
+      value = longBody(value, key.runId);
+    } catch {
+      // Checksummed but not a commit in the short form: left as it is, for the reader to refuse.
+    }
+  }
+  return { ok: true, frame: { start: at, end, value } };
 }
 
 /** A frame header: only frame starts look like this (JSON escapes its tabs). */
@@ -149,12 +188,12 @@ const FRAME_START = /\d{1,12}\t[0-9a-f]{8}\t/g;
  * The frames that still check out anywhere after byte `from` (a damaged frame's own length cannot be
  * trusted to find the next one): every place that looks like a frame header is tried.
  */
-export function scanFrames(buf: Buffer, from: number, opts: { first?: boolean } = {}): Frame[] {
+export function scanFrames(buf: Buffer, from: number, opts: { first?: boolean; key?: FrameKey | null } = {}): Frame[] {
   const text = buf.toString('latin1');
   const out: Frame[] = [];
   FRAME_START.lastIndex = from;
   for (let m = FRAME_START.exec(text); m; m = FRAME_START.exec(text)) {
-    const r = readFrame(buf, m.index);
+    const r = readFrame(buf, m.index, true, opts.key, true);
     if (!r.ok) {
       FRAME_START.lastIndex = m.index + 1;
       continue;
@@ -167,21 +206,36 @@ export function scanFrames(buf: Buffer, from: number, opts: { first?: boolean } 
 }
 
 /** A valid frame somewhere after the one at `at`: then that one was damage, not a torn tail. */
-function validFrameAfter(buf: Buffer, at: number): boolean {
-  return scanFrames(buf, at + 1, { first: true }).length > 0;
+function validFrameAfter(buf: Buffer, at: number, key: FrameKey | null): boolean {
+  return scanFrames(buf, at + 1, { first: true, key }).length > 0;
 }
 
-export function parseSegment(buf: Buffer): ParsedSegment {
+/**
+ * A segment's frames, its header first. `runId`: the run whose folder holds it (its commit frames'
+ * checksums start from its id; without it, from the id its header names). `version`: `buf` is the
+ * part of a segment of that version after its header (another window's appends, read as they come).
+ */
+export function parseSegment(buf: Buffer, o: { runId?: string; version?: number } = {}): ParsedSegment {
   const frames: Frame[] = [];
   let witnessAt: number | null = null;
+  const headless = o.version !== undefined;
+  let key: FrameKey | null =
+    o.runId !== undefined && (!headless || o.version! >= SEGMENT_SHORT) ? frameKey(o.runId) : null;
   let at = 0;
   while (at < buf.length) {
-    const r = readFrame(buf, at);
+    const r = readFrame(buf, at, true, at === 0 && !headless ? null : key);
     if (!r.ok) {
-      const torn = !validFrameAfter(buf, at);
+      const torn = !validFrameAfter(buf, at, key);
       return { frames, witnessAt, validEnd: at, stop: { offset: at, reason: r.reason, torn } };
     }
-    if (at === 0 && hasWitnessArea(r.frame.value)) {
+    if (at === 0 && !headless) {
+      // The header says whose commits follow, and in which form.
+      const h = r.frame.value as { segment?: unknown; run_id?: unknown } | null;
+      const version = typeof h?.segment === 'number' ? h.segment : 0;
+      const runId = o.runId ?? (typeof h?.run_id === 'string' ? h.run_id : undefined);
+      key = version >= SEGMENT_SHORT && runId !== undefined ? frameKey(runId) : null;
+    }
+    if (at === 0 && !headless && hasWitnessArea(r.frame.value)) {
       // The header and the witness area after it are written as one: the area cut short is a header
       // cut short (a segment being created). The area holds no frames (no tab in it, so none is found).
       if (buf.length < r.frame.end + WITNESS_AREA)

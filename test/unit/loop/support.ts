@@ -9,6 +9,7 @@ import { callPolicy, createCodingRegistry, DEFAULT_POLICY, type ApprovalPolicy }
 import type { CheckpointStore, OwnerInfo } from '../../../src/store/api/types';
 import { createMemoryStore } from '../../../src/store/memory/store';
 import { nodeFs, openDiskStore, type FsLayer } from '../../../src/store';
+import { longBody } from '../../../src/store/disk/frameKeys';
 
 export const REPO = path.resolve(__dirname, '../../..');
 
@@ -77,7 +78,9 @@ export function lines(file: string): string[] {
 /** What one commit frame of a segment carries, by op: the phase of a checkpoint, intent/result of an effect, or the op's kind. */
 export function carried(frame: Buffer): string[] {
   const text = frame.toString('latin1');
-  const body = JSON.parse(text.slice(text.indexOf('\t', text.indexOf('\t') + 1) + 1)) as { ops?: unknown[] };
+  const json = JSON.parse(text.slice(text.indexOf('\t', text.indexOf('\t') + 1) + 1)) as Record<string, unknown>;
+  // A frame in short keys (segment version 5) read as its commit body.
+  const body = ('o' in json ? longBody(json, '') : json) as { ops?: unknown[] };
   return (body.ops ?? []).map((raw) => {
     const o = raw as {
       op: string;

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../../../src/store/api/errors';
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
-import { encodeFrame, parseSegment } from '../../../src/store/disk/segment';
+import { encodeCommitFrame, frameKey, parseSegment } from '../../../src/store/disk/segment';
 import { WITNESS_AREA } from '../../../src/store/disk/witness';
 import { decodeSnapshot } from '../../../src/store/disk/snapshotFile';
 import type { CorruptionReport } from '../../../src/store/api/types';
@@ -427,7 +427,8 @@ describe('store: a checkpoint whose checksum is right but whose content breaks t
       const frames = parseSegment(fs.readFileSync(file)).frames;
       const body = frames[2]!.value as { ops: { record: { thread_id: unknown } }[] };
       body.ops[0]!.record.thread_id = 42; // a writer bug, faithfully checksummed
-      fs.writeFileSync(file, Buffer.concat([fs.readFileSync(file).subarray(0, frames[2]!.start), encodeFrame(body)]));
+      const frame = encodeCommitFrame(body, frameKey(id));
+      fs.writeFileSync(file, Buffer.concat([fs.readFileSync(file).subarray(0, frames[2]!.start), frame]));
       const t = await openDiskStoreReady(dir);
       assert.equal((await t.get(id, 1))?.phase, 'run_started');
       const err = await h.rejects(

@@ -1,7 +1,8 @@
-// Versions: the committed version-1 to -6 stores load with the current code, exactly; a
+// Versions: the committed version-1 to -7 stores load with the current code, exactly; a
 // version-1 run is converted to the segment log, a version-2 snapshot to the framed form, a
-// version-3 log to the compact encoding, and a run whose witness is a file of its own (store-v5 and
-// before) to a segment that holds it, when it is next acquired, and reads the same after;
+// version-3 log to the compact encoding, a run whose witness is a file of its own (store-v5 and
+// before) to a segment that holds it, and a segment of long-keyed frames (store-v6) to short keys,
+// when it is next acquired, and reads the same after;
 // a file from a newer version is refused and left untouched; legacy AFK-style checkpoints are
 // normalised on import.
 import assert from 'node:assert/strict';
@@ -130,6 +131,39 @@ describe('store: versions and migrations', function () {
     }
   }
 
+  /** Every commit frame of the run's segment is in short keys, and checks out only against the run's own id. */
+  function assertShortFrames(dir: string, id: string): void {
+    const seg = fs.readdirSync(path.join(dir, 'runs', id)).find((f) => f.startsWith('segment-'))!;
+    const buf = fs.readFileSync(path.join(dir, 'runs', id, seg));
+    const parsed = parseSegment(buf, { runId: id });
+    assert.ok(parsed.frames.length > 1 && !parsed.stop, `${id}: frames, read whole`);
+    for (const f of parsed.frames.slice(1)) {
+      const text = buf.toString('latin1', f.start, f.end);
+      assert.match(text, /^\d+\t[0-9a-f]{8}\t\{"n":\d+,/, `${id}: a short frame`);
+      assert.equal((f.value as { run_id: string }).run_id, id, `${id}: read back as the run's commit`);
+    }
+    const foreign = parseSegment(buf, { runId: `${id}-other` });
+    assert.equal(foreign.frames.length, 1, `${id}: under another run's id only the header checks out`);
+    assert.match(foreign.stop?.reason ?? '', /checksum mismatch/);
+  }
+
+  /** Appends a step's checkpoint to a run of the store in `dir`, through the store. */
+  async function appendTo(dir: string, id: string): Promise<void> {
+    const s = await openDiskStoreReady(dir);
+    const lease = await s.acquire(id, h.owner('writer'));
+    const latest = await s.latest(id);
+    await s.append(id, {
+      phase: 'pre_llm',
+      step: latest!.step,
+      payload: { model: 'm', provider: 'p', message_count: 1 },
+    });
+    await lease.release();
+    await s.close();
+    const t = await openDiskStoreReady(dir);
+    assert.equal((await t.latest(id))?.phase, 'pre_llm', 'the appended checkpoint reads back');
+    await t.close();
+  }
+
   /** Acquires and lets go every run of the store in `dir` (the first write converts an older format). */
   async function writeEach(dir: string, expected: unknown): Promise<void> {
     const s = await openDiskStoreReady(dir);
@@ -219,18 +253,33 @@ describe('store: versions and migrations', function () {
       },
     }));
 
-  it('loads every run of the committed v6 store exactly (the witness in the segment), without rewriting it; written again, nothing is converted', () =>
+  it('loads every run of the committed v6 store exactly (the witness in the segment), without rewriting it; written again, converted to short keys', () =>
     withFixture(6, {
       before: (v6) => {
         for (const id of ['v6-awaiting', 'v6-finished', 'v6-midtools', 'v6-compacted'])
           assert.ok(!fs.existsSync(path.join(v6, 'runs', id, 'witness')), `${id}: no witness file`);
       },
       async after(v6, expected) {
-        const before = bytes(v6);
         await writeEach(v6, expected);
         assertConverted(v6, expected);
-        assert.deepEqual(bytes(v6), before, 'current: acquired and let go without a write, no file is rewritten');
-        assert.deepEqual(await describeStore(v6, 6), expected, 'acquired and let go: the same');
+        assert.deepEqual(await describeStore(v6, 6), expected, 'converted: reads exactly the same');
+        // Written after the conversion: short frames, read back exactly.
+        await appendTo(v6, 'v6-awaiting');
+        assertShortFrames(v6, 'v6-awaiting');
+      },
+    }));
+
+  it('loads every run of the committed v7 store exactly (commit frames in short keys), without rewriting it; written again, nothing is converted', () =>
+    withFixture(7, {
+      before: (v7) => {
+        for (const id of ['v7-awaiting', 'v7-midtools']) assertShortFrames(v7, id); // (the others were compacted)
+      },
+      async after(v7, expected) {
+        const before = bytes(v7);
+        await writeEach(v7, expected);
+        assertConverted(v7, expected);
+        assert.deepEqual(bytes(v7), before, 'current: acquired and let go without a write, no file is rewritten');
+        assert.deepEqual(await describeStore(v7, 7), expected, 'acquired and let go: the same');
       },
     }));
 

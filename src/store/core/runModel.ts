@@ -40,6 +40,8 @@ export class RunModel {
   readonly snapshotSeqs: number[] = [];
   readonly approvals = new Map<string, Approval>();
   readonly effects = new Map<string, Effect>();
+  /** Effects in `effects` with a result (the tail witness counts them after every commit). */
+  results = 0;
   /** Messages the user sent to this run, by id, in the order sent. */
   readonly inbox = new Map<string, InboxMessage>();
   /** Restores of the run's files, oldest first (an audit trail: never changes records or state). */
@@ -107,9 +109,11 @@ export class RunModel {
         return this.touch(Math.max(op.approval.requested_ms, op.approval.decision?.decided_ms ?? 0));
       }
       case 'effect': {
-        const held = effectAfter(this.effects.get(op.effect.tool_call_id), op.effect);
+        const prev = this.effects.get(op.effect.tool_call_id);
+        const held = effectAfter(prev, op.effect);
         if (held) this.effects.set(op.effect.tool_call_id, held);
         else this.effects.delete(op.effect.tool_call_id);
+        this.results += (held?.result ? 1 : 0) - (prev?.result ? 1 : 0);
         return this.touch(Math.max(op.effect.intent_ms, op.effect.result?.finished_ms ?? 0));
       }
       case 'restore':

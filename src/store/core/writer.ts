@@ -86,15 +86,13 @@ export class StoreWriter {
   /** What the run holds now, as its tail witness records it (disk/witness.ts). */
   witnessOf(h: RunHandle): TailWitness {
     const m = h.model;
-    let results = 0;
-    for (const e of m.effects.values()) if (e.result) results++;
     return {
       commits: h.durableCommits,
       seq: m.lastSeq,
       step: m.records[m.lastSeq - 1]?.step ?? 0,
       state: m.state,
       intents: m.effects.size,
-      results,
+      results: m.results,
       ms: this.c.now(),
     };
   }

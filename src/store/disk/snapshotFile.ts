@@ -22,7 +22,7 @@ import zlib from 'node:zlib';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/errors';
 import { RunMeta } from '../api/schema';
 import type { RawCommit } from './commit';
-import { encodeFrame, frameOfJson, readFrame, scanFrames } from './segment';
+import { encodeFrame, frameOfJson, frameText, readFrame, scanFrames } from './segment';
 
 export const SNAPSHOT_VERSION = 5;
 /** The oldest framed snapshot this version reads. */
@@ -210,7 +210,9 @@ type InOrder = { ok: true; header: Header; chunks: unknown[][] } | { ok: false; 
 /** The whole file in order from `start`: the spare copy (checksums only), the gap, the plain copy. */
 function inOrder(buf: Buffer, start: number, file: string): InOrder {
   const copy = (at: number, kind: Header['copy']) => {
-    const h = readFrame(buf, at);
+    // The plain copy is parsed from one string (the spare's frames are only checked).
+    const text = kind === 'json' ? frameText(buf, at) : undefined;
+    const h = readFrame(buf, at, true, null, false, text);
     if (!h.ok) return { ok: false as const, at, reason: h.reason };
     const newer = newerVersion(h.frame.value);
     if (newer !== null) throw new SchemaVersionError(file, newer, SNAPSHOT_VERSION);
@@ -221,7 +223,7 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
     let next = h.frame.end;
     for (let i = 0; i < header.chunks; i++) {
       // The spare's frames: checksums only (the writer put them in order; nothing is inflated unless needed).
-      const f = readFrame(buf, next, kind === 'json');
+      const f = readFrame(buf, next, kind === 'json', null, false, text);
       if (!f.ok) return { ok: false as const, at: next, reason: f.reason };
       if (kind === 'json') {
         const c = (f.frame.value as { i?: unknown }).i === i ? asChunk(f.frame.value) : null;

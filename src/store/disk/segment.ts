@@ -150,7 +150,11 @@ export interface FrameText {
   from: number;
 }
 
-export const frameText = (buf: Buffer, from = 0): FrameText => ({ s: buf.toString('latin1', from), from });
+/** Past this, frames are read a string each (a string has a length limit; no run's file should come near it). */
+const MAX_FRAME_TEXT = 256 * 1024 * 1024;
+
+export const frameText = (buf: Buffer, from = 0): FrameText | undefined =>
+  buf.length - from <= MAX_FRAME_TEXT ? { s: buf.toString('latin1', from), from } : undefined;
 
 /**
  * `parse: false`: the framing and checksum only (value left undefined). `key`: a commit frame of that
@@ -212,7 +216,7 @@ const FRAME_START = /\d{1,12}\t[0-9a-f]{8}\t/g;
  * trusted to find the next one): every place that looks like a frame header is tried.
  */
 export function scanFrames(buf: Buffer, from: number, opts: { first?: boolean; key?: FrameKey | null } = {}): Frame[] {
-  const text = frameText(buf);
+  const text: FrameText = { s: buf.toString('latin1'), from: 0 };
   const out: Frame[] = [];
   FRAME_START.lastIndex = from;
   for (let m = FRAME_START.exec(text.s); m; m = FRAME_START.exec(text.s)) {

@@ -1,5 +1,6 @@
 // The commands' targets: a run or a checkpoint from whatever a command was invoked with (a tree node,
-// a run id, `{ runId, seq }`), else from a quick pick (choose a run, choose a checkpoint).
+// a run id, `{ runId, seq }`), else from a quick pick (choose a run, choose a checkpoint). The picks
+// are steps of a longer action and stay open when the focus moves (views/notices.ts says why).
 import * as vscode from 'vscode';
 import type { CheckpointRecord, RunSummary } from '../store/api/schema';
 import type { CheckpointStore } from '../store/api/types';
@@ -84,6 +85,7 @@ export async function pickRun(
     placeHolder: opts.placeHolder,
     matchOnDescription: true,
     matchOnDetail: true,
+    ignoreFocusOut: true,
   });
   return picked?.run;
 }
@@ -100,7 +102,7 @@ export async function pickCheckpoint(
       label: `#${r.seq} ${r.phase}`,
       description: `step ${r.step} · ${relativeTime(r.timestamp_ms)}`,
     })),
-    { title, placeHolder: 'Choose a checkpoint (newest first)' },
+    { title, placeHolder: 'Choose a checkpoint (newest first)', ignoreFocusOut: true },
   );
   return picked?.r;
 }

@@ -1,9 +1,19 @@
 // Mocha root hooks of the unit suite (.mocharc.unit.json `require`): the shared PostgreSQL cluster
-// starts on first use (test/support/postgres.ts) and stops here, once, after every test.
+// starts on first use (test/support/postgres.ts) and stops here, once, after every test. Every
+// temporary folder the suite makes (os.tmpdir(), read again at each call, and the child processes
+// it starts) goes into one folder of this run, removed at the end: a suite of hundreds of stores and
+// workspaces leaves nothing in /tmp.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { stopSharedPostgres } from './postgres';
+
+const runTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-unit-'));
+process.env.TMPDIR = runTmp;
 
 export const mochaHooks = {
   afterAll(): void {
     stopSharedPostgres();
+    fs.rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
   },
 };

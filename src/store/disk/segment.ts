@@ -156,19 +156,24 @@ const MAX_FRAME_TEXT = 256 * 1024 * 1024;
 export const frameText = (buf: Buffer, from = 0): FrameText | undefined =>
   buf.length - from <= MAX_FRAME_TEXT ? { s: buf.toString('latin1', from), from } : undefined;
 
-/**
- * `parse: false`: the framing and checksum only (value left undefined). `key`: a commit frame of that
- * run (version 5); `either`: its checksum may also be a plain one (a header, an older frame) — for
- * "does anything valid follow?", never to read a commit. `text`: `buf` as text (frameText), to parse from.
- */
-export function readFrame(
-  buf: Buffer,
-  at: number,
-  parse = true,
-  key?: FrameKey | null,
-  either = false,
-  text?: FrameText,
-): FrameRead {
+/** How readFrame reads a frame. */
+export interface ReadFrameOptions {
+  /** false: the framing and checksum only (the value left undefined). Default true. */
+  parse?: boolean;
+  /** A commit frame of that run (version 5): its checksum is continued from the run id's. */
+  key?: FrameKey | null;
+  /**
+   * The checksum may also be a plain one (a header, an older frame) — for "does anything valid
+   * follow?", never to read a commit.
+   */
+  either?: boolean;
+  /** `buf` as text (frameText), to parse the body from. */
+  text?: FrameText | undefined;
+}
+
+/** The frame at byte `at` of `buf`, checked (length, checksum, end) and, unless told not to, parsed. */
+export function readFrame(buf: Buffer, at: number, o: ReadFrameOptions = {}): FrameRead {
+  const { parse = true, key = null, either = false, text } = o;
   const t1 = buf.indexOf(TAB, at);
   if (t1 < 0 || t1 - at > 12)
     return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
@@ -220,7 +225,7 @@ export function scanFrames(buf: Buffer, from: number, opts: { first?: boolean; k
   const out: Frame[] = [];
   FRAME_START.lastIndex = from;
   for (let m = FRAME_START.exec(text.s); m; m = FRAME_START.exec(text.s)) {
-    const r = readFrame(buf, m.index, true, opts.key, true, text);
+    const r = readFrame(buf, m.index, { key: opts.key ?? null, either: true, text });
     if (!r.ok) {
       FRAME_START.lastIndex = m.index + 1;
       continue;
@@ -251,7 +256,7 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
   const text = frameText(buf);
   let at = 0;
   while (at < buf.length) {
-    const r = readFrame(buf, at, true, at === 0 && !headless ? null : key, false, text);
+    const r = readFrame(buf, at, { key: at === 0 && !headless ? null : key, text });
     if (!r.ok) {
       const torn = !validFrameAfter(buf, at, key);
       return { frames, witnessAt, validEnd: at, stop: { offset: at, reason: r.reason, torn } };

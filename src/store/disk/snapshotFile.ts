@@ -212,7 +212,7 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
   const copy = (at: number, kind: Header['copy']) => {
     // The plain copy is parsed from one string (the spare's frames are only checked).
     const text = kind === 'json' ? frameText(buf, at) : undefined;
-    const h = readFrame(buf, at, true, null, false, text);
+    const h = readFrame(buf, at, { text });
     if (!h.ok) return { ok: false as const, at, reason: h.reason };
     const newer = newerVersion(h.frame.value);
     if (newer !== null) throw new SchemaVersionError(file, newer, SNAPSHOT_VERSION);
@@ -223,7 +223,7 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
     let next = h.frame.end;
     for (let i = 0; i < header.chunks; i++) {
       // The spare's frames: checksums only (the writer put them in order; nothing is inflated unless needed).
-      const f = readFrame(buf, next, kind === 'json', null, false, text);
+      const f = readFrame(buf, next, { parse: kind === 'json', text });
       if (!f.ok) return { ok: false as const, at: next, reason: f.reason };
       if (kind === 'json') {
         const c = (f.frame.value as { i?: unknown }).i === i ? asChunk(f.frame.value) : null;
@@ -234,7 +234,7 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
     }
     return { ok: true as const, header, chunks, end: next };
   };
-  const front = readFrame(buf, start, false);
+  const front = readFrame(buf, start, { parse: false });
   const s = copy(front.ok && isEndFrame(buf, front.frame.start) ? front.frame.end : start, 'deflate');
   if (!s.ok) return s;
   if (buf.length < s.end + GAP_BYTES || GAP.compare(buf, s.end, s.end + GAP_BYTES) !== 0)

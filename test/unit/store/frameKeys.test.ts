@@ -17,7 +17,7 @@ function roundTrip(n: number, meta: unknown, ops: unknown[]): { read: unknown; s
     short ??
     ({ run_id: RUN, first: n, last: n, ...(meta === undefined ? {} : { meta }), ops } as Record<string, unknown>);
   const frame = encodeCommitFrame(body, frameKey(RUN));
-  const r = readFrame(frame, 0, true, frameKey(RUN));
+  const r = readFrame(frame, 0, { key: frameKey(RUN) });
   assert.ok(r.ok, 'the frame checks out against its run');
   return { read: r.frame.value, short: short !== null };
 }
@@ -141,11 +141,11 @@ describe('store: commit frames in short keys (segment version 5)', () => {
 
   it('a frame checks out only against its own run: under another run’s id it is a checksum mismatch', () => {
     const frame = encodeCommitFrame(shortBody(1, undefined, [])!, frameKey(RUN));
-    const r = readFrame(frame, 0, true, frameKey('run-2'));
+    const r = readFrame(frame, 0, { key: frameKey('run-2') });
     assert.equal(r.ok, false);
     assert.equal(!r.ok && r.reason, 'checksum mismatch');
     // Read as a plain frame (no run), its checksum fails too: a version-5 commit frame is always the run's.
-    assert.equal(readFrame(frame, 0, true, null).ok, false);
+    assert.equal(readFrame(frame, 0, { key: null }).ok, false);
     // …but it counts as a valid frame that follows (a bad one before it is damage, not a torn tail).
     const segment = Buffer.concat([Buffer.from('9\t00000000\t{"bad":1}\n'), frame]);
     const parsed = parseSegment(segment, { runId: RUN, version: 5 });

@@ -218,7 +218,13 @@ async function main(): Promise<void> {
     const { workload, contenders, crash, release } = last!;
     log(`  conversation at step ${opts.steps}: ${(workload.conversationBytes / 1e6).toFixed(2)} MB; resume …`);
     const storage = Object.fromEntries(contenders.map((c) => [c.name, diskUsage(c.dir)]));
-    const resume = await measureResume([...contenders, crash], opts.resumeRounds, workload.lastSnapshotMessages);
+    const resumeHeap: number[] = [];
+    const resume = await measureResume(
+      [...contenders, crash],
+      opts.resumeRounds,
+      workload.lastSnapshotMessages,
+      resumeHeap,
+    );
     log('  listing checkpoints (ours) …');
     const listing = await measureListing(openOurs, contenders[0]!.dir, RUN_ID);
     if (listing.checkpoints !== workload.checkpointCount)
@@ -266,6 +272,7 @@ async function main(): Promise<void> {
       primitive,
       distance: distanceToLimit(figures.ours!, primitive.points),
       resume: Object.fromEntries(Object.entries(resume).map(([k, v]) => [k, { medianMs: median(v), samples: v }])),
+      resumeHeapBytes: median(resumeHeap),
       storage: Object.fromEntries(
         Object.entries(storage).map(([k, u]) => [
           k,

@@ -138,12 +138,15 @@ export async function measureResume(
   contenders: Resumable[],
   rounds: number,
   expectMessages: number,
+  /** Filled with the process's heap in use as each resume began (after the GC before it). */
+  heapBytes?: number[],
 ): Promise<Record<string, number[]>> {
   const out: Record<string, number[]> = Object.fromEntries(contenders.map((c) => [c.name, []]));
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < contenders.length; k++) {
       const c = contenders[(k + r) % contenders.length]!;
       if (gc) gc();
+      heapBytes?.push(process.memoryUsage().heapUsed);
       const t0 = performance.now();
       const { messages, close } = await c.resume();
       out[c.name]!.push(performance.now() - t0);

@@ -29,6 +29,11 @@ export interface BenchResults {
   primitive: { points: PrimitivePoint[]; medianMs: number; p95Ms: number; p99Ms: number };
   distance: { point: number; value: number }[];
   resume: Record<string, { medianMs: number; samples: number[] }>;
+  /**
+   * The bench process's heap in use as the resumes began (after a full GC; median): every resume,
+   * ours and the peers', runs in it, and the garbage collection a resume causes grows with it.
+   */
+  resumeHeapBytes?: number;
   storage: Record<
     string,
     { apparent: number; allocated: number; files: number; ratioApparent: number; ratioAllocated: number }
@@ -216,6 +221,10 @@ export function buildReport(r: BenchResults): string {
       `| resume latency as after a crash (snapshot + the segment written since), median / first | ${ms(crash.medianMs)} / ${ms(crash.samples[0]!)} |`,
     );
   }
+  if (r.resumeHeapBytes !== undefined)
+    lines.push(
+      `| the bench process's heap in use as each resume began (after a full GC, median; the peers' resumes run in it too, and a resume's garbage collection grows with it) | ${bytes(r.resumeHeapBytes)} |`,
+    );
   lines.push(
     `| letting the run go at the end (flush + one log compaction, off the step path) | ${ms(r.release.ms)}, ${bytes(r.release.bytes)}, ${r.release.files} durable barrier(s) |`,
   );

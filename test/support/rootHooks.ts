@@ -9,6 +9,8 @@ import path from 'node:path';
 import { stopSharedPostgres } from './postgres';
 
 const runTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-unit-'));
+// Traversable by other users, as /tmp is: as root, the PostgreSQL cluster runs as `postgres`, in a folder under it.
+fs.chmodSync(runTmp, 0o755);
 process.env.TMPDIR = runTmp;
 
 export const mochaHooks = {

@@ -204,7 +204,7 @@ export class RunLog {
       const enc = encodeOps(ops, newCodec(), meta);
       const body: RawCommit = { run_id: this.runId, first: 1, last, meta, witnessed: true, ops: enc.ops };
       const file = this.file(SNAPSHOT_FILE);
-      await writeDurably(this.fsl, file, encodeSnapshot(body, undefined, end), {
+      await writeDurably(this.fsl, file, await encodeSnapshot(body, undefined, end), {
         mode: 'replace',
         retryDelaysMs: this.retryDelaysMs,
       });

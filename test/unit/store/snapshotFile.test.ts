@@ -73,11 +73,11 @@ const damageArb: fc.Arbitrary<Damage> = fc.record({
 });
 
 describe('store: the snapshot file (a deflated spare copy and the plain copy)', () => {
-  it('reads back exactly what was written, from the plain copy, with nothing to report', () => {
-    fc.assert(
-      fc.property(opsArb, fc.integer({ min: 64, max: 4096 }), endArb, (ops, chunk, end) => {
+  it('reads back exactly what was written, from the plain copy, with nothing to report', async () => {
+    await fc.assert(
+      fc.asyncProperty(opsArb, fc.integer({ min: 64, max: 4096 }), endArb, async (ops, chunk, end) => {
         const raw = commit(ops);
-        const buf = encodeSnapshot(raw, chunk, end);
+        const buf = await encodeSnapshot(raw, chunk, end);
         assert.ok(isFramedSnapshot(buf));
         const r = decodeSnapshot(buf, FILE, 'r1');
         assert.equal(r.damaged, null);
@@ -96,11 +96,11 @@ describe('store: the snapshot file (a deflated spare copy and the plain copy)', 
     );
   });
 
-  it('one damage anywhere (bit flip, 4 KB zeroed, overwritten or cut out, cut short after the spare copy) loses nothing and is said; the end alone is whole or refused', () => {
-    fc.assert(
-      fc.property(opsArb, fc.integer({ min: 64, max: 4096 }), endArb, damageArb, (ops, chunk, end, d) => {
+  it('one damage anywhere (bit flip, 4 KB zeroed, overwritten or cut out, cut short after the spare copy) loses nothing and is said; the end alone is whole or refused', async () => {
+    await fc.assert(
+      fc.asyncProperty(opsArb, fc.integer({ min: 64, max: 4096 }), endArb, damageArb, async (ops, chunk, end, d) => {
         const raw = commit(ops);
-        const good = encodeSnapshot(raw, chunk, end);
+        const good = await encodeSnapshot(raw, chunk, end);
         const bad = damage(good, d);
         fc.pre(!bad.equals(good)); // garbage can rewrite the same bytes
         const r = decodeSnapshot(bad, FILE, 'r1');
@@ -114,9 +114,9 @@ describe('store: the snapshot file (a deflated spare copy and the plain copy)', 
     );
   });
 
-  it('a chunk damaged in both copies is refused, naming the file and the chunk — never read as fewer records', () => {
+  it('a chunk damaged in both copies is refused, naming the file and the chunk — never read as fewer records', async () => {
     const ops = Array.from({ length: 40 }, (_, n) => ({ op: 'inbox', n, text: 'x'.repeat(200) }));
-    const buf = encodeSnapshot(commit(ops), 1024);
+    const buf = await encodeSnapshot(commit(ops), 1024);
     const chunk3 = scanFrames(buf, 0).filter((f) => (f.value as { i?: number }).i === 3);
     assert.equal(chunk3.length, 2, 'chunk 3 is in the spare copy and in the plain one');
     const bad = Buffer.from(buf);
@@ -134,7 +134,7 @@ describe('store: the snapshot file (a deflated spare copy and the plain copy)', 
     assert.deepEqual(decodeSnapshot(one, FILE, 'r1').raw, commit(ops));
   });
 
-  it('the spare copy costs a fraction of the plain one', () => {
+  it('the spare copy costs a fraction of the plain one', async () => {
     const ops = Array.from({ length: 400 }, (_, n) => ({
       op: 'record',
       record: {
@@ -143,7 +143,7 @@ describe('store: the snapshot file (a deflated spare copy and the plain copy)', 
         payload: { text: `step ${n}: ${'the model said something '.repeat(8)}` },
       },
     }));
-    const buf = encodeSnapshot(commit(ops));
+    const buf = await encodeSnapshot(commit(ops));
     const frames = scanFrames(buf, 0);
     const spare = frames
       .filter((f) => (f.value as { z?: string }).z !== undefined)
@@ -154,8 +154,8 @@ describe('store: the snapshot file (a deflated spare copy and the plain copy)', 
     assert.ok(spare < plain / 3, `spare ${spare} B, plain ${plain} B`);
   });
 
-  it('a file of another run, or one made of frames that are no snapshot, is corruption', () => {
-    const buf = encodeSnapshot(commit([{ op: 'inbox' }]));
+  it('a file of another run, or one made of frames that are no snapshot, is corruption', async () => {
+    const buf = await encodeSnapshot(commit([{ op: 'inbox' }]));
     assert.throws(() => decodeSnapshot(buf, FILE, 'r2'), AgentCheckpointCorruptionError);
     assert.throws(
       () => decodeSnapshot(Buffer.concat([encodeFrame({ hello: 1 }), encodeFrame({ i: 0, ops: [] })]), FILE, 'r1'),
@@ -163,8 +163,8 @@ describe('store: the snapshot file (a deflated spare copy and the plain copy)', 
     );
   });
 
-  it('a newer version is refused as newer; a reader of version 2 refuses this one as newer, not as damage', () => {
-    const buf = encodeSnapshot(commit([{ op: 'inbox' }]));
+  it('a newer version is refused as newer; a reader of version 2 refuses this one as newer, not as damage', async () => {
+    const buf = await encodeSnapshot(commit([{ op: 'inbox' }]));
     const header = encodeFrame({
       ...JSON.parse('{}'),
       snapshot: SNAPSHOT_VERSION + 1,

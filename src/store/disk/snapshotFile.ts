@@ -91,8 +91,9 @@ const deflateRaw = promisify(zlib.deflateRaw);
  * The file's bytes for a compacted commit (its ops already encoded): each op serialised once. `end`:
  * the run's end as of its last commit (core/end.ts), written in front. The spare copy's chunks are
  * deflated on zlib's thread pool one at a time: compaction runs while the run works, and a 1000-step
- * run's ≈ 570 chunks took ≈ 40 ms of the extension host's thread in one go; one at a time leaves the
- * pool's other threads to the step's own writes and fsyncs.
+ * run's ≈ 550 chunks took 80–95 ms of the extension host's thread in one go (deflateSync); one at a
+ * time leaves the pool's other threads to the step's own writes and fsyncs. The encode takes longer
+ * (a pool round trip per chunk) with the thread free meanwhile; two at a time measured no faster.
  */
 export async function encodeSnapshot(
   raw: RawCommit,

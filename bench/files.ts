@@ -39,9 +39,12 @@ export interface FileJournalResult {
 
 export interface ScanResult {
   files: number;
-  /** Our journal around one command that changes 10 files, per way the scan runs: before scan + after scan (+ git status). */
+  /** Our journal around one command that changes 10 files, per way the scan runs: before scan + after scan. */
   oursMs: Record<ScanMode, number>;
+  /** The same in a git repository: git's index read before, the changed files' blobs read after. */
   oursGitMs: Record<ScanMode, number>;
+  /** The same with a watcher, asking `git status` before instead (the way where the index is not read: Windows, a split index). */
+  oursGitStatusMs: number;
   /** The first scan (walks the tree: what the index costs once per window, or after a lost watcher). */
   firstWalkMs: number;
   /** Shadow git: the first snapshot (the whole tree), then one after the same 10 changes. */
@@ -230,14 +233,16 @@ async function measureScan(base: string, count: number, rounds: number): Promise
     watcher: new WorkspaceIndex({ root: ws, watcher }),
     none: new WorkspaceIndex({ root: ws }),
   };
-  const journals: Record<ScanMode, FileChangeRecorder> = {
+  const journals: Record<ScanMode | 'status', FileChangeRecorder> = {
     watcher: new FileChangeRecorder({ workspaceRoot: ws, index: indexes.watcher }),
     none: new FileChangeRecorder({ workspaceRoot: ws, index: indexes.none }),
+    // Shares the watcher's index: only the way git is asked differs.
+    status: new FileChangeRecorder({ workspaceRoot: ws, index: indexes.watcher, git: 'status' }),
   };
   const noStore = { put: async (c: string) => `${c.length}`.padStart(64, '0'), effects: async () => [] };
   const command = { command: 'echo bench', cwd: '.', timeout_ms: 60_000 };
   /** One command's journal (scan before, 10 changes, scan after); fails the bench unless exactly those 10 are found. */
-  const journaled = async (mode: ScanMode): Promise<number> => {
+  const journaled = async (mode: ScanMode | 'status', inGit = false): Promise<number> => {
     const t = performance.now();
     const watch = await journals[mode].watch(runCommand, command, noStore);
     touch();
@@ -247,10 +252,17 @@ async function measureScan(base: string, count: number, rounds: number): Promise
       throw new Error(
         `the scan (${mode}) found ${out.files.length} changed files (${out.file_scan?.note ?? 'complete'})`,
       );
+    // In the repository, every changed file was clean in git: its earlier content must come from git.
+    const unknown = out.files.filter((f) => f.before.kind !== 'file');
+    if (inGit && unknown.length > 0)
+      throw new Error(
+        `the journal (${mode}) did not get ${unknown[0]!.path} from git: ${JSON.stringify(unknown[0]!.before)}`,
+      );
     return ms;
   };
   const ours = { watcher: [] as number[], none: [] as number[] };
   const oursGit = { watcher: [] as number[], none: [] as number[] };
+  const oursGitStatus: number[] = [];
   const shadowNext: number[] = [];
   // Shadow git, as the peers snapshot: a separate git dir whose work tree is the workspace.
   const shadow = path.join(base, 'shadow.git');
@@ -293,7 +305,8 @@ async function measureScan(base: string, count: number, rounds: number): Promise
   await new Promise((r) => setTimeout(r, 1100));
   git(ws, ['status', '--porcelain']);
   for (let r = 0; r < rounds; r++) {
-    for (const mode of order(r)) oursGit[mode].push(await journaled(mode));
+    for (const mode of order(r)) oursGit[mode].push(await journaled(mode, true));
+    oursGitStatus.push(await journaled('status', true));
   }
   for (const d of [indexes.watcher, indexes.none, watcher]) d.dispose();
   const med = (m: Record<ScanMode, number[]>) => ({ watcher: median(m.watcher), none: median(m.none) });
@@ -301,6 +314,7 @@ async function measureScan(base: string, count: number, rounds: number): Promise
     files: count,
     oursMs: med(ours),
     oursGitMs: med(oursGit),
+    oursGitStatusMs: median(oursGitStatus),
     firstWalkMs,
     shadowFirstMs,
     shadowNextMs: median(shadowNext),
@@ -321,7 +335,8 @@ export function fileJournalReport(r: FileJournalResult): string {
     `| restore plan to the first checkpoint: ${r.edits} edits over ${r.planAllFiles} files reversed | ${ms(r.planAllMs)} |`,
     `| restore plan to 10 edits before the end | ${ms(r.planLast10Ms)} |`,
     `| command scan, ${s.files.toLocaleString('en')} files, 10 changed (all 10 found): ours, the index refreshed before and after — with a file watcher / without one | ${ms(s.oursMs.watcher)} / ${ms(s.oursMs.none)} |`,
-    `| … ours when the workspace is a git repository (+ git status before) — with a file watcher / without one | ${ms(s.oursGitMs.watcher)} / ${ms(s.oursGitMs.none)} |`,
+    `| … ours when the workspace is a git repository (+ git's index read before, the 10 files' blobs after) — with a file watcher / without one | ${ms(s.oursGitMs.watcher)} / ${ms(s.oursGitMs.none)} |`,
+    `| … ours in the git repository asking \`git status\` before instead (where the index is not read: Windows, a split index), with a file watcher | ${ms(s.oursGitStatusMs)} |`,
     `| … ours: the index's first walk of the tree (once per window) | ${ms(s.firstWalkMs)} |`,
     `| … shadow git (peers): first snapshot \`git add -A && git commit\` | ${ms(s.shadowFirstMs)} |`,
     `| … shadow git: next snapshot after the same 10 changes | ${ms(s.shadowNextMs)} |`,
@@ -329,6 +344,7 @@ export function fileJournalReport(r: FileJournalResult): string {
       (m) =>
         `| ratio ours (${MODE_NAME[m]}) / shadow git next snapshot (first snapshot) | ${(s.oursMs[m] / s.shadowNextMs).toFixed(2)} (${(s.oursMs[m] / s.shadowFirstMs).toFixed(3)}) |`,
     ),
+    `| ratio ours in the git repository (with a file watcher; without one) / shadow git next snapshot | ${(s.oursGitMs.watcher / s.shadowNextMs).toFixed(2)}; ${(s.oursGitMs.none / s.shadowNextMs).toFixed(2)} |`,
     `| load average (1 min) when the scan rounds began / ended | ${s.load.map((l) => l.toFixed(1)).join(' / ')} |`,
   ].join('\n');
 }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Effect, FileChange, FileScan, FileVersion } from '../../store/api/schema';
 import { confinePath, confineStoredPath } from '../tools/paths';
 import type { Tool } from '../tools/types';
-import { cleanContentsAtHead, repoBefore, type RepoBefore } from './git';
+import { cleanContents, repoBefore, type RepoBefore } from './git';
 import { changedPaths, repoOf, type ScanOptions } from './scan';
 import { type Scan, WorkspaceIndex } from './scanIndex';
 import {
@@ -37,6 +37,8 @@ export interface FileChangeRecorderOptions {
   scan?: Omit<ScanOptions, 'exclude' | 'signal'>;
   /** More changed files than this from one command are counted, not journaled. */
   maxChangedFiles?: number;
+  /** How git is asked which files it had as they were (git.ts); default: its index, read before the command. */
+  git?: 'index' | 'status';
 }
 
 export interface WatchContext {
@@ -111,7 +113,7 @@ export class FileChangeRecorder {
     const known = await this.agentVersionsStillThere(before, await ctx.effects());
     const repos = new Map<string, RepoBefore>();
     for (const rel of before.repos) {
-      const r = await repoBefore(root, rel);
+      const r = await repoBefore(root, rel, { sigOf: (p) => before.files.get(p), way: this.opts.git });
       if (r) repos.set(rel, r);
     }
     return {
@@ -124,7 +126,9 @@ export class FileChangeRecorder {
         const fromGit = await this.fromGit(
           changed.slice(0, limit).filter((rel) => before.files.has(rel) && !known.has(rel)),
           repos,
-        );
+        ).finally(() => {
+          for (const r of repos.values()) if (r.kind === 'index') r.release();
+        });
         for (const rel of changed.slice(0, limit)) {
           const afterV = await readVersion(path.join(root, rel), ctx.put, this.maxKept);
           const beforeV = await this.beforeOf(rel, { command, before, after, known, fromGit, put: ctx.put });
@@ -175,7 +179,7 @@ export class FileChangeRecorder {
     const out = new Map<string, Buffer | string>();
     for (const [repoRel, rels] of byRepo) {
       const inRepo = (rel: string) => (repoRel ? rel.slice(repoRel.length + 1) : rel);
-      const got = await cleanContentsAtHead(this.opts.workspaceRoot, repos.get(repoRel)!, rels.map(inRepo));
+      const got = await cleanContents(this.opts.workspaceRoot, repos.get(repoRel)!, rels.map(inRepo));
       for (const rel of rels) out.set(rel, got.get(inRepo(rel)) ?? 'git could not be asked about it');
     }
     return out;

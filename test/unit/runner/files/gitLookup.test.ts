@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { findGit, repoBefore } from '../../../../src/runner/files/git';
+import { cleanContents, findGit, repoBefore } from '../../../../src/runner/files/git';
+import { fileSig } from '../../../../src/runner/files/scanTree';
 import { rmrf, tmpDir } from '../helpers';
 import { git, workspace } from './journalSupport';
 
@@ -45,8 +46,8 @@ describe('git is looked up outside the workspace and runs read-only', () => {
     const saved = process.env.PATH;
     process.env.PATH = `.:bin:${path.join(ws, 'tools')}:${saved}`;
     try {
-      const before = await repoBefore(ws, '');
-      assert.equal(before?.head, head, 'the real git answered');
+      const before = await repoBefore(ws, '', { sigOf: () => undefined, way: 'status' });
+      assert.equal(before?.kind === 'status' && before.head, head, 'the real git answered');
       assert.ok(!fs.existsSync(marker), 'the workspace’s git script never ran');
     } finally {
       process.env.PATH = saved;
@@ -57,8 +58,26 @@ describe('git is looked up outside the workspace and runs read-only', () => {
     const hook = path.join(ws, 'monitor.sh');
     trap(hook, marker);
     git(ws, 'config', 'core.fsmonitor', hook);
-    const before = await repoBefore(ws, '');
-    assert.equal(before?.head, git(ws, 'rev-parse', 'HEAD').trim());
+    const before = await repoBefore(ws, '', { sigOf: () => undefined, way: 'status' });
+    assert.equal(before?.kind === 'status' && before.head, git(ws, 'rev-parse', 'HEAD').trim());
     assert.ok(!fs.existsSync(marker), 'the fsmonitor program never ran');
+  });
+
+  it("read through git's index: the content comes from the real git, with the workspace's git first on PATH and an fsmonitor set", async () => {
+    const hook = path.join(ws, 'monitor.sh');
+    trap(hook, marker);
+    git(ws, 'config', 'core.fsmonitor', hook);
+    const saved = process.env.PATH;
+    process.env.PATH = `.:bin:${path.join(ws, 'tools')}:${saved}`;
+    try {
+      const sig = fileSig(fs.statSync(path.join(ws, 'a.txt')), Date.now());
+      const before = await repoBefore(ws, '', { sigOf: (p) => (p === 'a.txt' ? sig : undefined) });
+      assert.equal(before?.kind, 'index');
+      const got = await cleanContents(ws, before!, ['a.txt']);
+      assert.equal(String(got.get('a.txt')), 'a\n');
+      assert.ok(!fs.existsSync(marker), 'neither the workspace’s git nor the fsmonitor program ran');
+    } finally {
+      process.env.PATH = saved;
+    }
   });
 });

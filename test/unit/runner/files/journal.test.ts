@@ -166,7 +166,7 @@ for (const mode of SCAN_MODES) {
       assert.equal(pick(f.get('new.bin')!.after, 'encoding'), 'base64', 'binary content is kept as base64');
       const dirty = f.get('dirty.txt')!.before;
       assert.ok(
-        dirty.kind === 'unknown' && /not known \(it had changes not committed to git\)/.test(dirty.reason),
+        dirty.kind === 'unknown' && /not known \(it differed from what git's index recorded/.test(dirty.reason),
         JSON.stringify(dirty),
       );
       const untracked = f.get('untracked.txt')!.before;

@@ -8,9 +8,8 @@ import path from 'node:path';
 import { changedPaths, repoOf } from '../../../../src/runner/files/scan';
 import { WorkspaceIndex } from '../../../../src/runner/files/scanIndex';
 import { decodeBlob, encodeBytes } from '../../../../src/runner/files/versions';
-import { cleanContentsAtHead, repoBefore } from '../../../../src/runner/files/git';
 import { toIgnoreGlobs } from '../../../../src/runner/tools/files/excludes';
-import { git, workspace } from './journalSupport';
+import { workspace } from './journalSupport';
 import { ENGINES } from './support';
 
 /** What list_files's engine lists with these files.exclude globs (the scan also skips node_modules). */
@@ -114,30 +113,5 @@ describe('file journal: versions', () => {
       assert.equal(e.encoding, encoding);
       assert.ok(decodeBlob(e.text, e.encoding).equals(bytes));
     }
-  });
-});
-
-describe('file journal: read-only git', () => {
-  it('reads clean files from HEAD in one batch (spaces, subfolders), and says why not for dirty, filtered and untracked ones', async () => {
-    const ws = workspace(
-      {
-        'a b/c d.txt': 'spaced\n',
-        'top.txt': 'top\n',
-        'dirty.txt': 'd\n',
-        'pic.lfs': 'pointer\n',
-        '.gitattributes': '*.lfs filter=lfs\n',
-      },
-      { git: true },
-    );
-    fs.writeFileSync(path.join(ws, 'dirty.txt'), 'changed\n');
-    const repo = (await repoBefore(ws, ''))!;
-    assert.deepEqual([...repo.dirty], ['dirty.txt']);
-    const got = await cleanContentsAtHead(ws, repo, ['a b/c d.txt', 'top.txt', 'dirty.txt', 'pic.lfs', 'new.txt']);
-    assert.equal(String(got.get('a b/c d.txt')), 'spaced\n');
-    assert.equal(String(got.get('top.txt')), 'top\n');
-    assert.equal(got.get('dirty.txt'), 'it had changes not committed to git');
-    assert.equal(got.get('pic.lfs'), 'git reads it through the "lfs" filter');
-    assert.equal(got.get('new.txt'), 'it was not tracked by git');
-    assert.match(git(ws, 'status', '--porcelain'), /^ M dirty\.txt$/m, 'nothing in the repository changed');
   });
 });

@@ -18,7 +18,18 @@
 // try the current folder first). And the repository's config is not trusted to run programs either:
 // core.fsmonitor is off, and a bare repository is never picked up implicitly from the workspace.
 import { execFile } from 'node:child_process';
-import { accessSync, constants, promises as fsp, realpathSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FileSig } from './scanTree';
@@ -137,7 +148,7 @@ export async function repoBefore(
   o: RepoBeforeOptions = { sigOf: () => undefined },
 ): Promise<RepoBefore | undefined> {
   if (o.way !== 'status' && (o.platform ?? process.platform) !== 'win32' && !process.env.GIT_INDEX_FILE) {
-    const index = await indexBefore(path.join(workspaceRoot, rel));
+    const index = indexBefore(path.join(workspaceRoot, rel));
     if (index) {
       const inWs = (p: string) => (rel ? `${rel}/${p}` : p);
       return { rel, kind: 'index', index: index.index, sigOf: (p) => o.sigOf(inWs(p)), release: index.release };
@@ -168,51 +179,53 @@ export async function repoBefore(
  */
 let spare: Buffer | null = null;
 
-/** The repository's index file as it is now, parsed; undefined when there is none we read (then: git status). */
-async function indexBefore(repoDir: string): Promise<{ index: GitIndex; release: () => void } | undefined> {
+/**
+ * The repository's index file as it is now, parsed; undefined when there is none we read (then: git
+ * status). Synchronous reads: ≈ 0.5 ms for 4.4 MB into the spare buffer, where four round trips
+ * through the thread pool cost more than the read.
+ */
+function indexBefore(repoDir: string): { index: GitIndex; release: () => void } | undefined {
   let buf: Buffer | null = null;
+  let fd: number | null = null;
   try {
-    const file = await indexFileOf(repoDir);
+    const file = indexFileOf(repoDir);
     if (!file) return undefined;
-    const fh = await fsp.open(file, 'r');
-    try {
-      const st = await fh.stat({ bigint: true });
-      const size = Number(st.size);
-      buf = spare && spare.length >= size ? spare : Buffer.allocUnsafeSlow(Math.max(size, 64 * 1024));
-      spare = buf === spare ? null : spare;
-      let got = 0;
-      while (got < size) {
-        const { bytesRead } = await fh.read(buf, got, size - got, got);
-        if (bytesRead === 0) return undefined; // cut short while read: git status decides
-        got += bytesRead;
-      }
-      const index = readGitIndex(buf.subarray(0, size), st.mtimeNs);
-      const held = buf;
-      buf = null;
-      let released = false;
-      const release = () => {
-        if (!released && (!spare || held.length > spare.length)) spare = held;
-        released = true;
-      };
-      return { index, release };
-    } finally {
-      await fh.close();
+    fd = openSync(file, 'r');
+    const st = fstatSync(fd, { bigint: true });
+    const size = Number(st.size);
+    buf = spare && spare.length >= size ? spare : Buffer.allocUnsafeSlow(Math.max(size, 64 * 1024));
+    spare = buf === spare ? null : spare;
+    let got = 0;
+    while (got < size) {
+      const n = readSync(fd, buf, got, size - got, got);
+      if (n === 0) return undefined; // cut short while read: git status decides
+      got += n;
     }
+    const index = readGitIndex(buf.subarray(0, size), st.mtimeNs);
+    const held = buf;
+    buf = null;
+    let released = false;
+    const release = () => {
+      if (!released && (!spare || held.length > spare.length)) spare = held;
+      released = true;
+    };
+    return { index, release };
   } catch {
     // No index (nothing added yet), one we do not read (UnsupportedIndex), or unreadable: git status decides.
     return undefined;
   } finally {
+    if (fd !== null) closeSync(fd);
     if (buf) spare ??= buf;
   }
 }
 
 /** `.git/index`, or the index of the git folder a `.git` file names (a worktree, a submodule); null: neither. */
-async function indexFileOf(repoDir: string): Promise<string | null> {
+function indexFileOf(repoDir: string): string | null {
   const dotGit = path.join(repoDir, '.git');
-  const st = await fsp.stat(dotGit);
+  const st = statSync(dotGit);
   if (st.isDirectory()) return path.join(dotGit, 'index');
   if (!st.isFile() || st.size > 4096) return null;
-  const m = /^gitdir: (.+?)\r?\n?$/.exec(await fsp.readFile(dotGit, 'utf8'));
+  const m = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'));
   return m ? path.join(path.resolve(repoDir, m[1]!), 'index') : null;
 }
 
@@ -271,7 +284,7 @@ export async function cleanContents(
           cwd,
           ['check-attr', '-z', '--stdin', 'filter'],
           tracked.join('\0') + '\0',
-          repo.kind === 'index' && (await attributesAllInWorkTree(cwd, repo.index)) ? NO_INDEX : {},
+          repo.kind === 'index' && attributesAllInWorkTree(cwd, repo.index) ? NO_INDEX : {},
         )
       )
         .toString('utf8')
@@ -315,12 +328,8 @@ export async function cleanContents(
  */
 const NO_INDEX = { GIT_INDEX_FILE: path.join(os.tmpdir(), `aw-no-git-index-${process.pid}-never-written`) };
 
-async function attributesAllInWorkTree(repoDir: string, index: GitIndex): Promise<boolean> {
-  for (const f of index.attributeFiles) {
-    const st = await fsp.lstat(path.join(repoDir, f)).catch(() => null);
-    if (!st?.isFile()) return false;
-  }
-  return true;
+function attributesAllInWorkTree(repoDir: string, index: GitIndex): boolean {
+  return index.attributeFiles.every((f) => lstatSync(path.join(repoDir, f), { throwIfNoEntry: false })?.isFile());
 }
 
 const U32 = 2 ** 32;

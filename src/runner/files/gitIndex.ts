@@ -162,15 +162,12 @@ function walk(
 
 const ATTRIBUTES = Buffer.from('.gitattributes', 'latin1');
 
-/** `.gitattributes`, or a name ending in `/.gitattributes` (its last byte first: the common case is one compare). */
+/** `.gitattributes`, or a name ending in `/.gitattributes` — compared from the end, so most names differ at once. */
 function isAttributes(b: Buffer, from: number, to: number): boolean {
   const n = ATTRIBUTES.length;
-  return (
-    b[to - 1] === 0x73 &&
-    to - from >= n &&
-    b.compare(ATTRIBUTES, 0, n, to - n, to) === 0 &&
-    (to - from === n || b[to - n - 1] === 0x2f)
-  );
+  if (to - from < n) return false;
+  for (let i = 1; i <= n; i++) if (b[to - i] !== ATTRIBUTES[n - i]) return false;
+  return to - from === n || b[to - n - 1] === 0x2f;
 }
 
 function entryAt(buf: Buffer, at: number, version: number): IndexEntry {

@@ -15,8 +15,8 @@ fs.mkdirSync(results, { recursive: true });
 const timings = [];
 let passed = 0;
 let failed = 0;
-/** The suites that ran in this invocation (their results files are this run's). */
-const ran = [];
+/** The failed tests of the suites that ran, as printed at the end: CI keeps only the log's tail. */
+const failedTests = [];
 
 function npmRun(script, env = {}, args = []) {
   const r = spawnSync('npm', ['run', '--silent', script, ...(args.length ? ['--', ...args] : [])], {
@@ -61,7 +61,6 @@ function suite(name, program, args) {
   return stage(name, () => {
     const file = path.join(results, `${name}.json`);
     fs.rmSync(file, { force: true });
-    ran.push(name);
     const ok = bin(program, args, { AW_RESULTS_FILE: file });
     if (!fs.existsSync(file)) {
       failed += 1;
@@ -71,6 +70,7 @@ function suite(name, program, args) {
     const r = JSON.parse(fs.readFileSync(file, 'utf8'));
     passed += r.passed;
     failed += r.failed;
+    for (const t of r.tests ?? []) if (t.state === 'failed') failedTests.push(describeFailure(name, t));
     return ok && r.failed === 0;
   });
 }
@@ -83,36 +83,20 @@ async function gate(name, fn) {
   return false;
 }
 
-/** The failed tests of every suite, title and the error's first lines: CI keeps only the log's tail. */
-function failures() {
-  const lines = [];
-  for (const name of ran) {
-    const file = path.join(results, `${name}.json`);
-    if (!fs.existsSync(file)) continue;
-    let r;
-    try {
-      r = JSON.parse(fs.readFileSync(file, 'utf8'));
-    } catch (err) {
-      lines.push(`  ${name}: results file unreadable (${err instanceof Error ? err.message : String(err)})`);
-      continue;
-    }
-    for (const t of r.tests ?? []) {
-      if (t.state !== 'failed') continue;
-      lines.push(`  ✘ ${name}: ${t.title} (${Math.round(t.durationMs ?? 0)} ms)`);
-      const stack = String(t.error?.stack || t.error?.message || '')
-        .replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '') // Playwright's call log is coloured
-        .split('\n');
-      // The message and its first lines, then where in the test it failed.
-      const where = stack.find((l) => /^\s*at .*test[/\\]/.test(l));
-      for (const l of [...stack.slice(0, 10), ...(where && !stack.slice(0, 10).includes(where) ? ['  …', where] : [])])
-        lines.push(`      ${l}`);
-    }
-  }
-  if (lines.length) console.log(`\n━━ failed tests\n${lines.join('\n')}`);
+/** A failed test: its title, the error's first lines (Playwright's colours stripped) and where in the test it failed. */
+function describeFailure(suiteName, t) {
+  const lines = [`  ✘ ${suiteName}: ${t.title} (${Math.round(t.durationMs ?? 0)} ms)`];
+  const stack = String(t.error?.stack || t.error?.message || '')
+    .replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '')
+    .split('\n');
+  const where = stack.find((l) => /^\s*at .*test[/\\]/.test(l));
+  for (const l of [...stack.slice(0, 10), ...(where && !stack.slice(0, 10).includes(where) ? ['  …', where] : [])])
+    lines.push(`      ${l}`);
+  return lines.join('\n');
 }
 
 function finish() {
-  failures();
+  if (failedTests.length) console.log(`\n━━ failed tests\n${failedTests.join('\n')}`);
   console.log('\n━━ stages');
   for (const [name, s, ok] of timings)
     console.log(`  ${ok ? '✔' : '✘'} ${name.padEnd(12)} ${s.toFixed(1).padStart(7)} s`);

@@ -6,8 +6,8 @@
 //    stat from the scan before is checked against the entry git recorded, as `git status` checks
 //    it — one read of the index, not a stat of the whole tree. The default.
 //  - `git status` before the command (and HEAD's blobs after it): where the index is one we do not
-//    read (a split or sparse index, SHA-256, a GIT_INDEX_FILE of the host's) and on Windows, whose
-//    git records other stat fields than Node sees.
+//    read (a split or sparse index, SHA-256, a GIT_DIR or GIT_INDEX_FILE in the host's environment)
+//    and on Windows, whose git records other stat fields than Node sees.
 // Only these commands run, with optional locks off so not even the index's stat cache is refreshed:
 //   git rev-parse --verify HEAD · git status --porcelain · git check-attr · git ls-tree · git cat-file
 // Never add, checkout, reset, stash, or anything that writes the repository, its index or branches.
@@ -147,7 +147,9 @@ export async function repoBefore(
   rel: string,
   o: RepoBeforeOptions = { sigOf: () => undefined },
 ): Promise<RepoBefore | undefined> {
-  if (o.way !== 'status' && (o.platform ?? process.platform) !== 'win32' && !process.env.GIT_INDEX_FILE) {
+  // A GIT_DIR or GIT_INDEX_FILE in the host's environment points git elsewhere than the folder's .git.
+  const pointed = process.env.GIT_INDEX_FILE || process.env.GIT_DIR;
+  if (o.way !== 'status' && (o.platform ?? process.platform) !== 'win32' && !pointed) {
     const index = indexBefore(path.join(workspaceRoot, rel));
     if (index) {
       const inWs = (p: string) => (rel ? `${rel}/${p}` : p);
@@ -350,7 +352,7 @@ export function notAsRecorded(e: IndexEntry, sig: FileSig | undefined, indexMtim
     e.ino === sig.ino % U32 &&
     sameTime(sig.mtimeMs, e.mtimeSec, e.mtimeNsec) &&
     sameTime(sig.ctimeMs, e.ctimeSec, e.ctimeNsec);
-  if (!same) return "it differed from what git's index recorded (changes not committed to git, or not yet seen by git)";
+  if (!same) return "it differed from what git's index recorded — changes not committed to git, or not yet seen by git";
   const entryNs = BigInt(e.mtimeSec) * 1_000_000_000n + BigInt(e.mtimeNsec);
   const indexNs = e.mtimeNsec === 0 ? (indexMtimeNs / 1_000_000_000n) * 1_000_000_000n : indexMtimeNs;
   if (entryNs >= indexNs)

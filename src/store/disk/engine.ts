@@ -287,7 +287,9 @@ export class DiskEngine implements Engine {
       const seg = await this.fsl.readFrom(path.join(dir, segs[0]!.name), 0, END_HEAD_BYTES);
       if (seg.length >= END_HEAD_BYTES) return undefined;
       const parsed = parseSegment(seg);
-      return parsed.stop === null && parsed.frames.length === 1 ? end.value : undefined;
+      return parsed.stop === null && parsed.corrected.length === 0 && parsed.frames.length === 1
+        ? end.value
+        : undefined;
     } catch {
       return undefined; // unreadable or gone: the caller reads the run whole, and reports what is wrong
     }

@@ -1,6 +1,7 @@
 // Loading a run from disk. Version 2 (segment.ts): snapshot.json (the compacted commits 1..N, if the
 // run was ever compacted), then the frames of its segment file(s) from N+1, in order, no gaps. The
-// chain stops at the first frame that does not check out:
+// chain stops at the first frame that does not check out (after one flipped bit in a frame is
+// corrected from its checksum: reported, nothing lost, written back by the owner):
 //  - a torn tail (an append cut short by a crash, nothing valid after it) was never acknowledged
 //    unless the run's witness says so: it is cut off and noted, not reported as corruption;
 //  - anything else — a bad frame with valid ones after it, a torn tail the witness had counted, a
@@ -173,6 +174,41 @@ function readSegmentFile(runId: string, name: string, first: number, buf: Buffer
   return { name, first, buf, parsed, headerBad, header: h?.success && !headerBad ? h.data : null };
 }
 
+/**
+ * A segment whose frames failed their checksums by one flipped bit each, read as corrected
+ * (segment.ts, correctOneBit): said, as a disk that flips bits should be; nothing lost. The owner keeps
+ * a copy of the file as it was in quarantine and writes the corrected bytes back in place.
+ */
+async function correctedReport(
+  ctx: LoadCtx,
+  runId: string,
+  seg: SegmentFile,
+  opts: LoadOptions,
+): Promise<CorruptionReport> {
+  const file = rel(runId, seg.name);
+  const where = seg.parsed.corrected.map((c) => `byte ${c.offset} bit ${c.bit}`).join(', ');
+  const reason = `${file} is corrupt: ${seg.parsed.corrected.length === 1 ? 'a frame' : `${seg.parsed.corrected.length} frames`} failed the checksum by one flipped bit (${where})`;
+  let q: Quarantined | null = null;
+  if (opts.repair) {
+    q = await ctx.quarantineCopy(file, reason, runId);
+    const fd = await ctx.fsl.openForUpdate(path.join(ctx.root, file));
+    try {
+      for (const c of seg.parsed.corrected)
+        await ctx.fsl.pwrite(fd, seg.buf.subarray(c.offset, c.offset + 1), c.offset);
+      await ctx.fsl.fdatasync(fd);
+    } finally {
+      await ctx.fsl.close(fd);
+    }
+  }
+  return corruptionReport({
+    run_id: runId,
+    file,
+    reason,
+    quarantined: q ? [q] : [],
+    lost: `nothing: each flipped bit was found from its frame's checksum and corrected${opts.repair ? ', and written back' : ' (written back when the run is next resumed)'}`,
+  });
+}
+
 /** Where the chain stopped on something bad (null: it ran to the end of what is there). */
 interface Stop {
   file: string;
@@ -207,6 +243,9 @@ async function loadV2(
       segs[0] ? rel(runId, segs[0].name) : snapRel,
     );
   sink.meta(meta);
+
+  for (const seg of segs)
+    if (seg.parsed.corrected.length > 0) reports.push(await correctedReport(ctx, runId, seg, opts));
 
   const codec = newCodec();
   const survived = new Survived();

@@ -223,7 +223,7 @@ export class RunLog {
       const buf = await this.fsl.readFile(this.file(name));
       const parsed = parseSegment(buf);
       const version = (parsed.frames[0]?.value as { segment?: unknown } | undefined)?.segment;
-      if (version === SEGMENT_VERSION && parsed.witnessAt !== null && !parsed.stop) {
+      if (version === SEGMENT_VERSION && parsed.witnessAt !== null && !parsed.stop && parsed.corrected.length === 0) {
         this.witnessSkipped = true; // its witness area holds what it held then: rewritten after
         return { name, first: last + 1, size: buf.length, version, witnessAt: parsed.witnessAt };
       }

@@ -16,7 +16,9 @@
 // every encoding) and converted (compacted) before the run's next write, so an older version never
 // meets a newer frame in a file it takes for its own.
 //
-// Reading stops at the first frame that does not check out. If no valid frame follows it, it is a
+// A frame that fails its checksum by one flipped bit is read corrected (correctOneBit: found from the
+// checksum, or by trying the header's bits), and the loader reports it. Reading stops at the first
+// frame that still does not check out. If no valid frame follows it, it is a
 // torn tail: an append cut short by a crash, never acknowledged (unless the run's witness says
 // otherwise), so it is cut off. A bad frame with valid ones after it is damage: corruption.
 import zlib from 'node:zlib';
@@ -58,9 +60,9 @@ export type SegmentHeader = z.infer<typeof SegmentHeader>;
 
 const hex8 = (n: number) => (n >>> 0).toString(16).padStart(8, '0');
 
-/** Table-driven CRC-32 (IEEE), for hosts whose Node predates zlib.crc32 (VS Code before 1.101 ships Node 20.9). */
+/** CRC-32 (IEEE, reflected) of each byte value. */
 let table: Int32Array | undefined;
-function crc32Js(buf: Uint8Array, seed = 0): number {
+function crcTable(): Int32Array {
   if (!table) {
     table = new Int32Array(256);
     for (let i = 0; i < 256; i++) {
@@ -69,6 +71,12 @@ function crc32Js(buf: Uint8Array, seed = 0): number {
       table[i] = c;
     }
   }
+  return table;
+}
+
+/** Table-driven CRC-32 (IEEE), for hosts whose Node predates zlib.crc32 (VS Code before 1.101 ships Node 20.9). */
+function crc32Js(buf: Uint8Array, seed = 0): number {
+  const table = crcTable();
   let crc = ~seed;
   for (let i = 0; i < buf.length; i++) crc = table[(crc ^ buf[i]!) & 0xff]! ^ (crc >>> 8);
   return (crc ^ -1) >>> 0;
@@ -118,6 +126,8 @@ export interface Frame {
 
 export interface ParsedSegment {
   frames: Frame[];
+  /** Frames that failed their checksum by one flipped bit, corrected in `buf` (byte offsets in it). */
+  corrected: { offset: number; bit: number }[];
   /** Where the witness area starts (right after the header frame; version 4 on), or null: none. */
   witnessAt: number | null;
   /** Where the valid frames end (the length to keep). */
@@ -254,12 +264,22 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
   let key: FrameKey | null =
     o.runId !== undefined && (!headless || o.version! >= SEGMENT_SHORT) ? frameKey(o.runId) : null;
   const text = frameText(buf);
+  const corrected: ParsedSegment['corrected'] = [];
   let at = 0;
   while (at < buf.length) {
-    const r = readFrame(buf, at, { key: at === 0 && !headless ? null : key, text });
+    const fk = at === 0 && !headless ? null : key;
+    let r = readFrame(buf, at, { key: fk, text });
+    if (!r.ok) {
+      // One flipped bit (the commonest silent damage) is found from the checksum and put right.
+      const fix = correctOneBit(buf, at, fk);
+      if (fix) {
+        corrected.push({ offset: fix.offset, bit: fix.bit });
+        r = fix.read;
+      }
+    }
     if (!r.ok) {
       const torn = !validFrameAfter(buf, at, key);
-      return { frames, witnessAt, validEnd: at, stop: { offset: at, reason: r.reason, torn } };
+      return { frames, corrected, witnessAt, validEnd: at, stop: { offset: at, reason: r.reason, torn } };
     }
     if (at === 0 && !headless) {
       // The header says whose commits follow, and in which form.
@@ -274,6 +294,7 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
       if (buf.length < r.frame.end + WITNESS_AREA)
         return {
           frames,
+          corrected,
           witnessAt,
           validEnd: 0,
           stop: { offset: 0, reason: 'the witness area after the header frame is cut short', torn: true },
@@ -286,7 +307,88 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
     frames.push(r.frame);
     at = r.frame.end;
   }
-  return { frames, witnessAt, validEnd: at, stop: null };
+  return { frames, corrected, witnessAt, validEnd: at, stop: null };
+}
+
+/** Bytes of a frame's header at most: 12 length digits, a tab, 8 hex digits, a tab. */
+const HEADER_MAX = 22;
+
+/**
+ * The frame at `at`, which failed, read again with one bit of it flipped back — found from its
+ * checksum (CRC-32 is linear: a flipped bit at a given distance from the end changes it by a value
+ * of its own), or in its header or final newline by trying each bit — when exactly one bit makes the
+ * whole frame check out and parse. `buf` is changed in place; null (and `buf` as it was): not one bit.
+ */
+export function correctOneBit(
+  buf: Buffer,
+  at: number,
+  key: FrameKey | null,
+): { offset: number; bit: number; read: Extract<FrameRead, { ok: true }> } | null {
+  const fits = (o: number, bit: number) => {
+    buf[o] = buf[o]! ^ (1 << bit);
+    const ok = readFrame(buf, at, { parse: false, key }).ok;
+    buf[o] = buf[o]! ^ (1 << bit);
+    return ok;
+  };
+  const found: { offset: number; bit: number }[] = [];
+  // The header and the newline: each bit tried (the length, the tabs, the checksum's digits).
+  const nl = buf.indexOf(NL, at);
+  const headEnd = Math.min(at + HEADER_MAX, nl < 0 ? buf.length : nl, buf.length);
+  for (let o = at; o < headEnd; o++) for (let bit = 0; bit < 8; bit++) if (fits(o, bit)) found.push({ offset: o, bit });
+  // The body: from the checksum the header holds, where one flipped bit would explain the difference.
+  const h = headerAt(buf, at);
+  if (h && found.length === 0) {
+    const body = buf.subarray(h.bodyAt, h.end - 1);
+    const written = parseInt(buf.toString('latin1', h.crcAt, h.crcAt + 8), 16);
+    if (buf[h.end - 1] !== NL && isOneBit(buf[h.end - 1]! ^ NL))
+      found.push({ offset: h.end - 1, bit: Math.log2(buf[h.end - 1]! ^ NL) });
+    else if (/^[0-9a-f]{8}$/.test(buf.toString('latin1', h.crcAt, h.crcAt + 8)))
+      for (const seed of key ? [key.seed] : [0]) {
+        const bodyBit = bitFromSyndrome((crc32(body, seed) ^ written) >>> 0, body.length);
+        if (bodyBit) found.push({ offset: h.bodyAt + bodyBit.byte, bit: bodyBit.bit });
+      }
+  }
+  if (found.length !== 1) return null;
+  const { offset, bit } = found[0]!;
+  buf[offset] = buf[offset]! ^ (1 << bit);
+  const read = readFrame(buf, at, { key });
+  if (read.ok) return { offset, bit, read };
+  buf[offset] = buf[offset]! ^ (1 << bit);
+  return null;
+}
+
+const isOneBit = (x: number) => x !== 0 && (x & (x - 1)) === 0;
+
+/** A frame header's positions when its length and framing read (the checksum not checked). */
+function headerAt(buf: Buffer, at: number): { crcAt: number; bodyAt: number; end: number } | null {
+  const t1 = buf.indexOf(TAB, at);
+  if (t1 < 0 || t1 - at > 12 || !/^\d{1,12}$/.test(buf.toString('latin1', at, t1))) return null;
+  const crcAt = t1 + 1;
+  const bodyAt = crcAt + 9;
+  const end = bodyAt + Number(buf.toString('latin1', at, t1)) + 1;
+  return buf[crcAt + 8] === TAB && end <= buf.length ? { crcAt, bodyAt, end } : null;
+}
+
+/**
+ * The one bit of an `n`-byte body whose flip changes its CRC-32 by `syndrome`, or null (none, or more
+ * than one could: then nothing is guessed). A bit in byte j changes it by table[bit] carried through
+ * the n − 1 − j bytes after it as zeros; all eight bits are carried along together, from the end.
+ */
+function bitFromSyndrome(syndrome: number, n: number): { byte: number; bit: number } | null {
+  if (syndrome === 0) return null;
+  const t = crcTable();
+  const v = Array.from({ length: 8 }, (_, b) => t[1 << b]! >>> 0);
+  let hit: { byte: number; bit: number } | null = null;
+  for (let k = 0; k < n; k++) {
+    for (let b = 0; b < 8; b++) {
+      if (v[b] === syndrome) {
+        if (hit) return null;
+        hit = { byte: n - 1 - k, bit: b };
+      }
+      v[b] = (t[v[b]! & 0xff]! ^ (v[b]! >>> 8)) >>> 0;
+    }
+  }
+  return hit;
 }
 
 /**

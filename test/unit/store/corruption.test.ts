@@ -6,7 +6,9 @@
 // truncation in its second half; delete = the block's bytes cut out).
 // Each case: detected with a report/error naming the file; the bad bytes kept in quarantine (never
 // deleted, never read as empty); the run falls back to its last good checkpoint — or, where the
-// snapshot's other copy holds every frame, loses nothing and rewrites the file whole; new writes work.
+// snapshot's other copy holds every frame, loses nothing and rewrites the file whole, and where one
+// bit of a segment frame flipped, loses nothing and writes the bit back (found from the frame's
+// checksum); new writes work.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -273,8 +275,11 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     // The witness area: a slot bad loses nothing (the other slot, or the log, stands in); cut short or cut
     // out, the frames after it are lost with it, as with a bad header.
     const areaLost = kind === 'segment:witness' && (how === 'truncate' || how === 'delete');
-    const lostFrom =
-      kind === 'segment:header' || kind === 'commit:first' || areaLost || (kind === 'snapshot' && !snapshotWhole)
+    // One flipped bit in a segment's frame (its header or a commit) is corrected from the frame's checksum.
+    const bitCorrected = how === 'bit-flip' && (kind === 'segment:header' || kind.startsWith('commit:'));
+    const lostFrom = bitCorrected
+      ? null
+      : kind === 'segment:header' || kind === 'commit:first' || areaLost || (kind === 'snapshot' && !snapshotWhole)
         ? 1
         : range && kind !== 'snapshot:block' && kind !== 'snapshot' && kind !== 'segment:witness'
           ? frames.indexOf(range as (typeof frames)[number]) + 1
@@ -284,6 +289,7 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     const witnessGone = (kind === 'segment:header' || kind === 'segment:witness') && how === 'truncate';
     const expectedSeq = lostFrom === null ? fullSeq : lostFrom === 1 ? null : frames[lostFrom - 2]!.lastSeq;
     const fullSeqOfRun = kind === 'snapshot' ? null : fullSeq;
+    const before = fs.readFileSync(path.join(dir, target));
     const bad = damage(path.join(dir, target), how, rand, kind === 'blob', range);
     const reports: CorruptionReport[] = [];
     const recovered: string[] = [];
@@ -342,6 +348,17 @@ describe('store: corruption matrix (every file kind × every damage)', function 
         const report = reports.find((r) => r.file === target);
         if (report) assert.equal(report.data_lost, false, `${kind}: nothing but a redundant file was lost`);
         assert.equal((await s.getRun(id))!.damage, undefined, 'no damage recorded when no run data was lost');
+      }
+      if (bitCorrected) {
+        const report = reports.find((r) => r.file === target)!;
+        assert.match(report.reason, /failed the checksum by one flipped bit \(byte \d+ bit \d\)/, report.reason);
+        assert.match(report.lost, /^nothing/, report.lost);
+        const { at, end } = range!;
+        assert.deepEqual(
+          fs.readFileSync(path.join(dir, target)).subarray(at, end),
+          before.subarray(at, end),
+          'the bit is written back',
+        );
       }
       if (snapshotWhole) {
         const report = reports.find((r) => r.file === target)!;

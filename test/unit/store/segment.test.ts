@@ -5,7 +5,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { SchemaVersionError } from '../../../src/store/api/errors';
-import { crc32, crc32Portable, encodeFrame, parseSegment, SEGMENT_VERSION } from '../../../src/store/disk/segment';
+import {
+  crc32,
+  crc32Portable,
+  encodeCommitFrame,
+  encodeFrame,
+  frameKey,
+  parseSegment,
+  SEGMENT_VERSION,
+} from '../../../src/store/disk/segment';
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
 import type { CorruptionReport, StoreEvent } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
@@ -188,7 +196,7 @@ describe('store: the segment log', function () {
     await o.s.close();
   });
 
-  it('a bit flip in the middle of a segment: reported, the segment copied to quarantine and cut before the bad frame, what follows listed as lost', async () => {
+  it('two flipped bits in the middle of a segment (one bit is corrected, below): reported, the segment copied to quarantine and cut before the bad frame, what follows listed as lost', async () => {
     const dir = tmp('aw-flip-');
     const s = await openDiskStoreReady(dir);
     const { run, lease } = await s.createRun(h.newRun('flip'), h.owner('w'));
@@ -205,6 +213,7 @@ describe('store: the segment log', function () {
     const flipped = Buffer.from(bytes);
     const at = victim.start + Math.floor((victim.end - victim.start) / 2);
     flipped[at] = flipped[at]! ^ 0x04;
+    flipped[at + 3] = flipped[at + 3]! ^ 0x10;
     fs.writeFileSync(segFile, flipped);
     const o = await openCollecting(dir);
     const l = await o.s.acquire(id, h.owner('next'));
@@ -241,6 +250,82 @@ describe('store: the segment log', function () {
     await again.s.close();
   });
 
+  it('one flipped bit anywhere in a frame — its JSON, its length, a tab, its checksum digits, its newline — is found from the checksum and corrected: every frame read as written', () => {
+    const key = frameKey('run-x');
+    const bodies = [
+      { n: 7, o: [{ R: { p: 3, t: 'x'.repeat(300) } }] },
+      { n: 8, o: [] },
+      { n: 9, o: [{ E: 'é ✓' }] },
+    ];
+    const frames = bodies.map((b) => encodeCommitFrame(b, key));
+    const good = Buffer.concat(frames);
+    const expected = parseSegment(good, { runId: 'run-x', version: SEGMENT_VERSION });
+    assert.equal(expected.frames.length, 3);
+    assert.deepEqual(expected.corrected, []);
+    let tried = 0;
+    for (let at = 0; at < frames[0]!.length + frames[1]!.length; at++)
+      for (let bit = 0; bit < 8; bit++) {
+        const bad = Buffer.from(good);
+        bad[at] = bad[at]! ^ (1 << bit);
+        const p = parseSegment(bad, { runId: 'run-x', version: SEGMENT_VERSION });
+        assert.equal(p.stop, null, `byte ${at} bit ${bit}: ${JSON.stringify(p.stop)}`);
+        assert.deepEqual(p.corrected, [{ offset: at, bit }], `byte ${at} bit ${bit}`);
+        assert.deepEqual(
+          p.frames.map((f) => f.value),
+          expected.frames.map((f) => f.value),
+        );
+        assert.ok(bad.equals(good), 'the buffer is put right in place');
+        tried++;
+      }
+    assert.equal(tried, 8 * (frames[0]!.length + frames[1]!.length));
+    // Two bits in one frame: nothing is guessed.
+    const two = Buffer.from(good);
+    two[40] = two[40]! ^ 1;
+    two[41] = two[41]! ^ 1;
+    const p = parseSegment(two, { runId: 'run-x', version: SEGMENT_VERSION });
+    assert.equal(p.frames.length, 0);
+    assert.equal(p.stop?.torn, false, 'damage: valid frames follow');
+    assert.deepEqual(p.corrected, []);
+  });
+
+  it('one flipped bit in a stored segment: the run reads whole, the damage is said (nothing lost), the file is kept in quarantine and written back corrected', async () => {
+    const dir = tmp('aw-flip1-');
+    const s = await openDiskStoreReady(dir);
+    const { run, lease } = await s.createRun(h.newRun('flip1'), h.owner('w'));
+    const id = run.run_id;
+    await s.append(id, h.runStarted());
+    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
+    for (let step = 1; step <= 4; step++) msgs = await stepWithEffect(s, id, step, msgs);
+    const latest = (await s.latest(id)).seq;
+    await lease.release();
+    await s.close();
+    const segFile = segmentIn(path.join(dir, 'runs', id));
+    const bytes = fs.readFileSync(segFile);
+    const victim = parseSegment(bytes).frames[3]!;
+    const flipped = Buffer.from(bytes);
+    const at = victim.start + Math.floor((victim.end - victim.start) / 2);
+    flipped[at] = flipped[at]! ^ 0x20;
+    fs.writeFileSync(segFile, flipped);
+    const o = await openCollecting(dir);
+    const l = await o.s.acquire(id, h.owner('next'));
+    const r = o.reports.find((x) => x.file === `runs/${id}/${path.basename(segFile)}`)!;
+    assert.ok(r, 'reported, naming the segment');
+    assert.match(r.reason, new RegExp(`one flipped bit \\(byte ${at} bit 5\\)`));
+    assert.equal(r.data_lost, false);
+    assert.match(r.lost, /^nothing/);
+    assert.equal((await o.s.latest(id)).seq, latest, 'every checkpoint is there');
+    assert.equal((await o.s.listEffects(id)).filter((e) => e.result).length, 4);
+    assert.deepEqual(fs.readFileSync(path.join(dir, r.quarantined[0]!.to)), flipped, 'the file as it was, kept');
+    assert.ok(fs.readFileSync(segFile).equals(bytes), 'written back as it was written');
+    assert.equal((await o.s.getRun(id))!.damage, undefined, 'no loss recorded in the run');
+    await o.s.append(id, h.preTools(9));
+    await l.release();
+    await o.s.close();
+    const again = await openCollecting(dir);
+    assert.equal((await again.s.latest(id)).seq, latest + 1);
+    assert.deepEqual(again.reports, []);
+    await again.s.close();
+  });
   it("the witness is read from the segment's head, past a header longer than the first read (a long task)", async () => {
     const dir = tmp('aw-long-header-');
     const s = await openDiskStoreReady(dir);

@@ -163,6 +163,10 @@ describe('e2e: restore files to a checkpoint', () => {
       'the fork ran step 1’s write again on the restored file',
     );
     assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
+    // The fork's own view (opened by Resume fork) shows it finished — not "Loading the run…", as a
+    // screenshot taken at the toast once showed (the view still loading then).
+    const forkView = await wb.webviewFrame('.run-header h1:has-text("fork of seq")', 60_000);
+    await forkView.locator('.run-header .state.state-completed').waitFor({ timeout: 30_000 });
     await wb.screenshot('e2e-r-fork-completed');
   });
 });

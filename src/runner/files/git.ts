@@ -122,8 +122,6 @@ export type RepoBefore = { rel: string } & (
       index: GitIndex;
       /** The scan's stat of a path (repository-relative) before the command. */
       sigOf: (p: string) => FileSig | undefined;
-      /** Gives the index's buffer back for the next command's read (once the answers are in). */
-      release(): void;
     }
   | {
       kind: 'status';
@@ -153,7 +151,7 @@ export async function repoBefore(
     const index = indexBefore(path.join(workspaceRoot, rel));
     if (index) {
       const inWs = (p: string) => (rel ? `${rel}/${p}` : p);
-      return { rel, kind: 'index', index: index.index, sigOf: (p) => o.sigOf(inWs(p)), release: index.release };
+      return { rel, kind: 'index', index, sigOf: (p) => o.sigOf(inWs(p)) };
     }
   }
   const cwd = path.join(workspaceRoot, rel);
@@ -176,18 +174,13 @@ export async function repoBefore(
 }
 
 /**
- * One spare buffer for the index file, kept between commands: reading 4 MB (50,000 entries) into
- * fresh memory costs ≈ 14 ms of page faults here, into memory used before ≈ 0.3 ms.
- */
-let spare: Buffer | null = null;
-
-/**
  * The repository's index file as it is now, parsed; undefined when there is none we read (then: git
- * status). Synchronous reads: ≈ 0.5 ms for 4.4 MB into the spare buffer, where four round trips
- * through the thread pool cost more than the read.
+ * status). Synchronous reads: four round trips through the thread pool cost more than the read. The
+ * read itself (4.4 MB for 50,000 entries) is ≈ 13 ms on the bench's VM, nearly all page faults: fresh
+ * memory, or memory used before but made copy-on-write by the process spawned since (the command
+ * itself) — so no buffer is kept between commands.
  */
-function indexBefore(repoDir: string): { index: GitIndex; release: () => void } | undefined {
-  let buf: Buffer | null = null;
+function indexBefore(repoDir: string): GitIndex | undefined {
   let fd: number | null = null;
   try {
     const file = indexFileOf(repoDir);
@@ -195,29 +188,19 @@ function indexBefore(repoDir: string): { index: GitIndex; release: () => void } 
     fd = openSync(file, 'r');
     const st = fstatSync(fd, { bigint: true });
     const size = Number(st.size);
-    buf = spare && spare.length >= size ? spare : Buffer.allocUnsafeSlow(Math.max(size, 64 * 1024));
-    spare = buf === spare ? null : spare;
+    const buf = Buffer.allocUnsafeSlow(size);
     let got = 0;
     while (got < size) {
       const n = readSync(fd, buf, got, size - got, got);
       if (n === 0) return undefined; // cut short while read: git status decides
       got += n;
     }
-    const index = readGitIndex(buf.subarray(0, size), st.mtimeNs);
-    const held = buf;
-    buf = null;
-    let released = false;
-    const release = () => {
-      if (!released && (!spare || held.length > spare.length)) spare = held;
-      released = true;
-    };
-    return { index, release };
+    return readGitIndex(buf, st.mtimeNs);
   } catch {
     // No index (nothing added yet), one we do not read (UnsupportedIndex), or unreadable: git status decides.
     return undefined;
   } finally {
     if (fd !== null) closeSync(fd);
-    if (buf) spare ??= buf;
   }
 }
 

@@ -126,9 +126,7 @@ export class FileChangeRecorder {
         const fromGit = await this.fromGit(
           changed.slice(0, limit).filter((rel) => before.files.has(rel) && !known.has(rel)),
           repos,
-        ).finally(() => {
-          for (const r of repos.values()) if (r.kind === 'index') r.release();
-        });
+        );
         for (const rel of changed.slice(0, limit)) {
           const afterV = await readVersion(path.join(root, rel), ctx.put, this.maxKept);
           const beforeV = await this.beforeOf(rel, { command, before, after, known, fromGit, put: ctx.put });

@@ -369,13 +369,16 @@ function headerAt(buf: Buffer, at: number): { crcAt: number; bodyAt: number; end
   return buf[crcAt + 8] === TAB && end <= buf.length ? { crcAt, bodyAt, end } : null;
 }
 
+/** Past this a body is not searched for a flipped bit (8 steps a byte: ≈ 0.5 s at the cap). */
+const MAX_CORRECTED_BODY = 16 * 1024 * 1024;
+
 /**
  * The one bit of an `n`-byte body whose flip changes its CRC-32 by `syndrome`, or null (none, or more
- * than one could: then nothing is guessed). A bit in byte j changes it by table[bit] carried through
- * the n − 1 − j bytes after it as zeros; all eight bits are carried along together, from the end.
+ * than one could: then nothing is guessed). Bit b of byte j changes it by table[1 << b] carried
+ * through the n − 1 − j bytes after it as zeros; the eight bits are carried along together, from the end.
  */
 function bitFromSyndrome(syndrome: number, n: number): { byte: number; bit: number } | null {
-  if (syndrome === 0) return null;
+  if (syndrome === 0 || n > MAX_CORRECTED_BODY) return null;
   const t = crcTable();
   const v = Array.from({ length: 8 }, (_, b) => t[1 << b]! >>> 0);
   let hit: { byte: number; bit: number } | null = null;

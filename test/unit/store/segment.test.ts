@@ -49,6 +49,24 @@ const segmentIn = (runDir: string) =>
     fs.readdirSync(runDir).find((n) => n.startsWith('segment-'))!,
   );
 
+/** A run of `steps` steps with a side effect each, written and let go; its id, last seq and segment file. */
+async function storedRun(
+  dir: string,
+  title: string,
+  steps: number,
+): Promise<{ id: string; latest: number; segFile: string }> {
+  const s = await openDiskStoreReady(dir);
+  const { run, lease } = await s.createRun(h.newRun(title), h.owner('w'));
+  const id = run.run_id;
+  await s.append(id, h.runStarted());
+  let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
+  for (let step = 1; step <= steps; step++) msgs = await stepWithEffect(s, id, step, msgs);
+  const latest = (await s.latest(id)).seq;
+  await lease.release();
+  await s.close();
+  return { id, latest, segFile: segmentIn(path.join(dir, 'runs', id)) };
+}
+
 async function openCollecting(
   dir: string,
 ): Promise<{ s: DiskStore; reports: CorruptionReport[]; recovered: Extract<StoreEvent, { kind: 'recovered' }>[] }> {
@@ -176,14 +194,7 @@ describe('store: the segment log', function () {
 
   it('a torn tail the witness had counted (acknowledged, then lost) is reported as lost data', async () => {
     const dir = tmp('aw-torn-acked-');
-    const s = await openDiskStoreReady(dir);
-    const { run, lease } = await s.createRun(h.newRun('torn'), h.owner('w'));
-    const id = run.run_id;
-    await s.append(id, h.runStarted());
-    await stepWithEffect(s, id, 1, [{ role: 'user', content: 'go' }]);
-    await lease.release();
-    await s.close();
-    const segFile = segmentIn(path.join(dir, 'runs', id));
+    const { id, segFile } = await storedRun(dir, 'torn', 1);
     const bytes = fs.readFileSync(segFile);
     const last = parseSegment(bytes).frames.at(-1)!;
     fs.writeFileSync(segFile, bytes.subarray(0, last.start + 7));
@@ -198,15 +209,7 @@ describe('store: the segment log', function () {
 
   it('two flipped bits in the middle of a segment (one bit is corrected, below): reported, the segment copied to quarantine and cut before the bad frame, what follows listed as lost', async () => {
     const dir = tmp('aw-flip-');
-    const s = await openDiskStoreReady(dir);
-    const { run, lease } = await s.createRun(h.newRun('flip'), h.owner('w'));
-    const id = run.run_id;
-    await s.append(id, h.runStarted());
-    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
-    for (let step = 1; step <= 4; step++) msgs = await stepWithEffect(s, id, step, msgs);
-    await lease.release();
-    await s.close();
-    const segFile = segmentIn(path.join(dir, 'runs', id));
+    const { id, segFile } = await storedRun(dir, 'flip', 4);
     const bytes = fs.readFileSync(segFile);
     const frames = parseSegment(bytes).frames;
     const victim = frames[Math.floor(frames.length / 2)]!;
@@ -290,16 +293,7 @@ describe('store: the segment log', function () {
 
   it('one flipped bit in a stored segment: the run reads whole, the damage is said (nothing lost), the file is kept in quarantine and written back corrected', async () => {
     const dir = tmp('aw-flip1-');
-    const s = await openDiskStoreReady(dir);
-    const { run, lease } = await s.createRun(h.newRun('flip1'), h.owner('w'));
-    const id = run.run_id;
-    await s.append(id, h.runStarted());
-    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
-    for (let step = 1; step <= 4; step++) msgs = await stepWithEffect(s, id, step, msgs);
-    const latest = (await s.latest(id)).seq;
-    await lease.release();
-    await s.close();
-    const segFile = segmentIn(path.join(dir, 'runs', id));
+    const { id, latest, segFile } = await storedRun(dir, 'flip1', 4);
     const bytes = fs.readFileSync(segFile);
     const victim = parseSegment(bytes).frames[3]!;
     const flipped = Buffer.from(bytes);

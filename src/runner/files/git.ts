@@ -180,13 +180,17 @@ export async function repoBefore(
  * memory, or memory used before but made copy-on-write by the process spawned since (the command
  * itself) — so no buffer is kept between commands.
  */
+const MAX_INDEX_BYTES = 512n * 1024n * 1024n;
+
 function indexBefore(repoDir: string): GitIndex | undefined {
   let fd: number | null = null;
   try {
     const file = indexFileOf(repoDir);
     if (!file) return undefined;
-    fd = openSync(file, 'r');
+    // Non-blocking: a FIFO planted as the index would otherwise hang the extension host's thread here.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
     const st = fstatSync(fd, { bigint: true });
+    if (!st.isFile() || st.size > MAX_INDEX_BYTES) return undefined; // a device, a FIFO, or absurdly large
     const size = Number(st.size);
     const buf = Buffer.allocUnsafeSlow(size);
     let got = 0;

@@ -2,6 +2,7 @@
 // checked against git's own listing of it in every index version, and `git status` where we do not
 // read the index. The answers of both ways, and where they differ.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { cleanContents, notAsRecorded, repoBefore } from '../../../../src/runner/files/git';
@@ -126,6 +127,37 @@ describe("file journal: git's index, read by us", () => {
     assert.equal(before?.kind, 'status', 'git status answers instead');
     fs.writeFileSync(path.join(ws, 'a.txt'), 'changed\n');
     assert.equal(String((await cleanContents(ws, before!, ['a.txt'])).get('a.txt')), 'a\n');
+  });
+
+  it("a hostile repository: an index that is a FIFO, a device or a directory is not read, and the host's thread never waits on it; git status answers instead", async () => {
+    for (const plant of ['fifo', 'device', 'dir'] as const) {
+      const ws = workspace({ 'a.txt': 'a\n' }, { git: true });
+      const index = path.join(ws, '.git', 'index');
+      fs.rmSync(index);
+      if (plant === 'fifo') execFileSync('mkfifo', [index]);
+      else if (plant === 'device') fs.symlinkSync('/dev/zero', index);
+      else fs.mkdirSync(index);
+      // The event loop keeps turning while the repository is asked (a blocking open of the FIFO would
+      // stop it for good). For git status, which opens the FIFO in its own process, a writer comes
+      // and goes, so it fails at once instead of at its timeout.
+      let last = Date.now();
+      let longest = 0;
+      const tick = setInterval(() => {
+        longest = Math.max(longest, Date.now() - last);
+        last = Date.now();
+      }, 20);
+      const writer =
+        plant === 'fifo' &&
+        setTimeout(() => fs.open(index, 'w', (err, fd) => (err ? undefined : fs.close(fd, () => undefined))), 300);
+      try {
+        const before = await repoBefore(ws, '', { sigOf: sigOf(ws) });
+        assert.notEqual(before?.kind, 'index', plant);
+      } finally {
+        clearInterval(tick);
+        if (writer) clearTimeout(writer);
+      }
+      assert.ok(longest < 1_000, `${plant}: the event loop stalled ${longest} ms`);
+    }
   });
 
   for (const way of ['index', 'status'] as const) {

@@ -1,3 +1,50 @@
 /** A JSON object (not null, not an array): what a parsed `{…}` is. */
 export const isJsonObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Whether two JSON values would serialise alike (`JSON.stringify(a) === JSON.stringify(b)`: key
+ * order counts), without serialising them — the store compares a list's boundary item and a
+ * checkpoint's fields with their previous ones at every step, and a long message's two strings cost
+ * more than walking it. Anything that is not plain JSON data is compared by serialising it.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return primitivesAlike(a, b);
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  if (Array.isArray(b) || !isPlain(a) || !isPlain(b)) return JSON.stringify(a) === JSON.stringify(b);
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return JSON.stringify(a) === JSON.stringify(b); // (undefined members are left out)
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i]!;
+    if (k !== kb[i]) return false;
+    const x = (a as Record<string, unknown>)[k];
+    const y = (b as Record<string, unknown>)[k];
+    if (x === undefined || y === undefined) return JSON.stringify(a) === JSON.stringify(b);
+    if (!jsonEqual(x, y)) return false;
+  }
+  return true;
+}
+
+const isPlain = (o: object) => {
+  const p = Object.getPrototypeOf(o);
+  return (p === Object.prototype || p === null) && !('toJSON' in o);
+};
+
+/** Two values, not both objects, not identical: alike only as serialised (NaN and null, a Date and its string, …). */
+function primitivesAlike(a: unknown, b: unknown): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return !Number.isFinite(a) && !Number.isFinite(b); // (each "null")
+  const plain = (v: unknown) =>
+    typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+  if (plain(a) && plain(b)) return false;
+  try {
+    return JSON.stringify(a) === JSON.stringify(b);
+  } catch {
+    return false; // (a bigint: not JSON at all)
+  }
+}

@@ -6,6 +6,7 @@
 import type { Engine } from './engine';
 import type { RunSummary } from '../api/schema';
 import type { IndexEntry } from './storedSchema';
+import { merged } from './copy';
 
 export class IndexCache {
   readonly entries = new Map<string, IndexEntry>();
@@ -33,7 +34,7 @@ export class IndexCache {
 
   set(summary: RunSummary, durableCommits: number, structural: boolean): void {
     const prev = this.entries.get(summary.run_id);
-    this.entries.set(summary.run_id, { ...summary, durable_commits: durableCommits });
+    this.entries.set(summary.run_id, merged<IndexEntry>(summary, { durable_commits: durableCommits }));
     const changed =
       !prev ||
       prev.state !== summary.state ||

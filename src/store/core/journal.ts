@@ -17,6 +17,7 @@ import {
 import type { CommitOp } from './storedSchema';
 import type { NewApproval, NewEffectIntent, NewEffectResult, NewInboxMessage, NewRestore } from '../api/types';
 import { parseInput } from './validate';
+import { merged } from './copy';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 
@@ -111,15 +112,17 @@ export function effectIntent(m: RunModel, input: NewEffectIntent, now: number): 
   // Re-recorded after a resume: the first intent's pre-images stand (they are from before the first attempt).
   if (prev && prev.input_hash === i.input_hash) return { value: prev };
   const { files, ...rest } = i;
-  const effect: Effect = {
-    run_id: runId,
-    ...rest,
-    idempotency_key: `${runId}/${i.step}/${i.tool_call_id}`,
-    intent_ms: now,
-    result: null,
-    checkpoint_seq: m.lastSeq,
-    ...(files ? { files } : {}),
-  };
+  const effect = merged<Effect>(
+    { run_id: runId },
+    rest,
+    {
+      idempotency_key: `${runId}/${i.step}/${i.tool_call_id}`,
+      intent_ms: now,
+      result: null,
+      checkpoint_seq: m.lastSeq,
+    },
+    files ? { files } : null,
+  );
   return { value: effect, op: { op: 'effect', effect } };
 }
 
@@ -176,12 +179,12 @@ export function effectResult(m: RunModel, toolCallId: string, input: NewEffectRe
     if (prev.result.output_hash === r.output_hash) return { value: prev };
     throw new StoreConflictError(`Tool call ${toolCallId} of run ${runId} already has a different result.`, runId);
   }
-  const effect: Effect = {
-    ...prev,
-    result: { ...r, finished_ms: now },
-    ...(files ? { files } : {}),
-    ...(file_scan ? { file_scan } : {}),
-  };
+  const effect = merged<Effect>(
+    prev,
+    { result: merged(r, { finished_ms: now }) },
+    files ? { files } : null,
+    file_scan ? { file_scan } : null,
+  );
   return { value: effect, op: { op: 'effect', effect } };
 }
 

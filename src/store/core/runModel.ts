@@ -19,6 +19,7 @@ import {
 } from '../api/schema';
 import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
 import { fastValid } from './fastValid';
+import { merged } from './copy';
 
 export type Lists = Record<ListField, unknown[]>;
 const emptyLists = (): Lists => ({ messages: [], tool_executions: [], subagent_executions: [] });
@@ -51,8 +52,6 @@ export class RunModel {
   private pending = 0;
   /** Records loaded from disk not yet checked against the full schema: seq → the file they came from. */
   readonly unverified = new Map<number, string>();
-  /** JSON of each list's last item, for the cheap "is this still an append?" check. */
-  readonly boundary: Partial<Record<ListField, string>> = {};
 
   constructor(readonly meta: RunMeta) {
     this.stateMs = meta.created_ms;
@@ -176,7 +175,6 @@ export class RunModel {
           list.length = tail.base;
         }
         for (const item of tail.items) list.push(item);
-        delete this.boundary[field];
       }
       this.tails.set(record.seq, tails);
     }
@@ -196,25 +194,22 @@ export class RunModel {
     if (ms > this.updatedMs) this.updatedMs = ms;
   }
 
-  boundaryKey(field: ListField): string | undefined {
-    const list = this.lists[field];
-    if (list.length === 0) return undefined;
-    return (this.boundary[field] ??= JSON.stringify(list[list.length - 1]));
-  }
-
   summary(): RunSummary {
     const last = this.records[this.records.length - 1];
-    return {
-      ...this.meta,
-      state: this.state,
-      state_detail: this.detail,
-      step: last?.step ?? 0,
-      last_seq: this.records.length,
-      last_phase: last?.phase ?? null,
-      updated_ms: this.updatedMs,
-      pending_approvals: this.pending,
-      ...(this.damage.length > 0 ? { damage: this.damageSummary() } : {}),
-    };
+    // (built by merged, not a spread: this runs for every op a step writes)
+    return merged<RunSummary>(
+      this.meta,
+      {
+        state: this.state,
+        state_detail: this.detail,
+        step: last?.step ?? 0,
+        last_seq: this.records.length,
+        last_phase: last?.phase ?? null,
+        updated_ms: this.updatedMs,
+        pending_approvals: this.pending,
+      },
+      this.damage.length > 0 ? { damage: this.damageSummary() } : null,
+    );
   }
 
   /** The record, checked against the full CheckpointRecord schema before it is first handed out. */

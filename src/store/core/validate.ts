@@ -1,7 +1,8 @@
 // Input validation shared by both backends, and the write-cost rule: an append validates and
 // copies only what is new (the snapshot header and the new tails of its lists), never the history.
 import type { z } from 'zod';
-import { toJsonData } from './copy';
+import { merged, toJsonData } from './copy';
+import { jsonEqual } from '../../common/json';
 import { fastValid } from './fastValid';
 import { InvalidInputError, InvalidKeyError } from '../api/errors';
 import type { RunModel } from './runModel';
@@ -84,12 +85,11 @@ export function prepareAppend(model: RunModel, input: AppendInput, now: number):
       const tail = computeTail(model, field, snap[field] as unknown[]);
       if (tail) (lists ??= {})[field] = tail;
     }
-    header = {
-      ...h,
+    header = merged<SnapshotHeader>(h, {
       message_count: (snap.messages as unknown[]).length,
       tool_execution_count: (snap.tool_executions as unknown[]).length,
       subagent_execution_count: (snap.subagent_executions as unknown[]).length,
-    };
+    });
   }
   const seq = model.lastSeq + 1;
   const meta = model.meta;
@@ -116,14 +116,14 @@ export function prepareAppend(model: RunModel, input: AppendInput, now: number):
 function computeTail(model: RunModel, field: ListField, list: unknown[]): ListTail | undefined {
   const stored = model.lists[field];
   const n = stored.length;
-  const key = (item: unknown, i: number) =>
-    JSON.stringify(parseInput(LIST_ITEM[field], item, `snapshot.${field}[${i}]`));
+  // The caller's item as it would be stored, compared as its JSON would be (key order counts).
+  const same = (j: number) => jsonEqual(stored[j], parseInput(LIST_ITEM[field], list[j], `snapshot.${field}[${j}]`));
   let base: number;
-  if (list.length >= n && (n === 0 || model.boundaryKey(field) === key(list[n - 1], n - 1))) base = n;
+  if (list.length >= n && (n === 0 || same(n - 1))) base = n;
   else {
     base = 0;
     for (let j = Math.min(list.length, n) - 1; j >= 0; j--) {
-      if (JSON.stringify(stored[j]) === key(list[j], j)) {
+      if (same(j)) {
         base = j + 1;
         break;
       }

@@ -1,8 +1,9 @@
 // The compact encoding of a run's commits (encodeOps / decodeOps, exact inverses), whatever file
 // holds them (a segment frame, a snapshot, a version-1 commit file), and peekLost for damaged ones.
-import { isJsonObject } from '../../common/json';
+import { isJsonObject, jsonEqual } from '../../common/json';
 import { LostCall, RunState, type Effect, type RunMeta } from '../api/schema';
 import type { CommitOp } from '../core/storedSchema';
+import { merged } from '../core/copy';
 
 /**
  * What the encoder and decoder carry from one commit to the next. Decoding is the exact inverse of
@@ -76,7 +77,7 @@ const DT = '$dt';
 const EFFECT = '$effect';
 /** The record schema_version every record of this format has (left out of each record). */
 const RECORD_VERSION = 2;
-const eq = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+const eq = jsonEqual;
 
 /**
  * The space optimisations of the log format, so a checkpoint costs what it adds:
@@ -340,7 +341,7 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
         if (!from)
           throw new Error(`a tool execution refers to the effect of call ${String(id)}, which the log does not have`);
         const { [EFFECT]: _, ...rest } = item;
-        execs[i] = { ...from, ...rest };
+        execs[i] = merged(from, rest); // (not a spread: its keys are new to `from`'s, see merged)
       }
     // Left out: null. Anything else not an object stays as it is, for the schema to refuse.
     let snapshot: unknown = r.snapshot === undefined ? null : r.snapshot;

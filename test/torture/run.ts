@@ -243,12 +243,18 @@ function sideEffectProblems(logFile: string, runId: string, effects: Map<string,
 }
 
 /**
- * After a kill: cut the run's newest commit off its segment. If it had been acknowledged (the witness,
- * written before each ACK, counts it) the store must report the lost tail, naming the file and whether
- * effect records went with it; if the kill came before the acknowledgement, deleting it loses nothing
- * anyone was told about, and nothing may be reported.
+ * After a kill: cut the run's newest commit (or its newest acknowledged one and what follows it) off
+ * its segment. If it had been acknowledged (the witness, written before each ACK, counts it) the store
+ * must report the lost tail, naming the file and whether effect records went with it; if the kill came
+ * before the acknowledgement, deleting it loses nothing anyone was told about, and nothing may be
+ * reported.
  */
-async function lostTailTrial(dir: string, runId: string, res: TortureResult): Promise<string[]> {
+async function lostTailTrial(
+  dir: string,
+  runId: string,
+  res: TortureResult,
+  newestAcknowledged: boolean,
+): Promise<string[]> {
   const runDir = path.join(dir, 'runs', runId);
   const newestSegment = fs
     .readdirSync(runDir)
@@ -258,15 +264,22 @@ async function lostTailTrial(dir: string, runId: string, res: TortureResult): Pr
   if (!newestSegment) return [];
   const seg = path.join(runDir, newestSegment);
   const parsed = parseSegment(fs.readFileSync(seg));
-  const last = parsed.frames.at(-1);
+  const w = readWitnessArea(fs.readFileSync(seg), parsed.witnessAt ?? 0);
+  // The newest frame; or (every other lost-tail trial) the newest one the witness counts, and what
+  // follows it — how often a kill lands before or after an acknowledgement is a matter of timing, and
+  // the acknowledged case is the one that must be reported.
+  const ackedAt =
+    newestAcknowledged && w.kind === 'ok'
+      ? parsed.frames.findIndex((f, i) => i > 0 && (f.value as { first?: unknown }).first === w.witness.commits)
+      : -1;
+  const last = ackedAt > 0 ? parsed.frames[ackedAt] : parsed.frames.at(-1);
   const commit = last?.value as { first?: number; ops?: unknown[] } | undefined;
   if (!last || parsed.frames.length < 2 || typeof commit?.first !== 'number') return [];
   const n = commit.first;
   const newest = newestSegment;
-  const w = readWitnessArea(fs.readFileSync(seg), parsed.witnessAt ?? 0);
   const acknowledged = w.kind === 'ok' && w.witness.commits >= n;
   const effects = JSON.stringify(commit.ops).includes('"op":"effect"');
-  fs.truncateSync(seg, last.start); // the newest commit gone, cut at its frame boundary (and any torn bytes after it)
+  fs.truncateSync(seg, last.start); // that commit gone, cut at its frame boundary (and all after it)
   fs.rmSync(path.join(runDir, 'owner.lock'), { force: true }); // the killed owner's
   res.lostTails.trials++;
   if (acknowledged) res.lostTails.acknowledged++;
@@ -356,7 +369,7 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
       !st.done &&
       o.lostTailEvery &&
       res.kills % o.lostTailEvery === 0;
-    if (lostTail) problems.push(...(await lostTailTrial(storeDir, st.runId!, res)));
+    if (lostTail) problems.push(...(await lostTailTrial(storeDir, st.runId!, res, res.lostTails.trials % 2 === 1)));
     const at = o.fault ? `${o.fault.name} after ${killAfter}` : `kill after ${killAfter}`;
     for (const p of problems) res.failures.push(`trial ${t} (run ${st.runId}, ${at}): ${p}`);
     const how = r.killed

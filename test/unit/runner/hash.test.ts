@@ -8,17 +8,7 @@ import {
   outputHash,
   sha256,
 } from '../../../src/runner/hash';
-
-/** Same object with its keys inserted in reverse order, recursively. */
-function reverseKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(reverseKeys);
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = Object.create(null); // so a "__proto__" key stays an own key
-    for (const k of Object.keys(v).reverse()) out[k] = reverseKeys((v as Record<string, unknown>)[k]);
-    return out;
-  }
-  return v;
-}
+import { reverseKeys } from '../../support/json';
 
 describe('runner/hash', () => {
   it('canonicalJson sorts keys at every depth and has no whitespace', () => {

@@ -4,17 +4,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { jsonEqual } from '../../../src/common/json';
 import { merged } from '../../../src/store/core/copy';
-
-/** Same value with its keys inserted in reverse order, recursively. */
-function reverseKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(reverseKeys);
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = Object.create(null); // so a "__proto__" key stays an own key
-    for (const k of Object.keys(v).reverse()) out[k] = reverseKeys((v as Record<string, unknown>)[k]);
-    return out;
-  }
-  return v;
-}
+import { reverseKeys } from '../../support/json';
 
 /** JSON data with some near-misses: shared keys, equal-looking numbers, "__proto__" keys. */
 const json = fc.letrec((tie) => ({

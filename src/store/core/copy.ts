@@ -3,12 +3,25 @@
 // than structuredClone, which copies every string's bytes.
 import { InvalidInputError } from '../api/errors';
 
-/** A fresh object tree of stored (already JSON) data. */
+/**
+ * `o[k] = v` for a key that comes from data: a `__proto__` key (JSON.parse makes it an own property)
+ * is defined as an own property — assigned, it would set `o`'s prototype instead.
+ */
+export function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__')
+    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
+}
+
+/**
+ * A fresh object tree of stored (already JSON) data. A `__proto__` key (a model's tool arguments can
+ * hold one) stays a key (setOwn): assigned, it would drop the key and lend its members to the copy.
+ */
 export function copyJson<T>(v: T): T {
   if (Array.isArray(v)) return v.map(copyJson) as T;
   if (v !== null && typeof v === 'object') {
     const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v)) out[k] = copyJson((v as Record<string, unknown>)[k]);
+    for (const k of Object.keys(v)) setOwn(out, k, copyJson((v as Record<string, unknown>)[k]));
     return out as T;
   }
   return v;
@@ -25,12 +38,7 @@ export function merged<T extends object>(...parts: readonly (object | null | und
   const out: Record<string, unknown> = {};
   for (const p of parts) {
     if (p == null) continue;
-    for (const k of Object.keys(p)) {
-      const v = (p as Record<string, unknown>)[k];
-      if (k === '__proto__')
-        Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-      else out[k] = v;
-    }
+    for (const k of Object.keys(p)) setOwn(out, k, (p as Record<string, unknown>)[k]);
   }
   return out as T;
 }
@@ -57,7 +65,7 @@ export function toJsonData(v: unknown, where: string, seen: Set<object> = new Se
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(v)) {
       const x = (v as Record<string, unknown>)[k];
-      if (x !== undefined) out[k] = toJsonData(x, `${where}.${k}`, seen);
+      if (x !== undefined) setOwn(out, k, toJsonData(x, `${where}.${k}`, seen));
     }
     return out;
   } finally {

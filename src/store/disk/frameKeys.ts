@@ -20,6 +20,7 @@
 // What binds a frame to its run is its checksum: a version-5 frame's crc32 starts from the run id's
 // (segment.ts, frameKey), so a frame copied from another run's log fails it, as a damaged one does.
 import { isJsonObject } from '../../common/json';
+import { setOwn } from '../core/copy';
 
 interface Shape {
   keys: readonly string[];
@@ -168,12 +169,6 @@ const C = { record: compile(RECORD), lists: compile(LISTS), effect: compile(EFFE
 /** A key of the caller's that would read as a short one: the commit is written in the long form. */
 class KeyClash extends Error {}
 
-function set(o: Record<string, unknown>, k: string, v: unknown): void {
-  if (k === '__proto__')
-    Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-  else o[k] = v;
-}
-
 function shorten(v: unknown, c: Compiled): unknown {
   if (!isJsonObject(v)) return v;
   const out: Record<string, unknown> = {};
@@ -181,7 +176,7 @@ function shorten(v: unknown, c: Compiled): unknown {
     const short = c.toShort.get(k);
     if (short === undefined && SHORT_KEY.test(k)) throw new KeyClash(k);
     const child = c.children.get(k);
-    set(out, short ?? k, child ? shorten(v[k], child) : v[k]);
+    setOwn(out, short ?? k, child ? shorten(v[k], child) : v[k]);
   }
   return out;
 }
@@ -193,7 +188,7 @@ function lengthen(v: unknown, c: Compiled): unknown {
     const long = SHORT_KEY.test(k) ? c.toLong.get(k) : k;
     if (long === undefined) throw new Error(`unknown short key "${k}"`);
     const child = c.children.get(long);
-    set(out, long, child ? lengthen(v[k], child) : v[k]);
+    setOwn(out, long, child ? lengthen(v[k], child) : v[k]);
   }
   return out;
 }

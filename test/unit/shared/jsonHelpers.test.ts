@@ -1,9 +1,10 @@
 // The store's hot-path helpers must be exact stand-ins for what they replaced: jsonEqual for
-// `JSON.stringify(a) === JSON.stringify(b)`, merged for an object spread `{ ...a, ...b }`.
+// `JSON.stringify(a) === JSON.stringify(b)`, merged for an object spread `{ ...a, ...b }`; copyJson copies
+// exactly.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { jsonEqual } from '../../../src/common/json';
-import { merged } from '../../../src/store/core/copy';
+import { copyJson, merged, toJsonData } from '../../../src/store/core/copy';
 import { reverseKeys } from '../../support/json';
 
 /** JSON data with some near-misses: shared keys, equal-looking numbers, "__proto__" keys. */
@@ -73,5 +74,27 @@ describe('shared JSON helpers of the store', () => {
     const m = merged<Record<string, unknown>>({ a: 1 }, hostile);
     assert.equal((m as { polluted?: unknown }).polluted, undefined);
     assert.deepEqual(Object.keys(m), ['a', '__proto__']);
+  });
+
+  it('copyJson and toJsonData copy JSON data exactly: a "__proto__" key (a model can write one in tool arguments) stays a key, never a prototype', () => {
+    fc.assert(
+      fc.property(json, (v) => {
+        const c = copyJson(v);
+        assert.equal(JSON.stringify(c), JSON.stringify(v));
+      }),
+      { numRuns: 1000 },
+    );
+    const hostile = JSON.parse('{"args": {"__proto__": {"command": "rm -rf ~"}, "path": "a.ts"}}') as {
+      args: Record<string, unknown>;
+    };
+    const c = copyJson(hostile);
+    assert.equal(JSON.stringify(c), JSON.stringify(hostile));
+    assert.deepEqual(Object.keys(c.args), ['__proto__', 'path']);
+    assert.equal(Object.getPrototypeOf(c.args), Object.prototype, 'the prototype is never set from data');
+    assert.equal((c.args as { command?: unknown }).command, undefined, 'nothing inherited from the data');
+    // and caller input taken at the store's edge, the same way
+    const t = toJsonData(hostile, 'input') as typeof hostile;
+    assert.deepEqual(Object.keys(t.args), ['__proto__', 'path']);
+    assert.equal((t.args as { command?: unknown }).command, undefined);
   });
 });

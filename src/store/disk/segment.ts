@@ -37,6 +37,8 @@ export const SEGMENT_SHORT = 5;
 export const SEGMENT_VERSION_READ = 2;
 const TAB = 0x09;
 const NL = 0x0a;
+/** `~`: the first byte of a raw body (no JSON text starts with it). */
+const RAW_MARK = 0x7e;
 
 export const segmentName = (first: number): string => `segment-${String(first).padStart(12, '0')}.log`;
 
@@ -103,6 +105,15 @@ export function frameOfJson(text: string, seed = 0): Buffer {
   const json = NON_ASCII.test(text)
     ? text.replace(NON_ASCII_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
     : text;
+  return frameOfLatin1(json, seed);
+}
+
+/**
+ * A frame whose body is `text`'s characters as one byte each, as they are (nothing escaped): every
+ * character must be at most U+00FF, and none a tab — a frame's body never holds one, so a scan for
+ * frame starts (scanFrames) cannot find one inside it. A snapshot's raw strings (snapshotFile.ts).
+ */
+export function frameOfLatin1(json: string, seed = 0): Buffer {
   // One buffer: the header's room (length ≤ 12 digits, tab, 8 hex, tab), the body, the newline.
   const len = json.length;
   const head = `${len}\t00000000\t`;
@@ -179,11 +190,21 @@ export interface ReadFrameOptions {
   either?: boolean;
   /** `buf` as text (frameText), to parse the body from. */
   text?: FrameText | undefined;
+  /** A body that starts with `~` (a snapshot's raw strings) is read as a RawBody instead of as JSON. */
+  raw?: boolean;
+}
+
+/** A frame body that is not JSON: a snapshot's raw strings (snapshotFile.ts), its bytes [at, end) in the buffer. */
+export class RawBody {
+  constructor(
+    readonly at: number,
+    readonly end: number,
+  ) {}
 }
 
 /** The frame at byte `at` of `buf`, checked (length, checksum, end) and, unless told not to, parsed. */
 export function readFrame(buf: Buffer, at: number, o: ReadFrameOptions = {}): FrameRead {
-  const { parse = true, key = null, either = false, text } = o;
+  const { parse = true, key = null, either = false, text, raw = false } = o;
   const t1 = buf.indexOf(TAB, at);
   if (t1 < 0 || t1 - at > 12)
     return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
@@ -203,6 +224,8 @@ export function readFrame(buf: Buffer, at: number, o: ReadFrameOptions = {}): Fr
   const keyed = key != null && hex8(crc32(body, key.seed)) === written;
   if (!keyed && (key != null && !either ? true : hex8(crc32(body)) !== written))
     return { ok: false, reason: 'checksum mismatch', short: false };
+  if (parse && raw && buf[bodyAt] === RAW_MARK)
+    return { ok: true, frame: { start: at, end, value: new RawBody(bodyAt, end - 1) } };
   let value: unknown;
   try {
     value = !parse
@@ -230,12 +253,16 @@ const FRAME_START = /\d{1,12}\t[0-9a-f]{8}\t/g;
  * The frames that still check out anywhere after byte `from` (a damaged frame's own length cannot be
  * trusted to find the next one): every place that looks like a frame header is tried.
  */
-export function scanFrames(buf: Buffer, from: number, opts: { first?: boolean; key?: FrameKey | null } = {}): Frame[] {
+export function scanFrames(
+  buf: Buffer,
+  from: number,
+  opts: { first?: boolean; key?: FrameKey | null; raw?: boolean } = {},
+): Frame[] {
   const text: FrameText = { s: buf.toString('latin1'), from: 0 };
   const out: Frame[] = [];
   FRAME_START.lastIndex = from;
   for (let m = FRAME_START.exec(text.s); m; m = FRAME_START.exec(text.s)) {
-    const r = readFrame(buf, m.index, { key: opts.key ?? null, either: true, text });
+    const r = readFrame(buf, m.index, { key: opts.key ?? null, either: true, text, raw: opts.raw ?? false });
     if (!r.ok) {
       FRAME_START.lastIndex = m.index + 1;
       continue;

@@ -1,7 +1,8 @@
-// Versions: the committed version-1 to -7 stores load with the current code, exactly; a
+// Versions: the committed version-1 to -8 stores load with the current code, exactly; a
 // version-1 run is converted to the segment log, a version-2 snapshot to the framed form, a
 // version-3 log to the compact encoding, a run whose witness is a file of its own (store-v5 and
-// before) to a segment that holds it, and a segment of long-keyed frames (store-v6) to short keys,
+// before) to a segment that holds it, a segment of long-keyed frames (store-v6) to short keys and a
+// snapshot of version 5 (store-v7) to version 6 (long strings out of its JSON),
 // when it is next acquired, and reads the same after;
 // a file from a newer version is refused and left untouched; legacy AFK-style checkpoints are
 // normalised on import.
@@ -269,7 +270,7 @@ describe('store: versions and migrations', function () {
       },
     }));
 
-  it('loads every run of the committed v7 store exactly (commit frames in short keys), without rewriting it; written again, nothing is converted', () =>
+  it('loads every run of the committed v7 store exactly (commit frames in short keys), without rewriting it; written again, only its snapshots are rewritten (version 6)', () =>
     withFixture(7, {
       before: (v7) => {
         for (const id of ['v7-awaiting', 'v7-midtools']) assertShortFrames(v7, id); // (the others were compacted)
@@ -278,8 +279,46 @@ describe('store: versions and migrations', function () {
         const before = bytes(v7);
         await writeEach(v7, expected);
         assertConverted(v7, expected);
-        assert.deepEqual(bytes(v7), before, 'current: acquired and let go without a write, no file is rewritten');
+        const after = bytes(v7);
+        for (const id of ['v7-compacted', 'v7-finished']) {
+          const f = `runs/${id}/snapshot.json`;
+          assert.notEqual(after[f], before[f], `${id}: its version-5 snapshot is rewritten`);
+          assert.equal(decodeSnapshot(fs.readFileSync(path.join(v7, f)), f, id).version, SNAPSHOT_VERSION);
+          delete after[f];
+          delete before[f];
+        }
+        assert.deepEqual(after, before, 'no other file is rewritten');
         assert.deepEqual(await describeStore(v7, 7), expected, 'acquired and let go: the same');
+      },
+    }));
+
+  it('loads every run of the committed v8 store exactly (long strings kept out of a snapshot’s JSON), without rewriting it; written again, nothing is converted', () =>
+    withFixture(8, {
+      before: (v8) => {
+        const f = path.join(v8, 'runs', 'v8-compacted', 'snapshot.json');
+        const text = fs.readFileSync(f, 'latin1');
+        // the latin1 message raw (its é and ÿ one byte each, its quotes and backslashes as they are) …
+        assert.match(text, /\t~\d+~Explain:\nconst s = "caf\u00e9 \\\\ \u00ff";\n/);
+        assert.match(text, /"raw":\[\[\d+,\d+,"lists","messages","items",\d+,"content"\]\]/);
+        // … the one with tabs and the one above U+00FF in the JSON, escaped
+        assert.match(text, /Makefile:\\nall:\\n\\techo/);
+        assert.match(text, /Notes \\u2713 done; /);
+        assert.equal(decodeSnapshot(fs.readFileSync(f), 'snapshot.json', 'v8-compacted').damaged, null);
+      },
+      async after(v8, expected) {
+        const before = bytes(v8);
+        await writeEach(v8, expected);
+        assertConverted(v8, expected);
+        assert.deepEqual(bytes(v8), before, 'current: acquired and let go without a write, no file is rewritten');
+        assert.deepEqual(await describeStore(v8, 8), expected, 'acquired and let go: the same');
+        const s = await openDiskStoreReady(v8);
+        const messages = (await s.loadSnapshot('v8-compacted')).snapshot.messages;
+        await s.close();
+        assert.deepEqual(
+          messages.slice(2, 5).map((m) => (m.content as string).split('\n')[0]),
+          ['Explain:', 'Makefile:', `Notes ${'\u2713 done; '.repeat(40)}`],
+        );
+        assert.equal((messages[2]!.content as string).split('\n')[1], 'const s = "caf\u00e9 \\\\ \u00ff";');
       },
     }));
 

@@ -1,5 +1,5 @@
-// snapshot.json, version 5 (disk/snapshotFile.ts): the run's end in front, then a deflated spare copy and
-// the plain copy of its frames. One damage anywhere — a bit flip, a zeroed or overwritten 4 KB block, a
+// snapshot.json, version 6 (disk/snapshotFile.ts): the run's end in front, then a deflated spare copy and
+// the plain copy of its frames, its long strings in raw frames after it. One damage anywhere — a bit flip, a zeroed or overwritten 4 KB block, a
 // block cut out, the file cut short after its spare copy — loses nothing and is reported, and the end
 // read alone is either whole or refused; damage to the same chunk in both copies is refused naming the
 // file and the chunk; a reader of version 2 refuses the file as newer instead of taking it for damage.
@@ -8,12 +8,13 @@ import fc from 'fast-check';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../../../src/store/api/errors';
 import type { RawCommit } from '../../../src/store/disk/commit';
 import { decodeEnvelope } from '../../../src/store/disk/durableFile';
-import { encodeFrame, scanFrames } from '../../../src/store/disk/segment';
+import { encodeFrame, RawBody, readFrame, scanFrames } from '../../../src/store/disk/segment';
 import {
   decodeSnapshot,
   encodeSnapshot,
   endFrameBytes,
   isFramedSnapshot,
+  RAW_MIN,
   readEndFrame,
   SNAPSHOT_VERSION,
 } from '../../../src/store/disk/snapshotFile';
@@ -27,9 +28,29 @@ function commit(ops: unknown[]): RawCommit {
   return { run_id: 'r1', first: 1, last: ops.length, meta, witnessed: true, ops: JSON.parse(JSON.stringify(ops)) };
 }
 
-/** Ops of varied sizes (some non-ASCII), so chunks split at different places. */
+/**
+ * Long strings (version 6 writes them raw): mostly latin1 characters — quotes, backslashes, newlines,
+ * é, ÿ, NUL, `~`, digits, what a frame header is made of — some ending in a tab or a character above
+ * U+00FF (those stay in the JSON).
+ */
+const longArb = fc
+  .tuple(
+    fc.array(fc.constantFrom('a', ' ', '\n', '\r', '"', '\\', '\u00e9', '\u00ff', '\u0000', '~', '7', 'f', '{', '}'), {
+      minLength: RAW_MIN - 20,
+      maxLength: 900,
+    }),
+    fc.constantFrom('', '', '', '\t', '\u2713'),
+  )
+  .map(([cs, tail]) => cs.join('') + tail);
+
+/** Ops of varied sizes (some non-ASCII, some with long strings, nested), so chunks split at different places. */
 const opsArb = fc.array(
-  fc.record({ op: fc.constant('inbox'), n: fc.nat(), text: fc.string({ unit: 'grapheme', maxLength: 600 }) }),
+  fc.record({
+    op: fc.constant('inbox'),
+    n: fc.nat(),
+    text: fc.oneof(fc.string({ unit: 'grapheme', maxLength: 600 }), longArb),
+    more: fc.option(fc.array(fc.record({ content: longArb, k: fc.nat() }), { maxLength: 3 }), { nil: undefined }),
+  }),
   { minLength: 1, maxLength: 60 },
 );
 
@@ -152,6 +173,103 @@ describe('store: the snapshot file (a deflated spare copy and the plain copy)', 
       .filter((f) => Array.isArray((f.value as { ops?: unknown }).ops))
       .reduce((n, f) => n + f.end - f.start, 0);
     assert.ok(spare < plain / 3, `spare ${spare} B, plain ${plain} B`);
+  });
+
+  it('long strings are written raw, out of the plain copy’s JSON (no tab in any raw frame); a chunk whose raw frame is damaged is read from the spare', async () => {
+    const latin1 = `caf\u00e9 "quoted" \\ back\nslash\r ~1~ 12\u00ff `.repeat(20);
+    const tabbed = `a\tb `.repeat(100);
+    const wide = `\u2713 `.repeat(200);
+    const ops = Array.from({ length: 30 }, (_, n) => ({
+      op: 'inbox',
+      n,
+      text: n % 3 === 0 ? latin1 : n % 3 === 1 ? tabbed : wide,
+      list: [{ content: `${n} ${latin1}` }],
+    }));
+    const raw = commit(ops);
+    const buf = await encodeSnapshot(raw, 2048);
+    const frames = scanFrames(buf, 0, { raw: true });
+    const raws = frames.filter((f) => f.value instanceof RawBody);
+    const chunks = frames.filter((f) => Array.isArray((f.value as { ops?: unknown }).ops));
+    assert.equal(
+      raws.length,
+      chunks.filter((f) => (f.value as { raw?: unknown }).raw).length,
+      'a raw frame per chunk with long strings',
+    );
+    assert.ok(raws.length > 3);
+    for (const f of raws)
+      assert.ok(
+        !buf.subarray(f.start, f.end).toString('latin1').split('\t').slice(2).join('').includes('\t'),
+        'no tab in a raw body',
+      );
+    const plainJson = chunks.map((f) => buf.toString('latin1', f.start, f.end)).join('');
+    assert.ok(!plainJson.includes('caf\\u00e9 \\"quoted'), 'the latin1 strings are not in the plain JSON');
+    assert.ok(
+      plainJson.includes('a\\tb a\\tb') && plainJson.includes('\\u2713 \\u2713'),
+      'tabs and wide characters stay in it',
+    );
+    assert.ok(buf.includes(Buffer.from(latin1, 'latin1')), 'written as their bytes');
+    assert.deepEqual(decodeSnapshot(buf, FILE, 'r1'), { raw, damaged: null, version: SNAPSHOT_VERSION });
+    // one raw frame damaged: its chunk from the spare, the rest from the plain copy, nothing lost
+    for (const [k, f] of raws.entries()) {
+      const bad = Buffer.from(buf);
+      bad[f.end - 5] = bad[f.end - 5]! ^ 0x20;
+      const r = decodeSnapshot(bad, FILE, 'r1');
+      assert.deepEqual(r.raw, raw, `raw frame ${k} damaged`);
+      assert.match(r.damaged ?? '', /checksum mismatch/);
+    }
+    // a raw frame and its chunk's spare both damaged: that chunk is lost, and said
+    const spare = frames.find((f) => (f.value as { i?: number; z?: string }).i === 0 && (f.value as { z?: string }).z);
+    const both = Buffer.from(buf);
+    both[spare!.end - 5] = 0x21;
+    both[raws[0]!.end - 5] = both[raws[0]!.end - 5]! ^ 0x20;
+    assert.throws(() => decodeSnapshot(both, FILE, 'r1'), /chunk 0 of \d+ is damaged in both copies/);
+  });
+
+  it('a frame planted in a long string is never taken for one, whatever else is damaged', async () => {
+    // A tool's output that holds a whole chunk frame: its tabs keep it in the JSON, escaped.
+    const planted = encodeFrame({ i: 0, ops: [{ op: 'inbox', n: 666, text: 'planted' }] }).toString('latin1');
+    const ops = [
+      { op: 'inbox', n: 0, text: `${planted}${'x'.repeat(RAW_MIN)}` },
+      { op: 'inbox', n: 1, text: 'y'.repeat(RAW_MIN) },
+    ];
+    const raw = commit(ops);
+    const buf = await encodeSnapshot(raw, 64);
+    assert.ok(!buf.includes(Buffer.from(planted, 'latin1')), 'not as its bytes');
+    // every frame of the file damaged in turn: the planted one never read
+    for (const f of scanFrames(buf, 0, { raw: true })) {
+      const bad = Buffer.from(buf);
+      bad[f.end - 2] = bad[f.end - 2]! ^ 0x01;
+      try {
+        assert.deepEqual(decodeSnapshot(bad, FILE, 'r1').raw, raw);
+      } catch (e) {
+        assert.ok(e instanceof AgentCheckpointCorruptionError, String(e));
+      }
+    }
+  });
+
+  it('a long string under a `__proto__` key, or as an op of its own, reads back as a key and a string', async () => {
+    const long = 'p'.repeat(RAW_MIN + 1);
+    const ops = JSON.parse(
+      `[{"op":"inbox","payload":{"__proto__":"${long}","x":["${long}",{"__proto__":{"y":"${long}"}}]}},"${long}"]`,
+    );
+    const raw = commit(ops);
+    const buf = await encodeSnapshot(raw);
+    assert.equal(scanFrames(buf, 0, { raw: true }).filter((f) => f.value instanceof RawBody).length, 1);
+    const back = decodeSnapshot(buf, FILE, 'r1').raw;
+    assert.deepEqual(back, raw);
+    assert.equal(JSON.stringify(back.ops), JSON.stringify(raw.ops));
+    const payload = (back.ops[0] as { payload: object }).payload;
+    assert.equal(Object.getPrototypeOf(payload), Object.prototype, 'the prototype is untouched');
+    assert.ok(Object.hasOwn(payload, '__proto__'));
+    // a raw list that points elsewhere than a placeholder is refused (the chunk is read from the spare)
+    const f = scanFrames(buf, 0).find((x) => Array.isArray((x.value as { raw?: unknown }).raw))!;
+    const v = f.value as { i: number; ops: unknown[]; raw: unknown[] };
+    const forged = encodeFrame({ ...v, raw: [[RAW_MIN + 1, 0, 'op']] });
+    const patched = Buffer.concat([buf.subarray(0, f.start), forged, buf.subarray(f.end)]);
+    assert.ok(readFrame(patched, f.start).ok);
+    const r = decodeSnapshot(patched, FILE, 'r1');
+    assert.deepEqual(r.raw, raw);
+    assert.match(r.damaged ?? '', /raw strings do not fit it/);
   });
 
   it('a file of another run, or one made of frames that are no snapshot, is corruption', async () => {

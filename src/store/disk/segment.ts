@@ -109,17 +109,18 @@ export function frameOfJson(text: string, seed = 0): Buffer {
 }
 
 /**
- * A frame whose body is `text`'s characters as one byte each, as they are (nothing escaped): every
+ * A frame whose body is `body`'s characters as one byte each, as they are (nothing escaped): every
  * character must be at most U+00FF, and none a tab — a frame's body never holds one, so a scan for
- * frame starts (scanFrames) cannot find one inside it. A snapshot's raw strings (snapshotFile.ts).
+ * frame starts (scanFrames) cannot find one inside it. JSON made ASCII (frameOfJson), or a snapshot's
+ * raw strings (snapshotFile.ts).
  */
-export function frameOfLatin1(json: string, seed = 0): Buffer {
+export function frameOfLatin1(body: string, seed = 0): Buffer {
   // One buffer: the header's room (length ≤ 12 digits, tab, 8 hex, tab), the body, the newline.
-  const len = json.length;
+  const len = body.length;
   const head = `${len}\t00000000\t`;
   const frame = Buffer.allocUnsafe(head.length + len + 1);
   const bodyAt = head.length;
-  frame.write(json, bodyAt, len, 'latin1');
+  frame.write(body, bodyAt, len, 'latin1');
   frame[bodyAt + len] = NL;
   frame.write(`${len}\t${hex8(crc32(frame.subarray(bodyAt, bodyAt + len), seed))}\t`, 0, bodyAt, 'latin1');
   return frame;

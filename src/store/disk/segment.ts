@@ -101,11 +101,15 @@ export function encodeCommitFrame(body: unknown, key: FrameKey): Buffer {
 
 /** The same, for JSON text already serialised (a snapshot's chunks are built from each op's text). */
 export function frameOfJson(text: string, seed = 0): Buffer {
+  return frameOfLatin1(asciiJson(text), seed);
+}
+
+/** JSON text with every character from U+007F on written as a `\\uXXXX` escape: one byte a character. */
+export function asciiJson(text: string): string {
   // Most commits are ASCII already: one scan to find out, instead of a replace that copies the text.
-  const json = NON_ASCII.test(text)
+  return NON_ASCII.test(text)
     ? text.replace(NON_ASCII_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
     : text;
-  return frameOfLatin1(json, seed);
 }
 
 /**

@@ -38,7 +38,16 @@ import { isJsonObject } from '../../common/json';
 import { RunMeta } from '../api/schema';
 import { merged } from '../core/copy';
 import type { RawCommit } from './commit';
-import { encodeFrame, frameOfJson, frameOfLatin1, frameText, RawBody, readFrame, scanFrames } from './segment';
+import {
+  asciiJson,
+  encodeFrame,
+  frameOfJson,
+  frameOfLatin1,
+  frameText,
+  RawBody,
+  readFrame,
+  scanFrames,
+} from './segment';
 
 export const SNAPSHOT_VERSION = 6;
 /** The oldest framed snapshot this version reads. */
@@ -209,8 +218,8 @@ export async function encodeSnapshot(
   let size = 0;
   const flush = () => {
     const i = plain.length;
-    const whole = frameOfJson(`{"i":${i},"ops":[${part.join(',')}]}`);
-    texts.push(whole.subarray(whole.indexOf(0x09, whole.indexOf(0x09) + 1) + 1, whole.length - 1));
+    const whole = asciiJson(`{"i":${i},"ops":[${part.join(',')}]}`);
+    texts.push(Buffer.from(whole, 'latin1'));
     const refs: Path[] = [];
     const strings: string[] = [];
     let split: string[] | undefined;
@@ -221,7 +230,7 @@ export async function encodeSnapshot(
     if (split) {
       plain.push(frameOfJson(`{"i":${i},"ops":[${split.join(',')}],"raw":${JSON.stringify(refs)}}`));
       rawFrames.push(frameOfLatin1(`~${i}~${strings.join('')}`));
-    } else plain.push(whole);
+    } else plain.push(frameOfLatin1(whole));
     part = [];
     partOps = [];
     size = 0;
@@ -394,16 +403,13 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
       const bodies: { from: number; end: number }[] = [];
       for (const w of withRaw) {
         const f = readFrame(buf, next, { raw: true });
-        const body = f.ok && f.frame.value instanceof RawBody ? f.frame.value : null;
+        if (!f.ok) return { ok: false as const, at: next, reason: f.reason };
+        const body = f.frame.value instanceof RawBody ? f.frame.value : null;
         const r = body && rawOfChunk(buf, body.at, body.end);
         if (!r || r.i !== w.i)
-          return {
-            ok: false as const,
-            at: next,
-            reason: f.ok ? `the frame is not chunk ${w.i}'s raw strings` : f.reason,
-          };
+          return { ok: false as const, at: next, reason: `the frame is not chunk ${w.i}'s raw strings` };
         bodies.push({ from: r.from, end: body!.end });
-        next = f.ok ? f.frame.end : next;
+        next = f.frame.end;
       }
       if (withRaw.length > 0) {
         const t = text ?? { s: buf.toString('latin1', start, next), from: start };

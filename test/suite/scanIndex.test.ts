@@ -55,4 +55,40 @@ describe('command scan index in a real extension host', function () {
       await new Promise((r) => setTimeout(r, 100));
     }
   });
+
+  it('a big workspace: every file statted after a command on two threads — a worker shares the stats in the extension host', async () => {
+    const api = await activated();
+    const index = api.scanIndex!;
+    const big = path.join(root, `${DIR}-big`);
+    const n = 4_500; // above the size where a second thread helps (statPool.ts)
+    for (let i = 0; i < n; i++) {
+      const dir = path.join(big, `d${i % 30}`);
+      if (i < 30) fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, `f${i}.txt`), `v${i}`);
+    }
+    try {
+      await index.before();
+      await index.after(); // the tree walked; the worker boots since the workspace is big
+      assert.equal(await index.sharedStats(), true, 'a worker thread started in the extension host');
+      const changed = path.join(big, 'd7', 'f7.txt');
+      // Each scan's share is the threads' race: scan until the worker took one (a condition, bounded).
+      const deadline = Date.now() + 30_000;
+      for (let round = 0; ; round++) {
+        const before = await index.before();
+        fs.appendFileSync(changed, ` r${round}`);
+        const after = await index.after();
+        assert.ok(after.work.ahead >= n, `every file statted ahead (${after.work.ahead})`);
+        assert.ok(
+          [...after.files.keys()].filter((k) => k.startsWith(`${DIR}-big/`)).length === n,
+          'every file listed',
+        );
+        const diff = [...after.files.keys()].filter((k) => before.files.get(k)?.size !== after.files.get(k)?.size);
+        assert.deepEqual(diff, [`${DIR}-big/d7/f7.txt`], 'the one change, found');
+        if (after.work.helped > 0) break;
+        assert.ok(Date.now() < deadline, 'the worker never took a share of the stats');
+      }
+    } finally {
+      fs.rmSync(big, { recursive: true, force: true });
+    }
+  });
 });

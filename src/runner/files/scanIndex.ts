@@ -16,6 +16,7 @@ import { ALWAYS_SKIPPED, DEFAULT_SCAN_MAX_FILES, DEFAULT_SCAN_MAX_MS, type ScanO
 import { refreshTree } from './scanRefresh';
 import { type DirNode, ScanFiles } from './scanTree';
 import { anyControlKey, type StopReason, WalkContext, walkTree } from './scanWalk';
+import { StatPool, type StatPoolOptions } from './statPool';
 import { ChangeHints, type WorkspaceWatcher } from './watcher';
 
 /** What one scan did (the bench and the tests read it; the journal does not). */
@@ -32,6 +33,9 @@ export interface ScanWork {
   walked: number;
   fingerprinted: number;
   waitedMs: number;
+  /** Files statted ahead on two threads (statPool.ts), and how many of those by the worker. */
+  ahead: number;
+  helped: number;
 }
 
 export interface Scan {
@@ -55,6 +59,8 @@ export interface WorkspaceIndexOptions {
   root: string;
   /** The host's file watcher; without one every file is statted before a command as well. */
   watcher?: WorkspaceWatcher;
+  /** When every file is statted, on how many files a second thread helps (statPool.ts; tests lower it). */
+  statPool?: StatPoolOptions;
 }
 
 interface IndexState {
@@ -71,9 +77,12 @@ export class WorkspaceIndex implements Disposable {
   private state: IndexState | null = null;
   private readonly hints: ChangeHints;
   private queue: Promise<unknown> = Promise.resolve();
+  /** A second thread for statting every file (a workspace of PARALLEL_MIN files or more). */
+  private readonly pool: StatPool;
 
   constructor(private readonly opts: WorkspaceIndexOptions) {
     this.hints = new ChangeHints(opts.root, opts.watcher);
+    this.pool = new StatPool(opts.statPool);
   }
 
   get root(): string {
@@ -90,8 +99,14 @@ export class WorkspaceIndex implements Disposable {
     return this.serially(() => this.scan(true, opts));
   }
 
+  /** Resolves once the second thread that shares the stats is up (false: there is none). Tests, the bench. */
+  sharedStats(): Promise<boolean> {
+    return this.pool.whenReady();
+  }
+
   dispose(): void {
     this.hints.dispose();
+    this.pool.dispose();
     this.state = null;
   }
 
@@ -116,6 +131,8 @@ export class WorkspaceIndex implements Disposable {
       walked: 0,
       fingerprinted: 0,
       waitedMs: 0,
+      ahead: 0,
+      helped: 0,
     };
     let ctx: WalkContext;
     try {
@@ -156,9 +173,11 @@ export class WorkspaceIndex implements Disposable {
       } else {
         work.kind = 'refresh';
         work.narrowed = !statAll && !hints.all;
-        await refreshTree(ctx, s!.dirs, s!.ancestors, { statAll: statAll || hints.all, hints });
+        await refreshTree(ctx, s!.dirs, s!.ancestors, { statAll: statAll || hints.all, hints, pool: this.pool });
       }
       await ctx.proofs.settle();
+      // Big enough for the next scan's stats to be shared: the worker boots meanwhile.
+      if (ctx.files >= this.pool.min) this.pool.warm();
     } catch (err) {
       this.state = null;
       this.hints.lose();
@@ -176,6 +195,8 @@ export class WorkspaceIndex implements Disposable {
       walked: ctx.walked,
       fingerprinted: ctx.proofs.hashed,
       waitedMs: Math.round(ctx.proofs.waitedMs),
+      ahead: ctx.ahead,
+      helped: ctx.helped,
     });
     const notes = [stopNote(ctx.stopped, { maxFiles, maxMs, files: ctx.files })];
     if (ctx.proofs.unverified > 0)

@@ -9,6 +9,7 @@
 // - A file changed in place moves only its own stat: which files to stat is the caller's choice —
 //   all of them after a command (the proof), or the ones the watcher named before it (a hint).
 import { lstatSync } from 'node:fs';
+import path from 'node:path';
 import type { IgnoreChain } from '../tools/files/ignoreChain';
 import { childRel, type DirNode, dirSig, type FileSig, isRacy, sameDir } from './scanTree';
 import {
@@ -21,12 +22,22 @@ import {
   type WalkContext,
   walkTree,
 } from './scanWalk';
+import type { StatPool } from './statPool';
 import type { Hints } from './watcher';
 
 export interface RefreshPlan {
   /** Stat every file (after a command; or before it when the hints cannot narrow it). */
   statAll: boolean;
   hints: Hints;
+  /** Stats every file ahead on two threads when all are statted (statPool.ts). */
+  pool?: StatPool;
+}
+
+/** Every file's stat taken ahead of the walk: per folder node, where its files' slots start. */
+interface Ahead {
+  stats: Float64Array;
+  base: Map<DirNode, number>;
+  statAt: number;
 }
 
 interface Inherited {
@@ -42,7 +53,30 @@ export async function refreshTree(
   plan: RefreshPlan,
 ): Promise<void> {
   for (const node of dirs.values()) ctx.files += node.files.size;
-  await refreshDir(ctx, dirs, '', ancestors, plan, { hinted: plan.hints.paths.has(''), unwatched: false });
+  const ahead = plan.statAll && plan.pool && ctx.files >= plan.pool.min ? await statAhead(ctx, dirs, plan.pool) : null;
+  const up = { hinted: plan.hints.paths.has(''), unwatched: false };
+  await refreshDir(ctx, dirs, '', ancestors, plan, up, ahead);
+}
+
+/**
+ * Every file the index holds, statted before the folders are: a folder found unmoved afterwards
+ * holds the same entries (its stat proves none was created, deleted or renamed since the last
+ * scan), so those stats are its files' — taken earlier than the folder's, which only widens the
+ * racy window (`statAt` is the time before the first of them). A moved folder's files are statted
+ * again as it is read.
+ */
+async function statAhead(ctx: WalkContext, dirs: Map<string, DirNode>, pool: StatPool): Promise<Ahead | null> {
+  const paths: string[] = [];
+  const base = new Map<DirNode, number>();
+  for (const [rel, node] of dirs) {
+    base.set(node, paths.length);
+    for (const p of pathsOf(ctx, rel, node)) paths.push(p);
+  }
+  const statAt = Date.now();
+  const { stats, helped } = await pool.statMany(paths, { tick: (n) => ctx.tick(n) });
+  ctx.ahead = paths.length;
+  ctx.helped = helped;
+  return ctx.stopped ? null : { stats, base, statAt };
 }
 
 async function refreshDir(
@@ -52,6 +86,7 @@ async function refreshDir(
   parents: IgnoreChain,
   plan: RefreshPlan,
   up: Inherited,
+  ahead: Ahead | null,
 ): Promise<void> {
   if (!(await ctx.tick())) return;
   const old = dirs.get(rel);
@@ -101,12 +136,20 @@ async function refreshDir(
       unwatched: unwatchedOf(ctx, rel, listing.files, up.unwatched),
     };
   } else {
-    node = { ...node, files: statPicked(ctx, old, { rel, abs }, plan, hinted) };
+    const slots = ahead?.base.get(old);
+    node = {
+      ...node,
+      files:
+        slots === undefined
+          ? statPicked(ctx, old, { rel, abs }, plan, hinted)
+          : statAheadOf(ctx, old, abs, ahead!, slots),
+    };
   }
   dirs.set(rel, node);
   for (const d of node.dirs) {
     const r = childRel(rel, d);
-    if (before.has(d)) await refreshDir(ctx, dirs, r, chain, plan, { hinted, unwatched: node.unwatched === true });
+    if (before.has(d))
+      await refreshDir(ctx, dirs, r, chain, plan, { hinted, unwatched: node.unwatched === true }, ahead);
     else await walkTree(ctx, r, chain, node.unwatched === true, dirs);
     if (ctx.stopped) return;
   }
@@ -133,6 +176,42 @@ function statPicked(
     if (sig) ctx.put(files, abs, name, sig);
     else {
       files.delete(name); // gone since the folder's stat: the folder shows it next time
+      ctx.files--;
+    }
+  }
+  return files ?? old.files;
+}
+
+/** A folder's files' absolute paths, made once per file map (a map is replaced, never changed). */
+const pathCache = new WeakMap<ReadonlyMap<string, FileSig>, { abs: string; paths: string[] }>();
+
+function pathsOf(ctx: WalkContext, rel: string, node: DirNode): readonly string[] {
+  const abs = ctx.abs(rel);
+  const hit = pathCache.get(node.files);
+  if (hit?.abs === abs) return hit.paths;
+  const prefix = abs + path.sep;
+  const paths = [...node.files.keys()].map((name) => prefix + name);
+  pathCache.set(node.files, { abs, paths });
+  return paths;
+}
+
+/** statPicked when every file is statted and its stats were taken ahead (slots from `from` on). */
+function statAheadOf(
+  ctx: WalkContext,
+  old: DirNode,
+  abs: string,
+  ahead: Ahead,
+  from: number,
+): ReadonlyMap<string, FileSig> {
+  let files: Map<string, FileSig> | undefined;
+  let i = from;
+  for (const [name, prev] of old.files) {
+    const sig = ctx.sigFromSlot(abs, name, prev, ahead.statAt, ahead.stats, i++);
+    if (sig === prev) continue;
+    files ??= new Map(old.files);
+    if (sig) ctx.put(files, abs, name, sig);
+    else {
+      files.delete(name);
       ctx.files--;
     }
   }

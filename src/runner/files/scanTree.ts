@@ -61,7 +61,10 @@ export function isRacy(s: { mtimeMs: number; ctimeMs: number }, statAt: number):
   return changeTime(s) >= statAt - racyMargin(s);
 }
 
-export function fileSig(st: Stats, statAt: number): FileSig {
+/** The fields of a file's stat the scan keeps (a `Stats`, or one taken on another thread). */
+export type StatLike = Pick<Stats, 'size' | 'mtimeMs' | 'ctimeMs' | 'ino' | 'mode'>;
+
+export function fileSig(st: StatLike, statAt: number): FileSig {
   const sig: FileSig = { size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino, mode: st.mode & 0o7777 };
   if (isRacy(sig, statAt)) sig.racy = true;
   return sig;

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { type IgnoreChain, loadFrame } from '../tools/files/ignoreChain';
 import type { IgnoreRules } from '../tools/files/gitignore';
 import { Fingerprints } from './scanRacy';
-import { childRel, type DirNode, dirSig, type FileSig, fileSig } from './scanTree';
+import { childRel, type DirNode, dirSig, type FileSig, fileSig, type StatLike } from './scanTree';
+import { STAT_WIDTH, StatKind, statOfSlot } from './statPool';
 
 /** Files whose change changes which files are listed below their folder. */
 const CONTROL = ['.git', '.gitignore', '.ignore', '.rgignore'] as const;
@@ -25,6 +26,9 @@ export class WalkContext {
   statted = 0;
   reread = 0;
   walked = 0;
+  /** Files statted ahead of the folders (statPool.ts), and how many of those by the worker. */
+  ahead = 0;
+  helped = 0;
   /** Folders walked again because their rules changed (a file newly listed there may have existed, hidden). */
   readonly rulesChanged: string[] = [];
   /** Content fingerprints of racy files (scanRacy.ts). */
@@ -70,6 +74,29 @@ export class WalkContext {
       return undefined; // ENOTDIR, EACCES …: not a file the scan can see
     }
     if (!st?.isFile()) return undefined;
+    return this.sigOf(abs, st, prev, statAt);
+  }
+
+  /**
+   * sigFor from a stat taken ahead (statPool.ts: slot `i` of `stats`, taken at `statAt` or later);
+   * a slot not filled is statted now.
+   */
+  sigFromSlot(
+    dir: string,
+    name: string,
+    prev: FileSig | undefined,
+    statAt: number,
+    stats: Float64Array,
+    i: number,
+  ): FileSig | undefined {
+    const kind = stats[i * STAT_WIDTH];
+    if (kind === StatKind.NotStatted) return this.sigFor(dir, name, prev, statAt);
+    this.statted++;
+    if (kind !== StatKind.File) return undefined;
+    return this.sigOf(dir + path.sep + name, statOfSlot(stats, i), prev, statAt);
+  }
+
+  private sigOf(abs: string, st: StatLike, prev: FileSig | undefined, statAt: number): FileSig {
     // The common case, without a new object: proven unchanged by its stat.
     if (
       prev &&

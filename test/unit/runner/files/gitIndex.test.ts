@@ -226,6 +226,37 @@ describe("file journal: git's index, read by us", () => {
     );
   });
 
+  it('an index read before is taken again while its stat is unchanged; rewritten by git, or in place, or just written, it is read again', async () => {
+    const ws = workspace({ 'a.txt': 'committed a\n', 'b.txt': 'b\n' }, { git: true });
+    const indexFile = path.join(ws, '.git', 'index');
+    // A condition on the clock: the index's last change is older than the racy margin.
+    const settledIndex = async () => {
+      while (Date.now() < fs.statSync(indexFile).ctimeMs + 150) await new Promise((r) => setTimeout(r, 20));
+    };
+    const read = async () => {
+      const r = (await repoBefore(ws, '', { sigOf: sigOf(ws) }))!;
+      assert.equal(r.kind, 'index');
+      return r as Extract<typeof r, { kind: 'index' }>;
+    };
+    await settledIndex();
+    const first = await read();
+    assert.equal((await read()).index, first.index, 'unchanged: the parsed index is kept');
+    fs.writeFileSync(path.join(ws, 'a.txt'), 'added a\n');
+    git(ws, 'add', 'a.txt'); // git writes a new index and renames it over the old one
+    const written = Date.now();
+    const afterAdd = await read();
+    assert.notEqual(afterAdd.index, first.index, 'rewritten by git: read again');
+    assert.equal(String((await cleanContents(ws, afterAdd, ['a.txt'])).get('a.txt')), 'added a\n');
+    const fresh = await read();
+    if (Date.now() - written < 90)
+      assert.notEqual(fresh.index, afterAdd.index, 'read within the tick of its write: not kept');
+    await settledIndex();
+    const kept = await read();
+    assert.equal((await read()).index, kept.index);
+    fs.writeFileSync(indexFile, fs.readFileSync(indexFile)); // the same bytes, in place: its ctime moves
+    assert.notEqual((await read()).index, kept.index, 'written in place: read again');
+  });
+
   it('a command that rewrites the index (git add, git rm --cached): the earlier content is still the one git had before it', async () => {
     const ws = workspace({ 'a.txt': 'committed a\n', 'b.txt': 'committed b\n' }, { git: true });
     const recorder = new FileChangeRecorder({ workspaceRoot: ws });

@@ -146,11 +146,15 @@ describe('file journal: the command scan index finds every change a full walk fi
         fc.array(step, { maxLength: 5 }),
         fc.array(step, { minLength: 1, maxLength: 6 }),
         fc.array(step, { minLength: 1, maxLength: 6 }),
-        async (user, command1, command2) => {
+        fc.boolean(),
+        async (user, command1, command2, twoThreads) => {
           const ws = workspace(Object.fromEntries(FILES.map((f) => [f, `q-${f}`])));
           fs.mkdirSync(path.join(ws, 'd3'));
           const watcher = new ManualWatcher();
-          const index = new WorkspaceIndex({ root: ws, watcher });
+          // Half the runs stat every file on two threads, the worker first (statPool.ts): the same answers.
+          const statPool = twoThreads ? { min: 0, chunk: 1, workerFirst: true } : undefined;
+          const index = new WorkspaceIndex({ root: ws, watcher, ...(statPool ? { statPool } : {}) });
+          if (twoThreads) assert.equal(await index.sharedStats(), true);
           try {
             await index.before();
             await index.after();

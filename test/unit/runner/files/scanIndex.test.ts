@@ -106,6 +106,37 @@ describe('file journal: the command scan keeps what it saw', function () {
     assert.deepEqual(changedPaths(before, await index.after()), ['d/y.txt']);
   });
 
+  it('every file statted on two threads (a big workspace): the worker takes a share, and the changes are exactly the ones made', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 1200; i++) files[`p${i % 12}/m${i % 5}/f${i}.ts`] = `v${i};`;
+    const ws = workspace(files);
+    const index = new WorkspaceIndex({ root: ws, statPool: { min: 500, chunk: 16, workerFirst: true } });
+    open.push(index);
+    await prime(index, ws);
+    assert.equal(await index.sharedStats(), true);
+    const f = (i: number) => `p${i % 12}/m${i % 5}/f${i}.ts`;
+    const before = await index.before();
+    assert.equal(before.work.ahead, 1200, 'without a watcher, before the command too');
+    assert.ok(before.work.helped > 0 && before.work.helped < 1200, `shared: ${before.work.helped}`);
+    const keepTimes = path.join(ws, f(7));
+    const st = fs.statSync(keepTimes);
+    fs.writeFileSync(keepTimes, 'w7;'); // same size, mtime set back: only ctime shows it
+    fs.utimesSync(keepTimes, st.atime, st.mtime);
+    fs.appendFileSync(path.join(ws, f(500)), '// more');
+    fs.chmodSync(path.join(ws, f(901)), 0o755);
+    fs.rmSync(path.join(ws, f(1000)));
+    write(ws, 'p3/m3/new.ts', 'new');
+    const after = await index.after();
+    assert.equal(after.work.ahead, 1200);
+    assert.ok(after.work.helped > 0);
+    assert.equal(after.files.size, 1200);
+    assert.deepEqual(changedPaths(before, after), [f(1000), f(500), f(7), f(901), 'p3/m3/new.ts'].sort());
+    // Nothing changed since: nothing reported, whoever statted what.
+    await settled(ws);
+    const b2 = await index.before();
+    assert.deepEqual(changedPaths(b2, await index.after()), []);
+  });
+
   it('events dropped: a change the watcher never reported is still found after the command; a lost watcher makes the next scan stat everything', async () => {
     const ws = workspace({ 'kept.txt': 'same', 'src/app.ts': 'v1', 'src/lib.ts': 'v1' });
     const watcher = new ManualWatcher();

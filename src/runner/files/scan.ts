@@ -6,7 +6,8 @@
 //
 // Why nothing a command changes is missed, even with a stale index (docs/design.md, "Files are
 // part of a checkpoint"):
-// - After the command, every folder and every file is statted again (size, mtime, ctime, inode).
+// - After the command, every folder and every file is statted again (size, mtime, ctime, inode;
+//   on two threads in a big workspace: statPool.ts).
 //   ctime is set by the kernel on every write, chmod and utimes, so restoring mtime does not hide
 //   a write; a file whose stat was taken within its timestamp's granularity of its last change is
 //   fingerprinted (scanRacy.ts). Nothing about the after side relies on the watcher.

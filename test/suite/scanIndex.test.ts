@@ -78,10 +78,7 @@ describe('command scan index in a real extension host', function () {
         fs.appendFileSync(changed, ` r${round}`);
         const after = await index.after();
         assert.ok(after.work.ahead >= n, `every file statted ahead (${after.work.ahead})`);
-        assert.ok(
-          [...after.files.keys()].filter((k) => k.startsWith(`${DIR}-big/`)).length === n,
-          'every file listed',
-        );
+        assert.ok([...after.files.keys()].filter((k) => k.startsWith(`${DIR}-big/`)).length === n, 'every file listed');
         const diff = [...after.files.keys()].filter((k) => before.files.get(k)?.size !== after.files.get(k)?.size);
         assert.deepEqual(diff, [`${DIR}-big/d7/f7.txt`], 'the one change, found');
         if (after.work.helped > 0) break;

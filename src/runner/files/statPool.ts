@@ -3,11 +3,12 @@
 // `lstat` calls, ≈ 4.6 µs each from Node on the bench's VM — nearly all of it the system call,
 // which one thread cannot overlap. git does the same refresh with threads (`core.preloadIndex`);
 // so does this: the main thread and one worker take chunks of the list from a shared counter until
-// it is used up, each writing what it found into one shared array. Measured on 50,000 files:
-// 220–230 ms on the main thread alone, 120–165 ms shared (bench/files.ts, "command scan").
+// it is used up, each writing what it found into one shared array. Measured on 50,000 files (a
+// scratch harness, WorkspaceIndex.after() alone): ≈ 245 ms on the main thread alone, 133–137 ms
+// shared; the bench's rows (bench/files.ts, "command scan") are in the README.
 //
 // Every answer is a hint the caller may ignore: a slot the worker did not fill (it failed to
-// start, died, or the scan stopped) reads as NOT_STATTED and the caller stats that file itself, so
+// start, died, or the scan stopped) reads as StatKind.NotStatted and the caller stats that file itself, so
 // the worker can never change what the scan concludes, only how soon.
 import { availableParallelism } from 'node:os';
 import { lstatSync } from 'node:fs';
@@ -119,7 +120,7 @@ export class StatPool implements Disposable {
     return this.online.finally(() => w.unref());
   }
 
-  /** Starts the worker ahead of its first job (it takes ≈ 50–300 ms to boot on a slow machine). */
+  /** Starts the worker ahead of its first job (booting a V8 isolate takes a while on a slow machine). */
   warm(): void {
     if (this.worker || this.broken) return;
     this.online = new Promise((resolve) => (this.onOnline = resolve));

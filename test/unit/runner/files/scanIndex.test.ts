@@ -117,7 +117,7 @@ describe('file journal: the command scan keeps what it saw', function () {
     const f = (i: number) => `p${i % 12}/m${i % 5}/f${i}.ts`;
     const before = await index.before();
     assert.equal(before.work.ahead, 1200, 'without a watcher, before the command too');
-    assert.ok(before.work.helped > 0 && before.work.helped < 1200, `shared: ${before.work.helped}`);
+    assert.ok(before.work.helped > 0, 'the worker took a share');
     const keepTimes = path.join(ws, f(7));
     const st = fs.statSync(keepTimes);
     fs.writeFileSync(keepTimes, 'w7;'); // same size, mtime set back: only ctime shows it

@@ -32,7 +32,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { FileSig } from './scanTree';
+import { type FileSig, isRacy } from './scanTree';
 import { type GitIndex, type IndexEntry, readGitIndex } from './gitIndex';
 
 const GIT_TIMEOUT_MS = 20_000;
@@ -186,9 +186,6 @@ const MAX_INDEX_BYTES = 512n * 1024n * 1024n;
 /** Parsed indexes by file and stat; a few repositories' worth (each holds its file's bytes). */
 const parsed = new Map<string, { key: string; index: GitIndex }>();
 const MAX_PARSED = 4;
-/** ns: the racy margin of the scan (scanTree.ts), for nanosecond and whole-second file systems. */
-const FINE_MARGIN_NS = 100_000_000n;
-const COARSE_MARGIN_NS = 2_100_000_000n;
 
 function indexBefore(repoDir: string): GitIndex | undefined {
   let fd: number | null = null;
@@ -197,7 +194,7 @@ function indexBefore(repoDir: string): GitIndex | undefined {
     if (!file) return undefined;
     // Non-blocking: a FIFO planted as the index would otherwise hang the extension host's thread here.
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-    const readAt = BigInt(Date.now()) * 1_000_000n;
+    const readAt = Date.now();
     const st = fstatSync(fd, { bigint: true });
     if (!st.isFile() || st.size > MAX_INDEX_BYTES) return undefined; // a device, a FIFO, or absurdly large
     const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
@@ -213,8 +210,8 @@ function indexBefore(repoDir: string): GitIndex | undefined {
       got += n;
     }
     const index = readGitIndex(buf, st.mtimeNs);
-    const margin = st.ctimeNs % 1_000_000_000n === 0n ? COARSE_MARGIN_NS : FINE_MARGIN_NS;
-    if (st.ctimeNs < readAt - margin) {
+    // The scan's racy rule (scanTree.ts), on the index file's own times.
+    if (!isRacy({ mtimeMs: Number(st.mtimeNs) / 1e6, ctimeMs: Number(st.ctimeNs) / 1e6 }, readAt)) {
       if (parsed.size >= MAX_PARSED) parsed.delete(parsed.keys().next().value!);
       parsed.set(file, { key, index });
     }

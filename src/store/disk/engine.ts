@@ -344,7 +344,7 @@ export class DiskEngine implements Engine {
       },
       release: async () => {
         const f = this.runs.get(runId);
-        if (f?.lock === lock) await f.log.closeFd(); // its witness writes done first
+        if (f?.lock === lock) await this.letGo(f.log, lock); // its copy and witness writes done first
         await lock.release();
       },
     };
@@ -398,9 +398,21 @@ export class DiskEngine implements Engine {
 
   async close(): Promise<void> {
     for (const f of this.runs.values()) {
-      await f.log.closeFd();
+      if (f.lock) await this.letGo(f.log, f.lock);
+      else await f.log.closeFd();
       await f.lock?.release().catch(() => undefined);
     }
+  }
+
+  /**
+   * A held run let go: the copy of its newest frames appended (segmentCopy.ts) while the lock is still
+   * ours, then its segment closed. A copy that cannot be written (a full disk) never fails the release:
+   * the log is whole without it, and the next release writes it (an append that failed part-way is
+   * cut off before the next write, as a failed commit's is).
+   */
+  private async letGo(log: RunLog, lock: FileLock): Promise<void> {
+    if (!lock.lost) await log.writeCopy().catch(() => false);
+    await log.closeFd();
   }
 
   /** Temp files of writes that never finished (a crash): never acknowledged, so not data. */

@@ -31,7 +31,7 @@ import {
   type Peeked,
   type WitnessSource,
 } from './commit';
-import { DurableJsonFile } from './durableFile';
+import { DurableJsonFile, writeDurably } from './durableFile';
 import { isMissing, type FsLayer } from './fsLayer';
 import type { Quarantined } from './quarantine';
 import {
@@ -46,6 +46,7 @@ import {
   type Frame,
   type ParsedSegment,
 } from './segment';
+import { damageIn, rebuildSegment } from './segmentCopy';
 import { loadV1 } from './v1';
 import { decodeSnapshot, isFramedSnapshot, SNAPSHOT_VERSION } from './snapshotFile';
 import { readWitnessArea, readWitnessFile, WITNESS_AREA, WITNESS_FILE, type WitnessRead } from './witness';
@@ -62,6 +63,8 @@ export interface SegmentTail {
   version: number;
   /** Where its witness area starts (version 4 on), or null. */
   witnessAt: number | null;
+  /** Where the commit frames no copy holds begin (segmentCopy.ts): a copy is written when the run is let go. */
+  copiedTo: number;
 }
 
 export interface LoadedRun extends LoadedFiles {
@@ -83,6 +86,11 @@ interface SegmentFile {
   /** The header's complaint, or null when the header is this run's. */
   headerBad: string | null;
   header: SegmentHeader | null;
+  /**
+   * The file had a damaged frame and was rebuilt from what is still whole (segmentCopy.ts): `buf` and
+   * `parsed` are the rebuilt segment; `reason` what was wrong with the file.
+   */
+  rebuilt: { reason: string } | null;
 }
 
 export async function loadRunFiles(
@@ -159,7 +167,15 @@ async function witnessSource(ctx: LoadCtx, runId: string, segs: SegmentFile[]): 
 }
 
 function readSegmentFile(runId: string, name: string, first: number, buf: Buffer): SegmentFile {
-  const parsed = parseSegment(buf, { runId });
+  let parsed = parseSegment(buf, { runId });
+  let rebuilt: SegmentFile['rebuilt'] = null;
+  const damage = damageIn(parsed);
+  const fix = damage && rebuildSegment(buf, parsed, runId, damage.at);
+  if (fix) {
+    rebuilt = { reason: `${rel(runId, name)} is corrupt at byte ${damage.at}: ${damage.reason}` };
+    buf = fix.buf;
+    parsed = fix.parsed;
+  }
   const version = (parsed.frames[0]?.value as { segment?: unknown } | undefined)?.segment;
   // A newer version's segment is not damage: refused, left untouched (as a newer envelope is).
   if (typeof version === 'number' && version > SEGMENT_VERSION)
@@ -171,7 +187,33 @@ function readSegmentFile(runId: string, name: string, first: number, buf: Buffer
   else if (h.data.run_id !== runId || h.data.meta.run_id !== runId) headerBad = `it belongs to run ${h.data.run_id}`;
   else if (h.data.first !== first)
     headerBad = `its header says it starts at commit ${h.data.first}, its name at ${first}`;
-  return { name, first, buf, parsed, headerBad, header: h?.success && !headerBad ? h.data : null };
+  return { name, first, buf, parsed, headerBad, header: h?.success && !headerBad ? h.data : null, rebuilt };
+}
+
+/**
+ * A segment rebuilt past a damaged frame from its copies and the frames still whole (segmentCopy.ts):
+ * said; nothing lost. The owner keeps the file as it was in quarantine and writes the rebuilt one whole.
+ */
+async function rebuiltReport(
+  ctx: LoadCtx,
+  runId: string,
+  seg: SegmentFile,
+  opts: LoadOptions,
+): Promise<CorruptionReport> {
+  const file = rel(runId, seg.name);
+  const reason = seg.rebuilt!.reason;
+  let q: Quarantined | null = null;
+  if (opts.repair) {
+    q = await ctx.quarantineCopy(file, reason, runId);
+    await writeDurably(ctx.fsl, path.join(ctx.root, file), seg.buf, { mode: 'replace' });
+  }
+  return corruptionReport({
+    run_id: runId,
+    file,
+    reason,
+    quarantined: q ? [q] : [],
+    lost: `nothing: every commit was read from a copy or a frame that is whole; the file is rewritten ${opts.repair ? 'now' : 'when the run is next resumed'}`,
+  });
 }
 
 /**
@@ -245,7 +287,8 @@ async function loadV2(
   sink.meta(meta);
 
   for (const seg of segs)
-    if (seg.parsed.corrected.length > 0) reports.push(await correctedReport(ctx, runId, seg, opts));
+    if (seg.rebuilt) reports.push(await rebuiltReport(ctx, runId, seg, opts));
+    else if (seg.parsed.corrected.length > 0) reports.push(await correctedReport(ctx, runId, seg, opts));
 
   const codec = newCodec();
   const survived = new Survived();
@@ -324,6 +367,7 @@ async function loadV2(
       size: stop ? stop.frameAt : seg.parsed.validEnd,
       version: seg.header?.segment ?? SEGMENT_VERSION,
       witnessAt: seg.parsed.witnessAt,
+      copiedTo: Math.min(seg.parsed.copiedTo, stop ? stop.frameAt : seg.parsed.validEnd),
     };
     if (stop) {
       stop.torn &&= seg === segs[segs.length - 1];

@@ -12,6 +12,7 @@ import type { FsLayer } from './fsLayer';
 import { SNAPSHOT_FILE, type SegmentTail } from './load';
 import { decodeSnapshot, encodeSnapshot } from './snapshotFile';
 import { shortBody } from './frameKeys';
+import { copyFrameFor } from './segmentCopy';
 import {
   encodeFrame,
   encodeCommitFrame,
@@ -20,6 +21,7 @@ import {
   parseSegment,
   parseSegmentNames,
   SEGMENT_VERSION,
+  SEGMENT_WITH_COPIES,
   segmentName,
   type SegmentHeader,
 } from './segment';
@@ -87,7 +89,8 @@ export class RunLog {
       await this.fsl.close(fd);
     }
     await fsyncDir(this.fsl, path.dirname(this.file(name)));
-    return { name, first, size: frame.length + WITNESS_AREA, version: SEGMENT_VERSION, witnessAt: frame.length };
+    const size = frame.length + WITNESS_AREA;
+    return { name, first, size, version: SEGMENT_VERSION, witnessAt: frame.length, copiedTo: size };
   }
 
   /** A new run: its first segment (the meta in its header). */
@@ -130,6 +133,37 @@ export class RunLog {
     tail.size += frame.length;
     this.s.next = n + 1;
     advance(this.s.codec, enc.next);
+  }
+
+  /**
+   * When the run is let go: a copy of the segment's header and of the commit frames written since the
+   * last copy (segmentCopy.ts), appended as one frame and fdatasync'd, so damage to any one of them
+   * loses nothing. They are read back and checked first (a frame that no longer checks out is never
+   * copied: the next load finds it). Nothing to copy, an append that failed, or an older segment:
+   * nothing written. A failure is returned to the caller, which lets the run go anyway (the log is
+   * whole either way; only the copy is missing).
+   */
+  async writeCopy(): Promise<boolean> {
+    const tail = this.s.tail;
+    if (this.s.format !== 2 || !tail || this.dirty || this.compacting) return false;
+    if (tail.version < SEGMENT_WITH_COPIES || tail.size <= tail.copiedTo) return false;
+    await this.witnessChain;
+    const fd = await this.segmentFd(tail);
+    const buf = (await this.fsl.readFrom(this.file(tail.name), 0)).subarray(0, tail.size);
+    const parsed = parseSegment(buf, { runId: this.runId });
+    if (parsed.stop || parsed.corrected.length > 0 || parsed.validEnd !== tail.size) return false;
+    const frame = copyFrameFor(buf, parsed, (this.key ??= frameKey(this.runId)));
+    if (!frame) return false;
+    try {
+      await this.fsl.pwrite(fd, frame, tail.size);
+      await this.fsl.fdatasync(fd);
+    } catch (err) {
+      this.dirty = true; // cut off before the next append, as a failed commit is
+      throw err;
+    }
+    tail.size += frame.length;
+    tail.copiedTo = tail.size;
+    return true;
   }
 
   /** fdatasync of the segment written last: what write-behind appends wrote becomes durable. */
@@ -225,7 +259,7 @@ export class RunLog {
       const version = (parsed.frames[0]?.value as { segment?: unknown } | undefined)?.segment;
       if (version === SEGMENT_VERSION && parsed.witnessAt !== null && !parsed.stop && parsed.corrected.length === 0) {
         this.witnessSkipped = true; // its witness area holds what it held then: rewritten after
-        return { name, first: last + 1, size: buf.length, version, witnessAt: parsed.witnessAt };
+        return { name, first: last + 1, size: buf.length, version, witnessAt: parsed.witnessAt, copiedTo: buf.length };
       }
       await this.fsl.unlink(this.file(name)); // an older version's (or a torn) header: made again
       return this.newSegment(last + 1);
@@ -264,6 +298,7 @@ export class RunLog {
     if (!buf) return 'reload';
     const parsed = parseSegment(buf, { runId: this.runId, version: tail.version });
     if (parsed.stop && !parsed.stop.torn) return 'reload'; // a full load reports (and, if allowed, repairs) it
+    const from = tail.size;
     let n = 0;
     for (const f of parsed.frames) {
       const raw = f.value;
@@ -275,10 +310,11 @@ export class RunLog {
       } catch {
         return 'reload';
       }
-      tail.size += f.end - f.start;
       this.s.next++;
       n++;
     }
+    tail.size = from + parsed.validEnd; // the holder's copy frames (not commits) passed over too
+    if (parsed.copies.length > 0) tail.copiedTo = from + parsed.copiedTo;
     return n;
   }
 

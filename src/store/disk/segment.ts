@@ -12,7 +12,9 @@
 // tail witness in the segment (it was a file of its own) and leaves out each frame's `witnessed` (a
 // version-4 segment always has a witness); version 5 writes each commit frame in short keys, without
 // its run id, and starts its checksum from the run id's instead (frameKeys.ts) — the header frame is as
-// before. Older segments are read as they are (the decoder takes
+// before; version 6 may hold copy frames (segmentCopy.ts): when a run is let go, a deflated copy of its
+// header frame and of the commit frames written since the last copy is appended, so damage to one
+// frame (or to the header) loses nothing. Older segments are read as they are (the decoder takes
 // every encoding) and converted (compacted) before the run's next write, so an older version never
 // meets a newer frame in a file it takes for its own.
 //
@@ -28,11 +30,13 @@ import { isJsonObject } from '../../common/json';
 import { longBody } from './frameKeys';
 import { WITNESS_AREA } from './witness';
 
-export const SEGMENT_VERSION = 5;
+export const SEGMENT_VERSION = 6;
 /** The first version with the witness area after the header frame. */
 export const SEGMENT_WITH_WITNESS = 4;
 /** The first version whose commit frames are in short keys, their checksums started from the run id's. */
 export const SEGMENT_SHORT = 5;
+/** The first version that may hold copy frames (segmentCopy.ts). */
+export const SEGMENT_WITH_COPIES = 6;
 /** The oldest segment version this one reads (and converts when it writes the run). */
 export const SEGMENT_VERSION_READ = 2;
 const TAB = 0x09;
@@ -148,6 +152,13 @@ export interface ParsedSegment {
   witnessAt: number | null;
   /** Where the valid frames end (the length to keep). */
   validEnd: number;
+  /**
+   * Copy frames (segmentCopy.ts; version 6 on): not commits, so not in `frames`. Each value is only the
+   * range it says it holds, `{ first, count }` (or null); its frames are read only after damage.
+   */
+  copies: Frame[];
+  /** Where the commit frames no copy holds begin: after the last copy frame, or after the witness area. */
+  copiedTo: number;
   /** The first frame that did not check out, and why; null: the file ends cleanly. */
   stop: { offset: number; reason: string; torn: boolean } | null;
 }
@@ -251,6 +262,30 @@ export function readFrame(buf: Buffer, at: number, o: ReadFrameOptions = {}): Fr
   return { ok: true, frame: { start: at, end, value } };
 }
 
+const COPY_START = Buffer.from('{"copy":', 'latin1');
+
+/** The frame at `at` is a copy frame by its first bytes (its checksum not yet checked). */
+function isCopyAt(buf: Buffer, at: number): boolean {
+  const t1 = buf.indexOf(TAB, at);
+  if (t1 < 0 || t1 - at > 12) return false;
+  const bodyAt = t1 + 10;
+  return (
+    buf.length >= bodyAt + COPY_START.length &&
+    buf.compare(COPY_START, 0, COPY_START.length, bodyAt, bodyAt + COPY_START.length) === 0
+  );
+}
+
+/** A copy frame's first commit and count, from its first bytes (written first: segmentCopy.ts); null: not there. */
+function copyRange(buf: Buffer, at: number): { first: number; count: number } | null {
+  const m = /^\d{1,12}\t[0-9a-f]{8}\t\{"copy":\{"first":(\d{1,15}),"count":(\d{1,15}),/.exec(
+    buf.toString('latin1', at, at + 80),
+  );
+  return m ? { first: Number(m[1]), count: Number(m[2]) } : null;
+}
+
+/** A frame's value is a copy (segmentCopy.ts), not a commit. */
+export const isCopyBody = (v: unknown): v is { copy: unknown } => isJsonObject(v) && 'copy' in v;
+
 /** A frame header: only frame starts look like this (JSON escapes its tabs). */
 const FRAME_START = /\d{1,12}\t[0-9a-f]{8}\t/g;
 
@@ -297,10 +332,13 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
     o.runId !== undefined && (!headless || o.version! >= SEGMENT_SHORT) ? frameKey(o.runId) : null;
   const text = frameText(buf);
   const corrected: ParsedSegment['corrected'] = [];
+  const copies: Frame[] = [];
+  let copiedTo = 0;
   let at = 0;
   while (at < buf.length) {
     const fk = at === 0 && !headless ? null : key;
-    let r = readFrame(buf, at, { key: fk, text });
+    const copy = (at > 0 || headless) && isCopyAt(buf, at);
+    let r = readFrame(buf, at, { key: fk, text, parse: !copy });
     if (!r.ok) {
       // One flipped bit (the commonest silent damage) is found from the checksum and put right.
       const fix = correctOneBit(buf, at, fk);
@@ -311,7 +349,20 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
     }
     if (!r.ok) {
       const torn = !validFrameAfter(buf, at, key);
-      return { frames, corrected, witnessAt, validEnd: at, stop: { offset: at, reason: r.reason, torn } };
+      return {
+        frames,
+        corrected,
+        witnessAt,
+        validEnd: at,
+        copies,
+        copiedTo,
+        stop: { offset: at, reason: r.reason, torn },
+      };
+    }
+    if (copy || isCopyBody(r.frame.value)) {
+      copies.push({ start: r.frame.start, end: r.frame.end, value: copyRange(buf, r.frame.start) });
+      at = copiedTo = r.frame.end;
+      continue;
     }
     if (at === 0 && !headless) {
       // The header says whose commits follow, and in which form.
@@ -329,17 +380,20 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
           corrected,
           witnessAt,
           validEnd: 0,
+          copies,
+          copiedTo,
           stop: { offset: 0, reason: 'the witness area after the header frame is cut short', torn: true },
         };
       witnessAt = r.frame.end;
       frames.push(r.frame);
-      at = r.frame.end + WITNESS_AREA;
+      at = copiedTo = r.frame.end + WITNESS_AREA;
       continue;
     }
     frames.push(r.frame);
     at = r.frame.end;
+    if (frames.length === 1 && !headless) copiedTo = at;
   }
-  return { frames, corrected, witnessAt, validEnd: at, stop: null };
+  return { frames, corrected, witnessAt, validEnd: at, copies, copiedTo, stop: null };
 }
 
 /** Bytes of a frame's header at most: 12 length digits, a tab, 8 hex digits, a tab. */

@@ -79,6 +79,7 @@ export function lines(file: string): string[] {
 export function carried(frame: Buffer): string[] {
   const text = frame.toString('latin1');
   const json = JSON.parse(text.slice(text.indexOf('\t', text.indexOf('\t') + 1) + 1)) as Record<string, unknown>;
+  if ('copy' in json) return ['copy']; // the copy a release appends (segment version 6): no commit
   // A frame in short keys (segment version 5) read as its commit body.
   const body = ('o' in json ? longBody(json, '') : json) as { ops?: unknown[] };
   return (body.ops ?? []).map((raw) => {

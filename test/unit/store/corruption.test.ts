@@ -6,15 +6,18 @@
 // truncation in its second half; delete = the block's bytes cut out).
 // Each case: detected with a report/error naming the file; the bad bytes kept in quarantine (never
 // deleted, never read as empty); the run falls back to its last good checkpoint — or, where the
-// snapshot's other copy holds every frame, loses nothing and rewrites the file whole, and where one
-// bit of a segment frame flipped, loses nothing and writes the bit back (found from the frame's
-// checksum); new writes work.
+// snapshot's other copy holds every frame, loses nothing and rewrites the file whole; where one bit
+// of a segment frame flipped, loses nothing and writes the bit back (found from the frame's
+// checksum); and where a segment frame, its header or its witness area is otherwise damaged (not cut
+// short), loses nothing and rewrites the segment whole from the copy written when the run was let go
+// (segmentCopy.ts); new writes work.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../../../src/store/api/errors';
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
 import { encodeCommitFrame, frameKey, parseSegment } from '../../../src/store/disk/segment';
+import { damageIn } from '../../../src/store/disk/segmentCopy';
 import { WITNESS_AREA } from '../../../src/store/disk/witness';
 import { decodeSnapshot } from '../../../src/store/disk/snapshotFile';
 import type { CorruptionReport } from '../../../src/store/api/types';
@@ -272,18 +275,26 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     const snapshotWhole =
       kind === 'snapshot:block' || (kind === 'snapshot' && (how === 'truncate' || how === 'bit-flip'));
     // Commits lost from where the damage is: a frame and everything after it; the snapshot and everything after it.
-    // The witness area: a slot bad loses nothing (the other slot, or the log, stands in); cut short or cut
-    // out, the frames after it are lost with it, as with a bad header.
-    const areaLost = kind === 'segment:witness' && (how === 'truncate' || how === 'delete');
+    // The witness area: a slot bad loses nothing (the other slot, or the log, stands in); cut short, the
+    // frames after it are lost with it, as with a header cut short.
+    const areaLost = kind === 'segment:witness' && how === 'truncate';
     // One flipped bit in a segment's frame (its header or a commit) is corrected from the frame's checksum.
     const bitCorrected = how === 'bit-flip' && (kind === 'segment:header' || kind.startsWith('commit:'));
-    const lostFrom = bitCorrected
-      ? null
-      : kind === 'segment:header' || kind === 'commit:first' || areaLost || (kind === 'snapshot' && !snapshotWhole)
-        ? 1
-        : range && kind !== 'snapshot:block' && kind !== 'snapshot' && kind !== 'segment:witness'
-          ? frames.indexOf(range as (typeof frames)[number]) + 1
-          : null;
+    // Any other damage to a frame (or the witness area cut out, which moves the frames after it) loses
+    // nothing either: the run was let go, so a copy frame at the segment's end holds its header and every
+    // commit frame (segmentCopy.ts). A file cut short lost its copy with its end.
+    const fromCopy =
+      !bitCorrected &&
+      how !== 'truncate' &&
+      (kind === 'segment:header' || kind.startsWith('commit:') || (kind === 'segment:witness' && how === 'delete'));
+    const lostFrom =
+      bitCorrected || fromCopy
+        ? null
+        : kind === 'segment:header' || kind === 'commit:first' || areaLost || (kind === 'snapshot' && !snapshotWhole)
+          ? 1
+          : range && kind !== 'snapshot:block' && kind !== 'snapshot' && kind !== 'segment:witness'
+            ? frames.indexOf(range as (typeof frames)[number]) + 1
+            : null;
     // Cut short inside the header or the witness area: the witness went with the frames, so whether
     // effect records were lost is not known (said as unknown, which resume treats as lost).
     const witnessGone = (kind === 'segment:header' || kind === 'segment:witness') && how === 'truncate';
@@ -312,9 +323,7 @@ describe('store: corruption matrix (every file kind × every damage)', function 
         if (how === 'delete') assert.ok(err instanceof CheckpointNotFoundError);
         detected = detected || reports.some((r) => r.file === target);
       }
-      // The last frame cut out leaves a segment whose every byte is good: nothing to quarantine (as a deleted file).
-      const nothingBad = how === 'delete' && kind === 'commit:last';
-      if (bad && !nothingBad) assertQuarantined(dir, target, bad, reports);
+      if (bad) assertQuarantined(dir, target, bad, reports);
       // fall back to the last good checkpoint
       if (expectedSeq === null) await h.rejects(s.latest(id), CheckpointNotFoundError, new RegExp(id));
       else {
@@ -359,6 +368,23 @@ describe('store: corruption matrix (every file kind × every damage)', function 
           before.subarray(at, end),
           'the bit is written back',
         );
+      }
+      if (fromCopy) {
+        // (The witness area cut out is said too, in the same report: its witness is rebuilt from the log.)
+        const report = reports.find((r) => r.file === target)!;
+        assert.match(report.reason, /is corrupt/, report.reason);
+        assert.match(report.lost, /nothing: every commit was read from a copy or a frame that is whole/, report.lost);
+        assert.equal(report.data_lost, false);
+        const again = parseSegment(fs.readFileSync(path.join(dir, target)), { runId: id });
+        assert.equal(again.stop, null, 'the owner rewrote the segment whole');
+        assert.equal(damageIn(again), null);
+        assert.equal(again.frames.length - 1, frames.length, 'it holds every commit frame');
+        assert.deepEqual(
+          again.frames.slice(1).map((f) => f.end - f.start),
+          frames.map((f) => f.end - f.at),
+          'each as it was written',
+        );
+        assert.equal(again.copies.length, 1, 'and a fresh copy of them');
       }
       if (snapshotWhole) {
         const report = reports.find((r) => r.file === target)!;

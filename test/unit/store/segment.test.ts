@@ -50,10 +50,15 @@ const segmentIn = (runDir: string) =>
   );
 
 /** A run of `steps` steps with a side effect each, written and let go; its id, last seq and segment file. */
+/**
+ * A run of `steps` steps, let go. `crashed`: its segment as it was before it was let go — as a crash
+ * leaves it, without the copy frame a release appends (segmentCopy.ts).
+ */
 async function storedRun(
   dir: string,
   title: string,
   steps: number,
+  o: { crashed?: boolean } = {},
 ): Promise<{ id: string; latest: number; segFile: string }> {
   const s = await openDiskStoreReady(dir);
   const { run, lease } = await s.createRun(h.newRun(title), h.owner('w'));
@@ -64,7 +69,11 @@ async function storedRun(
   const latest = (await s.latest(id)).seq;
   await lease.release();
   await s.close();
-  return { id, latest, segFile: segmentIn(path.join(dir, 'runs', id)) };
+  const segFile = segmentIn(path.join(dir, 'runs', id));
+  const copy = parseSegment(fs.readFileSync(segFile)).copies;
+  assert.equal(copy.length, 1, 'let go: the segment ends in a copy of its frames');
+  if (o.crashed) fs.truncateSync(segFile, copy[0]!.start); // the copy was the last thing written
+  return { id, latest, segFile };
 }
 
 async function openCollecting(
@@ -209,7 +218,7 @@ describe('store: the segment log', function () {
 
   it('two flipped bits in the middle of a segment (one bit is corrected, below): reported, the segment copied to quarantine and cut before the bad frame, what follows listed as lost', async () => {
     const dir = tmp('aw-flip-');
-    const { id, segFile } = await storedRun(dir, 'flip', 4);
+    const { id, segFile } = await storedRun(dir, 'flip', 4, { crashed: true }); // no copy holds its frames
     const bytes = fs.readFileSync(segFile);
     const frames = parseSegment(bytes).frames;
     const victim = frames[Math.floor(frames.length / 2)]!;

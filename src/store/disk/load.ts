@@ -36,6 +36,7 @@ import { isMissing, type FsLayer } from './fsLayer';
 import type { Quarantined } from './quarantine';
 import {
   frameKey,
+  isCopyAt,
   parseSegment,
   parseSegmentNames,
   scanFrames,
@@ -387,10 +388,14 @@ async function loadV2(
   const expect = Math.max(opts.expectCommits, wit?.commits ?? 0);
   const later = segs.filter((s) => !used.has(s) && s !== stop?.seg);
   if (stop?.torn && expect < p) {
-    // A crash mid-append: never acknowledged. Cut off (by the owner) and noted, not an alarm.
+    // A crash mid-append: never acknowledged. Cut off (by the owner) and noted, not an alarm. Or the
+    // copy frame a release appends (segmentCopy.ts), cut short or damaged: it held no commit.
+    const copy = stop.seg !== null && !stop.seg.headerBad && isCopyAt(stop.seg.buf, stop.frameAt);
     notices.push({
       file: stop.file,
-      message: `${stop.reason}: an append cut short by a crash (never acknowledged)${opts.repair ? ', cut off' : ''}`,
+      message: copy
+        ? `${stop.reason}: the copy frame at its end (no commit in it) is cut short or damaged${opts.repair ? ', cut off; the next release writes the copy again' : ''}`
+        : `${stop.reason}: an append cut short by a crash (never acknowledged)${opts.repair ? ', cut off' : ''}`,
     });
     if (opts.repair && stop.seg?.headerBad) await ctx.fsl.unlink(path.join(ctx.root, stop.file));
     else if (opts.repair) await ctx.fsl.truncate(path.join(ctx.root, stop.file), stop.frameAt);

@@ -265,7 +265,7 @@ export function readFrame(buf: Buffer, at: number, o: ReadFrameOptions = {}): Fr
 const COPY_START = Buffer.from('{"copy":', 'latin1');
 
 /** The frame at `at` is a copy frame by its first bytes (its checksum not yet checked). */
-function isCopyAt(buf: Buffer, at: number): boolean {
+export function isCopyAt(buf: Buffer, at: number): boolean {
   const t1 = buf.indexOf(TAB, at);
   if (t1 < 0 || t1 - at > 12) return false;
   const bodyAt = t1 + 10;

@@ -302,6 +302,37 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
     await r.close();
   });
 
+  it('the last copy damaged (nothing valid after it) is said to be the copy, cut off and written again at the next release; nothing lost', async () => {
+    const dir = tmp('aw-copy-last-');
+    const { id, expected } = await twoSessions(dir);
+    const file = segmentOf(dir, id);
+    const good = fs.readFileSync(file);
+    const last = parseSegment(good, { runId: id }).copies.at(-1)!;
+    const bad = Buffer.from(good).fill(0x41, last.start + 40, last.end - 10); // its start still reads as a copy
+    fs.writeFileSync(file, bad);
+    const notes: string[] = [];
+    const reports: CorruptionReport[] = [];
+    const s = await openDiskStoreReady(dir, {
+      onEvent: (e) => {
+        if (e.kind === 'recovered') notes.push(e.message);
+        if (e.kind === 'corruption') reports.push(e.report);
+      },
+    });
+    const lease = await s.acquire(id, h.owner('next'));
+    assert.deepEqual(await view(s, id), expected, 'nothing lost');
+    assert.deepEqual(reports, []);
+    assert.ok(
+      notes.some((m) => /the copy frame at its end \(no commit in it\) is cut short or damaged, cut off/.test(m)),
+      notes.join('; '),
+    );
+    assert.equal(fs.statSync(file).size, last.start, 'cut off');
+    await lease.release();
+    await s.close();
+    const again = parseSegment(fs.readFileSync(file), { runId: id });
+    assert.equal(again.copies.length, 2, 'written again at the release');
+    assert.equal(damageIn(again), null);
+  });
+
   it('a copy that cannot be written (a full disk) does not fail the release; the next release writes it', async () => {
     const dir = tmp('aw-copy-full-');
     const ffs = new FaultyFs();

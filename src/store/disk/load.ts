@@ -192,63 +192,51 @@ function readSegmentFile(runId: string, name: string, first: number, buf: Buffer
 }
 
 /**
- * A segment rebuilt past a damaged frame from its copies and the frames still whole (segmentCopy.ts):
- * said; nothing lost. The owner keeps the file as it was in quarantine and writes the rebuilt one whole.
+ * A segment read whole after damage that lost nothing — one flipped bit a frame, corrected from the
+ * checksum (segment.ts, correctOneBit), or damage a copy mends (segmentCopy.ts): said, as a disk that
+ * damages data should be. The owner keeps a copy of the file as it was in quarantine and writes back
+ * what was read (`writeBack`); `lost` says how nothing was.
  */
-async function rebuiltReport(
+async function mendedReport(
   ctx: LoadCtx,
   runId: string,
   seg: SegmentFile,
   opts: LoadOptions,
 ): Promise<CorruptionReport> {
   const file = rel(runId, seg.name);
-  const reason = seg.rebuilt!.reason;
+  const target = path.join(ctx.root, file);
+  const c = seg.parsed.corrected;
+  const { reason, lost, writeBack } = seg.rebuilt
+    ? {
+        reason: seg.rebuilt.reason,
+        lost: 'every commit was read from a copy or a frame that is whole; the file is rewritten whole',
+        // The rebuilt segment as a new file (temp file, rename): nothing of the damaged one is kept in place.
+        writeBack: () => writeDurably(ctx.fsl, target, seg.buf, { mode: 'replace' }),
+      }
+    : {
+        reason: `${file} is corrupt: ${c.length === 1 ? 'a frame' : `${c.length} frames`} failed the checksum by one flipped bit (${c.map((x) => `byte ${x.offset} bit ${x.bit}`).join(', ')})`,
+        lost: "each flipped bit was found from its frame's checksum and corrected, and written back",
+        writeBack: async () => {
+          const fd = await ctx.fsl.openForUpdate(target);
+          try {
+            for (const x of c) await ctx.fsl.pwrite(fd, seg.buf.subarray(x.offset, x.offset + 1), x.offset);
+            await ctx.fsl.fdatasync(fd);
+          } finally {
+            await ctx.fsl.close(fd);
+          }
+        },
+      };
   let q: Quarantined | null = null;
   if (opts.repair) {
     q = await ctx.quarantineCopy(file, reason, runId);
-    await writeDurably(ctx.fsl, path.join(ctx.root, file), seg.buf, { mode: 'replace' });
+    await writeBack();
   }
   return corruptionReport({
     run_id: runId,
     file,
     reason,
     quarantined: q ? [q] : [],
-    lost: `nothing: every commit was read from a copy or a frame that is whole; the file is rewritten ${opts.repair ? 'now' : 'when the run is next resumed'}`,
-  });
-}
-
-/**
- * A segment whose frames failed their checksums by one flipped bit each, read as corrected
- * (segment.ts, correctOneBit): said, as a disk that flips bits should be; nothing lost. The owner keeps
- * a copy of the file as it was in quarantine and writes the corrected bytes back in place.
- */
-async function correctedReport(
-  ctx: LoadCtx,
-  runId: string,
-  seg: SegmentFile,
-  opts: LoadOptions,
-): Promise<CorruptionReport> {
-  const file = rel(runId, seg.name);
-  const where = seg.parsed.corrected.map((c) => `byte ${c.offset} bit ${c.bit}`).join(', ');
-  const reason = `${file} is corrupt: ${seg.parsed.corrected.length === 1 ? 'a frame' : `${seg.parsed.corrected.length} frames`} failed the checksum by one flipped bit (${where})`;
-  let q: Quarantined | null = null;
-  if (opts.repair) {
-    q = await ctx.quarantineCopy(file, reason, runId);
-    const fd = await ctx.fsl.openForUpdate(path.join(ctx.root, file));
-    try {
-      for (const c of seg.parsed.corrected)
-        await ctx.fsl.pwrite(fd, seg.buf.subarray(c.offset, c.offset + 1), c.offset);
-      await ctx.fsl.fdatasync(fd);
-    } finally {
-      await ctx.fsl.close(fd);
-    }
-  }
-  return corruptionReport({
-    run_id: runId,
-    file,
-    reason,
-    quarantined: q ? [q] : [],
-    lost: `nothing: each flipped bit was found from its frame's checksum and corrected${opts.repair ? ', and written back' : ' (written back when the run is next resumed)'}`,
+    lost: `nothing: ${lost}${opts.repair ? '' : ' (when the run is next resumed)'}`,
   });
 }
 
@@ -288,8 +276,7 @@ async function loadV2(
   sink.meta(meta);
 
   for (const seg of segs)
-    if (seg.rebuilt) reports.push(await rebuiltReport(ctx, runId, seg, opts));
-    else if (seg.parsed.corrected.length > 0) reports.push(await correctedReport(ctx, runId, seg, opts));
+    if (seg.rebuilt || seg.parsed.corrected.length > 0) reports.push(await mendedReport(ctx, runId, seg, opts));
 
   const codec = newCodec();
   const survived = new Survived();

@@ -61,15 +61,8 @@ async function runWithEffects(
   return { id, lease };
 }
 
-const segmentOf = (dir: string, id: string) =>
-  path.join(
-    dir,
-    'runs',
-    id,
-    fs.readdirSync(path.join(dir, 'runs', id)).find((n) => n.startsWith('segment-'))!,
-  );
 /** The run's commit frames (the header left out). */
-const frames = (dir: string, id: string) => parseSegment(fs.readFileSync(segmentOf(dir, id))).frames.slice(1);
+const frames = (dir: string, id: string) => parseSegment(fs.readFileSync(h.segmentOf(dir, id))).frames.slice(1);
 
 /** What a SIGKILL leaves: every acknowledged write is on disk; the dead owner's lock is stale (removed here). */
 function crashCopy(dir: string, id: string): string {
@@ -119,7 +112,7 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     await p.store.close();
 
     // The newest commit gone, cut exactly at its frame boundary (a deleted tail leaves no torn bytes to see).
-    const seg = segmentOf(crashed, id);
+    const seg = h.segmentOf(crashed, id);
     const newest = frames(crashed, id).at(-1)!;
     fs.truncateSync(seg, newest.start);
     const o = await open(crashed);
@@ -162,7 +155,7 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     const crashed = crashCopy(dir, id);
     dirs.push(crashed);
     await s.close();
-    const seg = segmentOf(crashed, id);
+    const seg = h.segmentOf(crashed, id);
     fs.truncateSync(seg, frames(crashed, id).at(-1)!.start); // that commit gone, cut at its frame boundary
     const o = await open(crashed);
     await (await o.store.acquire(id, h.owner('next'))).release();
@@ -185,16 +178,16 @@ describe('store: damage the tail cannot hide (issue 12)', function () {
     await other.lease.release();
     await s.close();
     // As a crash leaves it: no copy frame (segmentCopy.ts), which would give the replaced commit back.
-    const victimSeg = segmentOf(dir, victim.id);
+    const victimSeg = h.segmentOf(dir, victim.id);
     fs.truncateSync(victimSeg, parseSegment(fs.readFileSync(victimSeg)).copies[0]!.start);
     const foreign = frames(dir, other.id)[1]!;
-    const foreignBytes = fs.readFileSync(segmentOf(dir, other.id)).subarray(foreign.start, foreign.end);
+    const foreignBytes = fs.readFileSync(h.segmentOf(dir, other.id)).subarray(foreign.start, foreign.end);
     const foreignOps = (foreign.value as { ops: { op: string }[] }).ops;
     assert.ok(
       foreignOps.length > 0 && !foreignOps.some((o) => o.op === 'effect'),
       'the replacement holds no effect record',
     );
-    const seg = segmentOf(dir, victim.id);
+    const seg = h.segmentOf(dir, victim.id);
     const bytes = fs.readFileSync(seg);
     const mine = frames(dir, victim.id)[1]!;
     fs.writeFileSync(seg, Buffer.concat([bytes.subarray(0, mine.start), foreignBytes, bytes.subarray(mine.end)]));

@@ -42,6 +42,29 @@ export function tmpDir(prefix = 'aw-store-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/** The path of a run's (first) segment file in the store folder `dir`. */
+export const segmentOf = (dir: string, id: string): string =>
+  path.join(
+    dir,
+    'runs',
+    id,
+    fs.readdirSync(path.join(dir, 'runs', id)).find((n) => n.startsWith('segment-'))!,
+  );
+
+/**
+ * Temp folders for one suite (call it inside `describe`): each made by the returned function, all
+ * removed after the suite.
+ */
+export function suiteTmp(): (prefix: string) => string {
+  const dirs: string[] = [];
+  after(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+  return (prefix) => {
+    const d = tmpDir(prefix);
+    dirs.push(d);
+    return d;
+  };
+}
+
 export function snapshot(step: number, messages: ChatMessage[], over: Partial<RuntimeSnapshot> = {}): RuntimeSnapshot {
   return {
     step,

@@ -92,13 +92,7 @@ async function openCollecting(
 
 describe('store: the segment log', function () {
   this.timeout(300_000);
-  const dirs: string[] = [];
-  const tmp = (p: string) => {
-    const d = h.tmpDir(p);
-    dirs.push(d);
-    return d;
-  };
-  after(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+  const tmp = h.suiteTmp();
 
   it('frames round-trip any JSON, and the portable CRC-32 equals zlib’s', () => {
     fc.assert(

@@ -31,14 +31,6 @@ async function step(s: DiskStore, id: string, n: number, msgs: ChatMessage[]): P
   return [...msgs, { role: 'tool', tool_call_id: `call_${n}`, content: `ran ${n} `.repeat(n) }];
 }
 
-const segmentOf = (dir: string, id: string) =>
-  path.join(
-    dir,
-    'runs',
-    id,
-    fs.readdirSync(path.join(dir, 'runs', id)).find((n) => n.startsWith('segment-'))!,
-  );
-
 /** What a reader sees of a run: its checkpoints, effects and latest snapshot. */
 async function view(s: DiskStore, id: string) {
   const snap = await s.loadSnapshot(id);
@@ -88,18 +80,12 @@ function partsOf(buf: Buffer, parsed: ParsedSegment) {
 
 describe('store: copy frames (a segment let go loses nothing to one damaged frame)', function () {
   this.timeout(120_000);
-  const dirs: string[] = [];
-  const tmp = (p: string) => {
-    const d = h.tmpDir(p);
-    dirs.push(d);
-    return d;
-  };
-  after(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+  const tmp = h.suiteTmp();
 
   it('a release appends one copy of the header and of the frames since the last copy; a release with nothing new writes nothing', async () => {
     const dir = tmp('aw-copy-');
     const { id } = await twoSessions(dir);
-    const file = segmentOf(dir, id);
+    const file = h.segmentOf(dir, id);
     const buf = fs.readFileSync(file);
     const parsed = parseSegment(buf, { runId: id });
     assert.equal(parsed.stop, null);
@@ -136,7 +122,7 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
   it('one damage to any part of a let-go segment (not a cut) loses nothing: rebuilt, reported, quarantined, written whole (property)', async () => {
     const pristine = tmp('aw-copy-pristine-');
     const { id, expected } = await twoSessions(pristine);
-    const file = path.relative(pristine, segmentOf(pristine, id));
+    const file = path.relative(pristine, h.segmentOf(pristine, id));
     const good = fs.readFileSync(path.join(pristine, file));
     const parts = partsOf(good, parseSegment(good, { runId: id }));
     const kinds = ['zero-fill', 'garbage', 'delete', 'bits'] as const;
@@ -232,7 +218,7 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
     await s.acquire(id, h.owner('second'));
     for (const n of [3, 4]) msgs = await step(s, id, n, msgs);
     const expected = await view(s, id);
-    const file = segmentOf(dir, id);
+    const file = h.segmentOf(dir, id);
     // A SIGKILL: what is on disk now (every acknowledged write), the lock left behind.
     const crashed = tmp('aw-copy-crashed-');
     fs.cpSync(dir, crashed, { recursive: true });
@@ -305,7 +291,7 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
   it('the last copy damaged (nothing valid after it) is said to be the copy, cut off and written again at the next release; nothing lost', async () => {
     const dir = tmp('aw-copy-last-');
     const { id, expected } = await twoSessions(dir);
-    const file = segmentOf(dir, id);
+    const file = h.segmentOf(dir, id);
     const good = fs.readFileSync(file);
     const last = parseSegment(good, { runId: id }).copies.at(-1)!;
     const bad = Buffer.from(good).fill(0x41, last.start + 40, last.end - 10); // its start still reads as a copy
@@ -344,7 +330,7 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
     ffs.inject('pwrite', 'ENOSPC', { times: 1, match: /segment-\d+\.log$/, partial: true });
     await lease.release(); // resolves
     assert.equal(ffs.fired.pwrite, 1, 'the copy was tried');
-    const file = segmentOf(dir, id);
+    const file = h.segmentOf(dir, id);
     const cut = parseSegment(fs.readFileSync(file), { runId: id });
     assert.equal(cut.copies.length, 0, 'no copy');
     assert.equal(cut.stop?.torn, true, 'half a copy frame at the end: a torn tail');

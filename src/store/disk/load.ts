@@ -192,7 +192,7 @@ function readSegmentFile(runId: string, name: string, first: number, buf: Buffer
 }
 
 /**
- * A segment read whole after damage that lost nothing — one flipped bit a frame, corrected from the
+ * A segment read whole after damage that lost nothing — one flipped bit per frame, corrected from the
  * checksum (segment.ts, correctOneBit), or damage a copy mends (segmentCopy.ts): said, as a disk that
  * damages data should be. The owner keeps a copy of the file as it was in quarantine and writes back
  * what was read (`writeBack`); `lost` says how nothing was.

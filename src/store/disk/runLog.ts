@@ -12,7 +12,7 @@ import type { FsLayer } from './fsLayer';
 import { SNAPSHOT_FILE, type SegmentTail } from './load';
 import { decodeSnapshot, encodeSnapshot } from './snapshotFile';
 import { shortBody } from './frameKeys';
-import { copyFrameFor } from './segmentCopy';
+import { copyFrame } from './segmentCopy';
 import {
   encodeFrame,
   encodeCommitFrame,
@@ -20,6 +20,7 @@ import {
   type FrameKey,
   parseSegment,
   parseSegmentNames,
+  readFrame,
   SEGMENT_VERSION,
   SEGMENT_WITH_COPIES,
   segmentName,
@@ -147,12 +148,20 @@ export class RunLog {
     const tail = this.s.tail;
     if (this.s.format !== 2 || !tail || this.dirty || this.compacting) return false;
     if (tail.version < SEGMENT_WITH_COPIES || tail.size <= tail.copiedTo) return false;
+    if (tail.witnessAt === null) return false;
     await this.witnessChain;
     const fd = await this.segmentFd(tail);
-    const buf = (await this.fsl.readFrom(this.file(tail.name), 0)).subarray(0, tail.size);
-    const parsed = parseSegment(buf, { runId: this.runId });
-    if (parsed.stop || parsed.corrected.length > 0 || parsed.validEnd !== tail.size) return false;
-    const frame = copyFrameFor(buf, parsed, (this.key ??= frameKey(this.runId)));
+    // Only what the copy holds is read: the header frame (it ends where the witness area starts) and
+    // the frames after the last copy.
+    const file = this.file(tail.name);
+    const header = await this.fsl.readFrom(file, 0, tail.witnessAt);
+    const fresh = await this.fsl.readFrom(file, tail.copiedTo, tail.size - tail.copiedTo);
+    const h = readFrame(header, 0, { parse: false });
+    const parsed = parseSegment(fresh, { runId: this.runId, version: tail.version });
+    if (!h.ok || h.frame.end !== header.length) return false;
+    if (parsed.stop || parsed.corrected.length > 0 || parsed.validEnd !== fresh.length || parsed.copies.length > 0)
+      return false;
+    const frame = copyFrame(header, fresh, parsed.frames, (this.key ??= frameKey(this.runId)));
     if (!frame) return false;
     try {
       await this.fsl.pwrite(fd, frame, tail.size);

@@ -31,6 +31,7 @@ import {
   parseSegment,
   readFrame,
   scanFrames,
+  type Frame,
   type FrameKey,
   type ParsedSegment,
 } from './segment';
@@ -52,13 +53,20 @@ const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isS
  */
 export function copyFrameFor(buf: Buffer, parsed: ParsedSegment, key: FrameKey): Buffer | null {
   if (parsed.stop || parsed.frames.length < 2) return null;
-  const fresh = parsed.frames.slice(1).filter((f) => f.start >= parsed.copiedTo);
-  if (fresh.length === 0) return null;
-  const first = fresh[0]!.value;
-  if (!isRawCommit(first)) return null;
   const header = buf.subarray(parsed.frames[0]!.start, parsed.frames[0]!.end);
-  const frames = buf.subarray(fresh[0]!.start, fresh.at(-1)!.end);
-  const all = Buffer.concat([header, frames]);
+  return copyFrame(
+    header,
+    buf,
+    parsed.frames.slice(1).filter((f) => f.start >= parsed.copiedTo),
+    key,
+  );
+}
+
+/** The copy frame of `header` (a header frame's bytes) and the commit frames `fresh` of `buf`, in order; null: none. */
+export function copyFrame(header: Buffer, buf: Buffer, fresh: readonly Frame[], key: FrameKey): Buffer | null {
+  const first = fresh[0]?.value;
+  if (!isRawCommit(first)) return null;
+  const all = Buffer.concat([header, buf.subarray(fresh[0]!.start, fresh.at(-1)!.end)]);
   const body: { copy: CopyBody } = {
     copy: {
       first: first.first,

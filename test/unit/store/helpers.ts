@@ -2,7 +2,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AppendInput, CheckpointStore, NewEffectIntent, OwnerInfo } from '../../../src/store/api/types';
+import type {
+  AppendInput,
+  CheckpointStore,
+  CorruptionReport,
+  NewEffectIntent,
+  OwnerInfo,
+  StoreEvent,
+} from '../../../src/store/api/types';
+import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
 import type {
   ChatMessage,
   FileVersion,
@@ -235,4 +243,19 @@ export async function fileVersion(store: CheckpointStore, runId: string, text: s
     blob,
     encoding: 'utf8',
   };
+}
+
+/** A disk store opened on `dir` that keeps the corruption reports and recovery notes it says. */
+export async function openCollecting(
+  dir: string,
+): Promise<{ s: DiskStore; reports: CorruptionReport[]; recovered: Extract<StoreEvent, { kind: 'recovered' }>[] }> {
+  const reports: CorruptionReport[] = [];
+  const recovered: Extract<StoreEvent, { kind: 'recovered' }>[] = [];
+  const s = await openDiskStoreReady(dir, {
+    onEvent: (e) => {
+      if (e.kind === 'corruption') reports.push(e.report);
+      if (e.kind === 'recovered') recovered.push(e);
+    },
+  });
+  return { s, reports, recovered };
 }

@@ -15,7 +15,6 @@ import {
   SEGMENT_VERSION,
 } from '../../../src/store/disk/segment';
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
-import type { CorruptionReport, StoreEvent } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import { areaOf, blankArea, readWitnessArea } from '../../../src/store/disk/witness';
 import { readSegmentWitness } from '../../../src/store/disk/load';
@@ -76,19 +75,7 @@ async function storedRun(
   return { id, latest, segFile };
 }
 
-async function openCollecting(
-  dir: string,
-): Promise<{ s: DiskStore; reports: CorruptionReport[]; recovered: Extract<StoreEvent, { kind: 'recovered' }>[] }> {
-  const reports: CorruptionReport[] = [];
-  const recovered: Extract<StoreEvent, { kind: 'recovered' }>[] = [];
-  const s = await openDiskStoreReady(dir, {
-    onEvent: (e) => {
-      if (e.kind === 'corruption') reports.push(e.report);
-      if (e.kind === 'recovered') recovered.push(e);
-    },
-  });
-  return { s, reports, recovered };
-}
+const openCollecting = h.openCollecting;
 
 describe('store: the segment log', function () {
   this.timeout(300_000);

@@ -10,7 +10,6 @@ import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/stor
 import { frameKey, parseSegment, type ParsedSegment } from '../../../src/store/disk/segment';
 import { damageIn, readCopy } from '../../../src/store/disk/segmentCopy';
 import { WITNESS_AREA } from '../../../src/store/disk/witness';
-import type { CorruptionReport } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import { FaultyFs } from './faultyFs';
 import * as h from './helpers';
@@ -47,7 +46,16 @@ async function view(s: DiskStore, id: string) {
  */
 async function twoSessions(dir: string) {
   const s = await openDiskStoreReady(dir);
-  const { run, lease } = await s.createRun(h.newRun('copies'), h.owner('first'));
+  const { id, lease } = await sessions(s, 'copies');
+  await lease.release();
+  const expected = await view(s, id);
+  await s.close();
+  return { id, expected };
+}
+
+/** Steps 1–2 of a new run in `s`, let go; then steps 3–4 under a second lease, returned still held. */
+async function sessions(s: DiskStore, title: string) {
+  const { run, lease } = await s.createRun(h.newRun(title), h.owner('first'));
   const id = run.run_id;
   await s.append(id, h.runStarted());
   let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
@@ -55,17 +63,10 @@ async function twoSessions(dir: string) {
   await lease.release();
   const again = await s.acquire(id, h.owner('second'));
   for (const n of [3, 4]) msgs = await step(s, id, n, msgs);
-  await again.release();
-  const expected = await view(s, id);
-  await s.close();
-  return { id, expected };
+  return { id, lease: again };
 }
 
-async function openCollecting(dir: string) {
-  const reports: CorruptionReport[] = [];
-  const s = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
-  return { s, reports };
-}
+const openCollecting = h.openCollecting;
 
 /** The byte ranges of a segment's parts: header, witness area, each commit frame, each copy frame. */
 function partsOf(buf: Buffer, parsed: ParsedSegment) {
@@ -209,14 +210,7 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
   it('a run that crashed: its frames since the last release are in one place — damage there loses from that frame; damage before it loses nothing', async () => {
     const dir = tmp('aw-copy-crash-');
     const s = await openDiskStoreReady(dir);
-    const { run, lease } = await s.createRun(h.newRun('crashed'), h.owner('first'));
-    const id = run.run_id;
-    await s.append(id, h.runStarted());
-    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
-    for (const n of [1, 2]) msgs = await step(s, id, n, msgs);
-    await lease.release();
-    await s.acquire(id, h.owner('second'));
-    for (const n of [3, 4]) msgs = await step(s, id, n, msgs);
+    const { id } = await sessions(s, 'crashed'); // the second lease never let go
     const expected = await view(s, id);
     const file = h.segmentOf(dir, id);
     // A SIGKILL: what is on disk now (every acknowledged write), the lock left behind.
@@ -296,15 +290,9 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
     const last = parseSegment(good, { runId: id }).copies.at(-1)!;
     const bad = Buffer.from(good).fill(0x41, last.start + 40, last.end - 10); // its start still reads as a copy
     fs.writeFileSync(file, bad);
-    const notes: string[] = [];
-    const reports: CorruptionReport[] = [];
-    const s = await openDiskStoreReady(dir, {
-      onEvent: (e) => {
-        if (e.kind === 'recovered') notes.push(e.message);
-        if (e.kind === 'corruption') reports.push(e.report);
-      },
-    });
+    const { s, reports, recovered } = await openCollecting(dir);
     const lease = await s.acquire(id, h.owner('next'));
+    const notes = recovered.map((e) => e.message);
     assert.deepEqual(await view(s, id), expected, 'nothing lost');
     assert.deepEqual(reports, []);
     assert.ok(

@@ -16,6 +16,28 @@ export function rmrf(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
+/** Running (a zombie left for a non-reaping PID 1 in a container counts as dead). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true; // no /proc (macOS): kill(0) said it exists
+  }
+}
+
+/** Resolves once `cond` holds; fails after `ms`. */
+export async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
+  for (const end = Date.now() + ms; !cond();) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** A fresh copy of demo/workspace. */
 export function demoWorkspaceCopy(): string {
   const dir = tmpDir('aw-demo-');

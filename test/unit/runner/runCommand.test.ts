@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolCall } from '../../../src/store/api/schema';
 import { createCodingRegistry, type ToolContext } from '../../../src/runner/tools';
-import { blobSink, rmrf, tmpDir, toolCtx } from './helpers';
+import { alive, blobSink, rmrf, tmpDir, toolCtx } from './helpers';
 
 const registry = createCodingRegistry();
 const call = (args: unknown): ToolCall => ({
@@ -13,20 +13,6 @@ const call = (args: unknown): ToolCall => ({
   type: 'function',
   function: { name: 'run_command', arguments: JSON.stringify(args) },
 });
-
-/** Running (a zombie left for a non-reaping PID 1 in a container counts as dead). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true; // no /proc (macOS): kill(0) said it exists
-  }
-}
 
 describe('runner/tools run_command', () => {
   let root: string;

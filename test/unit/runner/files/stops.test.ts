@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createFileFinder, fileLimits } from '../../../../src/runner/tools';
-import { rmrf, tmpDir } from '../helpers';
+import { alive, rmrf, tmpDir, waitFor } from '../helpers';
 import { caller, writeTree } from './support';
 
 /** A stand-in for rg that records its pid and hangs: what a very long search looks like from outside. */
@@ -14,22 +14,6 @@ function hangingRipgrep(dir: string): { bin: string; pid: () => number } {
   const pidFile = path.join(dir, 'rg.pid');
   fs.writeFileSync(bin, `#!/bin/sh\necho $$ > '${pidFile}'\nexec sleep 60\n`, { mode: 0o755 });
   return { bin, pid: () => Number(fs.readFileSync(pidFile, 'utf8')) };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  for (const end = Date.now() + ms; !cond();) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('runner/tools search stops', () => {

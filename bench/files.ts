@@ -272,33 +272,31 @@ async function measureScan(base: string, count: number, rounds: number): Promise
   const env = { GIT_DIR: shadow, GIT_WORK_TREE: ws };
   git(base, ['init', '-q', '--bare', shadow]);
   git(base, ['config', '--bool', 'core.bare', 'false'], env);
-  const shadowSnapshot = (r: number | string, into: number[]) => {
+  /** One snapshot as the peers take it; its time. */
+  const shadowSnapshot = (label: number | string): number => {
     const t = performance.now();
     git(ws, ['add', '-A'], env);
-    git(ws, ['commit', '-q', '-m', `snapshot ${r}`, '--no-verify'], env);
-    into.push(performance.now() - t);
+    git(ws, ['commit', '-q', '-m', `snapshot ${label}`, '--no-verify'], env);
+    return performance.now() - t;
   };
   log('  file journal: shadow-git first snapshot …');
-  let t = performance.now();
-  git(ws, ['add', '-A'], env);
-  git(ws, ['commit', '-q', '-m', 'snapshot', '--no-verify'], env);
-  const shadowFirstMs = performance.now() - t;
+  const shadowFirstMs = shadowSnapshot('first');
   // The first scan of each index walks the tree (once per window); a command's scans come after.
-  t = performance.now();
+  const t = performance.now();
   await indexes.none.before();
   const firstWalkMs = performance.now() - t;
   await indexes.watcher.before();
   // The files just written are racy (changed within the clock's granularity): one round to settle.
   await new Promise((r) => setTimeout(r, 1100));
   for (const mode of MODES) await journaled(mode);
-  shadowSnapshot('warm-up', []);
+  shadowSnapshot('warm-up');
   const loadBefore = os.loadavg()[0]!;
   // Interleaved, the modes' order alternating per round: load drifts hit all alike.
   const order = (r: number) => (r % 2 === 0 ? MODES : [...MODES].reverse());
   for (let r = 0; r < rounds; r++) {
     log(`  file journal: scan round ${r + 1}/${rounds} …`);
     for (const mode of order(r)) ours[mode].push(await journaled(mode));
-    shadowSnapshot(r, shadowNext);
+    shadowNext.push(shadowSnapshot(r));
   }
   // The workspace as a repository of its own: the journal also asks git which files were clean.
   git(ws, ['init', '-q']);
@@ -312,12 +310,12 @@ async function measureScan(base: string, count: number, rounds: number): Promise
   // One command each first, as above: the indexes walk the tree again once it holds a .git (its rules changed).
   for (const mode of MODES) await journaled(mode, true);
   await journaled('status', true);
-  shadowSnapshot('warm-up in the repository', []);
+  shadowSnapshot('warm-up in the repository');
   for (let r = 0; r < rounds; r++) {
     for (const mode of order(r)) oursGit[mode].push(await journaled(mode, true));
     oursGitStatus.push(await journaled('status', true));
     // The peers' shadow git of this same workspace, side by side (its .git is skipped by both).
-    shadowSnapshot(`${r} in the repository`, shadowNextGit);
+    shadowNextGit.push(shadowSnapshot(`${r} in the repository`));
   }
   for (const d of [indexes.watcher, indexes.none, watcher]) d.dispose();
   const med = (m: Record<ScanMode, number[]>) => ({ watcher: median(m.watcher), none: median(m.none) });

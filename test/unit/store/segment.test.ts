@@ -75,8 +75,6 @@ async function storedRun(
   return { id, latest, segFile };
 }
 
-const openCollecting = h.openCollecting;
-
 describe('store: the segment log', function () {
   this.timeout(300_000);
   const tmp = h.suiteTmp();
@@ -125,7 +123,7 @@ describe('store: the segment log', function () {
       witnessBefore.copy(torn, parsed.witnessAt!); // and was never acknowledged
       fs.writeFileSync(segFile, torn);
       fs.rmSync(path.join(c, 'index.json'));
-      const o = await openCollecting(c);
+      const o = await h.openCollecting(c);
       const l = await o.s.acquire(id, h.owner('after crash'));
       assert.deepEqual(o.reports, [], `cut at ${cut}: not corruption`);
       assert.ok(
@@ -137,7 +135,7 @@ describe('store: the segment log', function () {
       assert.equal((await o.s.append(id, h.terminal(1))).seq, seqBefore + 1, 'the log goes on');
       await l.release();
       await o.s.close();
-      const again = await openCollecting(c);
+      const again = await h.openCollecting(c);
       assert.equal((await again.s.latest(id)).phase, 'run_terminal');
       assert.deepEqual(
         [...again.reports, ...again.recovered.filter((r) => !r.file.endsWith('index.json'))],
@@ -168,7 +166,7 @@ describe('store: the segment log', function () {
     const at = parseSegment(bytes).witnessAt!;
     blankArea().copy(bytes, at);
     fs.writeFileSync(segFile, bytes);
-    const o = await openCollecting(dir);
+    const o = await h.openCollecting(dir);
     await (await o.s.acquire(id, h.owner('next'))).release();
     assert.deepEqual(o.reports, [], 'not corruption');
     assert.deepEqual(fs.readdirSync(path.join(dir, 'quarantine')).length, 0, 'nothing quarantined');
@@ -188,7 +186,7 @@ describe('store: the segment log', function () {
     const bytes = fs.readFileSync(segFile);
     const last = parseSegment(bytes).frames.at(-1)!;
     fs.writeFileSync(segFile, bytes.subarray(0, last.start + 7));
-    const o = await openCollecting(dir);
+    const o = await h.openCollecting(dir);
     await (await o.s.acquire(id, h.owner('next'))).release();
     const r = o.reports.find((x) => x.file === `runs/${id}/${path.basename(segFile)}`)!;
     assert.ok(r, 'reported');
@@ -208,7 +206,7 @@ describe('store: the segment log', function () {
     flipped[at] = flipped[at]! ^ 0x04;
     flipped[at + 3] = flipped[at + 3]! ^ 0x10;
     fs.writeFileSync(segFile, flipped);
-    const o = await openCollecting(dir);
+    const o = await h.openCollecting(dir);
     const l = await o.s.acquire(id, h.owner('next'));
     const r = o.reports.find((x) => x.file === `runs/${id}/${path.basename(segFile)}`)!;
     assert.ok(r, 'reported, naming the segment');
@@ -237,7 +235,7 @@ describe('store: the segment log', function () {
     await o.s.append(id, h.preTools(9));
     await l.release();
     await o.s.close();
-    const again = await openCollecting(dir);
+    const again = await h.openCollecting(dir);
     assert.equal((await again.s.latest(id)).seq, lastSeq + 1);
     assert.deepEqual(again.reports, []);
     await again.s.close();
@@ -290,7 +288,7 @@ describe('store: the segment log', function () {
     const at = victim.start + Math.floor((victim.end - victim.start) / 2);
     flipped[at] = flipped[at]! ^ 0x20;
     fs.writeFileSync(segFile, flipped);
-    const o = await openCollecting(dir);
+    const o = await h.openCollecting(dir);
     const l = await o.s.acquire(id, h.owner('next'));
     const r = o.reports.find((x) => x.file === `runs/${id}/${path.basename(segFile)}`)!;
     assert.ok(r, 'reported, naming the segment');
@@ -305,7 +303,7 @@ describe('store: the segment log', function () {
     await o.s.append(id, h.preTools(9));
     await l.release();
     await o.s.close();
-    const again = await openCollecting(dir);
+    const again = await h.openCollecting(dir);
     assert.equal((await again.s.latest(id)).seq, latest + 1);
     assert.deepEqual(again.reports, []);
     await again.s.close();
@@ -344,7 +342,7 @@ describe('store: the segment log', function () {
       encodeFrame({ future: true }),
     ]);
     fs.writeFileSync(segFile, newer);
-    const o = await openCollecting(dir);
+    const o = await h.openCollecting(dir);
     await h.rejects(o.s.acquire(run.run_id, h.owner('old')), SchemaVersionError, /newer than this version/);
     assert.deepEqual(fs.readFileSync(segFile), newer);
     assert.deepEqual(o.reports, []);

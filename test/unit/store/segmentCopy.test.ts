@@ -66,8 +66,6 @@ async function sessions(s: DiskStore, title: string) {
   return { id, lease: again };
 }
 
-const openCollecting = h.openCollecting;
-
 /** The byte ranges of a segment's parts: header, witness area, each commit frame, each copy frame. */
 function partsOf(buf: Buffer, parsed: ParsedSegment) {
   const header = parsed.frames[0]!;
@@ -161,7 +159,7 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
           const dir = tmp('aw-copy-case-');
           fs.cpSync(pristine, dir, { recursive: true });
           fs.writeFileSync(path.join(dir, file), damaged);
-          const o = await openCollecting(dir);
+          const o = await h.openCollecting(dir);
           try {
             const lease = await o.s.acquire(id, h.owner('recoverer'));
             assert.deepEqual(
@@ -230,7 +228,7 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
     fs.cpSync(crashed, one, { recursive: true });
     const a = Buffer.from(good).fill(0, copied[1]!.start + 3, copied[1]!.end - 3);
     fs.writeFileSync(path.join(one, path.relative(crashed, seg)), a);
-    let o = await openCollecting(one);
+    let o = await h.openCollecting(one);
     await o.s.acquire(id, h.owner('recoverer'));
     assert.deepEqual(await view(o.s, id), expected);
     assert.ok(o.reports.every((r) => !r.data_lost));
@@ -243,7 +241,7 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
     const victim = alone[2]!;
     const b = Buffer.from(good).fill(0, victim.start + 3, victim.end - 3);
     fs.writeFileSync(path.join(two, path.relative(crashed, seg)), b);
-    o = await openCollecting(two);
+    o = await h.openCollecting(two);
     await o.s.acquire(id, h.owner('recoverer'));
     const r = o.reports.find((x) => x.data_lost)!;
     assert.ok(r, 'lost data is reported');
@@ -290,7 +288,7 @@ describe('store: copy frames (a segment let go loses nothing to one damaged fram
     const last = parseSegment(good, { runId: id }).copies.at(-1)!;
     const bad = Buffer.from(good).fill(0x41, last.start + 40, last.end - 10); // its start still reads as a copy
     fs.writeFileSync(file, bad);
-    const { s, reports, recovered } = await openCollecting(dir);
+    const { s, reports, recovered } = await h.openCollecting(dir);
     const lease = await s.acquire(id, h.owner('next'));
     const notes = recovered.map((e) => e.message);
     assert.deepEqual(await view(s, id), expected, 'nothing lost');

@@ -2,7 +2,8 @@
 // run's checkpoints as the Runs tree does.
 import fs from 'node:fs';
 import path from 'node:path';
-import { BENCH_OWNER, CountingFs, type OpenStore } from './contenders/ours';
+import { BENCH_OWNER, CountingFs, type OpenStore, OursContender } from './contenders/ours';
+import { fullGc, type Resumable } from './measure';
 import { median } from './stats';
 import { applyOp, Workload } from './workload';
 
@@ -192,4 +193,96 @@ export function tempDirIn(base: string, name: string): string {
   const d = path.join(base, name);
   fs.mkdirSync(d, { recursive: true });
   return d;
+}
+
+export interface CrashCyclePoint {
+  step: number;
+  /** The run's snapshot.json and segment bytes in the copy: how much a resume verifies and replays. */
+  snapshotBytes: number;
+  segmentBytes: number;
+  medianMs: number;
+  samples: number[];
+}
+
+export interface CrashCycleResult {
+  steps: number;
+  rounds: number;
+  points: CrashCyclePoint[];
+  /** The point whose median resume was slowest. */
+  worst: CrashCyclePoint;
+  /** Whether a compaction fell between two copies (the snapshot changed): the sweep then holds its longest tail too. */
+  compactedWithin: boolean;
+}
+
+/**
+ * Resume after a crash across a compaction cycle. Where a crash lands decides how long the segment
+ * tail a resume replays is: right after a background compaction it is a few commits; just before
+ * the next one, half of what the snapshot covers. The main run's crash copy is one point of that
+ * cycle. Here the same workload runs again through ours alone, a crash copy is taken every `every`
+ * steps from step `from` to `steps` (as the main run's is: what was queued written, a compaction
+ * under way finished, the run still held), and each copy is resumed `rounds` times, interleaved.
+ */
+export async function measureCrashCycle(
+  open: OpenStore,
+  dir: string,
+  o: { seed: number; runId: string; steps: number; from: number; every: number; rounds: number },
+): Promise<CrashCycleResult> {
+  const workload = new Workload(o.seed, o.runId);
+  const ours = new OursContender(tempDirIn(dir, 'run'), open, workload.runInput, {
+    kind: 'append',
+    input: workload.runStarted,
+  });
+  await ours.start();
+  const copies: { step: number; messages: number; resume: Resumable['resume']; sizes: [number, number] }[] = [];
+  for (let s = 1; s <= o.steps; s++) {
+    const plan = workload.nextStep();
+    for (const op of plan.ops) {
+      if (op.kind === 'model') await ours.modelWait();
+      else await ours.apply(op);
+    }
+    if (s < o.from || (o.steps - s) % o.every !== 0) continue;
+    await ours.idle();
+    const to = path.join(dir, `crash-${s}`);
+    const { resume } = ours.crashCopy(to);
+    const runDir = path.join(to, 'runs', o.runId);
+    const size = (re: RegExp) =>
+      fs
+        .readdirSync(runDir)
+        .filter((f) => re.test(f))
+        .reduce((sum, f) => sum + fs.statSync(path.join(runDir, f)).size, 0);
+    copies.push({
+      step: s,
+      messages: workload.lastSnapshotMessages,
+      resume,
+      sizes: [size(/^snapshot\.json$/), size(/^segment-/)],
+    });
+  }
+  await ours.close();
+  const samples = copies.map(() => [] as number[]);
+  for (let r = 0; r < o.rounds; r++)
+    for (let k = 0; k < copies.length; k++) {
+      const i = (k + r) % copies.length;
+      const c = copies[i]!;
+      fullGc();
+      const t0 = performance.now();
+      const { messages, close } = await c.resume();
+      samples[i]!.push(performance.now() - t0);
+      await close();
+      if (messages !== c.messages)
+        throw new Error(`crash copy at step ${c.step} resumed ${messages} messages, expected ${c.messages}`);
+    }
+  const points = copies.map((c, i) => ({
+    step: c.step,
+    snapshotBytes: c.sizes[0],
+    segmentBytes: c.sizes[1],
+    medianMs: median(samples[i]!),
+    samples: samples[i]!,
+  }));
+  return {
+    steps: o.steps,
+    rounds: o.rounds,
+    points,
+    worst: points.reduce((a, b) => (b.medianMs > a.medianMs ? b : a)),
+    compactedWithin: new Set(points.map((p) => p.snapshotBytes)).size > 1,
+  };
 }

@@ -6,14 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { openDiskStore } from '../src/store';
-import { LowdbContender } from './contenders/lowdb';
-import { type OpenStore, OursContender } from './contenders/ours';
-import { SqliteContender } from './contenders/sqlite';
-import type { Contender } from './contenders/types';
-import { measureActivation, measureFixedBytes, measureListing, runFiles, tempDirIn } from './extras';
+import { measureActivation, measureCrashCycle, measureFixedBytes, measureListing, runFiles, tempDirIn } from './extras';
 import { fileJournalReport, measureFileJournal, type FileJournalResult } from './files';
 import { diskUsage } from './fsutil';
+import { IsolatedContender, openOurs } from './isolated';
 import { machineInfo } from './machine';
 import { measureResume, measureRun, type Resumable, type RunSamples } from './measure';
 import { RawAppend } from './primitive';
@@ -74,30 +70,21 @@ function exposeGc(): void {
 }
 
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
-/** The backstop timer and the index's progress timer never fire inside a round (see contenders/ours.ts). */
-const openOurs: OpenStore = (dir, fs) =>
-  openDiskStore(dir, { deferMs: 60_000, indexProgressMs: 3_600_000, ...(fs ? { fs } : {}) });
 const RUN_ID = 'bench-run-0001';
 const RESULTS_DIR = path.join(__dirname, 'results');
+const KINDS = ['ours', 'lowdb', 'sqlite'] as const;
 
-function contendersFor(base: string, workload: Workload): Contender[] {
-  return [
-    new OursContender(tempDirIn(base, 'ours'), openOurs, workload.runInput, {
-      kind: 'append',
-      input: workload.runStarted,
-    }),
-    new LowdbContender(tempDirIn(base, 'lowdb'), workload.runInput, { kind: 'append', input: workload.runStarted }),
-    new SqliteContender(tempDirIn(base, 'sqlite'), workload.runInput, workload.initial, {
-      kind: 'append',
-      input: workload.runStarted,
-    }),
-  ];
+/** The three contenders, each on a thread of its own (isolated.ts), over the seeded workload's run. */
+function contendersFor(base: string, seed: number): IsolatedContender[] {
+  return KINDS.map((k) => new IsolatedContender(k, tempDirIn(base, k), seed, RUN_ID));
 }
 
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   exposeGc();
   const root = fs.mkdtempSync(path.join(opts.dir, 'waypoints-bench-'));
+  /** The contenders' threads, ended when the bench ends (or fails). */
+  const threads: IsolatedContender[] = [];
   const startedAt = performance.now();
   const fileJournal = () =>
     measureFileJournal(tempDirIn(root, 'files'), {
@@ -144,15 +131,11 @@ async function main(): Promise<void> {
     `bench: ${opts.quick ? 'quick' : 'full'}, N = ${opts.steps}, repeats = ${opts.repeats}, in ${root} (${machine.tempFs}), load ${machine.loadAvg.map((l) => l.toFixed(2)).join(' ')}`,
   );
   try {
-    // Warm-up: JIT, module loading and first-file costs are paid here, not at step 10.
-    const warm = new Workload(opts.seed + 1, RUN_ID);
-    const warmContenders = contendersFor(tempDirIn(root, 'warmup'), warm);
-    await measureRun(warm, warmContenders, new RawAppend(tempDirIn(root, 'warmup/raw')), {
-      steps: opts.warmupSteps,
-      primitivePerStep: 3,
-      gcSteps: new Set(),
-    });
-    for (const c of warmContenders) await c.close();
+    // Warm-up: JIT, module loading and first-file costs are paid before step 1 — in each contender's
+    // own thread (below, another seed's run, discarded), and for the raw append here.
+    const warmRaw = new RawAppend(tempDirIn(root, 'warmup/raw'));
+    for (let i = 0; i < opts.warmupSteps * 3; i++) await warmRaw.once();
+    await warmRaw.close();
 
     const points = pointsFor(opts.steps);
     const gcSteps = new Set<number>();
@@ -166,7 +149,7 @@ async function main(): Promise<void> {
     let last:
       | {
           workload: Workload;
-          contenders: Contender[];
+          contenders: IsolatedContender[];
           dir: string;
           crash: Resumable;
           release: ReleaseCost;
@@ -176,7 +159,10 @@ async function main(): Promise<void> {
     for (let r = 0; r < opts.repeats; r++) {
       const dir = tempDirIn(root, `run${r}`);
       const workload = new Workload(opts.seed, RUN_ID);
-      const contenders = contendersFor(dir, workload);
+      const contenders = contendersFor(dir, opts.seed);
+      threads.push(...contenders);
+      for (const c of contenders)
+        await c.warmUp(tempDirIn(root, `warmup/${r}-${c.name}`), opts.seed + 1, opts.warmupSteps);
       const tick = Math.max(1, Math.floor(opts.steps / 10));
       const samples = await measureRun(workload, contenders, new RawAppend(tempDirIn(dir, 'raw')), {
         steps: opts.steps,
@@ -190,21 +176,21 @@ async function main(): Promise<void> {
             );
         },
       });
-      const ours = contenders[0] as OursContender;
+      const ours = contenders[0]!;
       await ours.idle();
-      const crash = ours.crashCopy(path.join(dir, 'ours-after-crash'));
+      const crash = await ours.crashCopy(path.join(dir, 'ours-after-crash'));
       const filesAfterCrash = runFiles(path.join(dir, 'ours-after-crash'), RUN_ID);
-      // Letting the run go flushes and compacts its log (once per run, off the step path): timed apart.
-      const before = { bytes: ours.bytesWritten(), files: await ours.durableWrites() };
-      const t0 = performance.now();
+      // Letting the run go flushes and compacts its log (once per run, off the step path): timed apart, in its thread.
+      const before = { bytes: await ours.bytesWritten(), files: await ours.durableWrites() };
       await ours.close();
       const release = {
-        ms: performance.now() - t0,
-        bytes: ours.bytesWritten() - before.bytes,
+        ms: ours.closeMs,
+        bytes: (await ours.bytesWritten()) - before.bytes,
         files: (await ours.durableWrites()) - before.files,
       };
       for (const c of contenders.slice(1)) await c.close();
       runs.push(samples);
+      if (last) for (const c of last.contenders) await c.dispose();
       if (last && !opts.keep) fs.rmSync(last.dir, { recursive: true, force: true });
       last = {
         workload,
@@ -225,6 +211,17 @@ async function main(): Promise<void> {
       workload.lastSnapshotMessages,
       resumeHeap,
     );
+    const cycleEvery = Math.max(1, Math.round(opts.steps / 100));
+    const cycleFrom = opts.steps - 10 * cycleEvery;
+    log(`  resume after a crash at steps ${cycleFrom}–${opts.steps}, every ${cycleEvery} (ours) …`);
+    const crashCycle = await measureCrashCycle(openOurs, tempDirIn(root, 'crash-cycle'), {
+      seed: opts.seed,
+      runId: RUN_ID,
+      steps: opts.steps,
+      from: cycleFrom,
+      every: cycleEvery,
+      rounds: opts.quick ? 3 : 7,
+    });
     log('  listing checkpoints (ours) …');
     const listing = await measureListing(openOurs, contenders[0]!.dir, RUN_ID);
     if (listing.checkpoints !== workload.checkpointCount)
@@ -273,6 +270,7 @@ async function main(): Promise<void> {
       distance: distanceToLimit(figures.ours!, primitive.points),
       resume: Object.fromEntries(Object.entries(resume).map(([k, v]) => [k, { medianMs: median(v), samples: v }])),
       resumeHeapBytes: median(resumeHeap),
+      crashCycle,
       storage: Object.fromEntries(
         Object.entries(storage).map(([k, u]) => [
           k,
@@ -327,6 +325,7 @@ async function main(): Promise<void> {
     process.stdout.write(report + '\n');
     log(`bench: done in ${results.durationS.toFixed(0)} s; bench/results/latest.json written`);
   } finally {
+    for (const t of threads) await t.dispose();
     if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
     else log(`bench: files kept in ${root}`);
   }

@@ -2,12 +2,14 @@
 // step (ours step i, lowdb step i, sqlite step i, the raw primitive; the order rotates every step)
 // so that drift in machine load, page cache and thermal state hits all of them alike. A step's
 // time is the wall time of all its store calls (the runner's barriers included) plus the
-// contender's endStep(), with nothing else running in the process meanwhile. Right after ours' step
+// contender's endStep(), with nothing else running in the process meanwhile. The store contenders
+// each run on a thread of their own (isolated.ts), so none pays for another's garbage; the shared
+// store's contenders (shared.ts) and the raw primitive run on this one. Right after ours' step
 // the raw primitive appends exactly the bytes that step wrote (one pwrite + fdatasync).
 import { type Contender } from './contenders/types';
 import { ioCounters } from './fsutil';
 import { type RawAppend } from './primitive';
-import { type Workload } from './workload';
+import type { StepPlan, Workload } from './workload';
 
 export interface StepSample {
   step: number;
@@ -55,7 +57,19 @@ export interface MeasureOptions {
   onProgress?(step: number): void;
 }
 
-const gc = (globalThis as { gc?: () => void }).gc;
+/**
+ * A full garbage collection. bench/index.ts exposes `gc` when its main() starts — after this module
+ * was loaded — so it is looked up at each call (read once at load, it was always undefined and no
+ * collection ever ran). Throws when it is missing: the windows and the resumes are measured after one.
+ */
+export function fullGc(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc)
+    throw new Error(
+      'the benchmark needs a full GC between contenders: run it with --expose-gc or through bench/index.ts',
+    );
+  gc();
+}
 
 export async function measureRun(
   workload: Workload,
@@ -82,44 +96,15 @@ export async function measureRun(
         for (let r = 0; r < opts.primitivePerStep; r++) out.primitive.push({ step, ms: await raw!.once() });
         continue;
       }
-      // Garbage left by another contender (lowdb and sqlite make megabytes per step) must not be
-      // collected on this contender's clock in the reported windows.
-      if (gc && opts.gcSteps.has(step)) gc();
-      const writes0 = await slot.durableWrites();
-      const own0 = await slot.bytesWritten?.();
-      const io0 = ioCounters();
-      const compacted0 = slot.compactionBytes?.() ?? 0;
-      let lead: number | undefined;
-      let modelMs = 0;
-      const t0 = performance.now();
-      for (const op of plan.ops) {
-        if (op.kind === 'model') {
-          const m0 = performance.now();
-          await slot.modelWait?.();
-          modelMs += performance.now() - m0;
-          continue;
-        }
-        await slot.apply(op);
-        if (op.kind === 'barrier' && lead === undefined && slot.barriersNow) lead = slot.barriersNow();
-      }
-      await slot.endStep();
-      const ms = performance.now() - t0 - modelMs;
-      const io1 = ioCounters();
-      const own1 = await slot.bytesWritten?.();
-      const writes1 = await slot.durableWrites();
-      const processBytes = io0 && io1 ? io1.wchar - io0.wchar : null;
-      const bytes = own0 !== undefined && own1 !== undefined ? own1 - own0 : processBytes;
+      // In-process contenders: garbage another one left must not be collected on this one's clock in
+      // the reported windows (isolated contenders have heaps of their own: runStep).
+      const t = slot.runStep ? await slot.runStep(plan) : await timeStep(slot, plan, opts.gcSteps.has(step));
+      const bytes = t.bytes;
       // The disk's own cost of this step's bytes, in one append: what ours' step time is set against.
       const rawOfStepMs = slot.name === 'ours' && raw && bytes ? await raw.once(bytes) : undefined;
       out.byContender[slot.name]!.push({
         step,
-        ms,
-        bytes,
-        processBytes,
-        pageBytes: io0 && io1 ? io1.writeBytes - io0.writeBytes : null,
-        durableWrites: writes1 - writes0,
-        compactionBytes: (slot.compactionBytes?.() ?? 0) - compacted0,
-        leadBarriers: lead === undefined ? 0 : lead - writes0,
+        ...t,
         sideEffects: plan.ops.some((o) => o.kind === 'intent'),
         ...(rawOfStepMs === undefined ? {} : { rawOfStepMs }),
       });
@@ -128,6 +113,50 @@ export async function measureRun(
   }
   await raw?.close();
   return out;
+}
+
+/** What one step of a contender measured: StepSample without what the loop adds. */
+export type TimedStep = Omit<StepSample, 'step' | 'sideEffects' | 'rawOfStepMs'>;
+
+/**
+ * One step of a contender, timed: the wall time of all its store calls and its endStep(), the
+ * model's answer left out; its durable barriers, bytes and compaction bytes. Runs where the
+ * contender lives (the bench's thread, or the contender's own: isolated.ts).
+ */
+export async function timeStep(slot: Contender, plan: StepPlan, gcBefore: boolean): Promise<TimedStep> {
+  if (gcBefore) fullGc();
+  const writes0 = await slot.durableWrites();
+  const own0 = await slot.bytesWritten?.();
+  const io0 = ioCounters();
+  const compacted0 = slot.compactionBytes?.() ?? 0;
+  let lead: number | undefined;
+  let modelMs = 0;
+  const t0 = performance.now();
+  for (const op of plan.ops) {
+    if (op.kind === 'model') {
+      const m0 = performance.now();
+      await slot.modelWait?.();
+      modelMs += performance.now() - m0;
+      continue;
+    }
+    await slot.apply(op);
+    if (op.kind === 'barrier' && lead === undefined && slot.barriersNow) lead = slot.barriersNow();
+  }
+  await slot.endStep();
+  const ms = performance.now() - t0 - modelMs;
+  const io1 = ioCounters();
+  const own1 = await slot.bytesWritten?.();
+  const writes1 = await slot.durableWrites();
+  const processBytes = io0 && io1 ? io1.wchar - io0.wchar : null;
+  return {
+    ms,
+    bytes: own0 !== undefined && own1 !== undefined ? own1 - own0 : processBytes,
+    processBytes,
+    pageBytes: io0 && io1 ? io1.writeBytes - io0.writeBytes : null,
+    durableWrites: writes1 - writes0,
+    compactionBytes: (slot.compactionBytes?.() ?? 0) - compacted0,
+    leadBarriers: lead === undefined ? 0 : lead - writes0,
+  };
 }
 
 /** Anything that can be reopened from disk and timed. */
@@ -145,11 +174,14 @@ export async function measureResume(
   for (let r = 0; r < rounds; r++) {
     for (let k = 0; k < contenders.length; k++) {
       const c = contenders[(k + r) % contenders.length]!;
-      if (gc) gc();
-      heapBytes?.push(process.memoryUsage().heapUsed);
+      fullGc();
+      const heap0 = process.memoryUsage().heapUsed;
       const t0 = performance.now();
-      const { messages, close } = await c.resume();
-      out[c.name]!.push(performance.now() - t0);
+      const got = await c.resume();
+      const { messages, close } = got;
+      // An isolated contender times its resume in its own thread, after a full GC there, in its own heap.
+      out[c.name]!.push(got.ms ?? performance.now() - t0);
+      heapBytes?.push(got.heapBytes ?? heap0);
       await close();
       // Every contender must give back the same conversation, or the comparison is meaningless.
       if (messages !== expectMessages)

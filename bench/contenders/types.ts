@@ -1,11 +1,17 @@
 // What the measuring loop needs from each contender. All contenders persist the same Workload
 // ops, durably (fsync'd before the op's promise resolves, or by endStep()).
-import type { Op } from '../workload';
+import type { TimedStep } from '../measure';
+import type { Op, StepPlan } from '../workload';
 
 export interface Contender {
   readonly name: 'ours' | 'lowdb' | 'sqlite' | 'ours_pg' | 'postgres';
   /** Where its files live (a fresh temp folder per contender). */
   readonly dir: string;
+  /**
+   * A contender on a thread of its own (isolated.ts) runs and times its steps there, each from its
+   * own copy of the workload, and resumes there too: the loop then calls this instead of apply().
+   */
+  runStep?(plan: StepPlan): Promise<TimedStep>;
   /** Creates the run and writes run_started (untimed). */
   start(): Promise<void>;
   /** One store call of a step (timed). */
@@ -34,7 +40,7 @@ export interface Contender {
    * Fresh open of what is on disk and rebuild of the message list (timed). Returns the message
    * count and a close() that the caller runs after stopping the clock.
    */
-  resume(): Promise<{ messages: number; close(): Promise<void> }>;
+  resume(): Promise<{ messages: number; close(): Promise<void>; ms?: number; heapBytes?: number }>;
   /** Facts worth reporting (journal mode, serialisation, …). */
   notes(): Record<string, string>;
 }

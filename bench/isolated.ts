@@ -3,12 +3,14 @@
 // 1000), and whichever contender ran when the collector did paid for it. A full GC before each
 // step did not fix that: it ran nowhere until 2026-11-29 (measure.ts read `gc` before it was
 // exposed), and once it ran, the sweeping it leaves behind landed on the next contender's clock
-// (ours per step at 1000: 2.5 → 5.2 ms in the one full run with it). A worker thread is an isolate
-// with a heap of its own, so each contender now pays for exactly its own garbage, as it would in
-// a process of its own — and the steps still alternate on one machine, one disk and one page
-// cache. Each thread builds its own copy of the seeded workload (the same steps, byte for byte:
-// checked by step number and content bytes) and times its steps and resumes itself; only the
-// results cross the thread boundary, off the clock.
+// (ours per step at 1000: 2.0–3.4 ms in the runs before, 5.2 ms in the one full run with it). A
+// worker thread is an isolate with a heap of its own, so each contender pays for exactly its own
+// garbage, as it would in a process of its own — and the steps still alternate on one machine,
+// one disk and one page cache. What a step left is collected in its thread right after it, off
+// the clock (as while the model answers), so that no collection of one heap runs on the other core
+// beside the next contender's step. Each thread builds its own copy of the seeded workload (the
+// same steps, byte for byte: checked by step number and content bytes) and times its steps and
+// resumes itself; only the results cross the thread boundary, off the clock.
 import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';

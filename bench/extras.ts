@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { BENCH_OWNER, CountingFs, type OpenStore, OursContender } from './contenders/ours';
-import { fullGc, type Resumable } from './measure';
+import { measureResume, type Resumable } from './measure';
 import { median } from './stats';
 import { applyOp, Workload } from './workload';
 
@@ -258,25 +258,17 @@ export async function measureCrashCycle(
     });
   }
   await ours.close();
-  const samples = copies.map(() => [] as number[]);
-  for (let r = 0; r < o.rounds; r++)
-    for (let k = 0; k < copies.length; k++) {
-      const i = (k + r) % copies.length;
-      const c = copies[i]!;
-      fullGc();
-      const t0 = performance.now();
-      const { messages, close } = await c.resume();
-      samples[i]!.push(performance.now() - t0);
-      await close();
-      if (messages !== c.messages)
-        throw new Error(`crash copy at step ${c.step} resumed ${messages} messages, expected ${c.messages}`);
-    }
-  const points = copies.map((c, i) => ({
+  const samples = await measureResume(
+    copies.map((c) => ({ name: `step ${c.step}`, resume: c.resume, messages: c.messages })),
+    o.rounds,
+    workload.lastSnapshotMessages,
+  );
+  const points = copies.map((c) => ({
     step: c.step,
     snapshotBytes: c.sizes[0],
     segmentBytes: c.sizes[1],
-    medianMs: median(samples[i]!),
-    samples: samples[i]!,
+    medianMs: median(samples[`step ${c.step}`]!),
+    samples: samples[`step ${c.step}`]!,
   }));
   return {
     steps: o.steps,

@@ -4,20 +4,18 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { measureActivation, measureCrashCycle, measureFixedBytes, measureListing, runFiles, tempDirIn } from './extras';
 import { fileJournalReport, measureFileJournal, type FileJournalResult } from './files';
 import { diskUsage } from './fsutil';
 import { IsolatedContender, openOurs } from './isolated';
 import { machineInfo } from './machine';
-import { measureResume, measureRun, type Resumable, type RunSamples } from './measure';
+import { exposeGc, measureResume, measureRun, type Resumable, type RunSamples } from './measure';
 import { RawAppend } from './primitive';
 import { measureRunView, runViewTable } from './runView';
 import { contextTable, measureContext } from './context';
 import { type BenchResults, buildReport, type ReleaseCost } from './report';
-import { median, windowAround } from './stats';
-import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures, windowWidth } from './summarize';
+import { median } from './stats';
+import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures } from './summarize';
 import { Workload } from './workload';
 import { measureWorkspaceTools, toolsReport } from './workspaceTools';
 import { measureShared, sharedReport } from './shared';
@@ -60,13 +58,6 @@ function parseArgs(argv: string[]): Options {
     keep: argv.includes('--keep'),
     dir: value('--dir') ?? os.tmpdir(),
   };
-}
-
-/** A full GC between contenders needs --expose-gc; turned on at run time so `tsx bench/index.ts` is enough. */
-function exposeGc(): void {
-  if ((globalThis as { gc?: unknown }).gc) return;
-  v8.setFlagsFromString('--expose-gc');
-  (globalThis as { gc?: unknown }).gc = vm.runInNewContext('gc');
 }
 
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
@@ -138,11 +129,6 @@ async function main(): Promise<void> {
     await warmRaw.close();
 
     const points = pointsFor(opts.steps);
-    const gcSteps = new Set<number>();
-    for (const p of points) {
-      const w = windowAround(p, windowWidth(p), opts.steps);
-      for (let s = w.from; s <= w.to; s++) gcSteps.add(s);
-    }
     const runs: RunSamples[] = [];
     // Other work on the machine skews absolute times (ratios less so): sampled so the report says how loaded it was.
     const loadDuring: number[] = [];
@@ -167,7 +153,6 @@ async function main(): Promise<void> {
       const samples = await measureRun(workload, contenders, new RawAppend(tempDirIn(dir, 'raw')), {
         steps: opts.steps,
         primitivePerStep: 3,
-        gcSteps,
         onProgress: (s) => {
           if (s % tick === 0) loadDuring.push(os.loadavg()[0]!);
           if (s % tick === 0)

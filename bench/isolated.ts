@@ -11,17 +11,15 @@
 // beside the next contender's step. Each thread builds its own copy of the seeded workload (the
 // same steps, byte for byte: checked by step number and content bytes) and times its steps and
 // resumes itself; only the results cross the thread boundary, off the clock.
-import fs from 'node:fs';
 import path from 'node:path';
 import v8 from 'node:v8';
-import vm from 'node:vm';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { openDiskStore } from '../src/store';
 import { LowdbContender } from './contenders/lowdb';
 import { type OpenStore, OursContender } from './contenders/ours';
 import { SqliteContender } from './contenders/sqlite';
 import type { Contender } from './contenders/types';
-import { fullGc, type Resumable, type TimedStep, timeStep } from './measure';
+import { exposeGc, fullGc, type Resumable, type TimedStep, timeStep } from './measure';
 import { type StepPlan, Workload } from './workload';
 
 export type Kind = 'ours' | 'lowdb' | 'sqlite';
@@ -65,6 +63,8 @@ export class IsolatedContender implements Contender {
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   private failed: Error | null = null;
   private kept: Record<string, string> = {};
+  /** How long the last close() took, timed in the contender's thread. */
+  closeMs = 0;
 
   constructor(
     readonly name: Kind,
@@ -144,9 +144,6 @@ export class IsolatedContender implements Contender {
     this.kept = await this.call<Record<string, string>>({ m: 'notes' });
   }
 
-  /** How long the last close() took, timed in the contender's thread. */
-  closeMs = 0;
-
   notes(): Record<string, string> {
     return this.kept;
   }
@@ -176,16 +173,15 @@ export class IsolatedContender implements Contender {
 
 /** The thread's side: one contender, its own copy of the workload, the calls answered in order. */
 async function contenderThread(port: NonNullable<typeof parentPort>, s: Setup): Promise<void> {
-  if (!(globalThis as { gc?: unknown }).gc) {
-    v8.setFlagsFromString('--expose-gc');
-    (globalThis as { gc?: unknown }).gc = vm.runInNewContext('gc');
-  }
+  exposeGc();
   const workload = new Workload(s.seed, s.runId);
   const contender = makeContender(s.kind, s.dir, workload);
   const ours = () => {
     if (!(contender instanceof OursContender)) throw new Error(`${s.kind} has no such call`);
     return contender;
   };
+  /** Ours' crash copies, by folder. */
+  const copies = new Map<string, Resumable>();
   const handle = async (c: Call): Promise<unknown> => {
     switch (c.m) {
       case 'warmUp': {
@@ -226,10 +222,11 @@ async function contenderThread(port: NonNullable<typeof parentPort>, s: Setup): 
       case 'notes':
         return contender.notes();
       case 'crashCopy':
-        fs.cpSync(s.dir, c.to, { recursive: true });
+        copies.set(c.to, ours().crashCopy(c.to));
         return undefined;
       case 'resume': {
-        const from = c.from === null ? contender : ours().crashCopyAt(c.from);
+        const from = c.from === null ? contender : copies.get(c.from);
+        if (!from) throw new Error(`no crash copy at ${c.from}`);
         fullGc();
         const heapBytes = v8.getHeapStatistics().used_heap_size;
         const t0 = performance.now();

@@ -6,6 +6,8 @@
 // each run on a thread of their own (isolated.ts), so none pays for another's garbage; the shared
 // store's contenders (shared.ts) and the raw primitive run on this one. Right after ours' step
 // the raw primitive appends exactly the bytes that step wrote (one pwrite + fdatasync).
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { type Contender } from './contenders/types';
 import { ioCounters } from './fsutil';
 import { type RawAppend } from './primitive';
@@ -52,14 +54,24 @@ export interface MeasureOptions {
   steps: number;
   /** Raw primitive repetitions per step. */
   primitivePerStep: number;
-  /** Steps on which a full GC runs before each contender's step (the reported windows). */
-  gcSteps: Set<number>;
+  /** Steps on which a full GC runs before each in-process contender's step (the reported windows). */
+  gcSteps?: Set<number>;
   onProgress?(step: number): void;
 }
 
 /**
- * A full garbage collection. bench/index.ts exposes `gc` when its main() starts — after this module
- * was loaded — so it is looked up at each call (read once at load, it was always undefined and no
+ * Makes `gc` callable (what --expose-gc does), at run time so `tsx bench/index.ts` is enough: the
+ * bench's main() calls it, and each contender's thread (isolated.ts) for its own isolate.
+ */
+export function exposeGc(): void {
+  if ((globalThis as { gc?: unknown }).gc) return;
+  v8.setFlagsFromString('--expose-gc');
+  (globalThis as { gc?: unknown }).gc = vm.runInNewContext('gc');
+}
+
+/**
+ * A full garbage collection. `gc` is exposed when the bench's main() starts — after this module was
+ * loaded — so it is looked up at each call (read once at load, it was always undefined and no
  * collection ever ran). Throws when it is missing: the windows and the resumes are measured after one.
  */
 export function fullGc(): void {
@@ -98,7 +110,7 @@ export async function measureRun(
       }
       // In-process contenders: garbage another one left must not be collected on this one's clock in
       // the reported windows (isolated contenders have heaps of their own: runStep).
-      const t = slot.runStep ? await slot.runStep(plan) : await timeStep(slot, plan, opts.gcSteps.has(step));
+      const t = slot.runStep ? await slot.runStep(plan) : await timeStep(slot, plan, opts.gcSteps?.has(step) ?? false);
       const bytes = t.bytes;
       // The disk's own cost of this step's bytes, in one append: what ours' step time is set against.
       const rawOfStepMs = slot.name === 'ours' && raw && bytes ? await raw.once(bytes) : undefined;
@@ -159,8 +171,8 @@ export async function timeStep(slot: Contender, plan: StepPlan, gcBefore: boolea
   };
 }
 
-/** Anything that can be reopened from disk and timed. */
-export type Resumable = { readonly name: string; resume: Contender['resume'] };
+/** Anything that can be reopened from disk and timed; `messages`: what it must give back, when not the run's last. */
+export type Resumable = { readonly name: string; resume: Contender['resume']; messages?: number };
 
 /** Resume latency: fresh open + rebuild of the message list, interleaved over rounds. */
 export async function measureResume(
@@ -184,8 +196,8 @@ export async function measureResume(
       heapBytes?.push(got.heapBytes ?? heap0);
       await close();
       // Every contender must give back the same conversation, or the comparison is meaningless.
-      if (messages !== expectMessages)
-        throw new Error(`${c.name} resumed ${messages} messages, expected ${expectMessages}`);
+      const expected = c.messages ?? expectMessages;
+      if (messages !== expected) throw new Error(`${c.name} resumed ${messages} messages, expected ${expected}`);
     }
   }
   return out;

@@ -107,11 +107,6 @@ export class OursContender implements Contender {
     return { name: 'ours_after_crash', resume: () => this.resumeFrom(to) };
   }
 
-  /** A crash copy made earlier at `dir` (isolated.ts copies in the contender's thread), to resume. */
-  crashCopyAt(dir: string): { resume: () => Promise<{ messages: number; close(): Promise<void> }> } {
-    return { resume: () => this.resumeFrom(dir) };
-  }
-
   private async resumeFrom(dir: string): Promise<{ messages: number; close(): Promise<void> }> {
     const store = this.open(dir);
     // Reads the index, then the run's log: every file's checksum and schema verified, lists replayed.

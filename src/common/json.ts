@@ -10,7 +10,11 @@ export const isJsonObject = (v: unknown): v is Record<string, unknown> =>
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return primitivesAlike(a, b);
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
+    // Two different strings, or two different finite numbers (most of what a step compares): unlike.
+    if ((typeof a === 'string' && typeof b === 'string') || (Number.isFinite(a) && Number.isFinite(b))) return false;
+    return primitivesAlike(a, b);
+  }
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i] ?? null, b[i] ?? null)) return false;

@@ -70,6 +70,11 @@ export class CommitQueue {
   defer(op: CommitOp, owed = false): void {
     this.queue.push({ op, durable: false, owed });
     if (this.timer || this.failed) return; // after a failure, retry waits for the next write or flush
+    this.arm();
+  }
+
+  /** The backstop timer: what is queued is written on its own after deferMs. */
+  private arm(): void {
     this.timer = setTimeout(() => {
       this.timer = null;
       this.kick().catch(() => undefined); // reported through hooks.writeError and `failed`
@@ -164,6 +169,30 @@ export class CommitQueue {
       });
       await this.inflight.catch(() => undefined);
       if (!result) throw this.failed ?? new Error('a write failed before it could start');
+      return result;
+    })();
+  }
+
+  /**
+   * Runs `fn` with no commit in flight (a commit handed over meanwhile waits for it), writing nothing
+   * that is queued: deferred ops keep waiting for their barrier. For upkeep of the log that must not
+   * overlap an append but must not cost the run a barrier either (DiskEngine.reserve). Its failure is
+   * returned to the caller, never to the ops.
+   */
+  beside(fn: () => Promise<void>): Promise<void> {
+    return (async () => {
+      while (this.inflight) await this.inflight.catch(() => undefined);
+      const result = fn();
+      this.inflight = (async () => {
+        await result.catch(() => undefined);
+        // What came meanwhile: a durable op is written now (its callers wait, with what it carries);
+        // deferred ones alone keep waiting, their backstop timer armed again if it fired meanwhile.
+        if (this.queue.some((p) => p.durable)) await this.loop();
+        else if (this.queue.length > 0 && !this.timer && !this.failed) this.arm();
+      })().finally(() => {
+        this.inflight = null;
+      });
+      await this.inflight.catch(() => undefined);
       return result;
     })();
   }

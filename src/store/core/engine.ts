@@ -105,6 +105,13 @@ export interface Engine {
    * run's log; undefined otherwise (or when the engine keeps none).
    */
   readEnd?(runId: string): Promise<unknown>;
+  /**
+   * Whether the held run's log would gain from room written ahead of its appends now (reserve), so
+   * its next barriers write data alone; engines without such room leave both out.
+   */
+  needsRoom?(runId: string): boolean;
+  /** Writes that room (the store calls it between commits, while the runner waits for the model). */
+  reserve?(runId: string): Promise<void>;
   deleteRun(runId: string): Promise<void>;
   storageBytes(runId: string): Promise<number>;
 

@@ -134,8 +134,24 @@ export class StoreWriter {
       await h.writer!.settle();
       // The runner is about to wait for the model: a good moment to compact, off the caller's clock.
       // Not before tool calls: their writes would wait for it.
-      if (!opts.toolsNext) this.compactor.inBackground(h);
+      if (!opts.toolsNext) {
+        this.compactor.inBackground(h);
+        this.reserveInBackground(h);
+      }
     });
+  }
+
+  /**
+   * Room ahead of the log's next appends (DiskEngine.reserve: zeros written and synced past the
+   * segment's end), so the barriers of the next steps write their data alone. Between commits, as a
+   * compaction is; not while one runs (it starts a segment of its own). A failure is not the run's:
+   * the appends then grow the file themselves.
+   */
+  private reserveInBackground(h: RunHandle): void {
+    const runId = h.model.meta.run_id;
+    const engine = this.c.engine;
+    if (h.compacting || !engine.reserve || !engine.needsRoom?.(runId)) return;
+    h.writer!.beside(() => engine.reserve!(runId)).catch(() => undefined);
   }
 
   /** Applies ops at once and queues them for the next barrier (`owed`: a caller was promised that barrier). */

@@ -236,8 +236,9 @@ export class DiskEngine implements Engine {
   async writeCommit(runId: string, ops: readonly CommitOp[], _meta?: RunMeta, sync = true): Promise<void> {
     const f = this.runs.get(runId);
     if (!f?.lock) throw new RunNotOwnedError(runId);
-    await f.lock.verify(runId);
-    await f.log.append(ops, sync);
+    // The lock is checked (a stat on the thread pool) while the commit is encoded; nothing is written
+    // until it is known to be ours.
+    await f.log.append(ops, sync, f.lock.verify(runId));
   }
 
   async syncCommits(runId: string): Promise<void> {
@@ -251,6 +252,18 @@ export class DiskEngine implements Engine {
     const f = this.runs.get(runId);
     if (!f?.lock || f.lock.lost) return;
     await f.log.writeWitness(w, opts);
+  }
+
+  needsRoom(runId: string): boolean {
+    const f = this.runs.get(runId);
+    return !!f?.lock && !f.lock.lost && f.log.needsRoom();
+  }
+
+  async reserve(runId: string): Promise<void> {
+    const f = this.runs.get(runId);
+    if (!f?.lock) throw new RunNotOwnedError(runId);
+    await f.lock.verify(runId); // zeros past the end of a segment another window took over would cut its commits
+    await f.log.reserve();
   }
 
   logShape(runId: string): { singles: number; covered: number } {
@@ -411,7 +424,10 @@ export class DiskEngine implements Engine {
    * cut off before the next write, as a failed commit's is).
    */
   private async letGo(log: RunLog, lock: FileLock): Promise<void> {
-    if (!lock.lost) await log.writeCopy().catch(() => false);
+    if (!lock.lost) {
+      await log.writeCopy().catch(() => false);
+      await log.trimRoom().catch(() => undefined); // (zeros left behind are still the segment's end)
+    }
     await log.closeFd();
   }
 

@@ -66,6 +66,12 @@ export interface SegmentTail {
   witnessAt: number | null;
   /** Where the commit frames no copy holds begin (segmentCopy.ts): a copy is written when the run is let go. */
   copiedTo: number;
+  /**
+   * The file's length as last known: from `size` to here it holds zeros (version 7: room written
+   * ahead, runLog.ts reserve), so an append there changes no size and no block. A hint only: an
+   * append past it extends the file, as any append does.
+   */
+  allocated: number;
 }
 
 export interface LoadedRun extends LoadedFiles {
@@ -356,6 +362,8 @@ async function loadV2(
       version: seg.header?.segment ?? SEGMENT_VERSION,
       witnessAt: seg.parsed.witnessAt,
       copiedTo: Math.min(seg.parsed.copiedTo, stop ? stop.frameAt : seg.parsed.validEnd),
+      // (a torn tail is cut off at its start when the owner loads the run)
+      allocated: stop ? stop.frameAt : seg.buf.length,
     };
     if (stop) {
       stop.torn &&= seg === segs[segs.length - 1];

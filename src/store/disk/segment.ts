@@ -14,7 +14,9 @@
 // its run id, and starts its checksum from the run id's instead (frameKeys.ts) — the header frame is as
 // before; version 6 may hold copy frames (segmentCopy.ts): when a run is let go, a deflated copy of its
 // header frame and of the commit frames written since the last copy is appended, so damage to one
-// frame (or to the header) loses nothing. Older segments are read as they are (the decoder takes
+// frame (or to the header) loses nothing; version 7 may end in zeros after its last frame — room the
+// writer filled ahead of its appends (runLog.ts, reserve), so that a commit's fdatasync writes its data
+// and no change to the file's size or blocks — which is a clean end, not a torn tail. Older segments are read as they are (the decoder takes
 // every encoding) and converted (compacted) before the run's next write, so an older version never
 // meets a newer frame in a file it takes for its own.
 //
@@ -30,13 +32,15 @@ import { isJsonObject } from '../../common/json';
 import { longBody } from './frameKeys';
 import { WITNESS_AREA } from './witness';
 
-export const SEGMENT_VERSION = 6;
+export const SEGMENT_VERSION = 7;
 /** The first version with the witness area after the header frame. */
 export const SEGMENT_WITH_WITNESS = 4;
 /** The first version whose commit frames are in short keys, their checksums started from the run id's. */
 export const SEGMENT_SHORT = 5;
 /** The first version that may hold copy frames (segmentCopy.ts). */
 export const SEGMENT_WITH_COPIES = 6;
+/** The first version that may end in zero bytes after its last frame (room written ahead: runLog.ts). */
+export const SEGMENT_WITH_ROOM = 7;
 /** The oldest segment version this one reads (and converts when it writes the run). */
 export const SEGMENT_VERSION_READ = 2;
 const TAB = 0x09;
@@ -159,8 +163,14 @@ export interface ParsedSegment {
   copies: Frame[];
   /** Where the commit frames no copy holds begin: after the last copy frame, or after the witness area. */
   copiedTo: number;
-  /** The first frame that did not check out, and why; null: the file ends cleanly. */
+  /** The first frame that did not check out, and why; null: the file ends cleanly (in zeros, version 7 on). */
   stop: { offset: number; reason: string; torn: boolean } | null;
+}
+
+/** Whether every byte of `buf` from `at` on is zero (room written ahead of the appends). */
+function zerosFrom(buf: Buffer, at: number): boolean {
+  for (let i = at; i < buf.length; i++) if (buf[i] !== 0) return false;
+  return true;
 }
 
 type FrameRead = { ok: true; frame: Frame } | { ok: false; reason: string; short: boolean };
@@ -335,6 +345,8 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
   const copies: Frame[] = [];
   let copiedTo = 0;
   let at = 0;
+  /** The segment's version: the header's, or the caller's for a part read without it. */
+  let version = o.version ?? 0;
   while (at < buf.length) {
     const fk = at === 0 && !headless ? null : key;
     const copy = (at > 0 || headless) && isCopyAt(buf, at);
@@ -347,6 +359,8 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
         r = fix.read;
       }
     }
+    if (!r.ok && version >= SEGMENT_WITH_ROOM && (at > 0 || headless) && zerosFrom(buf, at))
+      return { frames, corrected, witnessAt, validEnd: at, copies, copiedTo, stop: null };
     if (!r.ok) {
       const torn = !validFrameAfter(buf, at, key);
       return {
@@ -367,7 +381,7 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
     if (at === 0 && !headless) {
       // The header says whose commits follow, and in which form.
       const h = r.frame.value as { segment?: unknown; run_id?: unknown } | null;
-      const version = typeof h?.segment === 'number' ? h.segment : 0;
+      version = typeof h?.segment === 'number' ? h.segment : 0;
       const runId = o.runId ?? (typeof h?.run_id === 'string' ? h.run_id : undefined);
       key = version >= SEGMENT_SHORT && runId !== undefined ? frameKey(runId) : null;
     }

@@ -116,6 +116,7 @@ export function barrierFs(hooks: BarrierHooks = {}): { fs: FsLayer; barriers: st
   const barriers: string[][] = [];
   let since: string[] = [];
   let last: string[] = [];
+  let room = false;
   const fs: FsLayer = {
     ...nodeFs,
     openForUpdate: async (p) => {
@@ -128,6 +129,8 @@ export function barrierFs(hooks: BarrierHooks = {}): { fs: FsLayer; barriers: st
       await nodeFs.close(fd);
     },
     pwrite: async (fd, data, position) => {
+      // The zeros of room written ahead (runLog.ts, reserve): their sync, with no frame since the last one, is no barrier.
+      if (segments.has(fd) && !data.some((b) => b !== 0)) room = true;
       // A frame (not a slot of the segment's witness area, written in place after a barrier).
       if (segments.has(fd) && isFrame(data)) {
         last = carried(data);
@@ -139,6 +142,9 @@ export function barrierFs(hooks: BarrierHooks = {}): { fs: FsLayer; barriers: st
     fdatasync: async (fd) => {
       await nodeFs.fdatasync(fd);
       if (!segments.has(fd)) return;
+      const roomOnly = room && since.length === 0;
+      room = false;
+      if (roomOnly) return;
       barriers.push(since);
       since = [];
       hooks.barrier?.(barriers.length, barriers.at(-1)!, last);

@@ -1,9 +1,10 @@
-// Versions: the committed version-1 to -9 stores load with the current code, exactly; a
+// Versions: the committed version-1 to -10 stores load with the current code, exactly; a
 // version-1 run is converted to the segment log, a version-2 snapshot to the framed form, a
 // version-3 log to the compact encoding, a run whose witness is a file of its own (store-v5 and
 // before) to a segment that holds it, a segment of long-keyed frames (store-v6) to short keys, a
 // snapshot of version 5 (store-v7) to version 6 (long strings out of its JSON) and a segment of
-// version 5 (store-v8 and before) to version 6 (which may hold copy frames: store-v9),
+// version 5 (store-v8 and before) to version 6 (which may hold copy frames: store-v9), and a segment of
+// version 6 (store-v9) to version 7 (which may end in zeros written ahead of its appends: store-v10),
 // when it is next acquired, and reads the same after;
 // a file from a newer version is refused and left untouched; legacy AFK-style checkpoints are
 // normalised on import.
@@ -316,7 +317,7 @@ describe('store: versions and migrations', function () {
       },
     }));
 
-  it('loads every run of the committed v9 store exactly (a copy frame at the end of each segment let go with commits), without rewriting it; written again, nothing is converted', () =>
+  it('loads every run of the committed v9 store exactly (a copy frame at the end of each segment let go with commits), without rewriting it; written again, its segments are converted (version 7)', () =>
     withFixture(9, {
       before: (v9) => {
         for (const id of ['v9-awaiting', 'v9-midtools']) {
@@ -335,11 +336,34 @@ describe('store: versions and migrations', function () {
         }
       },
       async after(v9, expected) {
-        const before = bytes(v9);
         await writeEach(v9, expected);
         assertConverted(v9, expected);
-        assert.deepEqual(bytes(v9), before, 'current: acquired and let go without a write, no file is rewritten');
         assert.deepEqual(await describeStore(v9, 9), expected, 'acquired and let go: the same');
+      },
+    }));
+
+  it('loads every run of the committed v10 store exactly (segments of version 7, let go: no room left at their end), without rewriting it; written again, nothing is converted', () =>
+    withFixture(10, {
+      before: (v10) => {
+        for (const id of ['v10-awaiting', 'v10-midtools']) {
+          const seg = fs.readdirSync(path.join(v10, 'runs', id)).find((f) => f.startsWith('segment-'))!;
+          const buf = fs.readFileSync(path.join(v10, 'runs', id, seg));
+          const parsed = parseSegment(buf, { runId: id });
+          assert.equal((parsed.frames[0]?.value as { segment: number }).segment, 7);
+          assert.equal(parsed.stop, null);
+          assert.equal(
+            parsed.copies.at(-1)?.end,
+            buf.length,
+            `${id}: its copy frame ends the file (the room was cut off)`,
+          );
+        }
+      },
+      async after(v10, expected) {
+        const before = bytes(v10);
+        await writeEach(v10, expected);
+        assertConverted(v10, expected);
+        assert.deepEqual(bytes(v10), before, 'current: acquired and let go without a write, no file is rewritten');
+        assert.deepEqual(await describeStore(v10, 10), expected, 'acquired and let go: the same');
       },
     }));
 

@@ -144,13 +144,13 @@ export class StoreWriter {
   /**
    * Room ahead of the log's next appends (DiskEngine.reserve: zeros written and synced past the
    * segment's end), so the barriers of the next steps write their data alone. Between commits, as a
-   * compaction is; not while one runs (it starts a segment of its own). A failure is not the run's:
-   * the appends then grow the file themselves.
+   * compaction is, and after one this barrier started (its fresh segment has no room yet: early in a
+   * run that is every few steps). A failure is not the run's: the appends then grow the file themselves.
    */
   private reserveInBackground(h: RunHandle): void {
     const runId = h.model.meta.run_id;
     const engine = this.c.engine;
-    if (h.compacting || !engine.reserve || !engine.needsRoom?.(runId)) return;
+    if (!engine.reserve || (!h.compacting && !engine.needsRoom?.(runId))) return;
     h.writer!.beside(() => engine.reserve!(runId)).catch(() => undefined);
   }
 

@@ -171,6 +171,28 @@ describe('store: room written ahead of the appends (segment version 7)', functio
     assert.equal(JSON.parse(again.snapshot).snapshot.messages.length, msgs.length - 1);
   });
 
+  it('gives the fresh segment of a background compaction room too, once that compaction is done', async () => {
+    const dir = tmp('aw-room-');
+    const s = openDiskStore(dir, { deferMs: 60_000, compactAfterCommits: 8 });
+    const { run, lease } = await s.createRun(h.newRun('room'), h.owner('t'));
+    const id = run.run_id;
+    const runDir = path.join(dir, 'runs', id);
+    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
+    const segments = new Set<string>();
+    for (let k = 1; k <= 12; k++) {
+      msgs = await step(s, id, k, msgs); // (its whenIdle waits for a compaction and the room after it)
+      const seg = segmentOf(runDir);
+      segments.add(path.basename(seg));
+      const sh = shape(seg);
+      assert.equal(sh.stop, null);
+      assert.ok(sh.size - sh.validEnd > 0 && sh.zeros, `step ${k}: ${path.basename(seg)} has room`);
+    }
+    assert.ok(fs.existsSync(path.join(runDir, 'snapshot.json')), 'compacted while it worked');
+    assert.ok(segments.size > 1, `a fresh segment after each compaction: ${[...segments].join(', ')}`);
+    await lease.release();
+    await s.close();
+  });
+
   it('reads zeros after the last frame as the end only from version 7 on: in an older segment they are a torn tail', () => {
     const header = (v: number) =>
       encodeFrame({ segment: v, run_id: 'r', first: 1, meta: h.runMeta({ run_id: 'r', thread_id: 'r' }) });

@@ -16,9 +16,9 @@
 // header frame and of the commit frames written since the last copy is appended, so damage to one
 // frame (or to the header) loses nothing; version 7 may end in zeros after its last frame — room the
 // writer filled ahead of its appends (runLog.ts, reserve), so that a commit's fdatasync writes its data
-// and no change to the file's size or blocks — which is a clean end, not a torn tail. Older segments are read as they are (the decoder takes
-// every encoding) and converted (compacted) before the run's next write, so an older version never
-// meets a newer frame in a file it takes for its own.
+// and no change to the file's size or blocks — which is a clean end, not a torn tail. Older segments
+// are read as they are (the decoder takes every encoding) and converted (compacted) before the run's
+// next write, so an older version never meets a newer frame in a file it takes for its own.
 //
 // A frame that fails its checksum by one flipped bit is read corrected (correctOneBit: found from the
 // checksum, or by trying the header's bits), and the loader reports it. Reading stops at the first
@@ -351,6 +351,9 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
     const fk = at === 0 && !headless ? null : key;
     const copy = (at > 0 || headless) && isCopyAt(buf, at);
     let r = readFrame(buf, at, { key: fk, text, parse: !copy });
+    // Room written ahead (version 7): the end. (Before any repair is tried: no flipped bit makes a frame of zeros.)
+    if (!r.ok && version >= SEGMENT_WITH_ROOM && (at > 0 || headless) && zerosFrom(buf, at))
+      return { frames, corrected, witnessAt, validEnd: at, copies, copiedTo, stop: null };
     if (!r.ok) {
       // One flipped bit (the commonest silent damage) is found from the checksum and put right.
       const fix = correctOneBit(buf, at, fk);
@@ -359,8 +362,6 @@ export function parseSegment(buf: Buffer, o: { runId?: string; version?: number 
         r = fix.read;
       }
     }
-    if (!r.ok && version >= SEGMENT_WITH_ROOM && (at > 0 || headless) && zerosFrom(buf, at))
-      return { frames, corrected, witnessAt, validEnd: at, copies, copiedTo, stop: null };
     if (!r.ok) {
       const torn = !validFrameAfter(buf, at, key);
       return {

@@ -177,9 +177,9 @@ export class RunLog {
   async reserve(): Promise<void> {
     if (!this.needsRoom()) return;
     const tail = this.s.tail!;
+    // (past what is there: needsRoom said less than ROOM_LOW is left)
     const to = Math.ceil((tail.size + ROOM) / 4096) * 4096;
     const from = tail.allocated;
-    if (to <= from) return;
     const fd = await this.segmentFd(tail);
     try {
       await this.fsl.pwrite(fd, Buffer.alloc(to - from), from);

@@ -24,8 +24,7 @@ export class Compactor {
   async ifDue(h: RunHandle): Promise<void> {
     const runId = h.model.meta.run_id;
     const shape = this.c.engine.logShape(runId);
-    const finished =
-      isTerminalState(h.model.state) && shape.singles > 0 && h.model.records.length >= this.c.keepEndFrom;
+    const finished = isTerminalState(h.model.state) && shape.singles > 0 && h.model.lastSeq >= this.c.keepEndFrom;
     if (!finished && (shape.singles < this.compactAfter || shape.singles < shape.covered)) return;
     try {
       await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom));

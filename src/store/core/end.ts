@@ -13,12 +13,12 @@ export const KEEP_END_FROM = 5 * END_RECORDS;
 
 /** What a compaction of the run keeps of its end: its end when the run is long enough (`from` checkpoints). */
 export function endToKeep(m: RunModel, from: number): RunEnd | undefined {
-  return m.records.length >= from ? computeEnd(m, END_RECORDS) : undefined;
+  return m.lastSeq >= from ? computeEnd(m, END_RECORDS) : undefined;
 }
 
 /** The run's end with its newest `n` records (internal references: copy before handing out). */
 export function computeEnd(m: RunModel, n: number): RunEnd {
-  const last = m.records.length;
+  const last = m.lastSeq;
   const records: CheckpointRecord[] = [];
   for (let s = Math.max(1, last - n + 1); s <= last; s++) records.push(m.verified(s)!);
   return endOf({

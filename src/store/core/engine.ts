@@ -3,6 +3,7 @@
 // classes, events); an engine owns bytes. memory/store.ts and disk/engine.ts are the two engines.
 import type { RunMeta } from '../api/schema';
 import type { CommitBody, CommitOp, IndexEntry, TailWitness } from './storedSchema';
+import type { CompactedHistory } from './runModel';
 import type { CorruptionReport, OwnerInfo, RunEnd } from '../api/types';
 
 /** Receives a run being loaded. `commit` throws to reject a commit (the chain stops before it). */
@@ -10,6 +11,11 @@ export interface LoadSink {
   meta(meta: RunMeta): void;
   /** `file`: the commit was read from disk with its records only skeleton-checked (RunModel.verified). */
   commit(body: CommitBody, file?: string): void;
+  /**
+   * A compacted history (a disk snapshot of version 7, after its other ops came as a commit): its
+   * older records are read when first asked for (RunModel.adoptCompacted). Throws as `commit` does.
+   */
+  compacted(history: CompactedHistory, file: string): void;
 }
 
 export interface LoadResult {

@@ -185,5 +185,6 @@ export function sinkInto(model: () => RunModel, onMeta?: (m: RunMeta) => void): 
       mdl.apply(body.ops);
       if (file) for (const op of body.ops) if (op.op === 'record') mdl.unverified.set(op.record.seq, file);
     },
+    compacted: (history, file) => model().adoptCompacted(history, file),
   };
 }

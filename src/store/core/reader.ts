@@ -126,7 +126,7 @@ export class StoreReader {
   async list(runId: string, opts: T.ListOptions = {}): Promise<CheckpointRecord[]> {
     const h = await this.run(runId);
     const limit = opts.limit ?? 100;
-    const top = Math.min(h.model.records.length, (opts.before ?? Infinity) - 1);
+    const top = Math.min(h.model.lastSeq, (opts.before ?? Infinity) - 1);
     const out: CheckpointRecord[] = [];
     for (let s = top; s >= 1 && out.length < limit; s--) out.push(copyJson(h.model.verified(s)!));
     return out;

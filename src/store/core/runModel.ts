@@ -17,12 +17,31 @@ import {
   type RunSummary,
   type RuntimeSnapshot,
 } from '../api/schema';
-import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
+import { LIST_ITEM, type CommitOp, type ListTails, type RecordOp } from './storedSchema';
 import { fastValid } from './fastValid';
 import { merged } from './copy';
 
 export type Lists = Record<ListField, unknown[]>;
 const emptyLists = (): Lists => ({ messages: [], tool_executions: [], subagent_executions: [] });
+
+/**
+ * A compacted run as a disk snapshot of version 7 holds it (disk/compacted.ts): what a run needs to
+ * go on, without decoding the records before its newest snapshot.
+ */
+export interface CompactedHistory {
+  /** Records in the history (seqs 1..count). */
+  count: number;
+  /** The list tails by the seq of the record that wrote them, in seq order. */
+  tails: Map<number, ListTails>;
+  /** The records from the newest snapshot-bearing one to `count`, in order. */
+  newest: CheckpointRecord[];
+  /** The seqs of the records with a snapshot, ascending. */
+  snapshotSeqs: number[];
+  /** The newest record timestamp. */
+  updatedMs: number;
+  /** Every record op 1..count, decoded and skeleton-checked (their tails put back). */
+  read: () => RecordOp[];
+}
 
 /** A commit that does not fit the run (seq gap, list base past the end, another run's data). */
 export class CommitMismatchError extends Error {}
@@ -32,7 +51,13 @@ export class RunModel {
   detail: string | null = null;
   stateMs: number;
   updatedMs: number;
-  readonly records: CheckpointRecord[] = [];
+  /**
+   * The records by seq − 1. After a compacted history was adopted (adoptCompacted) its older records
+   * are holes until first asked for (`record`, `records`): then every one is read at once.
+   */
+  private readonly recs: (CheckpointRecord | undefined)[] = [];
+  /** The compacted history not read yet (null: every record is in `recs`). */
+  private history: { read: () => RecordOp[]; file: string; count: number } | null = null;
   readonly lists: Lists = emptyLists();
   /** List tails by the seq of the record that wrote them (replayed for snapshots before a rewind). */
   readonly tails = new Map<number, ListTails>();
@@ -59,13 +84,118 @@ export class RunModel {
   }
 
   get lastSeq(): number {
-    return this.records.length;
+    return this.recs.length;
+  }
+
+  /** Every record, in seq order (a compacted history not read yet is read first). */
+  get records(): readonly CheckpointRecord[] {
+    this.readHistory();
+    return this.recs as CheckpointRecord[];
+  }
+
+  /** The record of `seq` (unchecked: see `verified`), reading the compacted history when it is not in memory. */
+  record(seq: number): CheckpointRecord | undefined {
+    if (!(seq >= 1 && seq <= this.recs.length)) return undefined;
+    const r = this.recs[seq - 1];
+    if (r !== undefined) return r;
+    this.readHistory();
+    return this.recs[seq - 1];
+  }
+
+  /** The newest record (always in memory). */
+  get lastRecord(): CheckpointRecord | undefined {
+    return this.recs[this.recs.length - 1];
+  }
+
+  /** Whether a compacted history is still to be read (tests, benchmarks). */
+  get historyPending(): boolean {
+    return this.history !== null;
+  }
+
+  /**
+   * A compacted run's state without its older records (disk/compacted.ts): the list tails of every
+   * record, the newest records from the newest snapshot on, which seqs hold snapshots, and a reader
+   * for the rest — called the first time a record not in memory is asked for. The model must be
+   * fresh of records. Throws CommitMismatchError when the parts do not fit together.
+   */
+  adoptCompacted(c: CompactedHistory, file: string): void {
+    if (this.recs.length > 0) throw new CommitMismatchError('a compacted history after records');
+    const { count, newest, snapshotSeqs } = c;
+    if (!Number.isInteger(count) || count < 1) throw new CommitMismatchError(`a compacted history of ${count} records`);
+    const lens = Object.fromEntries(LIST_FIELDS.map((f) => [f, this.lists[f].length])) as Record<ListField, number>;
+    let prev = 0;
+    for (const [seq, tails] of c.tails) {
+      if (!(Number.isInteger(seq) && seq > prev && seq <= count))
+        throw new CommitMismatchError(`list tails of checkpoint ${seq} out of order`);
+      prev = seq;
+      for (const field of LIST_FIELDS) {
+        const tail = tails[field];
+        if (!tail) continue;
+        if (tail.base > lens[field])
+          throw new CommitMismatchError(`${field} tail starts at ${tail.base}, past the end (${lens[field]})`);
+        checkItems(field, tail.items, seq);
+        lens[field] = tail.base + tail.items.length;
+      }
+    }
+    prev = 0;
+    for (const s of snapshotSeqs)
+      if (!(Number.isInteger(s) && s > prev && s <= count)) throw new CommitMismatchError('snapshot seqs out of order');
+      else prev = s;
+    const first = count - newest.length + 1;
+    if (newest.length === 0 || (snapshotSeqs.length > 0 && snapshotSeqs[snapshotSeqs.length - 1]! < first))
+      throw new CommitMismatchError('a compacted history without its newest records');
+    newest.forEach((r, i) => {
+      if (r.seq !== first + i || r.run_id !== this.meta.run_id)
+        throw new CommitMismatchError(`newest record ${r.seq} where ${first + i} was expected`);
+      if (Boolean(r.snapshot) !== snapshotSeqs.includes(r.seq))
+        throw new CommitMismatchError(`checkpoint ${r.seq} and the snapshot seqs disagree`);
+    });
+    // Applied: the lists as the records' tails leave them, the newest records, the rest to read.
+    for (const [seq, tails] of c.tails) this.applyTails(seq, tails);
+    this.recs.length = count;
+    for (const r of newest) {
+      this.recs[r.seq - 1] = r;
+      this.unverified.set(r.seq, file);
+    }
+    this.snapshotSeqs.push(...snapshotSeqs);
+    this.touch(c.updatedMs);
+    this.history = first > 1 ? { read: c.read, file, count } : null;
+  }
+
+  /** Reads the compacted history into the holes (once); throws AgentCheckpointCorruptionError when it does not read back. */
+  private readHistory(): void {
+    const h = this.history;
+    if (!h) return;
+    const bad = (why: string) =>
+      new AgentCheckpointCorruptionError(`${h.file} is corrupt: ${why}`, this.meta.run_id, h.file);
+    let ops: RecordOp[];
+    try {
+      ops = h.read();
+    } catch (err) {
+      throw err instanceof AgentCheckpointCorruptionError ? err : bad((err as Error).message);
+    }
+    if (ops.length !== h.count) throw bad(`its history holds ${ops.length} records, its state says ${h.count}`);
+    try {
+      new RunModel(this.meta).check(ops, false);
+    } catch (err) {
+      throw bad((err as Error).message);
+    }
+    for (let i = 0; i < ops.length; i++) {
+      const r = ops[i]!.record;
+      if (Boolean(r.snapshot) !== (newestAtOrBefore(this.snapshotSeqs, r.seq) === r.seq))
+        throw bad(`checkpoint ${r.seq} and the snapshot seqs disagree`);
+      if (this.recs[i] === undefined) {
+        this.recs[i] = r;
+        this.unverified.set(r.seq, h.file);
+      }
+    }
+    this.history = null;
   }
 
   /** Throws CommitMismatchError if the ops cannot follow the current state. Mutates nothing. */
   check(ops: readonly CommitOp[], validateItems: boolean): void {
     const runId = this.meta.run_id;
-    let seq = this.records.length;
+    let seq = this.recs.length;
     const lens = Object.fromEntries(LIST_FIELDS.map((f) => [f, this.lists[f].length])) as Record<ListField, number>;
     for (const op of ops) {
       const owner = opRunId(op) ?? runId;
@@ -164,20 +294,8 @@ export class RunModel {
   }
 
   private applyRecord(record: CheckpointRecord, tails: ListTails | undefined): void {
-    this.records.push(record);
-    if (tails) {
-      for (const field of LIST_FIELDS) {
-        const tail = tails[field];
-        if (!tail) continue;
-        const list = this.lists[field];
-        if (tail.base < list.length) {
-          this.lastRewindSeq = record.seq;
-          list.length = tail.base;
-        }
-        for (const item of tail.items) list.push(item);
-      }
-      this.tails.set(record.seq, tails);
-    }
+    this.recs.push(record);
+    if (tails) this.applyTails(record.seq, tails);
     if (record.snapshot) this.snapshotSeqs.push(record.seq);
     if (record.phase === 'run_terminal') {
       const s = RunState.safeParse(record.payload.state);
@@ -190,12 +308,26 @@ export class RunModel {
     this.touch(record.timestamp_ms);
   }
 
+  private applyTails(seq: number, tails: ListTails): void {
+    for (const field of LIST_FIELDS) {
+      const tail = tails[field];
+      if (!tail) continue;
+      const list = this.lists[field];
+      if (tail.base < list.length) {
+        this.lastRewindSeq = seq;
+        list.length = tail.base;
+      }
+      for (const item of tail.items) list.push(item);
+    }
+    this.tails.set(seq, tails);
+  }
+
   private touch(ms: number): void {
     if (ms > this.updatedMs) this.updatedMs = ms;
   }
 
   summary(): RunSummary {
-    const last = this.records[this.records.length - 1];
+    const last = this.lastRecord;
     // (built by merged, not a spread: this runs for every op a step writes)
     return merged<RunSummary>(
       this.meta,
@@ -203,7 +335,7 @@ export class RunModel {
         state: this.state,
         state_detail: this.detail,
         step: last?.step ?? 0,
-        last_seq: this.records.length,
+        last_seq: this.recs.length,
         last_phase: last?.phase ?? null,
         updated_ms: this.updatedMs,
         pending_approvals: this.pending,
@@ -214,7 +346,7 @@ export class RunModel {
 
   /** The record, checked against the full CheckpointRecord schema before it is first handed out. */
   verified(seq: number): CheckpointRecord | undefined {
-    const rec = this.records[seq - 1];
+    const rec = this.record(seq);
     const file = this.unverified.get(seq);
     if (!rec || file === undefined) return rec;
     if (fastValid(CheckpointRecord)(rec)) {
@@ -231,12 +363,13 @@ export class RunModel {
         file,
       );
     }
-    this.records[seq - 1] = r.data;
+    this.recs[seq - 1] = r.data;
     this.unverified.delete(seq);
     return r.data;
   }
 
   verifyAll(): void {
+    this.readHistory();
     for (const seq of [...this.unverified.keys()]) this.verified(seq);
   }
 
@@ -250,7 +383,7 @@ export class RunModel {
   snapshotAt(seq: number): { record: CheckpointRecord; snapshot: RuntimeSnapshot } | undefined {
     const s = newestAtOrBefore(this.snapshotSeqs, seq);
     if (s === undefined) return undefined;
-    const record = this.records[s - 1]!;
+    const record = this.record(s)!;
     const header = record.snapshot!;
     const lists = s >= this.lastRewindSeq ? this.lists : this.replayLists(s);
     const { message_count, tool_execution_count, subagent_execution_count, ...rest } = header;
@@ -283,7 +416,7 @@ export class RunModel {
     const ops: CommitOp[] = [];
     for (const effect of this.effects.values()) ops.push({ op: 'effect', effect });
     for (const approval of this.approvals.values()) ops.push({ op: 'approval', approval });
-    for (const record of this.records) {
+    for (const record of this.recs as CheckpointRecord[]) {
       const lists = this.tails.get(record.seq);
       ops.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
     }

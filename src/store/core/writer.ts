@@ -89,7 +89,7 @@ export class StoreWriter {
     return {
       commits: h.durableCommits,
       seq: m.lastSeq,
-      step: m.records[m.lastSeq - 1]?.step ?? 0,
+      step: m.lastRecord?.step ?? 0,
       state: m.state,
       intents: m.effects.size,
       results: m.results,

@@ -301,16 +301,7 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
     if (op.op !== 'record' || !op.record || typeof op.record !== 'object') continue;
     const r = op.record;
     const items = op.lists?.messages?.items ?? [];
-    for (const item of items) {
-      const m = item as { content?: unknown };
-      const ref =
-        typeof m.content === 'object' && m.content !== null ? (m.content as Record<string, unknown>)[REF] : undefined;
-      if (typeof ref !== 'string') continue;
-      const out = output(codec, next, ref);
-      if (out === undefined)
-        throw new Error(`a tool message refers to the output of effect ${ref}, which is not in the log`);
-      m.content = out;
-    }
+    if (op.lists) decodeLists(op.lists, codec, next);
     const seq = r.seq as number;
     let timestamp = r.timestamp_ms;
     if (DT in r) {
@@ -330,19 +321,6 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
       payload = { ...prev, ...part };
     }
     if (isJsonObject(payload)) next.payloads.set(phase, payload);
-    const execs = op.lists?.tool_executions?.items;
-    if (execs)
-      for (let i = 0; i < execs.length; i++) {
-        const item = execs[i] as Record<string, unknown> | null;
-        if (!isJsonObject(item) || !(EFFECT in item)) continue;
-        const id = item[EFFECT];
-        const e = typeof id === 'string' ? effectOf(codec, next, id) : undefined;
-        const from = e ? fromEffect(e) : null;
-        if (!from)
-          throw new Error(`a tool execution refers to the effect of call ${String(id)}, which the log does not have`);
-        const { [EFFECT]: _, ...rest } = item;
-        execs[i] = merged(from, rest); // (not a spread: its keys are new to `from`'s, see merged)
-      }
     // Left out: null. Anything else not an object stays as it is, for the schema to refuse.
     let snapshot: unknown = r.snapshot === undefined ? null : r.snapshot;
     const h = r.snapshot as Record<string, unknown> | null | undefined;
@@ -390,6 +368,43 @@ export function decodeOps(ops: unknown[], codec: Codec, meta: RunMeta): CodecDel
     op.record = record;
   }
   return next;
+}
+
+/**
+ * A record's list tails decoded in place (the inverse of refOutput and refEffect): a tool message's
+ * content and a tool execution's fields put back from the effects the codec knows. Already decoded
+ * tails are left as they are. Throws if a reference dangles.
+ */
+export function decodeLists(
+  lists: { messages?: { items: unknown[] }; tool_executions?: { items: unknown[] } },
+  codec: Codec,
+  next: CodecDelta,
+): void {
+  const items = lists.messages?.items;
+  if (Array.isArray(items))
+    for (const item of items) {
+      const m = item as { content?: unknown };
+      const ref =
+        typeof m.content === 'object' && m.content !== null ? (m.content as Record<string, unknown>)[REF] : undefined;
+      if (typeof ref !== 'string') continue;
+      const out = output(codec, next, ref);
+      if (out === undefined)
+        throw new Error(`a tool message refers to the output of effect ${ref}, which is not in the log`);
+      m.content = out;
+    }
+  const execs = lists.tool_executions?.items;
+  if (Array.isArray(execs))
+    for (let i = 0; i < execs.length; i++) {
+      const item = execs[i] as Record<string, unknown> | null;
+      if (!isJsonObject(item) || !(EFFECT in item)) continue;
+      const id = item[EFFECT];
+      const e = typeof id === 'string' ? effectOf(codec, next, id) : undefined;
+      const from = e ? fromEffect(e) : null;
+      if (!from)
+        throw new Error(`a tool execution refers to the effect of call ${String(id)}, which the log does not have`);
+      const { [EFFECT]: _, ...rest } = item;
+      execs[i] = merged(from, rest); // (not a spread: its keys are new to `from`'s, see merged)
+    }
 }
 
 /** The inverse of encodeEffect: a difference merged over the call's previous record, implied fields put back. */

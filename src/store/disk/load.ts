@@ -48,6 +48,7 @@ import {
   type ParsedSegment,
 } from './segment';
 import { damageIn, rebuildSegment } from './segmentCopy';
+import { isCompacted, readCompacted } from './compacted';
 import { loadV1 } from './v1';
 import { decodeSnapshot, isFramedSnapshot, SNAPSHOT_VERSION } from './snapshotFile';
 import { readWitnessArea, readWitnessFile, WITNESS_AREA, WITNESS_FILE, type WitnessRead } from './witness';
@@ -289,11 +290,23 @@ async function loadV2(
   let p = 1;
   let covered = 0;
   let witnessed = false;
-  const apply = (raw: RawCommit, file: string) => {
-    const d = decodeCommit(raw, codec, meta, file, runId);
-    sink.commit(d.body, file);
-    advance(codec, d.delta);
-    survived.add(d.body.ops);
+  const apply = (raw: RawCommit, file: string, snapshot?: { history: (() => unknown[]) | null }) => {
+    if (snapshot && isCompacted(raw.ops)) {
+      // Version 7: the run's state now, its older records when first asked for (compacted.ts).
+      const d = readCompacted(raw, snapshot.history, codec, meta, file, runId);
+      sink.commit(d.body, file);
+      sink.compacted(d.history, file);
+      advance(codec, d.delta);
+      survived.add(d.body.ops);
+      const newest = d.history.newest[d.history.newest.length - 1]!;
+      survived.seq = newest.seq;
+      survived.step = newest.step;
+    } else {
+      const d = decodeCommit(raw, codec, meta, file, runId);
+      sink.commit(d.body, file);
+      advance(codec, d.delta);
+      survived.add(d.body.ops);
+    }
     witnessed ||= raw.witnessed === true;
     p = raw.last + 1;
   };
@@ -301,7 +314,7 @@ async function loadV2(
   let compactFirst = false;
   if (snap && !(snap instanceof Error)) {
     try {
-      apply(snap.raw, snapRel);
+      apply(snap.raw, snapRel, snap);
       covered = snap.raw.last;
       // Converted on the next write: a snapshot in version 2's form or in version 3's encoding, or read from its spare copy.
       compactFirst = snap.legacy || snap.damaged !== null || snap.version < SNAPSHOT_VERSION;
@@ -443,7 +456,11 @@ async function readSnapshot(
   ctx: LoadCtx,
   runId: string,
   snapRel: string,
-): Promise<{ raw: RawCommit; legacy: boolean; damaged: string | null; version: number } | Error | null> {
+): Promise<
+  | { raw: RawCommit; history: (() => unknown[]) | null; legacy: boolean; damaged: string | null; version: number }
+  | Error
+  | null
+> {
   const file = path.join(ctx.root, snapRel);
   let buf: Buffer;
   try {
@@ -461,7 +478,7 @@ async function readSnapshot(
         runId,
         snapRel,
       );
-    return { raw, legacy: true, damaged: null, version: 2 };
+    return { raw, history: null, legacy: true, damaged: null, version: 2 };
   } catch (err) {
     if (err instanceof SchemaVersionError || !(err instanceof AgentCheckpointCorruptionError)) throw err;
     return err;

@@ -7,6 +7,8 @@ import type { CommitOp } from '../core/storedSchema';
 import type { RunMeta } from '../api/schema';
 import { advance, encodeOps, newCodec, type Codec } from './codec';
 import { decodeCommit, isRawCommit, type RawCommit, rel } from './commit';
+import { compactedOps, isCompacted, readCompacted } from './compacted';
+import { RunModel } from '../core/runModel';
 import { fsyncDir, writeDurably } from './durableFile';
 import type { FsLayer } from './fsLayer';
 import { SNAPSHOT_FILE, type SegmentTail } from './load';
@@ -308,16 +310,33 @@ export class RunLog {
     const meta = this.s.meta;
     if (last >= 1) {
       const enc = encodeOps(ops, newCodec(), meta);
-      const body: RawCommit = { run_id: this.runId, first: 1, last, meta, witnessed: true, ops: enc.ops };
+      // The run's state first, its older records after (version 7: compacted.ts).
+      const split = compactedOps(ops, enc);
+      const body: RawCommit = { run_id: this.runId, first: 1, last, meta, witnessed: true, ops: split.ops };
       const file = this.file(SNAPSHOT_FILE);
-      await writeDurably(this.fsl, file, await encodeSnapshot(body, undefined, end), {
+      await writeDurably(this.fsl, file, await encodeSnapshot(body, undefined, end, split.historyFrom), {
         mode: 'replace',
         retryDelaysMs: this.retryDelaysMs,
       });
-      // Verify what landed before anything is removed: the spare's checksums, the plain copy decoded in full.
-      const check = decodeSnapshot(await this.fsl.readFile(file), rel(this.runId, SNAPSHOT_FILE), this.runId);
-      if (check.damaged) throw new Error(`${rel(this.runId, SNAPSHOT_FILE)} did not read back whole: ${check.damaged}`);
-      decodeCommit(check.raw, newCodec(), meta, rel(this.runId, SNAPSHOT_FILE), this.runId);
+      // Verify what landed before anything is removed: the spare's checksums, the plain copy decoded in
+      // full (its history too) into a run that must rebuild the same ops.
+      const snapRel = rel(this.runId, SNAPSHOT_FILE);
+      const check = decodeSnapshot(await this.fsl.readFile(file), snapRel, this.runId);
+      if (check.damaged) throw new Error(`${snapRel} did not read back whole: ${check.damaged}`);
+      const model = new RunModel(meta);
+      if (isCompacted(check.raw.ops)) {
+        const back = readCompacted(check.raw, check.history, newCodec(), meta, snapRel, this.runId);
+        model.check(back.body.ops, true);
+        model.apply(back.body.ops);
+        model.adoptCompacted(back.history, snapRel);
+      } else {
+        const back = decodeCommit(check.raw, newCodec(), meta, snapRel, this.runId);
+        model.check(back.body.ops, true);
+        model.apply(back.body.ops);
+      }
+      const records = ops.reduce((n, o) => n + (o.op === 'record' ? 1 : 0), 0);
+      if (model.records.length !== records)
+        throw new Error(`${snapRel} did not read back whole: it holds ${model.records.length} of ${records} records`);
       this.s.codec = advance(newCodec(), enc.next); // exactly what a load computes after the snapshot
     }
     await this.closeFd();

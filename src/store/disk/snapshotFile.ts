@@ -1,5 +1,7 @@
-// A compacted run's snapshot.json, version 6 (version 5's layout, with long strings kept out of the plain
-// copy's JSON; a file of version 3, 4 or 5 is read and rewritten on its run's next write): the commits
+// A compacted run's snapshot.json, version 7 (version 6's layout, its ops in two parts: the run's state,
+// then its history in chunks of their own, parsed when asked for — compacted.ts; version 6 kept long
+// strings out of the plain copy's JSON; a file of version 3 to 6 is read and rewritten on its run's
+// next write): the commits
 // 1..N as checksummed frames (segment.ts's framing), twice in one file — a deflated spare copy, then the
 // plain copy — so one bad sector, a bit flip, a zeroed block, bytes cut out or the file cut short after
 // its spare copy lose nothing: each chunk is taken from whichever copy still checks out, and the damage is
@@ -11,10 +13,12 @@
 //   end frame     {"end":1,"run_id","last":N,"value":{…}} — what a view of the run's newest checkpoints
 //                 needs (core/end.ts), read from the file's first bytes without the rest; a cache of
 //                 what the commits hold: when it is damaged nothing is lost, the run is read whole
-//   spare copy    header frame {"snapshot":6,"copy":"deflate",…}, chunk frames {"i":k,"z":"<base64>"}
+//   spare copy    header frame {"snapshot":7,"copy":"deflate",…}, chunk frames {"i":k,"z":"<base64>"}
 //                 (each chunk's whole JSON, long strings in it, deflated: about a sixth of the plain copy)
 //   4 KB gap      so one damaged 4 KB block cannot touch both copies
-//   plain copy    header frame {"snapshot":6,"copy":"json","run_id","first":1,"last":N,"meta","chunks":K,"ops":M,"raw":R}
+//   plain copy    header frame {"snapshot":7,"copy":"json","run_id","first":1,"last":N,"meta","chunks":K,"ops":M,"raw":R,
+//                 "history":{"chunk":H,"ops":O}} — chunks H..K-1 hold the history's O ops (version 7), checked
+//                 at load and parsed when first asked for
 //                 chunk frames {"i":0,"ops":[…]} … {"i":K-1,"ops":[…],"raw":[[length, …path], …]}, the
 //                 commit's ops in order, ≈ 16 KB each; then R raw frames, one for each chunk with a "raw"
 //                 list, in chunk order: the body `~k~` and that chunk's long strings, one after another.
@@ -49,7 +53,7 @@ import {
   scanFrames,
 } from './segment';
 
-export const SNAPSHOT_VERSION = 6;
+export const SNAPSHOT_VERSION = 7;
 /** The oldest framed snapshot this version reads. */
 const SNAPSHOT_VERSION_READ = 3;
 export const SNAPSHOT_CHUNK_BYTES = 16 * 1024;
@@ -71,6 +75,11 @@ interface Header {
   ops: number;
   /** The plain copy's raw frames (version 6; absent: none). */
   raw?: number;
+  /**
+   * Version 7: the chunks from `chunk` on hold the history (`ops` of the ops; compacted.ts), read
+   * when first asked for — the chunks before it are what a run needs to go on.
+   */
+  history?: { chunk: number; ops: number };
 }
 
 const nat = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
@@ -87,6 +96,8 @@ function asHeader(v: unknown): Header | null {
   if (h.copy !== 'json' && h.copy !== 'deflate') return null;
   if (!nat(h.first) || !nat(h.last) || !nat(h.chunks) || !nat(h.ops) || !RunMeta.safeParse(h.meta).success) return null;
   if (h.raw !== undefined && !(nat(h.raw) && h.raw <= h.chunks)) return null;
+  const y = h.history as Partial<Header['history']> | undefined;
+  if (y !== undefined && !(nat(y?.chunk) && y.chunk <= h.chunks && nat(y.ops) && y.ops <= h.ops)) return null;
   return h as Header;
 }
 
@@ -207,6 +218,8 @@ export async function encodeSnapshot(
   raw: RawCommit,
   chunkBytes = SNAPSHOT_CHUNK_BYTES,
   end?: unknown,
+  /** Where the history begins in `raw.ops` (version 7, compacted.ts): it starts a chunk of its own. */
+  historyFrom?: number,
 ): Promise<Buffer> {
   const plain: Buffer[] = [];
   /** The plain copy's raw frames, in chunk order. */
@@ -235,9 +248,13 @@ export async function encodeSnapshot(
     partOps = [];
     size = 0;
   };
-  for (const op of raw.ops) {
+  let historyChunk: number | undefined;
+  for (const [k, op] of raw.ops.entries()) {
     const text = JSON.stringify(op);
-    if (part.length > 0 && size + text.length > chunkBytes) flush();
+    if (k === historyFrom) {
+      if (part.length > 0) flush();
+      historyChunk = plain.length;
+    } else if (part.length > 0 && size + text.length > chunkBytes) flush();
     part.push(text);
     partOps.push(op);
     size += text.length + 1;
@@ -257,6 +274,7 @@ export async function encodeSnapshot(
     chunks: plain.length,
     ops: raw.ops.length,
     ...(copy === 'json' ? { raw: rawFrames.length } : {}),
+    ...(historyChunk !== undefined ? { history: { chunk: historyChunk, ops: raw.ops.length - historyFrom! } } : {}),
   });
   return Buffer.concat([
     Buffer.from(VERSION_LINE, 'latin1'),
@@ -275,7 +293,13 @@ export const isFramedSnapshot = (buf: Buffer): boolean =>
   buf.includes(0x09) || buf.subarray(0, 64).includes('"kind":"snapshot"');
 
 export interface ReadSnapshot {
+  /** Its ops; of version 7, those before the history (the run's state; compacted.ts). */
   raw: RawCommit;
+  /**
+   * Version 7: the history's ops, read from the file's bytes when called (checksums already checked);
+   * throws when they do not read back (only a writer bug lands there). null: the file has none.
+   */
+  history: (() => unknown[]) | null;
   /** What was wrong with the file although every frame was found in one copy or the other (null: nothing). */
   damaged: string | null;
   /** The version it was written in (older than SNAPSHOT_VERSION: rewritten on the run's next write). */
@@ -299,7 +323,7 @@ export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSn
       buf.toString('latin1', 0, lineEnd + 1) !== versionLine(fast.header.snapshot)
         ? 'its version line is damaged (the frames are whole)'
         : null;
-    return { raw: rawOf(fast.header, fast.chunks), damaged, version: fast.header.snapshot };
+    return { raw: rawOf(fast.header, fast.chunks), history: fast.history, damaged, version: fast.header.snapshot };
   }
   // Frame by frame, from either copy.
   let header: Header | null = null;
@@ -351,16 +375,23 @@ export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSn
     throw bad(
       `chunk${missing.length > 1 ? 's' : ''} ${missing.join(', ')} of ${header.chunks} ${missing.length > 1 ? 'are' : 'is'} damaged in both copies (the file fails ${where})`,
     );
-  const raw = rawOf(header, parts);
-  if (raw.ops.length !== header.ops) throw bad(`its chunks hold ${raw.ops.length} ops, its header says ${header.ops}`);
+  const h = header.history;
+  const eager = h ? parts.slice(0, h.chunk) : parts;
+  const later = h ? parts.slice(h.chunk).flat() : [];
+  const raw = rawOf(header, eager);
+  if (raw.ops.length + later.length !== header.ops || later.length !== (h?.ops ?? 0))
+    throw bad(`its chunks hold ${raw.ops.length + later.length} ops, its header says ${header.ops}`);
   return {
     raw,
+    history: h ? () => later : null,
     damaged: `damaged ${where}; every chunk was read from a copy that checks out`,
     version: header.snapshot,
   };
 }
 
-type InOrder = { ok: true; header: Header; chunks: unknown[][] } | { ok: false; at: number; reason: string };
+type InOrder =
+  | { ok: true; header: Header; chunks: unknown[][]; history: (() => unknown[]) | null }
+  | { ok: false; at: number; reason: string };
 
 /** The whole file in order from `start`: the spare copy (checksums only), the gap, the plain copy. */
 function inOrder(buf: Buffer, start: number, file: string): InOrder {
@@ -377,48 +408,83 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
     const chunks: unknown[][] = [];
     /** The plain chunks with raw strings, in order: their raw frames follow the last chunk. */
     const withRaw: { i: number; ops: unknown[]; refs: unknown }[] = [];
+    /** Version 7: where the history's chunk frames start (checked, not parsed: compacted.ts reads them when asked). */
+    const lazy: number[] = [];
+    const historyChunk = kind === 'json' ? (header.history?.chunk ?? header.chunks) : header.chunks;
     let next = h.frame.end;
     for (let i = 0; i < header.chunks; i++) {
-      // The spare's frames: checksums only (the writer put them in order; nothing is inflated unless needed).
-      const f = readFrame(buf, next, { parse: kind === 'json', text });
+      // The spare's frames and the history's: checksums only (nothing is inflated or parsed unless needed).
+      const parse = kind === 'json' && i < historyChunk;
+      const f = readFrame(buf, next, { parse, text });
       if (!f.ok) return { ok: false as const, at: next, reason: f.reason };
-      if (kind === 'json') {
+      if (parse) {
         const c = (f.frame.value as { i?: unknown }).i === i ? asChunk(f.frame.value) : null;
         if (!c) return { ok: false as const, at: next, reason: `the frame is not chunk ${i}` };
         chunks.push(c.ops()!);
         if (c.raw !== undefined) withRaw.push({ i, ops: chunks[i]!, refs: c.raw });
-      }
+      } else if (kind === 'json') lazy.push(next);
       next = f.frame.end;
     }
+    let history: (() => unknown[]) | null = null;
     if (kind === 'json') {
-      if (withRaw.length !== (header.raw ?? 0))
+      const rawFrames = header.raw ?? 0;
+      if (lazy.length === 0 && withRaw.length !== rawFrames)
         return {
           ok: false as const,
           at: next,
-          reason: `${withRaw.length} of its chunks have raw strings, its header says ${header.raw ?? 0}`,
+          reason: `${withRaw.length} of its chunks have raw strings, its header says ${rawFrames}`,
         };
       // The raw frames: each long string a slice of the copy's one string (none copied; it is kept as
       // long as they are — the plain copy's text, where a string of their own would be fresh memory).
       const start = next;
-      const bodies: { from: number; end: number }[] = [];
-      for (const w of withRaw) {
+      const bodies = new Map<number, { from: number; end: number }>();
+      for (let k = 0; k < rawFrames; k++) {
         const f = readFrame(buf, next, { raw: true });
         if (!f.ok) return { ok: false as const, at: next, reason: f.reason };
         const body = f.frame.value instanceof RawBody ? f.frame.value : null;
         const r = body && rawOfChunk(buf, body.at, body.end);
-        if (!r || r.i !== w.i)
-          return { ok: false as const, at: next, reason: `the frame is not chunk ${w.i}'s raw strings` };
-        bodies.push({ from: r.from, end: body!.end });
+        const want = lazy.length === 0 ? withRaw[k]!.i : null;
+        if (!r || (want !== null && r.i !== want) || r.i >= header.chunks || bodies.has(r.i))
+          return {
+            ok: false as const,
+            at: next,
+            reason: `the frame is not ${want === null ? 'a' : `chunk ${want}'s`} raw strings frame`,
+          };
+        bodies.set(r.i, { from: r.from, end: body!.end });
         next = f.frame.end;
       }
-      if (withRaw.length > 0) {
-        const t = text ?? { s: buf.toString('latin1', start, next), from: start };
-        for (const [k, w] of withRaw.entries())
-          if (!putRaw(w.ops, w.refs, t.s, bodies[k]!.from - t.from, bodies[k]!.end - t.from))
-            return { ok: false as const, at: start, reason: `chunk ${w.i}'s raw strings do not fit it` };
+      const t = text ?? { s: buf.toString('latin1', start, next), from: start };
+      for (const w of withRaw) {
+        const b = bodies.get(w.i);
+        if (!b || !putRaw(w.ops, w.refs, t.s, b.from - t.from, b.end - t.from))
+          return { ok: false as const, at: start, reason: `chunk ${w.i}'s raw strings do not fit it` };
+      }
+      if (lazy.length > 0) {
+        const eagerRaw = withRaw.length;
+        const lazyRaw = [...bodies.keys()].filter((i) => i >= historyChunk).length;
+        if (eagerRaw + lazyRaw !== rawFrames)
+          return { ok: false as const, at: start, reason: `its raw strings frames are not its chunks'` };
+        history = () => {
+          const ops: unknown[] = [];
+          for (const [k, at] of lazy.entries()) {
+            const i = historyChunk + k;
+            const f = readFrame(buf, at, { text });
+            const c = f.ok && (f.frame.value as { i?: unknown }).i === i ? asChunk(f.frame.value) : null;
+            if (!c) throw new Error(`its history chunk ${i} does not read back`);
+            const part = c.ops()!;
+            const b = bodies.get(i);
+            if (
+              (c.raw === undefined) !== (b === undefined) ||
+              (b && !putRaw(part, c.raw, t.s, b.from - t.from, b.end - t.from))
+            )
+              throw new Error(`the raw strings of its history chunk ${i} do not fit it`);
+            for (const op of part) ops.push(op);
+          }
+          return ops;
+        };
       }
     }
-    return { ok: true as const, header, chunks, end: next };
+    return { ok: true as const, header, chunks, history, end: next };
   };
   const front = readFrame(buf, start, { parse: false });
   const s = copy(front.ok && isEndFrame(buf, front.frame.start) ? front.frame.end : start, 'deflate');
@@ -429,9 +495,10 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
   if (!p.ok) return p;
   if (p.end !== buf.length) return { ok: false, at: p.end, reason: 'bytes follow the last frame' };
   const n = p.chunks.reduce((sum, c) => sum + c.length, 0);
-  if (n !== p.header.ops || s.header.chunks !== p.header.chunks)
-    return { ok: false, at: p.end, reason: `its chunks hold ${n} ops, its header says ${p.header.ops}` };
-  return { ok: true, header: p.header, chunks: p.chunks };
+  const eager = p.header.ops - (p.history ? p.header.history!.ops : 0);
+  if (n !== eager || s.header.chunks !== p.header.chunks)
+    return { ok: false, at: p.end, reason: `its chunks hold ${n} ops, its header says ${eager}` };
+  return { ok: true, header: p.header, chunks: p.chunks, history: p.history };
 }
 
 function checkHeader(h: Header, file: string, runId: string, bad: (why: string) => Error): void {
@@ -459,7 +526,7 @@ function isEndFrame(buf: Buffer, at: number): boolean {
 }
 
 /** Version lines of the versions with the end in front (5 on): the end frame is the same in each. */
-const END_VERSION_LINES = new Set([5, SNAPSHOT_VERSION].map(versionLine));
+const END_VERSION_LINES = new Set([5, 6, SNAPSHOT_VERSION].map(versionLine));
 
 /** Bytes to read from the start of the file to have its end frame whole (the head read so far: `head`); null: none there. */
 export function endFrameBytes(head: Buffer): number | null {

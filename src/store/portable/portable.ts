@@ -120,7 +120,7 @@ export async function exportRun(host: PortableHost, runId: string): Promise<unkn
     state: m.state,
     state_detail: m.detail,
     state_ms: m.stateMs,
-    records: m.records,
+    records: m.records as CheckpointRecord[],
     lists,
     approvals: [...m.approvals.values()],
     effects: [...m.effects.values()],

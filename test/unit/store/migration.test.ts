@@ -1,11 +1,12 @@
-// Versions: the committed version-1 to -10 stores load with the current code, exactly; a
+// Versions: the committed version-1 to -11 stores load with the current code, exactly; a
 // version-1 run is converted to the segment log, a version-2 snapshot to the framed form, a
 // version-3 log to the compact encoding, a run whose witness is a file of its own (store-v5 and
 // before) to a segment that holds it, a segment of long-keyed frames (store-v6) to short keys, a
 // snapshot of version 5 (store-v7) to version 6 (long strings out of its JSON) and a segment of
 // version 5 (store-v8 and before) to version 6 (which may hold copy frames: store-v9), and a segment of
 // version 6 (store-v9) to version 7 (which may end in zeros written ahead of its appends: store-v10),
-// when it is next acquired, and reads the same after;
+// and a snapshot of version 6 (store-v10 and before) to version 7 (the run's state apart from its
+// older records: store-v11), when it is next acquired, and reads the same after;
 // a file from a newer version is refused and left untouched; legacy AFK-style checkpoints are
 // normalised on import.
 import assert from 'node:assert/strict';
@@ -342,7 +343,7 @@ describe('store: versions and migrations', function () {
       },
     }));
 
-  it('loads every run of the committed v10 store exactly (segments of version 7, let go: no room left at their end), without rewriting it; written again, nothing is converted', () =>
+  it('loads every run of the committed v10 store exactly (segments of version 7, let go: no room left at their end), without rewriting it; written again, its snapshots are converted (version 7)', () =>
     withFixture(10, {
       before: (v10) => {
         for (const id of ['v10-awaiting', 'v10-midtools']) {
@@ -359,11 +360,53 @@ describe('store: versions and migrations', function () {
         }
       },
       async after(v10, expected) {
+        // its snapshots (version 6) keep their end in front: read from their first bytes until converted
+        assert.ok(
+          endFrameBytes(fs.readFileSync(path.join(v10, 'runs', 'v10-compacted', 'snapshot.json')).subarray(0, 4096)),
+          'the end in front of a version-6 snapshot',
+        );
         const before = bytes(v10);
         await writeEach(v10, expected);
         assertConverted(v10, expected);
-        assert.deepEqual(bytes(v10), before, 'current: acquired and let go without a write, no file is rewritten');
+        const after = bytes(v10);
+        for (const f of Object.keys(before))
+          if (f.endsWith('snapshot.json')) {
+            assert.notEqual(after[f], before[f], `${f}: converted`);
+            assert.equal(decodeSnapshot(fs.readFileSync(path.join(v10, f)), f, f.split('/')[1]!).version, 7);
+          } else assert.equal(after[f], before[f], `${f}: not rewritten`);
         assert.deepEqual(await describeStore(v10, 10), expected, 'acquired and let go: the same');
+      },
+    }));
+
+  it('loads every run of the committed v11 store exactly (snapshots of version 7: the run’s state apart from its older records, read when asked for), without rewriting it; written again, nothing is converted', () =>
+    withFixture(11, {
+      before: (v11) => {
+        for (const id of ['v11-compacted', 'v11-finished']) {
+          const f = `runs/${id}/snapshot.json`;
+          const read = decodeSnapshot(fs.readFileSync(path.join(v11, f)), f, id);
+          assert.equal(read.version, 7);
+          assert.equal((read.raw.ops.at(-1) as { op: string }).op, 'compacted', `${id}: its state part ends so`);
+          assert.ok(read.history && read.history().length > 0, `${id}: its older records apart`);
+          assert.ok(endFrameBytes(fs.readFileSync(path.join(v11, f)).subarray(0, 4096)), `${id}: the end in front`);
+        }
+      },
+      async after(v11, expected) {
+        // Loaded for a resume: the older records stay unread until one is asked for.
+        const s = await openDiskStoreReady(v11);
+        const lease = await s.acquire('v11-finished', h.owner('resume'));
+        const { model } = await s.readHandle('v11-finished');
+        assert.equal(model.historyPending, true, 'its older records not read yet');
+        assert.ok((await s.loadSnapshot('v11-finished')).snapshot.messages.length > 0);
+        assert.equal(model.historyPending, true, 'a resume reads none of them');
+        assert.equal((await s.list('v11-finished', { limit: 1000 })).at(-1)?.seq, 1);
+        assert.equal(model.historyPending, false, 'listed: read');
+        await lease.release();
+        await s.close();
+        const before = bytes(v11);
+        await writeEach(v11, expected);
+        assertConverted(v11, expected);
+        assert.deepEqual(bytes(v11), before, 'current: acquired and let go without a write, no file is rewritten');
+        assert.deepEqual(await describeStore(v11, 11), expected, 'acquired and let go: the same');
       },
     }));
 

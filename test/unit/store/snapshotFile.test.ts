@@ -208,7 +208,7 @@ describe('store: the snapshot file (a deflated spare copy and the plain copy)', 
       'tabs and wide characters stay in it',
     );
     assert.ok(buf.includes(Buffer.from(latin1, 'latin1')), 'written as their bytes');
-    assert.deepEqual(decodeSnapshot(buf, FILE, 'r1'), { raw, damaged: null, version: SNAPSHOT_VERSION });
+    assert.deepEqual(decodeSnapshot(buf, FILE, 'r1'), { raw, history: null, damaged: null, version: SNAPSHOT_VERSION });
     // one raw frame damaged: its chunk from the spare, the rest from the plain copy, nothing lost
     for (const [k, f] of raws.entries()) {
       const bad = Buffer.from(buf);

@@ -99,8 +99,8 @@ export class OursContender implements Contender {
 
   /**
    * A copy of the store as it is now, while the run is still held: what a crash (SIGKILL) leaves.
-   * The store compacts a run's log only when the run is let go, so after a crash resume reads every
-   * commit written since the last compaction; this measures that case.
+   * After a crash resume reads the snapshot of the last compaction (on release, or in the background
+   * while the run works) and every commit written since; this measures that case.
    */
   crashCopy(to: string): { name: string; resume: () => Promise<{ messages: number; close(): Promise<void> }> } {
     fs.cpSync(this.dir, to, { recursive: true });
@@ -109,7 +109,9 @@ export class OursContender implements Contender {
 
   private async resumeFrom(dir: string): Promise<{ messages: number; close(): Promise<void> }> {
     const store = this.open(dir);
-    // Reads the index, then the run's log: every file's checksum and schema verified, lists replayed.
+    // Reads the index, then the run's log: every frame's checksum verified; the snapshot's state part
+    // (lists, effects, approvals, newest records) and the segment's commits decoded, checked and
+    // applied; the snapshot's older records left for when one is asked for (disk/compacted.ts).
     const loaded = await store.loadSnapshot(this.runId);
     return { messages: loaded.snapshot.messages.length, close: () => store.close() };
   }

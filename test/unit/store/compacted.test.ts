@@ -10,7 +10,7 @@ import { openDiskStoreReady } from '../../../src/store/disk/store';
 import { decodeSnapshot } from '../../../src/store/disk/snapshotFile';
 import { AgentCheckpointCorruptionError } from '../../../src/store/api/errors';
 import { RunModel } from '../../../src/store/core/runModel';
-import type { CheckpointStore } from '../../../src/store/api/types';
+import type { CheckpointStore, CorruptionReport } from '../../../src/store/api/types';
 import type { ChatMessage, CheckpointRecord } from '../../../src/store/api/schema';
 import * as h from './helpers';
 
@@ -91,6 +91,38 @@ describe('store: a compacted run’s older records, read when asked for (snapsho
     assert.equal(await reading(afterCrash, id, seqs), liveAfter);
     await afterCrash.close();
     await s.close();
+  });
+
+  it('damage to a history chunk is found when the run loads, not when its records are asked for: read from the spare, nothing lost', async () => {
+    const root = path.join(dir, 'store');
+    const s = await openDiskStoreReady(root, { compactAfterCommits: 8 });
+    const { run, lease } = await s.createRun(h.newRun('damaged history'), h.owner('w'));
+    const id = run.run_id;
+    await s.append(id, h.runStarted());
+    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
+    for (let k = 1; k <= 8; k++) msgs = await step(s, id, k, msgs);
+    const live = await reading(s, id, [3]);
+    await lease.release();
+    await s.close();
+    const file = path.join(root, 'runs', id, 'snapshot.json');
+    const buf = fs.readFileSync(file);
+    const header = /"copy":"json".*?"history":\{"chunk":(\d+),"ops":(\d+)\}/.exec(buf.toString('latin1'));
+    assert.ok(header, 'a history in its own chunks');
+    const at = buf.indexOf(`{"i":${header[1]},"ops":[`);
+    assert.ok(at > 0, 'the plain copy of the first history chunk');
+    buf[at + 20] = buf[at + 20]! ^ 0x04;
+    fs.writeFileSync(file, buf);
+
+    const reports: CorruptionReport[] = [];
+    const again = await openDiskStoreReady(root, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+    const l = await again.acquire(id, h.owner('resume'));
+    assert.equal(reports.length, 1, 'reported as the run loads');
+    assert.equal(reports[0]!.file, `runs/${id}/snapshot.json`);
+    assert.equal(reports[0]!.data_lost, false);
+    assert.match(reports[0]!.lost, /^nothing/);
+    assert.equal(await reading(again, id, [3]), live, 'every record read, from the spare copy');
+    await l.release();
+    await again.close();
   });
 
   it('a history that does not read back is an error naming the file, not a shorter run', () => {

@@ -383,9 +383,52 @@ export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSn
     throw bad(`its chunks hold ${raw.ops.length + later.length} ops, its header says ${header.ops}`);
   return {
     raw,
-    history: h ? () => later : null,
+    history: h ? constantly(later) : null,
     damaged: `damaged ${where}; every chunk was read from a copy that checks out`,
     version: header.snapshot,
+  };
+}
+
+/** A function returning `v` (made out here so that it keeps nothing else of its caller, such as the file's buffer). */
+const constantly =
+  <T>(v: T): (() => T) =>
+  () =>
+    v;
+
+/**
+ * Reads a version-7 history's chunks (their checksums were checked at load) from `src`: each body's
+ * JSON, its raw strings put back from `raw`. A function of its own so that it keeps only these,
+ * never the file's buffer. Throws when a chunk does not read back (only a writer bug lands there).
+ */
+function historyReader(
+  src: { s: string; from: number },
+  lazy: readonly { from: number; end: number }[],
+  first: number,
+  bodies: ReadonlyMap<number, { from: number; end: number }>,
+  raw: { s: string; from: number },
+): () => unknown[] {
+  return () => {
+    const ops: unknown[] = [];
+    for (const [k, body] of lazy.entries()) {
+      const i = first + k;
+      let c: ReturnType<typeof asChunk> = null;
+      try {
+        const v: unknown = JSON.parse(src.s.slice(body.from - src.from, body.end - src.from));
+        c = (v as { i?: unknown } | null)?.i === i ? asChunk(v) : null;
+      } catch {
+        c = null;
+      }
+      const part = c?.ops();
+      if (!c || !part) throw new Error(`its history chunk ${i} does not read back`);
+      const b = bodies.get(i);
+      if (
+        (c.raw === undefined) !== (b === undefined) ||
+        (b && !putRaw(part, c.raw, raw.s, b.from - raw.from, b.end - raw.from))
+      )
+        throw new Error(`the raw strings of its history chunk ${i} do not fit it`);
+      for (const op of part) ops.push(op);
+    }
+    return ops;
   };
 }
 
@@ -408,8 +451,8 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
     const chunks: unknown[][] = [];
     /** The plain chunks with raw strings, in order: their raw frames follow the last chunk. */
     const withRaw: { i: number; ops: unknown[]; refs: unknown }[] = [];
-    /** Version 7: where the history's chunk frames start (checked, not parsed: compacted.ts reads them when asked). */
-    const lazy: number[] = [];
+    /** Version 7: the history's chunk bodies, [from, end) in `buf` (checked, not parsed: compacted.ts reads them when asked). */
+    const lazy: { from: number; end: number }[] = [];
     const historyChunk = kind === 'json' ? (header.history?.chunk ?? header.chunks) : header.chunks;
     let next = h.frame.end;
     for (let i = 0; i < header.chunks; i++) {
@@ -422,7 +465,7 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
         if (!c) return { ok: false as const, at: next, reason: `the frame is not chunk ${i}` };
         chunks.push(c.ops()!);
         if (c.raw !== undefined) withRaw.push({ i, ops: chunks[i]!, refs: c.raw });
-      } else if (kind === 'json') lazy.push(next);
+      } else if (kind === 'json') lazy.push({ from: buf.indexOf(0x09, next) + 10, end: f.frame.end - 1 });
       next = f.frame.end;
     }
     let history: (() => unknown[]) | null = null;
@@ -464,24 +507,12 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
         const lazyRaw = [...bodies.keys()].filter((i) => i >= historyChunk).length;
         if (eagerRaw + lazyRaw !== rawFrames)
           return { ok: false as const, at: start, reason: `its raw strings frames are not its chunks'` };
-        history = () => {
-          const ops: unknown[] = [];
-          for (const [k, at] of lazy.entries()) {
-            const i = historyChunk + k;
-            const f = readFrame(buf, at, { text });
-            const c = f.ok && (f.frame.value as { i?: unknown }).i === i ? asChunk(f.frame.value) : null;
-            if (!c) throw new Error(`its history chunk ${i} does not read back`);
-            const part = c.ops()!;
-            const b = bodies.get(i);
-            if (
-              (c.raw === undefined) !== (b === undefined) ||
-              (b && !putRaw(part, c.raw, t.s, b.from - t.from, b.end - t.from))
-            )
-              throw new Error(`the raw strings of its history chunk ${i} do not fit it`);
-            for (const op of part) ops.push(op);
-          }
-          return ops;
-        };
+        // Kept for later as text, never as `buf`: the plain copy's string when its strings keep it
+        // anyway, else the history's bytes alone (the file's buffer goes once the load is done).
+        const from = lazy[0]!.from;
+        const src =
+          text && withRaw.length > 0 ? text : { s: buf.toString('latin1', from, lazy[lazy.length - 1]!.end), from };
+        history = historyReader(src, lazy, historyChunk, bodies, t);
       }
     }
     return { ok: true as const, header, chunks, history, end: next };

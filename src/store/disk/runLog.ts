@@ -319,7 +319,7 @@ export class RunLog {
         retryDelaysMs: this.retryDelaysMs,
       });
       // Verify what landed before anything is removed: the spare's checksums, the plain copy decoded in
-      // full (its history too) into a run that must rebuild the same ops.
+      // full into a run (its history read too: every record, checked against the run).
       const snapRel = rel(this.runId, SNAPSHOT_FILE);
       const check = decodeSnapshot(await this.fsl.readFile(file), snapRel, this.runId);
       if (check.damaged) throw new Error(`${snapRel} did not read back whole: ${check.damaged}`);

@@ -122,20 +122,13 @@ export class RunModel {
     if (this.recs.length > 0) throw new CommitMismatchError('a compacted history after records');
     const { count, newest, snapshotSeqs } = c;
     if (!Number.isInteger(count) || count < 1) throw new CommitMismatchError(`a compacted history of ${count} records`);
-    const lens = Object.fromEntries(LIST_FIELDS.map((f) => [f, this.lists[f].length])) as Record<ListField, number>;
+    const lens = this.listLengths();
     let prev = 0;
     for (const [seq, tails] of c.tails) {
       if (!(Number.isInteger(seq) && seq > prev && seq <= count))
         throw new CommitMismatchError(`list tails of checkpoint ${seq} out of order`);
       prev = seq;
-      for (const field of LIST_FIELDS) {
-        const tail = tails[field];
-        if (!tail) continue;
-        if (tail.base > lens[field])
-          throw new CommitMismatchError(`${field} tail starts at ${tail.base}, past the end (${lens[field]})`);
-        checkItems(field, tail.items, seq);
-        lens[field] = tail.base + tail.items.length;
-      }
+      checkTails(tails, lens, seq, true);
     }
     prev = 0;
     for (const s of snapshotSeqs)
@@ -196,21 +189,14 @@ export class RunModel {
   check(ops: readonly CommitOp[], validateItems: boolean): void {
     const runId = this.meta.run_id;
     let seq = this.recs.length;
-    const lens = Object.fromEntries(LIST_FIELDS.map((f) => [f, this.lists[f].length])) as Record<ListField, number>;
+    const lens = this.listLengths();
     for (const op of ops) {
       const owner = opRunId(op) ?? runId;
       if (owner !== runId) throw new CommitMismatchError(`holds data of run ${owner}`);
       if (op.op !== 'record') continue;
       if (op.record.seq !== ++seq)
         throw new CommitMismatchError(`checkpoint seq ${op.record.seq} where ${seq} was expected`);
-      for (const field of LIST_FIELDS) {
-        const tail = op.lists?.[field];
-        if (!tail) continue;
-        if (tail.base > lens[field])
-          throw new CommitMismatchError(`${field} tail starts at ${tail.base}, past the end (${lens[field]})`);
-        if (validateItems) checkItems(field, tail.items, seq);
-        lens[field] = tail.base + tail.items.length;
-      }
+      if (op.lists) checkTails(op.lists, lens, seq, validateItems);
       const h = op.record.snapshot;
       if (
         h &&
@@ -221,6 +207,10 @@ export class RunModel {
         throw new CommitMismatchError(`snapshot of seq ${seq} counts more list items than were written`);
       }
     }
+  }
+
+  private listLengths(): Record<ListField, number> {
+    return Object.fromEntries(LIST_FIELDS.map((f) => [f, this.lists[f].length])) as Record<ListField, number>;
   }
 
   apply(ops: readonly CommitOp[]): void {
@@ -444,6 +434,18 @@ function opRunId(op: CommitOp): string | undefined {
     case 'damage':
     case 'restore':
       return undefined;
+  }
+}
+
+/** Whether a record's list tails fit the lists as long as `lens` (moved past them); throws CommitMismatchError. */
+function checkTails(tails: ListTails, lens: Record<ListField, number>, seq: number, validateItems: boolean): void {
+  for (const field of LIST_FIELDS) {
+    const tail = tails[field];
+    if (!tail) continue;
+    if (tail.base > lens[field])
+      throw new CommitMismatchError(`${field} tail starts at ${tail.base}, past the end (${lens[field]})`);
+    if (validateItems) checkItems(field, tail.items, seq);
+    lens[field] = tail.base + tail.items.length;
   }
 }
 

@@ -77,8 +77,8 @@ export function compactedOps(
     if (enc.lists) state.push({ op: 'tails', seq: op.record.seq, lists: enc.lists });
     history.push({ op: 'record', record: enc.record });
   });
-  const newestSnapshot = snapshotSeqs[snapshotSeqs.length - 1] ?? records.length;
-  const first = Math.max(1, Math.min(newestSnapshot, records.length));
+  // The records from the newest snapshot on (the last alone when none holds one).
+  const first = snapshotSeqs.at(-1) ?? records.length;
   const n = encoded.next;
   state.push({
     op: 'compacted',

@@ -291,21 +291,19 @@ async function loadV2(
   let covered = 0;
   let witnessed = false;
   const apply = (raw: RawCommit, file: string, snapshot?: { history: (() => unknown[]) | null }) => {
-    if (snapshot && isCompacted(raw.ops)) {
-      // Version 7: the run's state now, its older records when first asked for (compacted.ts).
-      const d = readCompacted(raw, snapshot.history, codec, meta, file, runId);
-      sink.commit(d.body, file);
-      sink.compacted(d.history, file);
-      advance(codec, d.delta);
-      survived.add(d.body.ops);
-      const newest = d.history.newest[d.history.newest.length - 1]!;
+    // Version 7: the run's state now, its older records when first asked for (compacted.ts).
+    const d =
+      snapshot && isCompacted(raw.ops)
+        ? readCompacted(raw, snapshot.history, codec, meta, file, runId)
+        : { ...decodeCommit(raw, codec, meta, file, runId), history: null };
+    sink.commit(d.body, file);
+    if (d.history) sink.compacted(d.history, file);
+    advance(codec, d.delta);
+    survived.add(d.body.ops);
+    const newest = d.history?.newest.at(-1);
+    if (newest) {
       survived.seq = newest.seq;
       survived.step = newest.step;
-    } else {
-      const d = decodeCommit(raw, codec, meta, file, runId);
-      sink.commit(d.body, file);
-      advance(codec, d.delta);
-      survived.add(d.body.ops);
     }
     witnessed ||= raw.witnessed === true;
     p = raw.last + 1;

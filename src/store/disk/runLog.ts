@@ -323,17 +323,13 @@ export class RunLog {
       const snapRel = rel(this.runId, SNAPSHOT_FILE);
       const check = decodeSnapshot(await this.fsl.readFile(file), snapRel, this.runId);
       if (check.damaged) throw new Error(`${snapRel} did not read back whole: ${check.damaged}`);
+      const back = isCompacted(check.raw.ops)
+        ? readCompacted(check.raw, check.history, newCodec(), meta, snapRel, this.runId)
+        : { ...decodeCommit(check.raw, newCodec(), meta, snapRel, this.runId), history: null };
       const model = new RunModel(meta);
-      if (isCompacted(check.raw.ops)) {
-        const back = readCompacted(check.raw, check.history, newCodec(), meta, snapRel, this.runId);
-        model.check(back.body.ops, true);
-        model.apply(back.body.ops);
-        model.adoptCompacted(back.history, snapRel);
-      } else {
-        const back = decodeCommit(check.raw, newCodec(), meta, snapRel, this.runId);
-        model.check(back.body.ops, true);
-        model.apply(back.body.ops);
-      }
+      model.check(back.body.ops, true);
+      model.apply(back.body.ops);
+      if (back.history) model.adoptCompacted(back.history, snapRel);
       const records = ops.reduce((n, o) => n + (o.op === 'record' ? 1 : 0), 0);
       if (model.records.length !== records)
         throw new Error(`${snapRel} did not read back whole: it holds ${model.records.length} of ${records} records`);

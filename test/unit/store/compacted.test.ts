@@ -37,6 +37,17 @@ async function reading(s: CheckpointStore, id: string, seqs: number[]): Promise<
   return h.canonical({ records, effects: await s.listEffects(id), latest: await s.loadSnapshot(id), at });
 }
 
+/** A store in `root` (compacting every few commits) with a run that has taken `steps` steps. */
+async function started(root: string, title: string, steps: number) {
+  const s = await openDiskStoreReady(root, { compactAfterCommits: 8 });
+  const { run, lease } = await s.createRun(h.newRun(title), h.owner('w'));
+  const id = run.run_id;
+  await s.append(id, h.runStarted());
+  let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
+  for (let k = 1; k <= steps; k++) msgs = await step(s, id, k, msgs);
+  return { s, id, lease, msgs };
+}
+
 describe('store: a compacted run’s older records, read when asked for (snapshot version 7)', function () {
   this.timeout(60_000);
   let dir: string;
@@ -45,12 +56,8 @@ describe('store: a compacted run’s older records, read when asked for (snapsho
 
   it('resumes from the state alone; the older records, asked for, read exactly as the live run had them (a rewind and a crash tail too)', async () => {
     const root = path.join(dir, 'store');
-    const s = await openDiskStoreReady(root, { compactAfterCommits: 8 });
-    const { run, lease } = await s.createRun(h.newRun('compacted'), h.owner('w'));
-    const id = run.run_id;
-    await s.append(id, h.runStarted());
-    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
-    for (let k = 1; k <= 6; k++) msgs = await step(s, id, k, msgs);
+    const { s, id, lease, msgs: first } = await started(root, 'compacted', 6);
+    let msgs = first;
     // A rewind: the next step starts from fewer messages (as a condense or a restore leaves them).
     msgs = msgs.slice(0, 5);
     const beforeRewind = (await s.list(id, { limit: 1 }))[0]!.seq;
@@ -95,12 +102,7 @@ describe('store: a compacted run’s older records, read when asked for (snapsho
 
   it('damage to a history chunk is found when the run loads, not when its records are asked for: read from the spare, nothing lost', async () => {
     const root = path.join(dir, 'store');
-    const s = await openDiskStoreReady(root, { compactAfterCommits: 8 });
-    const { run, lease } = await s.createRun(h.newRun('damaged history'), h.owner('w'));
-    const id = run.run_id;
-    await s.append(id, h.runStarted());
-    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
-    for (let k = 1; k <= 8; k++) msgs = await step(s, id, k, msgs);
+    const { s, id, lease } = await started(root, 'damaged history', 8);
     const live = await reading(s, id, [3]);
     await lease.release();
     await s.close();

@@ -35,6 +35,36 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
+/**
+ * Whether `input` (anything a caller passed) is exactly `stored` (JSON data the store checked and
+ * keeps): plain objects with the same keys in the same order, arrays of the same length, the same
+ * strings, finite numbers, booleans and nulls, nothing more. Then a copy of `input` checked by the
+ * same schema (one with no transforms) gives `stored` again, so neither needs to be made. Anything
+ * else (a hole, an undefined member, a class instance, a getter's changing value) is simply "not
+ * sure": false.
+ */
+export function isExactly(input: unknown, stored: unknown): boolean {
+  if (input === stored) return true;
+  if (typeof input !== 'object' || typeof stored !== 'object' || input === null || stored === null) return false;
+  if (Array.isArray(stored)) {
+    if (!Array.isArray(input) || input.length !== stored.length) return false;
+    for (let i = 0; i < stored.length; i++) if (!isExactly(input[i], stored[i])) return false;
+    return true;
+  }
+  if (Array.isArray(input)) return false;
+  const p = Object.getPrototypeOf(input);
+  if (p !== Object.prototype && p !== null) return false;
+  const ki = Object.keys(input);
+  const ks = Object.keys(stored);
+  if (ki.length !== ks.length) return false;
+  for (let i = 0; i < ks.length; i++) {
+    const k = ks[i]!;
+    if (ki[i] !== k) return false;
+    if (!isExactly((input as Record<string, unknown>)[k], (stored as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
 const isPlain = (o: object) => {
   const p = Object.getPrototypeOf(o);
   return (p === Object.prototype || p === null) && !('toJSON' in o);

@@ -26,9 +26,14 @@ export interface CommitHooks {
   applied(op: CommitOp): void;
   /**
    * A commit reached disk (the run's commit count grew by one; `synced`: it is a barrier); its
-   * callers are told after this settles.
+   * callers are told after this settles. `prepared`: prepare() ran for this very commit.
    */
-  committed(synced: boolean): Promise<void> | void;
+  committed(synced: boolean, prepared: boolean): Promise<void> | void;
+  /**
+   * A commit of ops already applied to the model is on its way to disk: what committed() will
+   * record can be built now, while the disk makes it durable (the caller's thread would only wait).
+   */
+  prepare?(synced: boolean): void;
   /** Every commit written so far was made durable without a commit of its own (syncCommits). */
   synced(): Promise<void> | void;
   writeError(err: Error): void;
@@ -219,12 +224,20 @@ export class CommitQueue {
       this.writingOwed = batch.some((p) => p.owed);
       // A barrier unless every durable op only asked to be written (deferred ones then ride along unsynced).
       const sync = !batch.some((p) => p.unsynced) || batch.some((p) => p.durable && !p.unsynced);
+      // Ops already applied (deferred ones): the model is now what it will be after the commit.
+      const prepare = this.hooks.prepare && !batch.some((p) => p.durable) ? this.hooks.prepare : undefined;
+      let prepared = false;
       try {
         await this.engine.writeCommit(
           this.model.meta.run_id,
           batch.map((p) => p.op),
           this.metaWritten ? undefined : this.model.meta,
           sync,
+          prepare &&
+            (() => {
+              prepared = true;
+              prepare(sync);
+            }),
         );
       } catch (err) {
         throw this.fail(batch, err);
@@ -240,7 +253,7 @@ export class CommitQueue {
         this.model.apply([p.op]);
         this.hooks.applied(p.op);
       }
-      await this.hooks.committed(sync); // after applying: what it records (index, witness) is the run after the commit
+      await this.hooks.committed(sync, prepared); // after applying: what it records (index, witness) is the run after the commit
       for (const p of batch) if (p.durable) p.resolve?.();
     }
   }

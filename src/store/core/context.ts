@@ -39,10 +39,23 @@ export interface CoreOptions {
 export class StoreGate {
   closed = false;
   private ready: Promise<void> = Promise.resolve();
+  /** The opening finished well: a call need not wait for it (isOpen). */
+  private done = true;
 
   start(opening: Promise<void>): void {
     this.ready = opening;
-    this.ready.catch(() => undefined); // surfaced by the first call
+    this.done = false;
+    opening.then(
+      () => {
+        if (this.ready === opening) this.done = true;
+      },
+      () => undefined, // surfaced by the first call
+    );
+  }
+
+  /** Open now (opened() would resolve at once): the step's calls skip waiting for it. */
+  get isOpen(): boolean {
+    return this.done && !this.closed;
   }
 
   async opened(): Promise<void> {

@@ -48,7 +48,41 @@ export function merged<T extends object>(...parts: readonly (object | null | und
  * hold: functions, symbols, bigints, Dates, Maps, NaN/Infinity and cycles are refused (naming
  * where), `undefined` object members are dropped (as JSON does).
  */
-export function toJsonData(v: unknown, where: string, seen: Set<object> = new Set()): unknown {
+export function toJsonData(v: unknown, where: string): unknown {
+  // Every append copies its input: first without building a path per key or keeping a set of the
+  // objects on the way down (most of the cost), giving up at anything it would refuse; then, only
+  // for such input, again with both, to say where (or to find it was a deep tree, not a cycle).
+  try {
+    return jsonCopy(v, 0);
+  } catch (err) {
+    if (err !== NOT_JSON) throw err;
+  }
+  return toJsonDataAt(v, where, new Set());
+}
+
+const NOT_JSON = new Error('not JSON data');
+/** Deeper than this, the copy is left to the path that tells a deep tree from a cycle. */
+const MAX_FAST_DEPTH = 256;
+
+function jsonCopy(v: unknown, depth: number): unknown {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw NOT_JSON;
+    return v;
+  }
+  if (typeof v !== 'object' || depth > MAX_FAST_DEPTH) throw NOT_JSON;
+  if (Array.isArray(v)) return v.map((x) => (x === undefined ? null : jsonCopy(x, depth + 1)));
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) throw NOT_JSON;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const x = (v as Record<string, unknown>)[k];
+    if (x !== undefined) setOwn(out, k, jsonCopy(x, depth + 1));
+  }
+  return out;
+}
+
+function toJsonDataAt(v: unknown, where: string, seen: Set<object>): unknown {
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) throw new InvalidInputError(`${where} is not a finite number`);
@@ -58,14 +92,14 @@ export function toJsonData(v: unknown, where: string, seen: Set<object> = new Se
   if (seen.has(v)) throw new InvalidInputError(`${where} refers to itself (a cycle)`);
   seen.add(v);
   try {
-    if (Array.isArray(v)) return v.map((x, i) => (x === undefined ? null : toJsonData(x, `${where}[${i}]`, seen)));
+    if (Array.isArray(v)) return v.map((x, i) => (x === undefined ? null : toJsonDataAt(x, `${where}[${i}]`, seen)));
     const proto = Object.getPrototypeOf(v);
     if (proto !== Object.prototype && proto !== null)
       throw new InvalidInputError(`${where} is not JSON data (a ${proto?.constructor?.name ?? 'class instance'})`);
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(v)) {
       const x = (v as Record<string, unknown>)[k];
-      if (x !== undefined) setOwn(out, k, toJsonData(x, `${where}.${k}`, seen));
+      if (x !== undefined) setOwn(out, k, toJsonDataAt(x, `${where}.${k}`, seen));
     }
     return out;
   } finally {

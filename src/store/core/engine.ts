@@ -84,9 +84,17 @@ export interface Engine {
   /**
    * Writes the next commit (numbers are the engine's); `meta` goes into the first commit. Durably,
    * unless `sync` is false: then it is written (a crash of the process keeps it) and made durable by
-   * the run's next synced commit, which also makes everything before it durable.
+   * the run's next synced commit, which also makes everything before it durable. `meanwhile`: called
+   * once the commit is handed to the disk, while its barrier is in flight (an engine that has no such
+   * moment need not call it); it must not throw.
    */
-  writeCommit(runId: string, ops: readonly CommitOp[], meta: RunMeta | undefined, sync?: boolean): Promise<void>;
+  writeCommit(
+    runId: string,
+    ops: readonly CommitOp[],
+    meta: RunMeta | undefined,
+    sync?: boolean,
+    meanwhile?: () => void,
+  ): Promise<void>;
   /** Makes every commit written so far durable (after write-behind ones), without writing a commit. */
   syncCommits(runId: string): Promise<void>;
   /**
@@ -94,6 +102,11 @@ export interface Engine {
    * (disk/witness.ts). Never fails the caller. `reset`: rewrite it whole (after a load that found it stale or damaged).
    */
   writeWitness(runId: string, witness: TailWitness, opts?: { reset: boolean }): Promise<void>;
+  /**
+   * Gets what writeWitness will write for this very witness object ready ahead (while a barrier is in
+   * flight); writeWitness with it then only writes. Never fails the caller.
+   */
+  prepareWitness?(runId: string, witness: TailWitness): void;
   /**
    * The run (loaded while held) is in an older on-disk format, or its compacted part was read from a
    * second copy after damage: compact() rewrites it before its next write.

@@ -213,7 +213,11 @@ export class RunModel {
     return Object.fromEntries(LIST_FIELDS.map((f) => [f, this.lists[f].length])) as Record<ListField, number>;
   }
 
+  /** Grows with every op applied: what was built from the model is current while it stays the same. */
+  revision = 0;
+
   apply(ops: readonly CommitOp[]): void {
+    this.revision++;
     for (const op of ops) this.applyOne(op);
   }
 

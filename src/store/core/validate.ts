@@ -2,7 +2,7 @@
 // copies only what is new (the snapshot header and the new tails of its lists), never the history.
 import type { z } from 'zod';
 import { merged, toJsonData } from './copy';
-import { jsonEqual } from '../../common/json';
+import { isExactly, jsonEqual } from '../../common/json';
 import { fastValid } from './fastValid';
 import { InvalidInputError, InvalidKeyError } from '../api/errors';
 import type { RunModel } from './runModel';
@@ -116,8 +116,11 @@ export function prepareAppend(model: RunModel, input: AppendInput, now: number):
 function computeTail(model: RunModel, field: ListField, list: unknown[]): ListTail | undefined {
   const stored = model.lists[field];
   const n = stored.length;
-  // The caller's item as it would be stored, compared as its JSON would be (key order counts).
-  const same = (j: number) => jsonEqual(stored[j], parseInput(LIST_ITEM[field], list[j], `snapshot.${field}[${j}]`));
+  // The caller's item as it would be stored, compared as its JSON would be (key order counts). Mostly
+  // the caller passes back exactly the item stored: that is seen without copying and checking it.
+  const same = (j: number) =>
+    isExactly(list[j], stored[j]) ||
+    jsonEqual(stored[j], parseInput(LIST_ITEM[field], list[j], `snapshot.${field}[${j}]`));
   let base: number;
   if (list.length >= n && (n === 0 || same(n - 1))) base = n;
   else {

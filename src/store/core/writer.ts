@@ -50,18 +50,34 @@ export class StoreWriter {
   own(h: RunHandle, lock: EngineLock, owner: T.OwnerInfo): Lease {
     const { engine, index, events, loader } = this.c;
     const runId = h.model.meta.run_id;
+    /** What committed() records, built while the commit's barrier was in flight (prepare). */
+    let ahead: { revision: number; commits: number; summary: RunSummary; witness: TailWitness | null } | null = null;
     h.writer = new CommitQueue(
       engine,
       h.model,
       {
         applied: (op) => this.afterDurable(h, op),
-        committed: (synced) => {
+        prepare: (synced) => {
+          try {
+            const commits = h.durableCommits + 1;
+            const witness = synced ? this.witnessOf(h, commits) : null;
+            ahead = { revision: h.model.revision, commits, summary: h.model.summary(), witness };
+            if (witness) engine.prepareWitness?.(runId, witness);
+          } catch {
+            ahead = null; // (built again after the commit, as without it)
+          }
+        },
+        committed: (synced, prepared) => {
           h.durableCommits++;
-          index.set(h.model.summary(), h.durableCommits, false);
+          // Built ahead for this very commit from the same model (nothing applied since), or now.
+          const ready =
+            prepared && ahead?.revision === h.model.revision && ahead.commits === h.durableCommits ? ahead : null;
+          ahead = null;
+          index.set(ready?.summary ?? h.model.summary(), h.durableCommits, false);
           // The witness never counts a commit that is not durable yet (a synced one makes all before it
           // durable), and a commit is acknowledged once its witness is written: a lost tail after an
           // acknowledged write is always seen.
-          return synced ? engine.writeWitness(runId, this.witnessOf(h)) : undefined;
+          return synced ? engine.writeWitness(runId, ready?.witness ?? this.witnessOf(h)) : undefined;
         },
         synced: () => engine.writeWitness(runId, this.witnessOf(h)),
         writeError: (error) => events.emit({ kind: 'write-error', run_id: runId, error }),
@@ -83,11 +99,11 @@ export class StoreWriter {
     return h.lease;
   }
 
-  /** What the run holds now, as its tail witness records it (disk/witness.ts). */
-  witnessOf(h: RunHandle): TailWitness {
+  /** What the run holds now, as its tail witness records it (disk/witness.ts), with `commits` durable. */
+  witnessOf(h: RunHandle, commits = h.durableCommits): TailWitness {
     const m = h.model;
     return {
-      commits: h.durableCommits,
+      commits,
       seq: m.lastSeq,
       step: m.lastRecord?.step ?? 0,
       state: m.state,
@@ -269,15 +285,16 @@ export class StoreWriter {
 
   // ── internals ─────────────────────────────────────────────────────────────────────────────
   ownedHandle(runId: string): RunHandle {
-    checkRunId(runId);
     const h = this.c.loader.runs.get(runId);
-    if (!h?.owned) throw notOwned(runId);
-    return h;
+    // (a run held here has a valid id: anything else is checked, and refused as invalid if it is not)
+    if (h?.owned) return h;
+    checkRunId(runId);
+    throw notOwned(runId);
   }
 
   /** Every write: owned, one at a time, and refused once after an unreported write-behind failure. */
   private async write<R>(runId: string, fn: (h: RunHandle) => Promise<R>): Promise<R> {
-    await this.c.gate.opened();
+    if (!this.c.gate.isOpen) await this.c.gate.opened();
     const h = this.ownedHandle(runId);
     return h.serial(async () => {
       if (!h.owned) throw notOwned(runId);

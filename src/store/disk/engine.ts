@@ -233,12 +233,17 @@ export class DiskEngine implements Engine {
     return s?.format === 1 || s?.compactFirst === true;
   }
 
-  async writeCommit(runId: string, ops: readonly CommitOp[], _meta?: RunMeta, sync = true): Promise<void> {
+  async writeCommit(
+    runId: string,
+    ops: readonly CommitOp[],
+    _meta?: RunMeta,
+    sync = true,
+    meanwhile?: () => void,
+  ): Promise<void> {
     const f = this.runs.get(runId);
     if (!f?.lock) throw new RunNotOwnedError(runId);
-    // The lock is checked (a stat on the thread pool) while the commit is encoded; nothing is written
-    // until it is known to be ours.
-    await f.log.append(ops, sync, f.lock.verify(runId));
+    // The lock is checked before anything is written: nothing is written until it is known to be ours.
+    await f.log.append(ops, sync, f.lock.verify(runId), meanwhile);
   }
 
   async syncCommits(runId: string): Promise<void> {
@@ -252,6 +257,10 @@ export class DiskEngine implements Engine {
     const f = this.runs.get(runId);
     if (!f?.lock || f.lock.lost) return;
     await f.log.writeWitness(w, opts);
+  }
+
+  prepareWitness(runId: string, w: TailWitness): void {
+    this.runs.get(runId)?.log.prepareWitness(w);
   }
 
   needsRoom(runId: string): boolean {

@@ -169,16 +169,25 @@ const C = { record: compile(RECORD), lists: compile(LISTS), effect: compile(EFFE
 /** A key of the caller's that would read as a short one: the commit is written in the long form. */
 class KeyClash extends Error {}
 
-function shorten(v: unknown, c: Compiled): unknown {
+/** Left out of the short form (shorten's `edit`). */
+const OMIT = Symbol('omit');
+
+/** `v` in short keys; `edit` may give a top-level member another value, or OMIT it. */
+function shorten(v: unknown, c: Compiled, edit?: (k: string, x: unknown) => unknown): unknown {
   if (!isJsonObject(v)) return v;
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(v)) {
-    const short = c.toShort.get(k);
-    if (short === undefined && SHORT_KEY.test(k)) throw new KeyClash(k);
-    const child = c.children.get(k);
-    setOwn(out, short ?? k, child ? shorten(v[k], child) : v[k]);
+    const x = edit ? edit(k, v[k]) : v[k];
+    if (x !== OMIT) put(out, c, k, x);
   }
   return out;
+}
+
+function put(out: Record<string, unknown>, c: Compiled, k: string, x: unknown): void {
+  const short = c.toShort.get(k);
+  if (short === undefined && SHORT_KEY.test(k)) throw new KeyClash(k);
+  const child = c.children.get(k);
+  setOwn(out, short ?? k, child ? shorten(x, child) : x);
 }
 
 function lengthen(v: unknown, c: Compiled): unknown {
@@ -212,29 +221,47 @@ export function shortBody(first: number, meta: unknown, ops: readonly unknown[])
       if (!isJsonObject(op) || !('op' in op)) return null; // (no valid commit has one: kept exact)
       const x = op as { op?: unknown; record?: Record<string, unknown>; lists?: unknown; effect?: unknown };
       if (x.op === 'record' && isJsonObject(x.record) && onlyKeys(x, ['op', 'record', 'lists'])) {
-        const r: Record<string, unknown> = { ...x.record };
+        const r = x.record;
         const { seq, step, phase } = r;
         if (!('seq' in r) || !('step' in r)) return null; // (an absent one reads as implied: kept exact)
-        if (prev && seq === prev.seq + 1) delete r.seq;
-        if (prev && step === prev.step) delete r.step;
+        const impliedSeq = prev !== null && seq === prev.seq + 1;
+        const impliedStep = prev !== null && step === prev.step;
         const code = typeof phase === 'string' ? PHASE_OF.get(phase) : undefined;
-        if (code !== undefined) r.phase = code;
-        else if (typeof phase === 'number') return null; // (no such record is valid; kept unambiguous anyway)
+        if (code === undefined && typeof phase === 'number') return null; // (no such record is valid; kept unambiguous anyway)
         prev = typeof seq === 'number' && typeof step === 'number' ? { seq, step } : null;
-        const out: Record<string, unknown> = { R: shorten(r, C.record) };
+        // (built in one pass, not copied and then changed: this runs for every record a step writes)
+        const R = shorten(r, C.record, (k, v) =>
+          k === 'seq'
+            ? impliedSeq
+              ? OMIT
+              : v
+            : k === 'step'
+              ? impliedStep
+                ? OMIT
+                : v
+              : k === 'phase'
+                ? (code ?? v)
+                : v,
+        );
+        const out: Record<string, unknown> = { R };
         if (x.lists !== undefined) out.L = shorten(x.lists, C.lists);
         o.push(out);
       } else if (x.op === 'effect' && isJsonObject(x.effect) && onlyKeys(x, ['op', 'effect'])) {
-        const e: Record<string, unknown> = { ...x.effect };
+        const e = x.effect;
+        let E: unknown;
         if (prev && !('$delta_of' in e)) {
           // An intent: its step and checkpoint are the record's before it (null: it names none).
           if (!('step' in e)) return null;
-          if (e.step === prev.step) delete e.step;
-          if (e.checkpoint_seq === prev.seq) delete e.checkpoint_seq;
-          else if (!('checkpoint_seq' in e)) e.checkpoint_seq = null;
-          else if (e.checkpoint_seq === null) return null;
-        }
-        o.push({ E: shorten(e, C.effect) });
+          const { step, seq } = prev;
+          const impliedCheckpoint = e.checkpoint_seq === seq;
+          if (!impliedCheckpoint && 'checkpoint_seq' in e && e.checkpoint_seq === null) return null;
+          E = shorten(e, C.effect, (k, v) =>
+            k === 'step' ? (v === step ? OMIT : v) : k === 'checkpoint_seq' && impliedCheckpoint ? OMIT : v,
+          );
+          if (!impliedCheckpoint && !('checkpoint_seq' in e))
+            put(E as Record<string, unknown>, C.effect, 'checkpoint_seq', null);
+        } else E = shorten(e, C.effect);
+        o.push({ E });
       } else {
         o.push(op);
       }

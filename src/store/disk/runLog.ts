@@ -59,6 +59,8 @@ export class RunLog {
   private dirty = false;
   /** Witness writes in order; closing the file waits for them (its descriptor is never reused under one). */
   private witnessChain: Promise<void> = Promise.resolve();
+  /** A witness's slot encoded ahead (prepareWitness), for writeWitness with that very object. */
+  private preparedSlot: { w: TailWitness; slot: Buffer } | null = null;
   /** A compaction is replacing the segment: witness writes wait for the new one (it starts with the newest). */
   private compacting = false;
   private witnessSkipped = false;
@@ -107,7 +109,12 @@ export class RunLog {
   }
 
   /** Appends the next commit: one write at the segment's end, and (`sync`) one fdatasync — the barrier. */
-  async append(ops: readonly CommitOp[], sync = true, owned: Promise<void> = Promise.resolve()): Promise<void> {
+  async append(
+    ops: readonly CommitOp[],
+    sync = true,
+    owned: Promise<void> = Promise.resolve(),
+    meanwhile?: () => void,
+  ): Promise<void> {
     owned.catch(() => undefined); // (awaited below, before anything is written; this only keeps an early throw from leaving it unhandled)
     if (this.s.format !== 2 || (this.s.tail && this.s.tail.version < SEGMENT_VERSION))
       throw new Error(`run ${this.runId} is in an older format: it is converted before it is written`);
@@ -136,7 +143,12 @@ export class RunLog {
     const fd = await this.segmentFd(tail);
     try {
       await this.fsl.pwrite(fd, frame, tail.size);
-      if (sync) await this.fsl.fdatasync(fd);
+      if (sync) {
+        // The barrier waits on the thread pool: meanwhile the caller's thread does what comes after it.
+        const synced = this.fsl.fdatasync(fd);
+        meanwhile?.();
+        await synced;
+      }
     } catch (err) {
       this.dirty = true; // not acknowledged: whatever reached the file is cut off before the next append
       throw err;
@@ -261,6 +273,15 @@ export class RunLog {
     return this.opening;
   }
 
+  /** Encodes the slot writeWitness(w) will write, ahead (while the commit's barrier is in flight). */
+  prepareWitness(w: TailWitness): void {
+    try {
+      this.preparedSlot = { w, slot: encodeSlot(w) };
+    } catch {
+      this.preparedSlot = null; // (writeWitness meets the same error, and swallows it there)
+    }
+  }
+
   /**
    * The witness after an acknowledged commit, in the segment's witness area (witness.ts): one slot in
    * place, durable with the segment's next barrier (no fsync of its own: until then a power loss can
@@ -269,6 +290,8 @@ export class RunLog {
    * older version has no area: the run is converted before it is written.
    */
   writeWitness(w: TailWitness, opts: { reset: boolean }): Promise<void> {
+    const prepared = this.preparedSlot?.w === w && !opts.reset ? this.preparedSlot.slot : null;
+    this.preparedSlot = null;
     this.s.witness = w;
     const run = async () => {
       const tail = this.s.tail;
@@ -276,7 +299,7 @@ export class RunLog {
       if (this.compacting || !tail || tail.witnessAt === null) return;
       const fd = await this.segmentFd(tail);
       if (opts.reset) await this.fsl.pwrite(fd, areaOf(w), tail.witnessAt);
-      else await this.fsl.pwrite(fd, encodeSlot(w), tail.witnessAt + (w.commits % 2) * SLOT);
+      else await this.fsl.pwrite(fd, prepared ?? encodeSlot(w), tail.witnessAt + (w.commits % 2) * SLOT);
     };
     const next = this.witnessChain.then(run);
     this.witnessChain = next.catch(() => undefined);

@@ -114,10 +114,11 @@ export function frameOfJson(text: string, seed = 0): Buffer {
 
 /** JSON text with every character from U+007F on written as a `\\uXXXX` escape: one byte a character. */
 export function asciiJson(text: string): string {
-  // Most commits are ASCII already: one scan to find out, instead of a replace that copies the text.
-  return NON_ASCII.test(text)
-    ? text.replace(NON_ASCII_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-    : text;
+  // Most commits are ASCII already: found out by two native scans (a text whose UTF-8 is as long as
+  // it holds nothing from U+0080 on; then U+007F alone), instead of a replace that copies the text.
+  return Buffer.byteLength(text, 'utf8') === text.length && !text.includes('\u007f')
+    ? text
+    : text.replace(NON_ASCII_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**
@@ -138,7 +139,6 @@ export function frameOfLatin1(body: string, seed = 0): Buffer {
   return frame;
 }
 
-const NON_ASCII = /[\u007f-\uffff]/;
 const NON_ASCII_ALL = /[\u007f-\uffff]/g;
 
 export interface Frame {

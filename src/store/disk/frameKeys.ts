@@ -230,19 +230,11 @@ export function shortBody(first: number, meta: unknown, ops: readonly unknown[])
         if (code === undefined && typeof phase === 'number') return null; // (no such record is valid; kept unambiguous anyway)
         prev = typeof seq === 'number' && typeof step === 'number' ? { seq, step } : null;
         // (built in one pass, not copied and then changed: this runs for every record a step writes)
-        const R = shorten(r, C.record, (k, v) =>
-          k === 'seq'
-            ? impliedSeq
-              ? OMIT
-              : v
-            : k === 'step'
-              ? impliedStep
-                ? OMIT
-                : v
-              : k === 'phase'
-                ? (code ?? v)
-                : v,
-        );
+        const R = shorten(r, C.record, (k, v) => {
+          if (k === 'seq') return impliedSeq ? OMIT : v;
+          if (k === 'step') return impliedStep ? OMIT : v;
+          return k === 'phase' ? (code ?? v) : v;
+        });
         const out: Record<string, unknown> = { R };
         if (x.lists !== undefined) out.L = shorten(x.lists, C.lists);
         o.push(out);

@@ -51,7 +51,7 @@ export class StoreWriter {
     const { engine, index, events, loader } = this.c;
     const runId = h.model.meta.run_id;
     /** What committed() records, built while the commit's barrier was in flight (prepare). */
-    let ahead: { revision: number; commits: number; summary: RunSummary; witness: TailWitness | null } | null = null;
+    let ahead: { revision: number; summary: RunSummary; witness: TailWitness | null } | null = null;
     h.writer = new CommitQueue(
       engine,
       h.model,
@@ -59,9 +59,8 @@ export class StoreWriter {
         applied: (op) => this.afterDurable(h, op),
         prepare: (synced) => {
           try {
-            const commits = h.durableCommits + 1;
-            const witness = synced ? this.witnessOf(h, commits) : null;
-            ahead = { revision: h.model.revision, commits, summary: h.model.summary(), witness };
+            const witness = synced ? this.witnessOf(h, h.durableCommits + 1) : null;
+            ahead = { revision: h.model.revision, summary: h.model.summary(), witness };
             if (witness) engine.prepareWitness?.(runId, witness);
           } catch {
             ahead = null; // (built again after the commit, as without it)
@@ -70,8 +69,7 @@ export class StoreWriter {
         committed: (synced, prepared) => {
           h.durableCommits++;
           // Built ahead for this very commit from the same model (nothing applied since), or now.
-          const ready =
-            prepared && ahead?.revision === h.model.revision && ahead.commits === h.durableCommits ? ahead : null;
+          const ready = prepared && ahead?.revision === h.model.revision ? ahead : null;
           ahead = null;
           index.set(ready?.summary ?? h.model.summary(), h.durableCommits, false);
           // The witness never counts a commit that is not durable yet (a synced one makes all before it

@@ -16,6 +16,8 @@ export class RunHandle {
   loadWitness: TailWitness | null = null;
   /** A compaction runs in the background (Compactor.inBackground). */
   compacting = false;
+  /** Background upkeep a barrier scheduled, not started yet (StoreWriter.upkeepSoon): settles once it has. */
+  upkeep: Promise<void> | null = null;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(

@@ -137,9 +137,11 @@ export class StoreWriter {
     });
   }
 
-  /** When the run's background work (a compaction) is done; writes nothing of its own. */
+  /** When the run's background work (a compaction, room for the log) is done; writes nothing of its own. */
   async whenIdle(runId: string): Promise<void> {
-    await this.c.loader.runs.get(runId)?.writer?.idle();
+    const h = this.c.loader.runs.get(runId);
+    await h?.upkeep;
+    await h?.writer?.idle();
   }
 
   /** One barrier for what the run was handed with durability 'next-barrier' (nothing waiting: none). */
@@ -148,11 +150,28 @@ export class StoreWriter {
       await h.writer!.settle();
       // The runner is about to wait for the model: a good moment to compact, off the caller's clock.
       // Not before tool calls: their writes would wait for it.
-      if (!opts.toolsNext) {
-        this.compactor.inBackground(h);
-        this.reserveInBackground(h);
-      }
+      if (!opts.toolsNext) this.upkeepSoon(h);
     });
+  }
+
+  /**
+   * Starts the run's upkeep (a compaction when due, room for the log) once the caller has gone on:
+   * begun here, its first synchronous part (rebuilding and encoding the whole run, for a compaction)
+   * ran in the microtasks before the caller's await returned, delaying the request it was about to
+   * send. On the next turn of the event loop the request is on its way and the model is answering.
+   */
+  private upkeepSoon(h: RunHandle): void {
+    if (h.upkeep) return;
+    h.upkeep = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        h.upkeep = null;
+        if (h.owned) {
+          this.compactor.inBackground(h);
+          this.reserveInBackground(h);
+        }
+        resolve();
+      }),
+    );
   }
 
   /**

@@ -145,6 +145,48 @@ describe('store: compaction while the run works', function () {
     await s.close();
   });
 
+  it('the barrier returns before the compaction it starts begins (the request goes out first); whenIdle waits for it', async () => {
+    const root = path.join(dir, 'store');
+    // Every call the store makes on the file system, and whether the caller had the barrier back by then.
+    const calls: { call: string; afterBarrier: boolean }[] = [];
+    let returned = false;
+    const fsl = Object.fromEntries(
+      Object.entries(nodeFs).map(([name, fn]) => [
+        name,
+        (...args: unknown[]) => {
+          const what = typeof args[0] === 'string' ? path.basename(args[0]) : `fd`;
+          calls.push({ call: `${name} ${what}`, afterBarrier: returned });
+          return (fn as (...a: unknown[]) => unknown)(...args);
+        },
+      ]),
+    ) as unknown as FsLayer;
+    const s = await openDiskStoreReady(root, { compactAfterCommits: 8, fs: fsl });
+    const { run, lease } = await s.createRun(h.newRun('upkeep after the caller'), h.owner('w'));
+    const id = run.run_id;
+    await s.append(id, h.runStarted());
+    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
+    for (let k = 1; k <= 12; k++) msgs = await step(s, id, k, msgs, undefined, { toolsNext: true });
+    await s.append(id, h.stepStarted(h.snapshot(13, msgs)));
+    calls.length = 0;
+    await s.makeDurable(id).then(() => (returned = true));
+    await s.whenIdle(id);
+    const before = calls.filter((c) => !c.afterBarrier).map((c) => c.call);
+    // The barrier's own commit: the owner lock checked, the frame written and synced, the witness slot.
+    assert.deepEqual(
+      before,
+      ['stat owner.lock', 'pwrite fd', 'fdatasync fd', 'pwrite fd'],
+      'before the caller had the barrier back, only its commit was written',
+    );
+    const after = calls.filter((c) => c.afterBarrier).map((c) => c.call);
+    assert.ok(
+      after.some((c) => c.includes('snapshot')),
+      `the compaction it started ran after it: ${after.join(', ')}`,
+    );
+    assert.ok(fs.readdirSync(path.join(root, 'runs', id)).includes('snapshot.json'), 'and whenIdle waited for it');
+    await lease.release();
+    await s.close();
+  });
+
   it('a crash at any point while it compacts in the background, writes queued behind it, loses nothing acknowledged', async () => {
     const root = path.join(dir, 'store');
     const states = path.join(dir, 'states');

@@ -160,7 +160,16 @@ describe('store: compaction while the run works', function () {
         },
       ]),
     ) as unknown as FsLayer;
-    const s = await openDiskStoreReady(root, { compactAfterCommits: 8, fs: fsl });
+    // (no timer of the store's fires meanwhile: the index, the lock's heartbeat, the backstop)
+    const hour = 3_600_000;
+    const s = await openDiskStoreReady(root, {
+      compactAfterCommits: 8,
+      fs: fsl,
+      indexStructuralMs: hour,
+      indexProgressMs: hour,
+      heartbeatMs: hour,
+      deferMs: hour,
+    });
     const { run, lease } = await s.createRun(h.newRun('upkeep after the caller'), h.owner('w'));
     const id = run.run_id;
     await s.append(id, h.runStarted());

@@ -258,7 +258,7 @@ export class Workload {
     this.totalContentBytes += contentBytes;
     for (const op of ops) {
       if (op.kind === 'append') this.checkpointCount += 1;
-      else if (op.kind !== 'barrier') this.effectCount += 1;
+      else if (op.kind === 'intent' || op.kind === 'result') this.effectCount += 1;
     }
     this.toolCallCount += calls.length;
     return { step: this.step, ops, contentBytes };

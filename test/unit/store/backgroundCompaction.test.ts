@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
-import { nodeFs, type FsLayer } from '../../../src/store/disk/fsLayer';
 import { parseSegment } from '../../../src/store/disk/segment';
 import { readWitnessArea } from '../../../src/store/disk/witness';
 import type { CheckpointStore, CorruptionReport } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import * as h from './helpers';
+import { watchedFs } from './faultyFs';
 
 const logFiles = (runDir: string) =>
   fs
@@ -150,16 +150,10 @@ describe('store: compaction while the run works', function () {
     // Every call the store makes on the file system, and whether the caller had the barrier back by then.
     const calls: { call: string; afterBarrier: boolean }[] = [];
     let returned = false;
-    const fsl = Object.fromEntries(
-      Object.entries(nodeFs).map(([name, fn]) => [
-        name,
-        (...args: unknown[]) => {
-          const what = typeof args[0] === 'string' ? path.basename(args[0]) : `fd`;
-          calls.push({ call: `${name} ${what}`, afterBarrier: returned });
-          return (fn as (...a: unknown[]) => unknown)(...args);
-        },
-      ]),
-    ) as unknown as FsLayer;
+    const fsl = watchedFs((name, args) => {
+      const what = typeof args[0] === 'string' ? path.basename(args[0]) : 'fd';
+      calls.push({ call: `${name} ${what}`, afterBarrier: returned });
+    });
     // (no timer of the store's fires meanwhile: the index, the lock's heartbeat, the backstop)
     const hour = 3_600_000;
     const s = await openDiskStoreReady(root, {
@@ -204,18 +198,12 @@ describe('store: compaction while the run works', function () {
     const ackedAt: number[] = [];
     // Before each mutating call while armed: the folder as a SIGKILL right then would leave it.
     const mutating = new Set(['createExclusive', 'openForUpdate', 'write', 'pwrite', 'fsync', 'fdatasync', 'truncate']);
-    const fsl = Object.fromEntries(
-      Object.entries(nodeFs).map(([name, fn]) => [
-        name,
-        async (...args: unknown[]) => {
-          if (armed && (mutating.has(name) || ['rename', 'link', 'unlink', 'rmrf'].includes(name))) {
-            fs.cpSync(root, path.join(states, String(ackedAt.length)), { recursive: true });
-            ackedAt.push(intents);
-          }
-          return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
-        },
-      ]),
-    ) as unknown as FsLayer;
+    const fsl = watchedFs((name) => {
+      if (armed && (mutating.has(name) || ['rename', 'link', 'unlink', 'rmrf'].includes(name))) {
+        fs.cpSync(root, path.join(states, String(ackedAt.length)), { recursive: true });
+        ackedAt.push(intents);
+      }
+    });
     const s = await openDiskStoreReady(root, { compactAfterCommits: 8, fs: fsl });
     const { run, lease } = await s.createRun(h.newRun('killed while compacting'), h.owner('w'));
     const id = run.run_id;

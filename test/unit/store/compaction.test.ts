@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { nodeFs, type FsLayer } from '../../../src/store/disk/fsLayer';
+import type { FsLayer } from '../../../src/store/disk/fsLayer';
+import { watchedFs } from './faultyFs';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
 import type { CheckpointStore, CorruptionReport } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
@@ -39,16 +40,9 @@ const logFiles = (runDir: string) =>
 function crashPoints(root: string, states: string): { fs: FsLayer; arm(on: boolean): void; count(): number } {
   let armed = false;
   let n = 0;
-  const wrapped = Object.fromEntries(
-    Object.entries(nodeFs).map(([k, fn]) => [
-      k,
-      async (...args: unknown[]) => {
-        if (armed && MUTATING.has(k as keyof FsLayer))
-          fs.cpSync(root, path.join(states, String(n++)), { recursive: true });
-        return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
-      },
-    ]),
-  ) as unknown as FsLayer;
+  const wrapped = watchedFs((call) => {
+    if (armed && MUTATING.has(call)) fs.cpSync(root, path.join(states, String(n++)), { recursive: true });
+  });
   return { fs: wrapped, arm: (on) => (armed = on), count: () => n };
 }
 

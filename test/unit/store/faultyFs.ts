@@ -184,3 +184,16 @@ export class FaultyFs implements FsLayer {
     return this.inner.utimes(p, t);
   }
 }
+
+/** The real file system, with `before(call, args)` run ahead of every call (crash points, call traces). */
+export function watchedFs(before: (call: Op, args: unknown[]) => void): FsLayer {
+  return Object.fromEntries(
+    Object.entries(nodeFs).map(([call, fn]) => [
+      call,
+      async (...args: unknown[]) => {
+        before(call as Op, args);
+        return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+      },
+    ]),
+  ) as unknown as FsLayer;
+}

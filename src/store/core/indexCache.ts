@@ -2,14 +2,36 @@
 // checkpoint and is cheap to recompute from a run's log, so it is written lazily (at most every
 // progressMs, and on flush/close); changes a listing must not miss (created, deleted, state,
 // pending approvals) are written within structuralMs. Either way the index is a cache: the
-// runs are the truth, and a stale or lost index is rebuilt from them.
+// runs are the truth, and a stale or lost index is rebuilt from them. A run this store writes is
+// followed live (follow): its entry is built from the run in memory when the index is read or saved,
+// not at each of the ten or so ops a step hands over.
 import type { Engine } from './engine';
 import type { RunSummary } from '../api/schema';
 import type { IndexEntry } from './storedSchema';
 import { merged } from './copy';
 
+/** What a followed run's entry is built from: the run in memory (RunModel). */
+export interface LiveRun {
+  summary(): RunSummary;
+  readonly state: RunSummary['state'];
+  readonly detail: string | null;
+  readonly pending: number;
+  readonly meta: { readonly title: string };
+}
+
+/** The fields whose change a listing must not miss (written within structuralMs). */
+interface Shown {
+  state: RunSummary['state'];
+  pending_approvals: number;
+  title: string;
+  state_detail: string | null;
+}
+
 export class IndexCache {
-  readonly entries = new Map<string, IndexEntry>();
+  /** The entries as last built; a followed run's is built when read (entries, get, save). */
+  private readonly built = new Map<string, IndexEntry>();
+  /** Runs changed since their entry was built: the run, its durable commit count, what a listing would show. */
+  private readonly live = new Map<string, { run: LiveRun; commits: number; shown: Shown }>();
   private dirty = false;
   private timer: NodeJS.Timeout | null = null;
   private timerDue = Infinity;
@@ -28,24 +50,51 @@ export class IndexCache {
     this.enabled = false;
   }
 
+  /** Every entry, the followed runs' as they are now. */
+  get entries(): Map<string, IndexEntry> {
+    for (const runId of this.live.keys()) this.build(runId);
+    return this.built;
+  }
+
   get(runId: string): IndexEntry | undefined {
-    return this.entries.get(runId);
+    if (this.live.has(runId)) this.build(runId);
+    return this.built.get(runId);
   }
 
   set(summary: RunSummary, durableCommits: number, structural: boolean): void {
-    const prev = this.entries.get(summary.run_id);
-    this.entries.set(summary.run_id, merged<IndexEntry>(summary, { durable_commits: durableCommits }));
-    const changed =
-      !prev ||
-      prev.state !== summary.state ||
-      prev.pending_approvals !== summary.pending_approvals ||
-      prev.title !== summary.title ||
-      prev.state_detail !== summary.state_detail;
-    this.markDirty(structural || changed ? this.structuralMs : this.progressMs);
+    const prev = this.get(summary.run_id);
+    this.live.delete(summary.run_id);
+    this.built.set(summary.run_id, merged<IndexEntry>(summary, { durable_commits: durableCommits }));
+    this.markDirty(structural || !prev || changed(shownOf(prev), summary) ? this.structuralMs : this.progressMs);
+  }
+
+  /**
+   * The run changed in memory (a commit, or ops applied ahead of their barrier): its entry is built
+   * from `run`, with `durableCommits`, when the index is next read or saved — not now: a step hands
+   * over about ten ops. Until then the cache holds `run` (a save comes within progressMs).
+   */
+  follow(run: LiveRun, runId: string, durableCommits: number): void {
+    const now: Shown = {
+      state: run.state,
+      pending_approvals: run.pending,
+      title: run.meta.title,
+      state_detail: run.detail,
+    };
+    const prev = this.live.get(runId)?.shown ?? this.built.get(runId);
+    this.live.set(runId, { run, commits: durableCommits, shown: now });
+    this.markDirty(!prev || changed(prev, now) ? this.structuralMs : this.progressMs);
+  }
+
+  /** A followed run's entry, built as the run is now; it is no longer followed (a change follows it again). */
+  private build(runId: string): void {
+    const f = this.live.get(runId)!;
+    this.live.delete(runId);
+    this.built.set(runId, merged<IndexEntry>(f.run.summary(), { durable_commits: f.commits }));
   }
 
   delete(runId: string): void {
-    if (this.entries.delete(runId)) this.markDirty(this.structuralMs);
+    const followed = this.live.delete(runId);
+    if (this.built.delete(runId) || followed) this.markDirty(this.structuralMs);
   }
 
   markDirty(withinMs: number): void {
@@ -84,3 +133,16 @@ export class IndexCache {
     this.timer = null;
   }
 }
+
+const shownOf = (e: RunSummary): Shown => ({
+  state: e.state,
+  pending_approvals: e.pending_approvals,
+  title: e.title,
+  state_detail: e.state_detail,
+});
+
+const changed = (a: Shown, b: Shown): boolean =>
+  a.state !== b.state ||
+  a.pending_approvals !== b.pending_approvals ||
+  a.title !== b.title ||
+  a.state_detail !== b.state_detail;

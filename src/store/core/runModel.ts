@@ -74,7 +74,8 @@ export class RunModel {
   readonly restores: RestoreRecord[] = [];
   /** Damage records, oldest first: the run's history lost part of itself at these points. */
   readonly damage: Damage[] = [];
-  private pending = 0;
+  /** Approvals waiting for a decision. */
+  pending = 0;
   /** Records loaded from disk not yet checked against the full schema: seq → the file they came from. */
   readonly unverified = new Map<number, string>();
 

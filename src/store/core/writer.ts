@@ -50,18 +50,19 @@ export class StoreWriter {
   own(h: RunHandle, lock: EngineLock, owner: T.OwnerInfo): Lease {
     const { engine, index, events, loader } = this.c;
     const runId = h.model.meta.run_id;
-    /** What committed() records, built while the commit's barrier was in flight (prepare). */
-    let ahead: { revision: number; summary: RunSummary; witness: TailWitness | null } | null = null;
+    /** The witness committed() writes, built while the commit's barrier was in flight (prepare). */
+    let ahead: { revision: number; witness: TailWitness } | null = null;
     h.writer = new CommitQueue(
       engine,
       h.model,
       {
         applied: (op) => this.afterDurable(h, op),
         prepare: (synced) => {
+          if (!synced) return;
           try {
-            const witness = synced ? this.witnessOf(h, h.durableCommits + 1) : null;
-            ahead = { revision: h.model.revision, summary: h.model.summary(), witness };
-            if (witness) engine.prepareWitness?.(runId, witness);
+            const witness = this.witnessOf(h, h.durableCommits + 1);
+            ahead = { revision: h.model.revision, witness };
+            engine.prepareWitness?.(runId, witness);
           } catch {
             ahead = null; // (built again after the commit, as without it)
           }
@@ -71,7 +72,7 @@ export class StoreWriter {
           // Built ahead for this very commit from the same model (nothing applied since), or now.
           const ready = prepared && ahead?.revision === h.model.revision ? ahead : null;
           ahead = null;
-          index.set(ready?.summary ?? h.model.summary(), h.durableCommits, false);
+          index.follow(h.model, runId, h.durableCommits);
           // The witness never counts a commit that is not durable yet (a synced one makes all before it
           // durable), and a commit is acknowledged once its witness is written: a lost tail after an
           // acknowledged write is always seen.
@@ -159,9 +160,10 @@ export class StoreWriter {
    * begun here, its first synchronous part (rebuilding and encoding the whole run, for a compaction)
    * ran in the microtasks before the caller's await returned, delaying the request it was about to
    * send. On the next turn of the event loop the request is on its way and the model is answering.
+   * Nothing is scheduled when neither is due (most barriers): a scheduled turn costs the caller too.
    */
   private upkeepSoon(h: RunHandle): void {
-    if (h.upkeep) return;
+    if (h.upkeep || !(this.compactor.dueInBackground(h) || this.c.engine.needsRoom?.(h.model.meta.run_id))) return;
     h.upkeep = new Promise<void>((resolve) =>
       setImmediate(() => {
         h.upkeep = null;
@@ -194,8 +196,8 @@ export class StoreWriter {
       h.writer!.defer(op, owed);
       this.afterDurable(h, op);
     }
-    // The index is saved soon only when what a listing shows changed (state, approvals, title): IndexCache.set.
-    this.c.index.set(h.model.summary(), h.durableCommits, false);
+    // The index is saved soon only when what a listing shows changed (state, approvals, title): IndexCache.follow.
+    this.c.index.follow(h.model, h.model.meta.run_id, h.durableCommits);
   }
 
   // ── approvals and effects (rules in journal.ts) ───────────────────────────────────────────
@@ -345,7 +347,7 @@ export class StoreWriter {
     if (!events.listening) return;
     const runId = h.model.meta.run_id;
     // A listener may list runs: the index shows the run as of this op first.
-    index.set(h.model.summary(), h.durableCommits, false);
+    index.follow(h.model, runId, h.durableCommits);
     if (op.op === 'record') events.emit({ kind: 'checkpoint', run_id: runId, record: copyJson(op.record) });
     else if (op.op === 'approval') events.emit({ kind: 'approval', run_id: runId, approval: copyJson(op.approval) });
     else if (op.op === 'effect') events.emit({ kind: 'effect', run_id: runId, effect: copyJson(op.effect) });

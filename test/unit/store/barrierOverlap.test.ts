@@ -1,7 +1,8 @@
-// While a barrier's fdatasync is in flight, the store builds what it records after the commit (the
-// tail witness's slot, the run's index entry) instead of waiting: writer.ts prepare, runLog.ts
-// prepareWitness. What it writes must still come after the barrier and say exactly the run after
-// the commit — never more than the log held, and never a stale run.
+// While a barrier's fdatasync is in flight, the store builds what it writes after the commit (the
+// tail witness's slot) instead of waiting: writer.ts prepare, runLog.ts prepareWitness. What it
+// writes must still come after the barrier and say exactly the run after the commit — never more
+// than the log held, and never a stale run; the index (built when read: IndexCache.follow) shows the
+// run after it.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { nodeFs, openDiskStore, type FsLayer } from '../../../src/store';

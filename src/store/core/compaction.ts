@@ -41,9 +41,8 @@ export class Compactor {
    * as it is on disk: writes handed over meanwhile queue, durable ones wait for it.
    */
   inBackground(h: RunHandle): void {
+    if (!this.dueInBackground(h)) return;
     const runId = h.model.meta.run_id;
-    const shape = this.c.engine.logShape(runId);
-    if (h.compacting || shape.singles < this.compactAfter || shape.singles * 2 < shape.covered) return;
     h.compacting = true;
     h.writer!.exclusive(() =>
       this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom)),
@@ -55,5 +54,11 @@ export class Compactor {
       .finally(() => {
         h.compacting = false;
       });
+  }
+
+  /** Whether inBackground would start a compaction now. */
+  dueInBackground(h: RunHandle): boolean {
+    const shape = this.c.engine.logShape(h.model.meta.run_id);
+    return !h.compacting && shape.singles >= this.compactAfter && shape.singles * 2 >= shape.covered;
   }
 }

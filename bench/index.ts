@@ -63,11 +63,28 @@ function parseArgs(argv: string[]): Options {
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
 const RUN_ID = 'bench-run-0001';
 const RESULTS_DIR = path.join(__dirname, 'results');
-const KINDS = ['ours', 'lowdb', 'sqlite'] as const;
+/** Ours, the two peers, and the floor ours' step is measured against (contenders/bareLog.ts: never a peer, never resumed). */
+const KINDS = ['ours', 'lowdb', 'sqlite', 'bare'] as const;
 
-/** The three contenders, each on a thread of its own (isolated.ts), over the seeded workload's run. */
+/** The contenders, each on a thread of its own (isolated.ts), over the seeded workload's run. */
 function contendersFor(base: string, seed: number): IsolatedContender[] {
   return KINDS.map((k) => new IsolatedContender(k, tempDirIn(base, k), seed, RUN_ID));
+}
+
+/**
+ * The floor is only a floor if it makes ours' durable barriers: step by step the same number, except
+ * in a step during which ours' background compaction synced its snapshot (counted in that step).
+ */
+function checkFloorBarriers(samples: RunSamples): void {
+  const ours = samples.byContender.ours!;
+  const bare = samples.byContender.bare!;
+  for (const [i, o] of ours.entries()) {
+    const b = bare[i]!;
+    if (o.compactionBytes === 0 && (o.durableWrites !== b.durableWrites || o.leadBarriers !== b.leadBarriers))
+      throw new Error(
+        `the bare log made ${b.durableWrites} barriers in step ${o.step}, ours ${o.durableWrites}: the floor no longer follows ours`,
+      );
+  }
 }
 
 async function main(): Promise<void> {
@@ -161,6 +178,7 @@ async function main(): Promise<void> {
             );
         },
       });
+      checkFloorBarriers(samples);
       const ours = contenders[0]!;
       await ours.idle();
       const crash = await ours.crashCopy(path.join(dir, 'ours-after-crash'));
@@ -188,10 +206,11 @@ async function main(): Promise<void> {
     }
     const { workload, contenders, crash, release } = last!;
     log(`  conversation at step ${opts.steps}: ${(workload.conversationBytes / 1e6).toFixed(2)} MB; resume …`);
-    const storage = Object.fromEntries(contenders.map((c) => [c.name, diskUsage(c.dir)]));
+    const stores = contenders.filter((c) => c.name !== 'bare');
+    const storage = Object.fromEntries(stores.map((c) => [c.name, diskUsage(c.dir)]));
     const resumeHeap: number[] = [];
     const resume = await measureResume(
-      [...contenders, crash],
+      [...stores, crash],
       opts.resumeRounds,
       workload.lastSnapshotMessages,
       resumeHeap,

@@ -15,6 +15,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { openDiskStore } from '../src/store';
+import { BareLogContender } from './contenders/bareLog';
 import { LowdbContender } from './contenders/lowdb';
 import { type OpenStore, OursContender } from './contenders/ours';
 import { SqliteContender } from './contenders/sqlite';
@@ -22,7 +23,7 @@ import type { Contender } from './contenders/types';
 import { exposeGc, fullGc, type Resumable, type TimedStep, timeStep } from './measure';
 import { type StepPlan, Workload } from './workload';
 
-export type Kind = 'ours' | 'lowdb' | 'sqlite';
+export type Kind = 'ours' | 'lowdb' | 'sqlite' | 'bare';
 
 /** The backstop timer and the index's progress timer never fire inside a round (see contenders/ours.ts). */
 export const openOurs: OpenStore = (dir, fs) =>
@@ -33,6 +34,7 @@ export function makeContender(kind: Kind, dir: string, workload: Workload): Cont
   const runStarted = { kind: 'append' as const, input: workload.runStarted };
   if (kind === 'ours') return new OursContender(dir, openOurs, workload.runInput, runStarted);
   if (kind === 'lowdb') return new LowdbContender(dir, workload.runInput, runStarted);
+  if (kind === 'bare') return new BareLogContender(dir, workload.runInput, runStarted);
   return new SqliteContender(dir, workload.runInput, workload.initial, runStarted);
 }
 

@@ -264,6 +264,13 @@ export function buildReport(r: BenchResults): string {
       `| per-step time @${p.point} ÷ one raw 4 KB append + fdatasync, same process (medians ${ms(o.medianMs)} / ${ms(p.medianMs)}) | ${x(o.medianMs / p.medianMs)} |`,
     );
   }
+  if (r.figures.bare)
+    for (const p of r.primitive.points) {
+      const b = at('bare', p.point);
+      lines.push(
+        `| the floor @${p.point}: a bare log with ours' barriers and none of its features (bench/contenders/bareLog.ts), per-step median ${ms(b.medianMs)} — ÷ three raw 4 KB appends + fdatasync / ours ÷ it | ${x(b.medianMs / (3 * p.medianMs))} / ${x(at('ours', p.point).medianMs / b.medianMs)} |`,
+      );
+    }
   for (const p of r.points) {
     const o = at('ours', p);
     lines.push(

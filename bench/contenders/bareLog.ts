@@ -133,13 +133,17 @@ export class BareLogContender implements Contender {
     fs.statSync(this.lock); // ours checks its lock before every commit
     fs.writeSync(this.fd!, frame, 0, frame.length, this.end);
     this.end += frame.length;
-    await new Promise<void>((resolve, reject) => fs.fdatasync(this.fd!, (err) => (err ? reject(err) : resolve())));
-    this.syncs++;
+    const synced = new Promise<void>((resolve, reject) =>
+      fs.fdatasync(this.fd!, (err) => (err ? reject(err) : resolve())),
+    );
+    // The witness slot built while the barrier syncs, written after it (as ours: RunLog.prepareWitness).
     const w = JSON.stringify({ commits: this.commits, end: this.end });
     const slot = Buffer.from(
       `${w.padEnd(WITNESS_SLOT - 10)} ${zlib.crc32(Buffer.from(w)).toString(16).padStart(8, '0')}\n`,
       'latin1',
     );
+    await synced;
+    this.syncs++;
     fs.writeSync(this.fd!, slot, 0, slot.length, 0);
     this.bytes += frame.length + slot.length;
   }

@@ -81,7 +81,8 @@ export async function measureRunView(o: {
   // The warm opens measure a run in memory, not the cold view's reading the rest of its thread.
   await cold.view.page.waitForFunction('window.__runViewStats.wholeMs > 0', undefined, { timeout: 120_000 });
   const wholeThreadMs =
-    ((await cold.view.page.evaluate('performance.timeOrigin + window.__runViewStats.wholeMs')) as number) - cold.t0;
+    (await pageClock(cold.view.page))((await cold.view.page.evaluate('window.__runViewStats.wholeMs')) as number) -
+    cold.t0;
   const warm: OpenParts[] = [];
   for (let i = 0; i < 3; i++) {
     const w = await open();
@@ -136,6 +137,22 @@ export async function measureRunView(o: {
   };
 }
 
+/**
+ * The host's clock (epochNow) at a time the page gave by its own performance.now(): read once, the
+ * page idle, between two readings of the host's (a round trip of a millisecond or two). Not through
+ * the page's performance.timeOrigin: in one CI run on these VMs every page mark came out 10.8 s late
+ * against the host's clock, in all seven opens, while the host's own marks and the stage's wall time
+ * said each open took the usual few hundred milliseconds — the two epochs had parted, the two
+ * monotonic clocks had not.
+ */
+async function pageClock(page: RunViewPage['page']): Promise<(pageMs: number) => number> {
+  const before = epochNow();
+  const now = (await page.evaluate('performance.now()')) as number;
+  const after = epochNow();
+  const hostAtNow = (before + after) / 2;
+  return (pageMs) => hostAtNow - (now - pageMs);
+}
+
 /** Opens the view of `runId` in `window` and waits for its first frame with items: when each part was done. */
 async function openView(
   host: RunViewHostThread,
@@ -149,11 +166,9 @@ async function openView(
     timeout: 120_000,
     polling: 'raf',
   });
-  const marks = (await view.page.evaluate('({ origin: performance.timeOrigin, ...window.__runViewStats })')) as Record<
-    string,
-    number
-  >;
-  const at = (pageMs: number) => marks.origin! + pageMs - t0;
+  const hostTime = await pageClock(view.page);
+  const marks = (await view.page.evaluate('window.__runViewStats')) as Record<string, number>;
+  const at = (pageMs: number) => hostTime(pageMs) - t0;
   const parts = {
     panel,
     script: at(marks.scriptStartMs!),

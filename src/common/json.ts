@@ -13,6 +13,10 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) {
     // Two different strings, or two different finite numbers (most of what a step compares): unlike.
     if ((typeof a === 'string' && typeof b === 'string') || (Number.isFinite(a) && Number.isFinite(b))) return false;
+    // null and a plain object or array (a header's pending response, once it is answered): "null" is
+    // never "{…}" or "[…]" — without serialising the object to find that out.
+    const other = a === null ? b : b === null ? a : undefined;
+    if (typeof other === 'object' && other !== null && (Array.isArray(other) || isPlain(other))) return false;
     return primitivesAlike(a, b);
   }
   if (Array.isArray(a)) {

@@ -51,10 +51,17 @@ describe('shared JSON helpers of the store', () => {
       [undefined, null],
       [1, '1'],
       [[1], { 0: 1 }],
+      [null, { a: 1 }],
+      [null, []],
+      [null, [null]],
+      [null, { toJSON: () => null }],
+      [null, Object.assign(Object.create(null) as object, { a: 1 })],
+      [null, new Date(0)],
     ];
+    const say = (v: unknown) => JSON.stringify(v) ?? String(v);
     for (const [a, b] of cases) {
-      assert.equal(jsonEqual(a, b), JSON.stringify(a) === JSON.stringify(b), `${String(a)} / ${String(b)}`);
-      assert.equal(jsonEqual(b, a), JSON.stringify(b) === JSON.stringify(a), `${String(b)} / ${String(a)}`);
+      assert.equal(jsonEqual(a, b), JSON.stringify(a) === JSON.stringify(b), `${say(a)} / ${say(b)}`);
+      assert.equal(jsonEqual(b, a), JSON.stringify(b) === JSON.stringify(a), `${say(b)} / ${say(a)}`);
     }
   });
 

@@ -169,25 +169,39 @@ const C = { record: compile(RECORD), lists: compile(LISTS), effect: compile(EFFE
 /** A key of the caller's that would read as a short one: the commit is written in the long form. */
 class KeyClash extends Error {}
 
-/** Left out of the short form (shorten's `edit`). */
+/** Left out of the short form (members' `edit`). */
 const OMIT = Symbol('omit');
 
-/** `v` in short keys; `edit` may give a top-level member another value, or OMIT it. */
-function shorten(v: unknown, c: Compiled, edit?: (k: string, x: unknown) => unknown): unknown {
-  if (!isJsonObject(v)) return v;
-  const out: Record<string, unknown> = {};
+/**
+ * The members of `v` in short keys, as JSON text without the braces ('' when none): what
+ * JSON.stringify gives for `v` with its keys renamed, written as `v` is walked — a step's commits are
+ * not built a second time as objects only to be serialised. `edit` may give a member another value,
+ * or OMIT it.
+ */
+function members(v: Record<string, unknown>, c: Compiled, edit?: (k: string, x: unknown) => unknown): string {
+  let s = '';
   for (const k of Object.keys(v)) {
     const x = edit ? edit(k, v[k]) : v[k];
-    if (x !== OMIT) put(out, c, k, x);
+    if (x === OMIT) continue;
+    const t = member(c, k, x);
+    if (t !== '') s = s === '' ? t : `${s},${t}`;
   }
-  return out;
+  return s;
 }
 
-function put(out: Record<string, unknown>, c: Compiled, k: string, x: unknown): void {
+/** `"key":value` in short keys; '' for a member JSON leaves out (an undefined one). */
+function member(c: Compiled, k: string, x: unknown): string {
   const short = c.toShort.get(k);
   if (short === undefined && SHORT_KEY.test(k)) throw new KeyClash(k);
   const child = c.children.get(k);
-  setOwn(out, short ?? k, child ? shorten(x, child) : x);
+  const t = child ? shortJsonOf(x, child) : (JSON.stringify(x) as string | undefined);
+  if (t === undefined) return '';
+  return `${short === undefined ? JSON.stringify(k) : `"${short}"`}:${t}`;
+}
+
+/** `v` in short keys, as JSON text (undefined where JSON.stringify gives none). */
+function shortJsonOf(v: unknown, c: Compiled): string | undefined {
+  return isJsonObject(v) ? `{${members(v, c)}}` : (JSON.stringify(v) as string | undefined);
 }
 
 function lengthen(v: unknown, c: Compiled): unknown {
@@ -210,16 +224,18 @@ interface Prev {
 }
 
 /**
- * The short form of a commit body (run_id, first = last, meta?, ops — as the segment writes it), or
- * null when it holds a key of its own that would read as a short one (written long, then).
+ * The short form of a commit body (run_id, first = last, meta?, ops — as the segment writes it), as
+ * its JSON text, or null when it holds a key of its own that would read as a short one (written long,
+ * then).
  */
-export function shortBody(first: number, meta: unknown, ops: readonly unknown[]): Record<string, unknown> | null {
+export function shortJson(first: number, meta: unknown, ops: readonly unknown[]): string | null {
   try {
-    const o: unknown[] = [];
+    let o = '';
     let prev: Prev | null = null;
     for (const op of ops) {
       if (!isJsonObject(op) || !('op' in op)) return null; // (no valid commit has one: kept exact)
       const x = op as { op?: unknown; record?: Record<string, unknown>; lists?: unknown; effect?: unknown };
+      let t: string;
       if (x.op === 'record' && isJsonObject(x.record) && onlyKeys(x, ['op', 'record', 'lists'])) {
         const r = x.record;
         const { seq, step, phase } = r;
@@ -229,36 +245,38 @@ export function shortBody(first: number, meta: unknown, ops: readonly unknown[])
         const code = typeof phase === 'string' ? PHASE_OF.get(phase) : undefined;
         if (code === undefined && typeof phase === 'number') return null; // (no such record is valid; kept unambiguous anyway)
         prev = typeof seq === 'number' && typeof step === 'number' ? { seq, step } : null;
-        // (built in one pass, not copied and then changed: this runs for every record a step writes)
-        const R = shorten(r, C.record, (k, v) => {
+        const R = members(r, C.record, (k, v) => {
           if (k === 'seq') return impliedSeq ? OMIT : v;
           if (k === 'step') return impliedStep ? OMIT : v;
           return k === 'phase' ? (code ?? v) : v;
         });
-        const out: Record<string, unknown> = { R };
-        if (x.lists !== undefined) out.L = shorten(x.lists, C.lists);
-        o.push(out);
+        const L = x.lists === undefined ? undefined : shortJsonOf(x.lists, C.lists);
+        t = L === undefined ? `{"R":{${R}}}` : `{"R":{${R}},"L":${L}}`;
       } else if (x.op === 'effect' && isJsonObject(x.effect) && onlyKeys(x, ['op', 'effect'])) {
         const e = x.effect;
-        let E: unknown;
+        let E: string;
         if (prev && !('$delta_of' in e)) {
           // An intent: its step and checkpoint are the record's before it (null: it names none).
           if (!('step' in e)) return null;
           const { step, seq } = prev;
           const impliedCheckpoint = e.checkpoint_seq === seq;
           if (!impliedCheckpoint && 'checkpoint_seq' in e && e.checkpoint_seq === null) return null;
-          E = shorten(e, C.effect, (k, v) =>
+          E = members(e, C.effect, (k, v) =>
             k === 'step' ? (v === step ? OMIT : v) : k === 'checkpoint_seq' && impliedCheckpoint ? OMIT : v,
           );
-          if (!impliedCheckpoint && !('checkpoint_seq' in e))
-            put(E as Record<string, unknown>, C.effect, 'checkpoint_seq', null);
-        } else E = shorten(e, C.effect);
-        o.push({ E });
-      } else {
-        o.push(op);
-      }
+          if (!impliedCheckpoint && !('checkpoint_seq' in e)) {
+            const none = member(C.effect, 'checkpoint_seq', null);
+            E = E === '' ? none : `${E},${none}`;
+          }
+        } else E = members(e, C.effect);
+        t = `{"E":{${E}}}`;
+      } else t = JSON.stringify(op);
+      o = o === '' ? t : `${o},${t}`;
     }
-    return meta === undefined ? { n: first, o } : { n: first, m: meta, o };
+    const m = meta === undefined ? undefined : (JSON.stringify(meta) as string | undefined);
+    return m === undefined
+      ? `{"n":${JSON.stringify(first)},"o":[${o}]}`
+      : `{"n":${JSON.stringify(first)},"m":${m},"o":[${o}]}`;
   } catch (err) {
     if (err instanceof KeyClash) return null;
     throw err;

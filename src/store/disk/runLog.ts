@@ -13,12 +13,12 @@ import { fsyncDir, writeDurably } from './durableFile';
 import type { FsLayer } from './fsLayer';
 import { SNAPSHOT_FILE, type SegmentTail } from './load';
 import { decodeSnapshot, encodeSnapshot } from './snapshotFile';
-import { shortBody } from './frameKeys';
+import { shortJson } from './frameKeys';
 import { copyFrame } from './segmentCopy';
 import {
   encodeFrame,
-  encodeCommitFrame,
   frameKey,
+  frameOfJson,
   type FrameKey,
   parseSegment,
   parseSegmentNames,
@@ -125,14 +125,16 @@ export class RunLog {
     const meta = !this.s.tail || n === this.s.tail.first ? this.s.meta : undefined;
     // In short keys (frameKeys.ts); long if it holds a key of its own that reads as a short one. No
     // `witnessed`: a segment of this version always holds the witness.
-    const body: Omit<RawCommit, 'witnessed'> | Record<string, unknown> = shortBody(n, meta, enc.ops) ?? {
-      run_id: this.runId,
-      first: n,
-      last: n,
-      ...(meta ? { meta } : {}),
-      ops: enc.ops,
-    };
-    const frame = encodeCommitFrame(body, (this.key ??= frameKey(this.runId)));
+    const text =
+      shortJson(n, meta, enc.ops) ??
+      JSON.stringify({
+        run_id: this.runId,
+        first: n,
+        last: n,
+        ...(meta ? { meta } : {}),
+        ops: enc.ops,
+      } satisfies Omit<RawCommit, 'witnessed'>);
+    const frame = frameOfJson(text, (this.key ??= frameKey(this.runId)).seed);
     await owned;
     const tail = (this.s.tail ??= await this.newSegment(n));
     if (this.dirty) {

@@ -4,19 +4,20 @@
 // its checksum.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { longBody, shortBody } from '../../../src/store/disk/frameKeys';
-import { encodeCommitFrame, frameKey, parseSegment, readFrame } from '../../../src/store/disk/segment';
+import { longBody, shortJson } from '../../../src/store/disk/frameKeys';
+import { frameKey, frameOfJson, parseSegment, readFrame } from '../../../src/store/disk/segment';
 
 const json = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
 const RUN = 'run-1';
 
 /** The body as a segment of this version holds it (short, or long when it cannot be), read back. */
 function roundTrip(n: number, meta: unknown, ops: unknown[]): { read: unknown; short: boolean } {
-  const short = shortBody(n, meta, ops);
-  const body =
-    short ??
-    ({ run_id: RUN, first: n, last: n, ...(meta === undefined ? {} : { meta }), ops } as Record<string, unknown>);
-  const frame = encodeCommitFrame(body, frameKey(RUN));
+  const short = shortJson(n, meta, ops);
+  // (valid JSON text, nothing JSON.stringify would have left out or written otherwise)
+  if (short !== null) assert.equal(JSON.stringify(JSON.parse(short)), short);
+  const text =
+    short ?? JSON.stringify({ run_id: RUN, first: n, last: n, ...(meta === undefined ? {} : { meta }), ops });
+  const frame = frameOfJson(text, frameKey(RUN).seed);
   const r = readFrame(frame, 0, { key: frameKey(RUN) });
   assert.ok(r.ok, 'the frame checks out against its run');
   return { read: r.frame.value, short: short !== null };
@@ -48,7 +49,13 @@ describe('store: commit frames in short keys (segment version 5)', () => {
       },
       { op: 'state', state: 'running', detail: null, ms: 5 },
     ];
-    const short = shortBody(9, undefined, ops)!;
+    const text = shortJson(9, undefined, ops)!;
+    const short = JSON.parse(text) as unknown;
+    // The exact text: its keys in the order they were given (what a header's difference is compared by).
+    assert.equal(
+      text,
+      `{"n":9,"o":[{"R":{"A":4,"B":7,"C":3,"D":0,"F":{"G":1}}},{"E":{"B":"call_1","D":"run_command","E":"${'a'.repeat(64)}","F":true,"G":1000,"H":null}},{"R":{"A":5,"D":5,"G":{"M":4}}},{"op":"state","state":"running","detail":null,"ms":5}]}`,
+    );
     assert.deepEqual(short, {
       n: 9,
       o: [
@@ -140,7 +147,7 @@ describe('store: commit frames in short keys (segment version 5)', () => {
   });
 
   it('a frame checks out only against its own run: under another run’s id it is a checksum mismatch', () => {
-    const frame = encodeCommitFrame(shortBody(1, undefined, [])!, frameKey(RUN));
+    const frame = frameOfJson(shortJson(1, undefined, [])!, frameKey(RUN).seed);
     const r = readFrame(frame, 0, { key: frameKey('run-2') });
     assert.equal(r.ok, false);
     assert.equal(!r.ok && r.reason, 'checksum mismatch');

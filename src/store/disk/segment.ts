@@ -167,9 +167,14 @@ export interface ParsedSegment {
   stop: { offset: number; reason: string; torn: boolean } | null;
 }
 
-/** Whether every byte of `buf` from `at` on is zero (room written ahead of the appends). */
+const ZEROS = Buffer.alloc(64 * 1024);
+
+/** Whether every byte of `buf` from `at` on is zero (room written ahead of the appends), compared natively. */
 function zerosFrom(buf: Buffer, at: number): boolean {
-  for (let i = at; i < buf.length; i++) if (buf[i] !== 0) return false;
+  for (let i = at; i < buf.length; i += ZEROS.length) {
+    const end = Math.min(buf.length, i + ZEROS.length);
+    if (buf.compare(ZEROS, 0, end - i, i, end) !== 0) return false;
+  }
   return true;
 }
 
@@ -228,15 +233,48 @@ export class RawBody {
   ) {}
 }
 
-/** The frame at byte `at` of `buf`, checked (length, checksum, end) and, unless told not to, parsed. */
-export function readFrame(buf: Buffer, at: number, o: ReadFrameOptions = {}): FrameRead {
-  const { parse = true, key = null, either = false, text, raw = false } = o;
+/** A frame's length field read as text: where it ends (its tab) and what it says, or why it is not one. */
+function lengthOf(buf: Buffer, at: number): { ok: true; len: number; t1: number } | Extract<FrameRead, { ok: false }> {
   const t1 = buf.indexOf(TAB, at);
   if (t1 < 0 || t1 - at > 12)
     return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
   const lenText = buf.toString('latin1', at, t1);
   if (!/^\d{1,12}$/.test(lenText)) return { ok: false, reason: 'the frame length is not a number', short: false };
-  const len = Number(lenText);
+  return { ok: true, len: Number(lenText), t1 };
+}
+
+/**
+ * The checksum written at `at` — eight lowercase hex digits, as hex8 writes them — as a number, or -1
+ * when they are not (no checksum equals it: a mismatch, as comparing the texts was).
+ */
+function hex8At(buf: Buffer, at: number): number {
+  let n = 0;
+  for (let k = at; k < at + 8; k++) {
+    const c = buf[k]!;
+    const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+    if (d < 0) return -1;
+    n = n * 16 + d;
+  }
+  return n;
+}
+
+/** The frame at byte `at` of `buf`, checked (length, checksum, end) and, unless told not to, parsed. */
+export function readFrame(buf: Buffer, at: number, o: ReadFrameOptions = {}): FrameRead {
+  const { parse = true, key = null, either = false, text, raw = false } = o;
+  // The length read from the bytes as digits (no string, no pattern: a resume reads ≈ 1,600 frames);
+  // anything but 1–12 digits and a tab is left to lengthOf, which says what is wrong.
+  let len = 0;
+  let t1 = at;
+  for (const stop = Math.min(buf.length, at + 13); t1 < stop; t1++) {
+    const c = buf[t1]!;
+    if (c < 0x30 || c > 0x39) break;
+    len = len * 10 + (c - 0x30);
+  }
+  if (t1 === at || t1 - at > 12 || buf[t1] !== TAB) {
+    const l = lengthOf(buf, at);
+    if (!l.ok) return l;
+    ({ len, t1 } = l);
+  }
   const crcAt = t1 + 1;
   if (buf.length < crcAt + 9) return { ok: false, reason: 'the frame header is cut short', short: true };
   if (buf[crcAt + 8] !== TAB) return { ok: false, reason: 'the frame checksum is unreadable', short: false };
@@ -246,9 +284,9 @@ export function readFrame(buf: Buffer, at: number, o: ReadFrameOptions = {}): Fr
     return { ok: false, reason: `the frame is cut short (${buf.length - bodyAt} of ${len + 1} bytes)`, short: true };
   if (buf[end - 1] !== NL) return { ok: false, reason: 'the frame does not end where its length says', short: false };
   const body = buf.subarray(bodyAt, end - 1);
-  const written = buf.toString('latin1', crcAt, crcAt + 8);
-  const keyed = key != null && hex8(crc32(body, key.seed)) === written;
-  if (!keyed && (key != null && !either ? true : hex8(crc32(body)) !== written))
+  const written = hex8At(buf, crcAt);
+  const keyed = key != null && crc32(body, key.seed) === written;
+  if (!keyed && (key != null && !either ? true : crc32(body) !== written))
     return { ok: false, reason: 'checksum mismatch', short: false };
   if (parse && raw && buf[bodyAt] === RAW_MARK)
     return { ok: true, frame: { start: at, end, value: new RawBody(bodyAt, end - 1) } };

@@ -206,5 +206,14 @@ describe('store: room written ahead of the appends (segment version 7)', functio
     // Anything but zeros after them is not room.
     const bad = Buffer.concat([header(SEGMENT_VERSION), zeros, Buffer.from('x')]);
     assert.notEqual(parseSegment(bad, { runId: 'r' }).stop, null);
+    // Room longer than the zeros it is compared against at a time (64 KB): one byte anywhere in it, the
+    // last of all included, makes it not room.
+    const long = Buffer.concat([header(SEGMENT_VERSION), Buffer.alloc(200_000)]);
+    assert.equal(parseSegment(long, { runId: 'r' }).stop, null);
+    for (const back of [1, 65_536, 65_537, 150_000]) {
+      const one = Buffer.from(long);
+      one[one.length - back] = 1;
+      assert.notEqual(parseSegment(one, { runId: 'r' }).stop, null, `a byte ${back} from the end`);
+    }
   });
 });

@@ -12,6 +12,7 @@ import {
   encodeFrame,
   frameKey,
   parseSegment,
+  readFrame,
   SEGMENT_VERSION,
 } from '../../../src/store/disk/segment';
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
@@ -90,6 +91,45 @@ describe('store: the segment log', function () {
         assert.equal(crc32Portable(frame), crc32(frame));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('a frame header is read from its bytes: each way it can be wrong says so, a checksum only in the lowercase hex it is written in', () => {
+    const frame = encodeFrame({ a: 'b' }); // `9\t<crc>\t{"a":"b"}\n`
+    const text = frame.toString('latin1');
+    const [len, crc] = text.split('\t') as [string, string];
+    const read = (t: string) => readFrame(Buffer.from(t, 'latin1'), 0);
+    const reason = (t: string) => {
+      const r = read(t);
+      return r.ok ? 'ok' : `${r.reason}${r.short ? ' (short)' : ''}`;
+    };
+    assert.deepEqual(read(text), { ok: true, frame: { start: 0, end: frame.length, value: { a: 'b' } } });
+    const body = text.slice(len.length + 1 + crc.length + 1);
+    // Leading zeros are a length as the pattern read them (twelve digits at most).
+    assert.equal(reason(`${len.padStart(12, '0')}\t${crc}\t${body}`), 'ok');
+    assert.equal(reason(`${len.padStart(13, '0')}\t${crc}\t${body}`), 'the frame header is cut short or unreadable');
+    assert.equal(reason(`x${len}\t${crc}\t${body}`), 'the frame length is not a number');
+    assert.equal(reason(`\t${crc}\t${body}`), 'the frame length is not a number');
+    assert.equal(reason(`${len}`), 'the frame header is cut short or unreadable (short)');
+    assert.equal(reason(`${len}\t${crc}`), 'the frame header is cut short (short)');
+    assert.equal(reason(`${len}\t${crc}x${body}`), 'the frame checksum is unreadable');
+    assert.equal(reason(`${len}\t${crc.toUpperCase()}\t${body}`), /[a-f]/.test(crc) ? 'checksum mismatch' : 'ok');
+    assert.equal(reason(`${len}\t${'g'.repeat(8)}\t${body}`), 'checksum mismatch');
+    assert.equal(reason(`${len}\t${crc}\t${body.slice(0, -1)}`), 'the frame is cut short (9 of 10 bytes) (short)');
+    assert.equal(reason(`${len}\t${crc}\t${body.slice(0, -1)} `), 'the frame does not end where its length says');
+    // Any checksum: its hex read back exactly, first digit to last.
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        const f = encodeFrame(v);
+        assert.ok(readFrame(f, 0).ok);
+        const t1 = f.indexOf(9);
+        for (let k = t1 + 1; k < t1 + 9; k++) {
+          const other = Buffer.from(f);
+          other[k] = other[k] === 0x30 ? 0x31 : 0x30;
+          assert.equal(readFrame(other, 0).ok, false);
+        }
+      }),
+      { numRuns: 200 },
     );
   });
 

@@ -38,7 +38,7 @@ import { decodeLists, decodeOps, newCodec, type Codec, type CodecDelta } from '.
 import { decodeCommit, type RawCommit } from './commit';
 
 const nat = z.number().int().nonnegative();
-const Compacted = z.object({
+export const Compacted = z.object({
   op: z.literal('compacted'),
   count: nat.min(1),
   snapshot_seqs: z.array(nat.min(1)),
@@ -118,8 +118,11 @@ export function readCompacted(
     const op = raw.ops[i] as { op?: unknown };
     (op?.op === 'tails' ? tailOps : ops).push(op);
   }
-  const c = Compacted.safeParse(raw.ops[last]);
-  if (!c.success) throw bad(`its compacted state is invalid (${c.error.issues[0]?.message ?? 'invalid'})`);
+  // The fast path first: zod's parse of it was ≈ 8 ms the first time in a process (its generated code), 0.25 ms warm.
+  if (!fastValid(Compacted)(raw.ops[last])) {
+    const c = Compacted.safeParse(raw.ops[last]);
+    if (!c.success) throw bad(`its compacted state is invalid (${c.error.issues[0]?.message ?? 'invalid'})`);
+  }
   const { body, delta } = decodeCommit({ ...raw, ops }, codec, meta, file, runId);
   const tails = new Map<number, ListTails>();
   for (const t of tailOps) {

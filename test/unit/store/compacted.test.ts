@@ -8,6 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
 import { decodeSnapshot } from '../../../src/store/disk/snapshotFile';
+import { Compacted, readCompacted } from '../../../src/store/disk/compacted';
+import { newCodec } from '../../../src/store/disk/codec';
+import { fastValid, fastValidModels } from '../../../src/store/core/fastValid';
 import { AgentCheckpointCorruptionError } from '../../../src/store/api/errors';
 import { RunModel } from '../../../src/store/core/runModel';
 import type { CheckpointStore, CorruptionReport } from '../../../src/store/api/types';
@@ -125,6 +128,43 @@ describe('store: a compacted run’s older records, read when asked for (snapsho
     assert.equal(await reading(again, id, [3]), live, 'every record read, from the spare copy');
     await l.release();
     await again.close();
+  });
+
+  it('the compacted state is checked by the fast path first: it takes only what zod takes', async () => {
+    const root = path.join(dir, 'store');
+    const { s, id, lease } = await started(root, 'fast compacted', 4);
+    await lease.release();
+    await s.close();
+    const read = decodeSnapshot(fs.readFileSync(path.join(root, 'runs', id, 'snapshot.json')), 'snapshot.json', id);
+    const op = read.raw.ops[read.raw.ops.length - 1] as Record<string, unknown>;
+    assert.equal(op.op, 'compacted');
+    assert.ok(fastValidModels(Compacted), 'modelled whole: a real one never falls back to zod');
+    assert.ok(fastValid(Compacted)(op));
+    const variants: Record<string, unknown>[] = [
+      { ...op, count: 0 },
+      { ...op, count: 1.5 },
+      { ...op, snapshot_seqs: [0] },
+      { ...op, snapshot_seqs: 'x' },
+      { ...op, updated_ms: '1' },
+      { ...op, newest: [] },
+      { ...op, newest: [{ seq: 1 }] },
+      { ...op, codec: { ...(op.codec as object), payloads: { a: 1 } } },
+      { ...op, codec: null },
+      { ...op, extra: 1 },
+      { ...op, op: 'tails' },
+    ];
+    for (const v of variants) {
+      assert.equal(fastValid(Compacted)(v), false, `the fast path takes ${JSON.stringify(v).slice(0, 80)}`);
+      if (!('extra' in v)) assert.equal(Compacted.safeParse(v).success, false, 'zod refuses it too');
+    }
+    // Refused by both: the file is named, the run is not read as one without state.
+    const crafted = { ...read.raw, ops: [...read.raw.ops.slice(0, -1), { ...op, newest: [] }] };
+    assert.throws(
+      () => readCompacted(crafted, null, newCodec(), read.raw.meta!, 'runs/x/snapshot.json', id),
+      (err: unknown) =>
+        err instanceof AgentCheckpointCorruptionError &&
+        /^runs\/x\/snapshot\.json is corrupt: its compacted state is invalid \(/.test(err.message),
+    );
   });
 
   it('a history that does not read back is an error naming the file, not a shorter run', () => {

@@ -51,7 +51,7 @@ function parseArgs(argv: string[]): Options {
     steps: num('--steps', quick ? 100 : 1000),
     repeats: num('--repeats', 1),
     warmupSteps: quick ? 5 : 20,
-    resumeRounds: quick ? 3 : 15,
+    resumeRounds: quick ? 3 : 31,
     activationRuns: 1000,
     activationRepeats: quick ? 3 : 7,
     seed: num('--seed', 20240601),

@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type FsLayer, nodeFs } from '../../src/store';
+import { zerosFrom } from '../../src/store/disk/segment';
 import type { CheckpointStore, NewRunInput, OwnerInfo, RunLease } from '../../src/store/api/types';
 import { applyOp, type Op } from '../workload';
 import type { Contender } from './types';
@@ -127,13 +128,6 @@ export class OursContender implements Contender {
 
 type Kind = 'segment' | 'snapshot' | 'blobs' | 'index' | 'other';
 
-let zeros = Buffer.alloc(0);
-/** Whether `data` is all zeros (room written ahead), compared natively: a JS callback per byte cost ≈ 1 ms per 128 KB. */
-function allZeros(data: Buffer): boolean {
-  if (zeros.length < data.length) zeros = Buffer.alloc(data.length);
-  return data.equals(zeros.subarray(0, data.length));
-}
-
 /** What a file of the store is, by its path (runs/<id>/segment-….log — its witness slots too —, snapshot.json, blobs/…; index.json). */
 export function kindOf(p: string): Kind {
   const base = path.basename(p);
@@ -170,7 +164,7 @@ export class CountingFs {
     // (a slot of the witness area, rewritten in place after a barrier, is neither: it rides along)
     if (kind === 'segment' && this.since.get(fd) !== 'data') {
       if (/^\d{1,12}\t[0-9a-f]{8}\t/.test(data.toString('latin1', 0, 23))) this.since.set(fd, 'data');
-      else if (allZeros(data)) this.since.set(fd, 'room');
+      else if (zerosFrom(data, 0)) this.since.set(fd, 'room');
     }
     this.bytesByKind[kind === 'dir' ? 'other' : kind] += n;
   }

@@ -170,7 +170,7 @@ export interface ParsedSegment {
 const ZEROS = Buffer.alloc(64 * 1024);
 
 /** Whether every byte of `buf` from `at` on is zero (room written ahead of the appends), compared natively. */
-function zerosFrom(buf: Buffer, at: number): boolean {
+export function zerosFrom(buf: Buffer, at: number): boolean {
   for (let i = at; i < buf.length; i += ZEROS.length) {
     const end = Math.min(buf.length, i + ZEROS.length);
     if (buf.compare(ZEROS, 0, end - i, i, end) !== 0) return false;
@@ -233,16 +233,6 @@ export class RawBody {
   ) {}
 }
 
-/** A frame's length field read as text: where it ends (its tab) and what it says, or why it is not one. */
-function lengthOf(buf: Buffer, at: number): { ok: true; len: number; t1: number } | Extract<FrameRead, { ok: false }> {
-  const t1 = buf.indexOf(TAB, at);
-  if (t1 < 0 || t1 - at > 12)
-    return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
-  const lenText = buf.toString('latin1', at, t1);
-  if (!/^\d{1,12}$/.test(lenText)) return { ok: false, reason: 'the frame length is not a number', short: false };
-  return { ok: true, len: Number(lenText), t1 };
-}
-
 /**
  * The checksum written at `at` — eight lowercase hex digits, as hex8 writes them — as a number, or -1
  * when they are not (no checksum equals it: a mismatch, as comparing the texts was).
@@ -261,20 +251,17 @@ function hex8At(buf: Buffer, at: number): number {
 /** The frame at byte `at` of `buf`, checked (length, checksum, end) and, unless told not to, parsed. */
 export function readFrame(buf: Buffer, at: number, o: ReadFrameOptions = {}): FrameRead {
   const { parse = true, key = null, either = false, text, raw = false } = o;
-  // The length read from the bytes as digits (no string, no pattern: a resume reads ≈ 1,600 frames);
-  // anything but 1–12 digits and a tab is left to lengthOf, which says what is wrong.
+  const t1 = buf.indexOf(TAB, at);
+  if (t1 < 0 || t1 - at > 12)
+    return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
+  // The length read from its bytes as digits (no string, no pattern: a resume reads ≈ 1,600 frames).
   let len = 0;
-  let t1 = at;
-  for (const stop = Math.min(buf.length, at + 13); t1 < stop; t1++) {
-    const c = buf[t1]!;
-    if (c < 0x30 || c > 0x39) break;
+  for (let i = at; i < t1; i++) {
+    const c = buf[i]!;
+    if (c < 0x30 || c > 0x39) return { ok: false, reason: 'the frame length is not a number', short: false };
     len = len * 10 + (c - 0x30);
   }
-  if (t1 === at || t1 - at > 12 || buf[t1] !== TAB) {
-    const l = lengthOf(buf, at);
-    if (!l.ok) return l;
-    ({ len, t1 } = l);
-  }
+  if (t1 === at) return { ok: false, reason: 'the frame length is not a number', short: false };
   const crcAt = t1 + 1;
   if (buf.length < crcAt + 9) return { ok: false, reason: 'the frame header is cut short', short: true };
   if (buf[crcAt + 8] !== TAB) return { ok: false, reason: 'the frame checksum is unreadable', short: false };

@@ -117,8 +117,16 @@ export class IndexCache {
     while (this.saving) await this.saving.catch(() => undefined);
     if (!this.dirty || !this.enabled) return;
     this.dirty = false;
+    // This save writes everything that is dirty: a timer armed for it would only write the same index
+    // again (a flush right after createRun, then the run's structural timer 200 ms later, in the middle
+    // of the run's first steps). A change from now on arms its own; a failed save arms it again.
+    const due = this.timerDue;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.timerDue = Infinity;
     this.saving = this.engine.saveIndex([...this.entries.values()]).catch((err: unknown) => {
       this.dirty = true;
+      if (due !== Infinity) this.markDirty(Math.max(0, due - Date.now()));
       throw err;
     });
     try {

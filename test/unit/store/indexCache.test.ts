@@ -167,4 +167,67 @@ describe('store: the run index in memory', () => {
     assert.deepEqual(saved.at(-1), []);
     cache.stop();
   });
+  it('a save writes what an armed timer was for: the timer is cleared, and armed again only if the save fails', async () => {
+    const { engine, saved } = recordingEngine();
+    let fail = false;
+    const failing = {
+      saveIndex: async (entries: IndexEntry[]) => {
+        if (fail) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+        return engine.saveIndex(entries);
+      },
+    } as unknown as Engine;
+    const cache = new IndexCache(failing, STRUCTURAL, PROGRESS, () => undefined);
+    const run = new FakeRun();
+    const armed: { ms: number; cleared: boolean; t: NodeJS.Timeout }[] = [];
+    const real = { set: globalThis.setTimeout, clear: globalThis.clearTimeout };
+    globalThis.setTimeout = ((_cb: () => void, ms?: number) => {
+      const t = real.set(() => undefined, 2 ** 31 - 1);
+      armed.push({ ms: ms ?? 0, cleared: false, t });
+      return t;
+    }) as typeof setTimeout;
+    globalThis.clearTimeout = ((t: NodeJS.Timeout) => {
+      for (const a of armed) if (a.t === t) a.cleared = true;
+      real.clear(t);
+    }) as typeof clearTimeout;
+    try {
+      cache.follow(run, 'r1', 1); // new to the index: structural
+      assert.deepEqual(
+        armed.map((a) => [a.ms, a.cleared]),
+        [[STRUCTURAL, false]],
+      );
+      await cache.save(); // a flush
+      assert.equal(saved.length, 1);
+      assert.deepEqual(
+        armed.map((a) => [a.ms, a.cleared]),
+        [[STRUCTURAL, true]],
+        'nothing left for the structural timer to write: it would have written the same index again',
+      );
+      run.step = 1;
+      cache.follow(run, 'r1', 2); // progress after the save arms a timer of its own
+      assert.deepEqual(
+        armed.map((a) => [a.ms, a.cleared]),
+        [
+          [STRUCTURAL, true],
+          [PROGRESS, false],
+        ],
+      );
+      fail = true;
+      await assert.rejects(cache.save(), /no space left/);
+      assert.equal(saved.length, 1);
+      assert.equal(armed.length, 3, 'a failed save arms the timer again');
+      assert.ok(armed[1]!.cleared && !armed[2]!.cleared);
+      assert.ok(
+        armed[2]!.ms > PROGRESS - 1000 && armed[2]!.ms <= PROGRESS,
+        `armed for what was due (${armed[2]!.ms} ms)`,
+      );
+      fail = false;
+      await cache.save();
+      assert.equal(saved.length, 2, 'what failed is written by the next save');
+      assert.equal(saved.at(-1)![0]!.step, 1);
+    } finally {
+      cache.stop();
+      globalThis.setTimeout = real.set;
+      globalThis.clearTimeout = real.clear;
+    }
+  });
 });

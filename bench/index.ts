@@ -15,7 +15,7 @@ import { measureRunView, runViewTable } from './runView';
 import { contextTable, measureContext } from './context';
 import { type BenchResults, buildReport, type ReleaseCost } from './report';
 import { median } from './stats';
-import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures } from './summarize';
+import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures, withEarlyRuns } from './summarize';
 import { Workload } from './workload';
 import { measureWorkspaceTools, toolsReport } from './workspaceTools';
 import { measureShared, sharedReport } from './shared';
@@ -24,6 +24,12 @@ interface Options {
   quick: boolean;
   steps: number;
   repeats: number;
+  /**
+   * Short runs of the same seed (EARLY_STEPS steps each, every contender), whose steps join the window
+   * around step 10 only: one run gives that window ten samples, and on this VM ten samples of a
+   * 2 ms step moved its ratios by a third from one full run to the next (bench/README.md).
+   */
+  earlyRuns: number;
   warmupSteps: number;
   resumeRounds: number;
   activationRuns: number;
@@ -50,6 +56,7 @@ function parseArgs(argv: string[]): Options {
     quick,
     steps: num('--steps', quick ? 100 : 1000),
     repeats: num('--repeats', 1),
+    earlyRuns: num('--early-runs', quick ? 2 : 7),
     warmupSteps: quick ? 5 : 20,
     resumeRounds: quick ? 3 : 31,
     activationRuns: 1000,
@@ -62,6 +69,8 @@ function parseArgs(argv: string[]): Options {
 
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
 const RUN_ID = 'bench-run-0001';
+/** Steps of an early run: the window around step 10 (6–15), and step 16 for the barrier that carries step 15's results. */
+const EARLY_STEPS = 16;
 const RESULTS_DIR = path.join(__dirname, 'results');
 /** Ours, the two peers, and the floor ours' step is measured against (contenders/bareLog.ts: never a peer, never resumed). */
 const KINDS = ['ours', 'lowdb', 'sqlite', 'bare'] as const;
@@ -204,6 +213,26 @@ async function main(): Promise<void> {
         runFiles: { released: runFiles(ours.dir, RUN_ID), crashed: filesAfterCrash },
       };
     }
+    // The window around step 10 again, in short runs of their own: fresh stores, fresh threads, the same steps.
+    const early: RunSamples[] = [];
+    if (opts.steps >= EARLY_STEPS)
+      for (let r = 0; r < opts.earlyRuns; r++) {
+        log(`  early run ${r + 1}/${opts.earlyRuns}: steps 1–${EARLY_STEPS} (the window around step 10) …`);
+        const dir = tempDirIn(root, `early${r}`);
+        const cs = contendersFor(dir, opts.seed);
+        threads.push(...cs);
+        for (const c of cs)
+          await c.warmUp(tempDirIn(root, `warmup/early${r}-${c.name}`), opts.seed + 1, opts.warmupSteps);
+        const samples = await measureRun(new Workload(opts.seed, RUN_ID), cs, new RawAppend(tempDirIn(dir, 'raw')), {
+          steps: EARLY_STEPS,
+          primitivePerStep: 3,
+        });
+        checkFloorBarriers(samples);
+        for (const c of cs) await c.close();
+        for (const c of cs) await c.dispose();
+        if (!opts.keep) fs.rmSync(dir, { recursive: true, force: true });
+        early.push(samples);
+      }
     const { workload, contenders, crash, release } = last!;
     log(`  conversation at step ${opts.steps}: ${(workload.conversationBytes / 1e6).toFixed(2)} MB; resume …`);
     const stores = contenders.filter((c) => c.name !== 'bare');
@@ -252,8 +281,24 @@ async function main(): Promise<void> {
     const workspaceTools = storeOnly ? undefined : await measureWorkspaceTools({ dir: root, ...toolsSize });
     const files = storeOnly ? undefined : await fileJournal();
 
-    const figures = Object.fromEntries(contenders.map((c) => [c.name, contenderFigures(runs, c.name, points)]));
+    const figures = Object.fromEntries(
+      contenders.map((c) => [
+        c.name,
+        withEarlyRuns(
+          contenderFigures(runs, c.name, points),
+          (ps) => contenderFigures([...runs, ...early], c.name, ps).points,
+          runs.length,
+          early.length,
+        ),
+      ]),
+    );
     const primitive = primitiveFigures(runs, points);
+    primitive.points = withEarlyRuns(
+      primitive,
+      (ps) => primitiveFigures([...runs, ...early], ps).points,
+      runs.length,
+      early.length,
+    ).points;
     const results: BenchResults & { options: Options; samples: unknown; files: FileJournalResult | undefined } = {
       mode: opts.quick ? 'quick' : 'full',
       machine: { ...machine, loadAvgAfter: os.loadavg(), loadMaxDuring: Math.max(...loadDuring) },

@@ -4,6 +4,9 @@ import type { ActivationResult, CrashCycleResult, FixedBytesResult, ListingResul
 import type { MachineInfo } from './machine';
 import type { ContenderFigures, PrimitivePoint } from './summarize';
 
+/** ", of 8 runs" when a window was taken over more than one run (the early runs: bench/index.ts). */
+const runsOf = (runs: number | undefined): string => (runs !== undefined && runs > 1 ? `, of ${runs} runs` : '');
+
 /** Letting go of ours' run at the end: flush + log compaction. */
 export interface ReleaseCost {
   ms: number;
@@ -138,7 +141,7 @@ export function buildReport(r: BenchResults): string {
   for (const p of r.primitive.points) {
     const v = at('ours', p.point).medianMs / (3 * p.medianMs);
     lines.push(
-      `| per-step time @${p.point} ÷ three raw 4 KB appends + fdatasync (median) | ${x(v)} | ≤ 1.5 | ${mark(v <= 1.5)} |`,
+      `| per-step time @${p.point} ÷ three raw 4 KB appends + fdatasync (median${runsOf(p.runs)}) | ${x(v)} | ≤ 1.5 | ${mark(v <= 1.5)} |`,
     );
   }
   const bw = oursLast.barriersWithEffects;
@@ -198,7 +201,7 @@ export function buildReport(r: BenchResults): string {
   for (const p of r.points) {
     const w = at('ours', p).window;
     lines.push(
-      `| per-step time @${p} (steps ${w.from}–${w.to}), median / p95 | ${ms(at('ours', p).medianMs)} / ${ms(at('ours', p).p95Ms)} | ${PEERS.map(
+      `| per-step time @${p} (steps ${w.from}–${w.to}${runsOf(at('ours', p).runs)}), median / p95 | ${ms(at('ours', p).medianMs)} / ${ms(at('ours', p).p95Ms)} | ${PEERS.map(
         ([n]) =>
           `${ms(at(n, p).medianMs)} / ${ms(at(n, p).p95Ms)} | ${ratio(at('ours', p).medianMs, at(n, p).medianMs, 'faster', 'slower')}`,
       ).join(' | ')} |`,

@@ -23,6 +23,8 @@ export interface PointFigures {
   barriersWithout: number | null;
   /** Median over the window of (step time ÷ a raw append + fdatasync of the step's own bytes) (null: not measured). */
   msOverRawOfStep: number | null;
+  /** Runs whose windows the figures were taken over (the early runs join the window around step 10). */
+  runs?: number;
 }
 
 export interface ContenderFigures {
@@ -115,6 +117,7 @@ export interface PrimitivePoint {
   point: number;
   medianMs: number;
   p95Ms: number;
+  runs?: number;
 }
 
 export function primitiveFigures(
@@ -146,4 +149,20 @@ export function distanceToLimit(
   primitive: PrimitivePoint[],
 ): { point: number; value: number }[] {
   return ours.points.map((p, i) => ({ point: p.point, value: p.msPerDurableWrite / primitive[i]!.medianMs }));
+}
+
+/** Figures whose point 10 is taken over the full runs and the early ones together (`at`: the same figures over both, for these points); every other point over the full runs alone. */
+export function withEarlyRuns<T extends { points: P[] }, P extends { point: number; runs?: number }>(
+  figures: T,
+  at: (points: number[]) => P[],
+  fullRuns: number,
+  earlyRuns: number,
+): T {
+  const early = earlyRuns > 0 && figures.points.some((p) => p.point === 10) ? at([10])[0] : undefined;
+  return {
+    ...figures,
+    points: figures.points.map((p) =>
+      p.point === 10 && early ? { ...early, runs: fullRuns + earlyRuns } : { ...p, runs: fullRuns },
+    ),
+  };
 }

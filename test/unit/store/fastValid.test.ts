@@ -18,11 +18,16 @@ import type { RunExportBody } from '../../../src/store/core/storedSchema';
 import { BENCH_OWNER } from '../../../bench/contenders/ours';
 import { applyOp, Workload } from '../../../bench/workload';
 import * as h from './helpers';
+import { decodeEnvelope } from '../../../src/store/disk/durableFile';
+import { readFrame, SegmentHeader } from '../../../src/store/disk/segment';
+import { readWitnessArea } from '../../../src/store/disk/witness';
 
 const isSchema = (v: unknown): v is z.ZodType => typeof v === 'object' && v !== null && '_zod' in v;
-const SCHEMAS: [string, z.ZodType][] = [...Object.entries(api), ...Object.entries(stored)].flatMap(
-  ([name, v]: [string, unknown]) => (isSchema(v) ? [[name, v] as [string, z.ZodType]] : []),
-);
+const SCHEMAS: [string, z.ZodType][] = [
+  ...Object.entries(api),
+  ...Object.entries(stored),
+  ['SegmentHeader', SegmentHeader] as const,
+].flatMap(([name, v]: readonly [string, unknown]) => (isSchema(v) ? [[name, v] as [string, z.ZodType]] : []));
 
 /** Real values of each record type, by schema name. */
 async function samples(): Promise<Record<string, unknown[]>> {
@@ -49,6 +54,35 @@ async function samples(): Promise<Record<string, unknown[]>> {
   const add = (name: string, ...vs: unknown[]) => {
     if (vs.length > 0) (out[name] ??= []).push(...vs.map((v) => structuredClone(v)));
   };
+  // The small files a disk store opens with (index.json, a run's owner.lock, a segment's header frame
+  // and witness slots), as a run being written leaves them.
+  const dir = h.tmpDir('aw-fast-disk-');
+  const disk = await openDiskStoreReady(dir);
+  const dw = new Workload(12, 'fast-disk');
+  await disk.createRun({ ...dw.runInput, run_id: 'fast-disk' }, BENCH_OWNER);
+  await disk.append('fast-disk', dw.runStarted);
+  for (let s = 0; s < 3; s++) for (const op of dw.nextStep().ops) await applyOp(disk, 'fast-disk', op);
+  await disk.flush();
+  const runDir = path.join(dir, 'runs', 'fast-disk');
+  add('IndexBody', decodeEnvelope(fs.readFileSync(path.join(dir, 'index.json')), 'index.json', 'index', null));
+  add('LockBody', decodeEnvelope(fs.readFileSync(path.join(runDir, 'owner.lock')), 'owner.lock', 'lock', 'fast-disk'));
+  const segments = [
+    ...fs.readdirSync(runDir).map((n) => path.join(runDir, n)),
+    ...['store-v3'].flatMap((v) => {
+      const runs = path.resolve(__dirname, '../../fixtures', v, 'store', 'runs');
+      return fs.readdirSync(runs).flatMap((r) => fs.readdirSync(path.join(runs, r)).map((n) => path.join(runs, r, n)));
+    }),
+  ].filter((p) => /segment-\d+\.log$/.test(p));
+  for (const file of segments) {
+    const buf = fs.readFileSync(file);
+    const head = readFrame(buf, 0);
+    if (!head.ok) continue;
+    add('SegmentHeader', head.frame.value);
+    const w = readWitnessArea(buf, head.frame.end);
+    if (w.kind === 'ok') add('TailWitness', w.witness);
+  }
+  await disk.close();
+  fs.rmSync(dir, { recursive: true, force: true });
   for (const b of bodies) {
     add('RunMeta', b.meta);
     add('CheckpointRecord', ...b.records);
@@ -181,6 +215,11 @@ describe('store: the fast validation path agrees with zod', function () {
       'ChatMessage',
       'ToolExecutionRecord',
       'SubagentExecutionRecord',
+      // the small files an open and a resume read first (disk/durableFile.ts, load.ts, witness.ts)
+      'IndexBody',
+      'LockBody',
+      'SegmentHeader',
+      'TailWitness',
     ]) {
       const schema = SCHEMAS.find(([n]) => n === name)![1];
       assert.ok(fastValidModels(schema), `${name} is modelled`);
@@ -199,6 +238,10 @@ describe('store: the fast validation path agrees with zod', function () {
       'Effect',
       'Approval',
       'StoredCommitBody',
+      'IndexBody',
+      'LockBody',
+      'SegmentHeader',
+      'TailWitness',
     ])
       assert.ok((real[name]?.length ?? 0) > 0, `${name}: real samples (${real[name]?.length ?? 0})`);
   });

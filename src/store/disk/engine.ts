@@ -19,7 +19,8 @@ import { newCodec } from './codec';
 import { errCode, isMissing, treeUsage, type FsLayer } from './fsLayer';
 import { quarantine, quarantineCopy } from './quarantine';
 import { getBlob, putBlob, type BlobCtx } from './blobs';
-import { RunId, type RunMeta } from '../api/schema';
+import type { RunMeta } from '../api/schema';
+import { isRunId } from '../core/validate';
 import { IndexBody, type CommitOp, type IndexEntry, type TailWitness } from '../core/storedSchema';
 import { RunLog } from './runLog';
 import { parseSegment, parseSegmentNames } from './segment';
@@ -94,7 +95,7 @@ export class DiskEngine implements Engine {
     const names = await this.fsl.readdir(path.join(this.root, 'runs'));
     for (const n of names)
       if (n.startsWith('.trash-')) await this.fsl.rmrf(path.join(this.root, 'runs', n)).catch(() => undefined); // an interrupted delete
-    const present = names.filter((n) => RunId.safeParse(n).success);
+    const present = names.filter(isRunId);
     const reports: CorruptionReport[] = [];
     const adapter = new DurableJsonFile(
       this.fsl,
@@ -133,7 +134,7 @@ export class DiskEngine implements Engine {
   }
 
   async listRunIds(): Promise<string[]> {
-    return (await this.fsl.readdir(path.join(this.root, 'runs'))).filter((n) => RunId.safeParse(n).success);
+    return (await this.fsl.readdir(path.join(this.root, 'runs'))).filter(isRunId);
   }
 
   /**

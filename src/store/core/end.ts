@@ -3,7 +3,7 @@
 // calls — computed from a run in memory, and kept by each compaction so a run nobody has read yet
 // can be shown without reading its whole log (a 1000-step run: ≈ 0.5 MB of its 16.8 MB snapshot).
 import { RunEnd, type ChatMessage, type CheckpointRecord, type Effect } from '../api/schema';
-import { fastValid } from './fastValid';
+import { parseFast } from './fastValid';
 import type { RunModel } from './runModel';
 
 /** The newest records a compaction keeps with the run's end: what the run view's first read asks for. */
@@ -39,13 +39,9 @@ export function computeEnd(m: RunModel, n: number): RunEnd {
  * the newest `n`). null: not usable — the caller reads the run whole.
  */
 export function checkedEnd(raw: unknown, runId: string, n: number): RunEnd | null {
-  let end: RunEnd;
-  if (fastValid(RunEnd)(raw)) end = raw as RunEnd;
-  else {
-    const r = RunEnd.safeParse(raw);
-    if (!r.success) return null;
-    end = r.data;
-  }
+  const r = parseFast(RunEnd, raw);
+  if (!r.success) return null;
+  const end = r.data;
   const { records } = end;
   if (records.some((r, i) => r.run_id !== runId || (i > 0 && r.seq !== records[i - 1]!.seq + 1))) return null;
   if (records.length < n && records[0]?.seq !== 1) return null; // asks for more than was kept

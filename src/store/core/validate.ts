@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import { merged, toJsonData } from './copy';
 import { isExactly, jsonEqual } from '../../common/json';
-import { fastValid } from './fastValid';
+import { parseFast } from './fastValid';
 import { InvalidInputError, InvalidKeyError } from '../api/errors';
 import type { RunModel } from './runModel';
 import {
@@ -23,15 +23,14 @@ import type { AppendInput } from '../api/types';
 
 /** Run ids become folder names: validated before any use. */
 export function checkRunId(runId: unknown): string {
-  if (fastValid(RunId)(runId)) return runId as string;
-  const r = RunId.safeParse(runId);
+  const r = parseFast(RunId, runId);
   if (!r.success)
     throw new InvalidKeyError(`Invalid run id ${JSON.stringify(runId)}: ${r.error.issues[0]?.message ?? 'invalid'}`);
   return r.data;
 }
 
 /** Whether a folder name is a run id (an activation reads one per run: the fast path, zod only for what it is not sure of). */
-export const isRunId = (name: unknown): name is string => fastValid(RunId)(name) || RunId.safeParse(name).success;
+export const isRunId = (name: unknown): name is string => parseFast(RunId, name).success;
 
 export function checkBlobHash(hash: unknown): string {
   if (typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash))
@@ -43,8 +42,7 @@ export function checkBlobHash(hash: unknown): string {
 export function parseInput<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const data = toJsonData(value, what);
   // The copy is what zod's parse would return where the fast path vouches for it (fastValid.ts).
-  if (fastValid(schema)(data)) return data as T;
-  const r = schema.safeParse(data);
+  const r = parseFast(schema, data);
   if (!r.success) {
     const issue = r.error.issues[0];
     throw new InvalidInputError(

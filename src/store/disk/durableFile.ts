@@ -13,7 +13,7 @@ import type { z } from 'zod';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/errors';
 import { errCode, isMissing, type FsLayer } from './fsLayer';
 import { migrate } from '../core/migrations';
-import { fastValid } from '../core/fastValid';
+import { parseFast } from '../core/fastValid';
 import { STORE_SCHEMA_VERSION } from '../api/schema';
 
 export type FileKind = 'commit' | 'run' | 'index' | 'lock';
@@ -207,8 +207,7 @@ export class DurableJsonFile<T> implements Adapter<T> {
     // The fast path first (the body is fresh from JSON.parse: nobody else holds it). zod's first parse in
     // a process compiles code of its own: the index of 1000 runs took ≈ 11 ms the first time and 4.6 ms
     // warm, the fast path ≈ 4 and 0.7 ms — at every activation of the extension.
-    if (fastValid(this.schema)(body)) return body as T;
-    const r = this.schema.safeParse(body);
+    const r = parseFast(this.schema, body);
     if (!r.success) {
       const issue = r.error.issues[0];
       const where = issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid';

@@ -40,7 +40,7 @@ import zlib from 'node:zlib';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/errors';
 import { isJsonObject } from '../../common/json';
 import { RunMeta } from '../api/schema';
-import { fastValid } from '../core/fastValid';
+import { parseFast } from '../core/fastValid';
 import { merged } from '../core/copy';
 import type { RawCommit } from './commit';
 import {
@@ -96,7 +96,7 @@ function asHeader(v: unknown): Header | null {
   if (typeof h !== 'object' || h === null || !nat(h.snapshot) || typeof h.run_id !== 'string') return null;
   if (h.copy !== 'json' && h.copy !== 'deflate') return null;
   if (!nat(h.first) || !nat(h.last) || !nat(h.chunks) || !nat(h.ops)) return null;
-  if (!fastValid(RunMeta)(h.meta) && !RunMeta.safeParse(h.meta).success) return null;
+  if (!parseFast(RunMeta, h.meta).success) return null;
   if (h.raw !== undefined && !(nat(h.raw) && h.raw <= h.chunks)) return null;
   const y = h.history as Partial<Header['history']> | undefined;
   if (y !== undefined && !(nat(y?.chunk) && y.chunk <= h.chunks && nat(y.ops) && y.ops <= h.ops)) return null;

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { sha256 } from '../../common/hash';
 import { errorMessage } from '../../common/errors';
 import { TailWitness } from '../core/storedSchema';
-import { fastValid } from '../core/fastValid';
+import { parseFast } from '../core/fastValid';
 import { isMissing, type FsLayer } from './fsLayer';
 
 export { TailWitness };
@@ -80,9 +80,7 @@ function decodeSlot(buf: Buffer, size: number, short: boolean): Slot {
   try {
     const v = JSON.parse(json) as Record<string, unknown>;
     const long = short ? Object.fromEntries(Object.entries(SHORT).map(([k, s]) => [k, v[s]])) : v;
-    // (built fresh just above: the fast path's yes is zod's result; zod's first parse compiles its own code)
-    if (fastValid(TailWitness)(long)) return long as TailWitness;
-    const r = TailWitness.safeParse(long);
+    const r = parseFast(TailWitness, long); // (built fresh just above)
     return r.success ? r.data : null;
   } catch {
     return null;

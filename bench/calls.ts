@@ -1,0 +1,126 @@
+// Where ours' step goes beyond the floor's, store call by store call: `npm run bench:calls`.
+// A diagnostic beside the benchmark (bench/README.md, "Per call"), not a goal row. Ours and the
+// floor (contenders/bareLog.ts) run the bench's workload in one process, on fresh stores, step by
+// step in turns (which goes first alternates), each step after a full GC as in the bench. Every call
+// of steps 6–15 is timed on its own: the window the step-10 row is taken over.
+//   --runs R     fresh runs (default 8; one more before them, not counted, warms the code up)
+//   --cpu-only   fdatasync is replaced by a turn of the event loop: what is left is CPU and the
+//                file system's page cache, so what a call costs beyond the disk shows alone
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { makeContender } from './isolated';
+import { exposeGc, fullGc } from './measure';
+import { median, sum } from './stats';
+import { type Op, Workload } from './workload';
+import type { Contender } from './contenders/types';
+
+const FROM = 6;
+const TO = 15;
+
+function argValue(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+/** What a call is, as the table names it: a checkpoint by its phase, a barrier by its place in the step. */
+function label(op: Op, barriers: number): string {
+  if (op.kind === 'append') return `append ${op.input.phase}`;
+  if (op.kind === 'barrier') return `makeDurable #${barriers + 1}`;
+  const later = 'durability' in op && op.durability === 'next-barrier' ? ' (next-barrier)' : '';
+  return op.kind === 'intent' ? `recordIntent${later}` : `recordResult${later}`;
+}
+
+async function main(): Promise<void> {
+  const runs = Number(argValue('--runs') ?? 8);
+  if (!Number.isInteger(runs) || runs < 1)
+    throw new Error(`--runs must be a positive integer, got ${argValue('--runs')}`);
+  const cpuOnly = process.argv.includes('--cpu-only');
+  if (cpuOnly) {
+    (fs as { fdatasync: unknown }).fdatasync = (_fd: number, cb: (err: null) => void) => setImmediate(() => cb(null));
+  }
+  exposeGc();
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'waypoints-calls-'));
+  const samples: Record<'ours' | 'bare', Map<string, number[]>> = { ours: new Map(), bare: new Map() };
+  const order: string[] = [];
+  /** Each counted step's calls together, per contender (its median is what the bench's step row takes). */
+  const stepMs: Record<'ours' | 'bare', number[]> = { ours: [], bare: [] };
+  try {
+    for (let r = -1; r < runs; r++) {
+      const w = new Workload(1, 'bench-run-0001');
+      const pair: Contender[] = (['ours', 'bare'] as const).map((k) =>
+        makeContender(k, path.join(root, `${r}-${k}`), w),
+      );
+      for (const c of pair) await c.start();
+      for (let s = 1; s <= TO; s++) {
+        const plan = w.nextStep();
+        for (let k = 0; k < pair.length; k++) {
+          const c = pair[(k + s) % pair.length]!;
+          let barriers = 0;
+          let inStep = 0;
+          for (const op of plan.ops) {
+            if (op.kind === 'model') {
+              await c.modelWait?.(); // (off the clock, as in the bench)
+              continue;
+            }
+            const name = label(op, barriers);
+            if (op.kind === 'barrier') barriers++;
+            const t0 = performance.now();
+            await c.apply(op);
+            const ms = performance.now() - t0;
+            inStep += ms;
+            if (r < 0 || s < FROM) continue;
+            const by = samples[c.name as 'ours' | 'bare'];
+            if (!by.has(name)) {
+              by.set(name, []);
+              if (!order.includes(name)) order.push(name);
+            }
+            by.get(name)!.push(ms);
+          }
+          await c.endStep();
+          if (r >= 0 && s >= FROM) stepMs[c.name as 'ours' | 'bare'].push(inStep);
+          fullGc(); // what the step left, collected off the clock before the next contender's step (as the bench)
+        }
+      }
+      for (const c of pair) await c.close();
+    }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+  const steps = runs * (TO - FROM + 1);
+  const f = (ms: number) => ms.toFixed(3);
+  console.log(
+    `\nPer store call, steps ${FROM}–${TO} of ${runs} runs (${steps} steps each)${cpuOnly ? ', fdatasync replaced by a turn of the event loop' : ''}:\n`,
+  );
+  console.log(
+    '| call | calls per step | ours, median | the floor, median | ours per step | the floor per step | ours − the floor per step |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  let ours = 0;
+  let bare = 0;
+  for (const name of order) {
+    const o = samples.ours.get(name) ?? [];
+    const b = samples.bare.get(name) ?? [];
+    const oMs = sum(o) / steps;
+    const bMs = sum(b) / steps;
+    ours += oMs;
+    bare += bMs;
+    console.log(
+      `| ${name} | ${(o.length / steps).toFixed(2)} | ${o.length ? f(median(o)) : '–'} ms | ${b.length ? f(median(b)) : '–'} ms | ${f(oMs)} ms | ${f(bMs)} ms | ${f(oMs - bMs)} ms |`,
+    );
+  }
+  console.log(`| **the step** | | | | **${f(ours)} ms** | **${f(bare)} ms** | **${f(ours - bare)} ms** |`);
+  const [om, bm] = [median(stepMs.ours), median(stepMs.bare)];
+  console.log(
+    `| the step, median (as the bench's row) | | | | ${f(om)} ms | ${f(bm)} ms | ours ÷ the floor ${(om / bm).toFixed(2)} |`,
+  );
+  console.log("\nPer step: what the calls of that kind took in a step, the mean over the window's steps.");
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

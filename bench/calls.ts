@@ -6,6 +6,9 @@
 //   --runs R     fresh runs (default 8; one more before them, not counted, warms the code up)
 //   --cpu-only   fdatasync is replaced by a turn of the event loop: what is left is CPU and the
 //                file system's page cache, so what a call costs beyond the disk shows alone
+//   --between B  what comes between two steps: `gc` (default, as in the bench: a full GC), `none`
+//                (the caches as the last step left them: what the calls cost warm), or `evict`
+//                (64 MB read and written instead of a GC: the CPU caches emptied, the heap untouched)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +27,12 @@ function argValue(name: string): string | undefined {
 }
 
 /** What a call is, as the table names it: a checkpoint by its phase, a barrier by its place in the step. */
+const BETWEEN_SAYS: Record<Between, string> = {
+  gc: 'a full GC',
+  none: 'nothing',
+  evict: 'the CPU caches emptied (no GC)',
+};
+
 function label(op: Op, barriers: number): string {
   if (op.kind === 'append') return `append ${op.input.phase}`;
   if (op.kind === 'barrier') return `makeDurable #${barriers + 1}`;
@@ -31,10 +40,21 @@ function label(op: Op, barriers: number): string {
   return op.kind === 'intent' ? `recordIntent${later}` : `recordResult${later}`;
 }
 
+const BETWEEN = ['gc', 'none', 'evict'] as const;
+type Between = (typeof BETWEEN)[number];
+
+/** Touches one byte of every 64 (a cache line) of a buffer far larger than the CPU's caches. */
+function evictCaches(buf: Buffer): void {
+  for (let i = 0; i < buf.length; i += 64) buf[i] = (buf[i]! + 1) & 0xff;
+}
+
 async function main(): Promise<void> {
   const runs = Number(argValue('--runs') ?? 8);
   if (!Number.isInteger(runs) || runs < 1)
     throw new Error(`--runs must be a positive integer, got ${argValue('--runs')}`);
+  const between = (argValue('--between') ?? 'gc') as Between;
+  if (!BETWEEN.includes(between)) throw new Error(`--between must be one of ${BETWEEN.join(', ')}, got ${between}`);
+  const evictBuf = between === 'evict' ? Buffer.alloc(64 * 1024 * 1024) : null;
   const cpuOnly = process.argv.includes('--cpu-only');
   if (cpuOnly) {
     (fs as { fdatasync: unknown }).fdatasync = (_fd: number, cb: (err: null) => void) => setImmediate(() => cb(null));
@@ -79,7 +99,9 @@ async function main(): Promise<void> {
           }
           await c.endStep();
           if (r >= 0 && s >= FROM) stepMs[c.name as 'ours' | 'bare'].push(inStep);
-          fullGc(); // what the step left, collected off the clock before the next contender's step (as the bench)
+          // What the step left, collected off the clock before the next contender's step (as the bench).
+          if (between === 'gc') fullGc();
+          else if (evictBuf) evictCaches(evictBuf);
         }
       }
       for (const c of pair) await c.close();
@@ -90,7 +112,7 @@ async function main(): Promise<void> {
   const steps = runs * (TO - FROM + 1);
   const f = (ms: number) => ms.toFixed(3);
   console.log(
-    `\nPer store call, steps ${FROM}–${TO} of ${runs} runs (${steps} steps each)${cpuOnly ? ', fdatasync replaced by a turn of the event loop' : ''}:\n`,
+    `\nPer store call, steps ${FROM}–${TO} of ${runs} runs (${steps} steps each), ${BETWEEN_SAYS[between]} between steps${cpuOnly ? ', fdatasync replaced by a turn of the event loop' : ''}:\n`,
   );
   console.log(
     '| call | calls per step | ours, median | the floor, median | ours per step | the floor per step | ours − the floor per step |',

@@ -27,12 +27,6 @@ function argValue(name: string): string | undefined {
 }
 
 /** What a call is, as the table names it: a checkpoint by its phase, a barrier by its place in the step. */
-const BETWEEN_SAYS: Record<Between, string> = {
-  gc: 'a full GC',
-  none: 'nothing',
-  evict: 'the CPU caches emptied (no GC)',
-};
-
 function label(op: Op, barriers: number): string {
   if (op.kind === 'append') return `append ${op.input.phase}`;
   if (op.kind === 'barrier') return `makeDurable #${barriers + 1}`;
@@ -42,6 +36,11 @@ function label(op: Op, barriers: number): string {
 
 const BETWEEN = ['gc', 'none', 'evict'] as const;
 type Between = (typeof BETWEEN)[number];
+const BETWEEN_SAYS: Record<Between, string> = {
+  gc: 'a full GC',
+  none: 'nothing',
+  evict: 'the CPU caches emptied (no GC)',
+};
 
 /** Touches one byte of every 64 (a cache line) of a buffer far larger than the CPU's caches. */
 function evictCaches(buf: Buffer): void {
@@ -99,7 +98,9 @@ async function main(): Promise<void> {
           }
           await c.endStep();
           if (r >= 0 && s >= FROM) stepMs[c.name as 'ours' | 'bare'].push(inStep);
-          // What the step left, collected off the clock before the next contender's step (as the bench).
+          // Off the clock, before the next contender's step: a full GC collects what this one left (as
+          // the bench); `evict` empties the caches instead; `none` leaves both (a scavenge may then
+          // land on a step).
           if (between === 'gc') fullGc();
           else if (evictBuf) evictCaches(evictBuf);
         }

@@ -9,9 +9,13 @@
 //   --between B  what comes between two steps: `gc` (default, as in the bench: a full GC), `none`
 //                (the caches as the last step left them: what the calls cost warm), or `evict`
 //                (64 MB read and written instead of a GC: the CPU caches emptied, the heap untouched)
+//   --profile    V8's sampling profiler meanwhile: where ours' counted calls spent their time, by
+//                file and by function (self time), and the profile in bench/results/calls.cpuprofile
+//                (the times in the first table are then a little slower)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { CallProfiler, nowUs, selfTimeIn, type Profile, type Span } from './callProfile';
 import { makeContender } from './isolated';
 import { exposeGc, fullGc } from './measure';
 import { median, sum } from './stats';
@@ -59,6 +63,10 @@ async function main(): Promise<void> {
     (fs as { fdatasync: unknown }).fdatasync = (_fd: number, cb: (err: null) => void) => setImmediate(() => cb(null));
   }
   exposeGc();
+  const profiler = process.argv.includes('--profile') ? new CallProfiler() : null;
+  /** Ours' counted calls, for the profile. */
+  const spans: Span[] = [];
+  await profiler?.start(50);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'waypoints-calls-'));
   const samples: Record<'ours' | 'bare', Map<string, number[]>> = { ours: new Map(), bare: new Map() };
   const order: string[] = [];
@@ -84,9 +92,11 @@ async function main(): Promise<void> {
             }
             const name = label(op, barriers);
             if (op.kind === 'barrier') barriers++;
+            const us0 = profiler ? nowUs() : 0;
             const t0 = performance.now();
             await c.apply(op);
             const ms = performance.now() - t0;
+            if (profiler && r >= 0 && s >= FROM && c.name === 'ours') spans.push([us0, nowUs()]);
             inStep += ms;
             if (r < 0 || s < FROM) continue;
             const by = samples[c.name as 'ours' | 'bare'];
@@ -138,6 +148,24 @@ async function main(): Promise<void> {
     `| the step, median (as the bench's row) | | | | ${f(om)} ms | ${f(bm)} ms | ours ÷ the floor ${(om / bm).toFixed(2)} |`,
   );
   console.log("\nPer step: what the calls of that kind took in a step, the mean over the window's steps.");
+  if (profiler) await printProfile(await profiler.stop(), spans);
+}
+
+async function printProfile(profile: Profile, spans: Span[]): Promise<void> {
+  const repo = path.resolve(__dirname, '..');
+  const out = path.join(repo, 'bench', 'results', 'calls.cpuprofile');
+  await fs.promises.writeFile(out, JSON.stringify(profile));
+  const t = selfTimeIn(profile, spans, repo);
+  const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+  console.log(
+    `\nWhere ours' counted calls spent their time: ${t.samples} samples, self time (the whole profile: ${path.relative(repo, out)}).\n`,
+  );
+  console.log('| file | share |');
+  console.log('|---|---|');
+  for (const [file, share] of t.byFile.slice(0, 15)) console.log(`| ${file} | ${pct(share)} |`);
+  console.log('\n| function | share |');
+  console.log('|---|---|');
+  for (const [fn, share] of t.byFunction.slice(0, 20)) console.log(`| ${fn} | ${pct(share)} |`);
 }
 
 main().then(

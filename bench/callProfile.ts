@@ -55,15 +55,20 @@ export function selfTimeIn(profile: Profile, spans: readonly Span[], root: strin
   const byFunction = new Map<string, number>();
   let inSpans = 0;
   let t = profile.startTime;
-  let j = 0;
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];
   for (let i = 0; i < samples.length; i++) {
     t += deltas[i] ?? 0;
-    // (samples come in time order: the span that may hold this one only moves forward)
-    while (j < sorted.length && sorted[j]![1] < t) j++;
-    if (j >= sorted.length) break;
-    if (t < sorted[j]![0]) continue;
+    // The last span that starts at or before t (searched each time: a delta can be negative).
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid]![0] <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    const span = sorted[lo - 1];
+    if (!span || t > span[1]) continue;
     const frame = nodes.get(samples[i]!)?.callFrame;
     if (!frame) continue;
     inSpans++;

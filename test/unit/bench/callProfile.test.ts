@@ -46,6 +46,24 @@ describe('bench:calls --profile (selfTimeIn)', () => {
     ]);
   });
 
+  it('counts a sample stamped before the one ahead of it (a negative delta) in its own span', () => {
+    // Samples at 100, 400, 250 (the delta −150), 500: encode, stat, anonymous, encode.
+    const outOfOrder: Profile = { ...profile, samples: [2, 3, 4, 2], timeDeltas: [100, 300, -150, 250] };
+    const t = selfTimeIn(
+      outOfOrder,
+      [
+        [200, 300],
+        [350, 450],
+      ],
+      ROOT,
+    );
+    assert.equal(t.samples, 2);
+    assert.deepEqual(t.byFunction, [
+      ['stat ((native))', 1 / 2],
+      ['(anonymous) (src/store/core/writer.ts)', 1 / 2],
+    ]);
+  });
+
   it('gives nothing, not a division by zero, when no sample falls inside a span', () => {
     const t = selfTimeIn(profile, [[810, 890]], ROOT);
     assert.deepEqual(t, { samples: 0, byFile: [], byFunction: [] });

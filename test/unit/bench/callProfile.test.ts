@@ -1,6 +1,6 @@
 // bench:calls --profile: only the samples inside the calls' spans count, by where the time was spent.
 import * as assert from 'node:assert/strict';
-import { selfTimeIn, type Profile } from '../../../bench/callProfile';
+import { selfTimeIn, type Profile, type Span } from '../../../bench/callProfile';
 
 const ROOT = '/repo';
 const frame = (id: number, functionName: string, url: string) => ({
@@ -22,42 +22,30 @@ const profile: Profile = {
   timeDeltas: [100, 100, 100, 100, 100, 100, 100, 100],
 };
 
+const span = (from: number, to: number): Span => [from, to];
+
 describe('bench:calls --profile (selfTimeIn)', () => {
   it('counts only the samples inside the spans, as shares by file and by function', () => {
     // 150–450 µs holds the samples at 200, 300, 400 (encode, stat, anonymous); 700–800 holds 700, 800 (stat, anonymous).
-    const t = selfTimeIn(
-      profile,
-      [
-        [700, 800],
-        [150, 450],
+    assert.deepEqual(selfTimeIn(profile, [span(700, 800), span(150, 450)], ROOT), {
+      samples: 5,
+      byFile: [
+        ['(native)', 2 / 5],
+        ['src/store/core/writer.ts', 2 / 5],
+        ['src/store/disk/codec.ts', 1 / 5],
       ],
-      ROOT,
-    );
-    assert.equal(t.samples, 5);
-    assert.deepEqual(t.byFile, [
-      ['(native)', 2 / 5],
-      ['src/store/core/writer.ts', 2 / 5],
-      ['src/store/disk/codec.ts', 1 / 5],
-    ]);
-    assert.deepEqual(t.byFunction, [
-      ['stat ((native))', 2 / 5],
-      ['(anonymous) (src/store/core/writer.ts)', 2 / 5],
-      ['encodeOps (src/store/disk/codec.ts)', 1 / 5],
-    ]);
+      byFunction: [
+        ['stat ((native))', 2 / 5],
+        ['(anonymous) (src/store/core/writer.ts)', 2 / 5],
+        ['encodeOps (src/store/disk/codec.ts)', 1 / 5],
+      ],
+    });
   });
 
   it('counts a sample stamped before the one ahead of it (a negative delta) in its own span', () => {
     // Samples at 100, 400, 250 (the delta −150), 500: encode, stat, anonymous, encode.
     const outOfOrder: Profile = { ...profile, samples: [2, 3, 4, 2], timeDeltas: [100, 300, -150, 250] };
-    const t = selfTimeIn(
-      outOfOrder,
-      [
-        [200, 300],
-        [350, 450],
-      ],
-      ROOT,
-    );
-    assert.equal(t.samples, 2);
+    const t = selfTimeIn(outOfOrder, [span(200, 300), span(350, 450)], ROOT);
     assert.deepEqual(t.byFunction, [
       ['stat ((native))', 1 / 2],
       ['(anonymous) (src/store/core/writer.ts)', 1 / 2],
@@ -65,7 +53,6 @@ describe('bench:calls --profile (selfTimeIn)', () => {
   });
 
   it('gives nothing, not a division by zero, when no sample falls inside a span', () => {
-    const t = selfTimeIn(profile, [[810, 890]], ROOT);
-    assert.deepEqual(t, { samples: 0, byFile: [], byFunction: [] });
+    assert.deepEqual(selfTimeIn(profile, [span(810, 890)], ROOT), { samples: 0, byFile: [], byFunction: [] });
   });
 });

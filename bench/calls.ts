@@ -81,6 +81,8 @@ async function main(): Promise<void> {
       for (const c of pair) await c.start();
       for (let s = 1; s <= TO; s++) {
         const plan = w.nextStep();
+        /** A step of the window (the warm-up run and the steps before the window are not counted). */
+        const counted = r >= 0 && s >= FROM;
         for (let k = 0; k < pair.length; k++) {
           const c = pair[(k + s) % pair.length]!;
           let barriers = 0;
@@ -92,13 +94,14 @@ async function main(): Promise<void> {
             }
             const name = label(op, barriers);
             if (op.kind === 'barrier') barriers++;
-            const us0 = profiler ? nowUs() : 0;
-            const t0 = performance.now();
+            // (one clock for the table and the profile: the profiler stamps its samples in it)
+            const us0 = nowUs();
             await c.apply(op);
-            const ms = performance.now() - t0;
-            if (profiler && r >= 0 && s >= FROM && c.name === 'ours') spans.push([us0, nowUs()]);
+            const us1 = nowUs();
+            const ms = (us1 - us0) / 1000;
             inStep += ms;
-            if (r < 0 || s < FROM) continue;
+            if (!counted) continue;
+            if (profiler && c.name === 'ours') spans.push([us0, us1]);
             const by = samples[c.name as 'ours' | 'bare'];
             if (!by.has(name)) {
               by.set(name, []);
@@ -107,7 +110,7 @@ async function main(): Promise<void> {
             by.get(name)!.push(ms);
           }
           await c.endStep();
-          if (r >= 0 && s >= FROM) stepMs[c.name as 'ours' | 'bare'].push(inStep);
+          if (counted) stepMs[c.name as 'ours' | 'bare'].push(inStep);
           // Off the clock, before the next contender's step: a full GC collects what this one left (as
           // the bench); `evict` empties the caches instead; `none` leaves both (a scavenge may then
           // land on a step).
@@ -160,12 +163,11 @@ async function printProfile(profile: Profile, spans: Span[]): Promise<void> {
   console.log(
     `\nWhere ours' counted calls spent their time: ${t.samples} samples, self time (the whole profile: ${path.relative(repo, out)}).\n`,
   );
-  console.log('| file | share |');
-  console.log('|---|---|');
-  for (const [file, share] of t.byFile.slice(0, 15)) console.log(`| ${file} | ${pct(share)} |`);
-  console.log('\n| function | share |');
-  console.log('|---|---|');
-  for (const [fn, share] of t.byFunction.slice(0, 20)) console.log(`| ${fn} | ${pct(share)} |`);
+  const table = (what: string, rows: [string, number][]) =>
+    console.log(`| ${what} | share |\n|---|---|\n${rows.map(([k, share]) => `| ${k} | ${pct(share)} |`).join('\n')}`);
+  table('file', t.byFile.slice(0, 15));
+  console.log();
+  table('function', t.byFunction.slice(0, 20));
 }
 
 main().then(

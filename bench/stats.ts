@@ -28,3 +28,20 @@ export function windowAround(point: number, width: number, n: number): { from: n
   }
   return { from, to };
 }
+
+/**
+ * Two contenders' samples taken in pairs (the same step, one after the other): each one's median,
+ * the median of the differences a − b, and the share of pairs in which a took less time than b.
+ */
+export function paired(
+  a: readonly number[],
+  b: readonly number[],
+): { medianA: number; medianB: number; medianDiff: number; fasterShare: number } {
+  if (a.length !== b.length) throw new Error(`paired samples of unequal length (${a.length}, ${b.length})`);
+  return {
+    medianA: median(a),
+    medianB: median(b),
+    medianDiff: median(a.map((x, i) => x - b[i]!)),
+    fasterShare: a.length === 0 ? NaN : a.filter((x, i) => x < b[i]!).length / a.length,
+  };
+}

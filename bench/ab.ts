@@ -15,20 +15,14 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { argValue, cpuOnlyIfAsked, FROM, runsArg, TO } from './diagnostic';
 import { makeContender } from './isolated';
 import { exposeGc, fullGc } from './measure';
 import { paired } from './stats';
 import { Workload } from './workload';
 import type { Contender } from './contenders/types';
 
-const FROM = 6;
-const TO = 15;
 const REPO = path.resolve(__dirname, '..');
-
-function argValue(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 
 /** `rev`'s src/ and bench/ in `dir`, with the working tree's node_modules; read-only in git (no index, no branch). */
 function exportRev(rev: string, dir: string): void {
@@ -44,9 +38,7 @@ function exportRev(rev: string, dir: string): void {
 type Make = typeof makeContender;
 
 async function main(): Promise<void> {
-  const runs = Number(argValue('--runs') ?? 30);
-  if (!Number.isInteger(runs) || runs < 1)
-    throw new Error(`--runs must be a positive integer, got ${argValue('--runs')}`);
+  const runs = runsArg(30);
   const base = argValue('--base') ?? 'HEAD';
   let commit: string;
   try {
@@ -56,10 +48,7 @@ async function main(): Promise<void> {
   } catch {
     throw new Error(`--base ${base} is not a commit of this repository`);
   }
-  const cpuOnly = process.argv.includes('--cpu-only');
-  if (cpuOnly) {
-    (fs as { fdatasync: unknown }).fdatasync = (_fd: number, cb: (err: null) => void) => setImmediate(() => cb(null));
-  }
+  const cpuOnly = cpuOnlyIfAsked();
   exposeGc();
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'waypoints-ab-'));
   try {

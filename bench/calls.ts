@@ -16,19 +16,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CallProfiler, nowUs, selfTimeIn, type Profile, type Span } from './callProfile';
+import { argValue, cpuOnlyIfAsked, FROM, runsArg, TO } from './diagnostic';
 import { makeContender } from './isolated';
 import { exposeGc, fullGc } from './measure';
 import { median, sum } from './stats';
 import { type Op, Workload } from './workload';
 import type { Contender } from './contenders/types';
-
-const FROM = 6;
-const TO = 15;
-
-function argValue(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
 
 /** What a call is, as the table names it: a checkpoint by its phase, a barrier by its place in the step. */
 function label(op: Op, barriers: number): string {
@@ -52,16 +45,11 @@ function evictCaches(buf: Buffer): void {
 }
 
 async function main(): Promise<void> {
-  const runs = Number(argValue('--runs') ?? 8);
-  if (!Number.isInteger(runs) || runs < 1)
-    throw new Error(`--runs must be a positive integer, got ${argValue('--runs')}`);
+  const runs = runsArg(8);
   const between = (argValue('--between') ?? 'gc') as Between;
   if (!BETWEEN.includes(between)) throw new Error(`--between must be one of ${BETWEEN.join(', ')}, got ${between}`);
   const evictBuf = between === 'evict' ? Buffer.alloc(64 * 1024 * 1024) : null;
-  const cpuOnly = process.argv.includes('--cpu-only');
-  if (cpuOnly) {
-    (fs as { fdatasync: unknown }).fdatasync = (_fd: number, cb: (err: null) => void) => setImmediate(() => cb(null));
-  }
+  const cpuOnly = cpuOnlyIfAsked();
   exposeGc();
   const profiler = process.argv.includes('--profile') ? new CallProfiler() : null;
   /** Ours' counted calls, for the profile. */

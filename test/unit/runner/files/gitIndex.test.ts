@@ -11,7 +11,7 @@ import { FileChangeRecorder } from '../../../../src/runner/files/recorder';
 import { fileSig } from '../../../../src/runner/files/scanTree';
 import { runCommand } from '../../../../src/runner/tools';
 import { tmpDir } from '../helpers';
-import { git, workspace } from './journalSupport';
+import { git, workspace, writtenBeforeGitLooks } from './journalSupport';
 
 /** `git ls-files --stage --debug`: what git itself reads from the index, entry by entry. */
 function gitsEntries(ws: string): Map<string, Omit<IndexEntry, 'intentToAdd'>> {
@@ -175,6 +175,7 @@ describe("file journal: git's index, read by us", () => {
       );
       fs.writeFileSync(path.join(ws, 'dirty.txt'), 'changed\n');
       fs.writeFileSync(path.join(ws, 'staged.txt'), 'staged, not committed\n');
+      writtenBeforeGitLooks(path.join(ws, 'staged.txt'));
       git(ws, 'add', 'staged.txt');
       const repo = (await repoBefore(ws, '', { sigOf: sigOf(ws), way }))!;
       assert.equal(repo.kind, way);
@@ -242,6 +243,7 @@ describe("file journal: git's index, read by us", () => {
     const first = await read();
     assert.equal((await read()).index, first.index, 'unchanged: the parsed index is kept');
     fs.writeFileSync(path.join(ws, 'a.txt'), 'added a\n');
+    writtenBeforeGitLooks(path.join(ws, 'a.txt')); // (not racily clean in the index git writes now)
     git(ws, 'add', 'a.txt'); // git writes a new index and renames it over the old one
     const written = Date.now();
     const afterAdd = await read();
@@ -302,6 +304,7 @@ describe("file journal: git's index, read by us", () => {
     fs.rmSync(path.join(ws, 'sub', '.gitattributes')); // in the index only now
     fs.writeFileSync(path.join(ws, '.gitattributes'), 'c.txt filter=evil\n'); // in the work tree only
     fs.writeFileSync(path.join(ws, 'c.txt'), 'c\n');
+    writtenBeforeGitLooks(path.join(ws, 'c.txt'));
     git(ws, 'add', '-f', 'c.txt');
     git(ws, 'commit', '-qm', 'c');
     assert.deepEqual(indexOf(ws).attributeFiles, ['sub/.gitattributes']);

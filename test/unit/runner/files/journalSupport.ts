@@ -24,12 +24,24 @@ export function git(cwd: string, ...args: string[]): string {
   );
 }
 
-/** A workspace holding `files`; with `git`, committed in a repository. */
+/**
+ * Gives a file a modification time safely before git's next look at it. Written and added in the same
+ * tick of the kernel's file clock, a file is racily clean (its mtime not before the index's), and
+ * git's record rightly cannot vouch for it (git.ts, notAsRecorded): on a fast machine `git add` can
+ * finish within that tick. A file written before git looked is what these tests mean.
+ */
+export function writtenBeforeGitLooks(abs: string): void {
+  const past = new Date(Date.now() - 10_000);
+  fs.utimesSync(abs, past, past);
+}
+
+/** A workspace holding `files`; with `git`, committed in a repository (the files written before git looked). */
 export function workspace(files: Record<string, string | Buffer>, opts: { git?: boolean } = {}): string {
   const dir = tmp('files');
   for (const [rel, content] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     fs.writeFileSync(path.join(dir, rel), content);
+    if (opts.git) writtenBeforeGitLooks(path.join(dir, rel));
   }
   if (opts.git) {
     git(dir, 'init', '-q');

@@ -43,6 +43,8 @@ export class CommitQueue {
   private queue: Pending[] = [];
   private inflight: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** When the oldest op in the queue was queued (Date.now): the backstop counts from it. */
+  private queuedSince = 0;
   /** The commit in flight carries an op handed over with durability 'next-barrier'. */
   private writingOwed = false;
   /**
@@ -73,17 +75,26 @@ export class CommitQueue {
    * written on its own after deferMs (a backstop: the runner makes a barrier every step).
    */
   defer(op: CommitOp, owed = false): void {
+    if (this.queue.length === 0) this.queuedSince = Date.now();
     this.queue.push({ op, durable: false, owed });
     if (this.timer || this.failed) return; // after a failure, retry waits for the next write or flush
-    this.arm();
+    this.arm(this.deferMs);
   }
 
-  /** The backstop timer: what is queued is written on its own after deferMs. */
-  private arm(): void {
+  /**
+   * The backstop timer: what is queued is written on its own once the oldest of it has waited
+   * deferMs. A barrier does not disarm it (a setTimeout and a clearTimeout twice a step cost the
+   * step more than the timer's rare turn): when it fires it looks at what waits, and sleeps again
+   * for what is left of the wait, or ends when nothing does.
+   */
+  private arm(ms: number): void {
     this.timer = setTimeout(() => {
       this.timer = null;
+      if (this.queue.length === 0 || this.failed) return; // (after a failure: the next write or flush retries)
+      const left = this.queuedSince + this.deferMs - Date.now();
+      if (left > 0) return this.arm(left);
       this.kick().catch(() => undefined); // reported through hooks.writeError and `failed`
-    }, this.deferMs);
+    }, ms);
     this.timer.unref();
   }
 
@@ -104,6 +115,7 @@ export class CommitQueue {
 
   private push(ops: readonly CommitOp[], unsynced: boolean): Promise<void> {
     return new Promise((resolve, reject) => {
+      if (this.queue.length === 0) this.queuedSince = Date.now();
       ops.forEach((op, i) =>
         this.queue.push({
           op,
@@ -193,7 +205,7 @@ export class CommitQueue {
         // What came meanwhile: a durable op is written now (its callers wait, with what it carries);
         // deferred ones alone keep waiting, their backstop timer armed again if it fired meanwhile.
         if (this.queue.some((p) => p.durable)) await this.loop();
-        else if (this.queue.length > 0 && !this.timer && !this.failed) this.arm();
+        else if (this.queue.length > 0 && !this.timer && !this.failed) this.arm(this.deferMs);
       })().finally(() => {
         this.inflight = null;
       });
@@ -218,8 +230,6 @@ export class CommitQueue {
 
   private async loop(): Promise<void> {
     while (this.queue.length > 0) {
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = null;
       const batch = this.queue.splice(0);
       this.writingOwed = batch.some((p) => p.owed);
       // A barrier unless every durable op only asked to be written (deferred ones then ride along unsynced).

@@ -18,13 +18,33 @@ export function setOwn(o: Record<string, unknown>, k: string, v: unknown): void 
  * hold one) stays a key (setOwn): assigned, it would drop the key and lend its members to the copy.
  */
 export function copyJson<T>(v: T): T {
-  if (Array.isArray(v)) return v.map(copyJson) as T;
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v)) setOwn(out, k, copyJson((v as Record<string, unknown>)[k]));
-    return out as T;
+  return typeof v === 'object' && v !== null ? (copyNode(v) as T) : v;
+}
+
+/**
+ * copyJson of an object or array. A leaf (most members) is taken as it is, without a call of its
+ * own, and a key is set directly unless it is `__proto__`: on a step's path (the copies handed back
+ * and taken in) the calls per member were most of the copy's cost.
+ */
+function copyNode(v: object): unknown {
+  if (Array.isArray(v)) {
+    const out: unknown[] = [];
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      out.push(typeof x === 'object' && x !== null ? copyNode(x) : x);
+    }
+    return out;
   }
-  return v;
+  const out: Record<string, unknown> = {};
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = (v as Record<string, unknown>)[k];
+    const c = typeof x === 'object' && x !== null ? copyNode(x) : x;
+    if (k === '__proto__') setOwn(out, k, c);
+    else out[k] = c;
+  }
+  return out;
 }
 
 /**
@@ -71,13 +91,26 @@ function jsonCopy(v: unknown, depth: number): unknown {
     return v;
   }
   if (typeof v !== 'object' || depth > MAX_FAST_DEPTH) throw NOT_JSON;
-  if (Array.isArray(v)) return v.map((x) => (x === undefined ? null : jsonCopy(x, depth + 1)));
+  // (a string, boolean or null member is taken here, without a call of its own: most members are)
+  if (Array.isArray(v)) {
+    const out: unknown[] = [];
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      out.push(x === undefined ? null : typeof x === 'string' || typeof x === 'boolean' || x === null ? x : jsonCopy(x, depth + 1));
+    }
+    return out;
+  }
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) throw NOT_JSON;
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) {
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
     const x = (v as Record<string, unknown>)[k];
-    if (x !== undefined) setOwn(out, k, jsonCopy(x, depth + 1));
+    if (x === undefined) continue;
+    const c = typeof x === 'string' || typeof x === 'boolean' || x === null ? x : jsonCopy(x, depth + 1);
+    if (k === '__proto__') setOwn(out, k, c);
+    else out[k] = c;
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // Input validation shared by both backends, and the write-cost rule: an append validates and
 // copies only what is new (the snapshot header and the new tails of its lists), never the history.
 import type { z } from 'zod';
-import { merged, toJsonData } from './copy';
+import { setOwn, toJsonData } from './copy';
 import { isExactly, jsonEqual } from '../../common/json';
 import { parseFast } from './fastValid';
 import { InvalidInputError, InvalidKeyError } from '../api/errors';
@@ -53,6 +53,7 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown, what: string
 }
 
 const HeaderInput = RuntimeSnapshot.omit({ messages: true, tool_executions: true, subagent_executions: true });
+const LIST_KEYS: ReadonlySet<string> = new Set(LIST_FIELDS);
 
 /** The checkpoints that must be on disk before append() resolves (README: durability classes). */
 export function isDurableAppend(input: AppendInput): boolean {
@@ -77,21 +78,22 @@ export function prepareAppend(model: RunModel, input: AppendInput, now: number):
   let lists: ListTails | undefined;
   if (input.snapshot) {
     const snap = input.snapshot as unknown as Record<string, unknown>;
-    const rest: Record<string, unknown> = { ...snap };
-    for (const field of LIST_FIELDS) {
+    for (const field of LIST_FIELDS)
       if (!Array.isArray(snap[field])) throw new InvalidInputError(`snapshot.${field} must be an array`);
-      delete rest[field];
-    }
-    const h = parseInput(HeaderInput, rest, 'snapshot');
+    // The header is the snapshot without its lists, built key by key (a spread and three deletes made
+    // a copy in V8's slow dictionary form, copied again by parseInput and once more to add the counts).
+    const rest: Record<string, unknown> = {};
+    for (const k of Object.keys(snap)) if (!LIST_KEYS.has(k)) setOwn(rest, k, snap[k]);
+    // parseInput's result is the store's own (a fresh copy, or zod's output): the counts go on it.
+    const h = parseInput(HeaderInput, rest, 'snapshot') as Record<string, unknown>;
     for (const field of LIST_FIELDS) {
       const tail = computeTail(model, field, snap[field] as unknown[]);
       if (tail) (lists ??= {})[field] = tail;
     }
-    header = merged<SnapshotHeader>(h, {
-      message_count: (snap.messages as unknown[]).length,
-      tool_execution_count: (snap.tool_executions as unknown[]).length,
-      subagent_execution_count: (snap.subagent_executions as unknown[]).length,
-    });
+    h.message_count = (snap.messages as unknown[]).length;
+    h.tool_execution_count = (snap.tool_executions as unknown[]).length;
+    h.subagent_execution_count = (snap.subagent_executions as unknown[]).length;
+    header = h as SnapshotHeader;
   }
   const seq = model.lastSeq + 1;
   const meta = model.meta;

@@ -234,7 +234,8 @@ export class DiskEngine implements Engine {
     return s?.format === 1 || s?.compactFirst === true;
   }
 
-  async writeCommit(
+  // (Not an async function: the caller waits on append's own promise, without a turn of its own.)
+  writeCommit(
     runId: string,
     ops: readonly CommitOp[],
     _meta?: RunMeta,
@@ -242,9 +243,9 @@ export class DiskEngine implements Engine {
     meanwhile?: () => void,
   ): Promise<void> {
     const f = this.runs.get(runId);
-    if (!f?.lock) throw new RunNotOwnedError(runId);
+    if (!f?.lock) return Promise.reject(new RunNotOwnedError(runId));
     // The lock is checked before anything is written: nothing is written until it is known to be ours.
-    await f.log.append(ops, sync, f.lock.verify(runId), meanwhile);
+    return f.log.append(ops, sync, f.lock.verify(runId), meanwhile);
   }
 
   async syncCommits(runId: string): Promise<void> {
@@ -254,10 +255,10 @@ export class DiskEngine implements Engine {
     await f.log.sync();
   }
 
-  async writeWitness(runId: string, w: TailWitness, opts: { reset: boolean } = { reset: false }): Promise<void> {
+  writeWitness(runId: string, w: TailWitness, opts: { reset: boolean } = { reset: false }): Promise<void> {
     const f = this.runs.get(runId);
-    if (!f?.lock || f.lock.lost) return;
-    await f.log.writeWitness(w, opts);
+    if (!f?.lock || f.lock.lost) return Promise.resolve();
+    return f.log.writeWitness(w, opts); // (never rejects: runLog swallows a witness's failure)
   }
 
   prepareWitness(runId: string, w: TailWitness): void {

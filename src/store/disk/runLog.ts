@@ -59,6 +59,8 @@ export class RunLog {
   private dirty = false;
   /** Witness writes in order; closing the file waits for them (its descriptor is never reused under one). */
   private witnessChain: Promise<void> = Promise.resolve();
+  /** No witness write is in flight (witnessChain has settled): the next may be written at once. */
+  private witnessIdle = true;
   /** A witness's slot encoded ahead (prepareWitness), for writeWitness with that very object. */
   private preparedSlot: { w: TailWitness; slot: Buffer } | null = null;
   /** A compaction is replacing the segment: witness writes wait for the new one (it starts with the newest). */
@@ -142,7 +144,7 @@ export class RunLog {
       this.dirty = false;
       tail.allocated = tail.size;
     }
-    const fd = await this.segmentFd(tail);
+    const fd = this.fd ?? (await this.segmentFd(tail));
     try {
       await this.fsl.pwrite(fd, frame, tail.size);
       if (sync) {
@@ -295,6 +297,13 @@ export class RunLog {
     const prepared = this.preparedSlot?.w === w && !opts.reset ? this.preparedSlot.slot : null;
     this.preparedSlot = null;
     this.s.witness = w;
+    const tail = this.s.tail;
+    if (prepared && this.witnessIdle && this.fd !== null && !this.compacting && tail && tail.witnessAt !== null) {
+      // The usual case, after a barrier: nothing queued before it and the segment open — the slot is
+      // written now, without the chain's turns between the barrier and its caller.
+      const written = this.fsl.pwrite(this.fd, prepared, tail.witnessAt + (w.commits % 2) * SLOT);
+      return this.chainWitness(written);
+    }
     const run = async () => {
       const tail = this.s.tail;
       if (this.compacting) this.witnessSkipped = true;
@@ -303,9 +312,18 @@ export class RunLog {
       if (opts.reset) await this.fsl.pwrite(fd, areaOf(w), tail.witnessAt);
       else await this.fsl.pwrite(fd, prepared ?? encodeSlot(w), tail.witnessAt + (w.commits % 2) * SLOT);
     };
-    const next = this.witnessChain.then(run);
-    this.witnessChain = next.catch(() => undefined);
-    return next.catch(() => undefined);
+    return this.chainWitness(this.witnessChain.then(run));
+  }
+
+  /** `next` becomes the last witness write in order; its failure is swallowed (a lagging witness only weakens detection). */
+  private chainWitness(next: Promise<void>): Promise<void> {
+    const done = next.catch(() => undefined);
+    this.witnessChain = done;
+    this.witnessIdle = false;
+    void done.then(() => {
+      if (this.witnessChain === done) this.witnessIdle = true;
+    });
+    return done;
   }
 
   /**

@@ -96,7 +96,13 @@ function jsonCopy(v: unknown, depth: number): unknown {
     const out: unknown[] = [];
     for (let i = 0; i < v.length; i++) {
       const x: unknown = v[i];
-      out.push(x === undefined ? null : typeof x === 'string' || typeof x === 'boolean' || x === null ? x : jsonCopy(x, depth + 1));
+      out.push(
+        x === undefined
+          ? null
+          : typeof x === 'string' || typeof x === 'boolean' || x === null
+            ? x
+            : jsonCopy(x, depth + 1),
+      );
     }
     return out;
   }

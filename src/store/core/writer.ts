@@ -319,7 +319,7 @@ export class StoreWriter {
       if (!h.owned) throw notOwned(runId);
       const failed = h.writer!.failed;
       if (failed) await this.retryAfterFailure(h, failed);
-      return await fn(h);
+      return fn(h);
     });
   }
 

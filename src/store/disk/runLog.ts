@@ -297,11 +297,11 @@ export class RunLog {
     const prepared = this.preparedSlot?.w === w && !opts.reset ? this.preparedSlot.slot : null;
     this.preparedSlot = null;
     this.s.witness = w;
-    const tail = this.s.tail;
-    if (prepared && this.witnessIdle && this.fd !== null && !this.compacting && tail && tail.witnessAt !== null) {
+    const area = this.s.tail?.witnessAt ?? null;
+    if (prepared && this.witnessIdle && this.fd !== null && !this.compacting && area !== null) {
       // The usual case, after a barrier: nothing queued before it and the segment open — the slot is
       // written now, without the chain's turns between the barrier and its caller.
-      const written = this.fsl.pwrite(this.fd, prepared, tail.witnessAt + (w.commits % 2) * SLOT);
+      const written = this.fsl.pwrite(this.fd, prepared, area + (w.commits % 2) * SLOT);
       return this.chainWitness(written);
     }
     const run = async () => {

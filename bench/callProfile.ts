@@ -47,10 +47,17 @@ function placeOf(url: string, root: string): string {
   return path.isAbsolute(file) ? path.relative(root, file) : file;
 }
 
-/** The self time of the samples that fall inside `spans`, as shares of them (descending). */
-export function selfTimeIn(profile: Profile, spans: readonly Span[], root: string): SelfTime {
+/**
+ * The self time of the samples that fall inside `spans`, as shares of them (descending); with
+ * `inclusive`, a function's share counts every sample it is on the stack of (once, however deep) —
+ * what it and what it calls cost, as far as the stack reaches (an await cuts it: the code after one
+ * runs under the microtask queue, not under its caller).
+ */
+export function selfTimeIn(profile: Profile, spans: readonly Span[], root: string, inclusive = false): SelfTime {
   const sorted = [...spans].sort((a, b) => a[0] - b[0]);
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parents = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parents.set(c, n.id);
   const byFile = new Map<string, number>();
   const byFunction = new Map<string, number>();
   let inSpans = 0;
@@ -69,14 +76,19 @@ export function selfTimeIn(profile: Profile, spans: readonly Span[], root: strin
     }
     const span = sorted[lo - 1];
     if (!span || t > span[1]) continue;
-    const frame = nodes.get(samples[i]!)?.callFrame;
-    if (!frame) continue;
+    if (!nodes.get(samples[i]!)) continue;
     inSpans++;
-    const place = placeOf(frame.url, root);
-    byFile.set(place, (byFile.get(place) ?? 0) + 1);
-    // (no line: tsx runs each file as one transpiled line, so the profiler's lines say nothing)
-    const fn = `${frame.functionName || '(anonymous)'} (${place})`;
-    byFunction.set(fn, (byFunction.get(fn) ?? 0) + 1);
+    const files = new Set<string>();
+    const fns = new Set<string>();
+    for (let id: number | undefined = samples[i]; id !== undefined; id = inclusive ? parents.get(id) : undefined) {
+      const frame = nodes.get(id)!.callFrame;
+      const place = placeOf(frame.url, root);
+      files.add(place);
+      // (no line: tsx runs each file as one transpiled line, so the profiler's lines say nothing)
+      fns.add(`${frame.functionName || '(anonymous)'} (${place})`);
+    }
+    for (const place of files) byFile.set(place, (byFile.get(place) ?? 0) + 1);
+    for (const fn of fns) byFunction.set(fn, (byFunction.get(fn) ?? 0) + 1);
   }
   const shares = (m: Map<string, number>): [string, number][] =>
     [...m].map(([k, v]): [string, number] => [k, inSpans ? v / inSpans : 0]).sort((a, b) => b[1] - a[1]);

@@ -10,7 +10,8 @@
 //                (the caches as the last step left them: what the calls cost warm), or `evict`
 //                (64 MB read and written instead of a GC: the CPU caches emptied, the heap untouched)
 //   --profile    V8's sampling profiler meanwhile: where ours' counted calls spent their time, by
-//                file and by function (self time), and the profile in bench/results/calls.cpuprofile
+//                file and by function (self time, then inclusive), and the profile in
+//                bench/results/calls.cpuprofile
 //                (the times in the first table are then a little slower)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -156,6 +157,13 @@ async function printProfile(profile: Profile, spans: Span[]): Promise<void> {
   table('file', t.byFile.slice(0, 15));
   console.log();
   table('function', t.byFunction.slice(0, 20));
+  const all = selfTimeIn(profile, spans, repo, true);
+  console.log(
+    "\nThe same samples, inclusive: a file's or function's share counts every sample it is on the stack of.\n",
+  );
+  table('file', all.byFile.filter(([k]) => k.startsWith('src/')).slice(0, 20));
+  console.log();
+  table('function', all.byFunction.filter(([k]) => !/^\((root|program|anonymous)\)/.test(k)).slice(0, 30));
 }
 
 main().then(

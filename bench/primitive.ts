@@ -1,17 +1,16 @@
 // The disk's limit, measured in the same process and interleaved with the contenders: a 4 KB
 // append to an open file followed by fdatasync — one durable barrier, what the store's segment log
-// does per durable commit and what no durable write can beat. It goes through the same promisified
-// fs calls (libuv pool) as the store's fs layer, so both pay the same per-call overhead. Like the
-// store's segment, the file grows with every append (so each fdatasync also persists its new size).
+// does per durable commit and what no durable write can beat. It makes its write and its fdatasync
+// through the store's own fs layer (src/store/disk/fsLayer.ts: a write of up to 64 KB on the calling
+// thread, fdatasync on libuv's pool), so the two pay the same per-call overhead by construction.
+// (Until 2026-12-06 it made both calls through `promisify`d fs on the pool: one trip more than a
+// barrier of the store since f78c731, 0.05–0.08 ms of a 0.3–0.5 ms append after a full GC, so the
+// ratios to it read 10–20 % lower than they do now for the same step: bench/README.md.) Like the store's
+// segment, the file grows with every append (so each fdatasync also persists its new size).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-
-const openP = promisify(fs.open);
-const writeP = promisify(fs.write);
-const fdatasyncP = promisify(fs.fdatasync);
-const closeP = promisify(fs.close);
+import { nodeFs } from '../src/store/disk/fsLayer';
 
 export class RawAppend {
   private fd: number | undefined;
@@ -22,18 +21,19 @@ export class RawAppend {
 
   /** One pwrite of `bytes` (default 4 KB) at the end of the file + fdatasync; returns its duration in ms. */
   async once(bytes = 4096): Promise<number> {
-    if (this.fd === undefined) this.fd = await openP(path.join(this.dir, 'append.bin'), 'w+', 0o600);
+    this.fd ??= fs.openSync(path.join(this.dir, 'append.bin'), 'w+', 0o600);
     if (bytes > this.data.length) this.data = crypto.randomBytes(bytes);
+    const data = bytes === this.data.length ? this.data : this.data.subarray(0, bytes);
     const t0 = performance.now();
-    await writeP(this.fd, this.data, 0, bytes, this.offset);
-    await fdatasyncP(this.fd);
+    await nodeFs.pwrite(this.fd, data, this.offset);
+    await nodeFs.fdatasync(this.fd);
     const ms = performance.now() - t0;
     this.offset += bytes;
     return ms;
   }
 
   async close(): Promise<void> {
-    if (this.fd !== undefined) await closeP(this.fd);
+    if (this.fd !== undefined) fs.closeSync(this.fd);
     this.fd = undefined;
   }
 }

@@ -2,11 +2,10 @@
 // append to an open file followed by fdatasync — one durable barrier, what the store's segment log
 // does per durable commit and what no durable write can beat. It makes its write and its fdatasync
 // through the store's own fs layer (src/store/disk/fsLayer.ts: a write of up to 64 KB on the calling
-// thread, fdatasync on libuv's pool), so the two pay the same per-call overhead by construction.
-// (Until 2026-12-06 it made both calls through `promisify`d fs on the pool: one trip more than a
-// barrier of the store since f78c731, 0.05–0.08 ms of a 0.3–0.5 ms append after a full GC, so the
-// ratios to it read 10–20 % lower than they do now for the same step: bench/README.md.) Like the store's
-// segment, the file grows with every append (so each fdatasync also persists its new size).
+// thread, fdatasync on libuv's pool), so the two pay the same per-call overhead by construction
+// (before 2026-12-06 it made one pool trip more: bench/README.md, "Distance to the disk's limit").
+// Like the store's segment, the file grows with every append (so each fdatasync also persists its
+// new size).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,7 +22,7 @@ export class RawAppend {
   async once(bytes = 4096): Promise<number> {
     this.fd ??= fs.openSync(path.join(this.dir, 'append.bin'), 'w+', 0o600);
     if (bytes > this.data.length) this.data = crypto.randomBytes(bytes);
-    const data = bytes === this.data.length ? this.data : this.data.subarray(0, bytes);
+    const data = this.data.subarray(0, bytes);
     const t0 = performance.now();
     await nodeFs.pwrite(this.fd, data, this.offset);
     await nodeFs.fdatasync(this.fd);

@@ -31,6 +31,8 @@ export class RunsTreeModel {
   private readonly pages = new Map<string, CheckpointPage>();
   private readonly restoreLists = new Map<string, RestoreRecord[]>();
   private readonly approvalMaps = new Map<string, Map<string, Approval>>();
+  /** How often each run was deleted: a refresh that read a run before its deletion must not bring it back. */
+  private readonly deletions = new Map<string, number>();
   private threadList: Thread[] | undefined;
   private loading: Promise<void> | undefined;
   private readonly changed = new Emitter<string | undefined>();
@@ -56,6 +58,7 @@ export class RunsTreeModel {
         this.restoreLists.delete(e.run_id);
         this.fire(e.run_id);
       } else if (e.kind === 'run-deleted') {
+        this.deletions.set(e.run_id, (this.deletions.get(e.run_id) ?? 0) + 1);
         this.runs.delete(e.run_id);
         this.threadList = undefined;
         this.pages.delete(e.run_id);
@@ -197,7 +200,9 @@ export class RunsTreeModel {
   private async refreshRun(runId: string): Promise<void> {
     const known = this.runs.get(runId);
     const before = known && this.thread(known.thread_id);
+    const deletions = this.deletions.get(runId);
     const after = await this.store.getRun(runId).catch(() => undefined);
+    if (this.deletions.get(runId) !== deletions) return; // deleted meanwhile: what was read is gone
     if (after) this.runs.set(runId, after);
     else this.runs.delete(runId);
     this.threadList = undefined;

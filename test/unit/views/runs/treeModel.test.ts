@@ -144,6 +144,50 @@ describe('runs tree: live pages', () => {
   });
 });
 
+describe('runs tree: a run deleted while its summary is read', () => {
+  it('stays gone: the summary read before the deletion does not bring it back', async () => {
+    const mem = createMemoryStore();
+    const { run, lease } = await mem.createRun(h.newRun('deleted-meanwhile'), owner());
+    await mem.append(run.run_id, h.runStarted());
+    await lease.release();
+    let read: Promise<unknown> | undefined;
+    // The tree's refresh reads the run's summary; the run is deleted before that read returns.
+    const racing = new Proxy(mem, {
+      get(target, key) {
+        if (key === 'getRun') {
+          return (runId: string) =>
+            (read ??= (async () => {
+              const summary = await target.getRun(runId);
+              await target.deleteRun(runId);
+              return summary;
+            })());
+        }
+        const v = Reflect.get(target, key);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const model = new RunsTreeModel(racing);
+    try {
+      await model.load();
+      assert.ok(model.get(run.run_id), 'listed before');
+      const again = await mem.acquire(run.run_id, owner());
+      await mem.setRunState(run.run_id, 'paused_cancelled', 'a change the tree refreshes'); // → getRun
+      await again.release();
+      assert.ok(read, 'the change made the tree read the summary');
+      assert.ok(await read, 'the read returned the summary as it was before the deletion');
+      await new Promise((r) => setImmediate(r)); // the refresh's continuation after the read
+      assert.equal(await mem.getRun(run.run_id), undefined, 'deleted in the store');
+      assert.equal(model.get(run.run_id), undefined, 'and gone from the tree');
+      assert.deepEqual(
+        model.all().map((r) => r.run_id),
+        [],
+      );
+    } finally {
+      model.dispose();
+    }
+  });
+});
+
 describe('runs tree: a 1000-step run', function () {
   this.timeout(120_000);
   const STEPS = 1000;

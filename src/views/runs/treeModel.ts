@@ -31,8 +31,9 @@ export class RunsTreeModel {
   private readonly pages = new Map<string, CheckpointPage>();
   private readonly restoreLists = new Map<string, RestoreRecord[]>();
   private readonly approvalMaps = new Map<string, Map<string, Approval>>();
-  /** How often each run was deleted: a refresh that read a run before its deletion must not bring it back. */
-  private readonly deletions = new Map<string, number>();
+  /** Deletions seen, and when each run was deleted (in that count): a read begun before a run's deletion must not bring it back. */
+  private deletes = 0;
+  private readonly deletedAt = new Map<string, number>();
   private threadList: Thread[] | undefined;
   private loading: Promise<void> | undefined;
   private readonly changed = new Emitter<string | undefined>();
@@ -58,7 +59,7 @@ export class RunsTreeModel {
         this.restoreLists.delete(e.run_id);
         this.fire(e.run_id);
       } else if (e.kind === 'run-deleted') {
-        this.deletions.set(e.run_id, (this.deletions.get(e.run_id) ?? 0) + 1);
+        this.deletedAt.set(e.run_id, ++this.deletes);
         this.runs.delete(e.run_id);
         this.threadList = undefined;
         this.pages.delete(e.run_id);
@@ -71,10 +72,11 @@ export class RunsTreeModel {
   /** Loads every run summary once (from the index: no run's history is read). */
   load(): Promise<void> {
     this.loading ??= (async () => {
+      const since = this.deletes;
       let cursor: string | undefined;
       do {
         const page = await this.store.listRuns({ limit: 500, ...(cursor ? { cursor } : {}) });
-        for (const r of page.runs) this.runs.set(r.run_id, r);
+        for (const r of page.runs) if (!this.deletedSince(r.run_id, since)) this.runs.set(r.run_id, r);
         this.threadList = undefined;
         cursor = page.cursor;
       } while (cursor);
@@ -200,15 +202,20 @@ export class RunsTreeModel {
   private async refreshRun(runId: string): Promise<void> {
     const known = this.runs.get(runId);
     const before = known && this.thread(known.thread_id);
-    const deletions = this.deletions.get(runId);
+    const since = this.deletes;
     const after = await this.store.getRun(runId).catch(() => undefined);
-    if (this.deletions.get(runId) !== deletions) return; // deleted meanwhile: what was read is gone
+    if (this.deletedSince(runId, since)) return; // deleted meanwhile: what was read is gone
     if (after) this.runs.set(runId, after);
     else this.runs.delete(runId);
     this.threadList = undefined;
     // A new run (a new thread, or a turn joining one) or a thread that moved between groups changes the list; otherwise only its own nodes.
     const now = after && this.thread(after.thread_id);
     this.fire(!before || !now || before.group !== now.group ? undefined : runId);
+  }
+
+  /** Whether `runId` was deleted after the count stood at `since` (a read begun then may hold it). */
+  private deletedSince(runId: string, since: number): boolean {
+    return (this.deletedAt.get(runId) ?? 0) > since;
   }
 
   private fire(runId: string | undefined): void {

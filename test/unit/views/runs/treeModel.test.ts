@@ -188,6 +188,38 @@ describe('runs tree: a run deleted while its summary is read', () => {
   });
 });
 
+describe('runs tree: a run deleted while the list is read', () => {
+  it('stays gone: the page read before the deletion does not bring it back', async () => {
+    const mem = createMemoryStore();
+    const { run, lease } = await mem.createRun(h.newRun('deleted-while-listed'), owner());
+    await mem.append(run.run_id, h.runStarted());
+    await lease.release();
+    let listedBefore = 0;
+    const racing = new Proxy(mem, {
+      get(target, key) {
+        if (key === 'listRuns') {
+          return async (...args: Parameters<CheckpointStore['listRuns']>) => {
+            const page = await target.listRuns(...args);
+            listedBefore = page.runs.length;
+            await target.deleteRun(run.run_id);
+            return page;
+          };
+        }
+        const v = Reflect.get(target, key);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const model = new RunsTreeModel(racing);
+    try {
+      await model.load();
+      assert.equal(listedBefore, 1, 'the page was read with the run in it');
+      assert.equal(model.get(run.run_id), undefined, 'the tree does not hold it');
+    } finally {
+      model.dispose();
+    }
+  });
+});
+
 describe('runs tree: a 1000-step run', function () {
   this.timeout(120_000);
   const STEPS = 1000;

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // esbuild for every bundle the project ships or tests:
 //   dist/extension.js        the extension (CommonJS, `vscode` external)
-//   dist/*.wasm, dist/argvRunner.cjs  the bash grammar and the argv runner run_command loads at run time
+//   dist/*.wasm, dist/*.cjs  the bash grammar and the argv runner (with the modules it requires)
+//                            run_command loads at run time
 //   media/dist/*.js|css      webview scripts for the browser + codicons
 //   out/test/suite/*.js      the in-host mocha suite (runs inside VS Code's extension host)
 // --production minifies and drops source maps from the extension bundle (the webview bundles are
@@ -96,7 +97,8 @@ function copyShellAssets() {
   fs.mkdirSync(to, { recursive: true });
   const wasm = path.join(root, 'node_modules/@vscode/tree-sitter-wasm/wasm');
   for (const f of ['tree-sitter.wasm', 'tree-sitter-bash.wasm']) fs.copyFileSync(path.join(wasm, f), path.join(to, f));
-  fs.copyFileSync(path.join(root, 'src/runner/tools/shell/argvRunner.cjs'), path.join(to, 'argvRunner.cjs'));
+  for (const f of ['argvRunner.cjs', 'programs.cjs', 'gitHardening.cjs'])
+    fs.copyFileSync(path.join(root, 'src/runner/tools/shell', f), path.join(to, f));
 }
 
 const active = builds.filter((b) => Array.isArray(b.entryPoints) && b.entryPoints.length > 0);

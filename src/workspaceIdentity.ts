@@ -5,6 +5,7 @@
 // repository; or a name the user chooses (agentWaypoints.store.workspaceName). vscode-free.
 import { execFile } from 'node:child_process';
 import { findGit } from './runner/files/git';
+import { gitEnv } from './runner/tools/shell/gitHardening.cjs';
 
 export interface WorkspaceIdentity {
   /** The key runs are stored under. */
@@ -33,14 +34,15 @@ async function firstRemoteUrl(root: string): Promise<string | undefined> {
 
 /**
  * git from PATH outside the workspace (findGit), with the repository's config not trusted to run
- * anything (core.fsmonitor off, no implicit bare repository): the workspace may be hostile.
+ * anything (gitHardening.cjs: core.fsmonitor off, no hooks, no implicit bare repository): the
+ * workspace may be hostile.
  */
 function git(cwd: string, args: string[]): Promise<string | undefined> {
   const exe = findGit({ env: process.env, workspaceRoot: cwd });
   if (!exe) return Promise.resolve(undefined);
-  const hardened = ['-c', 'core.fsmonitor=false', '-c', 'safe.bareRepository=explicit', '-C', cwd, ...args];
+  const opts = { timeout: 5_000, env: gitEnv(process.env), windowsHide: true };
   return new Promise((resolve) => {
-    execFile(exe, hardened, { timeout: 5_000 }, (err, stdout) => resolve(err ? undefined : stdout.trim()));
+    execFile(exe, ['-C', cwd, ...args], opts, (err, stdout) => resolve(err ? undefined : stdout.trim()));
   });
 }
 

@@ -6,8 +6,8 @@
 //    stat from the scan before is checked against the entry git recorded, as `git status` checks
 //    it — one read of the index, not a stat of the whole tree. The default.
 //  - `git status` before the command (and HEAD's blobs after it): where the index is one we do not
-//    read (a split or sparse index, SHA-256, a GIT_DIR or GIT_INDEX_FILE in the host's environment)
-//    and on Windows, whose git records other stat fields than Node sees.
+//    read (a split or sparse index, SHA-256) and on Windows, whose git records other stat fields
+//    than Node sees.
 // Only these commands run, with optional locks off so not even the index's stat cache is refreshed:
 //   git rev-parse --verify HEAD · git status --porcelain · git check-attr · git ls-tree · git cat-file
 // Never add, checkout, reset, stash, or anything that writes the repository, its index or branches.
@@ -16,69 +16,26 @@
 // empty and relative PATH entries (they mean the current folder — the workspace) and entries inside
 // the workspace, so a `git` or `git.exe` the repository carries never runs (Windows would otherwise
 // try the current folder first). And the repository's config is not trusted to run programs either:
-// core.fsmonitor is off, and a bare repository is never picked up implicitly from the workspace.
+// git runs with the configuration and environment a git the allow list lets through gets
+// (tools/shell/gitHardening.cjs: no fsmonitor, no hooks, no bare repository picked up implicitly, the
+// host's GIT_DIR and the like dropped), and `git status` with the repository's filters off.
 import { execFile } from 'node:child_process';
-import {
-  accessSync,
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readFileSync,
-  readSync,
-  realpathSync,
-  statSync,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { gitEnv, gitSettings } from '../tools/shell/gitHardening.cjs';
+import { findProgram, type Lookup } from '../tools/shell/programs.cjs';
 import { type FileSig, isRacy } from './scanTree';
 import { type GitIndex, type IndexEntry, readGitIndex } from './gitIndex';
 
 const GIT_TIMEOUT_MS = 20_000;
 const MAX_OUTPUT = 256 * 1024 * 1024;
-const HARDENING = ['-c', 'core.fsmonitor=false', '-c', 'safe.bareRepository=explicit'];
 
-export interface GitLookup {
-  /** PATH as the host sees it. */
-  env: NodeJS.ProcessEnv;
-  workspaceRoot: string;
-  platform?: NodeJS.Platform;
-}
+export type GitLookup = Lookup;
 
 /** The absolute path of git from PATH, outside the workspace; null when there is none. */
 export function findGit(o: GitLookup): string | null {
-  const win = (o.platform ?? process.platform) === 'win32';
-  const pathVar = Object.entries(o.env).find(([k]) => (win ? k.toUpperCase() === 'PATH' : k === 'PATH'))?.[1] ?? '';
-  const root = realOr(path.resolve(o.workspaceRoot));
-  const isAbs = win ? path.win32.isAbsolute : path.posix.isAbsolute;
-  for (const raw of pathVar.split(win ? ';' : ':')) {
-    const dir = raw.replace(/^"(.*)"$/, '$1'); // Windows PATH entries may be quoted
-    if (dir === '' || !isAbs(dir)) continue; // the current folder, spelled '' or relatively
-    if (inside(root, realOr(dir))) continue;
-    const exe = path.join(dir, win ? 'git.exe' : 'git');
-    try {
-      if (!statSync(exe).isFile()) continue;
-      if (!win) accessSync(exe, constants.X_OK);
-      return exe;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
-
-function realOr(p: string): string {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return p;
-  }
-}
-
-function inside(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (rel !== '..' && !rel.startsWith('..' + path.sep) && !path.isAbsolute(rel));
+  return findProgram((o.platform ?? process.platform) === 'win32' ? 'git.exe' : 'git', o);
 }
 
 let cached: { key: string; git: string | null } | undefined;
@@ -90,25 +47,19 @@ function gitFor(workspaceRoot: string): string {
   return cached.git;
 }
 
+/** `env`: gitEnv's, or gitSettings' for a command that may run what the repository's config names. */
 function git(
   workspaceRoot: string,
   cwd: string,
   args: string[],
   input?: string,
-  env: Record<string, string> = {},
+  env: NodeJS.ProcessEnv = gitEnv(process.env),
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       gitFor(workspaceRoot),
-      ['--no-optional-locks', '-c', 'core.quotepath=off', ...HARDENING, ...args],
-      {
-        cwd,
-        encoding: 'buffer',
-        maxBuffer: MAX_OUTPUT,
-        timeout: GIT_TIMEOUT_MS,
-        windowsHide: true,
-        env: { ...process.env, GIT_OPTIONAL_LOCKS: '0', GIT_TERMINAL_PROMPT: '0', ...env },
-      },
+      ['--no-optional-locks', '-c', 'core.quotepath=off', ...args],
+      { cwd, encoding: 'buffer', maxBuffer: MAX_OUTPUT, timeout: GIT_TIMEOUT_MS, windowsHide: true, env },
       (err, stdout) => (err ? reject(err) : resolve(stdout)),
     );
     if (input !== undefined) child.stdin?.end(input);
@@ -145,9 +96,7 @@ export async function repoBefore(
   rel: string,
   o: RepoBeforeOptions = { sigOf: () => undefined },
 ): Promise<RepoBefore | undefined> {
-  // A GIT_DIR or GIT_INDEX_FILE in the host's environment points git elsewhere than the folder's .git.
-  const pointed = process.env.GIT_INDEX_FILE || process.env.GIT_DIR;
-  if (o.way !== 'status' && (o.platform ?? process.platform) !== 'win32' && !pointed) {
+  if (o.way !== 'status' && (o.platform ?? process.platform) !== 'win32') {
     const index = indexBefore(path.join(workspaceRoot, rel));
     if (index) {
       const inWs = (p: string) => (rel ? `${rel}/${p}` : p);
@@ -158,14 +107,16 @@ export async function repoBefore(
   try {
     const head = (await git(workspaceRoot, cwd, ['rev-parse', '--verify', '--quiet', 'HEAD'])).toString('utf8').trim();
     if (!/^[0-9a-f]{40,64}$/.test(head)) return undefined;
+    // git status may run the clean filter of a file it has to look into: the repository's are off.
+    const env = await gitSettings(gitFor(workspaceRoot), cwd, process.env, workspaceRoot);
     const status = (
-      await git(workspaceRoot, cwd, [
-        'status',
-        '--porcelain=v1',
-        '-z',
-        '--untracked-files=no',
-        '--ignore-submodules=all',
-      ])
+      await git(
+        workspaceRoot,
+        cwd,
+        ['status', '--porcelain=v1', '-z', '--untracked-files=no', '--ignore-submodules=all'],
+        undefined,
+        env,
+      )
     ).toString('utf8');
     return { rel, kind: 'status', head, dirty: parsePorcelainZ(status) };
   } catch {
@@ -289,7 +240,9 @@ export async function cleanContents(
           cwd,
           ['check-attr', '-z', '--stdin', 'filter'],
           tracked.join('\0') + '\0',
-          repo.kind === 'index' && attributesAllInWorkTree(cwd, repo.index) ? NO_INDEX : {},
+          repo.kind === 'index' && attributesAllInWorkTree(cwd, repo.index)
+            ? { ...gitEnv(process.env), ...NO_INDEX }
+            : undefined,
         )
       )
         .toString('utf8')

@@ -81,7 +81,7 @@ function execute(launch: Launch, cwd: string, timeoutMs: number, ctx: ToolContex
     const env = { ...process.env, [EFFECT_ENV]: ctx.idempotencyKey };
     let child: ChildProcess;
     try {
-      child = startLaunch(launch, { cwd, env });
+      child = startLaunch(launch, { cwd, env, workspaceRoot: ctx.workspaceRoot });
     } catch (err) {
       r.spawnError = err as Error;
       resolve(r);

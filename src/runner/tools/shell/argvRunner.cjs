@@ -3,16 +3,23 @@
 // the approval policy judged, and `&&`, `||`, `;`, pipes and the few accepted redirections are
 // wired here. run_command starts this script as the leader of the command's process group (so a
 // timeout or cancel kills everything it started, as with a shell) and sends the plan as JSON on
-// file descriptor 3. Plain CommonJS with no dependencies: it runs under the extension host's own
-// runtime (Electron as Node, or Node).
+// file descriptor 3. Plain CommonJS, with only the modules beside it: it runs under the extension
+// host's own runtime (Electron as Node, or Node).
+// What each program is and gets is decided here, right before it starts: a bare name comes from
+// PATH's absolute folders outside the workspace only (programs.cjs) and so does what the programs
+// start by name; git runs hardened (gitHardening.cjs), its configuration read just before it.
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
+const path = require('node:path');
+const { findProgram, skippedProgram, trustedPath } = require('./programs.cjs');
+const { gitSettings } = require('./gitHardening.cjs');
 
 /** @typedef {{ fd: 1 | 2, to: 'null' | 1 | 2 }} Redirect */
 /** @typedef {{ argv: string[], redirects: Redirect[] }} SimpleCommand */
 /** @typedef {{ op: ';' | '&&' | '||', pipeline: SimpleCommand[] }} Step */
+/** @typedef {{ file: string, env: NodeJS.ProcessEnv } | { error: string, status: number }} Prepared */
 
 /** @param {string} text */
 function say(text) {
@@ -30,12 +37,41 @@ function statusOf(code, signal) {
 }
 
 /**
+ * The file a command runs and its environment, or why it does not run. A word with a `/` is a path
+ * the allow list names: it resolves against the folder the command runs in (the judged cwd). A bare
+ * name is looked up in the trusted PATH entries; where only a skipped one has it, the message says so.
+ * @param {SimpleCommand} stage
+ * @param {string} workspaceRoot
+ * @returns {Promise<Prepared>}
+ */
+async function prepare(stage, workspaceRoot) {
+  const word = /** @type {string} */ (stage.argv[0]);
+  const lookup = { env: process.env, workspaceRoot };
+  const env = { ...process.env, PATH: trustedPath(lookup) };
+  const file = word.includes('/') ? path.resolve(process.cwd(), word) : findProgram(word, lookup);
+  if (file === null) {
+    const skipped = skippedProgram(word, lookup);
+    const error = skipped
+      ? `${word}: not run from ${skipped}: a command that runs without asking never takes a program by its bare name from the workspace or a relative PATH entry (write its path, and allow that, instead)`
+      : `${word}: command not found`;
+    return { error, status: 127 };
+  }
+  if (path.basename(file) !== 'git') return { file, env };
+  try {
+    return { file, env: await gitSettings(file, process.cwd(), env, workspaceRoot) };
+  } catch (err) {
+    return { error: `${word}: not run: ${err instanceof Error ? err.message : String(err)}`, status: 126 };
+  }
+}
+
+/**
  * One pipeline, spawned from its last stage to its first so each stage can write into the next
  * one's stdin (with `2>&1`, stdout and stderr both). Resolves with the last stage's status.
  * @param {SimpleCommand[]} stages
+ * @param {Prepared[]} prepared
  * @returns {Promise<number>}
  */
-function runPipeline(stages) {
+function runPipeline(stages, prepared) {
   return new Promise((resolve) => {
     const last = stages.length - 1;
     /** @type {number[]} */
@@ -55,22 +91,30 @@ function runPipeline(stages) {
       for (const r of stage.redirects) fds[r.fd] = r.to === 'null' ? 'null' : fds[r.to];
       const target = (/** @type {'null' | 'pipe' | 1 | 2} */ t) =>
         t === 'null' ? 'ignore' : t === 'pipe' ? (nextStdin ?? 'ignore') : t;
-      const file = /** @type {string} */ (stage.argv[0]);
+      const word = /** @type {string} */ (stage.argv[0]);
+      const showable = fds[2] !== 'null' && fds[2] !== 'pipe';
       const failed = (/** @type {Error} */ err) => {
         const code = /** @type {NodeJS.ErrnoException} */ (err).code;
-        if (fds[2] !== 'null' && fds[2] !== 'pipe')
-          say(`${file}: ${code === 'ENOENT' ? 'command not found' : err.message}\n`);
+        if (showable) say(`${word}: ${code === 'ENOENT' ? 'command not found' : err.message}\n`);
         finished(i, code === 'ENOENT' ? 127 : 126);
       };
+      const prep = /** @type {Prepared} */ (prepared[i]);
       /** @type {import('node:child_process').ChildProcess | null} */
       let child = null;
-      try {
-        child = spawn(file, stage.argv.slice(1), {
-          stdio: [i === 0 ? 'ignore' : 'pipe', target(fds[1]), target(fds[2])],
-          windowsHide: true,
-        });
-      } catch (err) {
-        failed(/** @type {Error} */ (err));
+      if ('error' in prep) {
+        if (showable) say(`${prep.error}\n`);
+        finished(i, prep.status);
+      } else {
+        try {
+          child = spawn(prep.file, stage.argv.slice(1), {
+            argv0: word,
+            env: prep.env,
+            stdio: [i === 0 ? 'ignore' : 'pipe', target(fds[1]), target(fds[2])],
+            windowsHide: true,
+          });
+        } catch (err) {
+          failed(/** @type {Error} */ (err));
+        }
       }
       nextStdin?.destroy();
       nextStdin = null;
@@ -93,11 +137,15 @@ async function main() {
   else process.env.ELECTRON_RUN_AS_NODE = input.electronRunAsNode;
   /** @type {Step[]} */
   const steps = input.steps;
+  /** @type {string} */
+  const workspaceRoot = input.workspaceRoot;
   let status = 0;
   for (const [i, step] of steps.entries()) {
     if (i > 0 && step.op === '&&' && status !== 0) continue;
     if (i > 0 && step.op === '||' && status === 0) continue;
-    status = await runPipeline(step.pipeline);
+    // Each step's programs are prepared when it starts: a git reads its configuration as the steps before left it.
+    const prepared = await Promise.all(step.pipeline.map((stage) => prepare(stage, workspaceRoot)));
+    status = await runPipeline(step.pipeline, prepared);
   }
   process.exit(status);
 }

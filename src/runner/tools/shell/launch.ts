@@ -30,6 +30,8 @@ export async function chooseLaunch(
 export interface LaunchOptions {
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** The argv runner looks programs up outside it (programs.cjs). */
+  workspaceRoot: string;
 }
 
 /** Starts the launch as the leader of a new process group (POSIX), stdin closed, stdout/stderr piped. */
@@ -56,6 +58,12 @@ export function startLaunch(launch: Launch, opts: LaunchOptions): ChildProcess {
   });
   const input = child.stdio[3] as Writable | null;
   input?.on('error', () => undefined);
-  input?.end(JSON.stringify({ steps: launch.plan, electronRunAsNode: opts.env.ELECTRON_RUN_AS_NODE ?? null }));
+  input?.end(
+    JSON.stringify({
+      steps: launch.plan,
+      electronRunAsNode: opts.env.ELECTRON_RUN_AS_NODE ?? null,
+      workspaceRoot: opts.workspaceRoot,
+    }),
+  );
   return child;
 }

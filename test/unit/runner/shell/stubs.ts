@@ -1,12 +1,14 @@
 // Logging stub programs for running command lines for real: a temp folder of executables (npm,
 // git, touch, rm, curl, calc, …), each writing its own name and argv to a log file of its own, used
 // as the whole PATH. runEverywhere runs an approved line by dash (`sh -c`), by bash, and by
-// run_command's argv runner, and checks the logs: which programs ran, with which words.
+// run_command's argv runner, and checks the logs: which programs ran, with which words (the argv
+// runner also has each git read its configuration first: gitHardening.cjs).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createCodingRegistry } from '../../../../src/runner/tools';
+import { CONFIG_SCAN } from '../../../../src/runner/tools/shell/gitHardening.cjs';
 import { chooseLaunch } from '../../../../src/runner/tools/shell/launch';
 import { planCommands, type Plan } from '../../../../src/runner/tools/shell/plan';
 import { readPlan } from '../../../../src/runner/tools/shell/reading';
@@ -59,14 +61,17 @@ export function sortCalls(calls: string[][]): string[][] {
     .map((c) => JSON.parse(c) as string[]);
 }
 
-/** What the stubs must log for `plan` when every program succeeds (`||` branches are skipped). */
-export function expectedCalls(plan: Plan, except: ReadonlySet<string> = new Set()): string[][] {
+/**
+ * What the stubs must log for `plan` when every program succeeds (`||` branches are skipped); with
+ * `gitScans`, each git's read of its configuration before it runs (the argv runner's).
+ */
+export function expectedCalls(plan: Plan, except: ReadonlySet<string> = new Set(), gitScans = false): string[][] {
   const ran = plan.filter((s, i) => i === 0 || s.op !== '||');
-  return sortCalls(
-    planCommands(ran)
-      .map((c) => c.argv)
-      .filter((argv) => !except.has(argv[0] as string)),
-  );
+  const argvs = planCommands(ran)
+    .map((c) => c.argv)
+    .filter((argv) => !except.has(argv[0] as string));
+  const scans = gitScans ? argvs.filter((argv) => argv[0] === 'git').map(() => ['git', ...CONFIG_SCAN]) : [];
+  return sortCalls([...argvs, ...scans]);
 }
 
 function stubEnv(stubs: Stubs): NodeJS.ProcessEnv {
@@ -119,7 +124,15 @@ export async function runEverywhere(line: string, stubs: Stubs): Promise<void> {
   }
   const output = await runApproved(line, stubs);
   const calls = takeLog(stubs);
-  assert.deepEqual(calls, expectedCalls(reading.plan), `argv runner: ${JSON.stringify(line)}\n${output}`);
-  assert.ok(calls.every(allowed), 'argv runner: only allowed programs');
+  assert.deepEqual(
+    calls,
+    expectedCalls(reading.plan, new Set(), true),
+    `argv runner: ${JSON.stringify(line)}\n${output}`,
+  );
+  const isScan = (argv: string[]) => JSON.stringify(argv) === JSON.stringify(['git', ...CONFIG_SCAN]);
+  assert.ok(
+    calls.filter((c) => !isScan(c)).every(allowed),
+    'argv runner: only allowed programs (and git reading its configuration)',
+  );
   assert.deepEqual(fs.readdirSync(stubs.cwd), [], 'the argv runner left nothing in the folder');
 }

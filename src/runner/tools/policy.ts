@@ -4,7 +4,8 @@
 // Commands are read with the bash grammar (shell/): the allow list only auto-approves a line the
 // grammar shows completely as plain words, and run_command then executes exactly those words
 // without a shell (shell/argvRunner.cjs). The grammar loads asynchronously (loadShellGrammar);
-// until it has, a command that needs it asks.
+// until it has, a command that needs it asks. A command whose folder is in another repository than
+// the workspace's (commandCwd.ts) asks, whatever the line.
 import type { ToolCategory } from '../../store/api/schema';
 import { DEFAULT_FILE_RULES, sensitiveFileReason, type FileRules, type FileTargets } from './protectedFiles';
 import { findDenied } from './shell/deny';
@@ -46,6 +47,8 @@ export interface PolicyInput {
   args: unknown;
   /** The files the call writes and reads, as the caller resolved them (protectedFiles.ts fileTargets). */
   files?: FileTargets;
+  /** Why the folder a command runs in asks whatever the line is (commandCwd.ts), or null. */
+  cwdConcern?: string | null;
 }
 
 export interface PolicyVerdict {
@@ -66,7 +69,13 @@ export function judge(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLIC
   const sensitive = sensitiveFileReason(input.files, policy.fileRules ?? DEFAULT_FILE_RULES);
   if (sensitive !== null && policy.categories[category] !== 'deny') return { verdict: 'ask', reason: sensitive };
   const command = commandOf(input);
-  if (command !== null) return judgeCommand(command, toolName, policy);
+  if (command !== null) {
+    const verdict = judgeCommand(command, toolName, policy);
+    if (verdict.verdict !== 'auto' || !input.cwdConcern) return verdict;
+    return ask(
+      `The command runs where git would use another repository's configuration than the workspace's: ${input.cwdConcern}. It asks although it would run without asking elsewhere.`,
+    );
+  }
   return byCategory(category, toolName, policy.categories[category]);
 }
 

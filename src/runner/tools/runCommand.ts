@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
+import { foreignRepository } from './commandCwd';
 import { EFFECT_ENV } from './leftovers';
 import { capOutput, sliceBytes } from './output';
 import { confinePath } from './paths';
@@ -35,6 +36,12 @@ export const runCommand = defineTool({
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.cwd, ctx);
     const st = await fs.stat(abs).catch(() => null);
     if (!st?.isDirectory()) throw new ToolFailure(`cwd "${rel}" is not a directory in the workspace.`);
+    // The folder as it is now, resolved as it will be used: the policy judged it before (commandCwd.ts).
+    const foreign = ctx.approvedBy === 'user' ? null : foreignRepository(await fs.realpath(ctx.workspaceRoot), abs);
+    if (foreign)
+      throw new ToolFailure(
+        `Not run: ${foreign}, so git there would use another repository's configuration than the workspace's. A command there runs only with the user's approval.`,
+      );
     if (ctx.signal.aborted) throw new ToolFailure('Cancelled before the command started.');
     const launch = await chooseLaunch(args.command, ctx.approvedBy);
     const r = await execute(launch, abs, args.timeout_ms, ctx);

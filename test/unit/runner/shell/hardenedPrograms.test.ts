@@ -3,6 +3,8 @@
 //  - the repository's own git configuration (fsmonitor, hooks, pager, external diff, textconv,
 //    filters, aliases, ssh, credential helper) runs none of its programs, and git says why where
 //    it stops;
+//  - a cwd in another repository (a shipped bare one, a `.git` link to it, a nested one, `.git`
+//    itself) asks instead of running;
 //  - `git` is never a program the workspace carries, whatever PATH says;
 //  - the host's GIT_* variables do not redirect it; the user's own configuration still counts,
 //    unless it lies in the workspace.
@@ -59,6 +61,27 @@ describe('allow-listed programs run hardened (real runner, real git)', function 
     assert.match(alias!, /agent-waypoints: not run: the program that alias\.st \(file:\.git\/config\) names/);
     assert.match(commit!, /^exit code: 0\n/, 'the commit was made, without its hooks');
     assert.match(fs.readFileSync(path.join(h.ws, '.git/HEAD'), 'utf8'), /main/);
+  });
+
+  it('a cwd in another repository asks, with the reason: a shipped bare one, a .git link, a nested one, .git', async () => {
+    const r = await runCalls(h.ws, ALLOW, [
+      { command: 'git status', cwd: 'vendor/evil' },
+      { command: 'git log -p', cwd: 'vendor/evil' },
+      { command: 'git st', cwd: 'vendor/evil/refs' },
+      { command: 'git status', cwd: 'linked' },
+      { command: 'git status', cwd: 'nested' },
+      { command: 'git status', cwd: '.git' },
+    ]);
+    noTrapRan(h.traps, 'other repositories');
+    assert.equal(r.state, 'awaiting_approval');
+    assert.deepEqual([...r.pending.keys()].sort(), [0, 1, 2, 3, 4, 5]);
+    const reason = (i: number) => r.pending.get(i)!.reason;
+    assert.match(reason(0), /"vendor\/evil" looks like a bare git repository \(HEAD, objects\/, refs\/\)/);
+    assert.match(reason(2), /"vendor\/evil\/refs" is in "vendor\/evil", which looks like a bare git repository/);
+    assert.match(reason(3), /"linked" has a \.git file/);
+    assert.match(reason(4), /"nested" is a git repository of its own/);
+    assert.match(reason(5), /"\.git" is inside a \.git folder/);
+    for (const i of r.pending.keys()) assert.match(reason(i), /another repository's configuration/);
   });
 
   it("git is the machine's: never one the workspace carries, though PATH names it first", async () => {

@@ -128,10 +128,32 @@ function byAllowList(raw: string, allow: readonly string[], platform: NodeJS.Pla
     const why = commands.length > 1 ? `part "${shown}" of a chained command` : `"${shown}"`;
     return ask(`Command ${why} is not on the allow list.`);
   }
+  const runsCode = commands.filter((c) => RUNS_REPOSITORY_CODE.has(programName(c.argv[0] ?? '')));
+  const note = runsCode.length
+    ? ` ${runsCode.map((c) => `"${showArgv(c.argv)}"`).join(', ')} can run code the repository controls (its scripts, tests or configuration files), which the allow list does not judge.`
+    : '';
   return {
     verdict: 'auto',
-    reason: `Every command is on the allow list (${commands.map((c) => showArgv(c.argv)).join(' ; ')}); it runs exactly as read, without a shell.`,
+    reason: `Every command is on the allow list (${commands.map((c) => showArgv(c.argv)).join(' ; ')}); it runs exactly as read, without a shell.${note}`,
   };
+}
+
+/**
+ * Programs that run what the repository's files say — package scripts, build files, tests, config
+ * files written in code: the allow list judges their words, not that code (the README says so).
+ */
+const RUNS_REPOSITORY_CODE = new Set(
+  (
+    'npm npx pnpm pnpx yarn bun bunx deno node nodejs tsx ts-node python python3 pytest tox nox pip pip3 ' +
+    'make cmake ctest ninja cargo go mvn mvnw gradle gradlew ant sbt dotnet jest vitest mocha ava karma ' +
+    'playwright cypress eslint prettier stylelint webpack vite rollup ruby rake bundle rspec perl php ' +
+    'composer phpunit sh bash zsh just task'
+  ).split(' '),
+);
+
+/** `./node_modules/.bin/jest` is jest. */
+function programName(word: string): string {
+  return word.slice(word.lastIndexOf('/') + 1);
 }
 
 /** The words as a person reads them: quoted where a word has spaces or shell characters. */

@@ -123,6 +123,16 @@ describe('runner/tools policy', () => {
     assert.equal(cmd('npm test\nls -l', allowNpm).verdict, 'auto', 'a newline separates like ;');
   });
 
+  it("an allowed line that runs the repository's code says so in its reason", () => {
+    const r = cmd('npm test -- --grep x && git status', allowNpm);
+    assert.equal(r.verdict, 'auto');
+    assert.match(
+      r.reason,
+      / "npm test -- --grep x" can run code the repository controls \(its scripts, tests or configuration files\), which the allow list does not judge\.$/,
+    );
+    assert.doesNotMatch(cmd('git status; ls', allowNpm).reason, /can run code/);
+  });
+
   it('anything the grammar does not show as plain words asks, saying what it saw', () => {
     for (const [c, what] of [
       ['echo $(whoami)', /command substitution/],

@@ -18,11 +18,11 @@ import { reasonOf, renderNote } from './dom';
 import type { Highlighter } from './highlighter';
 
 /** Markdown is rendered for an item's text up to this; the rest is shown as plain text. */
-export const MARKDOWN_MAX_CHARS = 20_000;
+export const MARKDOWN_MAX_CHARS = 10_000;
 /** Longest marked may take on one text before it is shown as plain text instead. */
-export const MARKDOWN_BUDGET_MS = 50;
+export const MARKDOWN_BUDGET_MS = 100;
 /** Longer code is shown plain: colouring is slow on long code, in some languages more than others. */
-export const HIGHLIGHT_MAX_CHARS = 10_000;
+export const HIGHLIGHT_MAX_CHARS = 5_000;
 /** Longest `highlightIn` colours code at once; what is left stays plain. */
 const HIGHLIGHT_BUDGET_MS = 50;
 

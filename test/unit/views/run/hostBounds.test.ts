@@ -1,15 +1,18 @@
 // What the host sends the run view is bounded, whatever the model wrote: runs made by the real
 // runner against the scripted model server, read by the real transcript and controller. The store
 // keeps everything; the view gets each text cut to its bound, with a note, and a write too long to
-// compare as the start of its content — and a streamed answer only up to the same bound.
+// compare as the start of its content — and a streamed answer only up to the same bound; the
+// header too.
 import assert from 'node:assert/strict';
-import { TEXT_MAX_CHARS } from '../../../../src/views/run/bounds';
+import { createMemoryStore } from '../../../../src/store';
+import { FIELD_MAX_CHARS, TEXT_MAX_CHARS } from '../../../../src/views/run/bounds';
+import { runHeader } from '../../../../src/views/run/header';
 import type { ToolItem, TranscriptItem } from '../../../../src/views/run/items';
 import { loadRunData } from '../../../../src/views/run/runData';
 import { buildRunItems } from '../../../../src/views/run/transcript';
 import { startModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
-import { makeRunner } from '../../loop/support';
+import { makeRunner, owner } from '../../loop/support';
 import { deps, idle, open } from './support';
 import { untilDrawn } from './webviewDom';
 
@@ -110,6 +113,22 @@ describe('run view host: what it sends is bounded', function () {
       close?.();
       await t.store.close();
       await server.close();
+    }
+  });
+
+  it('the header: a run’s title and its stop’s detail (an error’s text) within the field bound', async () => {
+    const store = createMemoryStore();
+    try {
+      const long = { title: 't'.repeat(300_000), task: 'Fail', agent_name: 'agent', model: DEMO_MODEL_ID };
+      const { run, lease } = await store.createRun(long, owner());
+      await store.setRunState(run.run_id, 'failed', `The provider said: ${'e'.repeat(500_000)}`);
+      await lease.release();
+      const header = await runHeader(store, (await store.getRun(run.run_id))!, { active: false });
+      assert.ok(header.title.length <= FIELD_MAX_CHARS, `${header.title.length}`);
+      assert.ok(header.detail!.startsWith('The provider said: eee') && header.detail!.length <= FIELD_MAX_CHARS);
+      assert.match(header.detail!, /more characters not shown\)$/);
+    } finally {
+      await store.close();
     }
   });
 });

@@ -106,3 +106,31 @@ export function compactJson(v: unknown): string | null {
     return null;
   }
 }
+
+/** What the view is sent of an answer as it streams: up to TEXT_MAX_CHARS of its text, and of its reasoning. */
+export class StreamBound {
+  private key = '';
+  private sent = { text: 0, reasoning: 0 };
+
+  /** The answer streamed so far (as a state carries it, in place of the deltas before it), cut. */
+  whole(s: { runId: string; step: number }, kind: 'text' | 'reasoning', text: string): string {
+    this.of(s)[kind] = text.length;
+    return cut(text, TEXT_MAX_CHARS);
+  }
+
+  /** What of a delta is sent: all of it, up to the bound and a note, or nothing past the bound. */
+  delta<D extends { runId: string; step: number; kind: 'text' | 'reasoning'; text: string }>(d: D): D | undefined {
+    const sent = this.of(d);
+    const before = sent[d.kind];
+    sent[d.kind] += d.text.length;
+    if (before >= TEXT_MAX_CHARS) return undefined;
+    if (sent[d.kind] <= TEXT_MAX_CHARS) return d;
+    return { ...d, text: `${head(d.text, TEXT_MAX_CHARS - before)}\n… (the rest is not shown while it streams)` };
+  }
+
+  private of(s: { runId: string; step: number }): { text: number; reasoning: number } {
+    const key = `${s.runId}/${s.step}`;
+    if (this.key !== key) [this.key, this.sent] = [key, { text: 0, reasoning: 0 }];
+    return this.sent;
+  }
+}

@@ -20,7 +20,7 @@ import {
   type StateMessage,
 } from './protocol';
 import { composerHint, headerDataOf, headerOf, readHeaderData } from './header';
-import { cut, head, TEXT_MAX_CHARS } from './bounds';
+import { cut, StreamBound } from './bounds';
 import { ThreadTranscript } from './thread';
 import { CallProgress, toolResult } from './externalTools';
 import { isActionRequest, RunViewActionRequests, type RunViewEditor } from './actionRequests';
@@ -48,9 +48,6 @@ export interface RunViewDeps {
   workspaceRoot?: string;
 }
 
-/** Per streamed answer (run and step): the characters of its text and of its reasoning streamed so far. */
-type Streamed = { key: string; text: number; reasoning: number };
-
 /** "Show all" of a tool's result shows this much of it (the whole stays in the run). */
 export const OUTPUT_ALL_MAX_CHARS = 1_000_000;
 const REFRESH_MS = 60;
@@ -68,8 +65,7 @@ export class RunViewController extends DisposableBase {
   private readonly progress = new CallProgress();
   private readonly requests: RunViewActionRequests;
   private streaming: { runId: string; step: number } | null = null;
-  /** Characters of the streamed answer (and of its reasoning) the view was sent: it gets TEXT_MAX_CHARS of each. */
-  private streamed: Streamed = { key: '', text: 0, reasoning: 0 };
+  private readonly streamed = new StreamBound();
   private pendingDeltas: Extract<HostMessage, { type: 'delta' }>[] = [];
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   private deltaTimer: ReturnType<typeof setTimeout> | undefined;
@@ -230,8 +226,8 @@ export class RunViewController extends DisposableBase {
       s && partial && partial.step === s.step && s.runId === lastRunId
         ? {
             ...s,
-            text: this.streamedText(s, 'text', partial.text),
-            reasoning: this.streamedText(s, 'reasoning', partial.reasoning),
+            text: this.streamed.whole(s, 'text', partial.text),
+            reasoning: this.streamed.whole(s, 'reasoning', partial.reasoning),
           }
         : s;
     if (streaming && 'text' in streaming)
@@ -333,26 +329,10 @@ export class RunViewController extends DisposableBase {
     this.schedule(e.runId);
   }
 
-  /** What the view is sent in a state of the answer streamed so far (`text`): its bound's worth. */
-  private streamedText(s: { runId: string; step: number }, kind: 'text' | 'reasoning', text: string): string {
-    this.streamedOf(s.runId, s.step)[kind] = text.length;
-    return cut(text, TEXT_MAX_CHARS);
-  }
-
-  private streamedOf(runId: string, step: number): Streamed {
-    const key = `${runId}/${step}`;
-    if (this.streamed.key !== key) this.streamed = { key, text: 0, reasoning: 0 };
-    return this.streamed;
-  }
-
   /** Streamed tokens go out every frame or so, several deltas in one message each time, up to the text's bound. */
-  private delta(d: Extract<HostMessage, { type: 'delta' }>): void {
-    const streamed = this.streamedOf(d.runId, d.step);
-    const before = streamed[d.kind];
-    streamed[d.kind] += d.text.length;
-    if (before >= TEXT_MAX_CHARS) return;
-    if (streamed[d.kind] > TEXT_MAX_CHARS)
-      d = { ...d, text: `${head(d.text, TEXT_MAX_CHARS - before)}\n… (the rest is not shown while it streams)` };
+  private delta(arrived: Extract<HostMessage, { type: 'delta' }>): void {
+    const d = this.streamed.delta(arrived);
+    if (!d) return;
     const last = this.pendingDeltas[this.pendingDeltas.length - 1];
     if (last && last.runId === d.runId && last.step === d.step && last.kind === d.kind) last.text += d.text;
     else this.pendingDeltas.push({ ...d });

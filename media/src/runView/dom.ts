@@ -33,3 +33,20 @@ export function button(
 export function badge(text: string, cls: string, title?: string): HTMLElement {
   return el('span', { class: `badge ${cls}`, ...(title ? { title } : {}) }, text);
 }
+
+/** Says why something is shown as plain text, or not at all ("… could not be rendered: …"). */
+export function renderNote(text: string, doc: Document = document): HTMLElement {
+  const p = doc.createElement('p');
+  p.className = 'render-note';
+  const sign = doc.createElement('span');
+  sign.className = 'codicon codicon-warning';
+  sign.setAttribute('aria-hidden', 'true');
+  p.append(sign, doc.createTextNode(` ${text}`));
+  return p;
+}
+
+/** An error's first line, short (marked, for one, adds a request to report it to them). */
+export function reasonOf(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return (message.split('\n')[0] ?? '').replace(/[.\s]+$/, '').slice(0, 200) || 'unknown error';
+}

@@ -165,7 +165,7 @@ export function assistant(
     root.append(details);
   }
   const body = el('div', { class: 'markdown' });
-  body.innerHTML = renderMarkdown(text);
+  renderMarkdown(body, text);
   root.append(body);
   return root;
 }

@@ -2,13 +2,31 @@
 // output is untrusted), highlight.js colours code blocks with the theme's colours (runView.css) —
 // once its own script has loaded (highlighter.ts): the first paint does not wait for it.
 //
+// Each is bounded, as model text can be made to be slow or to throw: marked renders the text's
+// first MARKDOWN_MAX_CHARS and gives up after MARKDOWN_BUDGET_MS (nested emphasis, brackets or
+// lists take time that grows with the square of their size, and overflow the stack when deep);
+// long code blocks are not coloured. What is not rendered is shown as plain text, with a note.
+//
 // The sanitizer is an allow-list: Markdown's own elements, and no attribute the view's code, its
 // styles or the tests select by (class, id, style, role, aria-*, data-*), so the model cannot draw
 // a look-alike approval card with working styles that the view — or a test — would take for ours.
 // The one class kept is highlight.js's (hljs-*, language-*), on code and span only.
 import DOMPurify, { type Config, type DOMPurify as Purifier } from 'dompurify';
 import { Marked } from 'marked';
+import { count } from '../../../src/common/format';
+import { reasonOf, renderNote } from './dom';
 import type { Highlighter } from './highlighter';
+
+/** Markdown is rendered for an item's text up to this; the rest is shown as plain text. */
+export const MARKDOWN_MAX_CHARS = 10_000;
+/** Longest marked may take on one text before it is shown as plain text instead. */
+export const MARKDOWN_BUDGET_MS = 100;
+/** Longer code is shown plain: colouring is slow on long code, in some languages more than others. */
+export const HIGHLIGHT_MAX_CHARS = 5_000;
+/** Longest `highlightIn` colours code at once; what is left stays plain. */
+const HIGHLIGHT_BUDGET_MS = 50;
+
+const now = () => globalThis.performance.now();
 
 /**
  * The highlighter, once it is there (its own script, loaded when the first code block is drawn:
@@ -34,13 +52,37 @@ function want(): void {
   load?.();
 }
 
+/** When the text being rendered runs out of time (Infinity: none is). */
+let deadline = Infinity;
+
+class OverBudget extends Error {
+  constructor() {
+    super(`it takes longer than ${MARKDOWN_BUDGET_MS} ms to render as Markdown`);
+  }
+}
+
+/**
+ * marked asks an extension's tokenizer first at every position of the text it lexes, block and
+ * inline: checked there, the budget ends the lexing of any text shortly after it runs out (the slow
+ * inputs spend their time over many positions, not in one).
+ */
+function watch(): undefined {
+  if (now() > deadline) throw new OverBudget();
+  return undefined;
+}
+
 const marked = new Marked({
   gfm: true,
   breaks: false,
+  extensions: [
+    { name: 'budget', level: 'block', tokenizer: watch },
+    { name: 'budget', level: 'inline', tokenizer: watch },
+  ],
   renderer: {
     code({ text, lang }) {
       const name = lang?.trim().split(/\s+/)[0]?.toLowerCase() ?? '';
-      if (!name) return `<pre><code class="hljs">${escapeHtml(text)}</code></pre>`;
+      if (!name || text.length > HIGHLIGHT_MAX_CHARS || now() > deadline)
+        return `<pre><code class="hljs">${escapeHtml(text)}</code></pre>`;
       if (!highlighter) {
         want();
         // Coloured in place when the highlighter arrives (highlightIn); the class says which language.
@@ -54,6 +96,12 @@ const marked = new Marked({
         : `<pre><code class="hljs language-${name}">${html}</code></pre>`;
     },
   },
+});
+
+// The first text marked lexes compiles its rules, which can take longer than the budget: done now,
+// not charged to a model's text.
+marked.parse('# a\n\n*b* **c** _d_ ~~e~~ `f` [g](h) <i>\n\n- j\n  1. k\n\n> l\n\n| m |\n| - |\n| n |\n\n```\no\n```', {
+  async: false,
 });
 
 const SANITIZE: Config = {
@@ -90,18 +138,59 @@ function sanitizer(): Purifier {
   return p;
 }
 
-export function renderMarkdown(text: string): string {
-  const html = marked.parse(text, { async: false }) as string;
-  return sanitizer().sanitize(html, SANITIZE);
+/**
+ * Model text as the view shows it, into `body`: sanitized Markdown for its first
+ * MARKDOWN_MAX_CHARS, rendered within MARKDOWN_BUDGET_MS; whatever is not rendered (the rest, or
+ * all of it when it could not be) as plain text, after a note that says why.
+ */
+export function renderMarkdown(body: HTMLElement, text: string): void {
+  const end = text.length > MARKDOWN_MAX_CHARS ? splitAt(text) : text.length;
+  let html: string;
+  try {
+    deadline = now() + MARKDOWN_BUDGET_MS;
+    html = sanitizer().sanitize(marked.parse(text.slice(0, end), { async: false }) as string, SANITIZE);
+  } catch (err) {
+    return plainText(body, `This text could not be rendered: ${reasonOf(err)}. It is shown as plain text.`, text);
+  } finally {
+    deadline = Infinity;
+  }
+  body.innerHTML = html;
+  const rest = text.length - end;
+  if (rest > 0)
+    plainText(
+      body,
+      `Markdown is rendered for the first ${count(end)} characters; the other ${count(rest)} are shown as plain text.`,
+      text.slice(end),
+    );
+}
+
+/** Where a long text's rendered part ends: at a paragraph's or a line's end near the bound, if there is one. */
+function splitAt(text: string): number {
+  const paragraph = text.lastIndexOf('\n\n', MARKDOWN_MAX_CHARS);
+  if (paragraph > MARKDOWN_MAX_CHARS / 2) return paragraph;
+  const line = text.lastIndexOf('\n', MARKDOWN_MAX_CHARS);
+  if (line > MARKDOWN_MAX_CHARS / 2) return line;
+  const c = text.charCodeAt(MARKDOWN_MAX_CHARS - 1);
+  return c >= 0xd800 && c <= 0xdbff ? MARKDOWN_MAX_CHARS - 1 : MARKDOWN_MAX_CHARS;
+}
+
+function plainText(body: HTMLElement, note: string, text: string): void {
+  const doc = body.ownerDocument;
+  const plain = doc.createElement('div');
+  plain.className = 'plain-text';
+  plain.textContent = text;
+  body.append(renderNote(note, doc), plain);
 }
 
 /**
  * Shows `text` in a code element as `language`: highlighted now if the highlighter is there, else
- * as plain text marked with its language, coloured by `highlightIn` when the highlighter arrives.
+ * as plain text marked with its language, coloured by `highlightIn` when the highlighter arrives;
+ * plain when longer than `maxChars`.
  */
-export function setCode(code: HTMLElement, text: string, language: string): void {
-  code.className = `language-${language}`;
+export function setCode(code: HTMLElement, text: string, language: string, maxChars = HIGHLIGHT_MAX_CHARS): void {
   code.textContent = text;
+  if (text.length > maxChars) return void (code.className = 'hljs');
+  code.className = `language-${language}`;
   if (highlighter) colour(code, language);
   else want();
 }
@@ -109,14 +198,21 @@ export function setCode(code: HTMLElement, text: string, language: string): void
 /** Colours the code elements under `root` drawn before the highlighter arrived. */
 export function highlightIn(root: ParentNode): void {
   if (!highlighter) return;
+  const until = now() + HIGHLIGHT_BUDGET_MS;
   for (const code of root.querySelectorAll<HTMLElement>('code[class^="language-"]:not(.hljs)')) {
+    if (now() > until) return; // the rest stays plain
     const language = /^language-([a-z0-9_+#-]+)$/.exec(code.className)?.[1];
     if (language) colour(code, language);
   }
 }
 
 function colour(code: HTMLElement, language: string): void {
-  const html = highlighter!.highlight(code.textContent ?? '', language);
+  let html: string | undefined;
+  try {
+    html = highlighter!.highlight(code.textContent ?? '', language);
+  } catch {
+    html = undefined; // stays plain: colour is not worth losing the code, or the view, over
+  }
   if (html === undefined) return void code.classList.add('hljs');
   // highlight.js escapes the text and adds only its spans: sanitized all the same, as model text.
   code.innerHTML = sanitizer().sanitize(html, SANITIZE);

@@ -3,7 +3,8 @@
 // state of its own beyond the DOM (which rows are shown, what is typed, which cards are open).
 import type { TranscriptItem } from '../../../src/views/run/items';
 import { type ComposerActions, Composer } from './composer';
-import { el } from './dom';
+import { el, reasonOf, renderNote } from './dom';
+import { failedItem } from './failed';
 import { type HeaderActions, renderHeader } from './header';
 import { assistant, renderItem } from './items';
 import type { Actions } from './toolCard';
@@ -44,10 +45,10 @@ export class RunViewScreen {
       render: (_index, key) => {
         if (key === LIVE_KEY) {
           const live = deps.live();
-          return live ? assistant(live.text, live.reasoning || null, { final: false, streaming: true }) : el('div');
+          return live ? drawnLive(live) : el('div');
         }
         const item = deps.item(key);
-        return item ? renderItem(item, itemActions) : el('div', { class: 'placeholder' });
+        return item ? drawn(item, itemActions) : el('div', { class: 'placeholder' });
       },
       visible: (from, to) => deps.visible(from, to),
     });
@@ -55,12 +56,16 @@ export class RunViewScreen {
 
   apply(s: ViewState, fx: Effects): void {
     if (fx.header && s.host) {
-      renderHeader(this.header, this.banner, s.host, {
-        run: this.deps.actions.run,
-        approveAll: this.deps.actions.approveAll,
-        showError: (err) => this.showError(err),
-      });
-      this.composer.render(s.host);
+      try {
+        renderHeader(this.header, this.banner, s.host, {
+          run: this.deps.actions.run,
+          approveAll: this.deps.actions.approveAll,
+          showError: (err) => this.showError(err),
+        });
+        this.composer.render(s.host);
+      } catch (err) {
+        this.header.replaceChildren(renderNote(`The run's header could not be rendered: ${reasonOf(err)}`));
+      }
     }
     for (const key of fx.redraw) this.list.invalidate(key);
     if (fx.outline) this.list.setOutline(fx.outline);
@@ -78,5 +83,27 @@ export class RunViewScreen {
     const p = el('p', { class: 'error', role: 'alert' }, err.message);
     this.banner.append(p);
     setTimeout(() => p.remove(), 8000);
+  }
+}
+
+/** One item, drawn on its own: one that fails is drawn as plain text with why, and the rest of the list as usual. */
+function drawn(item: TranscriptItem, a: Actions): HTMLElement {
+  try {
+    return renderItem(item, a);
+  } catch (err) {
+    return failedItem(item, err, a);
+  }
+}
+
+function drawnLive(live: Live): HTMLElement {
+  try {
+    return assistant(live.text, live.reasoning || null, { final: false, streaming: true });
+  } catch (err) {
+    const root = el('div', { class: 'msg assistant streaming render-failed' });
+    root.append(
+      renderNote(`The answer could not be rendered: ${reasonOf(err)}`),
+      el('pre', { class: 'raw' }, live.text),
+    );
+    return root;
   }
 }

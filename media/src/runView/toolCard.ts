@@ -6,7 +6,7 @@ import type { Method, Params, RunHeader } from '../../../src/views/run/protocol'
 import type { RestoreAction, RunAction, WaypointAction } from '../../../src/views/run/items';
 import type { RichResult } from '../../../src/views/run/richResult';
 import { count } from '../../../src/common/format';
-import { badge, button, el, icon } from './dom';
+import { badge, button, el, icon, reasonOf, renderNote } from './dom';
 import { setCode } from './markdown';
 import { richBlock } from './richResult';
 
@@ -33,6 +33,9 @@ export interface Actions {
   expanded: Map<string, boolean>;
 }
 
+/** A diff is coloured line by line, which is cheap: up to this. */
+const DIFF_HIGHLIGHT_MAX_CHARS = 200_000;
+
 const ICONS: Record<string, string> = {
   read_file: 'file',
   list_files: 'list-tree',
@@ -53,7 +56,8 @@ const STATUS: Record<ToolItem['status'], [string, string]> = {
   'not-run': ['circle-outline', 'not run'],
 };
 
-export function toolCard(t: ToolItem, a: Actions): HTMLElement {
+/** The card's element, as the view's code and its tests find it (a card drawn as plain text too). */
+export function cardShell(t: ToolItem): HTMLElement {
   const pending = t.approval?.pending === true;
   const root = el('section', {
     class: `tool status-${t.status}${pending ? ' approval' : ''}`,
@@ -61,6 +65,12 @@ export function toolCard(t: ToolItem, a: Actions): HTMLElement {
     'data-tool-call-id': t.toolCallId,
   });
   if (t.approval) root.setAttribute('data-input-hash', t.approval.inputHash);
+  return root;
+}
+
+export function toolCard(t: ToolItem, a: Actions): HTMLElement {
+  const pending = t.approval?.pending === true;
+  const root = cardShell(t);
   const open = a.expanded.get(t.key) ?? (pending || t.status === 'running');
   const details = el('details', open ? { open: '' } : {});
   details.addEventListener('toggle', () => a.expanded.set(t.key, (details as HTMLDetailsElement).open));
@@ -88,8 +98,16 @@ export function toolCard(t: ToolItem, a: Actions): HTMLElement {
   return root;
 }
 
+/** Each part drawn on its own: one that fails is a note, and the rest — the decision above all — is still there. */
 function body(t: ToolItem, a: Actions, card: () => HTMLElement): HTMLElement {
   const b = el('div', { class: 'body' });
+  const part = (what: string, make: () => HTMLElement[]) => {
+    try {
+      b.append(...make());
+    } catch (err) {
+      b.append(renderNote(`The ${what} could not be rendered: ${reasonOf(err)}`));
+    }
+  };
   if (t.uncertain && t.approval?.pending) {
     const warn = el('p', { class: 'warning', role: 'alert' });
     warn.append(
@@ -103,12 +121,17 @@ function body(t: ToolItem, a: Actions, card: () => HTMLElement): HTMLElement {
   if (t.approval?.pending) b.append(el('p', { class: 'reason' }, t.approval.reason));
   if (t.approval?.decisionReason) b.append(el('p', { class: 'reason' }, `Reason: ${t.approval.decisionReason}`));
   const command = t.name === 'run_command' ? t.args.find((x) => x.name === 'command') : undefined;
-  if (command) b.append(el('div', { class: 'label' }, 'Command'), el('pre', { class: 'command' }, command.value));
-  if (t.diff) b.append(el('div', { class: 'label' }, 'Change'), diffBlock(t.diff));
-  for (const arg of t.args) {
-    if (arg === command || (t.diff && ['old_text', 'new_text', 'content'].includes(arg.name))) continue;
-    b.append(el('div', { class: 'label' }, arg.name.replace(/_/g, ' ')), el('pre', { class: 'args' }, arg.value));
-  }
+  if (command)
+    part('command', () => [el('div', { class: 'label' }, 'Command'), el('pre', { class: 'command' }, command.value)]);
+  if (t.diff) part('change', () => [el('div', { class: 'label' }, 'Change'), diffBlock(t.diff!)]);
+  part('arguments', () =>
+    t.args
+      .filter((arg) => arg !== command && !(t.diff && ['old_text', 'new_text', 'content'].includes(arg.name)))
+      .flatMap((arg) => [
+        el('div', { class: 'label' }, arg.name.replace(/_/g, ' ')),
+        el('pre', { class: 'args' }, arg.value),
+      ]),
+  );
   if (t.progress !== null) b.append(el('p', { class: 'progress', role: 'status' }, `Progress: ${t.progress}`));
   if (t.approval?.pending && !a.readOnly()) b.append(...approvalControls(t, a, card));
   else if (t.diff) {
@@ -116,13 +139,13 @@ function body(t: ToolItem, a: Actions, card: () => HTMLElement): HTMLElement {
     row.append(button('Open diff', 'diff', () => a.showDiff(t.runId, t.toolCallId), { secondary: true }));
     b.append(row);
   }
-  if (t.output !== null) b.append(...outputBlock(t, a));
-  if (t.rich) b.append(richBlock(t, a));
+  if (t.output !== null) part('result', () => outputBlock(t, a));
+  if (t.rich) part('result as the tool returned it', () => [richBlock(t, a)]);
   return b;
 }
 
 /** `card`: the card's element, disabled while its decision is on the way. */
-function approvalControls(t: ToolItem, a: Actions, card: () => HTMLElement): HTMLElement[] {
+export function approvalControls(t: ToolItem, a: Actions, card: () => HTMLElement): HTMLElement[] {
   const base = { runId: t.runId, toolCallId: t.toolCallId, inputHash: t.approval!.inputHash };
   const actions = el('div', { class: 'actions' });
   actions.append(button('Approve', 'check', () => a.decide(card(), 'approve', base)));
@@ -139,18 +162,27 @@ function approvalControls(t: ToolItem, a: Actions, card: () => HTMLElement): HTM
   );
   actions.append(button('Reject…', 'close', () => rejectBox.classList.toggle('hidden'), { secondary: true }));
   const editBox = el('div', { class: 'edit hidden' });
-  const editor = el('vscode-textarea', {
-    rows: '8',
-    monospace: '',
-    'aria-label': 'Edited arguments (JSON)',
-  }) as HTMLElement & { value: string };
-  editor.value = t.argumentsJson;
-  editBox.append(
-    editor,
-    button('Approve edited', 'check', () =>
-      a.decide(card(), 'approveEdited', { ...base, argumentsJson: editor.value }),
-    ),
-  );
+  if (t.argumentsEditable) {
+    const editor = el('vscode-textarea', {
+      rows: '8',
+      monospace: '',
+      'aria-label': 'Edited arguments (JSON)',
+    }) as HTMLElement & { value: string };
+    editor.value = t.argumentsJson;
+    editBox.append(
+      editor,
+      button('Approve edited', 'check', () =>
+        a.decide(card(), 'approveEdited', { ...base, argumentsJson: editor.value }),
+      ),
+    );
+  } else
+    editBox.append(
+      el(
+        'p',
+        { class: 'reason' },
+        'These arguments are too long to edit here: approve them as they are, or reject them with a reason.',
+      ),
+    );
   actions.append(button('Edit arguments…', 'edit', () => editBox.classList.toggle('hidden'), { secondary: true }));
   if (t.diff) actions.append(button('Show diff', 'diff', () => a.showDiff(t.runId, t.toolCallId), { secondary: true }));
   if (t.external && !t.uncertain)
@@ -187,7 +219,7 @@ function outputBlock(t: ToolItem, a: Actions): HTMLElement[] {
 function diffBlock(lines: string[]): HTMLElement {
   const pre = el('pre', { class: 'diff' });
   const code = el('code');
-  setCode(code, lines.join('\n'), 'diff');
+  setCode(code, lines.join('\n'), 'diff', DIFF_HIGHLIGHT_MAX_CHARS);
   pre.append(code);
   return pre;
 }

@@ -20,6 +20,7 @@ import {
   type StateMessage,
 } from './protocol';
 import { composerHint, headerDataOf, headerOf, readHeaderData } from './header';
+import { cut, StreamBound } from './bounds';
 import { ThreadTranscript } from './thread';
 import { CallProgress, toolResult } from './externalTools';
 import { isActionRequest, RunViewActionRequests, type RunViewEditor } from './actionRequests';
@@ -47,6 +48,8 @@ export interface RunViewDeps {
   workspaceRoot?: string;
 }
 
+/** "Show all" of a tool's result shows this much of it (the whole stays in the run). */
+export const OUTPUT_ALL_MAX_CHARS = 1_000_000;
 const REFRESH_MS = 60;
 const DELTA_MS = 16;
 /** Items of the thread's end read and sent with the first state (the view's first paint): two pages. */
@@ -62,6 +65,7 @@ export class RunViewController extends DisposableBase {
   private readonly progress = new CallProgress();
   private readonly requests: RunViewActionRequests;
   private streaming: { runId: string; step: number } | null = null;
+  private readonly streamed = new StreamBound();
   private pendingDeltas: Extract<HostMessage, { type: 'delta' }>[] = [];
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   private deltaTimer: ReturnType<typeof setTimeout> | undefined;
@@ -217,10 +221,15 @@ export class RunViewController extends DisposableBase {
     if (this.streaming && !this.deps.runner.isActive(this.streaming.runId)) this.streaming = null;
     const partial = this.deps.runner.partialResponse(lastRunId);
     if (!this.streaming && partial) this.streaming = { runId: lastRunId, step: partial.step }; // opened mid-stream
+    const s = this.streaming;
     const streaming =
-      this.streaming && partial && partial.step === this.streaming.step && this.streaming.runId === lastRunId
-        ? { ...this.streaming, text: partial.text, reasoning: partial.reasoning }
-        : this.streaming;
+      s && partial && partial.step === s.step && s.runId === lastRunId
+        ? {
+            ...s,
+            text: this.streamed.whole(s, 'text', partial.text),
+            reasoning: this.streamed.whole(s, 'reasoning', partial.reasoning),
+          }
+        : s;
     if (streaming && 'text' in streaming)
       this.pendingDeltas = this.pendingDeltas.filter((d) => d.runId !== streaming.runId || d.step !== streaming.step);
     return Promise.resolve(this.post({ ...state, streaming }));
@@ -242,7 +251,7 @@ export class RunViewController extends DisposableBase {
     }
     switch (msg.method) {
       case 'toolOutput':
-        return { text: await this.fullOutput(runId, msg.params.toolCallId) };
+        return { text: cut(await this.fullOutput(runId, msg.params.toolCallId), OUTPUT_ALL_MAX_CHARS) };
       case 'toolResult':
         return toolResult(this.deps.store, runId, msg.params.toolCallId);
       case 'condenseAction': {
@@ -320,8 +329,10 @@ export class RunViewController extends DisposableBase {
     this.schedule(e.runId);
   }
 
-  /** Streamed tokens go out every frame or so, several deltas in one message each time. */
-  private delta(d: Extract<HostMessage, { type: 'delta' }>): void {
+  /** Streamed tokens go out every frame or so, several deltas in one message each time, up to the text's bound. */
+  private delta(arrived: Extract<HostMessage, { type: 'delta' }>): void {
+    const d = this.streamed.delta(arrived);
+    if (!d) return;
     const last = this.pendingDeltas[this.pendingDeltas.length - 1];
     if (last && last.runId === d.runId && last.step === d.step && last.kind === d.kind) last.text += d.text;
     else this.pendingDeltas.push({ ...d });

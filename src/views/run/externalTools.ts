@@ -9,7 +9,8 @@ export async function toolResult(store: CheckpointStore, runId: string, toolCall
   const effect = (await store.listEffects(runId)).find((e) => e.tool_call_id === toolCallId);
   const blob = effect?.result?.raw_blob;
   if (!blob) throw new Error(`tool call ${toolCallId} of run ${runId} has no kept result`);
-  return richResult(JSON.parse(await store.getBlob(runId, blob)));
+  const text = await store.getBlob(runId, blob);
+  return richResult(JSON.parse(text), text);
 }
 
 /** The latest progress external tools reported, per run and call, while they run (UI only). */

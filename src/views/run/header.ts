@@ -11,6 +11,7 @@ import { ContextSize } from '../../store/api/schema';
 import { formatWindow } from '../../runner/context/window';
 import { runReasons, type RunGuardReasons } from '../../actions/guards';
 import { localMinute } from '../../common/format';
+import { cut, FIELD_MAX_CHARS } from './bounds';
 
 export interface RunHeaderOptions {
   /** The run executes in this window. */
@@ -67,10 +68,10 @@ export function headerOf(run: RunSummary, h: HeaderData, o: RunHeaderOptions): R
   ].filter(Boolean);
   return {
     runId: run.run_id,
-    title: run.title,
+    title: cut(run.title, FIELD_MAX_CHARS),
     state: run.state,
     stateLabel: STATE_LABELS[run.state],
-    detail: stateDetail(run),
+    detail: cutOrNull(stateDetail(run)),
     model: run.model,
     step: run.step,
     tokens: s?.usage.total_tokens ?? 0,
@@ -88,8 +89,17 @@ export function headerOf(run: RunSummary, h: HeaderData, o: RunHeaderOptions): R
     pendingCalls: h.pending.map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
     actions: runActions(o.active, whyNot),
     whyNot: { restore: whyNot.restore, resume: whyNot.resume },
-    notices: runNotices(run, (s?.context as { workspace_root?: unknown } | undefined)?.workspace_root, o.workspaceRoot),
+    notices: runNotices(
+      run,
+      (s?.context as { workspace_root?: unknown } | undefined)?.workspace_root,
+      o.workspaceRoot,
+    ).map((n) => cut(n, FIELD_MAX_CHARS)),
   };
+}
+
+/** A run's own words (an error's text) within the bound of what the view is sent. */
+function cutOrNull(s: string | null): string | null {
+  return s === null ? null : cut(s, FIELD_MAX_CHARS);
 }
 
 /** The newest request size a checkpoint recorded (pre_llm, or a condense's result): "context: 41% of 128k". */

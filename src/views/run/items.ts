@@ -61,7 +61,10 @@ export const ToolItem = z.object({
   /** "edit_file src/slugify.js", "run_command npm test". */
   title: z.string(),
   args: z.array(z.object({ name: z.string(), value: z.string() })),
+  /** The arguments as the editor of "Edit arguments…" holds them (cut, with a note, when too long to edit). */
   argumentsJson: z.string(),
+  /** Whole in `argumentsJson`: offered for editing. */
+  argumentsEditable: z.boolean().default(true),
   status: z.enum(TOOL_STATUSES),
   /** The result, cut to a few KB; `outputChars` says how long the whole is ("show all"). */
   output: z.string().nullable(),

@@ -2,6 +2,8 @@
 // it: text, images (raster formats only, as data the webview's CSP allows), resources, links and
 // structured content. vscode-free; the webview checks an image again before it draws it (safeImage.ts).
 import * as z from 'zod';
+import { count } from '../../common/format';
+import { compactJson, cut, FIELD_MAX_CHARS, JSON_MAX_DEPTH, LIST_MAX, prettyJson, TEXT_MAX_CHARS } from './bounds';
 import { isSafeImage, MAX_IMAGE_BASE64, SAFE_IMAGE } from './safeImage';
 
 export const RichPart = z.discriminatedUnion('type', [
@@ -35,15 +37,23 @@ type Loose = Record<string, unknown>;
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const bytesOf = (base64: string) => Math.floor((base64.replace(/=+$/, '').length * 3) / 4);
 
-/** The card's view of a stored result; anything unexpected is shown as text, never dropped. */
-export function richResult(raw: unknown): RichResult {
+/**
+ * The card's view of a stored result (`text`, as kept); anything unexpected is shown as text, never
+ * dropped. Cut to what the card shows: its first parts, each text to its bound, and structured
+ * content nested too deep for printing as the raw result.
+ */
+export function richResult(raw: unknown, text: string): RichResult {
   const r = (typeof raw === 'object' && raw !== null ? raw : {}) as Loose;
   const content = Array.isArray(r.content) ? (r.content as unknown[]) : [];
-  return {
-    parts: content.map(part),
-    structured: r.structuredContent === undefined ? null : JSON.stringify(r.structuredContent, null, 2),
-    isError: r.isError === true,
-  };
+  const parts = content.slice(0, LIST_MAX).map(part);
+  if (content.length > LIST_MAX)
+    parts.push({ type: 'text', text: `… (${count(content.length - LIST_MAX)} more parts not shown)` });
+  const structured =
+    r.structuredContent === undefined
+      ? null
+      : (prettyJson(r.structuredContent, { maxChars: TEXT_MAX_CHARS })?.text ??
+        `(nested more than ${JSON_MAX_DEPTH} levels deep: the result as kept)\n${cut(text, TEXT_MAX_CHARS)}`);
+  return { parts, structured, isError: r.isError === true };
 }
 
 function part(p: unknown): RichPart {
@@ -51,7 +61,7 @@ function part(p: unknown): RichPart {
   const data = str(o.data) ?? '';
   switch (o.type) {
     case 'text':
-      return { type: 'text', text: str(o.text) ?? '' };
+      return { type: 'text', text: cut(str(o.text) ?? '', TEXT_MAX_CHARS) };
     case 'image': {
       const mimeType = str(o.mimeType) ?? '';
       if (isSafeImage(mimeType, data)) return { type: 'image', mimeType, data };
@@ -66,13 +76,13 @@ function part(p: unknown): RichPart {
         type: 'resource',
         uri: str(res.uri) ?? '',
         mimeType: str(res.mimeType),
-        text: str(res.text),
+        text: res.text === undefined ? null : cut(str(res.text) ?? '', TEXT_MAX_CHARS),
         bytes: blob === null ? null : bytesOf(blob),
       };
     }
     case 'resource_link':
       return { type: 'link', uri: str(o.uri) ?? '', name: str(o.name) ?? '', description: str(o.description) };
     default:
-      return { type: 'text', text: JSON.stringify(p) };
+      return { type: 'text', text: cut(compactJson(p) ?? `(a part nested too deep to print)`, FIELD_MAX_CHARS) };
   }
 }

@@ -14,10 +14,26 @@ import type {
 } from '../../store/api/schema';
 import { callDecision } from '../shared/stepSummary';
 import { parseToolArgs, toolTitle } from '../shared/toolCalls';
+import { count } from '../../common/format';
+import { errorMessage } from '../../common/errors';
+import {
+  compactJson,
+  cut,
+  EDIT_MAX_CHARS,
+  FIELD_MAX_CHARS,
+  JSON_MAX_DEPTH,
+  LIST_MAX,
+  PARSE_MAX_CHARS,
+  prettyJson,
+} from './bounds';
 import type { ToolItem } from './items';
 
 export const OUTPUT_PREVIEW_CHARS = 4000;
 const DIFF_MAX_LINES = 400;
+const DIFF_LINE_MAX_CHARS = 1000;
+/** Longer edits are not compared here (the comparison grows with the product of their lengths). */
+const DIFF_INPUT_MAX_CHARS = 200_000;
+const DIFF_TIMEOUT_MS = 50;
 
 /** What the run view knows of one run's calls; made once per read of the run, shared by its cards. */
 export interface ToolContext {
@@ -64,16 +80,38 @@ export function orphanCall(id: string): ToolCall {
 }
 
 export function toolItem(ctx: ToolContext, step: number, call: ToolCall): ToolItem {
+  try {
+    return fullItem(ctx, step, call);
+  } catch (err) {
+    // Whatever the model sent, the call keeps its card — and a waiting one its approval.
+    const value = cut(call.function.arguments, FIELD_MAX_CHARS);
+    return { ...bareItem(ctx, step, call), args: [{ name: `arguments (not read: ${errorMessage(err)})`, value }] };
+  }
+}
+
+function fullItem(ctx: ToolContext, step: number, call: ToolCall): ToolItem {
+  const decision = ctx.approvals.get(call.id)?.decision;
+  // What ran: the user's edit of the arguments, when they edited them.
+  const raw =
+    decision?.kind === 'approve_edited'
+      ? (compactJson(decision.arguments) ?? '"(the edited arguments nest too deep to print)"')
+      : call.function.arguments;
+  const args = raw.length <= PARSE_MAX_CHARS ? parseToolArgs(raw) : null;
+  return {
+    ...bareItem(ctx, step, call),
+    ...shownArgs(args, raw),
+    title: toolTitle(call.function.name, args),
+    diff: editDiff(call.function.name, args),
+  };
+}
+
+/** The card without what is read from the arguments: what every call has, however malformed. */
+function bareItem(ctx: ToolContext, step: number, call: ToolCall): ToolItem {
   const { runId } = ctx;
   const name = call.function.name;
   const approval = ctx.approvals.get(call.id);
   const effect = ctx.effects.get(call.id);
   const exec = ctx.execs.get(call.id);
-  const args = parseToolArgs(
-    approval?.decision?.kind === 'approve_edited'
-      ? JSON.stringify(approval.decision.arguments)
-      : call.function.arguments,
-  );
   const output = ctx.results.get(call.id) ?? effect?.result?.output ?? null;
   const status = toolStatus(ctx, call.id, output, { approval, effect, exec });
   return {
@@ -84,12 +122,10 @@ export function toolItem(ctx: ToolContext, step: number, call: ToolCall): ToolIt
     toolCallId: call.id,
     name,
     category: approval?.category ?? null,
-    title: toolTitle(name, args),
-    args: Object.entries(args ?? {}).map(([k, v]) => ({
-      name: k,
-      value: typeof v === 'string' ? v : JSON.stringify(v, null, 2),
-    })),
-    argumentsJson: args ? JSON.stringify(args, null, 2) : call.function.arguments,
+    title: name,
+    args: [],
+    argumentsJson: cut(call.function.arguments, EDIT_MAX_CHARS),
+    argumentsEditable: false,
     status,
     output: output === null ? null : output.slice(0, OUTPUT_PREVIEW_CHARS),
     outputChars: output?.length ?? 0,
@@ -98,11 +134,35 @@ export function toolItem(ctx: ToolContext, step: number, call: ToolCall): ToolIt
     replayed: exec?.replayed ?? false,
     uncertain: approval?.uncertain ?? false,
     approval: approval ? toolApproval(approval) : null,
-    diff: editDiff(name, args),
+    diff: null,
     external: approval?.category === 'external' || Boolean(effect?.result?.raw_blob),
     rich: Boolean(effect?.result?.raw_blob),
     progress: status === 'running' ? (ctx.live.progress?.get(call.id) ?? null) : null,
   };
+}
+
+/**
+ * The arguments as the card lists them, each printed by name, and as the editor holds them.
+ * What cannot be listed (not an object, nested too deep, too many) is shown as the raw text.
+ */
+function shownArgs(
+  args: Record<string, unknown> | null,
+  raw: string,
+): Pick<ToolItem, 'args' | 'argumentsJson' | 'argumentsEditable'> {
+  const rawArg = { name: args ? 'raw arguments' : 'arguments', value: cut(raw, FIELD_MAX_CHARS) };
+  const asRaw = { argumentsJson: cut(raw, EDIT_MAX_CHARS), argumentsEditable: raw.length <= EDIT_MAX_CHARS };
+  if (!args) return { args: raw.trim() === '' ? [] : [rawArg], ...asRaw };
+  const entries = Object.entries(args);
+  let whole = entries.length <= LIST_MAX;
+  const list = entries.slice(0, LIST_MAX).map(([name, v]) => {
+    const value = typeof v === 'string' ? v : prettyJson(v, { maxChars: FIELD_MAX_CHARS })?.text;
+    whole &&= value !== undefined;
+    return { name, value: value ?? `(nested more than ${JSON_MAX_DEPTH} levels deep: see the raw arguments)` };
+  });
+  if (!whole) list.push(rawArg);
+  const json = prettyJson(args, { maxChars: EDIT_MAX_CHARS });
+  if (!json) return { args: list, ...asRaw };
+  return { args: list, argumentsJson: json.text, argumentsEditable: json.whole };
 }
 
 /** The call waits for the user's decision (its card is open and tall). */
@@ -155,12 +215,39 @@ function editDiff(name: string, args: Record<string, unknown> | null): string[] 
     [before, after] = [args.old_text, args.new_text];
   else if (name === 'write_file' && typeof args.content === 'string') [before, after] = ['', args.content];
   else return null;
-  const patch = structuredPatch(args.path, args.path, before, after, '', '', { context: 3 });
+  const patch =
+    before.length + after.length <= DIFF_INPUT_MAX_CHARS
+      ? structuredPatch(args.path, args.path, before, after, '', '', { context: 3, timeout: DIFF_TIMEOUT_MS })
+      : undefined;
+  if (!patch) return startsOf(before, after);
   const lines: string[] = [];
   for (const h of patch.hunks) {
     lines.push(`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`);
-    for (const l of h.lines) if (lines.length < DIFF_MAX_LINES) lines.push(l);
+    for (const l of h.lines) if (lines.length < DIFF_MAX_LINES) lines.push(cut(l, DIFF_LINE_MAX_CHARS, ' '));
   }
   if (lines.length >= DIFF_MAX_LINES) lines.push(`… (diff cut at ${DIFF_MAX_LINES} lines)`);
   return lines;
+}
+
+/** Texts too long to compare here: the start of each (Show diff opens the whole change in the editor). */
+function startsOf(before: string, after: string): string[] {
+  const half = DIFF_MAX_LINES / 2;
+  return [
+    `@@ too long to compare here (${count(before.length)} → ${count(after.length)} characters): the start of each @@`,
+    ...firstLines(before, half).map((l) => `-${l}`),
+    ...firstLines(after, half).map((l) => `+${l}`),
+  ];
+}
+
+/** The first `n` lines of `s`, each cut to a line's bound (`s` is at most the parsed arguments' bound). */
+function firstLines(s: string, n: number): string[] {
+  const out: string[] = [];
+  let from = 0;
+  while (out.length < n && from < s.length) {
+    const nl = s.indexOf('\n', from);
+    const end = nl < 0 ? s.length : nl;
+    out.push(cut(s.slice(from, end), DIFF_LINE_MAX_CHARS, ' '));
+    from = end + 1;
+  }
+  return out;
 }

@@ -11,6 +11,7 @@ import type { ChatMessage, ToolCall } from '../../store/api/schema';
 import { whyNotResume } from '../../actions/guards';
 import { summarizeStep } from '../shared/stepSummary';
 import { parseToolArgs } from '../shared/toolCalls';
+import { boundItem } from './bounds';
 import { condenseItems } from './condenseItems';
 import {
   estimateHeight,
@@ -126,8 +127,9 @@ export function planRunItems(d: RunData): PlannedItem[] {
   );
 }
 
-/** An item that is as cheap to make as to plan (text by reference): made now. */
-function made(item: TranscriptItem): PlannedItem {
+/** An item that is as cheap to make as to plan (text by reference): made now, cut to what the view is sent. */
+function made(whole: TranscriptItem): PlannedItem {
+  const item = boundItem(whole);
   return {
     key: item.key,
     kind: item.kind,
@@ -141,7 +143,7 @@ function made(item: TranscriptItem): PlannedItem {
 
 function lazy(base: Omit<PlannedItem, 'build'>, make: () => TranscriptItem): PlannedItem {
   let item: TranscriptItem | undefined;
-  return { ...base, build: () => (item ??= make()) };
+  return { ...base, build: () => (item ??= boundItem(make())) };
 }
 
 function assistantEntry(

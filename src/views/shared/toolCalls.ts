@@ -18,6 +18,6 @@ export function asRecord(v: unknown): Record<string, unknown> | null {
 export function toolTitle(name: string, args: Record<string, unknown> | null, maxChars = 80): string {
   const main = args?.path ?? args?.command ?? args?.pattern ?? args?.task;
   if (typeof main !== 'string') return name;
-  const short = main.split('\n')[0]!;
+  const short = main.slice(0, maxChars + 1).split('\n')[0]!;
   return `${name} ${short.length > maxChars ? `${short.slice(0, maxChars - 3)}…` : short}`;
 }

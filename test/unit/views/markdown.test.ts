@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { JSDOM } from 'jsdom';
 import { createHighlighter } from '../../../media/src/runView/highlighter';
 import {
+  HIGHLIGHT_MAX_CHARS,
   highlightIn,
+  MARKDOWN_MAX_CHARS,
   renderMarkdown,
   setHighlighter,
   whenHighlighterWanted,
@@ -18,7 +20,7 @@ const dom = new JSDOM('<!doctype html><html><body></body></html>');
 function rendered(text: string): HTMLElement {
   const body = dom.window.document.createElement('div');
   body.className = 'markdown';
-  body.innerHTML = renderMarkdown(text);
+  renderMarkdown(body, text);
   return body;
 }
 
@@ -56,7 +58,7 @@ describe('run view Markdown: what the model writes cannot pass for the view’s 
   // The sanitizer works in the window that runs it: the webview's, here jsdom's (only while these run).
   before(() => {
     (globalThis as { window?: unknown }).window = dom.window;
-    renderMarkdown('bind');
+    rendered('bind');
     setHighlighter(createHighlighter());
   });
   after(() => delete (globalThis as { window?: unknown }).window);
@@ -141,5 +143,73 @@ describe('run view Markdown: what the model writes cannot pass for the view’s 
     } finally {
       setHighlighter(createHighlighter());
     }
+  });
+});
+
+describe('run view Markdown: bounded, whatever the model writes', () => {
+  before(() => {
+    (globalThis as { window?: unknown }).window = dom.window;
+    setHighlighter(createHighlighter());
+  });
+  after(() => delete (globalThis as { window?: unknown }).window);
+
+  /** The rendering and how long it took (ms). */
+  function timed(text: string): { body: HTMLElement; ms: number } {
+    const start = performance.now();
+    const body = rendered(text);
+    return { body, ms: performance.now() - start };
+  }
+
+  // Each makes marked overflow its stack (or, sooner, run out of time).
+  const THROWING: [string, string][] = [
+    ['emphasis nested 2,500 deep (5 KB)', `${'*'.repeat(2500)}x${'*'.repeat(2500)}`],
+    ['quotes nested 5,000 deep', '>'.repeat(5000)],
+    ['lists nested 4,000 deep', `${'- '.repeat(4000)}a`],
+  ];
+  for (const [what, text] of THROWING)
+    it(`${what}: shown as the plain text it is, with a note, in bounded time`, () => {
+      const { body, ms } = timed(text);
+      console.log(`      (${what}: ${ms.toFixed(0)} ms)`);
+      const note = body.querySelector('.render-note')!.textContent!;
+      assert.match(note, /could not be rendered: .+\. It is shown as plain text\.$/);
+      assert.equal(body.querySelector('.plain-text')!.textContent, text);
+      assert.equal(body.querySelectorAll('em, strong, blockquote, li').length, 0);
+      assert.ok(ms < 2000, `${ms} ms`);
+    });
+
+  it('100 KB that marked would take seconds over (its time grows with the square of the length: marked issue 396): at most its head rendered, in bounded time; the rest as the plain text it is', () => {
+    const text = 'a_b__c'.repeat(16_000);
+    const { body, ms } = timed(text);
+    console.log(`      (100 KB of a_b__c: ${ms.toFixed(0)} ms)`);
+    assert.ok(ms < 2000, `${ms} ms`);
+    // Its first 10,000 characters are rendered if marked manages them within its budget.
+    assert.match(body.querySelector('.render-note')!.textContent!, /shown as plain text\.$/);
+    const plain = body.querySelector('.plain-text')!.textContent!;
+    assert.ok(text.endsWith(plain) && plain.length >= text.length - MARKDOWN_MAX_CHARS, `${plain.length}`);
+  });
+
+  it('a long answer: Markdown up to its bound (at a paragraph’s end), the rest as plain text after a note', () => {
+    // Headings and plain paragraphs: quick to render, well within the budget under load too.
+    const paragraph = '## Part\n\nPlain words in a paragraph.\n\n';
+    const text = paragraph.repeat(Math.ceil((2 * MARKDOWN_MAX_CHARS) / paragraph.length));
+    const { body } = timed(text);
+    const note = body.querySelector('.render-note')!.textContent!;
+    const [, shown, rest] = /first ([\d,]+) characters; the other ([\d,]+) are shown as plain text/.exec(note)!;
+    const at = Number(shown!.replace(/,/g, ''));
+    assert.ok(at <= MARKDOWN_MAX_CHARS && at > MARKDOWN_MAX_CHARS / 2, note);
+    assert.equal(Number(rest!.replace(/,/g, '')), text.length - at);
+    assert.equal(
+      body.querySelectorAll('h2').length,
+      text.slice(0, at).split('## Part').length - 1,
+      'the head rendered',
+    );
+    assert.equal(body.querySelector('.plain-text')!.textContent, text.slice(at), 'the rest, as written');
+  });
+
+  it('long code is shown plain, not coloured; short code is', () => {
+    const long = rendered(`\`\`\`ts\n${'let a = 1;\n'.repeat(HIGHLIGHT_MAX_CHARS / 10)}\`\`\``);
+    assert.equal(long.querySelector('pre > code')!.getAttribute('class'), 'hljs');
+    assert.equal(long.querySelector('span'), null);
+    assert.ok(rendered('```ts\nlet a = 1;\n```').querySelector('span.hljs-keyword'));
   });
 });

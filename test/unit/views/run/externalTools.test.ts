@@ -8,7 +8,7 @@ import { owner } from '../../loop/support';
 
 describe('run view: external tools', () => {
   it('shows the exact result: safe images as images, anything else named, nothing dropped', () => {
-    const r = richResult({
+    const kept = {
       content: [
         { type: 'text', text: 'hello' },
         { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' },
@@ -19,7 +19,8 @@ describe('run view: external tools', () => {
       ],
       structuredContent: { t: 1 },
       isError: true,
-    });
+    };
+    const r = richResult(kept, JSON.stringify(kept));
     assert.deepEqual(
       r.parts.map((p) => p.type),
       ['text', 'image', 'media', 'resource', 'link', 'text'],

@@ -1,8 +1,16 @@
 // Shared by the run view's unit tests.
 import assert from 'node:assert/strict';
-import type { CheckpointStore } from '../../../../src/store/api/types';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { CheckpointStore, OwnerInfo } from '../../../../src/store/api/types';
+import { RunViewController, type RunViewDeps } from '../../../../src/views/run/controller';
 import { loadRunData } from '../../../../src/views/run/runData';
+import { threadRuns } from '../../../../src/views/run/thread';
 import { planRunItems } from '../../../../src/views/run/transcript';
+import { BENCH_OWNER } from '../../../../bench/contenders/ours';
+import { idleRunner, noEditor, testActions } from '../../../support/actions';
+import { openWebview } from './webviewDom';
 
 export const idle = { isActive: () => false, runningCalls: () => new Set<string>() };
 
@@ -38,4 +46,37 @@ export async function assertNewestIsTheEnd(store: CheckpointStore, runId: string
       `${n}: the same items`,
     );
   }
+}
+
+type TestRunner = RunViewDeps['runner'] & Parameters<typeof testActions>[0]['runner'];
+
+/** The controller's dependencies as the extension builds them: the product's actions over `runner`. */
+export function deps(
+  store: CheckpointStore,
+  o: { runner?: TestRunner; workspace?: string; owner?: OwnerInfo } = {},
+): RunViewDeps {
+  const runner: TestRunner = o.runner ?? idleRunner();
+  const workspace = o.workspace ?? fs.mkdtempSync(path.join(os.tmpdir(), 'aw-webview-'));
+  return {
+    store,
+    runner,
+    threadRuns: (id) => threadRuns(store, id),
+    actions: testActions({ store, runner, workspace, owner: o.owner ?? BENCH_OWNER }).actions,
+    editor: noEditor,
+    log: { info: () => undefined, warn: () => undefined },
+  };
+}
+
+/** A view and its host, as a panel wires them (the host starts reading before the view is ready). */
+export function open(threadId: string, runId: string, d: RunViewDeps, savedState?: unknown) {
+  const ref: { controller?: RunViewController } = {};
+  const sent: string[] = [];
+  const view = openWebview({ toHost: (m) => void ref.controller?.receive(m), savedState });
+  const controller = new RunViewController(threadId, runId, d, (m) => {
+    sent.push(m.type === 'state' ? `state${m.partial ? ' partial' : ''}` : m.type);
+    view.deliver(m);
+  });
+  ref.controller = controller;
+  void controller.pushState(true);
+  return { view, controller, sent, close: () => (controller.dispose(), view.close()) };
 }

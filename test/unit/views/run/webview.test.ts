@@ -3,52 +3,17 @@
 // saved and restored by a view opened again; a waiting call approved in its card.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createMemoryStore } from '../../../../src/store';
-import type { CheckpointStore, OwnerInfo } from '../../../../src/store/api/types';
-import { RunViewController, type RunViewDeps } from '../../../../src/views/run/controller';
-import { threadRuns } from '../../../../src/views/run/thread';
+import type { CheckpointStore } from '../../../../src/store/api/types';
+import { RunViewController } from '../../../../src/views/run/controller';
 import { BENCH_OWNER } from '../../../../bench/contenders/ours';
 import { applyOp, Workload } from '../../../../bench/workload';
 import { startModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import { makeRunner } from '../../loop/support';
-import { idleRunner, noEditor, testActions } from '../../../support/actions';
+import { deps, open } from './support';
 import { openWebview, untilDrawn, type WebviewInDom } from './webviewDom';
-
-type TestRunner = RunViewDeps['runner'] & Parameters<typeof testActions>[0]['runner'];
-
-/** The controller's dependencies as the extension builds them: the product's actions over `runner`. */
-function deps(
-  store: CheckpointStore,
-  o: { runner?: TestRunner; workspace?: string; owner?: OwnerInfo } = {},
-): RunViewDeps {
-  const runner: TestRunner = o.runner ?? idleRunner();
-  const workspace = o.workspace ?? fs.mkdtempSync(path.join(os.tmpdir(), 'aw-webview-'));
-  return {
-    store,
-    runner,
-    threadRuns: (id) => threadRuns(store, id),
-    actions: testActions({ store, runner, workspace, owner: o.owner ?? BENCH_OWNER }).actions,
-    editor: noEditor,
-    log: { info: () => undefined, warn: () => undefined },
-  };
-}
-
-/** A view and its host, as a panel wires them (the host starts reading before the view is ready). */
-function open(threadId: string, runId: string, d: RunViewDeps, savedState?: unknown) {
-  const ref: { controller?: RunViewController } = {};
-  const sent: string[] = [];
-  const view = openWebview({ toHost: (m) => void ref.controller?.receive(m), savedState });
-  const controller = new RunViewController(threadId, runId, d, (m) => {
-    sent.push(m.type === 'state' ? `state${m.partial ? ' partial' : ''}` : m.type);
-    view.deliver(m);
-  });
-  ref.controller = controller;
-  void controller.pushState(true);
-  return { view, controller, sent, close: () => (controller.dispose(), view.close()) };
-}
 
 const rows = (v: WebviewInDom) =>
   [...v.document.querySelectorAll<HTMLElement>('.items > [data-key]:not(.placeholder)')].map((e) => e.dataset.key!);

@@ -1,15 +1,23 @@
 // The policy's verdict on one call (auto, ask, deny): the files the tool declares it writes and
-// reads are resolved against the workspace (protectedFiles.ts), then the pure policy judges. What the runner's
-// `policy(tool, args)` is, in the extension (settings.ts) and in the tests alike.
+// reads (and a command's cwd) are resolved by the tools' own resolver (protectedFiles.ts
+// fileTargets → paths.ts), then the pure policy judges; the verdict carries what was resolved, and
+// the call, when it runs, is held to it. What the runner's `policy(tool, args)` is, in the
+// extension (settings.ts) and in the tests alike.
 import { judge, type ApprovalPolicy, type PolicyVerdict } from './policy';
-import { fileTargets } from './protectedFiles';
+import { fileTargets, judgedPaths } from './protectedFiles';
 import type { Tool } from './types';
 
-export function judgeCall(tool: Tool, args: unknown, opts: { policy: ApprovalPolicy; workspaceRoot: string }) {
+export function judgeCall(
+  tool: Tool,
+  args: unknown,
+  opts: { policy: ApprovalPolicy; workspaceRoot: string },
+): PolicyVerdict {
   const files = fileTargets(tool, args, opts.workspaceRoot);
-  return judge({ toolName: tool.name, category: tool.category, args, files }, opts.policy);
+  return {
+    ...judge({ toolName: tool.name, category: tool.category, args, files }, opts.policy),
+    judged: judgedPaths(files),
+  };
 }
-
 /** A runner `policy` over a fixed policy and workspace. */
 export function callPolicy(
   policy: ApprovalPolicy,

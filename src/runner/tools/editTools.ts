@@ -78,6 +78,8 @@ export const editFile = defineTool({
     replace_all: z.boolean().default(false).describe('Replace every occurrence instead of requiring exactly one'),
   }),
   files: { kind: 'paths', paths: (args) => [args.path] },
+  // What it answers (found or not, where, "already present") tells the model about the content.
+  reads: (args) => [args.path],
   async run(args, ctx) {
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
     const reading = readUtf8(await fs.readFile(abs));

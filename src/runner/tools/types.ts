@@ -2,6 +2,7 @@
 // Node's fs and child_process only, always via paths.ts.
 import type { z } from 'zod';
 import type { ToolCategory } from '../../store/api/schema';
+import type { JudgedPaths } from './paths';
 
 export interface DelegateResult {
   /** The child run's final answer. */
@@ -36,6 +37,11 @@ export interface ToolContext {
    * Absent: as 'policy'.
    */
   approvedBy?: 'policy' | 'user';
+  /**
+   * The call's paths as the policy resolved them when the batch was planned: the tool refuses a path
+   * that now resolves to another file (paths.ts confinePath). Absent: not held (a tool run directly).
+   */
+  judged?: JudgedPaths;
   /** Runs a subagent on `task`; supplied by the loop. */
   delegate?: (task: string, signal: AbortSignal) => Promise<DelegateResult>;
 }
@@ -77,6 +83,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   external?: ExternalInfo;
   /** Files whose content the tool gives the model (secret-like ones ask first: protectedFiles.ts). */
   reads?: (args: z.output<S>) => string[];
+  /** The folder a command runs in: resolved and judged with the call's files, and held to that when it runs. */
+  cwd?: (args: z.output<S>) => string;
   run(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

@@ -204,6 +204,41 @@ describe('protected files and secret-like files', () => {
   }
 });
 
+describe('search_text and files with other names (hard links)', () => {
+  let ws: string;
+  let outside: string;
+  beforeEach(() => {
+    ws = tmpDir('aw-linked-search-');
+    outside = tmpDir('aw-linked-outside-');
+    fs.writeFileSync(path.join(outside, 'credentials'), 'API_KEY=sk-outside-789\n');
+    writeTree(ws, { '.env': 'API_KEY=sk-live-123\n', 'src/config.ts': 'const API_KEY = process.env.API_KEY;\n' });
+    fs.linkSync(path.join(outside, 'credentials'), path.join(ws, 'notes.txt'));
+    fs.linkSync(path.join(ws, '.env'), path.join(ws, 'src/env.txt'));
+  });
+  afterEach(() => {
+    rmrf(ws);
+    rmrf(outside);
+  });
+
+  for (const engine of ENGINES) {
+    it(`leaves them out, as it leaves secret-like files out, and says so (${engine.name})`, async () => {
+      const reg = createCodingRegistry({ files: engine.finder() });
+      for (const args of [{ pattern: 'API_KEY' }, { pattern: 'API_KEY', path: 'notes.txt' }]) {
+        const r = await reg.execute(
+          { id: 'c1', type: 'function', function: { name: 'search_text', arguments: JSON.stringify(args) } },
+          toolCtx(ws),
+        );
+        assert.equal(r.is_error, false, r.output);
+        assert.ok(!r.output.includes('sk-'), r.output);
+        assert.match(
+          r.output,
+          /\[left out: \d files? with other names \(hard links\) that may belong to secret files \((notes\.txt|src\/env\.txt)/,
+        );
+      }
+    });
+  }
+});
+
 describe('protected files in a run (the real loop, writes and reads on auto)', () => {
   it('a write to .git/hooks/pre-commit and a read of .env wait for the user, with the reason on the approval; other files run', async () => {
     const call = (name: string, args: Record<string, unknown>) => ({

@@ -96,6 +96,21 @@ function* walkFrom(realRoot: string, ps: readonly string[], w: WalkState): Steps
   return cur;
 }
 
+/**
+ * The name the file system itself gives the existing part of `abs` (a real path, no symlinks):
+ * on Windows the long form of an 8.3 short name (`GIT~1` is `.git`), on macOS the stored case.
+ * Another reading of the same file, judged with the others.
+ */
+export function* canonical(abs: string): Steps<string> {
+  const missing: string[] = [];
+  for (let cur = abs; ; cur = path.dirname(cur)) {
+    const real = yield* realpath(cur);
+    if (real !== null) return path.join(real, ...missing);
+    if (path.dirname(cur) === cur) return abs;
+    missing.unshift(path.basename(cur));
+  }
+}
+
 /** Where the link at `link` (its folder real) leads, relative to the real root; refused when it leaves the workspace. */
 function* hop(link: string, w: WalkState): Steps<string[]> {
   const target = path.resolve(path.dirname(link), yield* readlink(link));

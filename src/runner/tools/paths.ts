@@ -11,6 +11,7 @@ import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { storedPathProblem } from '../../common/storedPath';
 import {
+  canonical,
   isInside,
   lstat,
   realpath,
@@ -35,7 +36,10 @@ export interface ConfinedPath {
   abs: string;
   /** Relative to the workspace's real root, '/'-separated, '.' for the root itself. */
   rel: string;
-  /** Every workspace-relative name the path goes by on its way (pathWalk.ts Walked.via), `rel` last. */
+  /**
+   * Every workspace-relative name the path goes by: on its way (pathWalk.ts Walked.via), `rel`, and
+   * the file system's own name for it (pathWalk.ts canonical) when that differs.
+   */
   names: string[];
   /** What is there now; `nlink` is its number of names (hard links), 0 when missing. */
   kind: 'file' | 'dir' | 'other' | 'missing';
@@ -103,9 +107,12 @@ function* resolveSteps(workspaceRoot: string, userPath: string, opts: ConfineOpt
       );
   }
   const st: Stats | null = yield* lstat(abs);
-  const rel = path.relative(realRoot, abs).split(path.sep).join('/') || '.';
+  const relOf = (a: string): string => path.relative(realRoot, a).split(path.sep).join('/') || '.';
+  const rel = relOf(abs);
+  const fsName = yield* canonical(abs);
+  const names = [...via, rel, ...(isInside(realRoot, fsName) ? [relOf(fsName)] : [])];
   const kind = !st ? 'missing' : st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other';
-  return { abs, rel, names: [...new Set([...via, rel])], kind, nlink: st ? st.nlink : 0 };
+  return { abs, rel, names: [...new Set(names)], kind, nlink: st ? st.nlink : 0 };
 }
 
 /** The walk's refusals as PathErrors naming the path. */

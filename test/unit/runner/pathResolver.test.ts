@@ -16,6 +16,7 @@ import {
   PathError,
   type ApprovalPolicy,
 } from '../../../src/runner/tools';
+import { canonical } from '../../../src/runner/tools/pathWalk';
 import { resolvePathSync, type JudgedPaths } from '../../../src/runner/tools/paths';
 import { protectedWhy } from '../../../src/runner/tools/protectedFiles';
 import { writeTree } from './files/support';
@@ -99,6 +100,15 @@ describe('one resolver for the policy and the tools', () => {
     assert.equal(r.rel, 'elsewhere/tasks.json');
     assert.deepEqual(r.names, ['chain/tasks.json', '.vscode/tasks.json', 'elsewhere/tasks.json']);
     assert.ok(protectedWhy(r.names, DEFAULT_FILE_RULES), 'the .vscode name on the way makes it protected');
+  });
+
+  it("the file system's own name is one more reading (an 8.3 short name on Windows names the long one)", () => {
+    // Driven with scripted answers: this file system maps GIT~1 to .git, as NTFS does.
+    const realpaths: Record<string, string> = { '/ws/GIT~1': '/ws/.git', '/ws': '/ws' };
+    const steps = canonical('/ws/GIT~1/hooks/pre-commit');
+    let r = steps.next();
+    while (!r.done) r = steps.next(r.value.op === 'realpath' ? (realpaths[r.value.path] ?? null) : null);
+    assert.equal(r.value, '/ws/.git/hooks/pre-commit');
   });
 
   it('reports what is there and how many names it has (hard links)', async () => {

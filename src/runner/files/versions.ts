@@ -82,7 +82,13 @@ export async function readVersion(
     if (file.st.size > MAX_HASHED_BYTES)
       return unknownVersion(`it has ${file.st.size} bytes, more than the file journal reads (${MAX_HASHED_BYTES})`);
     if (!kept && file.st.size > READ_WHOLE_BYTES)
-      return { kind: 'file', ...(await sha256OfChunks(chunks(file))), blob: null, encoding: 'base64', mode };
+      return {
+        kind: 'file',
+        ...(await sha256OfChunks(chunks(file, undefined, undefined, true))),
+        blob: null,
+        encoding: 'base64',
+        mode,
+      };
     const limit = kept ? maxKeptBytes : READ_WHOLE_BYTES;
     return await versionOf(await readWhole(file, limit), put, maxKeptBytes, mode);
   } catch (err) {

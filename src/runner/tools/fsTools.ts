@@ -100,7 +100,7 @@ export async function lineRange(
   if (end !== undefined && end < start) throw new ToolFailure(`end_line (${end}) is before start_line (${start}).`);
   const r = { line: 1, kept: [] as Buffer[], bytes: 0, cut: false, done: false, endsWithNewline: false };
   let first = true;
-  for await (const chunk of chunks(file, signal, chunkBytes)) {
+  for await (const chunk of chunks(file, signal, chunkBytes, true)) {
     const bom = first ? utf16Bom(chunk) : null;
     if (bom) throw new ToolFailure(`"${rel}" ${bom}; not shown (read_file reads UTF-8 text only).`);
     first = false;

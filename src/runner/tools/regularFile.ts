@@ -98,14 +98,25 @@ async function readAt(fh: FileHandle, buf: Buffer, position: number, signal?: Ab
   }
 }
 
-/** The file's bytes from the start, chunk by chunk (each a fresh buffer), until its end or Cancel. */
-export async function* chunks(file: OpenFile, signal?: AbortSignal, size = CHUNK_BYTES): AsyncGenerator<Buffer> {
+/**
+ * The file's bytes from the start, chunk by chunk, until its end or Cancel. Each chunk is a fresh
+ * buffer; with `reuse`, one buffer is read into again and again (the caller copies what it keeps),
+ * so streaming a huge file leaves no garbage behind.
+ */
+export async function* chunks(
+  file: OpenFile,
+  signal?: AbortSignal,
+  size = CHUNK_BYTES,
+  reuse = false,
+): AsyncGenerator<Buffer> {
+  const shared = reuse ? Buffer.allocUnsafe(size) : null;
   for (let position = 0; ;) {
-    const buf = Buffer.allocUnsafe(size);
+    const buf = shared ?? Buffer.allocUnsafe(size);
     const n = await readAt(file.fh, buf, position, signal);
     if (n === 0) return;
     position += n;
-    yield n === size ? buf : Buffer.from(buf.subarray(0, n)); // a short read keeps no oversized buffer
+    if (shared) yield shared.subarray(0, n);
+    else yield n === size ? buf : Buffer.from(buf.subarray(0, n)); // a short read keeps no oversized buffer
   }
 }
 

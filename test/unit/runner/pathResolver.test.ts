@@ -216,7 +216,7 @@ describe('one resolver for the policy and the tools', () => {
           rmrf(root);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 200 },
     );
     assert.ok(asked > 20 && wrote > 20, `the spellings reach both outcomes (asked ${asked}, wrote ${wrote})`);
   });

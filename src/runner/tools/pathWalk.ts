@@ -56,15 +56,12 @@ export function* realRootOf(root: string): Steps<string> {
   return real;
 }
 
-/**
- * Walks `lexical` (absolute, already normalised, known to lie under `root` or `realRoot`). `shown`
- * only words the refusals.
- */
-export function* walkPath(root: string, realRoot: string, lexical: string, shown: string): Steps<Walked> {
+/** Walks `lexical` (absolute, already normalised, known to lie under `root` or `realRoot`). */
+export function* walkPath(root: string, realRoot: string, lexical: string): Steps<Walked> {
   const base = isInside(root, lexical) ? root : realRoot;
   const start = parts(base, lexical);
   const via = [slashed(start)];
-  const abs = yield* walkFrom(realRoot, start, { root, realRoot, via, shown, hops: 0 });
+  const abs = yield* walkFrom(realRoot, start, { root, realRoot, via, hops: 0 });
   return { abs, via: [...new Set(via)] };
 }
 
@@ -72,7 +69,6 @@ interface WalkState {
   root: string;
   realRoot: string;
   via: string[];
-  shown: string;
   hops: number;
 }
 

@@ -98,7 +98,7 @@ function* resolveSteps(workspaceRoot: string, userPath: string, opts: ConfineOpt
       `Path ${showPath(p)} is outside the workspace: it resolves to ${lexical}, which is not under ${root}.`,
     );
   }
-  const { abs, via } = yield* refusing(p, walkPath(root, realRoot, lexical, p));
+  const { abs, via } = yield* refusing(p, walkPath(root, realRoot, lexical));
   if (opts.storageDir) {
     const storage = yield* realpath(opts.storageDir);
     if (isInside(storage ?? path.resolve(opts.storageDir), abs))

@@ -22,7 +22,7 @@ import {
   walkPath,
   WalkRefusal,
 } from './pathWalk';
-import { ToolFailure } from './types';
+import { type Judged, type JudgedPaths, ToolFailure } from './types';
 
 export { isInside } from './pathWalk';
 
@@ -46,10 +46,7 @@ export interface ConfinedPath {
   nlink: number;
 }
 
-/** What the policy judged a path to be: where it led (and whether that file had other names), or why it was refused. */
-export type Judged = { rel: string; linked: boolean } | { refused: string };
-/** By the path as the tool's arguments give it. */
-export type JudgedPaths = ReadonlyMap<string, Judged>;
+export type { Judged, JudgedPaths } from './types';
 
 /** For messages: the path as given, quoted, shortened if huge. */
 export function showPath(p: string): string {

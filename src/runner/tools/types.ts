@@ -2,7 +2,6 @@
 // Node's fs and child_process only, always via paths.ts.
 import type { z } from 'zod';
 import type { ToolCategory } from '../../store/api/schema';
-import type { JudgedPaths } from './paths';
 
 export interface DelegateResult {
   /** The child run's final answer. */
@@ -11,6 +10,11 @@ export interface DelegateResult {
   /** The child failed or was stopped: the model sees the text as an error. */
   is_error?: boolean;
 }
+
+/** What the policy judged a path to be (paths.ts): where it led (and whether that file had other names), or why it was refused. */
+export type Judged = { rel: string; linked: boolean } | { refused: string };
+/** By the path as the tool's arguments give it. */
+export type JudgedPaths = ReadonlyMap<string, Judged>;
 
 export interface ToolContext {
   /** Absolute path of the workspace folder; every path a tool touches is confined to it. */

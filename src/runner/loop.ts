@@ -574,6 +574,7 @@ export class RunExecution {
       signal: this.signal,
       idempotencyKey: idempotencyKey(this.runId, this.rt.step, call.id),
       approvedBy: plan.approvedBy,
+      judged: plan.judged,
       outputCap: this.deps.outputCap,
       history: { toolOutput: (id) => toolOutput(this.rt.messages, id) },
       putBlob: async (content) => {

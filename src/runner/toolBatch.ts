@@ -6,6 +6,7 @@
 import type { Approval, ApprovalDecision, Damage, Effect, SeenTool, ToolCall } from '../store/api/schema';
 import type { CheckpointStore } from '../store/api/types';
 import { toolDrift } from './tools/external';
+import type { JudgedPaths } from './tools/paths';
 import type { PolicyVerdict } from './tools/policy';
 import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
@@ -21,6 +22,8 @@ export type CallPlan =
       hash: string;
       edited: boolean;
       approvedBy: 'policy' | 'user';
+      /** The paths as the policy resolved them: the tool refuses one that now leads elsewhere. */
+      judged?: JudgedPaths;
     }
   | { kind: 'delegate'; call: ToolCall; tool: Tool; args: unknown; hash: string }
   | { kind: 'ask'; call: ToolCall; request: ApprovalRequest };
@@ -105,8 +108,19 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
 
   const policy = p.policy(tool, args);
   if (policy.verdict === 'deny') return { kind: 'error', call, output: `Denied by policy: ${policy.reason}` };
-  if (policy.verdict === 'auto' || decision)
-    return { kind: 'run', call, tool, args, hash, edited, approvedBy: decision ? 'user' : 'policy' };
+  if (policy.verdict === 'auto' || decision) {
+    const approvedBy = decision ? 'user' : 'policy';
+    return {
+      kind: 'run',
+      call,
+      tool,
+      args,
+      hash,
+      edited,
+      approvedBy,
+      ...(policy.judged ? { judged: policy.judged } : {}),
+    };
+  }
   return ask(policy.reason, false);
 }
 

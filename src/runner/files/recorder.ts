@@ -5,6 +5,7 @@
 // kept between commands in a WorkspaceIndex: scan.ts); a file it changed is journaled with its earlier content only when that is known — the
 // agent wrote it earlier in this run (and it was still that), it did not exist, or git had it
 // clean — otherwise as unknown, with the reason.
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Effect, FileChange, FileScan, FileVersion } from '../../store/api/schema';
 import { confinePath, confineStoredPath } from '../tools/paths';
@@ -81,14 +82,14 @@ export class FileChangeRecorder {
   private async watchPaths(userPaths: string[], ctx: WatchContext): Promise<FileWatch> {
     const root = this.opts.workspaceRoot;
     const files: FileChange[] = [];
+    // Files whose content is not known (too large to read): their stat tells whether the call changed them.
+    const unknownStats = new Map<string, string | null>();
     for (const p of userPaths) {
       const confined = await confinePath(root, p, this.opts).catch(() => undefined);
       if (!confined || confined.rel === '.') continue; // the tool refuses it too: nothing to journal
-      files.push({
-        path: confined.rel,
-        before: await readVersion(confined.abs, ctx.put, this.maxKept),
-        after: NOT_FINISHED,
-      });
+      const before = await readVersion(confined.abs, ctx.put, this.maxKept);
+      if (before.kind === 'unknown') unknownStats.set(confined.rel, await statKey(confined.abs));
+      files.push({ path: confined.rel, before, after: NOT_FINISHED });
     }
     return {
       files,
@@ -99,7 +100,8 @@ export class FileChangeRecorder {
           const confined = await confineStoredPath(root, f.path, this.opts).catch(() => undefined);
           if (!confined || confined.rel !== f.path) continue;
           const after = await readVersion(confined.abs, ctx.put, this.maxKept);
-          if (!sameVersion(f.before, after)) out.push({ path: f.path, before: f.before, after });
+          const untouched = after.kind === 'unknown' && sameStat(unknownStats.get(f.path), await statKey(confined.abs));
+          if (!sameVersion(f.before, after) && !untouched) out.push({ path: f.path, before: f.before, after });
         }
         return { files: out };
       },
@@ -223,3 +225,11 @@ export class FileChangeRecorder {
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
+
+/** What any write to a file changes (a write moves ctime); null when it cannot be statted. */
+async function statKey(abs: string): Promise<string | null> {
+  const st = await fs.lstat(abs, { bigint: true }).catch(() => null);
+  return st && `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+const sameStat = (a: string | null | undefined, b: string | null): boolean => a != null && a === b;

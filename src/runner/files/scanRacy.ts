@@ -4,8 +4,9 @@
 // fingerprinted when it is statted (a few files: the ones changed in the last 100 ms, or 2 s where
 // timestamps are whole seconds); past the budget, the scan waits until the tick has passed and
 // stats them again, when the stat proves itself.
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { sha256 } from '../../common/hash';
+import { readSmallRegularSync } from '../tools/regularFile';
 import { changeTime, type FileSig, fileSig, racyMargin, sameStat } from './scanTree';
 
 const MAX_FILES = 256;
@@ -81,14 +82,12 @@ export class Fingerprints {
 
   private hash(abs: string, size: number, owed: boolean): string | undefined {
     if (!owed && (this.hashed >= MAX_FILES || size > MAX_FILE_BYTES || this.bytes + size > MAX_BYTES)) return undefined;
-    try {
-      const buf = readFileSync(abs);
-      this.hashed++;
-      this.bytes += buf.length;
-      return sha256(buf);
-    } catch {
-      return undefined;
-    }
+    // Non-blocking and bounded: a FIFO or a huge file swapped in since the stat must not stall the scan.
+    const buf = readSmallRegularSync(abs, MAX_FILE_BYTES);
+    if (buf === null) return undefined;
+    this.hashed++;
+    this.bytes += buf.length;
+    return sha256(buf);
   }
 }
 

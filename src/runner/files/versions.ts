@@ -3,8 +3,9 @@
 // BOM, any text) are stored as that text, so the blob name is the sha256 of the file's bytes and
 // identical content is stored once; anything else (binary, invalid UTF-8) is stored as base64.
 import { promises as fs } from 'node:fs';
-import { sha256, sha256OfFile } from '../../common/hash';
+import { sha256, sha256OfChunks } from '../../common/hash';
 import type { FileContentVersion, FileVersion } from '../../store/api/schema';
+import { chunks, closeFile, NotRegularFile, openRegular, readWhole, TooLarge } from '../tools/regularFile';
 
 /** Larger files are compared by hash but not kept (a version without a blob cannot be restored). */
 export const DEFAULT_MAX_KEPT_BYTES = 16 * 1024 * 1024;
@@ -42,11 +43,15 @@ export async function versionOf(
 
 /** Files not kept are still read whole up to this size (one read is cheaper than a stream); larger ones are hashed as a stream. */
 const READ_WHOLE_BYTES = 256 * 1024;
+/** Larger files are not read at all: hashing one would take seconds per version, and it could never be restored. */
+export const MAX_HASHED_BYTES = 256 * 1024 * 1024;
 
 /**
  * The file at `abs` now: absent, its content (kept when `put` is given and it is within the cap), or
  * unknown when it cannot be read (a directory, no permission). A file that will not be kept and is
- * large is hashed as a stream, never read whole. Never throws for the file's own state.
+ * large is hashed as a stream, never read whole. The bytes come from the descriptor fstat judged
+ * (regularFile.ts): a FIFO swapped in after the lstat is refused, not waited on. Never throws for
+ * the file's own state.
  */
 export async function readVersion(
   abs: string,
@@ -64,14 +69,33 @@ export async function readVersion(
   if (st.isDirectory()) return unknownVersion('it is a folder');
   if (st.isSymbolicLink()) return unknownVersion('it is a symbolic link');
   if (!st.isFile()) return unknownVersion('it is not a regular file');
-  const mode = st.mode & 0o7777;
-  const kept = put !== null && st.size <= maxKeptBytes;
+  let file;
   try {
-    if (!kept && st.size > READ_WHOLE_BYTES)
-      return { kind: 'file', ...(await sha256OfFile(abs)), blob: null, encoding: 'base64', mode };
-    return await versionOf(await fs.readFile(abs), put, maxKeptBytes, mode);
+    file = await openRegular(abs);
   } catch (err) {
+    if (err instanceof NotRegularFile) return unknownVersion('it is not a regular file');
     return unknownVersion(`it could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  try {
+    const mode = file.st.mode & 0o7777;
+    const kept = put !== null && file.st.size <= maxKeptBytes;
+    if (file.st.size > MAX_HASHED_BYTES)
+      return unknownVersion(`it has ${file.st.size} bytes, more than the file journal reads (${MAX_HASHED_BYTES})`);
+    if (!kept && file.st.size > READ_WHOLE_BYTES)
+      return {
+        kind: 'file',
+        ...(await sha256OfChunks(chunks(file, undefined, undefined, true))),
+        blob: null,
+        encoding: 'base64',
+        mode,
+      };
+    const limit = kept ? maxKeptBytes : READ_WHOLE_BYTES;
+    return await versionOf(await readWhole(file, limit), put, maxKeptBytes, mode);
+  } catch (err) {
+    if (err instanceof TooLarge) return unknownVersion('it grew while it was read');
+    return unknownVersion(`it could not be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  } finally {
+    await closeFile(file);
   }
 }
 

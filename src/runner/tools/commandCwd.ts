@@ -5,9 +5,9 @@
 // the workspace's files decide. A command there never runs without asking, allow list or not
 // (policy.ts), and one the policy let through is refused there when it is about to run (runCommand.ts).
 // The workspace's own repository (at its root, or above it) is not such a folder.
-import { lstatSync, realpathSync, type Stats } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { judgedRels } from './protectedFiles';
+import type { FileTarget } from './protectedFiles';
 
 /**
  * Why a command in `absCwd` (a real path) must not run without asking: it is inside `.git`, or in a
@@ -52,25 +52,15 @@ function lstatOrNull(p: string): Stats | null {
 }
 
 /**
- * For the policy, synchronously: why run_command's `cwd` asks, judged in each reading of it the
- * policy makes of a path (protectedFiles.ts judgedRels), or null.
+ * For the policy: why run_command's `cwd`, as the tools' resolver resolved it (protectedFiles.ts
+ * fileTargets), asks — judged in every name the folder goes by — or null.
  */
-export function cwdConcern(workspaceRoot: string, cwd: unknown): string | null {
-  const given = typeof cwd === 'string' ? cwd : '.';
-  let realRoot: string;
-  try {
-    realRoot = realpathSync.native(path.resolve(workspaceRoot));
-  } catch {
-    return null; // no workspace: the tool refuses
-  }
-  for (const rel of judgedRels(workspaceRoot, given)) {
-    let abs: string;
-    try {
-      abs = realpathSync.native(path.join(realRoot, rel));
-    } catch {
-      continue; // not there: the tool refuses a cwd that is not a directory
-    }
-    const why = foreignRepository(realRoot, abs);
+export function cwdConcern(cwd: FileTarget | null): string | null {
+  if (!cwd || 'refused' in cwd.resolved) return null; // a refused path is refused before anything asks
+  const { abs, rel, names } = cwd.resolved;
+  const realRoot = rel === '.' ? abs : path.resolve(abs, ...rel.split('/').map(() => '..'));
+  for (const name of new Set([rel, ...names])) {
+    const why = foreignRepository(realRoot, name === '.' ? realRoot : path.join(realRoot, ...name.split('/')));
     if (why) return why;
   }
   return null;

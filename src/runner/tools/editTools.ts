@@ -6,9 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { MAX_READ_BYTES } from './fsTools';
+import { MAX_READ_BYTES, withRegularFile } from './fsTools';
 import { confinePath, isInside } from './paths';
-import { readUtf8 } from './textFile';
+import { closeFile, NotRegularFile, openRegular, readHead, readWhole } from './regularFile';
+import { readUtf8, wholeCharacters } from './textFile';
 import { defineTool, ToolFailure } from './types';
 
 async function writeAtomic(abs: string, content: string): Promise<void> {
@@ -46,7 +47,7 @@ export const writeFile = defineTool({
       () => null,
     );
     if (existed?.isFile()) {
-      const notText = await existingNotText(abs, existed.size);
+      const notText = await existingNotText(abs, ctx.signal);
       if (notText)
         throw new ToolFailure(
           `"${rel}" ${notText}. write_file does not overwrite it: its content cannot have been read as text, and ` +
@@ -78,9 +79,19 @@ export const editFile = defineTool({
     replace_all: z.boolean().default(false).describe('Replace every occurrence instead of requiring exactly one'),
   }),
   files: { kind: 'paths', paths: (args) => [args.path] },
+  // What it answers (found or not, where, "already present") tells the model about the content.
+  reads: (args) => [args.path],
   async run(args, ctx) {
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
-    const reading = readUtf8(await fs.readFile(abs));
+    const bytes = await withRegularFile(abs, rel, 'edit_file', ctx.signal, async (file) => {
+      if (file.st.size > MAX_READ_BYTES)
+        throw new ToolFailure(
+          `"${rel}" is ${file.st.size} bytes, over the ${MAX_READ_BYTES}-byte limit of edit_file; the file was not changed. ` +
+            'Change it another way (a command), or split it into smaller files.',
+        );
+      return readWhole(file, MAX_READ_BYTES, ctx.signal);
+    });
+    const reading = readUtf8(bytes);
     if ('notText' in reading)
       throw new ToolFailure(`"${rel}" ${reading.notText}. edit_file edits UTF-8 text only; the file was not changed.`);
     const text = reading.text;
@@ -108,34 +119,29 @@ export const editFile = defineTool({
   },
 });
 
-/** Why an existing file is not UTF-8 text, or null. A file over the read limit is judged by its start. */
-async function existingNotText(abs: string, size: number): Promise<string | null> {
+/**
+ * Why an existing file is not UTF-8 text, or null. A file over the read limit is judged by its
+ * start; one that is no regular file (any more) is not read: the rename replaces it.
+ */
+async function existingNotText(abs: string, signal: AbortSignal): Promise<string | null> {
+  let file;
+  try {
+    file = await openRegular(abs);
+  } catch (e) {
+    if (e instanceof NotRegularFile) return null;
+    throw e;
+  }
   let buf: Buffer;
-  if (size <= MAX_READ_BYTES) buf = await fs.readFile(abs);
-  else {
-    const fh = await fs.open(abs, 'r');
-    try {
-      const { buffer, bytesRead } = await fh.read(Buffer.alloc(64 * 1024), 0, 64 * 1024, 0);
-      buf = wholeCharacters(buffer.subarray(0, bytesRead));
-    } finally {
-      await fh.close();
-    }
+  try {
+    const whole = file.st.size <= MAX_READ_BYTES;
+    buf = whole
+      ? await readWhole(file, MAX_READ_BYTES, signal)
+      : wholeCharacters(await readHead(file, 64 * 1024, signal));
+  } finally {
+    await closeFile(file, signal);
   }
   const reading = readUtf8(buf);
   return 'notText' in reading ? reading.notText : null;
-}
-
-/** A chunk without a UTF-8 character cut in half at its end. */
-function wholeCharacters(chunk: Buffer): Buffer {
-  for (let k = 1; k <= 3 && k <= chunk.length; k++) {
-    const b = chunk[chunk.length - k] as number;
-    if (b < 0x80) break;
-    if (b >= 0xc0) {
-      const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
-      return need > k ? chunk.subarray(0, chunk.length - k) : chunk;
-    }
-  }
-  return chunk;
 }
 
 /** Non-overlapping occurrences, as split/replace_all would count them. */

@@ -1,9 +1,21 @@
-// read_file: a text file, or a line range of it.
-import { promises as fs } from 'node:fs';
+// read_file: a text file, or a line range of it. A range is read as a range: the file is streamed
+// only as far as the range's last line, and no more than MAX_READ_BYTES of it (plus one chunk) is
+// ever held, even when the file is one giant line.
 import { z } from 'zod';
 import { capOutput } from './output';
 import { confinePath } from './paths';
-import { readUtf8 } from './textFile';
+import {
+  CHUNK_BYTES,
+  chunks,
+  closeFile,
+  NotRegularFile,
+  openRegular,
+  ReadCancelled,
+  readWhole,
+  TooLarge,
+} from './regularFile';
+import type { OpenFile } from './regularFile';
+import { readUtf8, utf16Bom, wholeCharacters } from './textFile';
 import { defineTool, ToolFailure } from './types';
 
 /** Reading more than this is refused (ask for a line range): a tool result is not a file transfer. */
@@ -23,30 +35,116 @@ export const readFile = defineTool({
   reads: (args) => [args.path],
   async run(args, ctx) {
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
-    const st = await fs.stat(abs);
-    if (st.isDirectory()) throw new ToolFailure(`"${rel}" is a directory; use list_files to see its contents.`);
-    if (st.size > MAX_READ_BYTES && args.start_line === undefined) {
-      throw new ToolFailure(
-        `"${rel}" is ${st.size} bytes, over the ${MAX_READ_BYTES}-byte read limit; read a line range instead.`,
-      );
-    }
-    const reading = readUtf8(await fs.readFile(abs));
-    if ('notText' in reading)
-      throw new ToolFailure(`"${rel}" ${reading.notText}; not shown (read_file reads UTF-8 text only).`);
-    let text = reading.text;
-    if (args.start_line !== undefined || args.end_line !== undefined)
-      text = lineRange(text, rel, args.start_line ?? 1, args.end_line);
+    const ranged = args.start_line !== undefined || args.end_line !== undefined;
+    const text = await withRegularFile(abs, rel, 'read_file', ctx.signal, async (file) => {
+      if (!ranged && file.st.size > MAX_READ_BYTES) throw overLimit(rel, file.st.size);
+      if (ranged) return lineRange(file, rel, args.start_line ?? 1, args.end_line, ctx.signal);
+      const reading = readUtf8(await readWhole(file, MAX_READ_BYTES, ctx.signal));
+      if ('notText' in reading)
+        throw new ToolFailure(`"${rel}" ${reading.notText}; not shown (read_file reads UTF-8 text only).`);
+      return reading.text;
+    });
     const capped = await capOutput(text, ctx, 'head');
     return { output: capped.text, is_error: false, blob: capped.blob };
   },
 });
 
-function lineRange(text: string, rel: string, start: number, end: number | undefined): string {
-  const lines = text.split('\n');
-  if (text.endsWith('\n')) lines.pop(); // a final newline does not start another line
+const overLimit = (rel: string, size: number): ToolFailure =>
+  new ToolFailure(`"${rel}" is ${size} bytes, over the ${MAX_READ_BYTES}-byte read limit; read a line range instead.`);
+
+/**
+ * Runs `use` on the regular file at `abs`, opened without blocking (regularFile.ts), and closes it;
+ * a FIFO, socket or device, a file that grew past the limit and Cancel become clear ToolFailures.
+ */
+export async function withRegularFile<T>(
+  abs: string,
+  rel: string,
+  tool: string,
+  signal: AbortSignal,
+  use: (file: OpenFile) => Promise<T>,
+): Promise<T> {
+  let file: OpenFile;
+  try {
+    file = await openRegular(abs);
+  } catch (e) {
+    if (!(e instanceof NotRegularFile)) throw e;
+    if (e.what === 'a directory') throw new ToolFailure(`"${rel}" is a directory; use list_files to see its contents.`);
+    throw new ToolFailure(
+      `"${rel}" is ${e.what}, not a regular file; ${tool} works on regular files only (reading it could wait forever or never end).`,
+    );
+  }
+  try {
+    return await use(file);
+  } catch (e) {
+    if (e instanceof TooLarge)
+      throw new ToolFailure(`"${rel}" grew past ${e.limit} bytes while it was read, over the limit of ${tool}.`);
+    if (e instanceof ReadCancelled) throw new ToolFailure(e.message);
+    throw e;
+  } finally {
+    await closeFile(file, signal);
+  }
+}
+
+/**
+ * Lines start..end (end: the last line if absent), byte for byte as the file has them. Only the
+ * bytes it returns are checked as UTF-8 text (and the file's first bytes, for a UTF-16 mark).
+ */
+export async function lineRange(
+  file: OpenFile,
+  rel: string,
+  start: number,
+  end: number | undefined,
+  signal: AbortSignal,
+  chunkBytes = CHUNK_BYTES,
+): Promise<string> {
   if (end !== undefined && end < start) throw new ToolFailure(`end_line (${end}) is before start_line (${start}).`);
-  if (start > lines.length)
-    throw new ToolFailure(`"${rel}" has ${lines.length} lines; start_line ${start} is past the end.`);
-  const last = Math.min(end ?? lines.length, lines.length);
-  return lines.slice(start - 1, last).join('\n') + (last < lines.length || text.endsWith('\n') ? '\n' : '');
+  const r = { line: 1, kept: [] as Buffer[], bytes: 0, cut: false, done: false, endsWithNewline: false };
+  let first = true;
+  for await (const chunk of chunks(file, signal, chunkBytes, true)) {
+    const bom = first ? utf16Bom(chunk) : null;
+    if (bom) throw new ToolFailure(`"${rel}" ${bom}; not shown (read_file reads UTF-8 text only).`);
+    first = false;
+    take(r, chunk, start, end);
+    r.endsWithNewline = chunk[chunk.length - 1] === 0x0a;
+    if (r.done) break;
+  }
+  if (!r.done) {
+    const lines = r.line - (r.endsWithNewline ? 1 : 0); // a final newline does not start another line
+    if (start > lines) throw new ToolFailure(`"${rel}" has ${lines} lines; start_line ${start} is past the end.`);
+  }
+  const bytes = Buffer.concat(r.kept, r.bytes);
+  const reading = readUtf8(r.cut ? wholeCharacters(bytes) : bytes, start);
+  if ('notText' in reading)
+    throw new ToolFailure(`"${rel}" ${reading.notText}; not shown (read_file reads UTF-8 text only).`);
+  if (!r.cut) return reading.text;
+  return `${reading.text}\n[read_file stopped after ${MAX_READ_BYTES} bytes of the range, in line ${r.line}: read fewer lines at a time]`;
+}
+
+interface RangeState {
+  /** The line the next byte belongs to. */
+  line: number;
+  kept: Buffer[];
+  bytes: number;
+  /** Stopped at MAX_READ_BYTES within the range. */
+  cut: boolean;
+  /** Nothing more to read. */
+  done: boolean;
+}
+
+/** Walks one chunk: skips the lines before `start`, keeps (copies of) the bytes of the range. */
+function take(r: RangeState, chunk: Buffer, start: number, end: number | undefined): void {
+  for (let pos = 0; pos < chunk.length && !r.done;) {
+    const nl = chunk.indexOf(0x0a, pos);
+    const lineEnd = nl < 0 ? chunk.length : nl + 1;
+    if (r.line >= start) {
+      const room = MAX_READ_BYTES - r.bytes;
+      const piece = chunk.subarray(pos, Math.min(lineEnd, pos + room));
+      r.kept.push(Buffer.from(piece));
+      r.bytes += piece.length;
+      if (piece.length < lineEnd - pos) r.cut = r.done = true;
+    }
+    if (nl >= 0) r.line++;
+    if (end !== undefined && r.line > end) r.done = true;
+    pos = lineEnd;
+  }
 }

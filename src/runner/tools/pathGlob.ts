@@ -31,7 +31,7 @@ export class GlobError extends Error {
 export function compileGlob(pattern: string): PathGlob {
   if (pattern.length > MAX_PATTERN_LENGTH)
     throw new GlobError(`the pattern is longer than ${MAX_PATTERN_LENGTH} characters`);
-  let p = pattern.trim().replace(/\\/g, '/').toLowerCase();
+  let p = foldCase(pattern.trim().replace(/\\/g, '/'));
   while (p.startsWith('./') || p.startsWith('/')) p = p.slice(p.startsWith('/') ? 1 : 2);
   while (p.endsWith('/')) p = p.slice(0, -1);
   if (p === '') throw new GlobError('the pattern is empty');
@@ -57,11 +57,20 @@ export function globMatches(glob: PathGlob, relPath: string | PathSegments): boo
   return segments.length > 0 && glob.alternatives.some((alt) => matchSegments(alt, segments));
 }
 
-/** A path split (and lower-cased) once for many globMatches calls. */
+/** A path split (and case-folded) once for many globMatches calls. */
 export type PathSegments = readonly string[];
 
 export function pathSegments(relPath: string): PathSegments {
-  return relPath.toLowerCase().split('/').filter(Boolean);
+  return foldCase(relPath).split('/').filter(Boolean);
+}
+
+/**
+ * One spelling for the names a case-insensitive disk treats as one: composed Unicode (macOS
+ * matches `é` and `e` + accent), and upper- then lower-cased, so letters whose upper case is
+ * ASCII (`ſ` → `S`, the Kelvin sign → `k`) meet their plain forms.
+ */
+export function foldCase(s: string): string {
+  return s.normalize('NFC').toUpperCase().toLowerCase();
 }
 
 function segmentToken(s: string): SegmentToken {

@@ -7,7 +7,14 @@
 // until it has, a command that needs it asks. A command whose folder is in another repository than
 // the workspace's (commandCwd.ts) asks, whatever the line.
 import type { ToolCategory } from '../../store/api/schema';
-import { DEFAULT_FILE_RULES, sensitiveFileReason, type FileRules, type FileTargets } from './protectedFiles';
+import type { JudgedPaths } from './paths';
+import {
+  DEFAULT_FILE_RULES,
+  refusedTarget,
+  sensitiveFileReason,
+  type FileRules,
+  type FileTargets,
+} from './protectedFiles';
 import { findDenied } from './shell/deny';
 import { grammarUnavailable } from './shell/grammar';
 import { planCommands } from './shell/plan';
@@ -54,6 +61,8 @@ export interface PolicyInput {
 export interface PolicyVerdict {
   verdict: Verdict;
   reason: string;
+  /** The paths judged, as the resolver found them: a call that runs is held to them (paths.ts ConfineOptions.judged). */
+  judged?: JudgedPaths;
 }
 
 export function judge(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLICY): PolicyVerdict {
@@ -65,6 +74,9 @@ export function judge(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLIC
       reason: `${toolName} is disabled: the workspace is not trusted (restricted mode) and ${category} tools are not allowed.`,
     };
   }
+  // A path the resolver refuses: the tool would refuse it too, so nobody is asked about it.
+  const refused = refusedTarget(input.files);
+  if (refused !== null) return { verdict: 'deny', reason: refused };
   // A protected file or a secret-like one asks even when its category runs without asking.
   const sensitive = sensitiveFileReason(input.files, policy.fileRules ?? DEFAULT_FILE_RULES);
   if (sensitive !== null && policy.categories[category] !== 'deny') return { verdict: 'ask', reason: sensitive };

@@ -5,14 +5,16 @@
 // (`chat.tools.edits.autoApprove`, microsoft/vscode src/vs/platform/chat/common/chatSettings.ts);
 // the README lists them. A user setting can add patterns, never remove them.
 //
-// Paths are judged as the tool's confinePath would resolve them AND as written, after lexical
-// normalisation (`./.git/../.git/hooks/x`), with symlinks followed, case ignored (`.GIT/hooks` is
-// `.git/hooks` on macOS and Windows; on Linux a false alarm only asks once more), and with what
-// Windows ignores at the end of a name (`.git.`, `.git ::$DATA`) removed.
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import path from 'node:path';
+// A path is judged as the tool will touch it: resolved once by the tools' own resolver (paths.ts),
+// by every workspace name it goes by on the way (as written, and after each symlink) — the tool
+// then holds to that resolution or refuses. A spelling that another system reads as another file
+// is judged in every reading: case is ignored (`.GIT/hooks` is `.git/hooks` on macOS and Windows;
+// on Linux a false alarm only asks once more), and what Windows ignores at the end of a name
+// (`.git.`, `.git ::$DATA`) is judged removed too. (A backslash is refused by the resolver.) A
+// regular file with other names (hard links) may be a secret file under another name: reading it asks.
 import { errorMessage } from '../../common/errors';
 import { compileGlob, globMatches, pathSegments, type PathGlob } from './pathGlob';
+import { type ConfinedPath, isLinked, judgement, type JudgedPaths, resolvePathSync } from './paths';
 
 export interface FileRule {
   glob: PathGlob;
@@ -122,20 +124,22 @@ export function fileRules(extra: { protect?: readonly string[]; secrets?: readon
   };
 }
 
-/** A file a call writes or reads: the path as given, and the workspace-relative forms it is judged by. */
+/** A path a call writes, reads or works in: as given, and the resolver's answer (or why it refused the path). */
 export interface FileTarget {
   path: string;
-  rels: readonly string[];
+  resolved: ConfinedPath | { refused: string };
 }
 
 export interface FileTargets {
   write: readonly FileTarget[];
   read: readonly FileTarget[];
+  /** A command's working folder. */
+  cwd: FileTarget | null;
 }
 
-/** Why a write to `rels` asks, or null. */
-export function protectedWhy(rels: readonly string[], r: FileRules): { rel: string; why: string } | null {
-  for (const rel of rels) {
+/** Why a write to a file by these names asks, or null. */
+export function protectedWhy(names: readonly string[], r: FileRules): { rel: string; why: string } | null {
+  for (const rel of readings(names)) {
     const segs = pathSegments(rel);
     const hit = r.protect.find((rule) => globMatches(rule.glob, segs));
     if (hit) return { rel, why: hit.why };
@@ -143,9 +147,9 @@ export function protectedWhy(rels: readonly string[], r: FileRules): { rel: stri
   return null;
 }
 
-/** Why reading `rels` asks, or null. */
-export function secretWhy(rels: readonly string[], r: FileRules): { rel: string; why: string } | null {
-  for (const rel of rels) {
+/** Why reading a file by these names asks, or null. */
+export function secretWhy(names: readonly string[], r: FileRules): { rel: string; why: string } | null {
+  for (const rel of readings(names)) {
     const segs = pathSegments(rel);
     const hit = r.secrets.find((rule) => globMatches(rule.glob, segs));
     if (hit && !r.notSecret.some((g) => globMatches(g, segs))) return { rel, why: hit.why };
@@ -153,71 +157,94 @@ export function secretWhy(rels: readonly string[], r: FileRules): { rel: string;
   return null;
 }
 
+/** The path refused by the resolver, with why, or null: such a call is refused before it runs. */
+export function refusedTarget(targets: FileTargets | undefined): string | null {
+  const all = [...(targets?.write ?? []), ...(targets?.read ?? []), ...(targets?.cwd ? [targets.cwd] : [])];
+  for (const t of all) if ('refused' in t.resolved) return t.resolved.refused;
+  return null;
+}
+
 /** The approval reason for a call that writes a protected file or reads a secret-like one; null if it does neither. */
 export function sensitiveFileReason(targets: FileTargets | undefined, r: FileRules): string | null {
   for (const t of targets?.write ?? []) {
-    const hit = protectedWhy(t.rels, r);
+    if ('refused' in t.resolved) continue;
+    const hit = protectedWhy(t.resolved.names, r);
     if (hit) return `${shown(t, hit.rel)} is a protected file: ${hit.why}. Writes to it always ask.`;
   }
   for (const t of targets?.read ?? []) {
-    const hit = secretWhy(t.rels, r);
+    if ('refused' in t.resolved) continue;
+    const hit = secretWhy(t.resolved.names, r);
     if (hit) return `${shown(t, hit.rel)} may hold secrets: ${hit.why}. Reading it always asks.`;
+  }
+  for (const t of targets?.read ?? []) {
+    if ('refused' in t.resolved || !isLinked(t.resolved)) continue;
+    return (
+      `${shown(t, t.resolved.rel)} has ${t.resolved.nlink} names (hard links): another of them may be a file outside ` +
+      'the workspace or one that holds secrets, and its content would go to the model provider. Reading it always asks.'
+    );
   }
   return null;
 }
 
-/** "rel", or "path" (→ "rel") when the path as written looks different (a symlink, `..`, case). */
+/** "rel", or "path" (→ "rel") when the path as written is another name (a symlink, `..`, case). */
 function shown(t: FileTarget, rel: string): string {
-  return normalizeRel(t.path) === rel ? `"${rel}"` : `"${t.path}" (→ "${rel}")`;
+  return t.path === rel ? `"${rel}"` : `"${t.path}" (→ "${rel}")`;
 }
 
-/** The files a tool declares it writes (`files.paths`) and reads (`reads`), judged against `workspaceRoot`. */
-export function fileTargets(
-  tool: { files?: { kind: string; paths?: (args: never) => string[] }; reads?: (args: never) => string[] },
-  args: unknown,
-  workspaceRoot: string,
-): FileTargets {
-  const declared = (f: ((a: never) => string[]) | undefined): string[] => {
+type Declared = { files?: { kind: string; paths?: (args: never) => string[] }; reads?: (args: never) => string[] };
+
+/**
+ * The files a tool declares it writes (`files.paths`) and reads (`reads`), and a command's `cwd`,
+ * resolved against `workspaceRoot` by the tools' own resolver — synchronously (a few lstat calls),
+ * because the approval policy is: it runs when a batch is planned.
+ */
+export function fileTargets(tool: Declared & { cwd?: (args: never) => string }, args: unknown, workspaceRoot: string) {
+  const declared = (f: ((a: never) => string[] | string) | undefined): string[] => {
     try {
-      return f ? f(args as never).filter((p) => typeof p === 'string') : [];
+      return f ? [f(args as never)].flat().filter((p) => typeof p === 'string') : [];
     } catch {
       return []; // arguments the tool itself will refuse
     }
   };
-  const target = (p: string): FileTarget => ({ path: p, rels: judgedRels(workspaceRoot, p) });
-  return {
+  const target = (p: string): FileTarget => ({ path: p, resolved: resolveOrRefusal(workspaceRoot, p) });
+  const targets: FileTargets = {
     write: declared(tool.files?.kind === 'paths' ? tool.files.paths : undefined).map(target),
     read: declared(tool.reads).map(target),
+    cwd: declared(tool.cwd).map(target)[0] ?? null,
   };
+  return targets;
 }
 
-/**
- * The workspace-relative forms of `p`: lexically normalised, and with every symlink on the way
- * followed (what the file system will really touch). Synchronous (a few lstat calls) because the
- * approval policy is: it runs when a batch is planned. A symlink created later by a command of the
- * same batch is not seen — that command was approved, or runs without asking, and could have
- * written the file itself.
- */
-export function judgedRels(workspaceRoot: string, p: string): string[] {
-  const root = path.resolve(workspaceRoot);
-  const lexical = path.resolve(root, p.replace(/\\/g, '/'));
+function resolveOrRefusal(workspaceRoot: string, p: string): FileTarget['resolved'] {
+  try {
+    return resolvePathSync(workspaceRoot, p);
+  } catch (e) {
+    return { refused: errorMessage(e) };
+  }
+}
+
+/** What the call runs on, by path as given: the tool refuses a path that no longer resolves to it (paths.ts). */
+export function judgedPaths(targets: FileTargets): JudgedPaths {
+  const all = [...targets.write, ...targets.read, ...(targets.cwd ? [targets.cwd] : [])];
+  return new Map(all.map((t) => [t.path, judgement(t.resolved)]));
+}
+
+/** A name and, when Windows would open another name for it, that one too. */
+function readings(names: readonly string[]): string[] {
   const out = new Set<string>();
-  const lexRel = relUnder(root, lexical);
-  out.add(normalizeRel(lexRel ?? p));
-  const realRoot = realOr(root);
-  const real = followLinks(lexical);
-  const realRel = relUnder(realRoot, real) ?? relUnder(root, real);
-  if (realRel !== null) out.add(normalizeRel(realRel));
+  for (const n of names) {
+    out.add(n);
+    out.add(windowsReading(n));
+  }
   return [...out];
 }
 
-/** '/'-separated, no `.` segments, and without what Windows drops from a name's end (dots, spaces, `:stream`). */
-export function normalizeRel(rel: string): string {
+/** '/'-separated, without what Windows drops from a name's end (dots, spaces, `:stream`). */
+export function windowsReading(rel: string): string {
   return (
     rel
-      .replace(/\\/g, '/')
       .split('/')
-      .map((s) => (s === '..' ? s : windowsName(s)))
+      .map(windowsName)
       .filter((s) => s !== '')
       .join('/') || '.'
   );
@@ -225,51 +252,9 @@ export function normalizeRel(rel: string): string {
 
 /** The name Windows opens for `s`: up to a `:` (an NTFS stream), without trailing dots and spaces. */
 function windowsName(s: string): string {
+  if (s === '.' || s === '..') return s;
   const colon = s.indexOf(':');
   let end = colon < 0 ? s.length : colon;
   while (end > 0 && (s[end - 1] === '.' || s[end - 1] === ' ')) end--; // a loop, not a regex: linear
   return s.slice(0, end);
-}
-
-function relUnder(root: string, abs: string): string | null {
-  const rel = path.relative(root, abs);
-  if (rel === '') return '.';
-  if (rel === '..' || rel.startsWith('..' + path.sep) || path.isAbsolute(rel)) return null;
-  return rel;
-}
-
-function realOr(p: string): string {
-  try {
-    return realpathSync.native(p);
-  } catch {
-    return p;
-  }
-}
-
-/** `abs` with every existing symlink followed; the part that does not exist yet is kept as written. */
-function followLinks(abs: string): string {
-  const rest: string[] = [];
-  let cur = abs;
-  for (let hops = 0; hops < 40;) {
-    try {
-      return path.join(realpathSync.native(cur), ...rest);
-    } catch {
-      let link: string | null = null;
-      try {
-        if (lstatSync(cur).isSymbolicLink()) link = readlinkSync(cur);
-      } catch {
-        // missing: look at its parent
-      }
-      if (link !== null) {
-        cur = path.resolve(path.dirname(cur), link); // a dangling link: where writing through it lands
-        hops++;
-        continue;
-      }
-      const parent = path.dirname(cur);
-      if (parent === cur) break;
-      rest.unshift(path.basename(cur));
-      cur = parent;
-    }
-  }
-  return abs;
 }

@@ -32,6 +32,7 @@ export const runCommand = defineTool({
     timeout_ms: z.number().int().min(1).max(MAX_COMMAND_TIMEOUT_MS).default(DEFAULT_COMMAND_TIMEOUT_MS),
   }),
   files: { kind: 'scan' },
+  cwd: (args) => args.cwd,
   async run(args, ctx) {
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.cwd, ctx);
     const st = await fs.stat(abs).catch(() => null);

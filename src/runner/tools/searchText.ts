@@ -64,6 +64,7 @@ export function makeSearchText(finder: FileFinder, fileRules: () => FileRules = 
         offset: args.offset,
         limit: args.max_results,
         ...secrets.query,
+        onLinked: secrets.onLinked,
       };
       const result = await finder.search(scope, query);
       const out = render(
@@ -96,13 +97,15 @@ function globQuery(glob: string | undefined): Pick<SearchQuery, 'filter' | 'name
 
 /**
  * Files that may hold secrets are left out of the search (their lines would go to the model's
- * provider without the user's say; read_file asks first), and the output says which were.
+ * provider without the user's say; read_file asks first), and the output says which were: by name,
+ * and files with other names (hard links), which may be secret files under another name.
  */
 function withoutSecrets(
   q: Pick<SearchQuery, 'filter' | 'nameGlob'>,
   rules: FileRules,
-): { query: Pick<SearchQuery, 'filter' | 'nameGlob'>; note: () => string } {
+): { query: Pick<SearchQuery, 'filter' | 'nameGlob'>; onLinked: (rel: string) => void; note: () => string } {
   const skipped = new Set<string>();
+  const linked = new Set<string>();
   const filter = (rel: string): boolean => {
     if (secretWhy([rel], rules) !== null) {
       skipped.add(rel);
@@ -110,12 +113,16 @@ function withoutSecrets(
     }
     return q.filter === null || q.filter(rel);
   };
+  const listed = (s: Set<string>): string => [...s].sort().slice(0, 5).join(', ') + (s.size > 5 ? ', …' : '');
   const note = (): string => {
-    if (skipped.size === 0) return '';
-    const names = [...skipped].sort().slice(0, 5).join(', ') + (skipped.size > 5 ? ', …' : '');
-    return `\n[left out: ${plural(skipped.size, 'file')} that may hold secrets (${names}); read_file shows one after the user approves]`;
+    let out = '';
+    if (skipped.size > 0)
+      out += `\n[left out: ${plural(skipped.size, 'file')} that may hold secrets (${listed(skipped)}); read_file shows one after the user approves]`;
+    if (linked.size > 0)
+      out += `\n[left out: ${plural(linked.size, 'file')} with other names (hard links) that may belong to secret files (${listed(linked)}); read_file shows one after the user approves]`;
+    return out;
   };
-  return { query: { filter, nameGlob: q.nameGlob }, note };
+  return { query: { filter, nameGlob: q.nameGlob }, onLinked: (rel) => linked.add(rel), note };
 }
 
 /** The line as shown: whole if short, else LINE_WIDTH characters around the first match. */

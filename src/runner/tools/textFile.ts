@@ -6,10 +6,20 @@ import { isUtf8 } from 'node:buffer';
 
 export type TextReading = { text: string } | { notText: string };
 
-/** `notText` completes a sentence starting with the file's name: `"a.txt" is not valid UTF-8 …`. */
-export function readUtf8(buf: Buffer): TextReading {
-  if ((buf[0] === 0xff && buf[1] === 0xfe) || (buf[0] === 0xfe && buf[1] === 0xff))
-    return { notText: 'is UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8' };
+const UTF16_BOM = 'is UTF-16 text (it starts with a UTF-16 byte order mark), not UTF-8';
+
+/** Why a file starting with these bytes is not UTF-8 whatever follows, or null. */
+export function utf16Bom(start: Buffer): string | null {
+  return (start[0] === 0xff && start[1] === 0xfe) || (start[0] === 0xfe && start[1] === 0xff) ? UTF16_BOM : null;
+}
+
+/**
+ * `notText` completes a sentence starting with the file's name: `"a.txt" is not valid UTF-8 …`.
+ * `firstLine`: the line `buf` starts at (a line range's bytes).
+ */
+export function readUtf8(buf: Buffer, firstLine = 1): TextReading {
+  const bom = firstLine === 1 ? utf16Bom(buf) : null;
+  if (bom) return { notText: bom };
   if (buf.includes(0)) {
     return looksLikeUtf16(buf)
       ? { notText: 'looks like UTF-16 text without a byte order mark (every other byte is 0), not UTF-8' }
@@ -17,7 +27,7 @@ export function readUtf8(buf: Buffer): TextReading {
   }
   if (isUtf8(buf)) return { text: buf.toString('utf8') };
   const at = firstInvalid(buf);
-  const line = buf.subarray(0, at).toString('latin1').split('\n').length;
+  const line = firstLine - 1 + buf.subarray(0, at).toString('latin1').split('\n').length;
   return {
     notText:
       `is not valid UTF-8 (byte 0x${(buf[at] ?? 0).toString(16).toUpperCase().padStart(2, '0')} on line ${line}` +
@@ -51,4 +61,17 @@ function firstInvalid(buf: Buffer): number {
     i = end;
   }
   return buf.length;
+}
+
+/** A chunk without a UTF-8 character cut in half at its end. */
+export function wholeCharacters(chunk: Buffer): Buffer {
+  for (let k = 1; k <= 3 && k <= chunk.length; k++) {
+    const b = chunk[chunk.length - k] as number;
+    if (b < 0x80) break;
+    if (b >= 0xc0) {
+      const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+      return need > k ? chunk.subarray(0, chunk.length - k) : chunk;
+    }
+  }
+  return chunk;
 }

@@ -11,6 +11,11 @@ export interface DelegateResult {
   is_error?: boolean;
 }
 
+/** What the policy judged a path to be (paths.ts): where it led (and whether that file had other names), or why it was refused. */
+export type Judged = { rel: string; linked: boolean } | { refused: string };
+/** By the path as the tool's arguments give it. */
+export type JudgedPaths = ReadonlyMap<string, Judged>;
+
 export interface ToolContext {
   /** Absolute path of the workspace folder; every path a tool touches is confined to it. */
   workspaceRoot: string;
@@ -36,6 +41,11 @@ export interface ToolContext {
    * Absent: as 'policy'.
    */
   approvedBy?: 'policy' | 'user';
+  /**
+   * The call's paths as the policy resolved them when the batch was planned: the tool refuses a path
+   * that now resolves to another file (paths.ts confinePath). Absent: not held (a tool run directly).
+   */
+  judged?: JudgedPaths;
   /** Runs a subagent on `task`; supplied by the loop. */
   delegate?: (task: string, signal: AbortSignal) => Promise<DelegateResult>;
 }
@@ -77,6 +87,8 @@ export interface Tool<S extends z.ZodType = z.ZodType> {
   external?: ExternalInfo;
   /** Files whose content the tool gives the model (secret-like ones ask first: protectedFiles.ts). */
   reads?: (args: z.output<S>) => string[];
+  /** The folder a command runs in: resolved and judged with the call's files, and held to that when it runs. */
+  cwd?: (args: z.output<S>) => string;
   run(args: z.output<S>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

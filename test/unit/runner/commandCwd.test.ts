@@ -15,6 +15,7 @@ import {
   type ApprovalPolicy,
 } from '../../../src/runner/tools';
 import { cwdConcern } from '../../../src/runner/tools/commandCwd';
+import { fileTargets } from '../../../src/runner/tools/protectedFiles';
 import { chooseLaunch, startLaunch } from '../../../src/runner/tools/shell/launch';
 import { rmrf, toolCtx } from './helpers';
 import { hostileWorkspace, noTrapRan, type Hostile } from './shell/hostileRepo';
@@ -40,7 +41,7 @@ describe('runner/tools the folder a command runs in', function () {
   afterEach(() => rmrf(h.ws));
 
   it('cwdConcern: .git and other repositories, through symlinks and `..`; the workspace and its folders are fine', () => {
-    const concern = (cwd: string) => cwdConcern(h.ws, cwd);
+    const concern = (cwd: string) => cwdConcern(fileTargets(runCommand, { command: 'ls', cwd }, h.ws).cwd);
     for (const ok of ['.', '', 'src', 'src/deep', './src/../src', 'vendor', 'missing'])
       assert.equal(concern(ok), null, ok);
     assert.match(concern('.git')!, /^"\.git" is inside a \.git folder$/);

@@ -11,6 +11,7 @@ import {
   DEFAULT_POLICY,
   fileRules,
   type ApprovalPolicy,
+  type PolicyVerdict,
   type Tool,
 } from '../../../src/runner/tools';
 import { compileGlob, globMatches } from '../../../src/runner/tools/pathGlob';
@@ -35,9 +36,12 @@ describe('protected files and secret-like files', () => {
   });
   afterEach(() => rmrf(ws));
 
-  const write = (p: string, policy = AUTO) => callPolicy(policy, ws)(tool('write_file'), { path: p, content: 'x' });
-  const edit = (p: string) => callPolicy(AUTO, ws)(tool('edit_file'), { path: p, old_text: 'a', new_text: 'b' });
-  const read = (p: string, policy = AUTO) => callPolicy(policy, ws)(tool('read_file'), { path: p });
+  const verdict = ({ verdict, reason }: PolicyVerdict) => ({ verdict, reason });
+  const write = (p: string, policy = AUTO) =>
+    verdict(callPolicy(policy, ws)(tool('write_file'), { path: p, content: 'x' }));
+  const edit = (p: string) =>
+    verdict(callPolicy(AUTO, ws)(tool('edit_file'), { path: p, old_text: 'a', new_text: 'b' }));
+  const read = (p: string, policy = AUTO) => verdict(callPolicy(policy, ws)(tool('read_file'), { path: p }));
 
   it('writes to .git (any depth, the .git file too), .vscode and *.code-workspace ask even when writes are auto, and say why', () => {
     assert.deepEqual(write('.git/hooks/pre-commit'), {
@@ -87,14 +91,13 @@ describe('protected files and secret-like files', () => {
     assert.equal(write('src/package.ts').verdict, 'auto');
   });
 
-  it('the path is judged after normalisation: ./ and .., case, backslashes, trailing dots, NTFS streams', () => {
+  it('the path is judged after normalisation: ./ and .., case, trailing dots, NTFS streams', () => {
     for (const p of [
       './.git/../.git/hooks/x',
       'src/../.git/config',
       '.GIT/hooks/pre-commit',
       '.Git/CONFIG',
       '.VSCode/Tasks.json',
-      '.git\\hooks\\pre-commit',
       '.git./hooks/x',
       '.git /hooks/x',
       '.git::$INDEX_ALLOCATION/hooks/x',
@@ -197,6 +200,41 @@ describe('protected files and secret-like files', () => {
         lines[2],
         '[left out: 3 files that may hold secrets (.env, certs/server.key, config/.env.production); read_file shows one after the user approves]',
       );
+    });
+  }
+});
+
+describe('search_text and files with other names (hard links)', () => {
+  let ws: string;
+  let outside: string;
+  beforeEach(() => {
+    ws = tmpDir('aw-linked-search-');
+    outside = tmpDir('aw-linked-outside-');
+    fs.writeFileSync(path.join(outside, 'credentials'), 'API_KEY=sk-outside-789\n');
+    writeTree(ws, { '.env': 'API_KEY=sk-live-123\n', 'src/config.ts': 'const API_KEY = process.env.API_KEY;\n' });
+    fs.linkSync(path.join(outside, 'credentials'), path.join(ws, 'notes.txt'));
+    fs.linkSync(path.join(ws, '.env'), path.join(ws, 'src/env.txt'));
+  });
+  afterEach(() => {
+    rmrf(ws);
+    rmrf(outside);
+  });
+
+  for (const engine of ENGINES) {
+    it(`leaves them out, as it leaves secret-like files out, and says so (${engine.name})`, async () => {
+      const reg = createCodingRegistry({ files: engine.finder() });
+      for (const args of [{ pattern: 'API_KEY' }, { pattern: 'API_KEY', path: 'notes.txt' }]) {
+        const r = await reg.execute(
+          { id: 'c1', type: 'function', function: { name: 'search_text', arguments: JSON.stringify(args) } },
+          toolCtx(ws),
+        );
+        assert.equal(r.is_error, false, r.output);
+        assert.ok(!r.output.includes('sk-'), r.output);
+        assert.match(
+          r.output,
+          /\[left out: \d files? with other names \(hard links\) that may belong to secret files \((notes\.txt|src\/env\.txt)/,
+        );
+      }
     });
   }
 });

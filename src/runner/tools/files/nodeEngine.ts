@@ -48,8 +48,9 @@ export async function nodeSearch(scope: Scope, q: SearchQuery): Promise<SearchRe
     want: q.limit + 1,
     maxFileBytes: MAX_FILE_BYTES,
     maxPostedLine: MAX_POSTED_LINE,
+    skipLinked: typeof q.onLinked === 'function',
   };
-  const r = await searchInWorker(job, deadline, scope.signal);
+  const r = await searchInWorker(job, deadline, scope.signal, q.onLinked ?? null);
   const more = r.hits.length > q.limit;
   const stopped =
     r.stopped ?? (walk.stoppedBy === 'limit' ? { kind: 'walk_limit' as const, walkedFiles: walk.files.length } : null);
@@ -64,13 +65,14 @@ interface SearchJob {
   want: number;
   maxFileBytes: number;
   maxPostedLine: number;
+  skipLinked: boolean;
 }
 
 /** Self-contained (the extension is one bundle). Writes the index of the file it is in to `progress`. */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
-const { pattern, flags, files, skip, want, maxFileBytes, maxPostedLine, progress } = workerData;
+const { pattern, flags, files, skip, want, maxFileBytes, maxPostedLine, skipLinked, progress } = workerData;
 const at = new Int32Array(progress);
 const re = new RegExp(pattern, flags);
 let seen = 0;
@@ -82,6 +84,10 @@ outer: for (let i = 0; i < files.length; i++) {
   try {
     const st = fs.statSync(f.abs);
     if (!st.isFile()) continue;
+    if (skipLinked && st.nlink > 1) {
+      parentPort.postMessage({ type: 'linked', rel: f.rel });
+      continue;
+    }
     if (st.size > maxFileBytes) {
       parentPort.postMessage({ type: 'warning', text: f.rel + ': not searched (' + st.size + ' bytes; the built-in search reads files up to ' + maxFileBytes + ' bytes)' });
       continue;
@@ -110,7 +116,8 @@ Atomics.store(at, 0, files.length);
 parentPort.postMessage({ type: 'done' });
 `;
 
-type WorkerMessage = { type: 'hit'; hit: Hit } | { type: 'warning'; text: string } | { type: 'done' };
+type WorkerMessage =
+  { type: 'hit'; hit: Hit } | { type: 'warning'; text: string } | { type: 'linked'; rel: string } | { type: 'done' };
 
 interface WorkerOutcome {
   hits: Hit[];
@@ -118,7 +125,12 @@ interface WorkerOutcome {
   stopped: SearchResult['stopped'];
 }
 
-function searchInWorker(job: SearchJob, deadline: number, signal: AbortSignal): Promise<WorkerOutcome> {
+function searchInWorker(
+  job: SearchJob,
+  deadline: number,
+  signal: AbortSignal,
+  onLinked: ((rel: string) => void) | null,
+): Promise<WorkerOutcome> {
   return new Promise((resolve, reject) => {
     const progress = new SharedArrayBuffer(4);
     const at = new Int32Array(progress);
@@ -150,6 +162,7 @@ function searchInWorker(job: SearchJob, deadline: number, signal: AbortSignal): 
     worker.on('message', (m: WorkerMessage) => {
       if (m.type === 'hit') out.hits.push(m.hit);
       else if (m.type === 'warning') out.warnings.push(m.text);
+      else if (m.type === 'linked') onLinked?.(m.rel);
       else finish(() => resolve(out));
     });
     worker.once('error', (err) => finish(() => reject(new ToolFailure(`search_text failed: ${err.message}`))));

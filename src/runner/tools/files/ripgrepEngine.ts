@@ -5,6 +5,8 @@
 // PCRE2, closer to JavaScript). Cancel and the deadline kill the process; a finished call has
 // always waited for it to exit.
 import { spawn } from 'node:child_process';
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
 import { ToolFailure } from '../types';
 import {
   fileLimits,
@@ -66,8 +68,9 @@ export async function ripgrepList(rg: string, scope: Scope, limits: ListLimits =
 export async function ripgrepSearch(rg: string, scope: Scope, q: SearchQuery): Promise<SearchResult> {
   const deadline = Date.now() + fileLimits.deadlineMs;
   const all: Hit[] = [];
+  const linked = linkedFiles(scope, q);
   const fast = await runRipgrep(rg, scope, searchArgs(scope, q, false), '\n', deadline, (rec) => {
-    const hit = matchRecord(rec, q);
+    const hit = matchRecord(rec, q, linked);
     if (hit) all.push(hit);
     return all.length > MAX_UNORDERED_HITS ? 'stop' : 'more';
   });
@@ -79,7 +82,7 @@ export async function ripgrepSearch(rg: string, scope: Scope, q: SearchQuery): P
   const hits: Hit[] = [];
   let seen = 0;
   const ordered = await runRipgrep(rg, scope, searchArgs(scope, q, true), '\n', deadline, (rec) => {
-    const hit = matchRecord(rec, q);
+    const hit = matchRecord(rec, q, linked);
     if (hit === null || seen++ < q.offset) return 'more';
     hits.push(hit);
     return hits.length > q.limit ? 'stop' : 'more';
@@ -101,10 +104,30 @@ function searchArgs(scope: Scope, q: SearchQuery, sorted: boolean): string[] {
   return args;
 }
 
-function matchRecord(rec: string, q: SearchQuery): Hit | null {
+function matchRecord(rec: string, q: SearchQuery, linked: (rel: string) => boolean): Hit | null {
   if (!rec.startsWith('{"type":"match"')) return null;
   const hit = toHit(JSON.parse(rec) as RgMatch);
-  return q.filter === null || q.filter(hit.rel) ? hit : null;
+  return (q.filter === null || q.filter(hit.rel)) && !linked(hit.rel) ? hit : null;
+}
+
+/**
+ * Whether a matching file has other names (q.onLinked), asked once per file: ripgrep does not say,
+ * so its matching files are statted here (a few hundred at most per page).
+ */
+function linkedFiles(scope: Scope, q: SearchQuery): (rel: string) => boolean {
+  const onLinked = q.onLinked;
+  if (typeof onLinked !== 'function') return () => false;
+  const known = new Map<string, boolean>();
+  return (rel) => {
+    let linked = known.get(rel);
+    if (linked === undefined) {
+      const st = lstatSync(path.join(scope.root, rel), { throwIfNoEntry: false });
+      linked = st !== undefined && st.isFile() && st.nlink > 1;
+      known.set(rel, linked);
+      if (linked) onLinked(rel);
+    }
+    return linked;
+  };
 }
 
 function result(hits: Hit[], q: SearchQuery, deadline: boolean, warnings: string[]): SearchResult {

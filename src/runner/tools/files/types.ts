@@ -51,6 +51,11 @@ export interface SearchQuery {
   /** Matching lines to skip (paging), then how many to return. */
   offset: number;
   limit: number;
+  /**
+   * Set: files with more than one name (hard links) are left out, and named here — one of their
+   * other names may be a secret file, inside the workspace or outside it. Paging counts without them.
+   */
+  onLinked?: ((rel: string) => void) | null;
 }
 
 export interface Hit {

@@ -134,11 +134,21 @@ function byAllowList(raw: string, allow: readonly string[], platform: NodeJS.Pla
   }
   const commands = planCommands(reading.plan);
   const entries = allow.map((e) => e.trim().split(/\s+/).filter(Boolean)).filter((e) => e.length > 0);
-  const notAllowed = commands.find((c) => !entries.some((e) => e.every((w, i) => c.argv[i] === w)));
+  // The longest entry that matches: it says most about what the user meant to allow.
+  const entryOf = (argv: readonly string[]) =>
+    entries.filter((e) => e.every((w, i) => argv[i] === w)).sort((a, b) => b.length - a.length)[0];
+  const notAllowed = commands.find((c) => !entryOf(c.argv));
   if (notAllowed) {
     const shown = showArgv(notAllowed.argv);
     const why = commands.length > 1 ? `part "${shown}" of a chained command` : `"${shown}"`;
     return ask(`Command ${why} is not on the allow list.`);
+  }
+  for (const c of commands) {
+    const option = gitGlobalOption(c.argv, (entryOf(c.argv) as string[]).length);
+    if (option)
+      return ask(
+        `"${showArgv(c.argv)}" gives git the option ${option} before its command, which can change git's configuration or repository (and so run other programs); the allow list entry does not name it.`,
+      );
   }
   const runsCode = commands.filter((c) => RUNS_REPOSITORY_CODE.has(programName(c.argv[0] ?? '')));
   const note = runsCode.length
@@ -149,6 +159,35 @@ function byAllowList(raw: string, allow: readonly string[], platform: NodeJS.Pla
     reason: `Every command is on the allow list (${commands.map((c) => showArgv(c.argv)).join(' ; ')}); it runs exactly as read, without a shell.${note}`,
   };
 }
+
+/**
+ * The first of git's own options (those before its command: `-c`, `-C`, `--git-dir` …) that the
+ * allow entry (its first `covered` words) did not name: with a bare `git` on the list, `git -c
+ * core.pager=… log` would otherwise run any program. Options after the command are the command's.
+ */
+function gitGlobalOption(argv: readonly string[], covered: number): string | null {
+  if (programName(argv[0] ?? '') !== 'git') return null;
+  for (let i = 1; i < argv.length; i++) {
+    const w = argv[i] as string;
+    if (!w.startsWith('-')) return null;
+    if (i >= covered && !HARMLESS_GIT_OPTIONS.has(w)) return w.length > 40 ? `${w.slice(0, 37)}…` : w;
+  }
+  return null;
+}
+
+/** git's own options that choose nothing: output and pathspec flags. */
+const HARMLESS_GIT_OPTIONS = new Set([
+  '--no-pager',
+  '-P',
+  '--no-optional-locks',
+  '--literal-pathspecs',
+  '--glob-pathspecs',
+  '--noglob-pathspecs',
+  '--icase-pathspecs',
+  '--no-replace-objects',
+  '--version',
+  '--help',
+]);
 
 /**
  * Programs that run what the repository's files say — package scripts, build files, tests, config

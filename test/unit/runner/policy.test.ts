@@ -123,6 +123,25 @@ describe('runner/tools policy', () => {
     assert.equal(cmd('npm test\nls -l', allowNpm).verdict, 'auto', 'a newline separates like ;');
   });
 
+  it("a bare `git` entry does not cover git's own options that choose its configuration or repository", () => {
+    const allowGit = { ...allowNpm, commandAllow: ['git', 'git -C sub status'] };
+    for (const c of [
+      'git -c core.pager=./evil log',
+      'git --config-env=core.pager=EVIL log',
+      'git -C ../elsewhere status',
+      'git --git-dir=vendor/evil log',
+      'git --work-tree=/ status',
+      'git --exec-path=./bin status',
+      'git --no-pager -c alias.x=!sh x',
+    ]) {
+      const d = cmd(c, allowGit);
+      assert.equal(d.verdict, 'ask', c);
+      assert.match(d.reason, /gives git the option .* before its command/, c);
+    }
+    for (const c of ['git status', 'git --no-pager log -p', 'git log -c', 'git -C sub status', 'git diff --git-dir=x'])
+      assert.equal(cmd(c, allowGit).verdict, 'auto', c);
+  });
+
   it("an allowed line that runs the repository's code says so in its reason", () => {
     const r = cmd('npm test -- --grep x && git status', allowNpm);
     assert.equal(r.verdict, 'auto');

@@ -1,6 +1,7 @@
 // One MCP server: its process or HTTP session through the official SDK, started lazily, with a state
-// the Runs view shows (starting, ready with its tools, failed with the reason). Every request has a
-// deadline and fails with the server's own message when it dies: nothing waits on a server forever.
+// the Runs view shows (starting, ready with its tools, failed with the reason). Every call has an
+// idle and a total deadline (deadline.ts) and fails with what happened — the server's own error, its
+// death, a deadline — never a generic guess: nothing waits on a server forever.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -8,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   type CallToolResult,
-  ErrorCode,
+  CallToolResultSchema,
   McpError,
   type Tool as McpTool,
   ToolListChangedNotificationSchema,
@@ -16,6 +17,7 @@ import {
 import { Emitter } from '../../common/emitter';
 import { errorMessage } from '../../common/errors';
 import type { ServerDef } from './config';
+import { CallDeadline, deadlineMessage, serverErrorMessage } from './deadline';
 import { type Launch, type LaunchContext, resolveLaunch } from './launch';
 
 export type ServerState =
@@ -28,6 +30,8 @@ export interface CallOptions {
   signal: AbortSignal;
   /** Without progress for this long, the call fails (progress resets it). */
   timeoutMs: number;
+  /** The call fails after this long whatever the server sends. */
+  totalTimeoutMs: number;
   onProgress?(p: { progress: number; total?: number; message?: string }): void;
 }
 
@@ -97,16 +101,24 @@ export class McpConnection {
     await this.ensureStarted();
     const client = this.client;
     if (!client || this.current.kind !== 'ready') throw new Error(this.unavailable());
+    const gen = this.generation;
+    const deadline = new CallDeadline(o.signal, o.timeoutMs, o.totalTimeoutMs);
     try {
-      const result = await client.callTool({ name, arguments: args }, undefined, {
-        signal: o.signal,
-        timeout: o.timeoutMs,
-        resetTimeoutOnProgress: true,
-        ...(o.onProgress ? { onprogress: (p) => o.onProgress!(p) } : {}),
+      // tools/call through request(), not callTool(): the SDK would check the result against the
+      // server's output schema with its own regex engine (external.ts explains why not).
+      return await client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, {
+        signal: deadline.signal,
+        // The SDK's own timer only backs ours up: when it fires first, a timeout is not what happened.
+        timeout: o.totalTimeoutMs + 60_000,
+        onprogress: (p) => {
+          deadline.progress();
+          o.onProgress?.(p);
+        },
       });
-      return result as CallToolResult;
     } catch (err) {
-      throw new Error(this.describeCallError(err, o));
+      throw new Error(this.describeCallError(err, o, deadline, gen));
+    } finally {
+      deadline.dispose();
     }
   }
 
@@ -197,13 +209,16 @@ export class McpConnection {
     this.setState({ kind: 'failed', reason });
   }
 
-  private describeCallError(err: unknown, o: CallOptions): string {
+  private describeCallError(err: unknown, o: CallOptions, deadline: CallDeadline, gen: number): string {
     const who = `MCP server "${this.def.name}"`;
     if (o.signal.aborted) return `The call was cancelled; ${who} was told to stop it.`;
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
-      return `${who} did not answer within ${Math.round(o.timeoutMs / 1000)} s; the call was cancelled. It may have done part of its work.`;
-    if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
-      return `${who} stopped during the call: ${this.current.kind === 'stopped' ? (this.current.reason ?? 'connection closed') : 'connection closed'}. The call may have done part of its work.`;
+    if (deadline.expired) return deadlineMessage(who, deadline);
+    // The session ended under the call (closed() or stop() moved on): that is the failure, with its reason.
+    if (gen !== this.generation) {
+      const reason = this.current.kind === 'stopped' ? (this.current.reason ?? 'it was stopped') : 'it was stopped';
+      return `${who} stopped during the call: ${reason}. The call may have done part of its work.`;
+    }
+    if (err instanceof McpError) return serverErrorMessage(who, err);
     return `${who}: ${errorMessage(err)}`;
   }
 

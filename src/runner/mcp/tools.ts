@@ -10,6 +10,8 @@ import { resultOutput } from './result';
 export interface McpToolOptions {
   /** Longest wait for the server without progress. */
   callTimeoutMs(): number;
+  /** Longest a call may take in all, progress or not. */
+  callTotalTimeoutMs(): number;
 }
 
 /** The registry's tool for one MCP tool; throws when its input schema is not a usable JSON Schema. */
@@ -35,6 +37,7 @@ export function mcpTool(conn: McpConnection, t: McpTool, opts: McpToolOptions): 
       const result = await conn.callTool(t.name, args, {
         signal: ctx.signal,
         timeoutMs: opts.callTimeoutMs(),
+        totalTimeoutMs: opts.callTotalTimeoutMs(),
         ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
       });
       return resultOutput(result, ctx);

@@ -17,6 +17,7 @@ export interface McpRunnerOptions {
   rules?: AllowRule[];
   autoReadOnly?: boolean;
   callTimeoutMs?: number;
+  callTotalTimeoutMs?: number;
 }
 
 export interface McpTestRunner extends TestRunner {
@@ -25,12 +26,17 @@ export interface McpTestRunner extends TestRunner {
   rules: AllowRule[];
 }
 
-export function newServers(defs: readonly ServerDef[], callTimeoutMs = 20_000): McpServers {
+export function newServers(
+  defs: readonly ServerDef[],
+  callTimeoutMs = 20_000,
+  callTotalTimeoutMs = 60_000,
+): McpServers {
   const mcp = new McpServers({
     launch: { input: async () => 'unused', env: process.env, readFile: (p) => fs.promises.readFile(p, 'utf8') },
     clientVersion: 'test',
     startTimeoutMs: 20_000,
     callTimeoutMs: () => callTimeoutMs,
+    callTotalTimeoutMs: () => callTotalTimeoutMs,
     log: () => undefined,
   });
   mcp.setDefinitions(defs);
@@ -38,7 +44,7 @@ export function newServers(defs: readonly ServerDef[], callTimeoutMs = 20_000): 
 }
 
 export function mcpRunner(o: McpRunnerOptions): McpTestRunner {
-  const mcp = newServers(o.servers, o.callTimeoutMs);
+  const mcp = newServers(o.servers, o.callTimeoutMs, o.callTotalTimeoutMs);
   const tools = new ToolRegistry(CODING_TOOLS, [mcp]);
   const rules = [...(o.rules ?? [])];
   const own = (tool: Tool, args: unknown) =>

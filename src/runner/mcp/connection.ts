@@ -10,6 +10,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   type CallToolResult,
   CallToolResultSchema,
+  ListToolsResultSchema,
   McpError,
   type Tool as McpTool,
   ToolListChangedNotificationSchema,
@@ -168,7 +169,12 @@ export class McpConnection {
     const tools: McpTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
-      const r = await client.listTools(cursor ? { cursor } : {}, { timeout: this.opts.startTimeoutMs });
+      // request(), not listTools(): the SDK would compile every output schema with its own ajv.
+      const r = await client.request(
+        { method: 'tools/list', params: cursor ? { cursor } : {} },
+        ListToolsResultSchema,
+        { timeout: this.opts.startTimeoutMs },
+      );
       tools.push(...r.tools);
       cursor = r.nextCursor;
       if (!cursor) break;

@@ -29,7 +29,7 @@ import type { ChatProvider, ToolDefinition } from './provider/types';
 import { ProviderError } from './provider/errors';
 import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
-import { type CallPlan, closeStaleApproval, planBatch, toolMessageContent } from './toolBatch';
+import { type CallPlan, closeStaleApproval, closeUnrunnable, planBatch, toolMessageContent } from './toolBatch';
 import type { PolicyVerdict } from './tools/policy';
 import type { FileChangeRecorder, FileWatch } from './files/recorder';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
@@ -353,6 +353,7 @@ export class RunExecution {
       waited,
       seen: response.tools_seen,
     });
+    await closeUnrunnable(this.deps.store, this.runId, plans, approvalOf);
     const asks = plans.filter((p) => p.kind === 'ask');
     if (asks.length > 0) {
       await this.requestApprovals(asks, approvalOf); // durable: carries the response

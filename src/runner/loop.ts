@@ -369,12 +369,13 @@ export class RunExecution {
       let failures = 0;
       try {
         await this.intentsAhead(toolPlans, effectOf, ahead);
-        for (const plan of toolPlans) {
+        for (const [i, plan] of toolPlans.entries()) {
           if (this.signal.aborted) {
             await this.withdrawAhead(ahead);
             return { stop: true, state: this.abortState(), detail: this.abortDetail() };
           }
-          if (!(await this.runPlan(plan, ahead))) failures += 1;
+          const more = delegates.length > 0 || toolPlans.slice(i + 1).some((p) => p.kind === 'run');
+          if (!(await this.runPlan(plan, ahead, more))) failures += 1;
         }
       } catch (err) {
         await this.withdrawAhead(ahead);
@@ -512,8 +513,11 @@ export class RunExecution {
     };
   }
 
-  /** Executes (or replays) one call and appends its tool message. Returns false for an error result. */
-  private async runPlan(plan: CallPlan, ahead: Map<string, Ahead>): Promise<boolean> {
+  /**
+   * Executes (or replays) one call and appends its tool message. Returns false for an error result.
+   * `more`: another call of the batch runs after this one.
+   */
+  private async runPlan(plan: CallPlan, ahead: Map<string, Ahead>, more: boolean): Promise<boolean> {
     const { call } = plan;
     const started = this.deps.now();
     if (plan.kind === 'replay') {
@@ -611,7 +615,9 @@ export class RunExecution {
     // A failure to record the result throws: the intent stays without a result, so resume asks (may already have run).
     if (plan.tool.sideEffecting) {
       const journaled = watch ? await this.finishWatch(watch, intentFiles) : {};
-      // Rides on the next barrier: the next call's intent, or the one before the next request.
+      // Durable at the next barrier (the next call's intent, or the one before the next request).
+      // When another call follows it is written first, so a crash of the window during that call
+      // cannot turn this answered call into one that "may already have run".
       await store.recordResult(
         this.runId,
         call.id,
@@ -623,7 +629,7 @@ export class RunExecution {
           ...(result.raw_blob ? { raw_blob: result.raw_blob } : {}),
           ...journaled,
         },
-        { durability: 'next-barrier' },
+        { durability: more ? 'written' : 'next-barrier' },
       );
     }
     if (storageError) throw storageFailure(plan.tool, storageError);

@@ -572,6 +572,14 @@ export class RunExecution {
       input_hash: plan.hash,
     };
     let storageError: Error | null = null;
+    const keep = async (put: () => Promise<string>): Promise<string> => {
+      try {
+        return await put();
+      } catch (err) {
+        storageError ??= err as Error;
+        throw err;
+      }
+    };
     let processRecorded: Promise<unknown> = Promise.resolve();
     const result = await this.deps.tools.run(prepared, {
       workspaceRoot: this.deps.workspaceRoot,
@@ -581,14 +589,8 @@ export class RunExecution {
       approvedBy: plan.approvedBy,
       outputCap: this.deps.outputCap,
       history: { toolOutput: (id) => toolOutput(this.rt.messages, id) },
-      putBlob: async (content) => {
-        try {
-          return await store.putBlob(this.runId, content);
-        } catch (err) {
-          storageError ??= err as Error;
-          throw err;
-        }
-      },
+      putBlob: (content) => keep(() => store.putBlob(this.runId, content)),
+      putBlobBytes: (content, hash) => keep(() => store.putBlob(this.runId, content, hash)),
       onProgress: (p) => this.deps.events.emit({ type: 'tool-progress', runId: this.runId, toolCallId: call.id, ...p }),
       onSpawn: plan.tool.sideEffecting
         ? (pid) => {

@@ -310,7 +310,11 @@ export interface CheckpointStore {
   listRestores(runId: string): Promise<RestoreRecord[]>;
 
   // blobs (content-addressed, per run)
-  putBlob(runId: string, content: string): Promise<string>;
+  /**
+   * Text, or text as UTF-8 bytes (stored and hashed as those bytes: the same blob either way).
+   * `sha256`: of bytes, taken by the caller off the main thread; a wrong one reads back as corrupt.
+   */
+  putBlob(runId: string, content: string | Uint8Array, sha256?: string): Promise<string>;
   getBlob(runId: string, hash: string): Promise<string>;
 
   // retention

@@ -262,11 +262,12 @@ export class StoreWriter {
   }
 
   // ── blobs ─────────────────────────────────────────────────────────────────────────────────
-  async putBlob(runId: string, content: string): Promise<string> {
+  async putBlob(runId: string, content: string | Uint8Array, known?: string): Promise<string> {
     await this.c.gate.opened();
     this.ownedHandle(runId);
-    if (typeof content !== 'string') throw new InvalidInputError('blob content must be a string');
-    const hash = sha256(content);
+    if (typeof content !== 'string' && !(content instanceof Uint8Array))
+      throw new InvalidInputError('blob content must be a string or UTF-8 bytes');
+    const hash = known !== undefined && typeof content !== 'string' ? checkBlobHash(known) : sha256(content);
     try {
       await this.c.engine.putBlob(runId, hash, content);
     } catch (err) {

@@ -28,7 +28,7 @@ import type { Contender } from './contenders/types';
 function label(op: Op, barriers: number): string {
   if (op.kind === 'append') return `append ${op.input.phase}`;
   if (op.kind === 'barrier') return `makeDurable #${barriers + 1}`;
-  const later = 'durability' in op && op.durability === 'next-barrier' ? ' (next-barrier)' : '';
+  const later = 'durability' in op && op.durability ? ` (${op.durability})` : '';
   return op.kind === 'intent' ? `recordIntent${later}` : `recordResult${later}`;
 }
 

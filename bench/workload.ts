@@ -8,8 +8,9 @@
 //   → the intents that go ahead of the batch (a command's; a write's unless an earlier call of the
 //     batch is a command or names its path), then makeDurable (one barrier: carries the response)
 //   → per call: side-effecting [recordIntent unless it went ahead (a barrier) → (tool runs) →
-//     recordResult (rides on the next barrier)], read-only [makeDurable if the response has not
-//     been carried yet → (tool runs)] → post_tool_batch
+//     recordResult (rides on the next barrier; written ahead of it, unsynced, when another call of
+//     the batch follows)], read-only [makeDurable if the response has not been carried yet →
+//     (tool runs)] → post_tool_batch
 // Reads the loop makes (listApprovals/listEffects before a tool batch) are not persistence and
 // are left out. Nothing here is timed: a step's calls are generated before the contenders run them.
 // The peers make every write durable as they always do; `barrier` is a no-op for them.
@@ -31,7 +32,12 @@ import { codeText, mulberry32, type Rng } from './text';
 export type Op =
   | { kind: 'append'; input: AppendInput; durability?: WriteOptions['durability'] }
   | { kind: 'intent'; intent: NewEffectIntent; durability?: 'next-barrier' }
-  | { kind: 'result'; toolCallId: string; result: Omit<EffectResult, 'finished_ms'>; durability?: 'next-barrier' }
+  | {
+      kind: 'result';
+      toolCallId: string;
+      result: Omit<EffectResult, 'finished_ms'>;
+      durability?: 'next-barrier' | 'written';
+    }
   /** The runner's makeDurable(): before any request, and (`toolsNext`) before the batch's tools run. */
   | { kind: 'barrier'; toolsNext?: true }
   /** The model answering (not timed): the store's background work may run meanwhile. */
@@ -219,7 +225,7 @@ export class Workload {
       ops.push({ kind: 'barrier', toolsNext: true });
       responseOwed = false;
     }
-    for (const call of calls) {
+    for (const [i, call] of calls.entries()) {
       const name = call.function.name;
       const sideEffecting = (WRITE_TOOLS as readonly string[]).includes(name);
       const hash = inputHash(name, JSON.parse(call.function.arguments));
@@ -234,7 +240,7 @@ export class Workload {
           kind: 'result',
           toolCallId: call.id,
           result: { output: content, output_hash: outHash, is_error: false, blob: null },
-          durability: 'next-barrier',
+          durability: i < calls.length - 1 ? 'written' : 'next-barrier',
         });
       const toolMessage = { role: 'tool' as const, tool_call_id: call.id, content };
       rt.messages.push(toolMessage);

@@ -111,7 +111,8 @@ export class BareLogContender implements Contender {
     }
     if (op.kind === 'result') this.outputs.set(op.toolCallId, op.result.output);
     this.queue.push(copy(op.kind === 'intent' ? op.intent : { result: op.result, of: op.toolCallId }));
-    if (later) this.owed = true;
+    if (op.durability === 'written') this.writeQueued();
+    if (later || op.durability === 'written') this.owed = true;
     else await this.barrier();
   }
 
@@ -123,16 +124,22 @@ export class BareLogContender implements Contender {
     return copy(x);
   }
 
-  private async barrier(): Promise<void> {
+  /** What is queued as one frame, written without a sync (ours: a write-behind commit). */
+  private writeQueued(): void {
     const text = JSON.stringify({ n: ++this.commits, ops: this.queue });
     this.queue = [];
-    this.owed = false;
     const body = Buffer.from(text, 'latin1');
     const head = Buffer.from(`${body.length}\t${zlib.crc32(body).toString(16).padStart(8, '0')}\t`, 'latin1');
     const frame = Buffer.concat([head, body, Buffer.from('\n')]);
     fs.statSync(this.lock); // ours checks its lock before every commit
     fs.writeSync(this.fd!, frame, 0, frame.length, this.end);
     this.end += frame.length;
+    this.bytes += frame.length;
+  }
+
+  private async barrier(): Promise<void> {
+    if (this.queue.length > 0) this.writeQueued();
+    this.owed = false;
     const synced = new Promise<void>((resolve, reject) =>
       fs.fdatasync(this.fd!, (err) => (err ? reject(err) : resolve())),
     );
@@ -145,7 +152,7 @@ export class BareLogContender implements Contender {
     await synced;
     this.syncs++;
     fs.writeSync(this.fd!, slot, 0, slot.length, 0);
-    this.bytes += frame.length + slot.length;
+    this.bytes += slot.length;
   }
 
   async endStep(): Promise<void> {

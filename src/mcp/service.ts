@@ -57,6 +57,7 @@ export class McpService extends DisposableBase {
       clientVersion: version,
       startTimeoutMs: 30_000,
       callTimeoutMs: () => this.callTimeoutMs(),
+      callTotalTimeoutMs: () => seconds('callTotalTimeoutSeconds', 600),
       log: (level, m) => (level === 'warn' ? log.warn(m) : log.info(m)),
     });
     this._register(toDisposable(() => this.servers.dispose()));
@@ -181,11 +182,16 @@ export class McpService extends DisposableBase {
   }
 
   private callTimeoutMs(): number {
-    return Math.max(1, vscode.workspace.getConfiguration(SECTION).get('callTimeoutSeconds', 120)) * 1000;
+    return seconds('callTimeoutSeconds', 120);
   }
 
   /** Stops every server (window closing). */
   async stop(): Promise<void> {
     await this.servers.stopAll();
   }
+}
+
+/** A setting in seconds, as milliseconds (at least one second). */
+function seconds(key: string, fallback: number): number {
+  return Math.max(1, vscode.workspace.getConfiguration(SECTION).get(key, fallback)) * 1000;
 }

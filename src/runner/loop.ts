@@ -29,7 +29,7 @@ import type { ChatProvider, ToolDefinition } from './provider/types';
 import { ProviderError } from './provider/errors';
 import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
-import { type CallPlan, closeStaleApproval, planBatch, toolMessageContent } from './toolBatch';
+import { type CallPlan, closeStaleApproval, closeUnrunnable, planBatch, toolMessageContent } from './toolBatch';
 import type { PolicyVerdict } from './tools/policy';
 import type { FileChangeRecorder, FileWatch } from './files/recorder';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
@@ -353,6 +353,7 @@ export class RunExecution {
       waited,
       seen: response.tools_seen,
     });
+    await closeUnrunnable(this.deps.store, this.runId, plans, approvalOf);
     const asks = plans.filter((p) => p.kind === 'ask');
     if (asks.length > 0) {
       await this.requestApprovals(asks, approvalOf); // durable: carries the response
@@ -368,12 +369,13 @@ export class RunExecution {
       let failures = 0;
       try {
         await this.intentsAhead(toolPlans, effectOf, ahead);
-        for (const plan of toolPlans) {
+        for (const [i, plan] of toolPlans.entries()) {
           if (this.signal.aborted) {
             await this.withdrawAhead(ahead);
             return { stop: true, state: this.abortState(), detail: this.abortDetail() };
           }
-          if (!(await this.runPlan(plan, ahead))) failures += 1;
+          const more = delegates.length > 0 || toolPlans.slice(i + 1).some((p) => p.kind === 'run');
+          if (!(await this.runPlan(plan, ahead, more))) failures += 1;
         }
       } catch (err) {
         await this.withdrawAhead(ahead);
@@ -511,8 +513,11 @@ export class RunExecution {
     };
   }
 
-  /** Executes (or replays) one call and appends its tool message. Returns false for an error result. */
-  private async runPlan(plan: CallPlan, ahead: Map<string, Ahead>): Promise<boolean> {
+  /**
+   * Executes (or replays) one call and appends its tool message. Returns false for an error result.
+   * `more`: another call of the batch runs after this one.
+   */
+  private async runPlan(plan: CallPlan, ahead: Map<string, Ahead>, more: boolean): Promise<boolean> {
     const { call } = plan;
     const started = this.deps.now();
     if (plan.kind === 'replay') {
@@ -567,6 +572,14 @@ export class RunExecution {
       input_hash: plan.hash,
     };
     let storageError: Error | null = null;
+    const keep = async (put: () => Promise<string>): Promise<string> => {
+      try {
+        return await put();
+      } catch (err) {
+        storageError ??= err as Error;
+        throw err;
+      }
+    };
     let processRecorded: Promise<unknown> = Promise.resolve();
     const result = await this.deps.tools.run(prepared, {
       workspaceRoot: this.deps.workspaceRoot,
@@ -577,14 +590,8 @@ export class RunExecution {
       judged: plan.judged,
       outputCap: this.deps.outputCap,
       history: { toolOutput: (id) => toolOutput(this.rt.messages, id) },
-      putBlob: async (content) => {
-        try {
-          return await store.putBlob(this.runId, content);
-        } catch (err) {
-          storageError ??= err as Error;
-          throw err;
-        }
-      },
+      putBlob: (content) => keep(() => store.putBlob(this.runId, content)),
+      putBlobBytes: (content, hash) => keep(() => store.putBlob(this.runId, content, hash)),
       onProgress: (p) => this.deps.events.emit({ type: 'tool-progress', runId: this.runId, toolCallId: call.id, ...p }),
       onSpawn: plan.tool.sideEffecting
         ? (pid) => {
@@ -611,7 +618,9 @@ export class RunExecution {
     // A failure to record the result throws: the intent stays without a result, so resume asks (may already have run).
     if (plan.tool.sideEffecting) {
       const journaled = watch ? await this.finishWatch(watch, intentFiles) : {};
-      // Rides on the next barrier: the next call's intent, or the one before the next request.
+      // Durable at the next barrier (the next call's intent, or the one before the next request).
+      // When another call follows it is written first, so a crash of the window during that call
+      // cannot turn this answered call into one that "may already have run".
       await store.recordResult(
         this.runId,
         call.id,
@@ -623,7 +632,7 @@ export class RunExecution {
           ...(result.raw_blob ? { raw_blob: result.raw_blob } : {}),
           ...journaled,
         },
-        { durability: 'next-barrier' },
+        { durability: more ? 'written' : 'next-barrier' },
       );
     }
     if (storageError) throw storageFailure(plan.tool, storageError);

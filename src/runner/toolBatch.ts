@@ -203,3 +203,29 @@ export async function closeStaleApproval(
     input_hash: null,
   });
 }
+
+/**
+ * Pending approvals of calls that cannot run any more (their tool vanished or changed, their
+ * arguments no longer parse): closed with why, so no approval waits for a call the run has answered.
+ */
+export async function closeUnrunnable(
+  store: Pick<CheckpointStore, 'decideApproval'>,
+  runId: string,
+  plans: readonly CallPlan[],
+  approvals: ReadonlyMap<string, Approval>,
+): Promise<Approval[]> {
+  const closed: Approval[] = [];
+  for (const plan of plans) {
+    const pending = approvals.get(plan.call.id);
+    if (plan.kind !== 'error' || !pending || pending.decision) continue;
+    const why = plan.output.length > 1000 ? `${plan.output.slice(0, 1000)}…` : plan.output;
+    closed.push(
+      await store.decideApproval(runId, pending.tool_call_id, {
+        kind: 'reject',
+        reason: `Closed: the call cannot run any more. ${why}`,
+        input_hash: null,
+      }),
+    );
+  }
+  return closed;
+}

@@ -11,6 +11,8 @@ export const EVERYTHING_JS = path.join(REPO, 'node_modules/@modelcontextprotocol
 export const FILESYSTEM_JS = path.join(REPO, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 /** A server of ours whose `echo` schema follows SCHEMA_VERSION (an upgrade that changes a tool). */
 export const VERSIONED_JS = path.join(REPO, 'test/fixtures/mcp/versioned.mjs');
+/** A scripted server of ours: never answers, fails with JSON-RPC errors, big results, its env (scripted.mjs). */
+export const SCRIPTED_JS = path.join(REPO, 'test/fixtures/mcp/scripted.mjs');
 
 /** The server definitions of a `servers` object, as read from a user setting. */
 export function defs(servers: Record<string, unknown>, workspaceFolder: string | null = null): ServerDef[] {
@@ -21,6 +23,10 @@ export function defs(servers: Record<string, unknown>, workspaceFolder: string |
 
 export function everythingStdio(extraEnv: Record<string, string> = {}): Record<string, unknown> {
   return { type: 'stdio', command: process.execPath, args: [EVERYTHING_JS, 'stdio'], env: extraEnv };
+}
+
+export function scriptedStdio(env: Record<string, string> = {}): Record<string, unknown> {
+  return { type: 'stdio', command: process.execPath, args: [SCRIPTED_JS], env };
 }
 
 export function filesystemStdio(dir: string): Record<string, unknown> {
@@ -47,28 +53,40 @@ export interface HttpServer {
 /** server-everything over streamable HTTP (`streamableHttp` argument), once it says it listens. */
 export async function startEverythingHttp(): Promise<HttpServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING_JS, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
+  return startHttp([EVERYTHING_JS, 'streamableHttp'], { PORT: String(port) }, 'server-everything', port);
+}
+
+/** The scripted server over streamable HTTP, on the port it picks. */
+export async function startScriptedHttp(): Promise<HttpServer> {
+  return startHttp([SCRIPTED_JS, '--http'], {}, 'the scripted server');
+}
+
+async function startHttp(
+  args: string[],
+  env: Record<string, string>,
+  what: string,
+  port?: number,
+): Promise<HttpServer> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const listening = await new Promise<number>((resolve, reject) => {
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`server-everything (HTTP) did not start: ${err}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`${what} (HTTP) did not start: ${err}`)), 20_000);
     child.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
-      if (/listening on port/i.test(err)) {
+      const m = /listening on port (\d+)/i.exec(err);
+      if (m) {
         clearTimeout(timer);
-        resolve();
+        resolve(Number(m[1]));
       }
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`server-everything (HTTP) exited with ${code}: ${err}`));
+      reject(new Error(`${what} (HTTP) exited with ${code}: ${err}`));
     });
   });
   child.stdout!.resume();
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${port ?? listening}/mcp`,
     process: child,
     stop: () =>
       new Promise((resolve) => {

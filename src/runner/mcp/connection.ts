@@ -1,14 +1,16 @@
 // One MCP server: its process or HTTP session through the official SDK, started lazily, with a state
-// the Runs view shows (starting, ready with its tools, failed with the reason). Every request has a
-// deadline and fails with the server's own message when it dies: nothing waits on a server forever.
+// the Runs view shows (starting, ready with its tools, failed with the reason). Every call has an
+// idle and a total deadline (deadline.ts) and fails with what happened — the server's own error, its
+// death, a deadline — never a generic guess: nothing waits on a server forever.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   type CallToolResult,
-  ErrorCode,
+  CallToolResultSchema,
+  type JSONRPCMessage,
+  ListToolsResultSchema,
   McpError,
   type Tool as McpTool,
   ToolListChangedNotificationSchema,
@@ -16,7 +18,10 @@ import {
 import { Emitter } from '../../common/emitter';
 import { errorMessage } from '../../common/errors';
 import type { ServerDef } from './config';
+import { CallDeadline, deadlineMessage, serverErrorMessage } from './deadline';
+import { DEFAULT_LIMITS, HOST_ERROR, type IntakeLimits, LARGE_RESULT, type LargeResult, MessageIntake } from './intake';
 import { type Launch, type LaunchContext, resolveLaunch } from './launch';
+import { boundedFetch, BoundedStdioTransport } from './transports';
 
 export type ServerState =
   | { kind: 'stopped'; reason: string | null }
@@ -28,6 +33,8 @@ export interface CallOptions {
   signal: AbortSignal;
   /** Without progress for this long, the call fails (progress resets it). */
   timeoutMs: number;
+  /** The call fails after this long whatever the server sends. */
+  totalTimeoutMs: number;
   onProgress?(p: { progress: number; total?: number; message?: string }): void;
 }
 
@@ -36,7 +43,12 @@ export interface ConnectionOptions {
   clientVersion: string;
   startTimeoutMs: number;
   log(level: 'info' | 'warn', message: string): void;
+  /** What the host reads from a server (intake.ts); tests lower them. */
+  limits?: IntakeLimits;
 }
+
+/** A call's answer: the result, or a large one kept as bytes (intake.ts) for the tool to store. */
+export type CallAnswer = { result: CallToolResult; large?: undefined } | { large: LargeResult; result?: undefined };
 
 const STDERR_KEEP = 4000;
 
@@ -45,6 +57,7 @@ export class McpConnection {
   private current: ServerState = { kind: 'stopped', reason: null };
   private client: Client | null = null;
   private transport: Transport | null = null;
+  private intake: MessageIntake | null = null;
   private starting: Promise<void> | null = null;
   private list: McpTool[] = [];
   private stderr = '';
@@ -62,7 +75,7 @@ export class McpConnection {
 
   /** The server process's pid (stdio, while it runs). */
   get pid(): number | null {
-    return this.transport instanceof StdioClientTransport ? this.transport.pid : null;
+    return this.transport instanceof BoundedStdioTransport ? this.transport.pid : null;
   }
 
   /** The server's tools as it last listed them (empty until ready). */
@@ -88,25 +101,42 @@ export class McpConnection {
     const client = this.client;
     this.client = null;
     this.transport = null;
+    this.intake = null;
     this.list = [];
     if (this.current.kind !== 'failed') this.setState({ kind: 'stopped', reason });
     await client?.close().catch(() => undefined);
   }
 
-  async callTool(name: string, args: Record<string, unknown>, o: CallOptions): Promise<CallToolResult> {
+  async callTool(name: string, args: Record<string, unknown>, o: CallOptions): Promise<CallAnswer> {
     await this.ensureStarted();
     const client = this.client;
+    const intake = this.intake;
     if (!client || this.current.kind !== 'ready') throw new Error(this.unavailable());
+    const gen = this.generation;
+    const deadline = new CallDeadline(o.signal, o.timeoutMs, o.totalTimeoutMs);
     try {
-      const result = await client.callTool({ name, arguments: args }, undefined, {
-        signal: o.signal,
-        timeout: o.timeoutMs,
-        resetTimeoutOnProgress: true,
-        ...(o.onProgress ? { onprogress: (p) => o.onProgress!(p) } : {}),
-      });
-      return result as CallToolResult;
+      // tools/call through request(), not callTool(): the SDK would check the result against the
+      // server's output schema with its own regex engine (external.ts explains why not).
+      const result = await client.request(
+        { method: 'tools/call', params: { name, arguments: args } },
+        CallToolResultSchema,
+        {
+          signal: deadline.signal,
+          // The SDK's own timer only backs ours up: when it fires first, a timeout is not what happened.
+          timeout: o.totalTimeoutMs + 60_000,
+          onprogress: (p) => {
+            deadline.progress();
+            o.onProgress?.(p);
+          },
+        },
+      );
+      const token = result._meta?.[LARGE_RESULT];
+      const large = typeof token === 'string' ? intake?.take(token) : undefined;
+      return large ? { large } : { result };
     } catch (err) {
-      throw new Error(this.describeCallError(err, o));
+      throw new Error(this.describeCallError(err, o, deadline, gen));
+    } finally {
+      deadline.dispose();
     }
   }
 
@@ -120,7 +150,10 @@ export class McpConnection {
     } catch (err) {
       return this.fail(gen, errorMessage(err));
     }
-    const transport = this.transportFor(launch);
+    const intake = new MessageIntake(this.opts.limits ?? DEFAULT_LIMITS, (m) =>
+      this.opts.log('warn', `MCP server "${this.def.name}": ${m}`),
+    );
+    const transport = this.transportFor(launch, intake);
     const client = new Client({ name: 'agent-waypoints', version: this.opts.clientVersion }, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.refreshTools(gen));
     client.onclose = () => this.closed(gen);
@@ -130,6 +163,7 @@ export class McpConnection {
       if (gen !== this.generation) return void (await client.close().catch(() => undefined));
       this.client = client;
       this.transport = transport;
+      this.intake = intake;
       this.list = tools;
       this.setState({ kind: 'ready', tools: tools.length });
       this.opts.log('info', `MCP server "${this.def.name}" ready: ${tools.length} tools`);
@@ -139,24 +173,32 @@ export class McpConnection {
     }
   }
 
-  private transportFor(launch: Launch): Transport {
+  private transportFor(launch: Launch, intake: MessageIntake): Transport {
     if (launch.transport === 'stdio') {
-      const t = new StdioClientTransport({ ...launch, stderr: 'pipe' });
+      const t = new BoundedStdioTransport({ ...launch, stderr: 'pipe' }, intake);
       t.stderr?.on('data', (d: Buffer) => (this.stderr = (this.stderr + d.toString('utf8')).slice(-STDERR_KEEP)));
       return t;
     }
     const url = new URL(launch.url);
-    const requestInit = { headers: launch.headers };
-    return launch.transport === 'sse'
-      ? new SSEClientTransport(url, { requestInit })
-      : new StreamableHTTPClientTransport(url, { requestInit });
+    const opts = { requestInit: { headers: launch.headers }, fetch: boundedFetch(intake) };
+    const t =
+      launch.transport === 'sse' ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
+    // Every message we send is noted (what each request asked: the intake hands a tool's result aside).
+    const send = t.send.bind(t) as (m: JSONRPCMessage, o?: unknown) => Promise<void>;
+    (t as { send: typeof send }).send = (m, o) => (intake.sent(m), send(m, o));
+    return t;
   }
 
   private async listAll(client: Client): Promise<McpTool[]> {
     const tools: McpTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
-      const r = await client.listTools(cursor ? { cursor } : {}, { timeout: this.opts.startTimeoutMs });
+      // request(), not listTools(): the SDK would compile every output schema with its own ajv.
+      const r = await client.request(
+        { method: 'tools/list', params: cursor ? { cursor } : {} },
+        ListToolsResultSchema,
+        { timeout: this.opts.startTimeoutMs },
+      );
       tools.push(...r.tools);
       cursor = r.nextCursor;
       if (!cursor) break;
@@ -181,12 +223,15 @@ export class McpConnection {
   private closed(gen: number): void {
     // While starting, start() reports the failure itself (with the server's output).
     if (gen !== this.generation || this.current.kind === 'failed' || this.current.kind === 'starting') return;
-    const what = this.def.transport === 'stdio' ? 'the server process exited' : 'the server closed the connection';
+    const failure = this.transport instanceof BoundedStdioTransport ? this.transport.failure : null;
+    const what =
+      failure ?? (this.def.transport === 'stdio' ? 'the server process exited' : 'the server closed the connection');
     const reason = `${what}${this.stderrTail()}`;
     this.opts.log('warn', `MCP server "${this.def.name}": ${reason}`);
     this.generation++;
     this.client = null;
     this.transport = null;
+    this.intake = null;
     this.list = [];
     this.setState({ kind: 'stopped', reason });
   }
@@ -197,13 +242,18 @@ export class McpConnection {
     this.setState({ kind: 'failed', reason });
   }
 
-  private describeCallError(err: unknown, o: CallOptions): string {
+  private describeCallError(err: unknown, o: CallOptions, deadline: CallDeadline, gen: number): string {
     const who = `MCP server "${this.def.name}"`;
     if (o.signal.aborted) return `The call was cancelled; ${who} was told to stop it.`;
-    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
-      return `${who} did not answer within ${Math.round(o.timeoutMs / 1000)} s; the call was cancelled. It may have done part of its work.`;
-    if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
-      return `${who} stopped during the call: ${this.current.kind === 'stopped' ? (this.current.reason ?? 'connection closed') : 'connection closed'}. The call may have done part of its work.`;
+    if (deadline.expired) return deadlineMessage(who, deadline);
+    // The session ended under the call (closed() or stop() moved on): that is the failure, with its reason.
+    if (gen !== this.generation) {
+      const reason = this.current.kind === 'stopped' ? (this.current.reason ?? 'it was stopped') : 'it was stopped';
+      return `${who} stopped during the call: ${reason}. The call may have done part of its work.`;
+    }
+    if (err instanceof McpError && (err.data as Record<string, unknown> | undefined)?.[HOST_ERROR])
+      return `${who}: ${err.message.replace(/^(MCP error -?\d+: )+/, '')}`;
+    if (err instanceof McpError) return serverErrorMessage(who, err);
     return `${who}: ${errorMessage(err)}`;
   }
 

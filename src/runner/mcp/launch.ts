@@ -1,6 +1,8 @@
 // From a definition to what is started: `${input:id}` (the host prompts once and keeps the value in
 // SecretStorage), `${env:NAME}` and the envFile are resolved only here, at start time, so no secret
-// is ever part of a definition, an identity, a checkpoint or a log line.
+// is ever part of a definition, an identity, a checkpoint or a log line. A stdio server gets only the
+// environment its definition names plus a minimal base (baseEnv): the host's API keys, tokens and
+// AW_* variables never reach a server that did not ask for them by name.
 import type { ServerDef } from './config';
 
 export interface LaunchContext {
@@ -22,8 +24,7 @@ export async function resolveLaunch(def: ServerDef, ctx: LaunchContext): Promise
     return { transport: def.transport, url: await sub(def.url), headers };
   }
   const fromFile = def.envFile ? parseEnvFile(await ctx.readFile(await sub(def.envFile))) : {};
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(ctx.env)) if (v !== undefined) env[k] = v;
+  const env = baseEnv(ctx.env);
   Object.assign(env, fromFile);
   for (const [k, v] of Object.entries(def.env)) env[k] = await sub(v);
   const args: string[] = [];
@@ -35,6 +36,47 @@ export async function resolveLaunch(def: ServerDef, ctx: LaunchContext): Promise
     env,
     cwd: def.cwd ? await sub(def.cwd) : undefined,
   };
+}
+
+/** What every program needs to run at all: where programs are, who and where the user is, the locale, a temp folder. */
+const BASE_POSIX = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'LANG', 'LANGUAGE', 'TZ', 'TMPDIR'];
+const BASE_WINDOWS = [
+  'PATH',
+  'PATHEXT',
+  'SYSTEMROOT',
+  'SYSTEMDRIVE',
+  'WINDIR',
+  'COMSPEC',
+  'TEMP',
+  'TMP',
+  'USERNAME',
+  'USERPROFILE',
+  'HOMEDRIVE',
+  'HOMEPATH',
+  'APPDATA',
+  'LOCALAPPDATA',
+  'PROGRAMDATA',
+  'PROGRAMFILES',
+  'PROGRAMFILES(X86)',
+  'PROCESSOR_ARCHITECTURE',
+  'NUMBER_OF_PROCESSORS',
+];
+
+/**
+ * The minimal environment of a stdio server: the base names above and the locale's LC_* (names
+ * compared without case on Windows, where the environment ignores it). Values that look like shell
+ * functions are left out, as the MCP SDK does.
+ */
+export function baseEnv(host: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): Record<string, string> {
+  const windows = platform === 'win32';
+  const names = new Set(windows ? BASE_WINDOWS : BASE_POSIX);
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(host)) {
+    const name = windows ? k.toUpperCase() : k;
+    if (v === undefined || v.startsWith('()')) continue;
+    if (names.has(name) || (!windows && name.startsWith('LC_'))) env[k] = v;
+  }
+  return env;
 }
 
 /** The names of the inputs a definition refers to (prompted before it starts). */

@@ -2,7 +2,8 @@
 // → what the model reads (text: a chat tool message holds nothing else) and, stored exactly beside
 // it, the result itself as JSON in a blob for the tool card and the record.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { capOutput } from '../tools/output';
+import { capOutput, truncationNote } from '../tools/output';
+import type { LargeResult } from './intake';
 import type { ToolContext, ToolOutput } from '../tools/types';
 
 type Part = CallToolResult['content'][number];
@@ -54,4 +55,33 @@ export async function resultOutput(
   const capped = await capOutput(resultText(r), ctx);
   const rawBlob = ctx.putBlob ? await ctx.putBlob(JSON.stringify(r)) : null;
   return { output: capped.text, is_error: r.isError === true, blob: capped.blob, raw_blob: rawBlob };
+}
+
+/**
+ * The ToolOutput of a large result kept as bytes (intake.ts): the model reads the head of its text,
+ * cut at a character boundary, and both the whole text and the exact result go to blobs as bytes —
+ * never decoded whole on the host's main thread.
+ */
+export async function largeResultOutput(
+  r: LargeResult,
+  ctx: Pick<ToolContext, 'outputCap' | 'putBlob' | 'putBlobBytes'>,
+): Promise<ToolOutput> {
+  const cap = Math.max(0, Math.floor(ctx.outputCap));
+  const put = ctx.putBlobBytes ?? (ctx.putBlob && ((b: Uint8Array) => ctx.putBlob!(Buffer.from(b).toString('utf8'))));
+  const rawBlob = put ? await put(r.raw, r.rawHash) : null;
+  if (r.text.length <= cap)
+    return { output: r.text.toString('utf8'), is_error: r.isError, blob: null, raw_blob: rawBlob };
+  let end = cap;
+  while (end > 0 && ((r.text[end] ?? 0) & 0xc0) === 0x80) end--; // not inside a character
+  const head = r.text.subarray(0, end).toString('utf8');
+  let blob: string | null = null;
+  let blobError: string | undefined;
+  try {
+    blob = put ? await put(r.text, r.textHash) : null;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    blobError = typeof code === 'string' ? `storage error ${code}` : 'storage error';
+  }
+  const note = truncationNote(end, r.text.length, blob, blobError);
+  return { output: `${head}\n${note}`, is_error: r.isError, blob, raw_blob: rawBlob };
 }

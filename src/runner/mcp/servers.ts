@@ -25,6 +25,7 @@ export interface ServerStatus {
 
 export interface McpServersOptions extends ConnectionOptions {
   callTimeoutMs(): number;
+  callTotalTimeoutMs(): number;
 }
 
 export class McpServers implements ToolProvider {

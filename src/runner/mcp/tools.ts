@@ -5,11 +5,13 @@ import type { Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { externalToolName, jsonSchemaArgs, modelParameters } from '../tools/external';
 import { defineTool, type Tool } from '../tools/types';
 import type { McpConnection } from './connection';
-import { resultOutput } from './result';
+import { largeResultOutput, resultOutput } from './result';
 
 export interface McpToolOptions {
   /** Longest wait for the server without progress. */
   callTimeoutMs(): number;
+  /** Longest a call may take in all, progress or not. */
+  callTotalTimeoutMs(): number;
 }
 
 /** The registry's tool for one MCP tool; throws when its input schema is not a usable JSON Schema. */
@@ -32,12 +34,13 @@ export function mcpTool(conn: McpConnection, t: McpTool, opts: McpToolOptions): 
       readOnlyHint: t.annotations?.readOnlyHint === true,
     },
     async run(args, ctx) {
-      const result = await conn.callTool(t.name, args, {
+      const answer = await conn.callTool(t.name, args, {
         signal: ctx.signal,
         timeoutMs: opts.callTimeoutMs(),
+        totalTimeoutMs: opts.callTotalTimeoutMs(),
         ...(ctx.onProgress ? { onProgress: ctx.onProgress } : {}),
       });
-      return resultOutput(result, ctx);
+      return answer.large ? largeResultOutput(answer.large, ctx) : resultOutput(answer.result, ctx);
     },
   }) as Tool;
 }

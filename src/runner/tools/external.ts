@@ -1,11 +1,13 @@
 // Tools from outside the extension — MCP servers' and VS Code's (`vscode.lm.tools`) — behind one
 // seam: a ToolProvider lists them (starting servers lazily), the registry offers them beside its
-// own. Their JSON Schemas go to the model as the source wrote them and validate the arguments;
-// their input hash binds the source's identity, so an approval never reaches another server.
+// own. Their JSON Schemas go to the model as the source wrote them and validate the arguments —
+// bounded and with linear-time patterns (schemaGuard.ts), since the source is not trusted; their
+// input hash binds the source's identity, so an approval never reaches another server.
 import { Ajv, type ValidateFunction } from 'ajv';
 import { z } from 'zod';
 import type { Effect, SeenTool, ToolCall } from '../../store/api/schema';
 import { canonicalJson, inputHash, sha256 } from '../hash';
+import { linearRegExp, schemaTooBig, withPatternBudget } from './schemaGuard';
 import type { Tool } from './types';
 
 /** Lists tools from outside; the registry asks before each model call and on resume. */
@@ -70,12 +72,20 @@ export function toolDrift(
 }
 
 // `addUsedSchema: false`: a server's `$id` is never registered globally (two servers, or one listed
-// twice, may use the same id).
-const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false, addUsedSchema: false });
+// twice, may use the same id). `code.regExp`: the server's patterns never run on a backtracking engine.
+const ajv = new Ajv({
+  strict: false,
+  allErrors: true,
+  validateFormats: false,
+  addUsedSchema: false,
+  code: { regExp: linearRegExp },
+});
 /** Compiled once per distinct schema: tools are listed again before every model call. */
 const validators = new Map<string, ValidateFunction>();
 
 function validatorFor(parameters: Record<string, unknown>): ValidateFunction {
+  const tooBig = schemaTooBig(parameters);
+  if (tooBig) throw new Error(tooBig);
   const key = canonicalJson(parameters);
   let v = validators.get(key);
   if (!v) {
@@ -97,7 +107,7 @@ export function jsonSchemaArgs(parameters: Record<string, unknown>): z.ZodType<R
       ctx.addIssue({ code: 'custom', message: 'expected an object of arguments' });
       return;
     }
-    if (validate(value)) return;
+    if (withPatternBudget(() => validate(value))) return;
     for (const e of validate.errors ?? []) {
       const path = e.instancePath.split('/').filter(Boolean);
       ctx.addIssue({ code: 'custom', message: e.message ?? 'invalid', path });

@@ -29,6 +29,11 @@ export interface ToolContext {
   outputCap: number;
   /** Stores a full output; returns its content hash (the store's blob id). */
   putBlob?: (content: string) => Promise<string>;
+  /**
+   * The same for text held as UTF-8 bytes (a large MCP result) whose sha256 the caller took off the
+   * main thread over exactly these bytes: neither decoded nor hashed again on the way.
+   */
+  putBlobBytes?: (content: Uint8Array, sha256: string) => Promise<string>;
   /** A command's process started (its pid is recorded with the effect intent; see leftovers.ts). */
   onSpawn?: (pid: number) => void;
   /** The run's own history: an earlier tool call's whole output (read_output, context/readOutput.ts). */

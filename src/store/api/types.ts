@@ -58,8 +58,11 @@ export interface WriteOptions {
    * carrying everything the run has queued. `next-barrier`: applied at once and acknowledged as
    * queued; it rides on the run's next barrier (its next durable write, `makeDurable`, or the
    * store's backstop timer). The caller makes a barrier before the point where it must be on disk.
+   * `written` (recordResult only): written before the call resolves, without a barrier of its own —
+   * a crash of the process keeps it, a power loss before the next barrier may not — and durable at
+   * the run's next barrier, as `next-barrier` is.
    */
-  durability?: 'now' | 'next-barrier';
+  durability?: 'now' | 'next-barrier' | 'written';
 }
 
 export interface NewInboxMessage {
@@ -307,7 +310,11 @@ export interface CheckpointStore {
   listRestores(runId: string): Promise<RestoreRecord[]>;
 
   // blobs (content-addressed, per run)
-  putBlob(runId: string, content: string): Promise<string>;
+  /**
+   * Text, or text as UTF-8 bytes (stored and hashed as those bytes: the same blob either way).
+   * `sha256`: of bytes, taken by the caller off the main thread; a wrong one reads back as corrupt.
+   */
+  putBlob(runId: string, content: string | Uint8Array, sha256?: string): Promise<string>;
   getBlob(runId: string, hash: string): Promise<string>;
 
   // retention

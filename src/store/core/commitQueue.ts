@@ -108,12 +108,13 @@ export class CommitQueue {
    * barrier of their own: the run's next barrier makes them durable. For what is worthless after a
    * power loss anyway (the process a command started). Ops queued before them go in the same commit;
    * if one was owed a barrier, the next settle() makes it (a sync of what was written, no commit).
+   * `owed`: these ops too were promised the next barrier (a result written ahead of it).
    */
-  written(ops: readonly CommitOp[]): Promise<void> {
-    return this.push(ops, true);
+  written(ops: readonly CommitOp[], owed = false): Promise<void> {
+    return this.push(ops, true, owed);
   }
 
-  private push(ops: readonly CommitOp[], unsynced: boolean): Promise<void> {
+  private push(ops: readonly CommitOp[], unsynced: boolean, owed = false): Promise<void> {
     return new Promise((resolve, reject) => {
       if (this.queue.length === 0) this.queuedSince = Date.now();
       ops.forEach((op, i) =>
@@ -121,6 +122,7 @@ export class CommitQueue {
           op,
           durable: true,
           unsynced,
+          owed,
           resolve: i === ops.length - 1 ? resolve : undefined,
           reject,
         }),

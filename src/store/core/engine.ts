@@ -134,7 +134,8 @@ export interface Engine {
   deleteRun(runId: string): Promise<void>;
   storageBytes(runId: string): Promise<number>;
 
-  putBlob(runId: string, hash: string, content: string): Promise<void>;
+  /** Bytes are UTF-8 text: an engine that keeps text decodes them. */
+  putBlob(runId: string, hash: string, content: string | Uint8Array): Promise<void>;
   getBlob(runId: string, hash: string, repair: boolean): Promise<string>;
 
   lock(runId: string, owner: OwnerInfo): Promise<EngineLock>;

@@ -119,7 +119,8 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   listInbox = (runId: string, opts?: { pendingOnly?: boolean }) => this.reader.listInbox(runId, opts);
   recordRestore = (runId: string, r: T.NewRestore) => this.writer.recordRestore(runId, r);
   listRestores = (runId: string) => this.reader.listRestores(runId);
-  putBlob = (runId: string, content: string) => this.writer.putBlob(runId, content);
+  putBlob = (runId: string, content: string | Uint8Array, sha256?: string) =>
+    this.writer.putBlob(runId, content, sha256);
   getBlob = (runId: string, hash: string) => this.reader.getBlob(runId, hash);
   storageBytes = (runId: string) => this.reader.storageBytes(runId);
   compact = (runId: string) => this.writer.compact(runId);

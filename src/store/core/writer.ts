@@ -211,12 +211,12 @@ export class StoreWriter {
 
   /** `next-barrier`: an intent written ahead of its batch; the caller makes the barrier before any call runs. */
   recordIntent(runId: string, input: T.NewEffectIntent, opts: T.WriteOptions = {}): Promise<Effect> {
-    return this.journal(runId, (h) => J.effectIntent(h.model, input, this.c.now()), laterBarrier(opts));
+    return this.journal(runId, (h) => J.effectIntent(h.model, input, this.c.now()), durability(opts));
   }
 
   /** Rides on the next barrier: lost in a crash, the intent stays and resume asks (never runs it silently). */
   withdrawIntent(runId: string, toolCallId: string): Promise<Effect> {
-    return this.journal(runId, (h) => J.effectWithdrawn(h.model, toolCallId, this.c.now()), true);
+    return this.journal(runId, (h) => J.effectWithdrawn(h.model, toolCallId, this.c.now()), 'next-barrier');
   }
 
   /** Written without a barrier: a process record matters only while the process may still run, which a power loss rules out. */
@@ -234,7 +234,7 @@ export class StoreWriter {
     input: T.NewEffectResult,
     opts: T.WriteOptions = {},
   ): Promise<Effect> {
-    return this.journal(runId, (h) => J.effectResult(h.model, toolCallId, input, this.c.now()), laterBarrier(opts));
+    return this.journal(runId, (h) => J.effectResult(h.model, toolCallId, input, this.c.now()), durability(opts, true));
   }
 
   postMessage(runId: string, message: T.NewInboxMessage): Promise<InboxMessage> {
@@ -250,22 +250,24 @@ export class StoreWriter {
   private async journal<V extends Approval | Effect | InboxMessage | RestoreRecord>(
     runId: string,
     decide: (h: RunHandle) => J.Outcome<V>,
-    later = false,
+    when: Durability = 'now',
   ): Promise<V> {
     return this.write(runId, async (h) => {
       const out = decide(h);
-      if (out.op && later) this.queue(h, [out.op], true);
+      if (out.op && when === 'next-barrier') this.queue(h, [out.op], true);
+      else if (out.op && when === 'written') await h.writer!.written([out.op], true);
       else if (out.op) await h.writer!.durable([out.op]);
       return copyJson(out.value);
     });
   }
 
   // ── blobs ─────────────────────────────────────────────────────────────────────────────────
-  async putBlob(runId: string, content: string): Promise<string> {
+  async putBlob(runId: string, content: string | Uint8Array, known?: string): Promise<string> {
     await this.c.gate.opened();
     this.ownedHandle(runId);
-    if (typeof content !== 'string') throw new InvalidInputError('blob content must be a string');
-    const hash = sha256(content);
+    if (typeof content !== 'string' && !(content instanceof Uint8Array))
+      throw new InvalidInputError('blob content must be a string or UTF-8 bytes');
+    const hash = known !== undefined && typeof content !== 'string' ? checkBlobHash(known) : sha256(content);
     try {
       await this.c.engine.putBlob(runId, hash, content);
     } catch (err) {
@@ -357,8 +359,15 @@ export class StoreWriter {
   }
 }
 
+type Durability = NonNullable<T.WriteOptions['durability']>;
+
 function laterBarrier(opts: T.WriteOptions | undefined): boolean {
+  return durability(opts) === 'next-barrier';
+}
+
+/** `written` only where it is offered (a result). */
+function durability(opts: T.WriteOptions | undefined, written = false): Durability {
   const d = opts?.durability ?? 'now';
-  if (d !== 'now' && d !== 'next-barrier') throw new InvalidInputError(`durability must be 'now' or 'next-barrier'`);
-  return d === 'next-barrier';
+  if (d === 'now' || d === 'next-barrier' || (written && d === 'written')) return d;
+  throw new InvalidInputError(`durability must be 'now'${written ? ", 'written'" : ''} or 'next-barrier'`);
 }

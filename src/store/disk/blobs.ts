@@ -16,12 +16,14 @@ export interface BlobCtx {
   report(r: CorruptionReport): void;
 }
 
-export async function putBlob(c: BlobCtx, runId: string, hash: string, content: string): Promise<void> {
+export async function putBlob(c: BlobCtx, runId: string, hash: string, content: string | Uint8Array): Promise<void> {
+  const data =
+    typeof content === 'string' ? content : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
   const dir = path.join(c.root, 'runs', runId, 'blobs');
   await c.fsl.mkdir(dir, { recursive: true });
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      return await writeDurably(c.fsl, path.join(dir, hash), content, {
+      return await writeDurably(c.fsl, path.join(dir, hash), data, {
         mode: 'create',
         retryDelaysMs: c.retryDelaysMs,
       });

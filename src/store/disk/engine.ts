@@ -337,7 +337,7 @@ export class DiskEngine implements Engine {
   }
 
   // ── blobs (blobs.ts) ──────────────────────────────────────────────────────────────────
-  async putBlob(runId: string, hash: string, content: string): Promise<void> {
+  async putBlob(runId: string, hash: string, content: string | Uint8Array): Promise<void> {
     if (!this.runs.get(runId)?.lock) throw new RunNotOwnedError(runId);
     await putBlob(this.blobCtx(), runId, hash, content);
   }

@@ -150,8 +150,8 @@ class MemoryEngine implements Engine {
     return bytes;
   }
 
-  async putBlob(runId: string, hash: string, content: string): Promise<void> {
-    this.owned(runId).blobs.set(hash, content);
+  async putBlob(runId: string, hash: string, content: string | Uint8Array): Promise<void> {
+    this.owned(runId).blobs.set(hash, typeof content === 'string' ? content : Buffer.from(content).toString('utf8'));
   }
 
   async getBlob(runId: string, hash: string): Promise<string> {

@@ -212,8 +212,8 @@ export class CombinedStore implements T.CheckpointStore {
   listRestores(runId: string) {
     return this.on(runId, (s) => s.listRestores(runId));
   }
-  putBlob(runId: string, content: string) {
-    return this.on(runId, (s) => s.putBlob(runId, content));
+  putBlob(runId: string, content: string | Uint8Array, sha256?: string) {
+    return this.on(runId, (s) => s.putBlob(runId, content, sha256));
   }
   getBlob(runId: string, hash: string) {
     return this.on(runId, (s) => s.getBlob(runId, hash));

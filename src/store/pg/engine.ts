@@ -253,8 +253,13 @@ export class PgEngine implements Engine {
   }
 
   // ── blobs ─────────────────────────────────────────────────────────────────────────────────
-  putBlob(runId: string, hash: string, content: string): Promise<void> {
-    return this.writes.putBlob(runId, hash, content);
+  putBlob(runId: string, hash: string, content: string | Uint8Array): Promise<void> {
+    // A text column: bytes are decoded (a large MCP result on this engine costs the decode).
+    return this.writes.putBlob(
+      runId,
+      hash,
+      typeof content === 'string' ? content : Buffer.from(content).toString('utf8'),
+    );
   }
 
   async getBlob(runId: string, hash: string): Promise<string> {

@@ -2,7 +2,7 @@
 // and inputs resolved only at start time.
 import assert from 'node:assert/strict';
 import { parseMcpJson, readConfig, type ConfigContext, type StdioServerDef } from '../../../src/runner/mcp/config';
-import { inputsOf, parseEnvFile, resolveLaunch } from '../../../src/runner/mcp/launch';
+import { baseEnv, inputsOf, parseEnvFile, resolveLaunch } from '../../../src/runner/mcp/launch';
 import { judgeExternal, readRules } from '../../../src/runner/mcp/approvals';
 import {
   externalToolName,
@@ -93,6 +93,22 @@ describe('MCP configuration (VS Code mcp.json format)', () => {
       /cannot resolve \$\{config:x\}/,
     );
     assert.deepEqual(parseEnvFile('# c\nexport A=1\nB="two words"\nC=3 # note\n'), { A: '1', B: 'two words', C: '3' });
+  });
+
+  it("a stdio server's base environment: the names every program needs, without case on Windows", () => {
+    const host = {
+      PATH: '/bin',
+      HOME: '/h',
+      LC_ALL: 'C',
+      LANG: 'en',
+      TMPDIR: '/t',
+      OPENAI_API_KEY: 'k',
+      AW_X: 'x',
+      SHELL: '() { :; }',
+    };
+    assert.deepEqual(baseEnv(host, 'linux'), { PATH: '/bin', HOME: '/h', LC_ALL: 'C', LANG: 'en', TMPDIR: '/t' });
+    const win = { Path: 'C:\\bin', SystemRoot: 'C:\\Windows', USERPROFILE: 'C:\\u', LC_ALL: 'C', API_KEY: 'k' };
+    assert.deepEqual(baseEnv(win, 'win32'), { Path: 'C:\\bin', SystemRoot: 'C:\\Windows', USERPROFILE: 'C:\\u' });
   });
 
   it('tool names stay within ^[a-zA-Z0-9_-]{1,64}$ and distinct', () => {

@@ -1,5 +1,6 @@
 // SIGKILL of the host between an MCP call's intent and its result: on resume the call is surfaced
-// as "may already have run" and never re-issued without the user; approving it runs it once.
+// as "may already have run" and never re-issued without the user; approving it runs it once. A call
+// of the same batch that had answered before the crash is replayed, never asked about.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
@@ -38,7 +39,7 @@ describe('MCP: SIGKILL between intent and result', function () {
   this.timeout(90_000);
   let model: ModelServer;
   let resumed: McpTestRunner | undefined;
-  after(async () => {
+  afterEach(async () => {
     await closeServers(resumed);
     await model?.close();
   });
@@ -95,6 +96,48 @@ describe('MCP: SIGKILL between intent and result', function () {
     assert.deepEqual(starts, [asked!.tool_call_id], 'run once');
     const [effect] = await store.listEffects(runId);
     assert.equal(effect!.result!.output, 'Long running operation completed. Duration: 2 seconds, Steps: 4.');
+    await store.close();
+  });
+
+  it('a call of the batch that answered before the crash is replayed; only the one running is asked about', async () => {
+    model = await startModelServer({
+      scenario: {
+        name: 'mcp-crash-batch',
+        description: 'an answered call, then a long one killed mid-way',
+        turns: [
+          {
+            reply: {
+              content: 'Two calls.',
+              tool_calls: [
+                { name: 'everything__echo', arguments: { message: 'answered' } },
+                { name: 'everything__trigger-long-running-operation', arguments: { duration: 2, steps: 4 } },
+              ],
+            },
+          },
+          { reply: { content: 'Both done.' } },
+        ],
+      },
+    });
+    const storeDir = tmp('mcp-crash-batch');
+    const child = await runChild({ BASE_URL: model.url, STORE_DIR: storeDir });
+    assert.equal(child.signal, 'SIGKILL');
+    const runId = child.events.find((e) => e.event === 'started')!.runId as string;
+    const store = openDiskStore(storeDir);
+    const [echo, long] = await store.listEffects(runId);
+    assert.equal(echo!.result?.output, 'Echo: answered', 'the answered call kept its result through the crash');
+    assert.equal(long!.result, null);
+
+    const servers = defs({ everything: everythingStdio() });
+    resumed = mcpRunner({ baseURL: model.url, store, servers });
+    await resumed.runner.markInterrupted();
+    const out = await (await resumed.runner.resume(runId, { confirmed: true })).done;
+    assert.equal(out.state, 'awaiting_approval');
+    const asked = await store.listApprovals(runId, { pendingOnly: true });
+    assert.deepEqual(
+      asked.map((a) => [a.tool_name, a.uncertain]),
+      [['everything__trigger-long-running-operation', true]],
+      'only the call that was running is asked about',
+    );
     await store.close();
   });
 });

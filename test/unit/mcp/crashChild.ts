@@ -1,5 +1,5 @@
-// A child "extension host" for the MCP crash test: starts a run on the on-disk store whose first
-// call is a long MCP operation (always allowed), and SIGKILLs itself when the server reports the
+// A child "extension host" for the MCP crash test: starts a run on the on-disk store whose batch
+// holds a long MCP operation (always allowed, as is echo), and SIGKILLs itself when the server reports the
 // first progress — between the call's durable intent and its result. One JSON line per event.
 import { openDiskStore } from '../../../src/store';
 import { defs, everythingStdio } from '../../support/mcpServers';
@@ -11,12 +11,16 @@ function say(event: Record<string, unknown>): void {
 
 async function main(): Promise<void> {
   const servers = defs({ everything: everythingStdio() });
-  const rule = { server: 'everything', tool: 'trigger-long-running-operation', identity: servers[0]!.identity };
+  const rules = ['trigger-long-running-operation', 'echo'].map((tool) => ({
+    server: 'everything',
+    tool,
+    identity: servers[0]!.identity,
+  }));
   const r = mcpRunner({
     baseURL: process.env.BASE_URL!,
     store: openDiskStore(process.env.STORE_DIR!),
     servers,
-    rules: [rule],
+    rules,
   });
   r.runner.events.on((e) => {
     if (e.type !== 'tool-progress') return;

@@ -147,6 +147,30 @@ describe('MCP tools in the run loop', function () {
     assert.equal((await store.listEffects(h.runId)).length, 0, 'the server was never called');
   });
 
+  it('a run resumed after its tool changed closes the approval it was waiting on, saying why', async () => {
+    model = await startModelServer({ scenario: scenario([{ name: 'versioned__echo', arguments: { message: 'v1' } }]) });
+    const store = createMemoryStore();
+    const server = (version: string) =>
+      defs({ versioned: { command: process.execPath, args: [VERSIONED_JS], env: { SCHEMA_VERSION: version } } });
+    const v1 = runner({ store, servers: server('1') });
+    const h = await v1.runner.start({ task: 'echo' });
+    assert.equal((await h.done).state, 'awaiting_approval');
+    await closeServers(v1);
+
+    // Resumed (not decided) after the server's upgrade: the call cannot run as it was asked about.
+    const v2 = runner({ store, servers: server('2') });
+    const resumed = await v2.runner.resume(h.runId, { confirmed: true });
+    assert.equal((await resumed.done).state, 'completed');
+    assert.deepEqual(await store.listApprovals(h.runId, { pendingOnly: true }), [], 'no approval left waiting');
+    const [closed] = await store.listApprovals(h.runId);
+    assert.equal(closed!.decision!.kind, 'reject');
+    assert.match(
+      closed!.decision!.reason!,
+      /^Closed: the call cannot run any more\. Not run: the tool versioned__echo changed/,
+    );
+    assert.equal((await store.listEffects(h.runId)).length, 0, 'the server was never called');
+  });
+
   it('a tool that vanished from its server is not called, and the model is told', async () => {
     model = await startModelServer({ scenario: scenario([{ name: 'everything__echo', arguments: { message: 'x' } }]) });
     const store = createMemoryStore();

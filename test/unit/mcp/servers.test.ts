@@ -14,12 +14,13 @@ import { blobSink, toolCtx } from '../runner/helpers';
 import { defs, everythingStdio, filesystemStdio, startEverythingHttp, type HttpServer } from '../../support/mcpServers';
 import { tmp } from '../loop/support';
 
-function servers(callTimeoutMs = 20_000): McpServers {
+function servers(callTimeoutMs = 20_000, callTotalTimeoutMs = 60_000): McpServers {
   return new McpServers({
     launch: { input: async () => 'unused', env: process.env, readFile: (p) => fs.promises.readFile(p, 'utf8') },
     clientVersion: 'test',
     startTimeoutMs: 20_000,
     callTimeoutMs: () => callTimeoutMs,
+    callTotalTimeoutMs: () => callTotalTimeoutMs,
     log: () => undefined,
   });
 }
@@ -223,6 +224,7 @@ describe('MCP servers (real servers from npm)', function () {
       clientVersion: 'test',
       startTimeoutMs: 5000,
       callTimeoutMs: () => 20_000,
+      callTotalTimeoutMs: () => 60_000,
       log: () => undefined,
     });
     open.push(mcp);

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import { type AllowRule, withExternalPolicy } from '../../../src/runner/mcp/approvals';
 import type { ServerDef } from '../../../src/runner/mcp/config';
+import type { IntakeLimits } from '../../../src/runner/mcp/intake';
 import { McpServers } from '../../../src/runner/mcp/servers';
 import { CODING_TOOLS, judge, DEFAULT_POLICY, ToolRegistry, type Tool } from '../../../src/runner/tools';
 import type { CheckpointStore } from '../../../src/store/api/types';
@@ -17,6 +18,8 @@ export interface McpRunnerOptions {
   rules?: AllowRule[];
   autoReadOnly?: boolean;
   callTimeoutMs?: number;
+  callTotalTimeoutMs?: number;
+  limits?: IntakeLimits;
 }
 
 export interface McpTestRunner extends TestRunner {
@@ -25,12 +28,19 @@ export interface McpTestRunner extends TestRunner {
   rules: AllowRule[];
 }
 
-export function newServers(defs: readonly ServerDef[], callTimeoutMs = 20_000): McpServers {
+export function newServers(
+  defs: readonly ServerDef[],
+  callTimeoutMs = 20_000,
+  callTotalTimeoutMs = 60_000,
+  limits?: IntakeLimits,
+): McpServers {
   const mcp = new McpServers({
     launch: { input: async () => 'unused', env: process.env, readFile: (p) => fs.promises.readFile(p, 'utf8') },
     clientVersion: 'test',
     startTimeoutMs: 20_000,
     callTimeoutMs: () => callTimeoutMs,
+    callTotalTimeoutMs: () => callTotalTimeoutMs,
+    ...(limits ? { limits } : {}),
     log: () => undefined,
   });
   mcp.setDefinitions(defs);
@@ -38,7 +48,7 @@ export function newServers(defs: readonly ServerDef[], callTimeoutMs = 20_000): 
 }
 
 export function mcpRunner(o: McpRunnerOptions): McpTestRunner {
-  const mcp = newServers(o.servers, o.callTimeoutMs);
+  const mcp = newServers(o.servers, o.callTimeoutMs, o.callTotalTimeoutMs, o.limits);
   const tools = new ToolRegistry(CODING_TOOLS, [mcp]);
   const rules = [...(o.rules ?? [])];
   const own = (tool: Tool, args: unknown) =>

@@ -425,6 +425,12 @@ export function contractSuite(name: string, factory: () => Backend): void {
       assert.match(hash, /^[0-9a-f]{64}$/);
       assert.equal(await store.putBlob(runId, text), hash);
       assert.equal(await (await openStore()).getBlob(runId, hash), text);
+      // The same text as UTF-8 bytes is the same blob; so is it with its sha256 taken by the caller.
+      const bytes = Buffer.from(`${text}é`, 'utf8');
+      const named = await store.putBlob(runId, bytes);
+      assert.equal(named, await store.putBlob(runId, `${text}é`));
+      assert.equal(await store.putBlob(runId, bytes, named), named);
+      assert.equal(await (await openStore()).getBlob(runId, named), `${text}é`);
       await h.rejects(store.getBlob(runId, '../../etc/passwd'), InvalidKeyError);
       await h.rejects(store.getBlob(runId, 'a'.repeat(64)), CheckpointNotFoundError);
     });

@@ -45,4 +45,32 @@ describe('disk store: write-behind commits and the barrier they owe', () => {
     assert.equal(effects.find((e) => e.tool_call_id === 'c2')?.process?.pid, 4242);
     await other.close();
   });
+
+  it("a result handed over as 'written' is in the file before the call returns, and owes the next barrier", async () => {
+    const { fs, barriers } = barrierFs();
+    const dir = h.tmpDir();
+    const s = openDiskStore(dir, { fs, deferMs: 60_000 });
+    const { run, lease } = await s.createRun(h.newRun('written'), h.owner('t'));
+    const id = run.run_id;
+    await s.recordIntent(id, h.commandIntent('c1'), { durability: 'next-barrier' });
+    await s.makeDurable(id, { toolsNext: true }); // (no upkeep started: its room's sync would be a barrier too)
+    const n = barriers.length;
+    const result = { output: 'ok', output_hash: 'o', is_error: false, blob: null };
+    await s.recordResult(id, 'c1', result, { durability: 'written' });
+    assert.equal(barriers.length, n, 'written without a barrier of its own');
+    // Another window reads the run's file as it is now (a crashed window's successor would).
+    const reader = openDiskStore(dir);
+    assert.equal((await reader.listEffects(id))[0]!.result?.output, 'ok', 'in the file already');
+    await reader.close();
+
+    await s.makeDurable(id, { toolsNext: true });
+    assert.equal(barriers.length, n + 1, 'the next makeDurable makes the barrier it was owed');
+    assert.deepEqual(barriers.at(-1), ['result']);
+    await assert.rejects(
+      async () => s.recordIntent(id, h.commandIntent('c2'), { durability: 'written' }),
+      /durability must be/,
+    );
+    await lease.release();
+    await s.close();
+  });
 });

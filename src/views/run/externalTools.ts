@@ -3,6 +3,8 @@
 // decision: actions/decide.ts approveAndAllow.)
 import type { RunnerEvent } from '../../runner/events';
 import type { CheckpointStore } from '../../store/api/types';
+import { count } from '../../common/format';
+import { cut, PARSE_MAX_CHARS, TEXT_MAX_CHARS } from './bounds';
 import { richResult, type RichResult } from './richResult';
 
 export async function toolResult(store: CheckpointStore, runId: string, toolCallId: string): Promise<RichResult> {
@@ -10,6 +12,12 @@ export async function toolResult(store: CheckpointStore, runId: string, toolCall
   const blob = effect?.result?.raw_blob;
   if (!blob) throw new Error(`tool call ${toolCallId} of run ${runId} has no kept result`);
   const text = await store.getBlob(runId, blob);
+  // Parsing is synchronous and proportional to the result: past the bound the card shows the result's
+  // first characters as kept, not its parts.
+  if (text.length > PARSE_MAX_CHARS) {
+    const head = `(The result is ${count(text.length)} characters of JSON, too large to show by part: its beginning as kept.)\n`;
+    return { parts: [{ type: 'text', text: head + cut(text, TEXT_MAX_CHARS) }], structured: null, isError: false };
+  }
   return richResult(JSON.parse(text), text);
 }
 

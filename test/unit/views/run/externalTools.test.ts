@@ -1,6 +1,7 @@
 // The run view's external-tool requests: the exact result as the card shows it, progress text.
 // ("Always allow" is a decision: test/unit/actions/decide.test.ts.)
 import assert from 'node:assert/strict';
+import type { CheckpointStore } from '../../../../src/store/api/types';
 import { createMemoryStore } from '../../../../src/store/memory/store';
 import { CallProgress, toolResult } from '../../../../src/views/run/externalTools';
 import { richResult } from '../../../../src/views/run/richResult';
@@ -36,6 +37,20 @@ describe('run view: external tools', () => {
     await lease.release();
     const runId = run.run_id;
     await assert.rejects(toolResult(store, runId, 'call_1'), /has no kept result/);
+  });
+
+  it('a kept result too large to parse shows its beginning as kept, without parsing it on the host', async () => {
+    const big = JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(5_000_000) }] });
+    const store = {
+      listEffects: async () => [{ tool_call_id: 'c', result: { raw_blob: 'b' } }],
+      getBlob: async () => big,
+    } as unknown as CheckpointStore;
+    const r = await toolResult(store, 'r', 'c');
+    assert.equal(r.parts.length, 1);
+    const text = (r.parts[0] as { text: string }).text;
+    assert.match(text, /^\(The result is 5,000,\d{3} characters of JSON, too large to show by part/);
+    assert.ok(text.length < 101_000, `${text.length} characters sent to the card`);
+    assert.ok(text.includes('{"content":[{"type":"text","text":"xxx'), 'the raw beginning');
   });
 
   it('progress: the latest per running call, gone when it ends', () => {

@@ -91,6 +91,8 @@ export interface ExecutionOptions {
   damage: Damage | null;
   /** The run paused to ask before condensing, and the user resumed it: condense without asking again. */
   condenseApproved?: boolean;
+  /** Resumed from inside a step that never got its response: that step is redone, under its own number. */
+  reenterStep?: boolean;
 }
 
 export class RunExecution {
@@ -102,6 +104,7 @@ export class RunExecution {
   private leftovers: Leftover[] = [];
   /** The model's response was handed over but no barrier has carried it yet (docs/design.md, "Durable barriers"). */
   private responseOwed = false;
+  private reenterStep: boolean;
   private readonly counter: TokenCounter;
   private readonly fitter: ContextFitter;
   /** The tools offered to the model: taken again before each request (MCP servers start and change). */
@@ -116,6 +119,7 @@ export class RunExecution {
     private readonly opts: ExecutionOptions = { damage: null },
   ) {
     this.sessionStartMs = deps.now();
+    this.reenterStep = opts.reenterStep ?? false;
     this.activeBaseMs = this.context.active_ms ?? 0;
     this.inbox = new RunInbox(deps.store, runId);
     const { provider } = deps;
@@ -169,7 +173,11 @@ export class RunExecution {
 
   // ── one LLM step ─────────────────────────────────────────────────────────────────────────────
   private async llmStep(): Promise<Stop | typeof CONTINUE> {
-    const over = budgetExceeded(this.context.budget, { ...this.rt, step: this.rt.step + 1 }, this.activeMs());
+    // A step redone after a resume keeps its number: the budget counts it once, and the damage check
+    // meets its calls at the step the lost history had them.
+    const step = this.reenterStep ? this.rt.step : this.rt.step + 1;
+    this.reenterStep = false;
+    const over = budgetExceeded(this.context.budget, { ...this.rt, step }, this.activeMs());
     if (over)
       return {
         stop: true,
@@ -178,7 +186,7 @@ export class RunExecution {
       };
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
 
-    this.rt.step += 1;
+    this.rt.step = step;
     this.rt.state = 'running';
     // The step boundary: what the user sent meanwhile joins the conversation, delivered with this checkpoint.
     const messages = await this.inbox.waiting();

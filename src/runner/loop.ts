@@ -633,9 +633,18 @@ export class RunExecution {
         { durability: 'next-barrier' },
       );
     }
-    if (storageError) throw storageFailure(plan.tool, storageError);
+    if (storageError) throw storageFailure(plan.tool, storageError, await this.resultStored(plan.tool));
     this.addToolResult(call, content, plan.hash, outputHash(content), result.is_error, false, started);
     return !result.is_error;
+  }
+
+  /** Whether the result just recorded is on disk now (a barrier): what the pause may promise about it. */
+  private async resultStored(tool: Tool): Promise<boolean> {
+    if (!tool.sideEffecting) return false;
+    return this.deps.store.makeDurable(this.runId).then(
+      () => true,
+      () => false,
+    );
   }
 
   private async watchFiles(plan: Extract<CallPlan, { kind: 'run' }>): Promise<FileWatch | undefined> {
@@ -824,11 +833,16 @@ function overflowAgain(detail: string): string {
   return `The model refused the request as longer than its context window again, after the conversation was condensed (${detail}). Set the model's window (agentWaypoints.context.windows) or fork from an earlier checkpoint; resuming condenses again first.`;
 }
 
-/** The tool did its work but the disk failed under it: pause with the disk's error, never a tool error. */
-function storageFailure(tool: Tool, cause: Error): StoreWriteError {
-  const after = tool.sideEffecting
-    ? 'Its result is recorded and is replayed on resume: it does not run again.'
-    : 'It only reads, so resuming runs it again.';
+/**
+ * The tool did its work but the disk failed under it: pause with the disk's error, never a tool error.
+ * What it says of the result is what a reopened store will hold (`stored`: its barrier went through).
+ */
+function storageFailure(tool: Tool, cause: Error, stored: boolean): StoreWriteError {
+  const after = !tool.sideEffecting
+    ? 'It only reads, so resuming runs it again.'
+    : stored
+      ? 'Its result is recorded and is replayed on resume: it does not run again.'
+      : 'Its result could not be stored either, so resuming may ask you whether to run it again: it did run.';
   const code = (cause as { code?: string }).code;
   return new StoreWriteError(
     `${tool.name} ran, but its full output could not be stored (${cause.message}). ${after} Free disk space, then resume.`,

@@ -114,7 +114,7 @@ export function readCompacted(
     const op = raw.ops[i] as { op?: unknown };
     (op?.op === 'tails' ? tailOps : ops).push(op);
   }
-  // The fast path first: zod's parse of it was ≈ 8 ms the first time in a process (its generated code), 0.25 ms warm.
+  // The fast path first: zod's first parse in a process compiles code of its own, and a resume is often that first.
   const c = parseFast(Compacted, raw.ops[last]);
   if (!c.success) throw bad(`its compacted state is invalid (${c.error.issues[0]?.message ?? 'invalid'})`);
   const { body, delta } = decodeCommit({ ...raw, ops }, codec, meta, file, runId);

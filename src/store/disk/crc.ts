@@ -30,7 +30,7 @@ export const crc32: (buf: Uint8Array, seed?: number) => number =
   typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (b, seed = 0) => zlib.crc32(b, seed) : crc32Js;
 export { crc32Js as crc32Portable };
 
-/** Past this a body is not searched for a flipped bit (8 steps a byte: ≈ 0.5 s at the cap). */
+/** Past this a body is not searched for a flipped bit (8 steps a byte: the search must not hold the thread long). */
 const MAX_CORRECTED_BODY = 16 * 1024 * 1024;
 
 /**

@@ -87,7 +87,7 @@ export const frameKey = (runId: string): FrameKey => ({ runId, seed: crc32(Buffe
 /**
  * `buf` from byte `from` on as one string (frames are ASCII): frame bodies are parsed from slices of
  * it instead of a string each — one allocation for a file, not thousands of short-lived ones for the
- * garbage collector to sweep on every resume (≈ 30 % of a 1000-step snapshot's parse).
+ * garbage collector to sweep on every resume.
  */
 export interface FrameText {
   s: string;
@@ -143,7 +143,7 @@ export function readFrame(buf: Buffer, at: number, o: ReadFrameOptions = {}): Fr
   const t1 = buf.indexOf(TAB, at);
   if (t1 < 0 || t1 - at > 12)
     return { ok: false, reason: 'the frame header is cut short or unreadable', short: t1 < 0 };
-  // The length read from its bytes as digits (no string, no pattern: a resume reads ≈ 1,600 frames).
+  // The length read from its bytes as digits (no string, no pattern: a resume reads thousands of frames).
   let len = 0;
   for (let i = at; i < t1; i++) {
     const c = buf[i]!;

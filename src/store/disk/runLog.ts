@@ -174,8 +174,7 @@ export class RunLog {
    * frame) and fdatasync'd, off the step's path (the store calls it while the runner waits for the
    * model). An fdatasync after an append that grows the file must also make the new size (and on
    * ext4 its newly allocated blocks) durable — a journal commit beside the data; after an append
-   * into blocks that are already written and counted, it writes the data alone (measured here: a
-   * 3 KB commit's barrier 0.29–0.32 ms instead of 0.39–0.42 ms). That is what databases do with their
+   * into blocks that are already written and counted, it writes the data alone. That is what databases do with their
    * write-ahead logs (PostgreSQL fills each WAL segment with zeros before use). A reader takes zeros
    * after the last frame as the segment's end (segment.ts). It costs each byte of the log
    * a second write (its zeros first), and at most ROOM bytes of zeros a working run's segment; a

@@ -18,7 +18,7 @@
 //                 "history":{"chunk":H,"ops":O}} — chunks H..K-1 hold the history's O ops, checked at load
 //                 and parsed when first asked for
 //                 chunk frames {"i":0,"ops":[…]} … {"i":K-1,"ops":[…],"raw":[[length, …path], …]}, the
-//                 commit's ops in order, ≈ 16 KB each; then R raw frames, one for each chunk with a "raw"
+//                 commit's ops in order, about 16 KB each; then R raw frames, one for each chunk with a "raw"
 //                 list, in chunk order: the body `~k~` and that chunk's long strings, one after another.
 // The plain copy comes last so a resume reads it as it is (no inflating); the spare first, so a file
 // cut short loses only plain frames, which the spare holds.
@@ -26,11 +26,10 @@
 // Raw strings: a string of at least RAW_MIN characters, none of them a tab or above U+00FF —
 // a message's content, a tool's output — is written into its chunk's raw frame as its bytes (latin1), and
 // in the chunk's JSON as 0, with its length and path listed under "raw". Reading hands each long string
-// out as a slice of the one string the plain copy is read as (segment.ts, frameText), which V8 makes
-// without copying: a resume neither scans those bytes for escapes (they were ≈ 60 % of JSON.parse's time
-// on a 1000-step run's plain copy: 30 → 12 ms) nor allocates them again for the collector to copy and
-// promote (≈ 7 of its 10 MB). That string lives as long as the run's strings do (the JSON around them
-// with it: ≈ 4 MB more than the strings alone for that run). No raw string holds a tab, so no frame start can be
+// out as a slice of the one string the plain copy is read as (frame.ts, frameText), which V8 makes
+// without copying: a resume neither scans those bytes for escapes (most of JSON.parse's time on a long
+// run's plain copy) nor allocates them again for the collector to copy and promote. That string lives
+// as long as the run's strings do, the JSON around them with it. No raw string holds a tab, so no frame start can be
 // found inside one by a scan after damage (every body stays free of tabs, as JSON's are). A chunk is read
 // from the plain copy only when its raw frame checks out too; else from the spare, which holds it whole.
 import { promisify } from 'node:util';
@@ -198,10 +197,9 @@ function rawOfChunk(buf: Buffer, at: number, end: number): { i: number; from: nu
 /**
  * The file's bytes for a compacted commit (its ops already encoded): each op serialised once. `end`:
  * the run's end as of its last commit (core/end.ts), written in front. The spare copy's chunks are
- * deflated on zlib's thread pool one at a time: compaction runs while the run works, and a 1000-step
- * run's ≈ 550 chunks took 80–95 ms of the extension host's thread in one go (deflateSync); one at a
- * time leaves the pool's other threads to the step's own writes and fsyncs. The encode takes longer
- * (a pool round trip per chunk) with the thread free meanwhile; two at a time measured no faster.
+ * deflated on zlib's thread pool one at a time: compaction runs while the run works, and deflating a
+ * long run's chunks in one go (deflateSync) would hold the extension host's thread; one at a time
+ * leaves the pool's other threads to the step's own writes and fsyncs, and the thread free meanwhile.
  */
 export async function encodeSnapshot(
   raw: RawCommit,

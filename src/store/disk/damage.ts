@@ -19,7 +19,6 @@ import type { WitnessRead } from './witness';
 export interface SegmentFinding {
   /** Its path in the store (runs/<id>/segment-….log). */
   file: string;
-  size: number;
   /** What is wrong with its header (null: a header of this run, as its name says). */
   headerBad: string | null;
   /** Read whole after damage that lost nothing (and how): copied to quarantine, then written again. */

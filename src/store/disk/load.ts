@@ -77,7 +77,6 @@ export async function loadRunFiles(
     runId,
     segments: segs.map((s) => ({
       file: s.file,
-      size: s.buf.length,
       headerBad: s.headerBad,
       mended: mendedOf(s),
       covered:

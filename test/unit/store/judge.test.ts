@@ -35,7 +35,6 @@ const findings: fc.Arbitrary<Findings> = fc
         mended: fc.option(fc.constant({ reason: 'a bit flipped', kept: 'corrected' }), { nil: null }),
         covered: fc.boolean(),
         used: fc.boolean(),
-        size: fc.integer({ min: 0, max: 9999 }),
       }),
       { maxLength: 3 },
     ),

@@ -128,7 +128,7 @@ export class OursContender implements Contender {
 
 type Kind = 'segment' | 'snapshot' | 'blobs' | 'index' | 'other';
 
-/** What a file of the store is, by its path (runs/<id>/segment-….log — its witness slots too —, snapshot.json, blobs/…; index.json). */
+/** What a file of the store is, by its path (runs/<id>/segment-….log, snapshot.json, blobs/…; index.json; the witness file is 'other'). */
 export function kindOf(p: string): Kind {
   const base = path.basename(p);
   if (/^segment-\d+\.log$/.test(base)) return 'segment';
@@ -161,7 +161,6 @@ export class CountingFs {
     const n = data.length;
     this.bytes += n;
     const kind = this.fdKind.get(fd) ?? 'other';
-    // (a slot of the witness area, rewritten in place after a barrier, is neither: it rides along)
     if (kind === 'segment' && this.since.get(fd) !== 'data') {
       if (/^\d{1,12}\t[0-9a-f]{8}\t/.test(data.toString('latin1', 0, 23))) this.since.set(fd, 'data');
       else if (zerosFrom(data, 0)) this.since.set(fd, 'room');

@@ -91,6 +91,8 @@ export interface ExecutionOptions {
   damage: Damage | null;
   /** The run paused to ask before condensing, and the user resumed it: condense without asking again. */
   condenseApproved?: boolean;
+  /** Resumed from inside a step that never got its response: that step is redone, under its own number. */
+  reenterStep?: boolean;
 }
 
 export class RunExecution {
@@ -102,6 +104,7 @@ export class RunExecution {
   private leftovers: Leftover[] = [];
   /** The model's response was handed over but no barrier has carried it yet (docs/design.md, "Durable barriers"). */
   private responseOwed = false;
+  private reenterStep: boolean;
   private readonly counter: TokenCounter;
   private readonly fitter: ContextFitter;
   /** The tools offered to the model: taken again before each request (MCP servers start and change). */
@@ -116,6 +119,7 @@ export class RunExecution {
     private readonly opts: ExecutionOptions = { damage: null },
   ) {
     this.sessionStartMs = deps.now();
+    this.reenterStep = opts.reenterStep ?? false;
     this.activeBaseMs = this.context.active_ms ?? 0;
     this.inbox = new RunInbox(deps.store, runId);
     const { provider } = deps;
@@ -169,7 +173,11 @@ export class RunExecution {
 
   // ── one LLM step ─────────────────────────────────────────────────────────────────────────────
   private async llmStep(): Promise<Stop | typeof CONTINUE> {
-    const over = budgetExceeded(this.context.budget, { ...this.rt, step: this.rt.step + 1 }, this.activeMs());
+    // A step redone after a resume keeps its number: the budget counts it once, and the damage check
+    // meets its calls at the step the lost history had them.
+    const step = this.reenterStep ? this.rt.step : this.rt.step + 1;
+    this.reenterStep = false;
+    const over = budgetExceeded(this.context.budget, { ...this.rt, step }, this.activeMs());
     if (over)
       return {
         stop: true,
@@ -178,7 +186,7 @@ export class RunExecution {
       };
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
 
-    this.rt.step += 1;
+    this.rt.step = step;
     this.rt.state = 'running';
     // The step boundary: what the user sent meanwhile joins the conversation, delivered with this checkpoint.
     const messages = await this.inbox.waiting();
@@ -635,9 +643,18 @@ export class RunExecution {
         { durability: more ? 'written' : 'next-barrier' },
       );
     }
-    if (storageError) throw storageFailure(plan.tool, storageError);
+    if (storageError) throw storageFailure(plan.tool, storageError, await this.resultStored(plan.tool));
     this.addToolResult(call, content, plan.hash, outputHash(content), result.is_error, false, started);
     return !result.is_error;
+  }
+
+  /** Whether the result just recorded is on disk now (a barrier): what the pause may promise about it. */
+  private async resultStored(tool: Tool): Promise<boolean> {
+    if (!tool.sideEffecting) return false;
+    return this.deps.store.makeDurable(this.runId).then(
+      () => true,
+      () => false,
+    );
   }
 
   private async watchFiles(plan: Extract<CallPlan, { kind: 'run' }>): Promise<FileWatch | undefined> {
@@ -826,11 +843,16 @@ function overflowAgain(detail: string): string {
   return `The model refused the request as longer than its context window again, after the conversation was condensed (${detail}). Set the model's window (agentWaypoints.context.windows) or fork from an earlier checkpoint; resuming condenses again first.`;
 }
 
-/** The tool did its work but the disk failed under it: pause with the disk's error, never a tool error. */
-function storageFailure(tool: Tool, cause: Error): StoreWriteError {
-  const after = tool.sideEffecting
-    ? 'Its result is recorded and is replayed on resume: it does not run again.'
-    : 'It only reads, so resuming runs it again.';
+/**
+ * The tool did its work but the disk failed under it: pause with the disk's error, never a tool error.
+ * What it says of the result is what a reopened store will hold (`stored`: its barrier went through).
+ */
+function storageFailure(tool: Tool, cause: Error, stored: boolean): StoreWriteError {
+  const after = !tool.sideEffecting
+    ? 'It only reads, so resuming runs it again.'
+    : stored
+      ? 'Its result is recorded and is replayed on resume: it does not run again.'
+      : 'Its result could not be stored either, so resuming may ask you whether to run it again: it did run.';
   const code = (cause as { code?: string }).code;
   return new StoreWriteError(
     `${tool.name} ran, but its full output could not be stored (${cause.message}). ${after} Free disk space, then resume.`,

@@ -275,10 +275,12 @@ export class AgentRunner {
         lease,
         await this.deps.provider(rt.requested_model, rt.provider_adapter || PROVIDER_ADAPTER),
         rt,
-        // Paused to ask before condensing: resuming is the user's go-ahead.
+        // Paused to ask before condensing: resuming is the user's go-ahead. A snapshot taken inside a
+        // step before its response (a crash, or damage that fell back there): that step is redone.
         {
           resumed: true,
           condenseApproved: latest.phase === 'pre_condense' && latest.payload.awaiting_consent === true,
+          reenterStep: loaded.record.phase === 'step_started' || loaded.record.phase === 'post_condense',
         },
       );
     } catch (err) {
@@ -461,7 +463,7 @@ export class AgentRunner {
     lease: RunLease,
     provider: ChatProvider,
     rt: RuntimeSnapshot,
-    opts: { resumed: boolean; startRecorded?: boolean; condenseApproved?: boolean },
+    opts: { resumed: boolean; startRecorded?: boolean; condenseApproved?: boolean; reenterStep?: boolean },
   ): StartedRun {
     const controller = new AbortController();
     const handleRef: { exec?: RunExecution } = {};
@@ -471,6 +473,7 @@ export class AgentRunner {
         const exec = new RunExecution(this.loopDeps(provider), runId, lease, rt, controller.signal, {
           damage,
           condenseApproved: opts.condenseApproved ?? false,
+          reenterStep: opts.reenterStep ?? false,
         });
         handleRef.exec = exec;
         await this.deps.store.setRunState(runId, 'running', null);

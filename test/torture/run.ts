@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bundleScript } from '../support/bundleChild';
 import { openDiskStoreReady } from '../../src/store/disk/store';
-import { readWitnessArea } from '../../src/store/disk/witness';
+import { readWitnessFile, WITNESS_FILE } from '../../src/store/disk/witness';
 import { parseSegment } from '../../src/store/disk/segment';
 import type { CorruptionReport } from '../../src/store/api/types';
 import { diskBackend, type TortureBackend } from './backend';
@@ -264,7 +264,10 @@ async function lostTailTrial(
   if (!newestSegment) return [];
   const seg = path.join(runDir, newestSegment);
   const parsed = parseSegment(fs.readFileSync(seg));
-  const w = readWitnessArea(fs.readFileSync(seg), parsed.witnessAt ?? 0);
+  const w = readWitnessFile(
+    fs.existsSync(path.join(runDir, WITNESS_FILE)) ? fs.readFileSync(path.join(runDir, WITNESS_FILE)) : null,
+    runId,
+  ).read;
   // The newest frame; or (every other lost-tail trial) the newest one the witness counts, and what
   // follows it — how often a kill lands before or after an acknowledgement is a matter of timing, and
   // the acknowledged case is the one that must be reported.

@@ -18,7 +18,7 @@ export class CheckpointNotFoundError extends AgentCheckpointCorruptionError {
   override name = 'CheckpointNotFoundError';
 }
 
-/** A file written by a newer version of the extension: refused, never rewritten. */
+/** A file of another version than this one reads (a newer one, or one older than any migration): refused, never rewritten. */
 export class SchemaVersionError extends Error {
   override name = 'SchemaVersionError';
   constructor(
@@ -27,8 +27,11 @@ export class SchemaVersionError extends Error {
     readonly supported: number,
   ) {
     super(
-      `${file} has schema_version ${found}, newer than this version of Agent Waypoints supports (${supported}). ` +
-        'Update the extension to open it; the file was left untouched.',
+      found > supported
+        ? `${file} has schema_version ${found}, newer than this version of Agent Waypoints supports (${supported}). ` +
+            'Update the extension to open it; the file was left untouched.'
+        : `${file} has schema_version ${found}, which this version of Agent Waypoints does not read (it reads ${supported}). ` +
+            'The file was left untouched.',
     );
   }
 }

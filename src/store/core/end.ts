@@ -1,7 +1,7 @@
 // The end of a run (schema.ts RunEnd): what a view of its newest checkpoints needs — the newest
 // records, the latest snapshot from the messages they added on, the effects and approvals of those
 // calls — computed from a run in memory, and kept by each compaction so a run nobody has read yet
-// can be shown without reading its whole log (a 1000-step run: ≈ 0.5 MB of its 16.8 MB snapshot).
+// can be shown without reading its whole log (a small part of a long run's snapshot).
 import { RunEnd, type ChatMessage, type CheckpointRecord, type Effect } from '../api/schema';
 import { parseFast } from './fastValid';
 import type { RunModel } from './runModel';

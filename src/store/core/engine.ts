@@ -3,7 +3,7 @@
 // classes, events); an engine owns bytes. memory/store.ts and disk/engine.ts are the two engines.
 import type { RunMeta } from '../api/schema';
 import type { CommitBody, CommitOp, IndexEntry, TailWitness } from './storedSchema';
-import type { CompactedHistory } from './runModel';
+import type { CompactedHistory } from './records';
 import type { CorruptionReport, OwnerInfo, RunEnd } from '../api/types';
 
 /** Receives a run being loaded. `commit` throws to reject a commit (the chain stops before it). */
@@ -107,11 +107,8 @@ export interface Engine {
    * flight); writeWitness with it then only writes. Never fails the caller.
    */
   prepareWitness?(runId: string, witness: TailWitness): void;
-  /**
-   * The run (loaded while held) is in an older on-disk format, or its compacted part was read from a
-   * second copy after damage: compact() rewrites it before its next write.
-   */
-  needsConversion(runId: string): boolean;
+  /** The run's compacted part (loaded while held) was read from its spare copy after damage: compact() rewrites it before its next write. */
+  needsRewrite(runId: string): boolean;
   /** Commits written since the last compaction (`singles`) and how many the compacted part covers. */
   logShape(runId: string): { singles: number; covered: number };
   /**

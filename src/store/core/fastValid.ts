@@ -6,7 +6,7 @@
 // anything it does not model (a transform, a default, an object with keys zod would strip, …).
 //
 // Why: zod runs code it generates per schema; cold (the first run of a window) that costs more
-// than the data is worth — validating a 1000-step run's log was ≈ 100 of its ≈ 150 ms cold load.
+// than the data is worth — most of a long run's cold load was its validation.
 // The predicate is a handful of small shared functions that warm up at once, and copies nothing.
 import type { z } from 'zod';
 

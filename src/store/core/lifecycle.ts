@@ -193,8 +193,8 @@ export class RunLifecycle {
   private async settleLoad(h: RunHandle): Promise<void> {
     const { engine } = this.c;
     const runId = h.model.meta.run_id;
-    // An older on-disk format is converted before anything is written (one snapshot + a segment).
-    if (engine.needsConversion(runId))
+    // A compacted part read from its spare copy is written whole again before anything else.
+    if (engine.needsRewrite(runId))
       await engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom));
     const r = h.loadReport;
     if (r?.data_lost) {

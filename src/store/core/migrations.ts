@@ -1,22 +1,20 @@
-// Schema migrations, applied on read: a file written at version v goes through MIGRATIONS[v],
-// MIGRATIONS[v+1], … up to STORE_SCHEMA_VERSION. Files are never rewritten by a read; a newer file
-// is refused (SchemaVersionError, in disk/durableFile.ts) and left untouched.
+// Schema migrations, applied on read: a JSON document of the store (index.json, owner.lock, an
+// export) written at schema_version v goes through MIGRATIONS[v], MIGRATIONS[v+1], … up to
+// STORE_SCHEMA_VERSION. A read never rewrites a file; a version with no way forward (newer, or older
+// than any migration) is refused (SchemaVersionError) and the file left untouched.
 //
-// To change a stored shape: bump STORE_SCHEMA_VERSION, add MIGRATIONS[old] = (kind, body) => newBody,
-// and keep the committed fixtures (test/fixtures/store-v1/, store-v2/) loading exactly
-// (test/unit/store/migration.test.ts).
+// Format 1 (docs/format.md) is the first that ships: there is nothing to migrate from yet. To change a
+// stored shape after a release: bump STORE_SCHEMA_VERSION, add MIGRATIONS[previous] = (kind, body) =>
+// newBody, and commit a fixture written by the released version, which must keep loading exactly.
+// test/unit/store/format.test.ts proves the mechanism on a synthetic version-0 fixture.
 import { STORE_SCHEMA_VERSION } from '../api/schema';
 
-export type MigrationKind = 'commit' | 'run' | 'index' | 'lock' | 'export';
+export type MigrationKind = 'index' | 'lock' | 'export';
 
 /** Turns a body of version `from` into a body of version `from + 1`. Must not mutate its input. */
 export type Migration = (kind: MigrationKind, body: unknown) => unknown;
 
-export const MIGRATIONS: Readonly<Record<number, Migration>> = {
-  // 1 → 2 changed where commits live (disk/v1.ts reads the old layout; a run is converted when it is
-  // next written), not what any file's body holds.
-  1: (_kind, body) => body,
-};
+export const MIGRATIONS: Readonly<Record<number, Migration>> = {};
 
 export class MigrationGapError extends Error {
   override name = 'MigrationGapError';

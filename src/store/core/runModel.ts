@@ -17,31 +17,13 @@ import {
   type RunSummary,
   type RuntimeSnapshot,
 } from '../api/schema';
-import { LIST_ITEM, type CommitOp, type ListTails, type RecordOp } from './storedSchema';
+import { LIST_ITEM, type CommitOp, type ListTails } from './storedSchema';
 import { fastValid } from './fastValid';
 import { merged } from './copy';
+import { Records, type CompactedHistory } from './records';
 
 export type Lists = Record<ListField, unknown[]>;
 const emptyLists = (): Lists => ({ messages: [], tool_executions: [], subagent_executions: [] });
-
-/**
- * A compacted run as a disk snapshot of version 7 holds it (disk/compacted.ts): what a run needs to
- * go on, without decoding the records before its newest snapshot.
- */
-export interface CompactedHistory {
-  /** Records in the history (seqs 1..count). */
-  count: number;
-  /** The list tails by the seq of the record that wrote them, in seq order. */
-  tails: Map<number, ListTails>;
-  /** The records from the newest snapshot-bearing one to `count`, in order. */
-  newest: CheckpointRecord[];
-  /** The seqs of the records with a snapshot, ascending. */
-  snapshotSeqs: number[];
-  /** The newest record timestamp. */
-  updatedMs: number;
-  /** Every record op 1..count, decoded and skeleton-checked (their tails put back). */
-  read: () => RecordOp[];
-}
 
 /** A commit that does not fit the run (seq gap, list base past the end, another run's data). */
 export class CommitMismatchError extends Error {}
@@ -51,13 +33,8 @@ export class RunModel {
   detail: string | null = null;
   stateMs: number;
   updatedMs: number;
-  /**
-   * The records by seq − 1. After a compacted history was adopted (adoptCompacted) its older records
-   * are holes until first asked for (`record`, `records`): then every one is read at once.
-   */
-  private readonly recs: (CheckpointRecord | undefined)[] = [];
-  /** The compacted history not read yet (null: every record is in `recs`). */
-  private history: { read: () => RecordOp[]; file: string; count: number } | null = null;
+  /** The records by seq; after a compacted history was adopted, its older ones are read when first asked for. */
+  private readonly recs: Records;
   readonly lists: Lists = emptyLists();
   /** List tails by the seq of the record that wrote them (replayed for snapshots before a rewind). */
   readonly tails = new Map<number, ListTails>();
@@ -82,6 +59,7 @@ export class RunModel {
   constructor(readonly meta: RunMeta) {
     this.stateMs = meta.created_ms;
     this.updatedMs = meta.created_ms;
+    this.recs = new Records(meta, this.unverified, this.snapshotSeqs);
   }
 
   get lastSeq(): number {
@@ -90,31 +68,26 @@ export class RunModel {
 
   /** Every record, in seq order (a compacted history not read yet is read first). */
   get records(): readonly CheckpointRecord[] {
-    this.readHistory();
-    return this.recs as CheckpointRecord[];
+    return this.recs.all();
   }
 
   /** The record of `seq` (unchecked: see `verified`), reading the compacted history when it is not in memory. */
   record(seq: number): CheckpointRecord | undefined {
-    if (!(seq >= 1 && seq <= this.recs.length)) return undefined;
-    const r = this.recs[seq - 1];
-    if (r !== undefined) return r;
-    this.readHistory();
-    return this.recs[seq - 1];
+    return this.recs.get(seq);
   }
 
   /** The newest record (always in memory). */
   get lastRecord(): CheckpointRecord | undefined {
-    return this.recs[this.recs.length - 1];
+    return this.recs.last();
   }
 
   /** Whether a compacted history is still to be read (tests, benchmarks). */
   get historyPending(): boolean {
-    return this.history !== null;
+    return this.recs.pending;
   }
 
   /**
-   * A compacted run's state without its older records (disk/compacted.ts): the list tails of every
+   * A compacted run's state without its older records (records.ts): the list tails of every
    * record, the newest records from the newest snapshot on, which seqs hold snapshots, and a reader
    * for the rest — called the first time a record not in memory is asked for. The model must be
    * fresh of records. Throws CommitMismatchError when the parts do not fit together.
@@ -146,44 +119,9 @@ export class RunModel {
     });
     // Applied: the lists as the records' tails leave them, the newest records, the rest to read.
     for (const [seq, tails] of c.tails) this.applyTails(seq, tails);
-    this.recs.length = count;
-    for (const r of newest) {
-      this.recs[r.seq - 1] = r;
-      this.unverified.set(r.seq, file);
-    }
     this.snapshotSeqs.push(...snapshotSeqs);
+    this.recs.adopt(count, newest, file, c.read, (ops) => new RunModel(this.meta).check(ops, false));
     this.touch(c.updatedMs);
-    this.history = first > 1 ? { read: c.read, file, count } : null;
-  }
-
-  /** Reads the compacted history into the holes (once); throws AgentCheckpointCorruptionError when it does not read back. */
-  private readHistory(): void {
-    const h = this.history;
-    if (!h) return;
-    const bad = (why: string) =>
-      new AgentCheckpointCorruptionError(`${h.file} is corrupt: ${why}`, this.meta.run_id, h.file);
-    let ops: RecordOp[];
-    try {
-      ops = h.read();
-    } catch (err) {
-      throw err instanceof AgentCheckpointCorruptionError ? err : bad((err as Error).message);
-    }
-    if (ops.length !== h.count) throw bad(`its history holds ${ops.length} records, its state says ${h.count}`);
-    try {
-      new RunModel(this.meta).check(ops, false);
-    } catch (err) {
-      throw bad((err as Error).message);
-    }
-    for (let i = 0; i < ops.length; i++) {
-      const r = ops[i]!.record;
-      if (Boolean(r.snapshot) !== (newestAtOrBefore(this.snapshotSeqs, r.seq) === r.seq))
-        throw bad(`checkpoint ${r.seq} and the snapshot seqs disagree`);
-      if (this.recs[i] === undefined) {
-        this.recs[i] = r;
-        this.unverified.set(r.seq, h.file);
-      }
-    }
-    this.history = null;
   }
 
   /** Throws CommitMismatchError if the ops cannot follow the current state. Mutates nothing. */
@@ -358,13 +296,13 @@ export class RunModel {
         file,
       );
     }
-    this.recs[seq - 1] = r.data;
+    this.recs.set(seq, r.data);
     this.unverified.delete(seq);
     return r.data;
   }
 
   verifyAll(): void {
-    this.readHistory();
+    this.recs.all();
     for (const seq of [...this.unverified.keys()]) this.verified(seq);
   }
 
@@ -411,7 +349,7 @@ export class RunModel {
     const ops: CommitOp[] = [];
     for (const effect of this.effects.values()) ops.push({ op: 'effect', effect });
     for (const approval of this.approvals.values()) ops.push({ op: 'approval', approval });
-    for (const record of this.recs as CheckpointRecord[]) {
+    for (const record of this.recs.all()) {
       const lists = this.tails.get(record.seq);
       ops.push(lists ? { op: 'record', record, lists } : { op: 'record', record });
     }

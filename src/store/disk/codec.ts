@@ -1,5 +1,5 @@
 // The compact encoding of a run's commits (encodeOps / decodeOps, exact inverses), whatever file
-// holds them (a segment frame, a snapshot, a version-1 commit file), and peekLost for damaged ones.
+// holds them (a segment frame, a snapshot, a PostgreSQL row), and peekLost for damaged ones.
 import { isJsonObject, jsonEqual } from '../../common/json';
 import { LostCall, RunState, type Effect, type RunMeta } from '../api/schema';
 import type { CommitOp } from '../core/storedSchema';
@@ -85,7 +85,6 @@ const eq = jsonEqual;
  *  - a snapshot header lists only the fields that changed since the previous header;
  *  - a pending LLM response whose message is the messages list's last item refers to it;
  *  - run_id, thread_id and parent are left out when they are what the position implies;
- * and since segment version 3 (snapshot version 4):
  *  - a call's result is written as its difference from its intent (`$delta_of`), an effect's run_id
  *    and usual idempotency key left out;
  *  - a header field that is an object keeping its keys as the keys that changed in it (`$changed_in`);

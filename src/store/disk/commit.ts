@@ -1,19 +1,19 @@
-// What every on-disk log format shares: the commit body as written (RawCommit), decoding it against
-// the log before it, what the surviving chain holds, and the report when the chain was cut short —
-// with the run's tail witness as the judge of what had been acknowledged.
+// What every log of commits shares (a disk segment, a snapshot, a PostgreSQL row): the commit body as
+// written (RawCommit), decoding it against the log before it, what the surviving chain holds, and the
+// report when the chain was cut short — with the run's tail witness as the judge of what had been
+// acknowledged.
 import path from 'node:path';
 import { z } from 'zod';
 import { AgentCheckpointCorruptionError } from '../api/errors';
 import type { Effect, LostCall, RunMeta, RunState } from '../api/schema';
 import { corruptionReport, type CorruptionReport } from '../api/types';
-import type { LoadResult, Notice } from '../core/engine';
+import type { LoadResult } from '../core/engine';
 import { StoredCommitBody, type CommitBody, type CommitOp, type TailWitness } from '../core/storedSchema';
 import { fastValid } from '../core/fastValid';
 import { effectAfter } from '../core/runModel';
 import { decodeOps, type Codec, type CodecDelta, type PeekedCommit } from './codec';
 import type { FsLayer } from './fsLayer';
 import type { Quarantined } from './quarantine';
-import { readWitnessFile, WITNESS_FILE, type WitnessRead } from './witness';
 
 export interface LoadCtx {
   fsl: FsLayer;
@@ -38,13 +38,13 @@ export interface LoadedFiles {
 
 export const rel = (runId: string, ...parts: string[]): string => path.posix.join('runs', runId, ...parts);
 
-/** A commit as written (a segment frame, a snapshot, a version-1 file): not yet decoded (codec.decodeOps). */
+/** A commit as written (a segment frame, a snapshot, a row): not yet decoded (codec.decodeOps). */
 export interface RawCommit {
   run_id: string;
   first: number;
   last: number;
   meta?: RunMeta;
-  /** Written by a store that keeps a tail witness: a run with such commits and no witness lost it. */
+  /** A snapshot's: written by a store that keeps a tail witness. */
   witnessed?: true;
   ops: unknown[];
 }
@@ -122,73 +122,6 @@ export class Survived {
     for (const e of this.effects.values()) if (e.result) n++;
     return n;
   }
-}
-
-/** Where a run's witness was read: a segment's witness area (version 4 on), or the witness file before it. */
-export interface WitnessSource {
-  read: WitnessRead;
-  /** The file it was read from (the segment, or the witness file). */
-  file: string;
-  inSegment: boolean;
-}
-
-/** The witness file of a run written before segment version 4. */
-export async function witnessFileSource(ctx: LoadCtx, runId: string): Promise<WitnessSource> {
-  const read = await readWitnessFile(ctx.fsl, path.join(ctx.root, 'runs', runId));
-  return { read, file: rel(runId, WITNESS_FILE), inSegment: false };
-}
-
-/**
- * The run's witness, when readable. A bad one is reported (nothing lost: it is rebuilt) — a witness
- * file moved to quarantine, a segment (whose commits are good) copied there; a missing one that
- * commits say existed is noted. `rewrite`: the owner rewrites it (it was damaged).
- */
-export async function witnessOf(
-  ctx: LoadCtx,
-  runId: string,
-  src: WitnessSource,
-  o: { repair: boolean; witnessedCommits: boolean; reports: CorruptionReport[]; notices: Notice[] },
-): Promise<{ witness: TailWitness | null; rewrite: boolean }> {
-  const { read: w, file } = src;
-  const keep = (reason: string) =>
-    !o.repair ? null : src.inSegment ? ctx.quarantineCopy(file, reason, runId) : ctx.quarantine(file, reason, runId);
-  const what = src.inSegment ? `the witness area of ${file}` : file;
-  if (w.kind === 'ok') {
-    if (w.damaged) {
-      const reason = `${what} is corrupt: ${w.damaged}`;
-      const q = await keep(reason);
-      o.reports.push(
-        corruptionReport({
-          run_id: runId,
-          file,
-          reason,
-          quarantined: q ? [q] : [],
-          lost: 'nothing: its intact slot was used, and it is rewritten',
-        }),
-      );
-    }
-    return { witness: w.witness, rewrite: w.damaged !== null };
-  }
-  if (w.kind === 'bad') {
-    const reason = `${what} is corrupt: ${w.reason}`;
-    const q = await keep(reason);
-    o.reports.push(
-      corruptionReport({
-        run_id: runId,
-        file,
-        reason,
-        quarantined: q ? [q] : [],
-        lost: 'nothing: the tail witness is rebuilt from the log (a lost tail of the log cannot be seen this once)',
-      }),
-    );
-  } else if (o.witnessedCommits) {
-    const how = w.empty ? 'is empty (the run was stopped before its first write)' : 'is missing';
-    o.notices.push({
-      file,
-      message: `${what} ${how}: rebuilt from the log (a lost tail of the log cannot be seen this once)`,
-    });
-  }
-  return { witness: null, rewrite: true };
 }
 
 /** What the lost part still shows, read without trusting it (see codec.peekLost). */
@@ -276,7 +209,7 @@ function effectsLost(t: LostTail): boolean | null {
   return seen;
 }
 
-/** One report per load: the one that lost data leads; the others (run.json, witness) are folded in. */
+/** One report per load: the one that lost data leads; the others (a mended file, the witness) are folded in. */
 export function mergeReports(rs: CorruptionReport[]): CorruptionReport | null {
   if (rs.length === 0) return null;
   const main = rs.find((r) => r.data_lost) ?? rs[rs.length - 1]!;

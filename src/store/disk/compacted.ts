@@ -1,12 +1,8 @@
-// A compacted run as snapshot.json version 7 holds it: what the run needs to go on first, its older
-// records after, read only when one of them is asked for (RunModel.adoptCompacted).
-//
-// Version 6 held the commit ops as the run rebuilt them (effects, approvals, records with their
-// list tails, inbox, restores, damage, state), and a resume decoded and replayed every record: on a
-// 1000-step run ≈ 4,700 records, half the JSON a resume parsed and most of what it decoded and
-// checked, while what a run needs to go on — its lists, effects, approvals, newest snapshot — is
-// the other half. Version 7 writes the same ops, split in two parts (snapshotFile.ts puts the
-// second in chunks of its own, `history` in the header):
+// A compacted run as snapshot.json holds it: what the run needs to go on first, its older records
+// after, read only when one of them is asked for. A resume needs the run's lists, effects, approvals
+// and newest snapshot — about half of the file; decoding, checking and replaying every older record
+// would be most of the rest of its time. So the ops come in two parts (snapshotFile.ts puts the second
+// in chunks of its own, `history` in the header):
 //
 //   state     every op but the records, in the order the run rebuilt them, each record's list
 //             tails in its place as {"op":"tails","seq","lists"} (encoded as in the record), and last
@@ -25,7 +21,7 @@ import { z } from 'zod';
 import { AgentCheckpointCorruptionError } from '../api/errors';
 import type { CheckpointRecord, RunMeta } from '../api/schema';
 import { fastValid, parseFast } from '../core/fastValid';
-import type { CompactedHistory } from '../core/runModel';
+import type { CompactedHistory } from '../core/records';
 import {
   isRecordSkeleton,
   ListTails,
@@ -53,7 +49,7 @@ export const Compacted = z.object({
 const Tails = z.object({ op: z.literal('tails'), seq: nat.min(1), lists: ListTails });
 
 /**
- * The ops of a compacted run as version 7 writes them: `decoded` (the run rebuilt, RunModel.rebuildOps)
+ * The ops of a compacted run as a snapshot holds them: `decoded` (the run rebuilt, RunModel.rebuildOps)
  * and the same encoded against a fresh codec (`encoded`, `next`: encodeOps), split into the run's
  * state and its history; `historyFrom`: where the history starts.
  */
@@ -91,13 +87,13 @@ export function compactedOps(
   return { ops: [...state, ...history], historyFrom: state.length };
 }
 
-/** Whether a snapshot's ops are version 7's state part (its last op says so). */
+/** Whether a snapshot's ops are a state part (its last op says so). */
 export function isCompacted(ops: readonly unknown[]): boolean {
   return (ops[ops.length - 1] as { op?: unknown } | undefined)?.op === 'compacted';
 }
 
 /**
- * Reads a version-7 snapshot's state part (`raw`: its ops decoded in place against `codec`, fresh)
+ * Reads a snapshot's state part (`raw`: its ops decoded in place against `codec`, fresh)
  * and sets up reading its history (`history`, null: none written). Returns the commit of the run's
  * other ops, the compacted history for the run model, and the codec change after both. Throws
  * AgentCheckpointCorruptionError when the state part does not fit together.
@@ -118,7 +114,7 @@ export function readCompacted(
     const op = raw.ops[i] as { op?: unknown };
     (op?.op === 'tails' ? tailOps : ops).push(op);
   }
-  // The fast path first: zod's parse of it was ≈ 8 ms the first time in a process (its generated code), 0.25 ms warm.
+  // The fast path first: zod's first parse in a process compiles code of its own, and a resume is often that first.
   const c = parseFast(Compacted, raw.ops[last]);
   if (!c.success) throw bad(`its compacted state is invalid (${c.error.issues[0]?.message ?? 'invalid'})`);
   const { body, delta } = decodeCommit({ ...raw, ops }, codec, meta, file, runId);

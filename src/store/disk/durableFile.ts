@@ -12,11 +12,11 @@ import type { Adapter } from 'lowdb';
 import type { z } from 'zod';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/errors';
 import { errCode, isMissing, type FsLayer } from './fsLayer';
-import { migrate } from '../core/migrations';
+import { migrate, MigrationGapError, MIGRATIONS, type Migration } from '../core/migrations';
 import { parseFast } from '../core/fastValid';
 import { STORE_SCHEMA_VERSION } from '../api/schema';
 
-export type FileKind = 'commit' | 'run' | 'index' | 'lock';
+export type FileKind = 'index' | 'lock';
 
 const HEADER = /^\{"schema_version":(\d{1,6}),"kind":"([a-z_]{1,20})","sha256":"([0-9a-f]{64})","body":/;
 
@@ -34,11 +34,17 @@ export function encodeEnvelope(kind: FileKind, body: unknown): string {
 }
 
 /**
- * Verifies and unwraps an envelope. Newer versions → SchemaVersionError; anything wrong → corruption.
- * Works on the bytes: the checksum is taken over the body's bytes in place and the body is decoded
- * once (a run's log can be megabytes; copies of it are what made loading slow).
+ * Verifies and unwraps an envelope, migrating an older body through `chain` (migrations.ts). A version
+ * it has no way to read → SchemaVersionError; anything wrong → corruption. Works on the bytes: the
+ * checksum is taken over the body's bytes in place and the body is decoded once.
  */
-export function decodeEnvelope(data: Buffer | string, file: string, kind: FileKind, runId: string | null): unknown {
+export function decodeEnvelope(
+  data: Buffer | string,
+  file: string,
+  kind: FileKind,
+  runId: string | null,
+  chain: Readonly<Record<number, Migration>> = MIGRATIONS,
+): unknown {
   const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const bad = (why: string, cause?: unknown) =>
     new AgentCheckpointCorruptionError(
@@ -73,8 +79,9 @@ export function decodeEnvelope(data: Buffer | string, file: string, kind: FileKi
     throw bad('the body is not JSON', err);
   }
   try {
-    return migrate(kind, version, parsed);
+    return migrate(kind, version, parsed, STORE_SCHEMA_VERSION, chain);
   } catch (err) {
+    if (err instanceof MigrationGapError) throw new SchemaVersionError(file, version, STORE_SCHEMA_VERSION);
     throw bad(`cannot migrate from schema_version ${version}`, err);
   }
 }
@@ -205,8 +212,7 @@ export class DurableJsonFile<T> implements Adapter<T> {
   parse(data: Buffer | string): T {
     const body = decodeEnvelope(data, this.file, this.kind, this.runId);
     // The fast path first (the body is fresh from JSON.parse: nobody else holds it). zod's first parse in
-    // a process compiles code of its own: the index of 1000 runs took ≈ 11 ms the first time and 4.6 ms
-    // warm, the fast path ≈ 4 and 0.7 ms — at every activation of the extension.
+    // a process compiles code of its own, and the index is read at every activation of the extension.
     const r = parseFast(this.schema, body);
     if (!r.success) {
       const issue = r.error.issues[0];

@@ -1,6 +1,6 @@
-// The engine of the disk backend (layout in README.md). Every file goes through the injectable fs
-// layer; a run's log is one append-only segment (runLog.ts), its snapshot and the index go through
-// the durable lowdb adapter; the tail witness (witness.ts) sits in the segment, after its header.
+// The engine of the disk backend (format: docs/format.md). Every file goes through the injectable fs
+// layer; a run's log is one append-only segment (runLog.ts) and a compacted snapshot, the tail witness
+// (witness.ts) a small file beside them; the index goes through the durable lowdb adapter.
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { Low } from 'lowdb';
@@ -25,9 +25,7 @@ import { IndexBody, type CommitOp, type IndexEntry, type TailWitness } from '../
 import { RunLog } from './runLog';
 import { parseSegment, parseSegmentNames } from './segment';
 import { endFrameBytes, readEndFrame } from './snapshotFile';
-import { parseLogNames } from './v1';
-import { readSegmentWitness } from './load';
-import { readWitnessFile } from './witness';
+import { readRunWitness } from './load';
 import { corruptionReport, type CorruptionReport, type OwnerInfo } from '../api/types';
 
 /**
@@ -108,27 +106,26 @@ export class DiskEngine implements Engine {
     const empty: IndexBody = { runs: [] };
     this.index = new Low<IndexBody>(adapter, empty);
     let writable = true;
-    let existed = true;
+    /** Why the index is rebuilt without an alarm (null: it was read, or it is reported as corrupt). */
+    let rebuilt: string | null = null;
     try {
       await this.index.read();
-      existed = this.index.data !== empty; // lowdb keeps the default object when the file is absent
+      // (lowdb keeps the default object when the file is absent)
+      if (this.index.data === empty) rebuilt = 'is missing'; // a crash before its first write, or a deleted cache
     } catch (err) {
-      if (err instanceof SchemaVersionError) writable = false;
+      // A newer version's index is left alone (the index lives in memory); an older one is a cache: rebuilt.
+      if (err instanceof SchemaVersionError && err.found > err.supported) writable = false;
+      else if (err instanceof SchemaVersionError) rebuilt = `is of schema_version ${err.found}`;
       else if (err instanceof AgentCheckpointCorruptionError) {
         const q = await quarantine(this.fsl, this.root, 'index.json', err.message, null, this.o.now());
         reports.push(indexReport(err.message, q ? [q] : []));
       } else throw err;
       this.index.data = { runs: [] };
     }
-    // A missing index is a crash before its first write (or a deleted cache): rebuilt, not an alarm.
+    const runs = `${present.length} run${present.length > 1 ? 's' : ''}`;
     const notices =
-      !existed && present.length > 0
-        ? [
-            {
-              file: 'index.json',
-              message: `index.json is missing: rebuilt from runs/ (${present.length} run${present.length > 1 ? 's' : ''})`,
-            },
-          ]
+      rebuilt && present.length > 0
+        ? [{ file: 'index.json', message: `index.json ${rebuilt}: rebuilt from runs/ (${runs})` }]
         : [];
     return { entries: this.index.data.runs, present, reports, notices, writable };
   }
@@ -138,24 +135,16 @@ export class DiskEngine implements Engine {
   }
 
   /**
-   * The run's durable commit count as its witness says (the head of its newest segment, or before
-   * segment version 4 the witness file: one small read); a version-1 run: its last file.
+   * The run's durable commit count as its witness says (one small read); no readable witness: Infinity
+   * (the run is read to know), or undefined when the run is gone.
    */
   async lastCommit(runId: string): Promise<number | undefined> {
-    const w =
-      (await readSegmentWitness(this.fsl, this.runDir(runId))) ?? (await readWitnessFile(this.fsl, this.runDir(runId)));
-    if (w.kind === 'ok') return w.witness.commits;
-    try {
-      const files = parseLogNames(await this.fsl.readdir(this.runDir(runId, 'log')));
-      return files.reduce((m, f) => Math.max(m, f.last), 0);
-    } catch (err) {
-      if (errCode(err) === 'ENOENT')
-        return (await this.fsl.stat(this.runDir(runId)).then(
-          () => Infinity,
-          () => undefined,
-        )) as number | undefined;
-      throw err;
-    }
+    const w = await readRunWitness(this.fsl, this.runDir(runId), runId);
+    if (w?.kind === 'ok') return w.witness.commits;
+    return this.fsl.stat(this.runDir(runId)).then(
+      () => Infinity,
+      () => undefined,
+    );
   }
 
   async saveIndex(entries: IndexEntry[]): Promise<void> {
@@ -177,14 +166,8 @@ export class DiskEngine implements Engine {
     let lock: FileLock | undefined;
     try {
       lock = await this.lockFile(meta.run_id, owner);
-      const log = new RunLog(
-        this.fsl,
-        this.root,
-        meta.run_id,
-        { format: 2, next: 1, codec: newCodec(), meta, covered: 0, tail: null, compactFirst: false, witness: null },
-        this.o.retryDelaysMs,
-      );
-      await log.create(); // the meta lives in the segment's header
+      const log = new RunLog(this.fsl, this.root, meta.run_id, emptyLog(meta), this.o.retryDelaysMs);
+      await log.create(); // the meta lives in the segment's header (and the witness file's)
       await fsyncDir(this.fsl, path.join(this.root, 'runs'));
       this.runs.set(meta.run_id, { log, lock });
     } catch (err) {
@@ -209,7 +192,6 @@ export class DiskEngine implements Engine {
       this.root,
       runId,
       {
-        format: loaded.format,
         next: loaded.next,
         codec: loaded.codec,
         meta: loaded.meta,
@@ -217,6 +199,7 @@ export class DiskEngine implements Engine {
         tail: loaded.tail,
         compactFirst: loaded.compactFirst,
         witness: loaded.result.witness,
+        witnessAt: loaded.witnessAt,
       },
       this.o.retryDelaysMs,
     );
@@ -229,9 +212,8 @@ export class DiskEngine implements Engine {
     return f ? f.log.follow(sink) : 'reload';
   }
 
-  needsConversion(runId: string): boolean {
-    const s = this.runs.get(runId)?.log.s;
-    return s?.format === 1 || s?.compactFirst === true;
+  needsRewrite(runId: string): boolean {
+    return this.runs.get(runId)?.log.s.compactFirst === true;
   }
 
   // (Not an async function: the caller waits on append's own promise, without a turn of its own.)
@@ -283,7 +265,7 @@ export class DiskEngine implements Engine {
     return f ? { singles: f.log.s.next - 1 - f.log.s.covered, covered: f.log.s.covered } : { singles: 0, covered: 0 };
   }
 
-  /** The whole log as one snapshot and a fresh segment (runLog.ts); a version-1 run is converted. */
+  /** The whole log as one snapshot and a fresh segment (runLog.ts). */
   async compact(runId: string, ops: readonly CommitOp[], _meta: RunMeta, end?: unknown): Promise<void> {
     const f = this.runs.get(runId);
     if (!f?.lock) throw new RunNotOwnedError(runId);
@@ -402,16 +384,7 @@ export class DiskEngine implements Engine {
     if (f) f.lock = lock;
     else
       this.runs.set(runId, {
-        log: new RunLog(this.fsl, this.root, runId, {
-          format: 2,
-          next: 1,
-          codec: newCodec(),
-          meta: PLACEHOLDER_META,
-          covered: 0,
-          tail: null,
-          compactFirst: false,
-          witness: null,
-        }),
+        log: new RunLog(this.fsl, this.root, runId, emptyLog(PLACEHOLDER_META)),
         lock,
       }); // filled by the load that follows
     return lock;
@@ -431,14 +404,15 @@ export class DiskEngine implements Engine {
 
   /**
    * A held run let go: the copy of its newest frames appended (segmentCopy.ts) while the lock is still
-   * ours, then its segment closed. A copy that cannot be written (a full disk) never fails the release:
-   * the log is whole without it, and the next release writes it (an append that failed part-way is
-   * cut off before the next write, as a failed commit's is).
+   * ours, its witness file made durable, then its files closed. A copy that cannot be written (a full
+   * disk) never fails the release: the log is whole without it, and the next release writes it (an
+   * append that failed part-way is cut off before the next write, as a failed commit's is).
    */
   private async letGo(log: RunLog, lock: FileLock): Promise<void> {
     if (!lock.lost) {
       await log.writeCopy().catch(() => false);
       await log.trimRoom().catch(() => undefined); // (zeros left behind are still the segment's end)
+      await log.syncWitness();
     }
     await log.closeFd();
   }
@@ -446,7 +420,7 @@ export class DiskEngine implements Engine {
   /** Temp files of writes that never finished (a crash): never acknowledged, so not data. */
   private async sweepTemps(runId: string): Promise<void> {
     const cutoff = this.o.now() - 60_000; // younger ones may belong to a write in flight elsewhere
-    for (const sub of ['', 'log', 'blobs']) {
+    for (const sub of ['', 'blobs']) {
       const dir = this.runDir(runId, sub);
       const names = await this.fsl.readdir(dir).catch(() => [] as string[]);
       for (const n of names.filter((x) => x.startsWith('.') && x.endsWith('.tmp'))) {
@@ -456,6 +430,18 @@ export class DiskEngine implements Engine {
     }
   }
 }
+
+/** The log of a run with no commit yet. */
+const emptyLog = (meta: RunMeta) => ({
+  next: 1,
+  codec: newCodec(),
+  meta,
+  covered: 0,
+  tail: null,
+  compactFirst: false,
+  witness: null,
+  witnessAt: null,
+});
 
 function indexReport(reason: string, quarantined: CorruptionReport['quarantined']): CorruptionReport {
   return corruptionReport({

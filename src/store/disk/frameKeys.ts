@@ -1,5 +1,5 @@
-// A segment frame's short form (segment version 5): the same commit body as before, its structure
-// written in one-letter keys. A step writes about five checkpoint records, their snapshot headers and
+// A segment frame's short form: the commit body (commit.ts, RawCommit) with its structure written in
+// one-letter keys. A step writes about five checkpoint records, their snapshot headers and
 // its calls' effect records, and most of their bytes were the keys' names ("pending_llm_response",
 // "$payload_changed", "tool_execution_count" …) — repeated in every frame.
 //
@@ -12,13 +12,13 @@
 // messages and tool execution items (content), the run context, a payload's values, keys not in the
 // lists. Our schemas' keys are snake_case, so a written key that is one uppercase letter is a short
 // one; a commit holding such a key of its own (a payload from elsewhere) is written in the long form
-// ({"run_id", "first", "last", "ops"}), which a segment of this version reads as well.
+// ({"run_id", "first", "last", "ops"}), which a segment reads as well.
 //
 // Within a frame a record's seq and step are left out when they follow the record before it (seq + 1,
 // the same step), and an effect intent's step and checkpoint_seq when they are that record's.
 //
-// What binds a frame to its run is its checksum: a version-5 frame's crc32 starts from the run id's
-// (segment.ts, frameKey), so a frame copied from another run's log fails it, as a damaged one does.
+// What binds a frame to its run is its checksum: a commit frame's crc32 continues from the run id's
+// (frame.ts, frameKey), so a frame copied from another run's log fails it, as a damaged one does.
 import { isJsonObject } from '../../common/json';
 import { setOwn } from '../core/copy';
 

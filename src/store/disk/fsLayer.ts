@@ -74,8 +74,8 @@ async function writeAllPooled(fd: number, data: Buffer, position: number | null)
 
 /** The real file system. */
 export const nodeFs: FsLayer = {
-  // Reads are synchronous underneath on purpose: a run's log is a burst of small files, and on the
-  // 2-vCPU machines we measured a sync read costs ~18 µs against ~130 µs through the libuv pool.
+  // Reads are synchronous underneath on purpose: a run's log is a burst of small files, and a sync read
+  // costs a fraction of a trip through the libuv pool.
   async readFile(p) {
     return fs.readFileSync(p);
   },
@@ -83,8 +83,7 @@ export const nodeFs: FsLayer = {
     return fs.readdirSync(p);
   },
   // So is mkdir: every open of the store makes sure of runs/ and quarantine/ (there already, as a rule),
-  // and through the pool those two waited longer than the rest of the open — an open and listRuns of a
-  // one-run store took 1.8–2.9 ms with them, 1.1 ms without (paired in one process).
+  // and through the pool those two waited longer than the rest of the open.
   async mkdir(p, opts) {
     fs.mkdirSync(p, opts);
   },
@@ -92,10 +91,9 @@ export const nodeFs: FsLayer = {
   openDir: (p) => openP(p, 'r'),
   openForUpdate: (p) => openP(p, fs.constants.O_CREAT | fs.constants.O_RDWR, 0o600),
   // Writes of up to SYNC_WRITE_MAX bytes too: they only reach the page cache (fdatasync, which waits
-  // for the disk, stays on the pool), and a trip through the pool cost more than the write — a step's
-  // barrier makes two (its frame, then the witness slot). 400 steps of the bench's workload with
-  // fdatasync, four alternating rounds: per-step median 2.90–2.98 ms through the pool, 2.30–2.76 ms
-  // written here. Larger writes (a compaction's snapshot, a big blob) stay off the host's thread.
+  // for the disk, stays on the pool), and a trip through the pool costs more than the write — a step's
+  // barrier makes two (its frame, then the witness slot). Larger writes (a compaction's snapshot, a big
+  // blob) stay off the host's thread.
   // (Plain functions, not async ones: a barrier makes two of these calls; errors still reject.)
   write: (fd, data) => (data.length <= SYNC_WRITE_MAX ? writeAllSync(fd, data, null) : writeAllPooled(fd, data, null)),
   pwrite: (fd, data, position) =>

@@ -1,6 +1,7 @@
-// One run's log on disk, as its holder writes it and another window follows it (format: segment.ts,
-// loading: load.ts). A commit is one frame appended at the segment's known end and fdatasync'd; a
-// failed append is cut off before the next one, so a half-written frame never sits before a good one.
+// One run's log on disk, as its holder writes it and another window follows it (format: segment.ts and
+// docs/format.md, loading: load.ts). A commit is one frame appended at the segment's known end and
+// fdatasync'd; a failed append is cut off before the next one, so a half-written frame never sits
+// before a good one. After each barrier the run's witness file gets the new count (witness.ts).
 import path from 'node:path';
 import type { LoadSink } from '../core/engine';
 import type { CommitOp } from '../core/storedSchema';
@@ -15,38 +16,25 @@ import { SNAPSHOT_FILE, type SegmentTail } from './load';
 import { decodeSnapshot, encodeSnapshot } from './snapshotFile';
 import { shortJson } from './frameKeys';
 import { copyFrame } from './segmentCopy';
-import {
-  encodeFrame,
-  frameKey,
-  frameOfJson,
-  type FrameKey,
-  parseSegment,
-  parseSegmentNames,
-  readFrame,
-  SEGMENT_VERSION,
-  SEGMENT_WITH_COPIES,
-  SEGMENT_WITH_ROOM,
-  segmentName,
-  type SegmentHeader,
-} from './segment';
-import { areaOf, blankArea, encodeSlot, SLOT, WITNESS_AREA, WITNESS_FILE, type TailWitness } from './witness';
+import { encodeFrame, frameKey, frameOfJson, type FrameKey, readFrame } from './frame';
+import { parseSegment, parseSegmentNames, SEGMENT_VERSION, segmentName, type SegmentHeader } from './segment';
+import { areaOf, encodeSlot, SLOT, WITNESS_AREA, WITNESS_FILE, witnessFile, type TailWitness } from './witness';
 
 export interface RunLogState {
-  /** 1: a version-1 run (one file per commit), read only until it is converted by compact(). */
-  format: 1 | 2;
   next: number;
   codec: Codec;
   meta: RunMeta;
   covered: number;
   tail: SegmentTail | null;
   /**
-   * The snapshot is in version 2's form (one enveloped document) or version 3's encoding, or was read
-   * from its second copy after damage, or a segment is in version 2's encoding: compact() rewrites the
-   * log (a snapshot with its spare and plain copies, a fresh segment) before the run's next write.
+   * The snapshot was read from its spare copy after damage: compact() rewrites the log (a snapshot
+   * with both copies, a fresh segment) before the run's next write.
    */
   compactFirst: boolean;
   /** The newest witness known (read at load, or written since): a new segment starts with it. */
   witness: TailWitness | null;
+  /** Where the witness file's slots start (null: it is written again whole before its next slot). */
+  witnessAt: number | null;
 }
 
 /** Room a segment is given ahead of its appends (reserve), and the room left below which more is written. */
@@ -55,6 +43,8 @@ const ROOM_LOW = 32 * 1024;
 
 export class RunLog {
   private fd: number | null = null;
+  /** The witness file's descriptor (opened on its first slot write). */
+  private wfd: number | null = null;
   /** An append failed part-way: the segment's end is unknown until it is cut back to `tail.size`. */
   private dirty = false;
   /** Witness writes in order; closing the file waits for them (its descriptor is never reused under one). */
@@ -63,13 +53,12 @@ export class RunLog {
   private witnessIdle = true;
   /** A witness's slot encoded ahead (prepareWitness), for writeWitness with that very object. */
   private preparedSlot: { w: TailWitness; slot: Buffer } | null = null;
-  /** A compaction is replacing the segment: witness writes wait for the new one (it starts with the newest). */
+  /** A compaction is replacing the segment. */
   private compacting = false;
-  private witnessSkipped = false;
   private opening: Promise<number> | null = null;
   /** What a follower last saw of the snapshot (a compaction by the holder means: reload). */
   private snapshotStamp: number | null = null;
-  /** What this run's commit frames' checksums start from (segment version 5). */
+  /** What this run's commit frames' checksums continue from. */
   private key: FrameKey | null = null;
 
   constructor(
@@ -86,28 +75,39 @@ export class RunLog {
 
   /**
    * A new segment holding only its header and its witness area (the newest witness known, or blank),
-   * fsync'd, its directory fsync'd: the only directory fsync a segment costs.
+   * fsync'd, its directory fsync'd (unless `syncDir` is false: the caller does it): the only directory
+   * fsync a segment costs.
    */
-  private async newSegment(first: number): Promise<SegmentTail> {
+  private async newSegment(first: number, syncDir = true): Promise<SegmentTail> {
     const name = segmentName(first);
     const header: SegmentHeader = { segment: SEGMENT_VERSION, run_id: this.runId, first, meta: this.s.meta };
     const frame = encodeFrame(header);
-    const area = this.s.witness ? areaOf(this.s.witness) : blankArea();
+    await this.createSynced(name, Buffer.concat([frame, areaOf(this.s.witness)]));
+    if (syncDir) await fsyncDir(this.fsl, this.file());
+    const size = frame.length + WITNESS_AREA;
+    return { name, first, size, witnessAt: frame.length, copiedTo: size, allocated: size };
+  }
+
+  /** A file of the run created with `bytes`, fsync'd (never over an existing one). */
+  private async createSynced(name: string, bytes: Buffer): Promise<void> {
     const fd = await this.fsl.createExclusive(this.file(name));
     try {
-      await this.fsl.write(fd, Buffer.concat([frame, area]));
+      await this.fsl.write(fd, bytes);
       await this.fsl.fsync(fd);
     } finally {
       await this.fsl.close(fd);
     }
-    await fsyncDir(this.fsl, path.dirname(this.file(name)));
-    const size = frame.length + WITNESS_AREA;
-    return { name, first, size, version: SEGMENT_VERSION, witnessAt: frame.length, copiedTo: size, allocated: size };
   }
 
-  /** A new run: its first segment (the meta in its header). */
+  /** A new run: its first segment (the meta in its header) and its witness file, one directory fsync for both. */
   async create(): Promise<void> {
-    this.s.tail = await this.newSegment(1);
+    const w = witnessFile(this.s.meta, this.s.witness);
+    const [seg, wit] = await Promise.allSettled([this.newSegment(1, false), this.createSynced(WITNESS_FILE, w.bytes)]);
+    if (seg.status === 'rejected') throw seg.reason;
+    if (wit.status === 'rejected') throw wit.reason;
+    await fsyncDir(this.fsl, this.file());
+    this.s.tail = seg.value;
+    this.s.witnessAt = w.areaAt;
   }
 
   /** Appends the next commit: one write at the segment's end, and (`sync`) one fdatasync — the barrier. */
@@ -118,15 +118,12 @@ export class RunLog {
     meanwhile?: () => void,
   ): Promise<void> {
     owned.catch(() => undefined); // (awaited below, before anything is written; this only keeps an early throw from leaving it unhandled)
-    if (this.s.format !== 2 || (this.s.tail && this.s.tail.version < SEGMENT_VERSION))
-      throw new Error(`run ${this.runId} is in an older format: it is converted before it is written`);
     const n = this.s.next;
     const enc = encodeOps(ops, this.s.codec, this.s.meta);
     // The first commit of a segment repeats the meta: a damaged header does not make the run unopenable.
     // (No segment yet: the one created below starts with this commit.)
     const meta = !this.s.tail || n === this.s.tail.first ? this.s.meta : undefined;
-    // In short keys (frameKeys.ts); long if it holds a key of its own that reads as a short one. No
-    // `witnessed`: a segment of this version always holds the witness.
+    // In short keys (frameKeys.ts); long if it holds a key of its own that reads as a short one.
     const text =
       shortJson(n, meta, enc.ops) ??
       JSON.stringify({
@@ -165,18 +162,11 @@ export class RunLog {
 
   /**
    * Whether the segment's room written ahead is running out (below ROOM_LOW past its last frame):
-   * reserve() then writes more. Only a segment of this version, with nothing half-written in it.
+   * reserve() then writes more. Only with nothing half-written in the segment.
    */
   needsRoom(): boolean {
     const tail = this.s.tail;
-    return (
-      this.s.format === 2 &&
-      tail !== null &&
-      tail.version >= SEGMENT_WITH_ROOM &&
-      !this.dirty &&
-      !this.compacting &&
-      tail.allocated - tail.size < ROOM_LOW
-    );
+    return tail !== null && !this.dirty && !this.compacting && tail.allocated - tail.size < ROOM_LOW;
   }
 
   /**
@@ -184,10 +174,9 @@ export class RunLog {
    * frame) and fdatasync'd, off the step's path (the store calls it while the runner waits for the
    * model). An fdatasync after an append that grows the file must also make the new size (and on
    * ext4 its newly allocated blocks) durable — a journal commit beside the data; after an append
-   * into blocks that are already written and counted, it writes the data alone (measured here: a
-   * 3 KB commit's barrier 0.29–0.32 ms instead of 0.39–0.42 ms). That is what databases do with their
+   * into blocks that are already written and counted, it writes the data alone. That is what databases do with their
    * write-ahead logs (PostgreSQL fills each WAL segment with zeros before use). A reader takes zeros
-   * after the last frame as the segment's end (segment.ts, version 7). It costs each byte of the log
+   * after the last frame as the segment's end (segment.ts). It costs each byte of the log
    * a second write (its zeros first), and at most ROOM bytes of zeros a working run's segment; a
    * run let go has its room cut off (trimRoom). A failure here loses nothing: the appends then
    * extend the file themselves, as without it.
@@ -211,7 +200,7 @@ export class RunLog {
   /** When the run is let go: the room written ahead is cut off (a finished or paused run keeps no zeros). */
   async trimRoom(): Promise<void> {
     const tail = this.s.tail;
-    if (this.s.format !== 2 || !tail || this.dirty || tail.allocated <= tail.size) return;
+    if (!tail || this.dirty || tail.allocated <= tail.size) return;
     await this.fsl.truncate(this.file(tail.name), tail.size);
     tail.allocated = tail.size;
   }
@@ -220,16 +209,12 @@ export class RunLog {
    * When the run is let go: a copy of the segment's header and of the commit frames written since the
    * last copy (segmentCopy.ts), appended as one frame and fdatasync'd, so damage to any one of them
    * loses nothing. They are read back and checked first (a frame that no longer checks out is never
-   * copied: the next load finds it). Nothing to copy, an append that failed, or an older segment:
-   * nothing written. A failure is returned to the caller, which lets the run go anyway (the log is
+   * copied: the next load finds it). Nothing to copy, or an append that failed: nothing written. A failure is returned to the caller, which lets the run go anyway (the log is
    * whole either way; only the copy is missing).
    */
   async writeCopy(): Promise<boolean> {
     const tail = this.s.tail;
-    if (this.s.format !== 2 || !tail || this.dirty || this.compacting) return false;
-    if (tail.version < SEGMENT_WITH_COPIES || tail.size <= tail.copiedTo) return false;
-    if (tail.witnessAt === null) return false;
-    await this.witnessChain;
+    if (!tail || this.dirty || this.compacting || tail.size <= tail.copiedTo || tail.witnessAt === null) return false;
     const fd = await this.segmentFd(tail);
     // Only what the copy holds is read: the header frame (it ends where the witness area starts) and
     // the frames after the last copy.
@@ -237,7 +222,7 @@ export class RunLog {
     const header = await this.fsl.readFrom(file, 0, tail.witnessAt);
     const fresh = await this.fsl.readFrom(file, tail.copiedTo, tail.size - tail.copiedTo);
     const h = readFrame(header, 0, { parse: false });
-    const parsed = parseSegment(fresh, { runId: this.runId, version: tail.version });
+    const parsed = parseSegment(fresh, { runId: this.runId, headless: true });
     if (!h.ok || h.frame.end !== header.length) return false;
     if (parsed.stop || parsed.corrected.length > 0 || parsed.validEnd !== fresh.length || parsed.copies.length > 0)
       return false;
@@ -287,32 +272,49 @@ export class RunLog {
   }
 
   /**
-   * The witness after an acknowledged commit, in the segment's witness area (witness.ts): one slot in
-   * place, durable with the segment's next barrier (no fsync of its own: until then a power loss can
-   * leave it behind, claiming less, never more). `reset`: both slots (after a load that found it stale
-   * or damaged). Never fails its caller: a witness that lags only weakens detection. A segment of an
-   * older version has no area: the run is converted before it is written.
+   * The witness after an acknowledged commit, in the run's witness file (witness.ts): one slot in place,
+   * no fsync of its own (a power loss before the kernel writes it back, or the run's release syncs it,
+   * leaves it behind: claiming less, never more). `reset`, or a file missing or bad at load: the file
+   * written whole, and the segment's area with it. Never fails its caller: a witness that lags only
+   * weakens detection.
    */
   writeWitness(w: TailWitness, opts: { reset: boolean }): Promise<void> {
     const prepared = this.preparedSlot?.w === w && !opts.reset ? this.preparedSlot.slot : null;
     this.preparedSlot = null;
     this.s.witness = w;
-    const area = this.s.tail?.witnessAt ?? null;
-    if (prepared && this.witnessIdle && this.fd !== null && !this.compacting && area !== null) {
-      // The usual case, after a barrier: nothing queued before it and the segment open — the slot is
+    const at = this.s.witnessAt;
+    if (prepared && this.witnessIdle && this.wfd !== null && at !== null) {
+      // The usual case, after a barrier: nothing queued before it and the file open — the slot is
       // written now, without the chain's turns between the barrier and its caller.
-      const written = this.fsl.pwrite(this.fd, prepared, area + (w.commits % 2) * SLOT);
-      return this.chainWitness(written);
+      return this.chainWitness(this.fsl.pwrite(this.wfd, prepared, at + (w.commits % 2) * SLOT));
     }
     const run = async () => {
-      const tail = this.s.tail;
-      if (this.compacting) this.witnessSkipped = true;
-      if (this.compacting || !tail || tail.witnessAt === null) return;
-      const fd = await this.segmentFd(tail);
-      if (opts.reset) await this.fsl.pwrite(fd, areaOf(w), tail.witnessAt);
-      else await this.fsl.pwrite(fd, prepared ?? encodeSlot(w), tail.witnessAt + (w.commits % 2) * SLOT);
+      const slotsAt = this.s.witnessAt;
+      if (opts.reset || slotsAt === null) return this.rewriteWitness(w);
+      this.wfd ??= await this.fsl.openForUpdate(this.file(WITNESS_FILE));
+      await this.fsl.pwrite(this.wfd, prepared ?? encodeSlot(w), slotsAt + (w.commits % 2) * SLOT);
     };
     return this.chainWitness(this.witnessChain.then(run));
+  }
+
+  /** The witness file written whole (temp file, rename), and the segment's witness area with it. */
+  private async rewriteWitness(w: TailWitness): Promise<void> {
+    await this.closeWitnessFd();
+    const f = witnessFile(this.s.meta, w);
+    await writeDurably(this.fsl, this.file(WITNESS_FILE), f.bytes, {
+      mode: 'replace',
+      retryDelaysMs: this.retryDelaysMs,
+    });
+    this.s.witnessAt = f.areaAt;
+    const tail = this.s.tail;
+    if (tail?.witnessAt != null && !this.compacting)
+      await this.fsl.pwrite(await this.segmentFd(tail), areaOf(w), tail.witnessAt);
+  }
+
+  /** When the run is let go: its witness file made durable (its slots are written without a sync of their own). */
+  async syncWitness(): Promise<void> {
+    await this.witnessChain;
+    if (this.wfd !== null) await this.fsl.fdatasync(this.wfd).catch(() => undefined);
   }
 
   /** `next` becomes the last witness write in order; its failure is swallowed (a lagging witness only weakens detection). */
@@ -331,8 +333,7 @@ export class RunLog {
    * fsync → rename → fsync of the folder), read back, then a fresh segment for what comes next, then
    * the old files go. A crash at any point leaves a readable run: the loader takes the snapshot and
    * skips the frames it covers; leftovers go at the next load.
-   * A version-1 run, or a snapshot in version 2's form, is converted here. `end`: the run's end as
-   * of its last commit (core/end.ts), written in front of the snapshot for views to read alone.
+   * `end`: the run's end as of its last commit (core/end.ts), written in front of the snapshot for views to read alone.
    */
   async compact(ops: readonly CommitOp[], end?: unknown): Promise<void> {
     this.compacting = true;
@@ -341,11 +342,6 @@ export class RunLog {
     } finally {
       this.compacting = false;
     }
-    // The new segment starts with the newest witness known; one asked for meanwhile is written now.
-    if (this.witnessSkipped && this.s.witness) {
-      this.witnessSkipped = false;
-      void this.writeWitness(this.s.witness, { reset: false });
-    }
   }
 
   private async compactLog(ops: readonly CommitOp[], end?: unknown): Promise<void> {
@@ -353,7 +349,7 @@ export class RunLog {
     const meta = this.s.meta;
     if (last >= 1) {
       const enc = encodeOps(ops, newCodec(), meta);
-      // The run's state first, its older records after (version 7: compacted.ts).
+      // The run's state first, its older records after (compacted.ts).
       const split = compactedOps(ops, enc);
       const body: RawCommit = { run_id: this.runId, first: 1, last, meta, witnessed: true, ops: split.ops };
       const file = this.file(SNAPSHOT_FILE);
@@ -386,34 +382,24 @@ export class RunLog {
       const name = segmentName(last + 1);
       const buf = await this.fsl.readFile(this.file(name));
       const parsed = parseSegment(buf);
-      const version = (parsed.frames[0]?.value as { segment?: unknown } | undefined)?.segment;
-      if (version === SEGMENT_VERSION && parsed.witnessAt !== null && !parsed.stop && parsed.corrected.length === 0) {
-        this.witnessSkipped = true; // its witness area holds what it held then: rewritten after
+      if (parsed.witnessAt !== null && !parsed.stop && parsed.corrected.length === 0) {
         const size = parsed.validEnd; // (room written ahead after it: zeros)
         return {
           name,
           first: last + 1,
           size,
-          version,
           witnessAt: parsed.witnessAt,
           copiedTo: size,
           allocated: buf.length,
         };
       }
-      await this.fsl.unlink(this.file(name)); // an older version's (or a torn) header: made again
+      await this.fsl.unlink(this.file(name)); // a torn header (no commit in it): made again
       return this.newSegment(last + 1);
     });
     for (const s of old) if (s.name !== fresh.name) await this.fsl.unlink(this.file(s.name));
-    // A run converted from before segment version 4: its witness now lives in the segment.
-    await this.fsl.unlink(this.file(WITNESS_FILE)).catch(() => undefined);
-    if (this.s.format === 1) {
-      await this.fsl.rmrf(this.file('log'));
-      await this.fsl.unlink(this.file('run.json')).catch(() => undefined);
-    }
     await fsyncDir(this.fsl, this.file());
     this.s.tail = fresh;
     this.s.covered = last;
-    this.s.format = 2;
     this.s.compactFirst = false;
   }
 
@@ -423,7 +409,7 @@ export class RunLog {
    */
   async follow(sink: LoadSink): Promise<number | 'reload'> {
     const tail = this.s.tail;
-    if (this.s.format !== 2 || !tail) return 'reload';
+    if (!tail) return 'reload';
     const names = await this.fsl.readdir(this.file()).catch(() => null);
     if (!names) return 'reload';
     const segs = parseSegmentNames(names);
@@ -435,7 +421,7 @@ export class RunLog {
     this.snapshotStamp = stamp;
     const buf = await this.fsl.readFrom(this.file(tail.name), tail.size).catch(() => null);
     if (!buf) return 'reload';
-    const parsed = parseSegment(buf, { runId: this.runId, version: tail.version });
+    const parsed = parseSegment(buf, { runId: this.runId, headless: true });
     if (parsed.stop && !parsed.stop.torn) return 'reload'; // a full load reports (and, if allowed, repairs) it
     const from = tail.size;
     let n = 0;
@@ -457,11 +443,18 @@ export class RunLog {
     return n;
   }
 
-  /** Closes the segment once its witness writes are done. */
+  /** Closes the segment and the witness file once the witness writes are done. */
   async closeFd(): Promise<void> {
     await this.witnessChain;
+    await this.closeWitnessFd();
     const fd = this.fd;
     this.fd = null;
+    if (fd !== null) await this.fsl.close(fd).catch(() => undefined);
+  }
+
+  private async closeWitnessFd(): Promise<void> {
+    const fd = this.wfd;
+    this.wfd = null;
     if (fd !== null) await this.fsl.close(fd).catch(() => undefined);
   }
 }

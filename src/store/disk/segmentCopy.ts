@@ -1,4 +1,4 @@
-// Copy frames (segment version 6): damage to one frame of a segment loses nothing once a copy holds it.
+// Copy frames: damage to one frame of a segment loses nothing once a copy holds it.
 //
 // A commit frame is written against the ones before it (codec.ts: a result as its intent's difference,
 // a list as the items added), so a frame that is gone takes every later one with it. When a run is
@@ -24,17 +24,8 @@
 // lost end held the copies too.
 import zlib from 'node:zlib';
 import { isRawCommit } from './commit';
-import {
-  encodeCommitFrame,
-  frameKey,
-  isCopyBody,
-  parseSegment,
-  readFrame,
-  scanFrames,
-  type Frame,
-  type FrameKey,
-  type ParsedSegment,
-} from './segment';
+import { encodeCommitFrame, frameKey, readFrame, scanFrames, type Frame, type FrameKey } from './frame';
+import { isCopyBody, parseSegment, type ParsedSegment } from './segment';
 import { blankArea, readWitnessArea, WITNESS_AREA } from './witness';
 
 interface CopyBody {

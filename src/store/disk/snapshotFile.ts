@@ -1,15 +1,13 @@
-// A compacted run's snapshot.json, version 7 (version 6's layout, its ops in two parts: the run's state,
-// then its history in chunks of their own, parsed when asked for — compacted.ts; version 6 kept long
-// strings out of the plain copy's JSON; a file of version 3 to 6 is read and rewritten on its run's
-// next write): the commits
-// 1..N as checksummed frames (segment.ts's framing), twice in one file — a deflated spare copy, then the
-// plain copy — so one bad sector, a bit flip, a zeroed block, bytes cut out or the file cut short after
-// its spare copy lose nothing: each chunk is taken from whichever copy still checks out, and the damage is
-// reported, naming the file. (Version 2 was one enveloped JSON document: one bad byte lost the whole run.)
+// A compacted run's snapshot.json (docs/format.md): the commits 1..N as checksummed frames (frame.ts),
+// twice in one file — a deflated spare copy, then the plain copy — so one bad sector, a bit flip, a
+// zeroed block, bytes cut out or the file cut short after its spare copy lose nothing: each chunk is
+// taken from whichever copy still checks out, and the damage is reported, naming the file. Its ops come
+// in two parts: the run's state, then its history in chunks of their own, parsed when asked for
+// (compacted.ts).
 //
-//   {"schema_version":6,"kind":"snapshot",…}\n   version line: a reader of version 2 refuses the
-//                                               file as newer (and leaves it alone) instead of
-//                                               taking it for damage; this reader goes by the frames
+//   {"schema_version":7,"kind":"snapshot",…}\n   version line: a reader of another version refuses
+//                                               the file (and leaves it alone) instead of taking it
+//                                               for damage; this reader goes by the frames
 //   end frame     {"end":1,"run_id","last":N,"value":{…}} — what a view of the run's newest checkpoints
 //                 needs (core/end.ts), read from the file's first bytes without the rest; a cache of
 //                 what the commits hold: when it is damaged nothing is lost, the run is read whole
@@ -17,22 +15,21 @@
 //                 (each chunk's whole JSON, long strings in it, deflated: about a sixth of the plain copy)
 //   4 KB gap      so one damaged 4 KB block cannot touch both copies
 //   plain copy    header frame {"snapshot":7,"copy":"json","run_id","first":1,"last":N,"meta","chunks":K,"ops":M,"raw":R,
-//                 "history":{"chunk":H,"ops":O}} — chunks H..K-1 hold the history's O ops (version 7), checked
-//                 at load and parsed when first asked for
+//                 "history":{"chunk":H,"ops":O}} — chunks H..K-1 hold the history's O ops, checked at load
+//                 and parsed when first asked for
 //                 chunk frames {"i":0,"ops":[…]} … {"i":K-1,"ops":[…],"raw":[[length, …path], …]}, the
-//                 commit's ops in order, ≈ 16 KB each; then R raw frames, one for each chunk with a "raw"
+//                 commit's ops in order, about 16 KB each; then R raw frames, one for each chunk with a "raw"
 //                 list, in chunk order: the body `~k~` and that chunk's long strings, one after another.
 // The plain copy comes last so a resume reads it as it is (no inflating); the spare first, so a file
 // cut short loses only plain frames, which the spare holds.
 //
-// Raw strings (version 6): a string of at least RAW_MIN characters, none of them a tab or above U+00FF —
+// Raw strings: a string of at least RAW_MIN characters, none of them a tab or above U+00FF —
 // a message's content, a tool's output — is written into its chunk's raw frame as its bytes (latin1), and
 // in the chunk's JSON as 0, with its length and path listed under "raw". Reading hands each long string
-// out as a slice of the one string the plain copy is read as (segment.ts, frameText), which V8 makes
-// without copying: a resume neither scans those bytes for escapes (they were ≈ 60 % of JSON.parse's time
-// on a 1000-step run's plain copy: 30 → 12 ms) nor allocates them again for the collector to copy and
-// promote (≈ 7 of its 10 MB). That string lives as long as the run's strings do (the JSON around them
-// with it: ≈ 4 MB more than the strings alone for that run). No raw string holds a tab, so no frame start can be
+// out as a slice of the one string the plain copy is read as (frame.ts, frameText), which V8 makes
+// without copying: a resume neither scans those bytes for escapes (most of JSON.parse's time on a long
+// run's plain copy) nor allocates them again for the collector to copy and promote. That string lives
+// as long as the run's strings do, the JSON around them with it. No raw string holds a tab, so no frame start can be
 // found inside one by a scan after damage (every body stays free of tabs, as JSON's are). A chunk is read
 // from the plain copy only when its raw frame checks out too; else from the spare, which holds it whole.
 import { promisify } from 'node:util';
@@ -43,26 +40,15 @@ import { RunMeta } from '../api/schema';
 import { parseFast } from '../core/fastValid';
 import { merged } from '../core/copy';
 import type { RawCommit } from './commit';
-import {
-  asciiJson,
-  encodeFrame,
-  frameOfJson,
-  frameOfLatin1,
-  frameText,
-  RawBody,
-  readFrame,
-  scanFrames,
-} from './segment';
+import { asciiJson, encodeFrame, frameOfJson, frameOfLatin1, frameText, RawBody, readFrame, scanFrames } from './frame';
 
+/** The snapshot version of format 1 (docs/format.md): any other is refused, never read as damage. */
 export const SNAPSHOT_VERSION = 7;
-/** The oldest framed snapshot this version reads. */
-const SNAPSHOT_VERSION_READ = 3;
 export const SNAPSHOT_CHUNK_BYTES = 16 * 1024;
 const GAP_BYTES = 4096;
-const versionLine = (v: number) =>
-  `{"schema_version":${v},"kind":"snapshot","sha256":"${'0'.repeat(64)}",` +
+const VERSION_LINE =
+  `{"schema_version":${SNAPSHOT_VERSION},"kind":"snapshot","sha256":"${'0'.repeat(64)}",` +
   `"body":"framed: a deflated spare copy of the frames, a gap, then the frames"}\n`;
-const VERSION_LINE = versionLine(SNAPSHOT_VERSION);
 const GAP = Buffer.concat([Buffer.alloc(GAP_BYTES - 1, 0x20), Buffer.from('\n')]);
 interface Header {
   snapshot: number;
@@ -74,21 +60,21 @@ interface Header {
   meta: RunMeta;
   chunks: number;
   ops: number;
-  /** The plain copy's raw frames (version 6; absent: none). */
+  /** The plain copy's raw frames (absent: none). */
   raw?: number;
   /**
-   * Version 7: the chunks from `chunk` on hold the history (`ops` of the ops; compacted.ts), read
-   * when first asked for — the chunks before it are what a run needs to go on.
+   * The chunks from `chunk` on hold the history (`ops` of the ops; compacted.ts), read when first
+   * asked for — the chunks before it are what a run needs to go on. Absent: a run without records.
    */
   history?: { chunk: number; ops: number };
 }
 
 const nat = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 
-/** A header frame of a later version (whatever else it holds): refused as newer, not taken for damage. */
-function newerVersion(v: unknown): number | null {
+/** A header frame of another version (whatever else it holds): refused, not taken for damage. */
+function otherVersion(v: unknown): number | null {
   const n = (v as { snapshot?: unknown } | null)?.snapshot;
-  return typeof n === 'number' && n > SNAPSHOT_VERSION ? n : null;
+  return typeof n === 'number' && n !== SNAPSHOT_VERSION ? n : null;
 }
 
 function asHeader(v: unknown): Header | null {
@@ -105,7 +91,7 @@ function asHeader(v: unknown): Header | null {
 
 /**
  * A chunk frame of either copy: its ops (the spare's inflated only when asked), and for a plain chunk
- * of version 6 the list of its raw strings (their places in `ops` hold 0 until putRaw fills them).
+ * the list of its raw strings (their places in `ops` hold 0 until putRaw fills them).
  */
 function asChunk(v: unknown): { i: number; ops: () => unknown[] | null; raw?: unknown } | null {
   const c = v as { i?: unknown; ops?: unknown; z?: unknown; raw?: unknown } | null;
@@ -172,7 +158,7 @@ function withoutRaw(v: unknown, path: Path, refs: Path[], out: string[]): unknow
 }
 
 /**
- * Puts a plain chunk's raw strings back (version 6): each a slice of `text` (no copy), from `at` on,
+ * Puts a plain chunk's raw strings back: each a slice of `text` (no copy), from `at` on,
  * where its `[length, …path]` says — a 0 the chunk's JSON holds, in an own property. False when a
  * path does not lead to such a 0 or the lengths do not add up to `end`: the chunk is then not taken
  * from this copy.
@@ -211,16 +197,15 @@ function rawOfChunk(buf: Buffer, at: number, end: number): { i: number; from: nu
 /**
  * The file's bytes for a compacted commit (its ops already encoded): each op serialised once. `end`:
  * the run's end as of its last commit (core/end.ts), written in front. The spare copy's chunks are
- * deflated on zlib's thread pool one at a time: compaction runs while the run works, and a 1000-step
- * run's ≈ 550 chunks took 80–95 ms of the extension host's thread in one go (deflateSync); one at a
- * time leaves the pool's other threads to the step's own writes and fsyncs. The encode takes longer
- * (a pool round trip per chunk) with the thread free meanwhile; two at a time measured no faster.
+ * deflated on zlib's thread pool one at a time: compaction runs while the run works, and deflating a
+ * long run's chunks in one go (deflateSync) would hold the extension host's thread; one at a time
+ * leaves the pool's other threads to the step's own writes and fsyncs, and the thread free meanwhile.
  */
 export async function encodeSnapshot(
   raw: RawCommit,
   chunkBytes = SNAPSHOT_CHUNK_BYTES,
   end?: unknown,
-  /** Where the history begins in `raw.ops` (version 7, compacted.ts): it starts a chunk of its own. */
+  /** Where the history begins in `raw.ops` (compacted.ts): it starts a chunk of its own. */
   historyFrom?: number,
 ): Promise<Buffer> {
   const plain: Buffer[] = [];
@@ -290,29 +275,23 @@ export async function encodeSnapshot(
   ]);
 }
 
-/** Whether the bytes are a framed snapshot (version 3 on): version 2's envelope holds no raw tab and no such kind. */
-export const isFramedSnapshot = (buf: Buffer): boolean =>
-  buf.includes(0x09) || buf.subarray(0, 64).includes('"kind":"snapshot"');
-
 export interface ReadSnapshot {
-  /** Its ops; of version 7, those before the history (the run's state; compacted.ts). */
+  /** Its ops before the history (the run's state; compacted.ts). */
   raw: RawCommit;
   /**
-   * Version 7: the history's ops, read from the file's bytes when called (checksums already checked);
-   * throws when they do not read back (only a writer bug lands there). null: the file has none.
+   * The history's ops, read from the file's bytes when called (checksums already checked); throws when
+   * they do not read back (only a writer bug lands there). null: the file has none.
    */
   history: (() => unknown[]) | null;
   /** What was wrong with the file although every frame was found in one copy or the other (null: nothing). */
   damaged: string | null;
-  /** The version it was written in (older than SNAPSHOT_VERSION: rewritten on the run's next write). */
-  version: number;
 }
 
 /**
  * Reads a framed snapshot: the spare copy's frames checked (checksums only, nothing inflated), the
  * gap, then the plain copy in order; when anything there does not check out, every frame that checks
  * out anywhere, each chunk from the plain copy or else the spare. Throws AgentCheckpointCorruptionError
- * (naming the file and the chunks no copy holds) or, for a newer version, SchemaVersionError.
+ * (naming the file and the chunks no copy holds) or, for another version, SchemaVersionError.
  */
 export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSnapshot {
   const bad = (why: string) => new AgentCheckpointCorruptionError(`${file} is corrupt: ${why}`, runId, file);
@@ -322,16 +301,16 @@ export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSn
   if (fast.ok) {
     checkHeader(fast.header, file, runId, bad);
     const damaged =
-      buf.toString('latin1', 0, lineEnd + 1) !== versionLine(fast.header.snapshot)
+      buf.toString('latin1', 0, lineEnd + 1) !== VERSION_LINE
         ? 'its version line is damaged (the frames are whole)'
         : null;
-    return { raw: rawOf(fast.header, fast.chunks), history: fast.history, damaged, version: fast.header.snapshot };
+    return { raw: rawOf(fast.header, fast.chunks), history: fast.history, damaged };
   }
   // Frame by frame, from either copy.
   let header: Header | null = null;
   const plain = new Map<number, () => unknown[] | null>();
   const spare = new Map<number, () => unknown[] | null>();
-  let newer: number | null = null;
+  let other: number | null = null;
   /** The plain copy's raw frames found, by chunk: where their strings are. */
   const rawBodies = new Map<number, { from: number; end: number }>();
   for (const f of scanFrames(buf, 0, { raw: true })) {
@@ -340,7 +319,7 @@ export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSn
       if (r && !rawBodies.has(r.i)) rawBodies.set(r.i, { from: r.from, end: f.value.end });
       continue;
     }
-    newer ??= newerVersion(f.value);
+    other ??= otherVersion(f.value);
     const h = asHeader(f.value);
     if (h) {
       if (h.run_id === runId && (!header || h.copy === 'json')) header = h;
@@ -362,7 +341,7 @@ export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSn
           },
     );
   }
-  if (newer !== null) throw new SchemaVersionError(file, newer, SNAPSHOT_VERSION);
+  if (other !== null) throw new SchemaVersionError(file, other, SNAPSHOT_VERSION);
   const where = `at byte ${fast.at} (${fast.reason})`;
   if (!header) throw bad(`no copy of its header frame checks out (the file fails ${where})`);
   checkHeader(header, file, runId, bad);
@@ -387,7 +366,6 @@ export function decodeSnapshot(buf: Buffer, file: string, runId: string): ReadSn
     raw,
     history: h ? constantly(later) : null,
     damaged: `damaged ${where}; every chunk was read from a copy that checks out`,
-    version: header.snapshot,
   };
 }
 
@@ -398,7 +376,7 @@ const constantly =
     v;
 
 /**
- * Reads a version-7 history's chunks (their checksums were checked at load) from `src`: each body's
+ * Reads a history's chunks (their checksums were checked at load) from `src`: each body's
  * JSON, its raw strings put back from `raw`. A function of its own so that it keeps only these,
  * never the file's buffer. Throws when a chunk does not read back (only a writer bug lands there).
  */
@@ -445,15 +423,15 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
     const text = kind === 'json' ? frameText(buf, at) : undefined;
     const h = readFrame(buf, at, { text });
     if (!h.ok) return { ok: false as const, at, reason: h.reason };
-    const newer = newerVersion(h.frame.value);
-    if (newer !== null) throw new SchemaVersionError(file, newer, SNAPSHOT_VERSION);
+    const other = otherVersion(h.frame.value);
+    if (other !== null) throw new SchemaVersionError(file, other, SNAPSHOT_VERSION);
     const header = asHeader(h.frame.value);
     if (!header || header.copy !== kind)
       return { ok: false as const, at, reason: `the frame is not the ${kind} copy's header` };
     const chunks: unknown[][] = [];
     /** The plain chunks with raw strings, in order: their raw frames follow the last chunk. */
     const withRaw: { i: number; ops: unknown[]; refs: unknown }[] = [];
-    /** Version 7: the history's chunk bodies, [from, end) in `buf` (checked, not parsed: compacted.ts reads them when asked). */
+    /** The history's chunk bodies, [from, end) in `buf` (checked, not parsed: compacted.ts reads them when asked). */
     const lazy: { from: number; end: number }[] = [];
     const historyChunk = kind === 'json' ? (header.history?.chunk ?? header.chunks) : header.chunks;
     let next = h.frame.end;
@@ -535,8 +513,7 @@ function inOrder(buf: Buffer, start: number, file: string): InOrder {
 }
 
 function checkHeader(h: Header, file: string, runId: string, bad: (why: string) => Error): void {
-  if (h.snapshot > SNAPSHOT_VERSION) throw new SchemaVersionError(file, h.snapshot, SNAPSHOT_VERSION);
-  if (h.snapshot < SNAPSHOT_VERSION_READ) throw bad(`its header says version ${h.snapshot}, which was never framed`);
+  if (h.snapshot !== SNAPSHOT_VERSION) throw new SchemaVersionError(file, h.snapshot, SNAPSHOT_VERSION);
   if (h.run_id !== runId || h.meta.run_id !== runId || h.first !== 1 || h.last < 1)
     throw bad(`it holds commits ${h.first}-${h.last} of run ${h.run_id}`);
 }
@@ -558,13 +535,10 @@ function isEndFrame(buf: Buffer, at: number): boolean {
   return buf.toString('latin1', body, body + 8) === '{"end":1';
 }
 
-/** Version lines of the versions with the end in front (5 on): the end frame is the same in each. */
-const END_VERSION_LINES = new Set([5, 6, SNAPSHOT_VERSION].map(versionLine));
-
 /** Bytes to read from the start of the file to have its end frame whole (the head read so far: `head`); null: none there. */
 export function endFrameBytes(head: Buffer): number | null {
   const lineEnd = head.indexOf(0x0a);
-  if (lineEnd < 0 || !END_VERSION_LINES.has(head.toString('latin1', 0, lineEnd + 1))) return null;
+  if (lineEnd < 0 || head.toString('latin1', 0, lineEnd + 1) !== VERSION_LINE) return null;
   const m = /^(\d{1,12})\t[0-9a-f]{8}\t\{"end":1/.exec(head.toString('latin1', lineEnd + 1, lineEnd + 40));
   return m ? lineEnd + 1 + m[1]!.length + 10 + Number(m[1]) + 1 : null;
 }
@@ -575,7 +549,7 @@ export function endFrameBytes(head: Buffer): number | null {
  */
 export function readEndFrame(head: Buffer, runId: string): { last: number; value: unknown } | null {
   const lineEnd = head.indexOf(0x0a);
-  if (lineEnd < 0 || !END_VERSION_LINES.has(head.toString('latin1', 0, lineEnd + 1))) return null;
+  if (lineEnd < 0 || head.toString('latin1', 0, lineEnd + 1) !== VERSION_LINE) return null;
   const f = readFrame(head, lineEnd + 1);
   if (!f.ok) return null;
   const v = f.frame.value as { end?: unknown; run_id?: unknown; last?: unknown; value?: unknown } | null;

@@ -112,7 +112,7 @@ class MemoryEngine implements Engine {
     if (r) r.witness = structuredClone(w);
   }
 
-  needsConversion(): boolean {
+  needsRewrite(): boolean {
     return false; // one format in memory
   }
 

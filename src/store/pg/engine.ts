@@ -203,7 +203,7 @@ export class PgEngine implements Engine {
     // `runs.commits` is updated in the same statement as each commit: the database is its own witness.
   }
 
-  needsConversion(): boolean {
+  needsRewrite(): boolean {
     return false;
   }
 

@@ -4,8 +4,7 @@
 // another run fails its check instead of being read.
 import crypto from 'node:crypto';
 import { AgentCheckpointCorruptionError, SchemaVersionError } from '../api/errors';
-import { STORE_SCHEMA_VERSION, type RunMeta } from '../api/schema';
-import { migrate } from '../core/migrations';
+import type { RunMeta } from '../api/schema';
 import type { CommitBody, CommitOp } from '../core/storedSchema';
 import { encodeOps, type Codec, type CodecDelta } from '../disk/codec';
 import { decodeCommit, isRawCommit, type RawCommit } from '../disk/commit';
@@ -23,9 +22,9 @@ export function rowSha(runId: string, first: number, last: number, format: numbe
 }
 
 /**
- * A row's format: 2, the record schema version whose bodies it holds; 3, the same in the compact
- * encoding of disk segment version 3 (a result as its intent's difference, …). An older version refuses
- * a row of format 3 as newer instead of misreading it.
+ * A row's format (format 1 of the store: docs/format.md): the commit in the compact encoding of a disk
+ * segment's frames (codec.ts: a result as its intent's difference, …). A row of any other format is
+ * refused (SchemaVersionError), never misread or taken for damage.
  */
 export const ROW_FORMAT = 3;
 
@@ -58,14 +57,13 @@ export function readRow(
   meta: RunMeta,
   name: string,
 ): { body: CommitBody; delta: CodecDelta } {
-  // A newer writer may checksum differently: its rows are refused as newer, not taken for damage.
-  if (row.format > ROW_FORMAT) throw new SchemaVersionError(name, row.format, ROW_FORMAT);
+  // Another writer may checksum differently: its rows are refused, not taken for damage.
+  if (row.format !== ROW_FORMAT) throw new SchemaVersionError(name, row.format, ROW_FORMAT);
   if (!rowSha(runId, row.first, row.last, row.format, row.body).equals(row.sha256))
     throw new AgentCheckpointCorruptionError(`${name} is corrupt: its sha256 does not match its content`, runId, name);
   let parsed: unknown;
   try {
-    // Format 3 is format 2's body in the compact encoding (codec.ts reads both): the same schema version.
-    parsed = migrate('commit', Math.min(row.format, STORE_SCHEMA_VERSION), JSON.parse(row.body));
+    parsed = JSON.parse(row.body);
   } catch (err) {
     throw new AgentCheckpointCorruptionError(`${name} is corrupt: ${(err as Error).message}`, runId, name);
   }

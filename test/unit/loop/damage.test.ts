@@ -1,4 +1,4 @@
-// Damage, then resume (issue 12): the product's own loop over the disk store resumes runs whose
+// Damage, then resume: the product's own loop over the disk store resumes runs whose
 // history was damaged — every store file kind × every kind of damage, with side effects in the lost
 // range. Nothing executes again without the user's decision; a finished run stays finished.
 import assert from 'node:assert/strict';
@@ -15,6 +15,7 @@ const DAMAGES = ['truncate', 'bit-flip', 'zero-fill', 'delete', 'garbage'] as co
 type Damage = (typeof DAMAGES)[number];
 const KINDS = [
   'index.json',
+  'witness',
   'segment:witness',
   'segment:header',
   'commit:first',
@@ -88,6 +89,7 @@ function copyOf(p: Pristine): Pristine {
 function target(p: Pristine, kind: Kind): { file: string; range?: { at: number; end: number } } {
   const runDir = path.join(p.store, 'runs', p.runId);
   if (kind === 'index.json') return { file: path.join(p.store, 'index.json') };
+  if (kind === 'witness') return { file: path.join(runDir, 'witness') };
   if (kind === 'snapshot') return { file: path.join(runDir, 'snapshot.json') };
   const seg = path.join(
     runDir,

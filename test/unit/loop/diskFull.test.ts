@@ -30,6 +30,18 @@ const bigOutputs: Scenario = {
   ],
   subconversations: [],
 };
+/** A disk that fills up when the first command's output is stored: from then on no write gets through. */
+class FillingDisk extends FaultyFs {
+  private full = false;
+  override async createExclusive(p: string): Promise<number> {
+    if (!this.full && /\/blobs\//.test(p)) {
+      this.full = true;
+      for (const op of ['createExclusive', 'pwrite', 'write'] as const) this.inject(op, 'ENOSPC');
+    }
+    return super.createExclusive(p);
+  }
+}
+
 const AUTO = { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } as const;
 
 /** Every tool message and effect result: none may claim that a command failed because of the disk. */
@@ -109,6 +121,29 @@ describe('agent loop: a full disk inside a tool batch', function () {
     await store.close();
   });
 
+  it('a disk that stays full after the output failed: the pause never says the result is recorded when a reopen does not find it', async () => {
+    const fsl = new FillingDisk();
+    const storeDir = tmp('full-after');
+    const store = openDiskStore(storeDir, { fs: fsl });
+    const { runner, workspace } = makeRunner({ baseURL: server.url, store, policy: AUTO });
+    const h = await runner.start({ task: 'print a lot' });
+    const out = await h.done;
+    assert.equal(out.state, 'paused_error');
+    assert.deepEqual(lines(path.join(workspace, 'effects.txt')), ['1'], 'the command ran once');
+    assert.doesNotMatch(out.detail ?? '', /is recorded/, 'its result never reached the disk');
+    assert.match(out.detail ?? '', /run_command ran, but its full output could not be stored .*may ask you/s);
+    await store.close().catch(() => undefined);
+
+    fsl.clear();
+    const reopened = openDiskStore(storeDir);
+    const effect = (await reopened.listEffects(h.runId))[0]!;
+    assert.equal(effect.result, null, 'after a reopen the result is not there: the pause said so');
+    const again = makeRunner({ baseURL: server.url, store: reopened, workspace, policy: AUTO });
+    await resumeToEnd(again.runner, reopened, h.runId, workspace);
+    assert.deepEqual(lines(path.join(workspace, 'effects.txt')), ['1', '2', '3', '4'], 'each command exactly once');
+    await reopened.close();
+  });
+
   it('a real small disk at many free-space levels: never a false "failed", each command once after space is freed, no corrupt file', async () => {
     await withSmallDisk({ sizeKb: 3072 }, async (disk) => {
       const rows: string[] = [];
@@ -122,12 +157,14 @@ describe('agent loop: a full disk inside a tool batch', function () {
         let store = openDiskStore(storeDir, { fs: fsl, onEvent: (e) => events.push(e) });
         let { runner } = makeRunner({ baseURL: server.url, store, workspace, policy: AUTO });
         let state = 'not started';
+        let detail = '';
         let runId: string | undefined;
         try {
           const h = await runner.start({ task: 'print a lot' });
           runId = h.runId;
           const out = await h.done;
           state = out.state;
+          detail = out.detail ?? '';
           if (out.state !== 'completed')
             assert.match(out.detail ?? '', /ENOSPC|no space/i, `${freeKb} KB free: paused with the disk's error`);
         } catch (err) {
@@ -140,6 +177,11 @@ describe('agent loop: a full disk inside a tool batch', function () {
         if (runId) {
           store = openDiskStore(storeDir, { onEvent: (e) => events.push(e) });
           ({ runner } = makeRunner({ baseURL: server.url, store, workspace, policy: AUTO }));
+          if (/is recorded/.test(detail))
+            assert.ok(
+              (await store.listEffects(runId)).every((e) => e.result !== null),
+              `${freeKb} KB free: the pause said the result is recorded, and a reopen finds it`,
+            );
           await resumeToEnd(runner, store, runId, workspace);
           assert.deepEqual(
             lines(path.join(workspace, 'effects.txt')),

@@ -131,7 +131,7 @@ export function barrierFs(hooks: BarrierHooks = {}): { fs: FsLayer; barriers: st
     pwrite: async (fd, data, position) => {
       // The zeros of room written ahead (runLog.ts, reserve): their sync, with no frame since the last one, is no barrier.
       if (segments.has(fd) && !data.some((b) => b !== 0)) room = true;
-      // A frame (not a slot of the segment's witness area, written in place after a barrier).
+      // A frame (not the segment's header and witness area, written when it is created).
       if (segments.has(fd) && isFrame(data)) {
         last = carried(data);
         hooks.frame?.(barriers.length + 1, last);

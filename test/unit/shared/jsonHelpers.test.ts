@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { isExactly, jsonEqual } from '../../../src/common/json';
 import { InvalidInputError } from '../../../src/store/api/errors';
-import { asciiJson } from '../../../src/store/disk/segment';
+import { asciiJson } from '../../../src/store/disk/frame';
 import { copyJson, merged, toJsonData } from '../../../src/store/core/copy';
 import { reverseKeys } from '../../support/json';
 

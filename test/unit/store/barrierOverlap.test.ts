@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { nodeFs, openDiskStore, type FsLayer } from '../../../src/store';
-import { readSegmentWitness } from '../../../src/store/disk/load';
+import { readRunWitness } from '../../../src/store/disk/load';
 import * as h from './helpers';
 
 /** An fs layer whose next fdatasync, once armed, holds (after syncing) until released. */
@@ -35,7 +35,7 @@ describe('disk store: what a barrier records is built while it syncs', () => {
     const runDir = path.join(dir, 'runs', id);
     await s.append(id, h.runStarted());
     const witness = async () => {
-      const w = await readSegmentWitness(nodeFs, runDir);
+      const w = await readRunWitness(nodeFs, runDir, id);
       assert.equal(w?.kind, 'ok');
       return w.kind === 'ok' ? w.witness : null;
     };

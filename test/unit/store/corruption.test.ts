@@ -1,7 +1,7 @@
 // The corruption matrix: every file kind × {truncate, bit-flip, zero-fill, delete, garbage}. A run's
 // log is one segment file, so its "commits" are frames: the damage hits the first, a middle or the
 // last commit frame of the segment (delete = the frame's bytes cut out), its header frame, or the
-// witness area after the header (the run's tail witness, kept in the segment since version 4). A
+// witness area after the header; the run's witness file beside it is damaged as a whole. A
 // compacted run's snapshot.json is damaged as a whole file and in one 4 KB block (a bad sector; a
 // truncation in its second half; delete = the block's bytes cut out).
 // Each case: detected with a report/error naming the file; the bad bytes kept in quarantine (never
@@ -16,7 +16,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunLockedError } from '../../../src/store/api/errors';
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
-import { encodeCommitFrame, frameKey, parseSegment } from '../../../src/store/disk/segment';
+import { parseSegment } from '../../../src/store/disk/segment';
+import { encodeCommitFrame, frameKey } from '../../../src/store/disk/frame';
 import { damageIn } from '../../../src/store/disk/segmentCopy';
 import { WITNESS_AREA } from '../../../src/store/disk/witness';
 import { decodeSnapshot } from '../../../src/store/disk/snapshotFile';
@@ -28,6 +29,7 @@ const DAMAGES = ['truncate', 'bit-flip', 'zero-fill', 'delete', 'garbage'] as co
 type Damage = (typeof DAMAGES)[number];
 const KINDS = [
   'index.json',
+  'witness',
   'segment:witness',
   'segment:header',
   'commit:first',
@@ -254,6 +256,7 @@ describe('store: corruption matrix (every file kind × every damage)', function 
       ? rel(pristine.segment)
       : {
           'index.json': 'index.json',
+          witness: rel('witness'),
           snapshot: snapshotFile,
           'snapshot:block': snapshotFile,
           blob: rel('blobs', pristine.blob),
@@ -312,8 +315,8 @@ describe('store: corruption matrix (every file kind × every damage)', function 
     });
     try {
       const lease = await s.acquire(id, h.owner('recoverer')); // the owner loads fresh and repairs
-      // A redundant file that is simply gone (the index, a cache) is rebuilt and logged, not an alarm.
-      const redundantGone = how === 'delete' && kind === 'index.json';
+      // A redundant file that is simply gone (the index, the witness file) is rebuilt and logged, not an alarm.
+      const redundantGone = how === 'delete' && (kind === 'index.json' || kind === 'witness');
       let detected = redundantGone
         ? recovered.includes(target) && !reports.some((r) => r.file === target)
         : reports.some((r) => r.file === target);

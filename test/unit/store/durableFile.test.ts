@@ -17,7 +17,7 @@ describe('store: durable lowdb adapter', () => {
   let dir: string;
   beforeEach(() => (dir = tmpDir()));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const file = () => new DurableJsonFile(nodeFs, path.join(dir, 'doc.json'), 'run', Doc);
+  const file = () => new DurableJsonFile(nodeFs, path.join(dir, 'doc.json'), 'lock', Doc);
 
   it('works as a lowdb adapter: Low.write then a fresh Low.read returns the data', async () => {
     const db = new Low(file(), { n: 0, s: '' });
@@ -28,7 +28,7 @@ describe('store: durable lowdb adapter', () => {
     assert.deepEqual(again.data, { n: 42, s: 'héllo "quoted"\n' });
     const text = fs.readFileSync(path.join(dir, 'doc.json'), 'utf8');
     const body = String.raw`{"n":42,"s":"h\u00e9llo \"quoted\"\n"}`; // non-ASCII is written as \u escapes
-    assert.equal(text, `{"schema_version":2,"kind":"run","sha256":"${sha256(body)}","body":${body}}\n`);
+    assert.equal(text, `{"schema_version":2,"kind":"lock","sha256":"${sha256(body)}","body":${body}}\n`);
     assert.ok(
       [...text].every((c) => c.charCodeAt(0) < 128),
       'the file is pure ASCII',
@@ -50,7 +50,7 @@ describe('store: durable lowdb adapter', () => {
       garbage: Buffer.from('{"not":"an envelope"}'),
       'bit-flip': Buffer.from(good.map((b, i) => (i === 120 ? b ^ 0x04 : b))),
       'other kind': Buffer.from(encodeEnvelope('index', { n: 1, s: 'x' })),
-      'schema mismatch': Buffer.from(encodeEnvelope('run', { n: 'one' })),
+      'schema mismatch': Buffer.from(encodeEnvelope('lock', { n: 'one' })),
     };
     for (const [what, bytes] of Object.entries(damage)) {
       fs.writeFileSync(path.join(dir, 'doc.json'), bytes);
@@ -61,13 +61,13 @@ describe('store: durable lowdb adapter', () => {
   });
 
   it('refuses a file from a newer version and leaves it untouched', async () => {
-    const text = `{"schema_version":3,"kind":"run","sha256":"${'0'.repeat(64)}","body":{"whatever":true}}`;
+    const text = `{"schema_version":3,"kind":"lock","sha256":"${'0'.repeat(64)}","body":{"whatever":true}}`;
     fs.writeFileSync(path.join(dir, 'doc.json'), text);
     const err = await rejects(file().read(), SchemaVersionError, /newer/);
     assert.equal(err.found, 3);
     assert.equal(fs.readFileSync(path.join(dir, 'doc.json'), 'utf8'), text);
     assert.throws(
-      () => decodeEnvelope(JSON.stringify({ schema_version: 7, other: 'layout' }), 'x.json', 'run', null),
+      () => decodeEnvelope(JSON.stringify({ schema_version: 7, other: 'layout' }), 'x.json', 'lock', null),
       SchemaVersionError,
     );
   });
@@ -83,10 +83,10 @@ describe('store: durable lowdb adapter', () => {
       1: (_k, b) => ({ ...(b as object), v2: true }),
       2: (_k, b) => ({ ...(b as object), v3: (b as { v2: boolean }).v2 }),
     };
-    assert.deepEqual(migrate('commit', 1, { a: 1 }, 3, chain), { a: 1, v2: true, v3: true });
-    assert.deepEqual(migrate('commit', 2, { a: 1, v2: false }, 3, chain), { a: 1, v2: false, v3: false });
-    assert.deepEqual(migrate('commit', 1, { a: 1 }), { a: 1 }, 'version 1 to 2 changed the layout, not the bodies');
-    assert.deepEqual(migrate('commit', 2, { a: 1 }), { a: 1 }, 'version 2 is current: nothing to do');
-    assert.throws(() => migrate('commit', 0, {}, 3, chain), MigrationGapError);
+    assert.deepEqual(migrate('index', 1, { a: 1 }, 3, chain), { a: 1, v2: true, v3: true });
+    assert.deepEqual(migrate('index', 2, { a: 1, v2: false }, 3, chain), { a: 1, v2: false, v3: false });
+    assert.deepEqual(migrate('index', 2, { a: 1 }), { a: 1 }, 'the current version: nothing to do');
+    assert.throws(() => migrate('index', 0, {}, 3, chain), MigrationGapError);
+    assert.throws(() => migrate('index', 1, {}), MigrationGapError, 'format 1 has nothing to migrate from');
   });
 });

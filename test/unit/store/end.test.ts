@@ -12,7 +12,7 @@ import type { ChatMessage, FileVersion, RunEnd } from '../../../src/store/api/sc
 import type { CheckpointStore } from '../../../src/store/api/types';
 import { END_RECORDS } from '../../../src/store/core/end';
 import { endFrameBytes, readEndFrame } from '../../../src/store/disk/snapshotFile';
-import { encodeFrame } from '../../../src/store/disk/segment';
+import { encodeFrame } from '../../../src/store/disk/frame';
 import { MemoryDisk, openMemoryStore } from '../../../src/store/memory/store';
 import * as h from './helpers';
 

@@ -19,8 +19,12 @@ import { BENCH_OWNER } from '../../../bench/contenders/ours';
 import { applyOp, Workload } from '../../../bench/workload';
 import * as h from './helpers';
 import { decodeEnvelope } from '../../../src/store/disk/durableFile';
-import { readFrame, SegmentHeader } from '../../../src/store/disk/segment';
-import { readWitnessArea } from '../../../src/store/disk/witness';
+import { SegmentHeader } from '../../../src/store/disk/segment';
+import { readFrame } from '../../../src/store/disk/frame';
+import { readWitnessFile, WITNESS_FILE } from '../../../src/store/disk/witness';
+
+/** The committed store of format 1 (test/fixtures/store-format1). */
+const FIXTURE = path.resolve(__dirname, '../../fixtures/store-format1/store');
 
 const isSchema = (v: unknown): v is z.ZodType => typeof v === 'object' && v !== null && '_zod' in v;
 const SCHEMAS: [string, z.ZodType][] = [
@@ -32,9 +36,9 @@ const SCHEMAS: [string, z.ZodType][] = [
 /** Real values of each record type, by schema name. */
 async function samples(): Promise<Record<string, unknown[]>> {
   const bodies: RunExportBody[] = [];
-  for (const v of ['store-v1', 'store-v2', 'store-v3']) {
+  {
     const dir = h.tmpDir('aw-fast-');
-    fs.cpSync(path.resolve(__dirname, '../../fixtures', v, 'store'), dir, { recursive: true });
+    fs.cpSync(FIXTURE, dir, { recursive: true });
     const s = await openDiskStoreReady(dir);
     for (const run of (await s.listRuns({ limit: 100 })).runs)
       bodies.push(stored.RunExport.parse(await s.exportRun(run.run_id)).body);
@@ -54,8 +58,8 @@ async function samples(): Promise<Record<string, unknown[]>> {
   const add = (name: string, ...vs: unknown[]) => {
     if (vs.length > 0) (out[name] ??= []).push(...vs.map((v) => structuredClone(v)));
   };
-  // The small files a disk store opens with (index.json, a run's owner.lock, a segment's header frame
-  // and witness slots), as a run being written leaves them.
+  // The small files a disk store opens with (index.json, a run's owner.lock, a segment's header frame,
+  // the witness file's slots), as a run being written leaves them.
   const dir = h.tmpDir('aw-fast-disk-');
   const disk = await openDiskStoreReady(dir);
   const dw = new Workload(12, 'fast-disk');
@@ -66,20 +70,22 @@ async function samples(): Promise<Record<string, unknown[]>> {
   const runDir = path.join(dir, 'runs', 'fast-disk');
   add('IndexBody', decodeEnvelope(fs.readFileSync(path.join(dir, 'index.json')), 'index.json', 'index', null));
   add('LockBody', decodeEnvelope(fs.readFileSync(path.join(runDir, 'owner.lock')), 'owner.lock', 'lock', 'fast-disk'));
-  const segments = [
-    ...fs.readdirSync(runDir).map((n) => path.join(runDir, n)),
-    ...['store-v3'].flatMap((v) => {
-      const runs = path.resolve(__dirname, '../../fixtures', v, 'store', 'runs');
-      return fs.readdirSync(runs).flatMap((r) => fs.readdirSync(path.join(runs, r)).map((n) => path.join(runs, r, n)));
-    }),
-  ].filter((p) => /segment-\d+\.log$/.test(p));
-  for (const file of segments) {
-    const buf = fs.readFileSync(file);
-    const head = readFrame(buf, 0);
-    if (!head.ok) continue;
-    add('SegmentHeader', head.frame.value);
-    const w = readWitnessArea(buf, head.frame.end);
-    if (w.kind === 'ok') add('TailWitness', w.witness);
+  const fixtureRuns = path.join(FIXTURE, 'runs');
+  const files = [
+    ...fs.readdirSync(runDir).map((n) => [runDir, n]),
+    ...fs
+      .readdirSync(fixtureRuns)
+      .flatMap((r) => fs.readdirSync(path.join(fixtureRuns, r)).map((n) => [path.join(fixtureRuns, r), n])),
+  ];
+  for (const [folder, name] of files) {
+    if (fs.statSync(path.join(folder!, name!)).isDirectory()) continue; // (blobs/)
+    const buf = fs.readFileSync(path.join(folder!, name!));
+    if (name === WITNESS_FILE) {
+      const w = readWitnessFile(buf, path.basename(folder!)).read;
+      if (w.kind === 'ok') add('TailWitness', w.witness);
+    }
+    const head = /^segment-\d+\.log$/.test(name!) ? readFrame(buf, 0) : null;
+    if (head?.ok) add('SegmentHeader', head.frame.value);
   }
   await disk.close();
   fs.rmSync(dir, { recursive: true, force: true });

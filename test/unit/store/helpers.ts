@@ -19,6 +19,8 @@ import type {
   ToolExecutionRecord,
 } from '../../../src/store/api/schema';
 import { sha256 } from '../../../src/common/hash';
+import type { TailWitness } from '../../../src/store/core/storedSchema';
+import { areaOf, readWitnessFile, WITNESS_FILE } from '../../../src/store/disk/witness';
 import { canonicalJson } from '../../../src/store/api/canonical';
 
 export function owner(label: string, id = label): OwnerInfo {
@@ -58,6 +60,22 @@ export const segmentOf = (dir: string, id: string): string =>
     id,
     fs.readdirSync(path.join(dir, 'runs', id)).find((n) => n.startsWith('segment-'))!,
   );
+
+/** A run's witness file (disk/witness.ts): its path, where its slots start, and the witness they hold. */
+export function witnessOf(dir: string, id: string): { file: string; areaAt: number; witness: TailWitness | null } {
+  const file = path.join(dir, 'runs', id, WITNESS_FILE);
+  const read = readWitnessFile(fs.readFileSync(file), id);
+  if (read.areaAt === null) throw new Error(`${file}: ${JSON.stringify(read.read)}`);
+  return { file, areaAt: read.areaAt, witness: read.read.kind === 'ok' ? read.read.witness : null };
+}
+
+/** Writes `w` into both slots of a run's witness file (null: blank), as a lagging witness or a crash leaves them. */
+export function setWitness(dir: string, id: string, w: TailWitness | null): void {
+  const { file, areaAt } = witnessOf(dir, id);
+  const bytes = fs.readFileSync(file);
+  areaOf(w).copy(bytes, areaAt);
+  fs.writeFileSync(file, bytes);
+}
 
 /**
  * Temp folders for one suite (call it inside `describe`): each made by the returned function, all

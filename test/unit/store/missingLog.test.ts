@@ -1,11 +1,11 @@
-// A run whose log files were deleted (issue 23): the error or the report names the missing file,
-// never "Run … does not exist" for a run whose index entry says commits were acknowledged (the
-// witness lived in the deleted segment).
+// A run whose log files were deleted: the report names the missing file, never "Run … does not exist"
+// and never a new run — the witness file beside the log (or, without it, the run index) says how much
+// had been acknowledged.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
-import { AgentCheckpointCorruptionError } from '../../../src/store/api/errors';
+import { CheckpointNotFoundError } from '../../../src/store/api/errors';
 import type { CorruptionReport } from '../../../src/store/api/types';
 import * as h from './helpers';
 
@@ -31,28 +31,46 @@ describe('store: a deleted log names the missing file', function () {
   const runDir = (id: string) => path.join(dir, 'runs', id);
   const segments = (id: string) => fs.readdirSync(runDir(id)).filter((n) => n.startsWith('segment-'));
 
-  it("deleting an uncompacted run's only segment says that file is missing", async () => {
+  /** Opens the store, takes the run as its owner, and returns the report naming `file` (and the store). */
+  async function reopen(id: string, file: string) {
+    const reports: CorruptionReport[] = [];
+    const s = await openDiskStoreReady(dir, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
+    await (await s.acquire(id, h.owner('r'))).release();
+    const r = reports.find((x) => x.file === `runs/${id}/${file}`);
+    assert.ok(r, `${file} is named: ${JSON.stringify(reports.map((x) => [x.file, x.reason]))}`);
+    assert.equal(r.data_lost, true);
+    return { s, r };
+  }
+
+  it("deleting an uncompacted run's only segment is reported as the loss it is: that file named, never a new run", async () => {
     const id = await makeRun(false);
     assert.deepEqual(segments(id), ['segment-000000000001.log']);
     fs.rmSync(path.join(runDir(id), 'segment-000000000001.log'));
-    const s = await openDiskStoreReady(dir);
-    for (const read of [() => s.latest(id), () => s.acquire(id, h.owner('r'))]) {
-      const err = await h.rejects(read(), AgentCheckpointCorruptionError);
-      assert.equal(err.file, `runs/${id}/segment-000000000001.log`);
-      assert.match(err.message, /segment-000000000001\.log is missing/);
-      assert.match(err.message, /the run index says \d+ commit/);
-      assert.doesNotMatch(err.message, /does not exist/);
-    }
+    const { s, r } = await reopen(id, 'segment-000000000001.log');
+    assert.match(r.reason, /segment-000000000001\.log is missing .*the run.s witness says 2 commits/);
+    const run = (await s.getRun(id))!;
+    assert.equal(run.damage?.state_before, 'completed', 'the witness beside the segment says how far it got');
+    assert.equal(run.state, 'completed', 'a finished run stays finished');
+    await h.rejects(s.latest(id), CheckpointNotFoundError, /no usable checkpoint/);
     await s.close();
   });
 
-  it('deleting both files of a compacted run says which is missing', async () => {
+  it('deleting the segment and the witness beside it: the run index is the witness', async () => {
+    const id = await makeRun(false);
+    fs.rmSync(path.join(runDir(id), 'segment-000000000001.log'));
+    fs.rmSync(path.join(runDir(id), 'witness'));
+    const { s, r } = await reopen(id, 'segment-000000000001.log');
+    assert.match(r.reason, /is missing .*the run index says 2 commits/);
+    assert.doesNotMatch(r.reason, /does not exist/);
+    await s.close();
+  });
+
+  it('deleting both log files of a compacted run says which is missing', async () => {
     const id = await makeRun(true);
     for (const n of fs.readdirSync(runDir(id)))
       if (n === 'snapshot.json' || n.startsWith('segment-')) fs.rmSync(path.join(runDir(id), n));
-    const s = await openDiskStoreReady(dir);
-    const err = await h.rejects(s.latest(id), AgentCheckpointCorruptionError);
-    assert.match(err.message, /is missing \(and no snapshot\.json holds its commits\)/);
+    const { s, r } = await reopen(id, 'segment-000000000001.log');
+    assert.match(r.reason, /is missing \(and no snapshot\.json holds its commits\)/);
     await s.close();
   });
 

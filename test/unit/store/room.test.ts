@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openDiskStore, type DiskStore } from '../../../src/store/disk/store';
-import { encodeFrame, parseSegment, SEGMENT_VERSION } from '../../../src/store/disk/segment';
+import { parseSegment, SEGMENT_VERSION } from '../../../src/store/disk/segment';
+import { encodeFrame } from '../../../src/store/disk/frame';
 import { ROOM } from '../../../src/store/disk/runLog';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import * as h from './helpers';
@@ -68,7 +69,7 @@ async function reading(dir: string, id: string) {
   }
 }
 
-describe('store: room written ahead of the appends (segment version 7)', function () {
+describe('store: room written ahead of the appends', function () {
   this.timeout(60_000);
   const tmp = h.suiteTmp();
 
@@ -193,16 +194,12 @@ describe('store: room written ahead of the appends (segment version 7)', functio
     await s.close();
   });
 
-  it('reads zeros after the last frame as the end only from version 7 on: in an older segment they are a torn tail', () => {
+  it('reads zeros after the last frame as the end, and nothing else', () => {
     const header = (v: number) =>
       encodeFrame({ segment: v, run_id: 'r', first: 1, meta: h.runMeta({ run_id: 'r', thread_id: 'r' }) });
     const zeros = Buffer.alloc(8192);
-    for (const v of [6, SEGMENT_VERSION]) {
-      // (the witness area after the header is taken from the zeros, as a blank one)
-      const p = parseSegment(Buffer.concat([header(v), zeros]), { runId: 'r' });
-      if (v >= 7) assert.equal(p.stop, null, `version ${v}: the end`);
-      else assert.equal(p.stop?.torn, true, `version ${v}: a torn tail`);
-    }
+    // (the witness area after the header is taken from the zeros, as a blank one)
+    assert.equal(parseSegment(Buffer.concat([header(SEGMENT_VERSION), zeros]), { runId: 'r' }).stop, null);
     // Anything but zeros after them is not room.
     const bad = Buffer.concat([header(SEGMENT_VERSION), zeros, Buffer.from('x')]);
     assert.notEqual(parseSegment(bad, { runId: 'r' }).stop, null);

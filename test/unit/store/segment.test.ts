@@ -5,20 +5,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { SchemaVersionError } from '../../../src/store/api/errors';
-import {
-  crc32,
-  crc32Portable,
-  encodeCommitFrame,
-  encodeFrame,
-  frameKey,
-  parseSegment,
-  readFrame,
-  SEGMENT_VERSION,
-} from '../../../src/store/disk/segment';
+import { parseSegment, SEGMENT_VERSION } from '../../../src/store/disk/segment';
+import { encodeCommitFrame, encodeFrame, frameKey, readFrame } from '../../../src/store/disk/frame';
+import { crc32, crc32Portable } from '../../../src/store/disk/crc';
 import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
 import type { ChatMessage } from '../../../src/store/api/schema';
-import { areaOf, blankArea, readWitnessArea } from '../../../src/store/disk/witness';
-import { readSegmentWitness } from '../../../src/store/disk/load';
+import { readRunWitness } from '../../../src/store/disk/load';
 import { nodeFs } from '../../../src/store/disk/fsLayer';
 import * as h from './helpers';
 
@@ -149,9 +141,8 @@ describe('store: the segment log', function () {
     const parsed = parseSegment(segment);
     const last = parsed.frames.at(-1)!;
     // The witness as it was before the last append: it never counted the torn commit.
-    const now = readWitnessArea(segment, parsed.witnessAt!);
-    if (now.kind !== 'ok') throw new Error(`the witness after the run: ${now.kind}`);
-    const witnessBefore = areaOf({ ...now.witness, commits: now.witness.commits - 1 });
+    const now = h.witnessOf(dir, id).witness!;
+    const witnessBefore = { ...now, commits: now.commits - 1 };
     const pristine = tmp('aw-torn-pristine-');
     fs.cpSync(dir, pristine, { recursive: true });
     let cases = 0;
@@ -159,9 +150,8 @@ describe('store: the segment log', function () {
       const c = tmp(`aw-torn-${cut}-`);
       fs.cpSync(pristine, c, { recursive: true });
       const segFile = segmentIn(path.join(c, 'runs', id));
-      const torn = Buffer.from(segment.subarray(0, cut)); // the append reached the file up to `cut`
-      witnessBefore.copy(torn, parsed.witnessAt!); // and was never acknowledged
-      fs.writeFileSync(segFile, torn);
+      fs.writeFileSync(segFile, segment.subarray(0, cut)); // the append reached the file up to `cut`
+      h.setWitness(c, id, witnessBefore); // and was never acknowledged
       fs.rmSync(path.join(c, 'index.json'));
       const o = await h.openCollecting(c);
       const l = await o.s.acquire(id, h.owner('after crash'));
@@ -200,23 +190,18 @@ describe('store: the segment log', function () {
     await s.append(id, h.runStarted());
     await lease.release();
     await s.close();
-    // As SIGKILL right after the first ACK leaves it: the segment's witness area as it was created, blank.
-    const segFile = segmentIn(path.join(dir, 'runs', id));
-    const bytes = fs.readFileSync(segFile);
-    const at = parseSegment(bytes).witnessAt!;
-    blankArea().copy(bytes, at);
-    fs.writeFileSync(segFile, bytes);
+    // As SIGKILL right after the first ACK leaves it: the witness file as it was created, blank.
+    h.setWitness(dir, id, null);
     const o = await h.openCollecting(dir);
     await (await o.s.acquire(id, h.owner('next'))).release();
     assert.deepEqual(o.reports, [], 'not corruption');
     assert.deepEqual(fs.readdirSync(path.join(dir, 'quarantine')).length, 0, 'nothing quarantined');
     assert.ok(
-      o.recovered.some((r) => r.file === `runs/${id}/${path.basename(segFile)}` && /is empty/.test(r.message)),
+      o.recovered.some((r) => r.file === `runs/${id}/witness` && /is empty/.test(r.message)),
       `noted (${o.recovered.map((r) => r.message).join('; ')})`,
     );
     assert.equal((await o.s.latest(id)).seq, 1);
-    const rebuilt = readWitnessArea(fs.readFileSync(segFile), at);
-    assert.ok(rebuilt.kind === 'ok' && rebuilt.witness.commits === 1, 'rebuilt');
+    assert.equal(h.witnessOf(dir, id).witness?.commits, 1, 'rebuilt');
     await o.s.close();
   });
 
@@ -290,7 +275,7 @@ describe('store: the segment log', function () {
     ];
     const frames = bodies.map((b) => encodeCommitFrame(b, key));
     const good = Buffer.concat(frames);
-    const expected = parseSegment(good, { runId: 'run-x', version: SEGMENT_VERSION });
+    const expected = parseSegment(good, { runId: 'run-x', headless: true });
     assert.equal(expected.frames.length, 3);
     assert.deepEqual(expected.corrected, []);
     let tried = 0;
@@ -298,7 +283,7 @@ describe('store: the segment log', function () {
       for (let bit = 0; bit < 8; bit++) {
         const bad = Buffer.from(good);
         bad[at] = bad[at]! ^ (1 << bit);
-        const p = parseSegment(bad, { runId: 'run-x', version: SEGMENT_VERSION });
+        const p = parseSegment(bad, { runId: 'run-x', headless: true });
         assert.equal(p.stop, null, `byte ${at} bit ${bit}: ${JSON.stringify(p.stop)}`);
         assert.deepEqual(p.corrected, [{ offset: at, bit }], `byte ${at} bit ${bit}`);
         assert.deepEqual(
@@ -313,7 +298,7 @@ describe('store: the segment log', function () {
     const two = Buffer.from(good);
     two[40] = two[40]! ^ 1;
     two[41] = two[41]! ^ 1;
-    const p = parseSegment(two, { runId: 'run-x', version: SEGMENT_VERSION });
+    const p = parseSegment(two, { runId: 'run-x', headless: true });
     assert.equal(p.frames.length, 0);
     assert.equal(p.stop?.torn, false, 'damage: valid frames follow');
     assert.deepEqual(p.corrected, []);
@@ -360,7 +345,7 @@ describe('store: the segment log', function () {
     await s.append(id, h.preTools(1));
     await s.flush(); // its second commit
     const runDir = path.join(dir, 'runs', id);
-    const w = await readSegmentWitness(nodeFs, runDir);
+    const w = await readRunWitness(nodeFs, runDir, id);
     assert.ok(w?.kind === 'ok' && w.witness.commits === 2, `the witness after the header: ${JSON.stringify(w)}`);
     assert.ok(parseSegment(fs.readFileSync(segmentIn(runDir))).witnessAt! > 40_000);
     assert.equal(await late.rescan(), true, 'its log grew: seen from the witness');

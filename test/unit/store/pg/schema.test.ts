@@ -55,8 +55,12 @@ describe('shared store (postgres): schema and connection check', function () {
     );
   });
 
-  it('a commit row of a newer format makes its run unreadable here, not damaged; the other runs read as before', async () => {
-    const workspace = freshWorkspace('newer-row');
+  it('a commit row of another format (newer or older) makes its run unreadable here, not damaged; the other runs read as before', async () => {
+    for (const format of [99, 2]) await otherRowFormat(format);
+  });
+
+  async function otherRowFormat(format: number): Promise<void> {
+    const workspace = freshWorkspace('other-row');
     const url = sharedPostgres().url();
     const s = await openPgStoreReady({ connectionString: url, workspace });
     const newer = await startRun(s, machine('a', 'h'), 'written by a newer version');
@@ -64,9 +68,9 @@ describe('shared store (postgres): schema and connection check', function () {
     await newer.lease.release();
     await fine.lease.release();
     await s.close();
-    const bump = `UPDATE agent_waypoints.commits c SET format = 99 FROM agent_waypoints.runs r
+    const bump = `UPDATE agent_waypoints.commits c SET format = $3 FROM agent_waypoints.runs r
                   WHERE r.rid = c.rid AND r.workspace = $1 AND r.run_id = $2 AND c.first = 2 RETURNING c.*`;
-    const [row] = await admin((c) => c.query(bump, [workspace, newer.runId]).then((r) => r.rows));
+    const [row] = await admin((c) => c.query(bump, [workspace, newer.runId, format]).then((r) => r.rows));
     const events: string[] = [];
     const again = await openPgStoreReady({ connectionString: url, workspace, onEvent: (e) => events.push(e.kind) });
     try {
@@ -83,7 +87,7 @@ describe('shared store (postgres): schema and connection check', function () {
         .then((r) => r.rows),
     );
     assert.deepEqual(after, row, 'the row is left as it was');
-  });
+  }
 
   it('a role that may not create tables works in a schema its administrator created; the check says what to grant otherwise', async () => {
     const db = await sharedPostgres().createDatabase();

@@ -42,6 +42,12 @@ export interface TortureOptions {
    * `heal` runs once the child has exited (the database started again).
    */
   fault?: { name: string; act: () => void; heal?: () => void };
+  /**
+   * After `trials`, more trials (up to `maxTrials`) until this holds: how often a fault lands where
+   * the test needs it depends on the machine's load, not on the product.
+   */
+  until?: (r: TortureResult) => boolean;
+  maxTrials?: number;
   log?: (line: string) => void;
 }
 
@@ -342,7 +348,8 @@ export async function runTorture(o: TortureOptions): Promise<TortureResult> {
   };
   let runSeed = (o.seed ?? 1) * 1000;
   let st = newRunState(++runSeed, steps);
-  for (let t = 1; t <= o.trials; t++) {
+  const more = (t: number) => t <= o.trials || (!!o.until && !o.until(res) && t <= (o.maxTrials ?? o.trials));
+  for (let t = 1; more(t); t++) {
     // A 12-step run ACKs ≈130 writes: a kill somewhere in the next 1–100 leaves most trials killed
     // and still finishes a run every few trials.
     const kill = { afterAcks: 1 + Math.floor(rand() * 100), delayMs: Math.floor(rand() * 4) };

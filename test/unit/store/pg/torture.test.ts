@@ -57,6 +57,8 @@ describe('shared store (postgres): torture', function () {
     const cluster = sharedPostgres();
     const r = await runTorture({
       trials: 10,
+      until: (res) => res.pauses >= 4,
+      maxTrials: 40,
       seed: 11,
       backend: pgBackend(cluster.url(), freshWorkspace('outage')),
       fault: { name: 'stop', act: () => cluster.stopServer('immediate'), heal: () => cluster.start() },

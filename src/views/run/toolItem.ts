@@ -17,6 +17,8 @@ import { parseToolArgs, toolTitle } from '../shared/toolCalls';
 import type { ToolItem } from './items';
 
 export const OUTPUT_PREVIEW_CHARS = 4000;
+/** Arguments that could not be parsed are shown as the model sent them, cut to this many characters. */
+export const RAW_ARGUMENTS_PREVIEW_CHARS = 4000;
 const DIFF_MAX_LINES = 400;
 
 /** What the run view knows of one run's calls; made once per read of the run, shared by its cards. */
@@ -70,9 +72,7 @@ export function toolItem(ctx: ToolContext, step: number, call: ToolCall): ToolIt
   const effect = ctx.effects.get(call.id);
   const exec = ctx.execs.get(call.id);
   const args = parseToolArgs(
-    approval?.decision?.kind === 'approve_edited'
-      ? JSON.stringify(approval.decision.arguments)
-      : call.function.arguments,
+    approval?.decision?.kind === 'approve_edited' ? storedJson(approval.decision.arguments) : call.function.arguments,
   );
   const output = ctx.results.get(call.id) ?? effect?.result?.output ?? null;
   const status = toolStatus(ctx, call.id, output, { approval, effect, exec });
@@ -89,7 +89,7 @@ export function toolItem(ctx: ToolContext, step: number, call: ToolCall): ToolIt
       name: k,
       value: typeof v === 'string' ? v : JSON.stringify(v, null, 2),
     })),
-    argumentsJson: args ? JSON.stringify(args, null, 2) : call.function.arguments,
+    argumentsJson: args ? JSON.stringify(args, null, 2) : rawPreview(call.function.arguments),
     status,
     output: output === null ? null : output.slice(0, OUTPUT_PREVIEW_CHARS),
     outputChars: output?.length ?? 0,
@@ -103,6 +103,21 @@ export function toolItem(ctx: ToolContext, step: number, call: ToolCall): ToolIt
     rich: Boolean(effect?.result?.raw_blob),
     progress: status === 'running' ? (ctx.live.progress?.get(call.id) ?? null) : null,
   };
+}
+
+/** A record's value as JSON; a value too deep to write (a forged record) reads as none. */
+function storedJson(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function rawPreview(raw: string): string {
+  if (raw.length <= RAW_ARGUMENTS_PREVIEW_CHARS) return raw;
+  const more = (raw.length - RAW_ARGUMENTS_PREVIEW_CHARS).toLocaleString('en-US');
+  return `${raw.slice(0, RAW_ARGUMENTS_PREVIEW_CHARS)}… (${more} more characters)`;
 }
 
 /** The call waits for the user's decision (its card is open and tall). */

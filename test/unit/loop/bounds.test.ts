@@ -57,9 +57,9 @@ describe('hostile model output is bounded: the host neither stalls nor fills up,
   let server: ModelServerProcess | undefined;
 
   before(async () => {
-    // Loading o200k's ranks (once per process, ≈ 0.5 s) and the runner's modules is not the input's
-    // cost: done before anything is measured.
-    // So is a first pass through the paths the tests take (a tool error, an approval, a pause).
+    // Not the input's cost, so done before anything is measured: loading o200k's ranks (once per
+    // process) and the runner's modules, and a first pass through the paths the tests take (a tool
+    // error, an approval, a pause).
     await countText('warm up the tokenizer');
     const warm = await startModelServerProcess(
       scenario([

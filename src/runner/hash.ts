@@ -2,6 +2,7 @@
 // tool name plus its arguments in canonical form, so the same call re-sent by the model after a
 // resume hashes the same no matter how the model ordered the keys or spaced the JSON.
 import { sha256 } from '../common/hash';
+import { argumentsProblem } from '../common/jsonBounds';
 import { canonicalJson } from '../store/api/canonical';
 
 export { canonicalJson };
@@ -15,11 +16,13 @@ export function inputHash(toolName: string, args: unknown): string {
 
 /**
  * input_hash straight from the model's raw `arguments` string. Valid JSON is canonicalised first;
- * text that is not JSON (a model's broken output) is hashed as-is so it still has a stable identity.
+ * text that is not JSON (a model's broken output) is hashed as-is so it still has a stable identity,
+ * and so is text too long or too deep to be parsed at all (jsonBounds.ts).
  * An empty string means "no arguments" ({}), as several servers send it for argument-less calls.
  */
 export function inputHashFromRaw(toolName: string, rawArguments: string): string {
   if (rawArguments.trim() === '') return inputHash(toolName, {});
+  if (argumentsProblem(rawArguments)) return sha256(toolName + '\n' + rawArguments);
   try {
     return inputHash(toolName, JSON.parse(rawArguments));
   } catch {

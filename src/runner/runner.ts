@@ -1,6 +1,7 @@
 // AgentRunner: start, resume, decide approvals, cancel. Owns one RunExecution per active run and
 // holds the run's lease (one window per run) only while it executes. vscode-free.
 import { errorMessage } from '../common/errors';
+import { argumentsProblem } from '../common/jsonBounds';
 import {
   isTerminalState,
   LlmResponse,
@@ -361,6 +362,8 @@ export class AgentRunner {
       if (d.kind !== 'approve_edited') return { d, args: undefined, hash: null };
       const tool = this.deps.tools.get(approval.tool_name);
       if (!tool) throw new InvalidEditedArgumentsError(`Unknown tool ${approval.tool_name}.`);
+      const problem = argumentsProblem(d.argumentsJson);
+      if (problem) throw new InvalidEditedArgumentsError(`The edited arguments are refused: ${problem}`);
       let json: unknown;
       try {
         json = JSON.parse(d.argumentsJson);

@@ -60,16 +60,16 @@ export function transcriptLines(messages: readonly ChatMessage[]): string[] {
 }
 
 /** Transcript lines grouped so each group stays within `tokens` (a single longer line is cut). */
-export function chunkLines(lines: readonly string[], tokens: number): string[] {
+export async function chunkLines(lines: readonly string[], tokens: number): Promise<string[]> {
   const chunks: string[] = [];
   let cur: string[] = [];
   let size = 0;
   for (const line of lines) {
-    let n = countText(line);
+    let n = await countText(line);
     let text = line;
     if (n > tokens) {
       text = line.slice(0, tokens * 3);
-      n = countText(text);
+      n = await countText(text);
     }
     if (size + n > tokens && cur.length > 0) {
       chunks.push(cur.join('\n\n'));
@@ -89,7 +89,7 @@ export async function summarize(o: SummarizeOptions): Promise<SummaryResult> {
   let cost: number | null = 0;
   let calls = 0;
   const words = Math.max(100, Math.floor(o.summaryTokens * 0.7));
-  for (const chunk of chunkLines(transcriptLines(o.messages), o.chunkTokens)) {
+  for (const chunk of await chunkLines(transcriptLines(o.messages), o.chunkTokens)) {
     const content = [
       `${CONDENSE_REQUEST_MARKER}: write a summary of at most ${words} words.`,
       summary ? `The summary so far:\n\n${summary}\n\nThe conversation since then:` : 'The conversation:',

@@ -16,6 +16,12 @@ export interface Assembled {
   warnings: string[];
 }
 
+/**
+ * The text, reasoning and tool-call arguments of one streamed answer, in characters: as much as the
+ * fetch reads of one response body (guardedFetch.ts), and many times the longest answer a model writes.
+ */
+export const MAX_ANSWER_CHARS = 8 * 1024 * 1024;
+
 /** Maps the finish reasons servers use onto OpenAI's set; tool calls present always means `tool_calls`. */
 export function normalizeFinishReason(raw: string | null | undefined, hasToolCalls: boolean): string | null {
   const r = raw == null ? null : String(raw).toLowerCase();
@@ -80,6 +86,7 @@ export class StreamAssembler {
   private usage: Usage | null = null;
   private readonly calls = new Map<number, PartialCall>();
   private readonly unknownParts = new Set<string>();
+  private size = 0;
 
   push(chunk: ChatCompletionChunk): ChunkDeltas {
     if (!chunk || typeof chunk !== 'object')
@@ -110,7 +117,18 @@ export class StreamAssembler {
     }
     if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((tc, i) => this.pushToolDelta(tc, i));
     if (choice.finish_reason) this.finish = choice.finish_reason;
+    this.grow(deltas.text.length + deltas.reasoning.length);
     return deltas;
+  }
+
+  /** Counts what the answer holds; past MAX_ANSWER_CHARS the stream is given up, not kept growing. */
+  private grow(chars: number): void {
+    this.size += chars;
+    if (this.size <= MAX_ANSWER_CHARS) return;
+    throw new ProviderError(
+      'bad_response',
+      `The model's answer passed ${MAX_ANSWER_CHARS.toLocaleString('en-US')} characters of text and tool-call arguments; the rest was not read and nothing of it was used. Resume to ask again.`,
+    );
   }
 
   private pushToolDelta(tc: ChatCompletionChunk.Choice.Delta.ToolCall, position: number): void {
@@ -124,7 +142,10 @@ export class StreamAssembler {
     if (tc.id) call.id = tc.id;
     // The name comes whole in the first delta; later deltas carry only argument fragments.
     if (tc.function?.name && !call.name) call.name = tc.function.name;
-    if (typeof tc.function?.arguments === 'string') call.args += tc.function.arguments;
+    if (typeof tc.function?.arguments === 'string') {
+      call.args += tc.function.arguments;
+      this.grow(tc.function.arguments.length);
+    }
     this.calls.set(index, call);
   }
 

@@ -2,9 +2,12 @@
 // OpenAI, Azure, Ollama, LM Studio, vLLM and llama.cpp differ only in configuration (README.md).
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParams, ChatCompletionChunk } from 'openai/resources/chat/completions';
+import { Breather } from '../../common/breather';
 import type { ChatMessage } from '../../store/api/schema';
 import { assembleCompletion, StreamAssembler, type Assembled } from './assemble';
 import { toProviderError, ProviderError, type ErrorContext } from './errors';
+import { guardedFetch } from './guardedFetch';
+import { originOf } from './keyOrigin';
 import { costUsd, DEFAULT_PRICES, normalizeModel, priceFor, type PriceTable } from './pricing';
 import { modelsWindow } from './window';
 import {
@@ -29,7 +32,7 @@ export function createProvider(config: ProviderConfig): ChatProvider {
     headers['api-key'] = apiKey;
     headers['Authorization'] = null; // a null default header removes the SDK's Bearer header
   }
-  const client = new OpenAI({
+  const options = {
     baseURL: config.baseURL,
     apiKey,
     maxRetries: config.maxRetries ?? 2,
@@ -37,7 +40,12 @@ export function createProvider(config: ProviderConfig): ChatProvider {
     defaultQuery: config.defaultQuery,
     defaultHeaders: headers,
     logLevel: config.logLevel ?? 'off', // failures surface as ProviderError; the SDK must not write to the host's console
-  });
+  } as const;
+  // Requests (and the key, whatever its header) go to the base URL's origin only, redirects included;
+  // the streaming client's answers are bounded as streams, the other's as one body.
+  const origin = originOf(config.baseURL) ?? config.baseURL; // not a URL: the SDK refuses it before any request
+  const client = new OpenAI({ ...options, fetch: guardedFetch({ origin, stream: false }) });
+  const streamClient = new OpenAI({ ...options, fetch: guardedFetch({ origin, stream: true }) });
   const prices: PriceTable = { ...DEFAULT_PRICES, ...config.prices };
   const normalized = normalizeModel(config.model);
   const errCtx = (abortedBy: ErrorContext['abortedBy'] = null): ErrorContext => ({
@@ -53,7 +61,7 @@ export function createProvider(config: ProviderConfig): ChatProvider {
     const call = new CallControl(req.signal, timeoutMs);
     try {
       const body = requestBody(config, req, stream);
-      const assembled = stream ? await streamed(client, body, call, req) : await single(client, body, call);
+      const assembled = stream ? await streamed(streamClient, body, call, req) : await single(client, body, call);
       return toResult(assembled);
     } catch (err) {
       throw toProviderError(err, errCtx(call.abortedBy));
@@ -148,12 +156,15 @@ async function streamed(
     { signal: call.signal },
   )) as AsyncIterable<ChatCompletionChunk>;
   const asm = new StreamAssembler();
+  // Events already received are read without a turn of the event loop in between: give it one.
+  const breather = new Breather();
   call.armStall();
   for await (const chunk of stream) {
     call.armStall();
     const d = asm.push(chunk);
     if (d.reasoning) req.onReasoning?.(d.reasoning);
     if (d.text) req.onText?.(d.text);
+    await breather.tick();
   }
   // The SDK ends an aborted stream quietly: an abort must not look like a short but complete answer.
   call.throwIfAborted();

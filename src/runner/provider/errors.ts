@@ -3,6 +3,7 @@
 import { errorMessage } from '../../common/errors';
 import { redactSecrets } from '../../common/redact';
 import OpenAI from 'openai';
+import { RefusedRedirect, ResponseTooLarge } from './guardedFetch';
 
 export type ProviderErrorKind =
   | 'rate_limited' // HTTP 429 after the SDK's retries
@@ -73,6 +74,16 @@ export function toProviderError(err: unknown, ctx: ErrorContext): ProviderError 
     return make('timeout', `The stream from ${where} stalled: no data within the timeout.`);
   // Our own errors (empty/malformed response) are already classified; an abort above takes precedence.
   if (err instanceof ProviderError) return err;
+  // The guarded fetch's refusals, thrown by it or inside the SDK's connection error around it.
+  const guard = [err, (err as { cause?: unknown } | null)?.cause].find(
+    (e) => e instanceof RefusedRedirect || e instanceof ResponseTooLarge,
+  );
+  if (guard instanceof RefusedRedirect) return make('bad_request', refusedRedirect(guard, where), guard.status);
+  if (guard instanceof ResponseTooLarge)
+    return make(
+      'bad_response',
+      `The answer from ${where} was too large: ${guard.message}. Nothing of it was used; resume to ask again.`,
+    );
   if (err instanceof OpenAI.APIUserAbortError) return make('cancelled', `Request to ${where} was cancelled.`);
   if (err instanceof OpenAI.APIConnectionTimeoutError)
     return make('timeout', `Request to ${where} timed out (after the SDK's retries).`);
@@ -105,6 +116,17 @@ export function toProviderError(err: unknown, ctx: ErrorContext): ProviderError 
     );
   }
   return make('bad_response', `Unexpected failure talking to ${where}: ${detail}`);
+}
+
+function refusedRedirect(r: RefusedRedirect, where: string): string {
+  const what =
+    r.status === null
+      ? `A request for ${r.to} was not sent`
+      : `${where} answered HTTP ${r.status} with a redirect to ${r.to}, which was not followed`;
+  return (
+    `${what}: requests, and the API key with them, go only to ${r.from}. ` +
+    `If ${r.to} is the right server, set agentWaypoints.provider.baseUrl to it.`
+  );
 }
 
 function retryAfterMs(headers: Headers | undefined): number | null {

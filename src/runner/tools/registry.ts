@@ -8,6 +8,7 @@ import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completio
 import type { SeenTool, ToolCall } from '../../store/api/schema';
 import { StoreWriteError } from '../../store/api/errors';
 import { errorMessage } from '../../common/errors';
+import { argumentsProblem } from '../../common/jsonBounds';
 import { canonicalJson, inputHashFromRaw, outputHash, sha256 } from '../hash';
 import { seenTool, toolInputHash, uniqueNames, type ToolProvider } from './external';
 import { showPath } from './paths';
@@ -125,6 +126,9 @@ export class ToolRegistry {
     const base = { tool_call_id: call.id, input_hash: inputHashFromRaw(name, raw) };
     const tool = this.get(name) ?? null;
     if (!tool) return { ...base, ok: false, tool: null, error: errorResult(this.unknownToolMessage(name)) };
+    // Too long or too deep to parse, validate, hash or show: refused before any of those.
+    const problem = argumentsProblem(raw);
+    if (problem) return { ...base, ok: false, tool, error: errorResult(`Arguments for ${name} refused: ${problem}`) };
     let parsed: unknown;
     try {
       parsed = raw.trim() === '' ? {} : JSON.parse(raw);

@@ -5,6 +5,7 @@
 import type * as vscode from 'vscode';
 import type { CheckpointStore } from '../../store/api/types';
 import { openCheckpointDocument } from '../checkpointDocument';
+import { parseToolArgs } from '../shared/toolCalls';
 import type { RunViewEditor } from './actionRequests';
 import type { ProposedDocuments } from './proposed';
 
@@ -33,11 +34,11 @@ export function runViewEditor(d: {
       if (!call || (call.function.name !== 'write_file' && call.function.name !== 'edit_file')) {
         throw new Error(`${toolCallId} is not a write_file/edit_file call of run ${runId}`);
       }
-      const args = (
+      const args =
         approval?.decision?.kind === 'approve_edited'
-          ? approval.decision.arguments
-          : JSON.parse(call.function.arguments)
-      ) as Record<string, unknown>;
+          ? (approval.decision.arguments as Record<string, unknown>)
+          : parseToolArgs(call.function.arguments);
+      if (!args) throw new Error(`${toolCallId} of run ${runId} has no arguments to show as an edit`);
       await d.proposed.showEdit({ runId, toolCallId, toolName: call.function.name, args });
     },
   };

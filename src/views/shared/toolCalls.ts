@@ -1,8 +1,13 @@
 // A tool call as both views name it: "edit_file src/slugify.js", "run_command npm test". vscode-free.
 import { isJsonObject } from '../../common/json';
+import { argumentsProblem } from '../../common/jsonBounds';
 
-/** The call's arguments as an object, or null when they are not a JSON object (the model's text is untrusted). */
+/**
+ * The call's arguments as an object, or null when they are not a JSON object (the model's text is
+ * untrusted) — or too long or too deep to parse and show (the runner refused them the same way).
+ */
 export function parseToolArgs(json: string): Record<string, unknown> | null {
+  if (argumentsProblem(json)) return null;
   try {
     return asRecord(JSON.parse(json));
   } catch {

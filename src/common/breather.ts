@@ -1,0 +1,17 @@
+// A long loop on the host's main thread gives the event loop a turn every few milliseconds, so one
+// large input never holds up timers, I/O or the views' messages: processing work that is already
+// there (a stream's buffered events, a long text) runs as microtasks, which never yield by themselves.
+
+/** Work between two turns of the event loop, ms. */
+export const TURN_MS = 8;
+
+export class Breather {
+  private since = performance.now();
+
+  /** At once while less than TURN_MS has passed since the last turn; else after one turn of the event loop. */
+  async tick(): Promise<void> {
+    if (performance.now() - this.since < TURN_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.since = performance.now();
+  }
+}

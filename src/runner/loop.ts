@@ -31,7 +31,7 @@ import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
 import { type CallPlan, closeStaleApproval, closeUnrunnable, planBatch, toolMessageContent } from './toolBatch';
 import type { PolicyVerdict } from './tools/policy';
-import type { FileChangeRecorder, FileWatch } from './files/recorder';
+import type { FileChangeRecorder, FileWatch } from './fileJournal/recorder';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
 import { loadShellGrammar } from './tools/shell/grammar';
 import type { ToolRegistry } from './tools/registry';

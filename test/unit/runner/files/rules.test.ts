@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import picomatch from 'picomatch';
-import { IgnoreRules } from '../../../../src/runner/tools/files/gitignore';
-import { Glob } from '../../../../src/runner/tools/files/glob';
-import { enabledExcludes, toIgnoreGlobs } from '../../../../src/runner/tools/files/excludes';
+import { IgnoreRules } from '../../../../src/runner/tools/finder/gitignore';
+import { Glob } from '../../../../src/runner/tools/finder/glob';
+import { enabledExcludes, toIgnoreGlobs } from '../../../../src/runner/tools/finder/excludes';
 
 describe('runner/tools ignore rules and globs', () => {
   it('gitignore lines: anchoring, folders only, negation, last match wins, comments and escapes', () => {

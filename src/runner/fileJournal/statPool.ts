@@ -13,7 +13,7 @@
 import { availableParallelism } from 'node:os';
 import { lstatSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import type { Disposable } from '../../common/lifecycle';
+import type { Disposable } from '../../common/disposable';
 import type { StatLike } from './scanTree';
 
 /** Numbers per path in the result: kind, size, mtimeMs, ctimeMs, ino, mode. */

@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { toIgnoreGlobs } from './finder/excludes';
-import { Glob } from './finder/glob';
+import { Glob } from './glob';
 import { fileLimits, type FileFinder, type Hit, type SearchQuery, type SearchResult } from './finder/types';
 import { count } from '../../common/format';
 import { fitPage, plural } from './paging';

@@ -20,7 +20,8 @@ import { LowdbContender } from './contenders/lowdb';
 import { type OpenStore, OursContender } from './contenders/ours';
 import { SqliteContender } from './contenders/sqlite';
 import type { Contender } from './contenders/types';
-import { exposeGc, fullGc, type Resumable, type TimedStep, timeStep } from './measure';
+import { exposeGc, fullGc, type Resumable, timeStep } from './measure';
+import type { TimedStep } from './sample';
 import { type StepPlan, Workload } from './workload';
 
 export type Kind = 'ours' | 'lowdb' | 'sqlite' | 'bare';

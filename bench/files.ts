@@ -1,4 +1,4 @@
-// The file journal's figures (issue 9), measured with the product's own code:
+// The file journal's figures, measured with the product's own code:
 //  - stored bytes per edit and restore-plan time on a 1000-step run of edits journaled by the
 //    FileChangeRecorder into the disk store (the loop's path: pre-image blobs, intent, write, post-image, result);
 //  - the command scan (the index refreshed before and after, plus git status when the workspace is

@@ -1,4 +1,4 @@
-// Protected and secret-like files (issue 18, finding 4). A write to a file that makes something run
+// Protected and secret-like files. A write to a file that makes something run
 // (git hooks and config, VS Code tasks and settings, package scripts …) asks even when write tools
 // run without asking; reading a file that may hold secrets asks even when reads do not, because its
 // content goes to the model's provider. The defaults follow VS Code's own agent

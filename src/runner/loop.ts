@@ -3,6 +3,7 @@
 //   step_started → pre_llm → [LLM] → post_llm(pending response) → tool batch → subagent batch → next step
 //   … → run_terminal
 // Resume enters the same machine: a pending response skips the LLM call and goes to its tool calls.
+// The loop plans a batch and checkpoints around it; each call's durability steps are in calls/.
 import type {
   Approval,
   ChatMessage,

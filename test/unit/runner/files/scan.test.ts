@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { changedPaths, repoOf } from '../../../../src/runner/files/scan';
-import { WorkspaceIndex } from '../../../../src/runner/files/scanIndex';
-import { decodeBlob, encodeBytes } from '../../../../src/runner/files/versions';
-import { toIgnoreGlobs } from '../../../../src/runner/tools/files/excludes';
+import { changedPaths, repoOf } from '../../../../src/runner/fileJournal/scan';
+import { WorkspaceIndex } from '../../../../src/runner/fileJournal/scanIndex';
+import { decodeBlob, encodeBytes } from '../../../../src/runner/fileJournal/versions';
+import { toIgnoreGlobs } from '../../../../src/runner/tools/finder/excludes';
 import { workspace } from './journalSupport';
 import { ENGINES } from './support';
 

@@ -29,6 +29,11 @@ export interface CommandLine {
   cwd: string;
   /** The file descriptor bubblewrap reads the seccomp program from. */
   seccompFd: number;
+  /**
+   * A pipe the sandbox's first process writes `started` to once bubblewrap has set everything up,
+   * and closes before the command runs: the command cannot fake it, nor a setup failure.
+   */
+  statusFd: number;
 }
 
 /** The port the in-sandbox proxy listener takes (the network namespace is the command's own). */
@@ -89,7 +94,9 @@ export function bwrapArgs(
   a.push('--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL');
   a.push('--seccomp', String(cmd.seccompFd));
   const l = profile.limits;
-  a.push('--', host.prlimit, `--nproc=${l.processes}:${l.processes}`, `--data=${l.memoryBytes}:${l.memoryBytes}`, '--');
+  const fd = cmd.statusFd;
+  a.push('--', '/bin/sh', '-c', `printf started >&${fd} && exec ${fd}>&- && exec "$@"`, 'sandbox');
+  a.push(host.prlimit, `--nproc=${l.processes}:${l.processes}`, `--data=${l.memoryBytes}:${l.memoryBytes}`, '--');
   a.push(...cmd.argv);
   return a;
 }

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { Server } from 'node:net';
 import { bwrapArgs, PROXY_PORT, sandboxEnv } from './args';
 import { encodeFilter, hostArch, unixSocketFilter } from './bpf';
@@ -67,6 +67,7 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
   const network = p.allowedDomains.length > 0;
   const extra = cmd.extraPipes ?? 0;
   const seccompFd = 3 + extra;
+  const statusFd = seccompFd + 1;
   const host = hostView(p, systemProgram('prlimit')!);
   const argv = network
     ? [
@@ -78,9 +79,9 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
         ...cmd.argv,
       ]
     : cmd.argv;
-  const args = bwrapArgs(p, layout, host, { argv, cwd: cmd.cwd, seccompFd });
+  const args = bwrapArgs(p, layout, host, { argv, cwd: cmd.cwd, seccompFd, statusFd });
   const env = sandboxEnv(process.env, p, { ...cmd.env, ...(network ? { ELECTRON_RUN_AS_NODE: '1' } : {}) });
-  const stdio: StdioOptions = [cmd.stdin, 'pipe', 'pipe', ...Array<'pipe'>(extra).fill('pipe'), 'pipe'];
+  const stdio: StdioOptions = [cmd.stdin, 'pipe', 'pipe', ...Array<'pipe'>(extra).fill('pipe'), 'pipe', 'pipe'];
   if (network) stdio.push('ipc');
   const cgroup = processGroupLimit(p.limits.processes);
   const bwrap = systemProgram('bwrap')!;
@@ -102,6 +103,7 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
   const seccomp = child.stdio[seccompFd] as Writable | null;
   seccomp?.on('error', () => undefined);
   seccomp?.end((filter ??= encodeFilter(unixSocketFilter())));
+  const started = commandStarted(child.stdio[statusFd] as Readable | null);
   const proxy = network ? new SandboxProxy(p.allowedDomains) : null;
   if (proxy) child.once('message', (_m, handle) => handle && proxy.attach(handle as Server));
   let finished: Promise<SandboxReport> | null = null;
@@ -113,9 +115,25 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
         if (child.connected) child.disconnect();
         cgroup?.dispose();
         await removePlaceholders(made);
-        return sandboxReport(stderr, ws, proxy?.refused ?? []);
+        return sandboxReport(stderr, ws, proxy?.refused ?? [], await started);
       })()),
   };
+}
+
+/**
+ * Whether the sandbox got as far as starting the command: its first process says so on the status
+ * pipe and closes it (args.ts). Whatever the command prints cannot change the answer.
+ */
+function commandStarted(status: Readable | null): Promise<boolean> {
+  if (!status) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let text = '';
+    status.on('data', (b: Buffer) => {
+      if (text.length < 64) text += b.toString('utf8');
+    });
+    status.on('close', () => resolve(text === 'started'));
+    status.on('error', () => resolve(false));
+  });
 }
 
 /**

@@ -27,7 +27,12 @@ const REASONS = [': Read-only file system', ': Device or resource busy', ': Inva
 const QUOTED = /['‘"`]([^'’"`\n]+)['’"`]/;
 
 /** The report for one command, from its error output and what the proxy refused. */
-export function sandboxReport(stderr: string, workspaceRoot: string, domains: readonly RefusedDomain[]): SandboxReport {
+export function sandboxReport(
+  stderr: string,
+  workspaceRoot: string,
+  domains: readonly RefusedDomain[],
+  started: boolean,
+): SandboxReport {
   const setup = /^bwrap: (.*)$/m.exec(stderr.slice(0, 4096));
   return {
     writes: refusedWrites(stderr, workspaceRoot),
@@ -36,7 +41,9 @@ export function sandboxReport(stderr: string, workspaceRoot: string, domains: re
     processLimit: /(fork|spawn|clone)[^\n]*(Resource temporarily unavailable|EAGAIN)|(can't|cannot|Cannot) fork/.test(
       stderr,
     ),
-    setupError: setup && stderr.startsWith('bwrap: ') ? setup[1]!.trim() : null,
+    setupError: started
+      ? null
+      : (setup?.[1]?.trim() ?? (stderr.trim().slice(0, 500) || 'bubblewrap did not start the command')),
   };
 }
 

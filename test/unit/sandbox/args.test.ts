@@ -39,7 +39,7 @@ const profile = (over: Partial<SandboxProfile> = {}): SandboxProfile => ({
   workspaceRoot: WS,
   ...over,
 });
-const cmd = { argv: ['/bin/sh', '-c', 'npm test'], cwd: `${WS}/pkg`, seccompFd: 4 };
+const cmd = { argv: ['/bin/sh', '-c', 'npm test'], cwd: `${WS}/pkg`, seccompFd: 4, statusFd: 5 };
 
 /** The index of the mount `op src dst`, or -1. */
 function mountAt(a: string[], op: string, src: string, dst = src): number {
@@ -146,6 +146,10 @@ describe('sandbox arguments (args.ts)', () => {
     assert.deepEqual(opts.slice(opts.indexOf('--chdir'), opts.indexOf('--chdir') + 2), ['--chdir', `${WS}/pkg`]);
     const l = COMMAND_POLICY.limits;
     assert.deepEqual(a.slice(sep + 1), [
+      '/bin/sh',
+      '-c',
+      'printf started >&5 && exec 5>&- && exec "$@"',
+      'sandbox',
       '/usr/bin/prlimit',
       `--nproc=${l.processes}:${l.processes}`,
       `--data=${l.memoryBytes}:${l.memoryBytes}`,

@@ -31,9 +31,10 @@ export interface CommandLine {
   seccompFd: number;
   /**
    * A pipe the sandbox's first process writes `started` to once bubblewrap has set everything up,
-   * and closes before the command runs: the command cannot fake it, nor a setup failure.
+   * and closes before the command runs: the command cannot fake it, nor a setup failure. Absent:
+   * nobody listens (a long-lived server whose failure shows as its exit).
    */
-  statusFd: number;
+  statusFd?: number;
 }
 
 /** The port the in-sandbox proxy listener takes (the network namespace is the command's own). */
@@ -95,7 +96,8 @@ export function bwrapArgs(
   a.push('--seccomp', String(cmd.seccompFd));
   const l = profile.limits;
   const fd = cmd.statusFd;
-  a.push('--', '/bin/sh', '-c', `printf started >&${fd} && exec ${fd}>&- && exec "$@"`, 'sandbox');
+  a.push('--');
+  if (fd !== undefined) a.push('/bin/sh', '-c', `printf started >&${fd} && exec ${fd}>&- && exec "$@"`, 'sandbox');
   a.push(host.prlimit, `--nproc=${l.processes}:${l.processes}`, `--data=${l.memoryBytes}:${l.memoryBytes}`, '--');
   a.push(...cmd.argv);
   return a;
@@ -127,8 +129,8 @@ export const SECRET_NAME = /key|token|secret|passw|credential|auth|session|cooki
 /**
  * The environment bubblewrap starts with — and so everything in the sandbox, its init included
  * (/proc/1/environ): the base names every program needs, toolchain folders, the names the
- * policy passes, caches in the private /tmp (the home is read-only), the proxy when there is
- * network, and the caller's own variables. Never an API key the host happens to have.
+ * policy passes, the caller's own variables, then caches in the private /tmp (the home is
+ * read-only) and the proxy when there is network. Never an API key the host happens to have.
  */
 export function sandboxEnv(
   host: NodeJS.ProcessEnv,
@@ -140,10 +142,11 @@ export function sandboxEnv(
     const v = host[name];
     if (v !== undefined && !SECRET_NAME.test(name)) env[name] = v;
   }
-  Object.assign(env, { TMPDIR: '/tmp', XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm' });
+  // The sandbox's own places come last: the caller's variables cannot point them at the host's.
+  const own: Record<string, string> = { TMPDIR: '/tmp', XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm' };
   if (profile.allowedDomains.length > 0)
-    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) env[name] = PROXY_URL;
-  return { ...env, ...extra };
+    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) own[name] = PROXY_URL;
+  return { ...env, ...extra, ...own };
 }
 
 export type { Entry };

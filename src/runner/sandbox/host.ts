@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { HostView } from './args';
 import { secretCandidates } from './args';
+import { encodeFilter, unixSocketFilter } from './bpf';
 import type { EntryKind } from './layout';
 import type { SandboxProfile } from './profile';
 
@@ -26,16 +27,21 @@ export function systemProgram(name: string): string | null {
   return null;
 }
 
-let empties: { dir: string; file: string } | null = null;
+let files: { dir: string; file: string; seccomp: string } | null = null;
 
-/** A private folder (made once per process) with an empty read-only folder and file in it. */
-function emptySources(): { dir: string; file: string } {
-  if (empties && fs.existsSync(empties.file)) return empties;
+/**
+ * A private folder (made once per process) with an empty read-only folder and file in it, to hide
+ * things with, and the seccomp program for launches that can only hand bubblewrap a file.
+ */
+function privateFiles(): { dir: string; file: string; seccomp: string } {
+  if (files && fs.existsSync(files.seccomp)) return files;
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-sandbox-'));
   const dir = path.join(base, 'empty-dir');
   const file = path.join(base, 'empty-file');
+  const seccomp = path.join(base, 'seccomp.bpf');
   fs.mkdirSync(dir, { mode: 0o555 });
   fs.writeFileSync(file, '', { mode: 0o444 });
+  fs.writeFileSync(seccomp, encodeFilter(unixSocketFilter()), { mode: 0o444 });
   fs.chmodSync(base, 0o555);
   process.once('exit', () => {
     try {
@@ -45,8 +51,13 @@ function emptySources(): { dir: string; file: string } {
       // leaves an empty folder in the temp folder
     }
   });
-  empties = { dir, file };
-  return empties;
+  files = { dir, file, seccomp };
+  return files;
+}
+
+/** The seccomp program (bpf.ts) as a read-only file. */
+export function seccompFile(): string {
+  return privateFiles().seccomp;
 }
 
 function kindOf(p: string): EntryKind | null {
@@ -76,7 +87,8 @@ export function hostView(profile: SandboxProfile, prlimit: string, env: NodeJS.P
     const k = kindOf(p);
     if (k) kinds.set(p, k);
   }
-  return { ...base, kinds, empty: emptySources(), prlimit };
+  const { dir, file } = privateFiles();
+  return { ...base, kinds, empty: { dir, file }, prlimit };
 }
 
 /** A pids cgroup (v1) holding the command, when this process may make one. */

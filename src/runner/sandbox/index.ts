@@ -2,10 +2,12 @@
 // for allowed domains). Elsewhere there is none: `unavailable()` says so and callers ask instead.
 export { checkSandbox, describeCheck, type SandboxCheck } from './check';
 export {
+  sandboxedCommandLine,
   SandboxUnavailableError,
   spawnSandboxed,
   unavailable,
   type SandboxCommand,
+  type SandboxedCommandLine,
   type SandboxedProcess,
 } from './launch';
 export { SandboxLayoutError } from './layout';

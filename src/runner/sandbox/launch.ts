@@ -11,9 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Server } from 'node:net';
-import { bwrapArgs, PROXY_PORT, sandboxEnv } from './args';
+import { bwrapArgs, PROXY_PORT, sandboxEnv, type HostView } from './args';
 import { encodeFilter, hostArch, unixSocketFilter } from './bpf';
-import { hostView, processGroupLimit, systemProgram } from './host';
+import { hostView, processGroupLimit, seccompFile, systemProgram } from './host';
 import { workspaceLayout, type WorkspaceLayout } from './layout';
 import type { SandboxProfile } from './profile';
 import { SandboxProxy } from './proxy';
@@ -53,7 +53,15 @@ export function unavailable(): string | null {
   return null;
 }
 
-export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxCommand): Promise<SandboxedProcess> {
+/** What every launch needs first: the real workspace, its layout, its placeholders made, the host's view. */
+interface Prepared {
+  p: SandboxProfile;
+  layout: WorkspaceLayout;
+  made: string[];
+  host: HostView;
+}
+
+async function prepare(profile: SandboxProfile): Promise<Prepared> {
   const why = unavailable();
   if (why) throw new SandboxUnavailableError(why);
   const ws = await fs.realpath(profile.workspaceRoot);
@@ -64,11 +72,16 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
   const writable = p.workspace === 'write';
   const layout = await workspaceLayout(ws, { readOnly: p.readOnly, secrets: p.fileRules, writable });
   const made = await makePlaceholders(ws, layout);
+  return { p, layout, made, host: hostView(p, systemProgram('prlimit')!) };
+}
+
+export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxCommand): Promise<SandboxedProcess> {
+  const { p, layout, made, host } = await prepare(profile);
+  const ws = p.workspaceRoot;
   const network = p.allowedDomains.length > 0;
   const extra = cmd.extraPipes ?? 0;
   const seccompFd = 3 + extra;
   const statusFd = seccompFd + 1;
-  const host = hostView(p, systemProgram('prlimit')!);
   const argv = network
     ? [
         process.execPath,
@@ -117,6 +130,41 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
         await removePlaceholders(made);
         return sandboxReport(stderr, ws, proxy?.refused ?? [], await started);
       })()),
+  };
+}
+
+/** A sandboxed program as a plain command line, for a spawner that takes only that (the MCP SDK's). */
+export interface SandboxedCommandLine {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Once the program is gone: removes what was set up for it. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * The same sandbox as a command line: a shell joins the pids cgroup when there is one, opens the
+ * seccomp program from its file on fd 3 and becomes bubblewrap. No network: the proxy's listener
+ * reaches the host over an IPC channel only spawnSandboxed opens.
+ */
+export async function sandboxedCommandLine(
+  profile: SandboxProfile,
+  cmd: Pick<SandboxCommand, 'argv' | 'cwd' | 'env'>,
+): Promise<SandboxedCommandLine> {
+  if (profile.allowedDomains.length > 0)
+    throw new SandboxUnavailableError('a sandboxed server gets no network yet: leave its allowed domains empty');
+  const { p, layout, made, host } = await prepare(profile);
+  const args = bwrapArgs(p, layout, host, { argv: cmd.argv, cwd: cmd.cwd, seccompFd: 3 });
+  const cgroup = processGroupLimit(p.limits.processes);
+  const script = '[ -z "$1" ] || echo $$ > "$1" || exit 125; exec 3< "$2" || exit 125; shift 2; exec "$@"';
+  return {
+    command: '/bin/sh',
+    args: ['-c', script, 'sandbox', cgroup?.procs ?? '', seccompFile(), systemProgram('bwrap')!, ...args],
+    env: sandboxEnv(process.env, p, cmd.env),
+    dispose: async () => {
+      cgroup?.dispose();
+      await removePlaceholders(made);
+    },
   };
 }
 

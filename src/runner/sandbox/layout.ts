@@ -121,6 +121,8 @@ export async function workspaceLayout(
     const guarded = READ_ONLY_DEFAULTS.filter((g) => g.guardMissing).flatMap((g) => g.patterns);
     for (const rel of fixedRootPaths(guarded)) await guardMissing(root, rel, layout);
   }
+  // `.claude/settings.json` and `.claude/settings.local.json` both need `.claude`: one placeholder.
+  layout.placeholders = [...new Set(layout.placeholders)];
   layout.pinned = dedupe(layout.pinned);
   layout.frozen = [...new Set(layout.frozen)];
   return layout;

@@ -45,6 +45,11 @@ describe('sandbox workspace layout (layout.ts)', () => {
     assert.ok(l.placeholders.includes('.vscode'));
     assert.ok(l.placeholders.includes('.claude'));
     assert.ok(!l.placeholders.includes('.git'), 'it exists: bound read-only instead');
+    assert.equal(
+      l.placeholders.filter((p) => p === '.claude').length,
+      1,
+      'one placeholder for two missing files in it',
+    );
   });
 
   it('read-only workspaces need neither pins nor placeholders', async () => {

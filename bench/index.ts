@@ -19,6 +19,7 @@ import { contenderFigures, distanceToLimit, pointsFor, primitiveFigures, withEar
 import { Workload } from './workload';
 import { measureWorkspaceTools, toolsReport } from './workspaceTools';
 import { measureShared, sharedReport } from './shared';
+import { measureSandbox, sandboxBenchReport } from './sandbox';
 
 interface Options {
   quick: boolean;
@@ -134,6 +135,13 @@ async function main(): Promise<void> {
     // The run view's rows alone (they build their own 1000-step run).
     const runView = await measureRunView({ steps: 1000, streamSeconds: opts.quick ? 3 : 10, dir: root, log });
     process.stdout.write(runViewTable(runView) + '\n');
+    if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
+    return;
+  }
+  const sandboxFigures = () => measureSandbox({ dir: root, rounds: opts.quick ? 10 : 50, log });
+  if (process.argv.includes('--sandbox-only')) {
+    // The command sandbox's rows alone (a small workspace of their own).
+    process.stdout.write(sandboxBenchReport(await sandboxFigures()) + '\n');
     if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
     return;
   }
@@ -357,13 +365,16 @@ async function main(): Promise<void> {
       });
       log('  context management …');
       const context = await contextFigures();
+      log('  command sandbox …');
+      const sandbox = await sandboxFigures();
       sections.push(
         toolsReport(workspaceTools!, toolsSize.repeats),
         runViewTable(runView),
         fileJournalReport(files!),
+        sandboxBenchReport(sandbox),
         contextTable(context),
       );
-      Object.assign(results, { runView, context });
+      Object.assign(results, { runView, context, sandbox });
     }
     const report = sections.join('\n\n');
     fs.mkdirSync(RESULTS_DIR, { recursive: true });

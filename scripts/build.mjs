@@ -91,7 +91,7 @@ function copyCodicons() {
   for (const f of ['codicon.css', 'codicon.ttf']) fs.copyFileSync(path.join(from, f), path.join(to, f));
 }
 
-/** Files the extension bundle loads beside itself at run time (shell/grammar.ts, shell/launch.ts). */
+/** Files the extension bundle loads beside itself at run time (shell/grammar.ts, shell/launch.ts, sandbox/launch.ts). */
 function copyShellAssets() {
   const to = path.join(root, 'dist');
   fs.mkdirSync(to, { recursive: true });
@@ -99,6 +99,7 @@ function copyShellAssets() {
   for (const f of ['tree-sitter.wasm', 'tree-sitter-bash.wasm']) fs.copyFileSync(path.join(wasm, f), path.join(to, f));
   for (const f of ['argvRunner.cjs', 'programs.cjs', 'gitHardening.cjs'])
     fs.copyFileSync(path.join(root, 'src/runner/tools/shell', f), path.join(to, f));
+  fs.copyFileSync(path.join(root, 'src/runner/sandbox/netHelper.cjs'), path.join(to, 'netHelper.cjs'));
 }
 
 const active = builds.filter((b) => Array.isArray(b.entryPoints) && b.entryPoints.length > 0);

@@ -19,6 +19,9 @@ export const APT_PACKAGES = [
   'chromium',
   // The shared run store's tests and benchmark run a throwaway PostgreSQL cluster (test/support/postgres.ts).
   'postgresql',
+  // The command sandbox (src/runner/sandbox): bubblewrap, and prlimit from util-linux.
+  'bubblewrap',
+  'util-linux',
 ];
 
 export const toolsDir = process.env.AGENT_WAYPOINTS_TOOLS || path.join(os.homedir(), '.cache', 'agent-waypoints');

@@ -22,6 +22,7 @@ import { CallDeadline, deadlineMessage, serverErrorMessage } from './deadline';
 import { DEFAULT_LIMITS, HOST_ERROR, type IntakeLimits, LARGE_RESULT, type LargeResult, MessageIntake } from './intake';
 import { type Launch, type LaunchContext, resolveLaunch } from './launch';
 import { boundedFetch, BoundedStdioTransport } from './transports';
+import { sandboxedCommandLine, type SandboxProfile } from '../sandbox';
 
 export type ServerState =
   | { kind: 'stopped'; reason: string | null }
@@ -45,6 +46,11 @@ export interface ConnectionOptions {
   log(level: 'info' | 'warn', message: string): void;
   /** What the host reads from a server (intake.ts); tests lower them. */
   limits?: IntakeLimits;
+  /**
+   * The OS sandbox a stdio server runs in (runner/sandbox; MCP_SERVER_POLICY keeps the workspace
+   * read-only), or undefined to start it as configured. A server whose sandbox cannot start fails.
+   */
+  sandbox?(def: ServerDef): SandboxProfile | undefined;
 }
 
 /** A call's answer: the result, or a large one kept as bytes (intake.ts) for the tool to store. */
@@ -61,6 +67,8 @@ export class McpConnection {
   private starting: Promise<void> | null = null;
   private list: McpTool[] = [];
   private stderr = '';
+  /** Removes what the running server's sandbox set up, once it is gone. */
+  private releaseSandbox: (() => Promise<void>) | null = null;
   /** Bumped on every start and stop, so a late event of an old session changes nothing. */
   private generation = 0;
 
@@ -105,6 +113,7 @@ export class McpConnection {
     this.list = [];
     if (this.current.kind !== 'failed') this.setState({ kind: 'stopped', reason });
     await client?.close().catch(() => undefined);
+    await this.release();
   }
 
   async callTool(name: string, args: Record<string, unknown>, o: CallOptions): Promise<CallAnswer> {
@@ -146,7 +155,7 @@ export class McpConnection {
     this.stderr = '';
     let launch: Launch;
     try {
-      launch = await resolveLaunch(this.def, this.opts.launch);
+      launch = await this.sandboxed(await resolveLaunch(this.def, this.opts.launch));
     } catch (err) {
       return this.fail(gen, errorMessage(err));
     }
@@ -169,8 +178,30 @@ export class McpConnection {
       this.opts.log('info', `MCP server "${this.def.name}" ready: ${tools.length} tools`);
     } catch (err) {
       await client.close().catch(() => undefined);
+      await this.release();
       this.fail(gen, `${errorMessage(err)}${this.stderrTail()}`);
     }
+  }
+
+  /** The launch inside the sandbox, when the host gives this server one. */
+  private async sandboxed(launch: Launch): Promise<Launch> {
+    const profile = launch.transport === 'stdio' ? this.opts.sandbox?.(this.def) : undefined;
+    if (!profile || launch.transport !== 'stdio') return launch;
+    void this.release();
+    const argv = [launch.command, ...launch.args];
+    const line = await sandboxedCommandLine(profile, {
+      argv,
+      cwd: launch.cwd ?? profile.workspaceRoot,
+      env: launch.env,
+    });
+    this.releaseSandbox = line.dispose;
+    return { ...launch, command: line.command, args: line.args, env: line.env };
+  }
+
+  private release(): Promise<void> {
+    const r = this.releaseSandbox;
+    this.releaseSandbox = null;
+    return r ? r() : Promise.resolve();
   }
 
   private transportFor(launch: Launch, intake: MessageIntake): Transport {
@@ -228,6 +259,7 @@ export class McpConnection {
       failure ?? (this.def.transport === 'stdio' ? 'the server process exited' : 'the server closed the connection');
     const reason = `${what}${this.stderrTail()}`;
     this.opts.log('warn', `MCP server "${this.def.name}": ${reason}`);
+    void this.release();
     this.generation++;
     this.client = null;
     this.transport = null;

@@ -1,15 +1,18 @@
 // run_command: a command line in the workspace. The command runs in its own process group so a
 // timeout or a cancel kills everything it started (npm → node → …), not just its first process.
 // Which process leads the group (the shell, or the argv runner for a line the policy let through
-// as plain words) is shell/launch.ts's choice; everything else is the same for both.
+// as plain words) is shell/launch.ts's choice; everything else is the same for both. With
+// `ctx.sandbox` the same launch runs inside the OS sandbox (runner/sandbox), and what the sandbox
+// refused comes back with the output, for the model and as data for the caller's card.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { foreignRepository } from './commandCwd';
 import { EFFECT_ENV } from './leftovers';
+import { sandboxSummary, type SandboxReport } from '../sandbox';
 import { capOutput, sliceBytes } from './output';
 import { confinePath } from './paths';
-import { chooseLaunch, startLaunch, type Launch } from './shell/launch';
+import { chooseLaunch, startLaunch, startSandboxedLaunch, type Launch } from './shell/launch';
 import { defineTool, ToolFailure, type ToolContext } from './types';
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
@@ -57,6 +60,7 @@ interface Execution {
   stderr: Capture;
   stoppedBy: 'timeout' | 'cancel' | null;
   spawnError: Error | null;
+  sandbox: SandboxReport | null;
 }
 
 class Capture {
@@ -75,26 +79,36 @@ class Capture {
   }
 }
 
-function execute(launch: Launch, cwd: string, timeoutMs: number, ctx: ToolContext): Promise<Execution> {
+async function execute(launch: Launch, cwd: string, timeoutMs: number, ctx: ToolContext): Promise<Execution> {
+  const r: Execution = {
+    code: null,
+    signal: null,
+    stdout: new Capture(),
+    stderr: new Capture(),
+    stoppedBy: null,
+    spawnError: null,
+    sandbox: null,
+  };
+  // The marker lets a resumed run find this command (and what it started) if the window dies first.
+  const marker = { [EFFECT_ENV]: ctx.idempotencyKey };
+  const opts = { cwd, workspaceRoot: ctx.workspaceRoot };
+  try {
+    if (!ctx.sandbox)
+      return await watch(startLaunch(launch, { ...opts, env: { ...process.env, ...marker } }), r, timeoutMs, ctx);
+    // The sandbox starts from its own minimal environment: only the marker is added to it.
+    const profile = { ...ctx.sandbox, workspaceRoot: ctx.workspaceRoot };
+    const s = await startSandboxedLaunch(launch, { ...opts, env: marker }, profile);
+    await watch(s.child, r, timeoutMs, ctx);
+    r.sandbox = await s.finish(r.stderr.text());
+  } catch (err) {
+    r.spawnError = err as Error;
+  }
+  return r;
+}
+
+/** Collects the command's output until it ends, is stopped by the timeout or the cancel. */
+function watch(child: ChildProcess, r: Execution, timeoutMs: number, ctx: ToolContext): Promise<Execution> {
   return new Promise((resolve) => {
-    const r: Execution = {
-      code: null,
-      signal: null,
-      stdout: new Capture(),
-      stderr: new Capture(),
-      stoppedBy: null,
-      spawnError: null,
-    };
-    // The marker lets a resumed run find this command (and what it started) if the window dies first.
-    const env = { ...process.env, [EFFECT_ENV]: ctx.idempotencyKey };
-    let child: ChildProcess;
-    try {
-      child = startLaunch(launch, { cwd, env, workspaceRoot: ctx.workspaceRoot });
-    } catch (err) {
-      r.spawnError = err as Error;
-      resolve(r);
-      return;
-    }
     if (child.pid !== undefined) ctx.onSpawn?.(child.pid);
     child.stdout?.on('data', (b: Buffer) => r.stdout.add(b));
     child.stderr?.on('data', (b: Buffer) => r.stderr.add(b));
@@ -123,6 +137,7 @@ function execute(launch: Launch, cwd: string, timeoutMs: number, ctx: ToolContex
     const timer = setTimeout(() => stop('timeout'), timeoutMs);
     const onAbort = (): void => stop('cancel');
     ctx.signal.addEventListener('abort', onAbort, { once: true });
+    if (ctx.signal.aborted) onAbort(); // while the sandbox was being set up
     child.on('error', (e) => {
       r.spawnError = e;
       done();
@@ -161,7 +176,11 @@ function killTree(child: ChildProcess): void {
 }
 
 async function format(r: Execution, timeoutMs: number, ctx: ToolContext) {
+  if (r.spawnError && ctx.sandbox)
+    throw new ToolFailure(`Not run: the sandbox could not start the command (${r.spawnError.message}).`);
   if (r.spawnError) throw new ToolFailure(`Could not start the command: ${r.spawnError.message}`);
+  if (r.sandbox?.setupError)
+    throw new ToolFailure(`Not run: the sandbox could not start the command (${r.sandbox.setupError}).`);
   const status =
     r.stoppedBy === 'timeout'
       ? `timed out after ${timeoutMs} ms; the process group was killed`
@@ -170,14 +189,18 @@ async function format(r: Execution, timeoutMs: number, ctx: ToolContext) {
         : r.code !== null
           ? `exit code: ${r.code}`
           : `killed by signal ${r.signal}`;
+  const blocked = r.sandbox ? sandboxSummary(r.sandbox) : null;
+  // The sandbox's refusals stay on the status line's side of any cut: they are what the model acts on.
+  const head = blocked ? `${status}\nsandbox ${blocked}` : status;
   const stdout = r.stdout.text();
   const stderr = r.stderr.text();
-  const full = `${status}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`;
+  const full = `${head}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`;
   const capped = await capOutput(full, ctx, 'head_tail');
   // Keep the status line visible whatever the cap cut.
   const output =
-    capped.truncated && !capped.text.startsWith(status)
-      ? `${status}\n${sliceBytes(capped.text, ctx.outputCap)}`
+    capped.truncated && !capped.text.startsWith(head)
+      ? `${head}\n${sliceBytes(capped.text, ctx.outputCap)}`
       : capped.text;
-  return { output, is_error: r.stoppedBy !== null || r.code !== 0, blob: capped.blob };
+  const out = { output, is_error: r.stoppedBy !== null || r.code !== 0, blob: capped.blob };
+  return r.sandbox ? { ...out, sandbox: r.sandbox } : out;
 }

@@ -2,6 +2,7 @@
 // Node's fs and child_process only, always via paths.ts.
 import type { z } from 'zod';
 import type { ToolCategory } from '../../store/api/schema';
+import type { SandboxProfile, SandboxReport } from '../sandbox';
 
 export interface DelegateResult {
   /** The child run's final answer. */
@@ -51,6 +52,12 @@ export interface ToolContext {
    * that now resolves to another file (paths.ts confinePath). Absent: not held (a tool run directly).
    */
   judged?: JudgedPaths;
+  /**
+   * Run commands in this OS sandbox (runner/sandbox), applied to `workspaceRoot` above. Absent:
+   * unsandboxed, as approved. Where the sandbox cannot start, the command does not run: nothing
+   * falls back to running without it.
+   */
+  sandbox?: SandboxProfile;
   /** Runs a subagent on `task`; supplied by the loop. */
   delegate?: (task: string, signal: AbortSignal) => Promise<DelegateResult>;
 }
@@ -63,6 +70,8 @@ export interface ToolOutput {
   blob: string | null;
   /** Blob holding an external tool's exact result as JSON (EffectResult.raw_blob). */
   raw_blob?: string | null;
+  /** A sandboxed command: what the sandbox refused it (writes, domains, sockets, processes). */
+  sandbox?: SandboxReport;
 }
 
 /** What the registry returns for every call: success, tool failure, bad arguments, unknown tool. */

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
+import { spawnSandboxed, type SandboxedProcess, type SandboxProfile } from '../../sandbox';
 import { loadShellGrammar } from './grammar';
 import type { Plan } from './plan';
 import { readPlan } from './reading';
@@ -47,7 +48,7 @@ export function startLaunch(launch: Launch, opts: LaunchOptions): ChildProcess {
       windowsHide: true,
     });
   }
-  if (!fs.existsSync(ARGV_RUNNER)) throw new Error(`the argv runner is missing (${ARGV_RUNNER})`);
+  assertArgvRunner();
   // process.execPath is Electron in the desktop extension host: ELECTRON_RUN_AS_NODE makes it Node.
   const child = spawn(process.execPath, [ARGV_RUNNER], {
     cwd: opts.cwd,
@@ -56,14 +57,48 @@ export function startLaunch(launch: Launch, opts: LaunchOptions): ChildProcess {
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     windowsHide: true,
   });
+  sendPlan(child, launch.plan, opts);
+  return child;
+}
+
+/**
+ * The same launch inside the sandbox (runner/sandbox): the shell or the argv runner is what
+ * bubblewrap starts, with the sandbox's own minimal environment plus `opts.env`'s variables (the
+ * caller passes only what it adds, never the host's whole environment).
+ */
+export async function startSandboxedLaunch(
+  launch: Launch,
+  opts: LaunchOptions,
+  profile: SandboxProfile,
+): Promise<SandboxedProcess> {
+  const env = Object.fromEntries(Object.entries(opts.env).filter((e): e is [string, string] => e[1] !== undefined));
+  if (launch.kind === 'shell')
+    return spawnSandboxed(profile, { argv: ['/bin/sh', '-c', launch.command], cwd: opts.cwd, env, stdin: 'ignore' });
+  assertArgvRunner();
+  const s = await spawnSandboxed(profile, {
+    argv: [process.execPath, ARGV_RUNNER],
+    cwd: opts.cwd,
+    env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
+    stdin: 'ignore',
+    extraPipes: 1,
+  });
+  sendPlan(s.child, launch.plan, opts);
+  return s;
+}
+
+function assertArgvRunner(): void {
+  if (!fs.existsSync(ARGV_RUNNER)) throw new Error(`the argv runner is missing (${ARGV_RUNNER})`);
+}
+
+/** The plan goes to the argv runner on file descriptor 3. */
+function sendPlan(child: ChildProcess, plan: Plan, opts: LaunchOptions): void {
   const input = child.stdio[3] as Writable | null;
   input?.on('error', () => undefined);
   input?.end(
     JSON.stringify({
-      steps: launch.plan,
+      steps: plan,
       electronRunAsNode: opts.env.ELECTRON_RUN_AS_NODE ?? null,
       workspaceRoot: opts.workspaceRoot,
     }),
   );
-  return child;
 }

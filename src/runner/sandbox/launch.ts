@@ -1,0 +1,216 @@
+// Starts one command in the sandbox: maps the workspace (layout.ts), makes the root placeholders,
+// builds bubblewrap's arguments (args.ts) and environment, hands it the seccomp program on a pipe,
+// and — when the policy allows domains — the proxy (proxy.ts) the command's connections reach.
+// bubblewrap leads a process group of its own, so the caller's timeout and cancel kill it as
+// they kill an unsandboxed command; `--die-with-parent` and the pid namespace then end everything
+// the command started. Nothing here falls back to running unsandboxed: a sandbox that cannot
+// start is an error the caller reports.
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import type { Server } from 'node:net';
+import { bwrapArgs, PROXY_PORT, sandboxEnv, type HostView } from './args';
+import { encodeFilter, hostArch, unixSocketFilter } from './bpf';
+import { hostView, processGroupLimit, seccompFile, systemProgram } from './host';
+import { workspaceLayout, type WorkspaceLayout } from './layout';
+import type { SandboxProfile } from './profile';
+import { SandboxProxy } from './proxy';
+import { sandboxReport, type SandboxReport } from './report';
+
+export class SandboxUnavailableError extends Error {
+  override readonly name = 'SandboxUnavailableError';
+}
+
+export interface SandboxCommand {
+  /** The program and its arguments inside the sandbox. */
+  argv: readonly string[];
+  cwd: string;
+  /** Variables the caller adds to the sandbox's own minimal environment. */
+  env?: Readonly<Record<string, string>>;
+  stdin: 'ignore' | 'pipe';
+  /** Pipes the caller writes to, passed to the command as fds 3, 4, … (the argv runner's plan). */
+  extraPipes?: number;
+}
+
+export interface SandboxedProcess {
+  /** bubblewrap: the leader of the command's process group. stdio as asked, then the extra pipes. */
+  child: ChildProcess;
+  /** Once the process is gone: removes what was set up for it and says what the sandbox refused. */
+  finish(stderr: string): Promise<SandboxReport>;
+}
+
+let filter: Buffer | null = null;
+const NET_HELPER = path.join(__dirname, 'netHelper.cjs');
+
+/** Why this machine cannot sandbox now, or null. Cheap: no process is started (check.ts probes). */
+export function unavailable(): string | null {
+  if (process.platform !== 'linux') return `no sandbox on this OS (${process.platform}): commands ask`;
+  if (!hostArch()) return `no sandbox on this architecture (${process.arch}): commands ask`;
+  if (!systemProgram('bwrap')) return 'bubblewrap is not installed (apt-get install -y bubblewrap)';
+  if (!systemProgram('prlimit')) return 'prlimit is not installed (apt-get install -y util-linux)';
+  return null;
+}
+
+/** What every launch needs first: the real workspace, its layout, its placeholders made, the host's view. */
+interface Prepared {
+  p: SandboxProfile;
+  layout: WorkspaceLayout;
+  made: string[];
+  host: HostView;
+}
+
+async function prepare(profile: SandboxProfile): Promise<Prepared> {
+  const why = unavailable();
+  if (why) throw new SandboxUnavailableError(why);
+  const ws = await fs.realpath(profile.workspaceRoot);
+  const home = os.homedir();
+  if (ws === '/' || home === ws || home.startsWith(ws + '/'))
+    throw new SandboxUnavailableError(`the workspace ${ws} holds the home folder: its dotfiles would be writable`);
+  const p: SandboxProfile = { ...profile, workspaceRoot: ws };
+  const writable = p.workspace === 'write';
+  const layout = await workspaceLayout(ws, { readOnly: p.readOnly, secrets: p.fileRules, writable });
+  const made = await makePlaceholders(ws, layout);
+  return { p, layout, made, host: hostView(p, systemProgram('prlimit')!) };
+}
+
+export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxCommand): Promise<SandboxedProcess> {
+  const { p, layout, made, host } = await prepare(profile);
+  const ws = p.workspaceRoot;
+  const network = p.allowedDomains.length > 0;
+  const extra = cmd.extraPipes ?? 0;
+  const seccompFd = 3 + extra;
+  const statusFd = seccompFd + 1;
+  const argv = network
+    ? [
+        process.execPath,
+        NET_HELPER,
+        String(PROXY_PORT),
+        String(extra),
+        cmd.env?.ELECTRON_RUN_AS_NODE ? '1' : '0',
+        ...cmd.argv,
+      ]
+    : cmd.argv;
+  const args = bwrapArgs(p, layout, host, { argv, cwd: cmd.cwd, seccompFd, statusFd });
+  const env = sandboxEnv(process.env, p, { ...cmd.env, ...(network ? { ELECTRON_RUN_AS_NODE: '1' } : {}) });
+  const stdio: StdioOptions = [cmd.stdin, 'pipe', 'pipe', ...Array<'pipe'>(extra).fill('pipe'), 'pipe', 'pipe'];
+  if (network) stdio.push('ipc');
+  const cgroup = processGroupLimit(p.limits.processes);
+  const bwrap = systemProgram('bwrap')!;
+  let child: ChildProcess;
+  try {
+    // A cgroup must hold bubblewrap before it forks: a shell joins it and becomes bubblewrap.
+    child = cgroup
+      ? spawn('/bin/sh', ['-c', 'echo $$ > "$0" && exec "$@"', cgroup.procs, bwrap, ...args], {
+          env,
+          stdio,
+          detached: true,
+        })
+      : spawn(bwrap, args, { env, stdio, detached: true });
+  } catch (e) {
+    cgroup?.dispose();
+    await removePlaceholders(made);
+    throw e;
+  }
+  const seccomp = child.stdio[seccompFd] as Writable | null;
+  seccomp?.on('error', () => undefined);
+  seccomp?.end((filter ??= encodeFilter(unixSocketFilter())));
+  const started = commandStarted(child.stdio[statusFd] as Readable | null);
+  const proxy = network ? new SandboxProxy(p.allowedDomains) : null;
+  if (proxy) child.once('message', (_m, handle) => handle && proxy.attach(handle as Server));
+  let finished: Promise<SandboxReport> | null = null;
+  return {
+    child,
+    finish: (stderr) =>
+      (finished ??= (async () => {
+        proxy?.close();
+        if (child.connected) child.disconnect();
+        cgroup?.dispose();
+        await removePlaceholders(made);
+        return sandboxReport(stderr, ws, proxy?.refused ?? [], await started);
+      })()),
+  };
+}
+
+/** A sandboxed program as a plain command line, for a spawner that takes only that (the MCP SDK's). */
+export interface SandboxedCommandLine {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Once the program is gone: removes what was set up for it. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * The same sandbox as a command line: a shell joins the pids cgroup when there is one, opens the
+ * seccomp program from its file on fd 3 and becomes bubblewrap. No network: the proxy's listener
+ * reaches the host over an IPC channel only spawnSandboxed opens.
+ */
+export async function sandboxedCommandLine(
+  profile: SandboxProfile,
+  cmd: Pick<SandboxCommand, 'argv' | 'cwd' | 'env'>,
+): Promise<SandboxedCommandLine> {
+  if (profile.allowedDomains.length > 0)
+    throw new SandboxUnavailableError('a sandboxed server gets no network yet: leave its allowed domains empty');
+  const { p, layout, made, host } = await prepare(profile);
+  const args = bwrapArgs(p, layout, host, { argv: cmd.argv, cwd: cmd.cwd, seccompFd: 3 });
+  const cgroup = processGroupLimit(p.limits.processes);
+  const script = '[ -z "$1" ] || echo $$ > "$1" || exit 125; exec 3< "$2" || exit 125; shift 2; exec "$@"';
+  return {
+    command: '/bin/sh',
+    args: ['-c', script, 'sandbox', cgroup?.procs ?? '', seccompFile(), systemProgram('bwrap')!, ...args],
+    env: sandboxEnv(process.env, p, cmd.env),
+    dispose: async () => {
+      cgroup?.dispose();
+      await removePlaceholders(made);
+    },
+  };
+}
+
+/**
+ * Whether the sandbox got as far as starting the command: its first process says so on the status
+ * pipe and closes it (args.ts). Whatever the command prints cannot change the answer.
+ */
+function commandStarted(status: Readable | null): Promise<boolean> {
+  if (!status) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let text = '';
+    status.on('data', (b: Buffer) => {
+      if (text.length < 64) text += b.toString('utf8');
+    });
+    status.on('close', () => resolve(text === 'started'));
+    status.on('error', () => resolve(false));
+  });
+}
+
+/**
+ * Each placeholder is an empty folder made now and removed after the command (its mount point).
+ * One that appeared meanwhile is the user's: it stays, read-only for this command like any other.
+ */
+async function makePlaceholders(ws: string, layout: WorkspaceLayout): Promise<string[]> {
+  const made: string[] = [];
+  const kept: string[] = [];
+  for (const rel of layout.placeholders) {
+    try {
+      await fs.mkdir(path.join(ws, rel));
+      made.push(path.join(ws, rel));
+      kept.push(rel);
+    } catch {
+      const st = await fs.lstat(path.join(ws, rel)).catch(() => null);
+      if (st?.isSymbolicLink()) layout.frozen.push(path.dirname(rel) === '.' ? '' : path.dirname(rel));
+      else if (st) layout.readOnly.push({ rel, kind: st.isDirectory() ? 'dir' : 'file' });
+      else {
+        await removePlaceholders(made);
+        throw new SandboxUnavailableError(`could not keep ${rel} from being created in the sandbox`);
+      }
+    }
+  }
+  layout.placeholders = kept;
+  return made;
+}
+
+async function removePlaceholders(made: readonly string[]): Promise<void> {
+  // rmdir, never a recursive remove: one that is not empty now holds someone else's files.
+  await Promise.all(made.map((p) => fs.rmdir(p).catch(() => undefined)));
+}

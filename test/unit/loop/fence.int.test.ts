@@ -4,7 +4,9 @@
 // recorded, or when a call ended before its result could be; B, on another checkout of the same
 // project, takes the run over once A's lease lapsed and resumes it. Every command runs exactly once:
 // A never starts a call after the cut, B runs the rest, and asks only about the call whose result
-// A could not record (it did run: B is told so and does not run it again).
+// A could not record (it did run: B is told so and does not run it again). And owner A stopped
+// (SIGSTOP) between two calls past its lease, taken over, continued: it starts no call, and nothing
+// it writes lands — its summary included.
 import assert from 'node:assert/strict';
 import { RunLockedError } from '../../../src/store/api/errors';
 import { openPgStoreReady, type PgStore } from '../../../src/store/pg/store';
@@ -15,6 +17,10 @@ import { CuttingProxy } from '../../support/pgProxy';
 import { freshWorkspace, sharedPostgres } from '../../support/postgres';
 import { lines, makeRunner, owner, tmp } from './support';
 import path from 'node:path';
+import fs from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { bundleScript } from '../../support/bundleChild';
+import { admin } from '../store/pg/support';
 
 const AUTO = { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } as const;
 const CALLS = ['c1', 'c2', 'c3', 'c4'];
@@ -137,4 +143,123 @@ describe('fenced before every side effect: an owner cut off from the shared stor
       for (const s of stores.splice(0)) await s.close(2_000).catch(() => undefined);
     }
   });
+});
+
+/** A child's JSON lines, and a wait for the next one of a kind. */
+function watchChild(p: ChildProcess) {
+  const events: Record<string, unknown>[] = [];
+  let err = '';
+  let buf = '';
+  p.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    const parts = buf.split('\n');
+    buf = parts.pop()!;
+    for (const l of parts) if (l) events.push(JSON.parse(l) as Record<string, unknown>);
+  });
+  p.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<void>((r) => p.on('exit', () => r()));
+  return {
+    exited,
+    async next(kind: string): Promise<Record<string, unknown>> {
+      const until = Date.now() + 60_000;
+      for (;;) {
+        const e = events.find((x) => x.event === kind || x.event === 'error');
+        if (e?.event === 'error') throw new Error(`child failed: ${String(e.message)}\n${err}`);
+        if (e) return e;
+        if (Date.now() > until || p.exitCode !== null) throw new Error(`no ${kind} from the child\n${err}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+  };
+}
+
+/** The process is stopped (state T in /proc). */
+async function stopped(pid: number): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (!/^\d+ \(.*\) [Tt]/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))) {
+    if (Date.now() > until) throw new Error(`process ${pid} did not stop`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('fenced before every side effect: an owner stopped (SIGSTOP) between two calls, past its lease', function () {
+  this.timeout(180_000);
+  let server: ModelServer;
+  let childJs: string;
+  const stores: PgStore[] = [];
+  before(async () => {
+    server = await startModelServer({ scenario });
+    childJs = await bundleScript(path.join(__dirname, 'fenceChild.ts'));
+  });
+  after(async () => {
+    await server.close();
+    fs.rmSync(path.dirname(childJs), { recursive: true, force: true });
+  });
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close(2_000).catch(() => undefined);
+  });
+
+  for (const k of [1, 2])
+    it(`stopped after c${k}: B takes over and finishes; A, continued, starts no call and nothing it writes lands`, async () => {
+      const project = freshWorkspace('fence-stop');
+      const wsA = tmp('fence-a');
+      const p = spawn(process.execPath, [childJs], {
+        env: {
+          ...process.env,
+          PG_URL: sharedPostgres().url(),
+          PROJECT: project,
+          WORKSPACE: wsA,
+          MODEL_URL: server.url,
+          STOP_AFTER: `c${k}`,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const child = watchChild(p);
+      try {
+        const { runId } = (await child.next('stopping')) as { runId: string };
+        await stopped(p.pid!);
+        const storeB = await openPgStoreReady({
+          connectionString: sharedPostgres().url(),
+          workspace: project,
+          heartbeatMs: 100,
+          staleMs: 1_000,
+        });
+        stores.push(storeB);
+        const b = makeRunner({ baseURL: server.url, store: storeB, policy: AUTO, deps: { owner: owner('B') } });
+        const outB = await (await takeOver(b.runner, runId)).done;
+        assert.equal(outB.state, 'completed', outB.detail ?? '');
+        await storeB.flush();
+        const row = () =>
+          admin(async (c) => {
+            const r = await c.query<{ summary: string; commits: number; lease_owner: string | null }>(
+              `SELECT summary, commits, lease_owner FROM agent_waypoints.runs WHERE workspace = $1 AND run_id = $2`,
+              [project, runId],
+            );
+            return r.rows[0]!;
+          });
+        const byB = await row();
+        assert.equal((JSON.parse(byB.summary) as { state: string }).state, 'completed');
+
+        p.kill('SIGCONT');
+        const done = await child.next('done');
+        assert.equal(done.state, 'paused_error');
+        assert.match(String(done.detail), /does not own run/);
+        await child.next('closed');
+        await child.exited;
+        assert.deepEqual(
+          lines(path.join(wsA, 'ran.log')),
+          CALLS.slice(0, k),
+          'A started no call after it was continued',
+        );
+        assert.deepEqual(lines(path.join(b.workspace, 'ran.log')), CALLS.slice(k), 'B ran the rest, once');
+        const after = await row();
+        assert.equal(after.commits, byB.commits, "none of A's writes landed");
+        assert.equal(after.summary, byB.summary, "A's summary did not land");
+      } finally {
+        if (p.exitCode === null && p.signalCode === null) {
+          p.kill('SIGCONT');
+          p.kill('SIGKILL');
+        }
+      }
+    });
 });

@@ -28,6 +28,7 @@ import type { Contender } from './contenders/types';
 function label(op: Op, barriers: number): string {
   if (op.kind === 'append') return `append ${op.input.phase}`;
   if (op.kind === 'barrier') return `makeDurable #${barriers + 1}`;
+  if (op.kind === 'fence') return 'assertOwner';
   const later = 'durability' in op && op.durability ? ` (${op.durability})` : '';
   return op.kind === 'intent' ? `recordIntent${later}` : `recordResult${later}`;
 }

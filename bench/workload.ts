@@ -41,7 +41,9 @@ export type Op =
   /** The runner's makeDurable(): before any request, and (`toolsNext`) before the batch's tools run. */
   | { kind: 'barrier'; toolsNext?: true }
   /** The model answering (not timed): the store's background work may run meanwhile. */
-  | { kind: 'model' };
+  | { kind: 'model' }
+  /** The runner's assertOwner(): the lease proven just before a side-effecting call starts. */
+  | { kind: 'fence' };
 
 export interface StepPlan {
   step: number;
@@ -233,6 +235,7 @@ export class Workload {
       if (sideEffecting && !ahead.has(call.id)) ops.push({ kind: 'intent', intent: intentOf(call) });
       else if (!sideEffecting && responseOwed) ops.push({ kind: 'barrier', toolsNext: true });
       responseOwed = false;
+      if (sideEffecting) ops.push({ kind: 'fence' });
       const content = codeText(this.rng, this.resultSize(name));
       const outHash = outputHash(content);
       if (sideEffecting)
@@ -368,6 +371,7 @@ export async function applyOp(store: CheckpointStore, runId: string, op: Op): Pr
   else if (op.kind === 'intent') await store.recordIntent(runId, op.intent, opts);
   else if (op.kind === 'result') await store.recordResult(runId, op.toolCallId, op.result, opts);
   else if (op.kind === 'model') await store.whenIdle(runId);
+  else if (op.kind === 'fence') await store.assertOwner(runId);
   else await store.makeDurable(runId, op.toolsNext ? { toolsNext: true } : undefined);
 }
 

@@ -21,6 +21,7 @@ import { DisposableStore, toDisposable } from './common/disposable';
 import { ApiKeys, apiKeysForTests, type KeyTesting } from './models/apiKeys';
 import { ModelProviders } from './models/providers';
 import { AgentRunner } from './runner/runner';
+import { localDecider } from './runner/decider';
 import { WorkspaceIndex } from './runner/fileJournal/scanIndex';
 import { watchWorkspaceFolder } from './workspaceWatcher';
 import { createCodingRegistry, createFileFinder, type FileFinder } from './runner/tools';
@@ -164,6 +165,7 @@ export class ExtensionRoot extends DisposableStore {
       workspaceRoot: workspace.uri.fsPath,
       storageDir,
       owner,
+      decidedBy: localDecider(owner.hostname, 'window', vscode.env.sessionId),
       extensionVersion: version,
       defaultModel: () => readSettings().model,
       defaultBudget: () => readSettings().budget,

@@ -73,7 +73,7 @@ export class BareLogContender implements Contender {
   }
 
   async apply(op: Op): Promise<void> {
-    if (op.kind === 'model') return;
+    if (op.kind === 'model' || op.kind === 'fence') return; // one process, no lease to prove
     if (op.kind === 'barrier') {
       if (this.owed) await this.barrier();
       return;

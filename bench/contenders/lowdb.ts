@@ -60,7 +60,7 @@ export class LowdbContender implements Contender {
   }
 
   async apply(op: Op): Promise<void> {
-    if (op.kind === 'barrier' || op.kind === 'model') return; // every write below is durable on its own
+    if (op.kind === 'barrier' || op.kind === 'model' || op.kind === 'fence') return; // every write below is durable on its own
     const doc = this.db!.data;
     if (op.kind === 'append') {
       const { snapshot, ...rest } = op.input;

@@ -158,7 +158,7 @@ export class PostgresSaverContender extends WalCounted implements Contender {
   }
 
   async apply(op: Op): Promise<void> {
-    if (op.kind === 'barrier' || op.kind === 'model') return; // every write below is durable on its own
+    if (op.kind === 'barrier' || op.kind === 'model' || op.kind === 'fence') return; // every write below is durable on its own
     if (op.kind === 'append' && op.input.snapshot) {
       const { snapshot, ...record } = op.input;
       await this.put(snapshot, {

@@ -19,6 +19,8 @@ import {
 } from '../store/api/errors';
 import { undoCondense } from './context/undo';
 import type { CheckpointStore, OwnerInfo, RunLease } from '../store/api/types';
+import type { DecidedBy } from '../store/api/schema';
+import { localDecider } from './decider';
 import { type Budget, DEFAULT_BUDGET } from './budget';
 import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprovalError } from './errors';
 import { Emitter, type RunnerEvent } from './events';
@@ -55,6 +57,11 @@ export interface RunnerDeps {
   /** The extension's own storage folder (checkpoints): tools and restores never write into it. */
   storageDir?: string;
   owner: OwnerInfo;
+  /**
+   * Who decides approvals through this runner and from where, recorded with each decision (default:
+   * this process's user on the owner's machine, in a window).
+   */
+  decidedBy?: DecidedBy;
   extensionVersion: string;
   /** Values or getters: a getter is read at each start, so settings changed since activation apply. */
   defaultModel: string | (() => string);
@@ -341,7 +348,12 @@ export class AgentRunner {
   }
 
   /** Writes decisions durably, then resumes the run when nothing is left waiting. */
-  async decideApprovals(runId: string, decisions: DecisionInput[]): Promise<StartedRun | undefined> {
+  async decideApprovals(
+    runId: string,
+    decisions: DecisionInput[],
+    opts: { by?: DecidedBy } = {},
+  ): Promise<StartedRun | undefined> {
+    const by = opts.by ?? this.deps.decidedBy ?? localDecider(this.deps.owner.hostname);
     const { store } = this.deps;
     const pending = new Map((await store.listApprovals(runId, { pendingOnly: true })).map((a) => [a.tool_call_id, a]));
     // Edited arguments of an external tool are checked against its schema as its server gives it now.
@@ -382,6 +394,7 @@ export class AgentRunner {
           reason: d.kind === 'reject' ? d.reason || 'Rejected by the user.' : null,
           input_hash: hash,
           ...(d.kind === 'approve_edited' ? { arguments: args } : {}),
+          by,
         });
         this.events.emit({ type: 'approval-decided', runId, approval });
       }

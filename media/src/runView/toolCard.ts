@@ -120,6 +120,7 @@ function body(t: ToolItem, a: Actions, card: () => HTMLElement): HTMLElement {
   }
   if (t.approval?.pending) b.append(el('p', { class: 'reason' }, t.approval.reason));
   if (t.approval?.decisionReason) b.append(el('p', { class: 'reason' }, `Reason: ${t.approval.decisionReason}`));
+  if (t.approval?.decidedBy) b.append(el('p', { class: 'decided-by' }, t.approval.decidedBy));
   const command = t.name === 'run_command' ? t.args.find((x) => x.name === 'command') : undefined;
   if (command)
     part('command', () => [el('div', { class: 'label' }, 'Command'), el('pre', { class: 'command' }, command.value)]);

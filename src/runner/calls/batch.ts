@@ -60,6 +60,10 @@ export class BatchRunner {
     effects: ReadonlyMap<string, Effect>,
     ahead: Map<string, Ahead>,
   ): Promise<void> {
+    // Another machine may take a shared run over mid-batch: each intent is then written just before
+    // its call, so the journal of a call the cut-off owner never started holds nothing and the new
+    // owner runs it without asking whether it may already have run.
+    if (this.s.deps.store.isShared(this.s.runId)) return;
     const go: Ahead[] = [];
     let anyWriter = false; // an earlier call of the batch that may write any path
     const named = new Set<string>(); // paths earlier calls of the batch name (lower-cased: conservative)

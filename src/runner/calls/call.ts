@@ -67,6 +67,12 @@ export class CallRunner {
   ): Promise<boolean> {
     const { call, tool } = plan;
     const { watch, intentFiles } = await this.start(plan, ahead);
+    if (tool.sideEffecting) {
+      // Fail closed: a side effect starts only while this window provably holds the run, so an owner
+      // cut off or stopped mid-batch never runs a call the window that took over runs too.
+      await this.s.deps.store.assertOwner(this.s.runId);
+      ahead.delete(call.id); // from here on it has started: never withdrawn
+    }
     this.emitTool(plan, 'start');
     const { result, storageError } = await this.invoke(plan);
     this.emitTool(plan, 'end', result.is_error);
@@ -114,7 +120,6 @@ export class CallRunner {
     if (early) {
       // Its intent went ahead (durable): a command's scan is taken now, just before it runs.
       const watch = early.watch ?? (await watchFiles(this.s, plan));
-      ahead.delete(plan.call.id); // from here on it has started: never withdrawn
       return { watch, intentFiles: early.files };
     }
     if (plan.tool.sideEffecting) {
@@ -124,6 +129,7 @@ export class CallRunner {
       const watch = await watchFiles(this.s, plan);
       const intent = await this.s.deps.store.recordIntent(this.s.runId, intentOf(this.s.rt.step, plan, watch));
       this.s.response.carried(); // the intent's barrier carried the response
+      ahead.set(plan.call.id, { plan, watch, files: intent.files }); // withdrawn if the lease is not proven
       return { watch, intentFiles: intent.files };
     }
     await this.s.response.makeDurable();

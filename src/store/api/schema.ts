@@ -333,6 +333,17 @@ export type CheckpointRecord = z.infer<typeof CheckpointRecord>;
 export const ToolCategory = z.enum(['read', 'write', 'command', 'subagent', 'external']);
 export type ToolCategory = z.infer<typeof ToolCategory>;
 
+/** Who made a decision and from where: a person, on a machine, in a VS Code window or the command line. */
+export const DecidedBy = z.object({
+  /** The operating system's user name of whoever decided. */
+  user: z.string().max(256),
+  host: z.string().max(256),
+  via: z.enum(['window', 'cli']),
+  /** The VS Code window's session (via `window`). */
+  window_id: z.string().max(256).optional(),
+});
+export type DecidedBy = z.infer<typeof DecidedBy>;
+
 export const ApprovalDecision = z.object({
   kind: z.enum(['approve', 'reject', 'approve_edited']),
   /** Reject: the reason the model sees. */
@@ -341,6 +352,8 @@ export const ApprovalDecision = z.object({
   arguments: z.unknown().optional(),
   input_hash: z.string().nullable(),
   decided_ms: z.number().int(),
+  /** Who decided (absent: the runner closed it itself, or a record from before this was kept). */
+  by: DecidedBy.optional(),
 });
 export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
 

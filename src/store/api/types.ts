@@ -251,6 +251,15 @@ export interface CheckpointStore {
   acquire(runId: string, owner: OwnerInfo): Promise<RunLease>;
   /** The live owner of a run, if any (for "held by …"). */
   owner(runId: string): Promise<OwnerInfo | undefined>;
+  /**
+   * Proves, just before a side effect starts, that this store holds the run's lease at this moment:
+   * RunNotOwnedError when another window or machine took it over; StoreWriteError when that cannot
+   * be known now (the shared store unreachable): fail closed, nothing may start. The local stores
+   * answer from their lock (a stat); the shared one with one fenced statement.
+   */
+  assertOwner(runId: string): Promise<void>;
+  /** Another machine can take this run over (it lives in the shared store), not only another window here. */
+  isShared(runId: string): boolean;
 
   // checkpoints
   append(runId: string, input: AppendInput, opts?: WriteOptions): Promise<CheckpointRecord>;

@@ -136,6 +136,14 @@ export interface Engine {
   getBlob(runId: string, hash: string, repair: boolean): Promise<string>;
 
   lock(runId: string, owner: OwnerInfo): Promise<EngineLock>;
+  /**
+   * Proves that this instance holds the run's lock at this moment, before a side effect starts:
+   * RunNotOwnedError when another took it over, and a failure (never a guess) when that cannot be
+   * known now. Local engines answer from their lock; the shared one asks the database.
+   */
+  assertOwner(runId: string): Promise<void>;
+  /** Another machine can take a run over (the shared store), not only another window of this one. */
+  readonly shared?: boolean;
   /** The live holder, if any (stale locks do not count). */
   holder(runId: string): Promise<OwnerInfo | undefined>;
 

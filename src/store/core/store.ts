@@ -90,6 +90,8 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   deleteRun = (runId: string) => this.lifecycle.deleteRun(runId);
   acquire = (runId: string, owner: T.OwnerInfo) => this.lifecycle.acquire(runId, owner);
   owner = (runId: string) => this.reader.owner(runId);
+  assertOwner = (runId: string) => this.writer.assertOwner(runId);
+  isShared = (_runId: string) => this.c.engine.shared === true;
   pruneFinished = (ttlMs: number) => this.lifecycle.pruneFinished(ttlMs);
 
   // ── checkpoints ───────────────────────────────────────────────────────────────────────────

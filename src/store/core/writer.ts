@@ -304,6 +304,16 @@ export class StoreWriter {
     await Promise.all([...this.c.loader.runs.values()].filter((h) => h.writer).map((h) => h.writer!.flush()));
   }
 
+  /** Before a side effect starts: the run is this store's at this moment (engine.ts, assertOwner). */
+  async assertOwner(runId: string): Promise<void> {
+    await this.write(runId, async (h) => {
+      await this.c.engine.assertOwner(runId).catch((err: unknown) => {
+        throw toWriteError(runId, err);
+      });
+      if (!h.owned) throw notOwned(runId);
+    });
+  }
+
   // ── internals ─────────────────────────────────────────────────────────────────────────────
   ownedHandle(runId: string): RunHandle {
     const h = this.c.loader.runs.get(runId);

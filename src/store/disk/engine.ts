@@ -390,6 +390,12 @@ export class DiskEngine implements Engine {
     return lock;
   }
 
+  async assertOwner(runId: string): Promise<void> {
+    const f = this.runs.get(runId);
+    if (!f?.lock) throw new RunNotOwnedError(runId);
+    await f.lock.prove(runId);
+  }
+
   async holder(runId: string): Promise<OwnerInfo | undefined> {
     return lockHolder(this.fsl, this.runDir(runId, 'owner.lock'), this.o.lock);
   }

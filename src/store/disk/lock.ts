@@ -108,6 +108,8 @@ export class FileLock implements EngineLock {
   private known: { ino: number; ctimeMs: number } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<void> | null = null;
+  /** When this lock was last known touched by its owner (acquired, or a heartbeat that touched it). */
+  private touchedMs: number;
 
   private constructor(
     private readonly fsl: FsLayer,
@@ -115,7 +117,9 @@ export class FileLock implements EngineLock {
     private readonly text: string,
     private readonly o: LockOptions,
     private readonly hooks: LockHooks,
-  ) {}
+  ) {
+    this.touchedMs = o.now();
+  }
 
   static async acquire(
     fsl: FsLayer,
@@ -158,7 +162,7 @@ export class FileLock implements EngineLock {
         }
         holder = holderOf(seen.body);
         if (!isStale(seen, o) && !isOwnLeftover(seen.body, owner, o)) throw new RunLockedError(runId, holder);
-        await takeOver(fsl, file, seen.text);
+        await takeOver(fsl, file, seen, o);
       }
       throw new RunLockedError(runId, holder);
     } finally {
@@ -180,7 +184,10 @@ export class FileLock implements EngineLock {
       const seen = await readLock(this.fsl, this.file);
       if (seen.kind === 'ok') {
         if (seen.text !== this.text) return this.markLost();
-        return await this.fsl.utimes(this.file, this.o.now());
+        const now = this.o.now();
+        await this.fsl.utimes(this.file, now);
+        this.touchedMs = now;
+        return;
       }
       if (seen.kind === 'corrupt') await this.hooks.corrupt(this.file, seen.reason);
       else await this.hooks.corrupt(this.file, 'owner.lock vanished while the run was held');
@@ -223,6 +230,20 @@ export class FileLock implements EngineLock {
     // missing or corrupt: still ours as far as anyone can tell; the heartbeat restores it
   }
 
+  /**
+   * Before a side effect starts: the lock is ours right now. A heartbeat overdue by half the stale
+   * limit (the process was stopped or starved) is made first, so a window that finds the lock stale
+   * from here on sees it fresh, or this one sees it taken; the usual case costs the verify's stat.
+   */
+  async prove(runId: string): Promise<void> {
+    if (this.lost) throw new RunNotOwnedError(runId);
+    if (this.o.now() - this.touchedMs > this.o.staleMs / 2) {
+      this.beating ??= this.beat().finally(() => (this.beating = null));
+      await this.beating;
+    }
+    await this.verify(runId);
+  }
+
   private markLost(): void {
     this.lost = true;
     this.stop();
@@ -261,8 +282,16 @@ async function writeTemp(fsl: FsLayer, file: string, text: string): Promise<stri
   return tmp;
 }
 
-/** Moves the stale lock aside; if what moved is not the lock we judged stale, puts it back. */
-async function takeOver(fsl: FsLayer, file: string, staleText: string): Promise<void> {
+/**
+ * Moves the stale lock aside; if what moved is not the lock we judged stale, or its owner touched it
+ * since (it came back from a stop and proves its lease before a side effect), puts it back.
+ */
+async function takeOver(
+  fsl: FsLayer,
+  file: string,
+  stale: Extract<Seen, { kind: 'ok' }>,
+  o: LockOptions,
+): Promise<void> {
   const aside = `${file}.stale-${crypto.randomBytes(4).toString('hex')}`;
   try {
     await fsl.rename(file, aside);
@@ -271,6 +300,7 @@ async function takeOver(fsl: FsLayer, file: string, staleText: string): Promise<
     throw err;
   }
   const moved = (await fsl.readFile(aside)).toString('utf8');
-  if (moved !== staleText) await fsl.link(aside, file).catch(() => undefined); // a fresh lock: restore it (EEXIST: a third window won)
+  const touched = moved === stale.text && !isStale({ ...stale, mtimeMs: (await fsl.stat(aside)).mtimeMs }, o);
+  if (moved !== stale.text || touched) await fsl.link(aside, file).catch(() => undefined); // a live lock: restore it (EEXIST: a third window won)
   await fsl.unlink(aside).catch(() => undefined);
 }

@@ -185,6 +185,10 @@ class MemoryEngine implements Engine {
     };
   }
 
+  async assertOwner(runId: string): Promise<void> {
+    this.owned(runId);
+  }
+
   async holder(runId: string): Promise<OwnerInfo | undefined> {
     const owner = this.disk.runs.get(runId)?.lock?.owner;
     return owner ? { ...owner } : undefined;

@@ -138,6 +138,12 @@ export class CombinedStore implements T.CheckpointStore {
   owner(runId: string) {
     return this.on(runId, (s) => s.owner(runId));
   }
+  assertOwner(runId: string) {
+    return this.on(runId, (s) => s.assertOwner(runId));
+  }
+  isShared(runId: string): boolean {
+    return !!this.connection.store?.index.get(runId);
+  }
   append(runId: string, input: T.AppendInput, opts?: T.WriteOptions) {
     return this.on(runId, (s) => s.append(runId, input, opts));
   }

@@ -166,3 +166,18 @@ export function pgWriteError(runId: string | null, target: string, err: unknown)
     { cause },
   );
 }
+
+/** A lease that could not be proven before a side effect: nothing was started, and the run pauses. */
+export function unproven(runId: string, target: string, err: unknown): StoreWriteError {
+  const cause = err instanceof PgFailure ? err.cause : err;
+  const code = pgCode(cause) ?? 'EPG';
+  const away = isConnectionError(cause);
+  return new StoreWriteError(
+    `Could not prove that this window still holds run ${runId} in the shared run store (PostgreSQL, ${target}: ${code}: ${errorMessage(cause)}), ` +
+      'so its next call was not started: another machine may be taking the run over. ' +
+      (away ? 'The run pauses until the database is back; resume it then.' : 'The run pauses; resume it to try again.'),
+    runId,
+    away ? 'EPGUNREACHABLE' : code,
+    { cause },
+  );
+}

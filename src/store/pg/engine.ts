@@ -18,6 +18,7 @@ import {
   newPool,
   PgDb,
   pgWriteError,
+  unproven,
   type PgConnectOptions,
   type PgStatus,
 } from './conn';
@@ -64,6 +65,8 @@ export class PgEngine implements Engine {
       S: this.S,
       workspace: o.workspace,
       target: this.target,
+      lease: (id) => this.leases.get(id),
+      staleMs: o.lease.staleMs,
     });
     this.writes = new FencedWrites({
       q: (sql, params) => this.q(sql, params),
@@ -306,6 +309,17 @@ export class PgEngine implements Engine {
         await lease.release();
       },
     };
+  }
+
+  readonly shared = true;
+
+  async assertOwner(runId: string): Promise<void> {
+    const lease = this.leases.get(runId);
+    if (!lease || lease.lost) throw new RunNotOwnedError(runId);
+    await this.leaseSession.prove(lease).catch((err: unknown) => {
+      if (err instanceof RunNotOwnedError) throw err;
+      throw unproven(runId, this.target, err);
+    });
   }
 
   async holder(runId: string): Promise<OwnerInfo | undefined> {

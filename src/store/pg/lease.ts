@@ -9,7 +9,7 @@
 // it had a grace of two heartbeats to reconnect. The heartbeat runs on a session of its own, whose
 // backend pid the row records.
 import type pg from 'pg';
-import { CheckpointNotFoundError, RunLockedError } from '../api/errors';
+import { CheckpointNotFoundError, RunLockedError, RunNotOwnedError } from '../api/errors';
 import type { RunMeta } from '../api/schema';
 import type { OwnerInfo } from '../api/types';
 import type { EngineLock } from '../core/engine';
@@ -28,7 +28,7 @@ export const defaultLeaseOptions = (): LeaseOptions => ({ heartbeatMs: 5_000, st
  * seconds). A holder whose database session is gone is given two of its own heartbeats to come back
  * (a restart of the server ends every session; its holders reconnect at their next beat).
  */
-const live = (stale: string) => `(
+export const live = (stale: string) => `(
   r.lease_owner IS NOT NULL
   AND r.lease_heartbeat > now() - make_interval(secs => ${stale})
   AND (r.lease_pid IS NULL
@@ -258,6 +258,44 @@ export class LeaseSession {
           l.markLost('another window took the run over after this one stopped renewing its lease');
     } catch (err) {
       this.onReachable(false, err); // unknown, not lost: writes are fenced by the token anyway
+    }
+  }
+
+  /**
+   * Proves at this moment, before a side effect starts, that `lease` is still this session's: one
+   * fenced statement that also renews it. No row → taken over (lost); no answer → a PgFailure, never
+   * "probably still mine". An answer slower than half the time another machine would need to take a
+   * run whose holder went silent is no proof (the lease may have lapsed while it travelled): asked again.
+   */
+  async prove(lease: PgLease): Promise<void> {
+    const margin = Math.min(this.o.staleMs, 2 * this.o.heartbeatMs) / 2;
+    for (let attempt = 1; ; attempt++) {
+      if (lease.lost) throw new RunNotOwnedError(lease.runId);
+      const sent = performance.now();
+      let r: pg.QueryResult;
+      try {
+        r = await this.query(
+          `UPDATE ${this.S}.runs r SET lease_heartbeat = now(), ${this.session$(3)}
+           WHERE r.rid = $1 AND r.lease_token = $2 AND r.lease_owner IS NOT NULL RETURNING r.rid`,
+          [lease.rid, lease.token, this.o.heartbeatMs],
+        );
+      } catch (err) {
+        if (isConnectionError(err)) this.onReachable(false, err);
+        throw err;
+      }
+      this.onReachable(true);
+      if (r.rowCount !== 1) {
+        lease.markLost('another window took the run over after this one stopped renewing its lease');
+        throw new RunNotOwnedError(lease.runId);
+      }
+      if (performance.now() - sent <= margin) return;
+      if (attempt === 3)
+        throw new PgFailure(
+          Object.assign(new Error(`the database took longer than ${margin} ms to confirm the lease, 3 times`), {
+            code: 'ETIMEDOUT',
+          }),
+          false,
+        );
     }
   }
 

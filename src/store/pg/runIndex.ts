@@ -4,7 +4,9 @@
 import type pg from 'pg';
 import type { IndexState } from '../core/engine';
 import { IndexEntry } from '../core/storedSchema';
+import { RunNotOwnedError } from '../api/errors';
 import { pgWriteError } from './conn';
+import { live, type PgLease } from './lease';
 
 export interface IndexCtx {
   q<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>>;
@@ -12,6 +14,10 @@ export interface IndexCtx {
   S: string;
   workspace: string;
   target: string;
+  /** The lease this window holds on a run, if any (summaries are written under its token). */
+  lease(runId: string): PgLease | undefined;
+  /** Staleness limit of leases, as this window judges them. */
+  staleMs: number;
 }
 
 export class PgRunIndex {
@@ -60,23 +66,47 @@ export class PgRunIndex {
     return r.rows[0]?.commits;
   }
 
-  /** Only summaries that changed, and never over a newer one another window wrote. */
+  /**
+   * Only summaries that changed, and never over a newer one another window wrote. Fenced like every
+   * write: a run this window holds is written under its lease token, any other only while nobody
+   * live holds it — a window that was taken over never writes its stale summary over the new owner's.
+   */
   async save(entries: IndexEntry[]): Promise<void> {
     const changed = entries
       .map(({ durable_commits, ...s }) => ({ id: s.run_id, json: JSON.stringify(s), commits: durable_commits }))
       .filter((e) => this.saved.get(e.id) !== e.json);
     if (changed.length === 0) return;
-    await this.c
-      .q(
-        `UPDATE ${this.c.S}.runs r SET summary = x.summary, summary_commits = x.commits
-         FROM unnest($2::text[], $3::text[], $4::int[]) AS x(run_id, summary, commits)
-         WHERE r.workspace = $1 AND r.run_id = x.run_id AND r.summary_commits <= x.commits`,
-        [this.c.workspace, changed.map((e) => e.id), changed.map((e) => e.json), changed.map((e) => e.commits)],
+    const held = changed.map((e) => this.c.lease(e.id));
+    const tokens = held.map((l) => (l && !l.lost ? l.token : null));
+    const r = await this.c
+      .q<{ run_id: string; lease_token: string; written: boolean }>(
+        `WITH x AS (SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::bigint[]) AS x(run_id, summary, commits, token)),
+         w AS (UPDATE ${this.c.S}.runs r SET summary = x.summary, summary_commits = x.commits FROM x
+           WHERE r.workspace = $1 AND r.run_id = x.run_id AND r.summary_commits <= x.commits
+             AND (r.lease_token = x.token OR (x.token IS NULL AND NOT ${live('$6')}))
+           RETURNING r.run_id)
+         SELECT r.run_id, r.lease_token, EXISTS (SELECT 1 FROM w WHERE w.run_id = r.run_id) AS written
+         FROM ${this.c.S}.runs r JOIN x ON r.workspace = $1 AND r.run_id = x.run_id WHERE x.token IS NOT NULL`,
+        [
+          this.c.workspace,
+          changed.map((e) => e.id),
+          changed.map((e) => e.json),
+          changed.map((e) => e.commits),
+          tokens,
+          this.c.staleMs / 1000,
+        ],
       )
       .catch((err: unknown) => {
         throw pgWriteError(null, this.c.target, err);
       });
     for (const e of changed) this.saved.set(e.id, e.json);
+    // A run held here whose token moved on: taken over. Its lease is lost; the runner learns at its next write.
+    const taken = r.rows.filter((x) => {
+      const lease = held[changed.findIndex((e) => e.id === x.run_id)];
+      return lease && x.lease_token !== lease.token;
+    });
+    for (const x of taken) this.c.lease(x.run_id)?.markLost('another window took the run over');
+    if (taken.length > 0) throw new RunNotOwnedError(taken[0]!.run_id);
   }
 
   forget(runId: string): void {

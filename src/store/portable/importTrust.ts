@@ -15,6 +15,15 @@ import type { CommitOp, RunExportBody } from '../core/storedSchema';
 export const IMPORT_ASK_REASON =
   'This run was imported: a decision made elsewhere is not taken over, so this call waits for yours.';
 
+/** Who decided a reset call where the run came from: kept as history in the reason, never as a decision. */
+function decidedThere(a: Approval): string {
+  const d = a.decision;
+  if (!d?.by) return '';
+  const verb = d.kind === 'reject' ? 'rejected' : 'approved';
+  const via = d.by.via === 'cli' ? 'command line' : 'window';
+  return ` Where it came from, ${d.by.user}@${d.by.host} (${via}) had ${verb} it.`;
+}
+
 /** Refuses an export whose file journal or restores name a path that is not plain and relative. */
 export function checkStoredPaths(body: RunExportBody): void {
   const paths = [
@@ -54,7 +63,8 @@ export function distrustImported(
     if (effect?.result) return a; // finished here or there: replayed, never run again
     if (pending.has(a.tool_call_id) && !terminal) {
       asked.add(a.tool_call_id);
-      return { ...a, decision: null, uncertain: a.uncertain || effect !== undefined, reason: IMPORT_ASK_REASON };
+      const reason = IMPORT_ASK_REASON + decidedThere(a);
+      return { ...a, decision: null, uncertain: a.uncertain || effect !== undefined, reason };
     }
     // A call of the conversation keeps its history; anything else could match a call the model makes later.
     if (answered.has(a.tool_call_id) && !pending.has(a.tool_call_id)) return a;

@@ -49,6 +49,8 @@ export const ToolApproval = z.object({
   reason: z.string(),
   decision: z.enum(['approved', 'rejected', 'edited']).nullable(),
   decisionReason: z.string().nullable(),
+  /** Who decided and from where, as the card shows it ("approved by alice@laptop (window)"). */
+  decidedBy: z.string().optional(),
 });
 export const ToolItem = z.object({
   kind: z.literal('tool'),

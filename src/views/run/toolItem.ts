@@ -12,6 +12,7 @@ import type {
   ToolCall,
   ToolExecutionRecord,
 } from '../../store/api/schema';
+import { describeDecider } from '../../runner/decider';
 import { callDecision } from '../shared/stepSummary';
 import { parseToolArgs, toolTitle } from '../shared/toolCalls';
 import { count } from '../../common/format';
@@ -178,8 +179,11 @@ function toolApproval(a: Approval): NonNullable<ToolItem['approval']> {
     reason: a.reason,
     decision: decision === 'waiting' || decision === 'auto' ? null : decision,
     decisionReason: a.decision?.reason ?? null,
+    ...(a.decision?.by ? { decidedBy: `${VERB[a.decision.kind]} by ${describeDecider(a.decision.by)}` } : {}),
   };
 }
+
+const VERB = { approve: 'approved', approve_edited: 'approved with edits', reject: 'rejected' } as const;
 
 function toolStatus(
   ctx: ToolContext,

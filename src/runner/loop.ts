@@ -661,7 +661,7 @@ export class RunExecution {
     const { files, store } = this.deps;
     if (!files) return undefined;
     return files.watch(plan.tool, plan.args, {
-      put: (content) => store.putBlob(this.runId, content),
+      put: (content, hash) => store.putBlob(this.runId, content, hash),
       effects: () => store.listEffects(this.runId),
       signal: this.signal,
     });

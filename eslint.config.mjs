@@ -26,7 +26,7 @@ export default tseslint.config(
   },
   // Layers (docs/architecture.md): views/commands → actions → runner → store, common under all.
   // Each rule names what a layer may not import; `npm run lint` also fails on any circle of imports
-  // in src/ (madge, scripts/cycles.mjs).
+  // in src/, media/src/ or bench/ (madge).
   {
     // actions, runner, store and common run in plain Node (tests, benchmark, maybe outside VS Code one day).
     files: ['src/actions/**', 'src/runner/**', 'src/store/**', 'src/common/**'],

@@ -3,8 +3,8 @@
 // window of the step-10 row), each step after a full GC as in the bench. A diagnostic beside the
 // benchmark (bench/README.md, "A/B"), not a goal row.
 //
-// On this VM two runs of the same code, one after the other, differ by up to 10 % (the machine's
-// speed drifts), more than most changes to the step. Here the contenders take turns step by step in
+// Two runs of the same code, one after the other, differ (the machine's speed drifts) by more
+// than most changes to the step. Here the contenders take turns step by step in
 // one process, so the drift hits all of them alike, and the commit runs twice — two copies exported
 // from git, each a module tree of its own, as the working tree's is — so the run measures its own
 // noise: the difference between the two copies of the same code.

@@ -1,4 +1,4 @@
-// Context management's figures (issue 19): the benchmark's seeded 1000-step run fed step by step
+// Context management's figures: the benchmark's seeded 1000-step run fed step by step
 // through the real ContextFitter against a 128k window — prompt tokens sent over the run, ours
 // against sending the whole history — and the time the per-request token count takes (incremental:
 // each message counted once) at ≈ 100k tokens. The summaries come from a stand-in provider (a

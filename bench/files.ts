@@ -1,4 +1,4 @@
-// The file journal's figures (issue 9), measured with the product's own code:
+// The file journal's figures, measured with the product's own code:
 //  - stored bytes per edit and restore-plan time on a 1000-step run of edits journaled by the
 //    FileChangeRecorder into the disk store (the loop's path: pre-image blobs, intent, write, post-image, result);
 //  - the command scan (the index refreshed before and after, plus git status when the workspace is
@@ -10,10 +10,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { FileChangeRecorder } from '../src/runner/files/recorder';
+import { FileChangeRecorder } from '../src/runner/fileJournal/recorder';
 import { prepareRestore } from '../src/actions/restore/files';
-import { NodeWatcher } from '../src/runner/files/nodeWatcher';
-import { WorkspaceIndex } from '../src/runner/files/scanIndex';
+import { NodeWatcher } from '../src/runner/fileJournal/nodeWatcher';
+import { WorkspaceIndex } from '../src/runner/fileJournal/scanIndex';
 import { editFile, runCommand } from '../src/runner/tools';
 import { openDiskStore } from '../src/store';
 import type { CheckpointStore } from '../src/store/api/types';

@@ -26,8 +26,8 @@ interface Options {
   repeats: number;
   /**
    * Short runs of the same seed (EARLY_STEPS steps each, every contender), whose steps join the window
-   * around step 10 only: one run gives that window ten samples, and on this VM ten samples of a
-   * 2 ms step moved its ratios by a third from one full run to the next (bench/README.md).
+   * around step 10 only: one run gives that window ten samples, and ten samples of a step of a few
+   * milliseconds move its ratios too much from one full run to the next (bench/README.md).
    */
   earlyRuns: number;
   warmupSteps: number;

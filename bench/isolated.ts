@@ -1,12 +1,9 @@
-// A contender on a thread of its own. Interleaved in one V8 heap, the contenders collected each
-// other's garbage: lowdb and SqliteSaver leave megabytes per step (86 MB a step for lowdb at step
-// 1000), and whichever contender ran when the collector did paid for it. A full GC before each
-// step did not fix that: it ran nowhere until 2026-11-29 (measure.ts read `gc` before it was
-// exposed), and once it ran, the sweeping it leaves behind landed on the next contender's clock
-// (ours per step at 1000: 2.0–3.4 ms in the runs before, 5.2 ms in the one full run with it). A
-// worker thread is an isolate with a heap of its own, so each contender pays for exactly its own
-// garbage, as it would in a process of its own — and the steps still alternate on one machine,
-// one disk and one page cache. What a step left is collected in its thread right after it, off
+// A contender on a thread of its own. Interleaved in one V8 heap, the contenders would collect each
+// other's garbage: lowdb and SqliteSaver leave megabytes per step, and whichever contender ran when
+// the collector did would pay for it. A full GC before each step does not fix that: the sweeping it
+// leaves behind lands on the next contender's clock. A worker thread is an isolate with a heap of
+// its own, so each contender pays for exactly its own garbage, as it would in a process of its own
+// — and the steps still alternate on one machine, one disk and one page cache. What a step left is collected in its thread right after it, off
 // the clock (as while the model answers), so that no collection of one heap runs on the other core
 // beside the next contender's step. Each thread builds its own copy of the seeded workload (the
 // same steps, byte for byte: checked by step number and content bytes) and times its steps and
@@ -20,7 +17,8 @@ import { LowdbContender } from './contenders/lowdb';
 import { type OpenStore, OursContender } from './contenders/ours';
 import { SqliteContender } from './contenders/sqlite';
 import type { Contender } from './contenders/types';
-import { exposeGc, fullGc, type Resumable, type TimedStep, timeStep } from './measure';
+import { exposeGc, fullGc, type Resumable, timeStep } from './measure';
+import type { TimedStep } from './sample';
 import { type StepPlan, Workload } from './workload';
 
 export type Kind = 'ours' | 'lowdb' | 'sqlite' | 'bare';
@@ -205,8 +203,7 @@ async function contenderThread(port: NonNullable<typeof parentPort>, s: Setup): 
         const t = await timeStep(contender, plan, false);
         // What the step left is collected now, off the clock, before the next contender's step: as
         // while the model answers, and so that no collection of this heap runs on the machine's
-        // other core beside the next step (in the two full runs without it, the raw append's p95
-        // went from 2–3 ms to 14 ms and ours' step at 1000 from ≈ 2.5 to 3.8–7 ms).
+        // other core beside the next step (where it would slow the raw append and ours' step alike).
         fullGc();
         return t;
       }

@@ -11,34 +11,8 @@ import vm from 'node:vm';
 import { type Contender } from './contenders/types';
 import { ioCounters } from './fsutil';
 import { type RawAppend } from './primitive';
+import type { StepSample, TimedStep } from './sample';
 import type { StepPlan, Workload } from './workload';
-
-export interface StepSample {
-  step: number;
-  ms: number;
-  /**
-   * Bytes written during the step: the contender's own count where it has one (ours, through the
-   * store's fs layer), else the process's write syscalls (null: no /proc/self/io).
-   */
-  bytes: number | null;
-  /** Bytes the whole process handed to write syscalls during the step (/proc/self/io wchar). */
-  processBytes: number | null;
-  /** Page-cache bytes dirtied during the step (page-granular). */
-  pageBytes: number | null;
-  /** Durable barriers (fsync / fdatasync of a file) during the step. */
-  durableWrites: number;
-  /**
-   * Of those, the ones up to the step's first `barrier` op: the barrier before the request carries the
-   * previous step's results, so it is counted with that step (contenders with barriersNow() only).
-   */
-  leadBarriers: number;
-  /** The step made side-effecting calls (intents and results). */
-  sideEffects: boolean;
-  /** Of `bytes`, those a background compaction wrote during the step (ours; 0 for the peers). */
-  compactionBytes: number;
-  /** ours: a raw append + fdatasync of exactly the bytes the step wrote, run right after it (ms). */
-  rawOfStepMs?: number;
-}
 
 export interface RunSamples {
   steps: number;
@@ -126,9 +100,6 @@ export async function measureRun(
   await raw?.close();
   return out;
 }
-
-/** What one step of a contender measured: StepSample without what the loop adds. */
-export type TimedStep = Omit<StepSample, 'step' | 'sideEffects' | 'rawOfStepMs'>;
 
 /**
  * One step of a contender, timed: the wall time of all its store calls and its endStep(), the

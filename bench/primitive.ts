@@ -2,8 +2,7 @@
 // append to an open file followed by fdatasync — one durable barrier, what the store's segment log
 // does per durable commit and what no durable write can beat. It makes its write and its fdatasync
 // through the store's own fs layer (src/store/disk/fsLayer.ts: a write of up to 64 KB on the calling
-// thread, fdatasync on libuv's pool), so the two pay the same per-call overhead by construction
-// (before 2026-12-06 it made one pool trip more: bench/README.md, "Distance to the disk's limit").
+// thread, fdatasync on libuv's pool), so the two pay the same per-call overhead by construction.
 // Like the store's segment, the file grows with every append (so each fdatasync also persists its
 // new size).
 import crypto from 'node:crypto';

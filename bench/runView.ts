@@ -140,10 +140,8 @@ export async function measureRunView(o: {
 /**
  * The host's clock (epochNow) at a time the page gave by its own performance.now(): read once, the
  * page idle, between two readings of the host's (a round trip of a millisecond or two). Not through
- * the page's performance.timeOrigin: in one CI run on these VMs every page mark came out 10.8 s late
- * against the host's clock, in all seven opens, while the host's own marks and the stage's wall time
- * said each open took the usual few hundred milliseconds — the two epochs had parted, the two
- * monotonic clocks had not.
+ * the page's performance.timeOrigin: on these VMs the page's epoch can part from the host's by
+ * seconds while the two monotonic clocks agree, which would move every page mark by as much.
  */
 async function pageClock(page: RunViewPage['page']): Promise<(pageMs: number) => number> {
   const before = epochNow();

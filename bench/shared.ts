@@ -1,4 +1,4 @@
-// The shared-store rows (issue 21): ours on PostgreSQL vs LangGraph's PostgresSaver, side by side on
+// The shared-store rows: ours on PostgreSQL vs LangGraph's PostgresSaver, side by side on
 // one throwaway server (fsync on: a commit is durable when it returns), the same workload, steps
 // interleaved as in the main run. Per-step time at 10 / 100 / 1000, WAL bytes per step, committed
 // transactions per step, table bytes after the run, resume latency (fresh open + rebuild).

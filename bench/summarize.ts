@@ -1,6 +1,7 @@
 // Turns raw samples into the figures of docs/design.md's Targets: per-step time and bytes in windows around
 // steps 10 / 100 / 1000, write amplification, storage growth, distance to the disk's limit.
-import type { RunSamples, StepSample } from './measure';
+import type { RunSamples } from './measure';
+import type { StepSample } from './sample';
 import { median, p95, sum, windowAround } from './stats';
 
 export interface PointFigures {

@@ -1,6 +1,6 @@
 // The benchmark's synthetic run (bench/README.md, "What runs"): seeded and
 // deterministic, so every contender and every machine sees byte-for-byte the same run. Each step
-// mutates a RuntimeSnapshot exactly as src/runner/loop.ts does and emits the store calls the loop
+// mutates a RuntimeSnapshot exactly as src/runner/loop.ts and calls/ do and emits the store calls the loop
 // makes, in the loop's order, with the durability it asks for (docs/design.md, "Durable barriers"):
 //   step_started(snapshot) → makeDurable (before any request: the last batch's results ride on it)
 //   → the model's answer (`model`: off the clock; ours lets a compaction started at that barrier finish,
@@ -334,7 +334,7 @@ export class Workload {
 }
 
 /**
- * The calls whose intents the loop writes ahead of their batch (src/runner/loop.ts, intentsAhead): a
+ * The calls whose intents the loop writes ahead of their batch (src/runner/calls/batch.ts, intentsAhead): a
  * command's; a write's unless an earlier side-effecting call of the batch is a command or names its path.
  */
 function intentsAhead(calls: readonly ToolCall[]): Set<string> {

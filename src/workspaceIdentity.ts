@@ -4,7 +4,7 @@
 // repository cloned over https or ssh is the same project) plus the folder's path inside the
 // repository; or a name the user chooses (agentWaypoints.store.workspaceName). vscode-free.
 import { execFile } from 'node:child_process';
-import { findGit } from './runner/files/git';
+import { findGit } from './runner/fileJournal/git';
 import { gitEnv } from './runner/tools/shell/gitHardening.cjs';
 
 export interface WorkspaceIdentity {

@@ -1,12 +1,12 @@
-// VS Code's file watcher as the command scan's hint source (runner/files/watcher.ts). The workspace
+// VS Code's file watcher as the command scan's hint source (runner/fileJournal/watcher.ts). The workspace
 // folder's recursive watcher reports creates, changes and deletes, but not everything: it leaves
 // out files.watcherExclude (so the scan stats those files every time), it drops events when too
 // many come at once, and it says nothing about that through the API — which is why the scan trusts
 // it only to pick what to stat *before* a command, and stats every file after one.
 import * as vscode from 'vscode';
 import { Emitter } from './common/emitter';
-import type { WatchEvent, WorkspaceWatcher } from './runner/files/watcher';
-import { enabledExcludes } from './runner/tools/files/excludes';
+import type { WatchEvent, WorkspaceWatcher } from './runner/fileJournal/watcher';
+import { enabledExcludes } from './runner/tools/finder/excludes';
 
 export function watchWorkspaceFolder(folder: vscode.WorkspaceFolder): WorkspaceWatcher {
   const events = new Emitter<WatchEvent>();

@@ -1,6 +1,6 @@
 // What the measuring loop needs from each contender. All contenders persist the same Workload
 // ops, durably (fsync'd before the op's promise resolves, or by endStep()).
-import type { TimedStep } from '../measure';
+import type { TimedStep } from '../sample';
 import type { Op, StepPlan } from '../workload';
 
 export interface Contender {

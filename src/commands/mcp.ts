@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { errorMessage } from '../common/errors';
-import { MCP_JSON, type McpService } from '../mcp/service';
+import { MCP_JSON, type McpService } from '../editorMcp/service';
 import type { AllowRule } from '../runner/mcp/approvals';
 import type { AllowRuleNode, ServerNode, ServerToolNode } from '../views/runs/servers';
 import { CommandIds } from '../contributes';

@@ -1,6 +1,6 @@
 // The one typed event emitter of the project (runner events, store events, view models).
 // Listener errors are isolated: one bad subscriber cannot stop a run or a write.
-import type { Disposable } from './lifecycle';
+import type { Disposable } from './disposable';
 
 export type Listener<T> = (event: T) => void;
 

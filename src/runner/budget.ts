@@ -1,4 +1,4 @@
-// Bounded execution (seed 004, V9): a hit limit pauses the run with a checkpoint; it can be
+// Bounded execution: a hit limit pauses the run with a checkpoint; it can be
 // resumed with a raised budget. Zero/absent limits mean "no limit".
 import { z } from 'zod';
 import type { SnapshotHeader } from '../store/api/schema';

@@ -3,6 +3,7 @@
 //   step_started → pre_llm → [LLM] → post_llm(pending response) → tool batch → subagent batch → next step
 //   … → run_terminal
 // Resume enters the same machine: a pending response skips the LLM call and goes to its tool calls.
+// The loop plans a batch and checkpoints around it; each call's durability steps are in calls/.
 import type {
   Approval,
   ChatMessage,
@@ -13,7 +14,6 @@ import type {
   ToolCall,
   Usage,
 } from '../store/api/schema';
-import { StoreWriteError } from '../store/api/errors';
 import type { CheckpointStore, RunLease, WriteOptions } from '../store/api/types';
 import type { CheckpointRecord } from '../store/api/schema';
 import { budgetBeforeRequest, budgetExceeded } from './budget';
@@ -22,19 +22,19 @@ import { contextOverflow } from './context/overflow';
 import { addUsage } from './context/summarize';
 import { counterFor, type TokenCounter } from './context/tokens';
 import { errorMessage } from './errors';
-import type { Emitter, RunnerEvent } from './events';
 import { RunInbox } from './inbox';
-import { idempotencyKey, inputHashFromRaw, outputHash } from './hash';
+import { outputHash } from './hash';
 import type { ChatProvider, ToolDefinition } from './provider/types';
 import { ProviderError } from './provider/errors';
 import { makeToolCallIdsUnique } from './provider/ids';
 import { type RunContext, snapshotForWrite, terminalResult, type TerminalResult } from './runtime';
-import { type CallPlan, closeStaleApproval, closeUnrunnable, planBatch, toolMessageContent } from './toolBatch';
+import { BatchRunner } from './calls/batch';
+import { recordToolResult } from './calls/call';
+import { type CallPlan, closeStaleApproval, closeUnrunnable, planBatch } from './calls/plan';
+import { type CallDeps, OwedResponse } from './calls/scope';
 import type { PolicyVerdict } from './tools/policy';
-import type { FileChangeRecorder, FileWatch } from './files/recorder';
 import { findLeftovers, killLeftovers, waitForLeftovers, type Leftover } from './tools/leftovers';
 import { loadShellGrammar } from './tools/shell/grammar';
-import type { ToolRegistry } from './tools/registry';
 import type { Tool } from './tools/types';
 
 /** The state detail of a run that waits for `n` decisions (also recomputed by the approval panel). */
@@ -42,22 +42,11 @@ export function awaitingApprovalDetail(n: number): string {
   return `${n} tool call${n > 1 ? 's' : ''} waiting for approval.`;
 }
 
-export interface LoopDeps {
-  store: CheckpointStore;
+export interface LoopDeps extends CallDeps {
   provider: ChatProvider;
-  tools: ToolRegistry;
   policy(tool: Tool, args: unknown): PolicyVerdict;
-  /** The folder of the window running the run: tools act here, never in a folder named by stored data. */
-  workspaceRoot: string;
-  /** The extension's own storage folder: no tool path may lead into it. */
-  storageDir?: string;
-  events: Emitter<RunnerEvent>;
-  outputCap: number;
   /** How the conversation is fitted into the model's window (context/fit.ts). */
   context: ContextSettings;
-  /** Journals the workspace files side-effecting tools change (absent: not journaled). */
-  files?: FileChangeRecorder;
-  now(): number;
   /** Runs (or resumes) the child run of a delegate call; supplied by the runner. */
   delegate(parent: RunExecution, call: ToolCall, task: string): Promise<DelegateOutcome>;
 }
@@ -78,12 +67,6 @@ export interface RunOutcome {
 }
 
 type Stop = { stop: true; state: RunState; detail: string | null };
-/** A call whose intent was written ahead of its batch: its pre-images (if taken then) and the intent's files. */
-interface Ahead {
-  plan: Extract<CallPlan, { kind: 'run' }>;
-  watch?: FileWatch;
-  files?: Effect['files'];
-}
 const CONTINUE = { stop: false } as const;
 
 export interface ExecutionOptions {
@@ -102,8 +85,9 @@ export class RunExecution {
   readonly inbox: RunInbox;
   /** Commands still running from before this resume, while the run waits for them. */
   private leftovers: Leftover[] = [];
-  /** The model's response was handed over but no barrier has carried it yet (docs/design.md, "Durable barriers"). */
-  private responseOwed = false;
+  /** The model's response until a barrier carries it: before any tool runs, and before the next request. */
+  private readonly response: OwedResponse;
+  private readonly batch: BatchRunner;
   private reenterStep: boolean;
   private readonly counter: TokenCounter;
   private readonly fitter: ContextFitter;
@@ -122,6 +106,16 @@ export class RunExecution {
     this.reenterStep = opts.reenterStep ?? false;
     this.activeBaseMs = this.context.active_ms ?? 0;
     this.inbox = new RunInbox(deps.store, runId);
+    this.response = new OwedResponse(deps.store, runId);
+    this.batch = new BatchRunner({
+      deps,
+      runId,
+      lease,
+      rt,
+      signal,
+      response: this.response,
+      log: (level, message) => this.log(level, message),
+    });
     const { provider } = deps;
     this.counter = counterFor(
       rt.requested_model,
@@ -198,7 +192,7 @@ export class RunExecution {
     );
     // Barrier before any request (a condense's too): the last batch's results and this step's start (docs/design.md).
     await this.deps.store.makeDurable(this.runId);
-    this.responseOwed = false;
+    this.response.carried();
     const { provider } = this.deps;
     // External tools (MCP servers start lazily here): the list the model is offered is fitted with the
     // request and recorded with its response.
@@ -262,8 +256,8 @@ export class RunExecution {
     this.rt.messages.push(response.message);
     this.rt.pending_llm_response = toolsSeen.length > 0 ? { ...response, tools_seen: toolsSeen } : response;
     // The pending response rides on the next barrier, made before any tool runs (the first call's
-    // intent, or responseDurable()): a crash after that never calls the model again for this step.
-    this.responseOwed = true;
+    // intent, or OwedResponse.makeDurable()): a crash after that never calls the model again for this step.
+    this.response.handedOver();
     await this.checkpoint(
       'post_llm',
       {
@@ -365,7 +359,7 @@ export class RunExecution {
     const asks = plans.filter((p) => p.kind === 'ask');
     if (asks.length > 0) {
       await this.requestApprovals(asks, approvalOf); // durable: carries the response
-      this.responseOwed = false;
+      this.response.carried();
       return { stop: true, state: 'awaiting_approval', detail: awaitingApprovalDetail(asks.length) };
     }
 
@@ -373,23 +367,9 @@ export class RunExecution {
     const delegates = plans.filter((p) => p.kind === 'delegate');
     if (toolPlans.length > 0) {
       await this.checkpoint('pre_tool_batch', { tool_call_count: toolPlans.length });
-      const ahead = new Map<string, Ahead>();
-      let failures = 0;
-      try {
-        await this.intentsAhead(toolPlans, effectOf, ahead);
-        for (const [i, plan] of toolPlans.entries()) {
-          if (this.signal.aborted) {
-            await this.withdrawAhead(ahead);
-            return { stop: true, state: this.abortState(), detail: this.abortDetail() };
-          }
-          const more = delegates.length > 0 || toolPlans.slice(i + 1).some((p) => p.kind === 'run');
-          if (!(await this.runPlan(plan, ahead, more))) failures += 1;
-        }
-      } catch (err) {
-        await this.withdrawAhead(ahead);
-        throw err;
-      }
-      await this.checkpoint('post_tool_batch', { tool_calls_total: this.rt.tool_calls, tool_failures: failures });
+      const ran = await this.batch.run(toolPlans, { effects: effectOf, delegatesFollow: delegates.length > 0 });
+      if (ran.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
+      await this.checkpoint('post_tool_batch', { tool_calls_total: this.rt.tool_calls, tool_failures: ran.failures });
     }
     if (delegates.length > 0) {
       const stop = await this.subagentBatch(delegates);
@@ -452,265 +432,10 @@ export class RunExecution {
     }
   }
 
-  /**
-   * The intents of the batch's side-effecting calls, written ahead and made durable in one barrier
-   * with the model's response before any call runs (docs/design.md, "Durable barriers per step").
-   * A call's intent goes ahead when what it holds is valid at the batch's start: a command's holds no
-   * pre-images (its scan is taken just before it runs), nor does a call of a tool without a file
-   * journal; a tool that names its paths gets its pre-images now unless an earlier call of the batch
-   * may write them (a command, a tool without a journal, or a call naming one of the same paths) —
-   * then its intent is written just before it runs, with its own barrier, as is the intent of a call
-   * that already has one (from before an interruption: its first pre-images stand).
-   */
-  private async intentsAhead(
-    plans: CallPlan[],
-    effects: ReadonlyMap<string, Effect>,
-    ahead: Map<string, Ahead>,
-  ): Promise<void> {
-    const go: Ahead[] = [];
-    let anyWriter = false; // an earlier call of the batch that may write any path
-    const named = new Set<string>(); // paths earlier calls of the batch name (lower-cased: conservative)
-    for (const plan of plans) {
-      if (plan.kind !== 'run' || !plan.tool.sideEffecting) continue;
-      const kind = this.deps.files ? plan.tool.files?.kind : undefined;
-      if (kind !== 'paths') {
-        if (!effects.has(plan.call.id)) go.push({ plan });
-        anyWriter = true;
-        continue;
-      }
-      if (anyWriter || effects.has(plan.call.id)) continue;
-      const watch = await this.watchFiles(plan);
-      const paths = (watch?.files ?? []).map((f) => f.path.toLowerCase());
-      const overlaps = paths.some((p) => named.has(p));
-      for (const p of paths) named.add(p);
-      if (!overlaps) go.push({ plan, watch });
-    }
-    if (go.length === 0) return;
-    for (const a of go) {
-      const intent = await this.deps.store.recordIntent(this.runId, this.intentOf(a.plan, a.watch), {
-        durability: 'next-barrier',
-      });
-      a.files = intent.files;
-      ahead.set(a.plan.call.id, a); // recorded: withdrawn if the batch stops before it starts
-    }
-    await this.deps.store.makeDurable(this.runId, { toolsNext: true });
-    this.responseOwed = false; // the barrier carried the response with the intents
-  }
-
-  /** Intents written ahead whose calls never started (the batch stopped first): withdrawn, so resume plans them afresh. */
-  private async withdrawAhead(ahead: Map<string, Ahead>): Promise<void> {
-    for (const id of ahead.keys()) {
-      try {
-        await this.deps.store.withdrawIntent(this.runId, id);
-      } catch (err) {
-        // Left as it is, the intent makes resume ask whether the call ran: never a silent re-run.
-        this.log('warn', `could not withdraw the intent of ${id}, which never started: ${errorMessage(err)}`);
-      }
-    }
-    ahead.clear();
-  }
-
-  private intentOf(plan: Extract<CallPlan, { kind: 'run' }>, watch: FileWatch | undefined) {
-    return {
-      tool_call_id: plan.call.id,
-      step: this.rt.step,
-      tool_name: plan.tool.name,
-      input_hash: plan.hash,
-      side_effecting: true,
-      ...(watch && watch.files.length > 0 ? { files: watch.files } : {}),
-    };
-  }
-
-  /**
-   * Executes (or replays) one call and appends its tool message. Returns false for an error result.
-   * `more`: another call of the batch runs after this one.
-   */
-  private async runPlan(plan: CallPlan, ahead: Map<string, Ahead>, more: boolean): Promise<boolean> {
-    const { call } = plan;
-    const started = this.deps.now();
-    if (plan.kind === 'replay') {
-      const r = plan.effect.result!;
-      this.rt.replayed_effect_count += 1;
-      this.deps.events.emit({
-        type: 'effect-replayed',
-        runId: this.runId,
-        toolCallId: call.id,
-        toolName: call.function.name,
-      });
-      this.addToolResult(call, r.output, plan.effect.input_hash, r.output_hash, r.is_error, true, started);
-      return !r.is_error;
-    }
-    if (plan.kind === 'error') {
-      const hash = inputHashFromRaw(call.function.name, call.function.arguments);
-      this.addToolResult(call, plan.output, hash, outputHash(plan.output), true, false, started);
-      return false;
-    }
-    if (plan.kind !== 'run') return true;
-    const { store } = this.deps;
-    let watch: FileWatch | undefined;
-    let intentFiles: Effect['files'];
-    const early = ahead.get(call.id);
-    if (early) {
-      // Its intent went ahead (durable): a command's scan is taken now, just before it runs.
-      watch = early.watch ?? (await this.watchFiles(plan));
-      intentFiles = early.files;
-      ahead.delete(call.id); // from here on it has started: never withdrawn
-    } else if (plan.tool.sideEffecting) {
-      // Pre-images are stored before the intent that refers to them; the intent is durable before
-      // the tool runs: if we crash while it runs, resume knows it may have run and restore knows
-      // what the files were.
-      watch = await this.watchFiles(plan);
-      const intent = await store.recordIntent(this.runId, this.intentOf(plan, watch));
-      intentFiles = intent.files;
-      this.responseOwed = false; // the intent's barrier carried the response
-    } else await this.responseDurable();
-    this.deps.events.emit({
-      type: 'tool',
-      runId: this.runId,
-      step: this.rt.step,
-      toolCallId: call.id,
-      toolName: plan.tool.name,
-      status: 'start',
-    });
-    const prepared = {
-      ok: true as const,
-      tool_call_id: call.id,
-      tool: plan.tool,
-      args: plan.args,
-      input_hash: plan.hash,
-    };
-    let storageError: Error | null = null;
-    const keep = async (put: () => Promise<string>): Promise<string> => {
-      try {
-        return await put();
-      } catch (err) {
-        storageError ??= err as Error;
-        throw err;
-      }
-    };
-    let processRecorded: Promise<unknown> = Promise.resolve();
-    const result = await this.deps.tools.run(prepared, {
-      workspaceRoot: this.deps.workspaceRoot,
-      storageDir: this.deps.storageDir,
-      signal: this.signal,
-      idempotencyKey: idempotencyKey(this.runId, this.rt.step, call.id),
-      approvedBy: plan.approvedBy,
-      judged: plan.judged,
-      outputCap: this.deps.outputCap,
-      history: { toolOutput: (id) => toolOutput(this.rt.messages, id) },
-      putBlob: (content) => keep(() => store.putBlob(this.runId, content)),
-      putBlobBytes: (content, hash) => keep(() => store.putBlob(this.runId, content, hash)),
-      onProgress: (p) => this.deps.events.emit({ type: 'tool-progress', runId: this.runId, toolCallId: call.id, ...p }),
-      onSpawn: plan.tool.sideEffecting
-        ? (pid) => {
-            const proc = { pid, hostname: this.lease.owner.hostname, started_ms: this.deps.now() };
-            processRecorded = store
-              .recordProcess(this.runId, call.id, proc)
-              .catch((err: unknown) =>
-                this.log('warn', `could not record the process of ${call.id}: ${errorMessage(err)}`),
-              );
-          }
-        : undefined,
-    });
-    await processRecorded;
-    this.deps.events.emit({
-      type: 'tool',
-      runId: this.runId,
-      step: this.rt.step,
-      toolCallId: call.id,
-      toolName: plan.tool.name,
-      status: 'end',
-      isError: result.is_error,
-    });
-    const content = toolMessageContent(result.output, plan);
-    // A failure to record the result throws: the intent stays without a result, so resume asks (may already have run).
-    if (plan.tool.sideEffecting) {
-      const journaled = watch ? await this.finishWatch(watch, intentFiles) : {};
-      // Durable at the next barrier (the next call's intent, or the one before the next request).
-      // When another call follows it is written first, so a crash of the window during that call
-      // cannot turn this answered call into one that "may already have run".
-      await store.recordResult(
-        this.runId,
-        call.id,
-        {
-          output: content,
-          output_hash: outputHash(content),
-          is_error: result.is_error,
-          blob: result.blob,
-          ...(result.raw_blob ? { raw_blob: result.raw_blob } : {}),
-          ...journaled,
-        },
-        { durability: more ? 'written' : 'next-barrier' },
-      );
-    }
-    if (storageError) throw storageFailure(plan.tool, storageError, await this.resultStored(plan.tool));
-    this.addToolResult(call, content, plan.hash, outputHash(content), result.is_error, false, started);
-    return !result.is_error;
-  }
-
-  /** Whether the result just recorded is on disk now (a barrier): what the pause may promise about it. */
-  private async resultStored(tool: Tool): Promise<boolean> {
-    if (!tool.sideEffecting) return false;
-    return this.deps.store.makeDurable(this.runId).then(
-      () => true,
-      () => false,
-    );
-  }
-
-  private async watchFiles(plan: Extract<CallPlan, { kind: 'run' }>): Promise<FileWatch | undefined> {
-    const { files, store } = this.deps;
-    if (!files) return undefined;
-    return files.watch(plan.tool, plan.args, {
-      put: (content, hash) => store.putBlob(this.runId, content, hash),
-      effects: () => store.listEffects(this.runId),
-      signal: this.signal,
-    });
-  }
-
-  /** What the call changed. A journal that fails is reported in the record, never in place of the result. */
-  private async finishWatch(
-    watch: FileWatch,
-    intentFiles: Effect['files'],
-  ): Promise<Awaited<ReturnType<FileWatch['finish']>>> {
-    try {
-      return await watch.finish(intentFiles);
-    } catch (err) {
-      this.log('warn', `the file journal could not record what the call changed: ${errorMessage(err)}`);
-      return {
-        files: [],
-        file_scan: { files: 0, ms: 0, complete: false, note: `the file journal failed: ${errorMessage(err)}` },
-      };
-    }
-  }
-
-  private addToolResult(
-    call: ToolCall,
-    content: string,
-    hash: string,
-    outHash: string,
-    isError: boolean,
-    replayed: boolean,
-    started: number,
-  ): void {
-    this.rt.messages.push({ role: 'tool', tool_call_id: call.id, content });
-    this.rt.tool_calls += 1;
-    this.rt.tool_executions.push({
-      tool_call_id: call.id,
-      tool_name: call.function.name,
-      step: this.rt.step,
-      input_hash: hash,
-      output_hash: outHash,
-      is_error: isError,
-      replayed,
-      started_ms: started,
-      finished_ms: this.deps.now(),
-    });
-  }
-
   // ── delegate calls: child runs with their own checkpoints ───────────────────────────────────
   private async subagentBatch(plans: CallPlan[]): Promise<Stop | null> {
     await this.checkpoint('pre_subagent_batch', { subagent_count: plans.length });
-    await this.responseDurable();
+    await this.response.makeDurable();
     let failures = 0;
     for (const plan of plans) {
       if (plan.kind !== 'delegate') continue;
@@ -726,7 +451,16 @@ export class RunExecution {
       const isError = out.state === 'failed';
       if (isError) failures += 1;
       const text = out.finalText ?? (isError ? `Subagent failed: ${out.detail ?? 'no detail'}` : '');
-      this.addToolResult(plan.call, text, plan.hash, outputHash(text), isError, false, started);
+      recordToolResult(this.rt, {
+        call: plan.call,
+        content: text,
+        inputHash: plan.hash,
+        outputHash: outputHash(text),
+        isError,
+        replayed: false,
+        startedMs: started,
+        finishedMs: this.deps.now(),
+      });
       this.rt.subagent_executions.push({
         tool_call_id: plan.call.id,
         child_run_id: out.childRunId,
@@ -792,13 +526,6 @@ export class RunExecution {
     };
   }
 
-  /** The pending response on disk before a tool runs, when no intent has carried it yet. */
-  private async responseDurable(): Promise<void> {
-    if (!this.responseOwed) return;
-    await this.deps.store.makeDurable(this.runId, { toolsNext: true });
-    this.responseOwed = false;
-  }
-
   private async checkpoint(
     phase: Parameters<CheckpointStore['append']>[1]['phase'],
     payload: Record<string, unknown>,
@@ -841,33 +568,6 @@ export class RunExecution {
 
 function overflowAgain(detail: string): string {
   return `The model refused the request as longer than its context window again, after the conversation was condensed (${detail}). Set the model's window (agentWaypoints.context.windows) or fork from an earlier checkpoint; resuming condenses again first.`;
-}
-
-/**
- * The tool did its work but the disk failed under it: pause with the disk's error, never a tool error.
- * What it says of the result is what a reopened store will hold (`stored`: its barrier went through).
- */
-function storageFailure(tool: Tool, cause: Error, stored: boolean): StoreWriteError {
-  const after = !tool.sideEffecting
-    ? 'It only reads, so resuming runs it again.'
-    : stored
-      ? 'Its result is recorded and is replayed on resume: it does not run again.'
-      : 'Its result could not be stored either, so resuming may ask you whether to run it again: it did run.';
-  const code = (cause as { code?: string }).code;
-  return new StoreWriteError(
-    `${tool.name} ran, but its full output could not be stored (${cause.message}). ${after} Free disk space, then resume.`,
-    null,
-    code,
-    { cause },
-  );
-}
-
-function toolOutput(messages: readonly ChatMessage[], toolCallId: string): string | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role === 'tool' && m.tool_call_id === toolCallId) return m.content;
-  }
-  return undefined;
 }
 
 function byCall<T extends { tool_call_id: string }>(items: T[]): Map<string, T> {

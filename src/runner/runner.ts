@@ -24,7 +24,7 @@ import { InvalidEditedArgumentsError, ResumeNeedsConfirmationError, StaleApprova
 import { Emitter, type RunnerEvent } from './events';
 import { sha256 } from './hash';
 import { type DelegateOutcome, type LoopDeps, RunExecution, type RunOutcome } from './loop';
-import { FileChangeRecorder, type FileChangeRecorderOptions } from './files/recorder';
+import { FileChangeRecorder, type FileChangeRecorderOptions } from './fileJournal/recorder';
 import { modelLabel, parseModelLabel } from './modelRef';
 import { type ChatProvider, PROVIDER_ADAPTER } from './provider/types';
 import {

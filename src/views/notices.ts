@@ -3,7 +3,7 @@
 // input is a step of a longer action (a fork's "with files?", a rejection's reason): it stays open
 // when the focus moves (ignoreFocusOut), so what the user chose before it is not lost — as the
 // question before it closes, VS Code gives the focus back to the editor, and a webview there (the
-// run view) takes it a moment later, which closed the next question on a loaded machine. Escape
+// run view) takes it a moment later, which would close the next question on a loaded machine. Escape
 // still cancels.
 import * as vscode from 'vscode';
 import type { Choice, Notices } from '../actions/ports';

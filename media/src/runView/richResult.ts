@@ -5,9 +5,13 @@ import type { RichPart, RichResult } from '../../../src/views/run/richResult';
 import { isSafeImage } from '../../../src/views/run/safeImage';
 import { count } from '../../../src/common/format';
 import { el } from './dom';
-import type { Actions } from './toolCard';
 
-export function richBlock(t: ToolItem, a: Pick<Actions, 'toolResult'>): HTMLElement {
+/** Where the result comes from: the card's actions (toolCard.ts Actions) ask the host for it. */
+export interface ResultSource {
+  toolResult(runId: string, toolCallId: string): Promise<RichResult>;
+}
+
+export function richBlock(t: ToolItem, a: ResultSource): HTMLElement {
   const box = el('div', { class: 'rich', 'data-state': 'loading' });
   box.append(el('div', { class: 'label' }, 'Result as the tool returned it'));
   a.toolResult(t.runId, t.toolCallId).then(

@@ -18,7 +18,7 @@ import {
   readVersion,
   sameVersion,
   unknownVersion,
-} from '../../runner/files/versions';
+} from '../../runner/fileJournal/versions';
 
 /**
  * Where a restore's bytes go, and how it sees that nothing moved since the plan. The product's is

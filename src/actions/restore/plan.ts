@@ -9,7 +9,7 @@
 // pass is kept and said. A user's edit is therefore never overwritten unless the user ticks the
 // file to overwrite it with its checkpoint version. Files absent from the journal are never touched.
 import type { Effect, FileChange, FileVersion, RestoreFile, RestoreRecord } from '../../store/api/schema';
-import { isRestorable, sameVersion } from '../../runner/files/versions';
+import { isRestorable, sameVersion } from '../../runner/fileJournal/versions';
 
 /** One journaled change after the checkpoint, with the call (or earlier restore) that made it, in journal order. */
 export interface JournaledChange {

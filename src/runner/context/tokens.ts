@@ -1,6 +1,6 @@
 // Counting a request's tokens before it is sent. Messages are immutable once in the conversation,
 // so each message is counted once (a WeakMap on the object) and a request costs a sum plus the
-// messages that are new since the last one: ≪ 1 ms at 100k tokens instead of a full re-encode.
+// messages that are new since the last one, instead of a full re-encode of the conversation.
 //
 // Which count:
 //  - a provider that counts itself (vscode.lm's countTokens) → its count, the model's own tokenizer;

@@ -1,6 +1,6 @@
 // A large message from an MCP server (a result of up to 100 MB) is parsed on a worker thread: on
-// the host's main thread its copying, decoding, JSON.parse and hashing blocked the event loop for
-// seconds. It reaches the worker piece by piece as it arrives; the worker hands back what the host
+// the host's main thread its copying, decoding, JSON.parse and hashing would block the event loop
+// for seconds. It reaches the worker piece by piece as it arrives; the worker hands back what the host
 // needs, as bytes it transfers (no copy): for a tool's result, the text the model reads (result.ts
 // resultText, the same rules) and the result exactly as the server sent it, each with its sha256;
 // for an error, its code and bounded message; for any other answer, the message itself.

@@ -1,4 +1,4 @@
-// Where the API key may go (issue 18, finding 9). A stored key is bound to the origin (scheme, host,
+// Where the API key may go. A stored key is bound to the origin (scheme, host,
 // port) of the base URL it was entered for. A request to any other origin carries the key only
 // after the user said so for that origin — whether the base URL came from a workspace's settings
 // (a repository can redirect it) or from the user's own. vscode-free: the question itself and

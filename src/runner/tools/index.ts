@@ -2,8 +2,8 @@
 import { readOutput } from '../context/readOutput';
 import { delegate } from './delegate';
 import { editFile, writeFile } from './editTools';
-import { createFileFinder } from './files/finder';
-import type { FileFinder } from './files/types';
+import { createFileFinder } from './finder/finder';
+import type { FileFinder } from './finder/types';
 import { readFile } from './fsTools';
 import { makeListFiles } from './listFiles';
 import { ToolRegistry } from './registry';
@@ -51,9 +51,9 @@ export function createCodingRegistry(opts: CodingRegistryOptions = {}): ToolRegi
 }
 
 export { delegate, editFile, readFile, runCommand, writeFile };
-export { createFileFinder, type FileFinderOptions } from './files/finder';
-export { DEFAULT_EXCLUDES, enabledExcludes } from './files/excludes';
-export { fileLimits, type EngineName, type FileFinder } from './files/types';
+export { createFileFinder, type FileFinderOptions } from './finder/finder';
+export { DEFAULT_EXCLUDES, enabledExcludes } from './finder/excludes';
+export { fileLimits, type EngineName, type FileFinder } from './finder/types';
 export {
   ToolRegistry,
   toolSchemaHash,

@@ -4,8 +4,8 @@
 // pages (offset), the walk limit; and what the folder holds that is not listed is named.
 import { type Dirent, promises as fs } from 'node:fs';
 import { z } from 'zod';
-import { toIgnoreGlobs } from './files/excludes';
-import type { FileFinder, FileList } from './files/types';
+import { toIgnoreGlobs } from './finder/excludes';
+import type { FileFinder, FileList } from './finder/types';
 import { count } from '../../common/format';
 import { fitPage, plural } from './paging';
 import { confinePath } from './paths';

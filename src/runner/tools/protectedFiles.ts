@@ -1,4 +1,4 @@
-// Protected and secret-like files (issue 18, finding 4). A write to a file that makes something run
+// Protected and secret-like files. A write to a file that makes something run
 // (git hooks and config, VS Code tasks and settings, package scripts …) asks even when write tools
 // run without asking; reading a file that may hold secrets asks even when reads do not, because its
 // content goes to the model's provider. The defaults follow VS Code's own agent
@@ -13,11 +13,11 @@
 // (`.git.`, `.git ::$DATA`) is judged removed too. (A backslash is refused by the resolver.) A
 // regular file with other names (hard links) may be a secret file under another name: reading it asks.
 import { errorMessage } from '../../common/errors';
-import { compileGlob, globMatches, pathSegments, type PathGlob } from './pathGlob';
+import { Glob, type GlobPath } from './glob';
 import { type ConfinedPath, isLinked, judgement, type JudgedPaths, resolvePathSync } from './paths';
 
 export interface FileRule {
-  glob: PathGlob;
+  glob: Glob;
   /** Why a write or read of such a file asks, completing "… is a protected file: <why>". */
   why: string;
 }
@@ -28,11 +28,14 @@ export interface FileRules {
   /** Reads ask (read_file), and search_text leaves them out. */
   secrets: readonly FileRule[];
   /** Secret-looking names that are templates without secrets (`.env.example`). */
-  notSecret: readonly PathGlob[];
+  notSecret: readonly Glob[];
 }
 
+/** A longer pattern from the settings is refused. */
+export const MAX_PATTERN_LENGTH = 512;
+
 const RUNS_CODE = 'it can run code';
-const rules = (why: string, ...patterns: string[]): FileRule[] => patterns.map((p) => ({ glob: compileGlob(p), why }));
+const rules = (why: string, ...patterns: string[]): FileRule[] => patterns.map((p) => ({ glob: fileGlob(p), why }));
 
 /** The protected files, with why each asks. VS Code's defaults first, then ours. */
 export const PROTECTED_DEFAULTS: ReadonlyArray<{ patterns: string[]; why: string }> = [
@@ -89,7 +92,7 @@ export const NOT_SECRET_DEFAULTS: readonly string[] = ['**/.env.{example,sample,
 export const DEFAULT_FILE_RULES: FileRules = {
   protect: PROTECTED_DEFAULTS.flatMap((g) => rules(g.why, ...g.patterns)),
   secrets: rules(SECRETS_WHY, ...SECRET_DEFAULTS),
-  notSecret: NOT_SECRET_DEFAULTS.map(compileGlob),
+  notSecret: NOT_SECRET_DEFAULTS.map(fileGlob),
 };
 
 /** The defaults plus the user's patterns; patterns that do not compile are returned as problems, not applied. */
@@ -102,7 +105,7 @@ export function fileRules(extra: { protect?: readonly string[]; secrets?: readon
     (list ?? []).flatMap((p) => {
       if (typeof p !== 'string') return [];
       try {
-        return [{ glob: compileGlob(p), why }];
+        return [{ glob: fileGlob(p), why }];
       } catch (e) {
         problems.push(`${JSON.stringify(p.slice(0, 100))}: ${errorMessage(e)}`);
         return [];
@@ -124,6 +127,29 @@ export function fileRules(extra: { protect?: readonly string[]; secrets?: readon
   };
 }
 
+/**
+ * A pattern of the file lists, read as VS Code's file settings are: one without `/` matches a name
+ * in any folder (`*.pem`), one with `/` from the workspace root (`**` to match at any depth); a
+ * folder's match covers its content; case is ignored. `\` is a separator, never an escape (a path
+ * typed on Windows), and a leading `./` or `/` and a trailing `/` say nothing. Throws on a pattern
+ * that is too long, empty, or has more than 64 alternatives (each is matched on every path).
+ */
+export function fileGlob(pattern: string): Glob {
+  if (pattern.length > MAX_PATTERN_LENGTH)
+    throw new Error(`the pattern is longer than ${MAX_PATTERN_LENGTH} characters`);
+  let p = pattern.trim().replace(/\\/g, '/').replace(/\/+/g, '/');
+  while (p.startsWith('./') || p.startsWith('/')) p = p.slice(p.startsWith('/') ? 1 : 2);
+  if (p.endsWith('/')) p = p.slice(0, -1);
+  if (p === '') throw new Error('the pattern is empty');
+  return Glob.compile(p, { braces: true, anyDepth: true, coversContent: true, ignoreCase: true, maxAlternatives: 64 });
+}
+
+/** A workspace-relative path as the file lists match it (null for the workspace itself). */
+function filePath(rel: string): GlobPath | null {
+  const names = rel.split('/').filter(Boolean);
+  return names.length > 0 ? Glob.path(names.join('/'), { ignoreCase: true }) : null;
+}
+
 /** A path a call writes, reads or works in: as given, and the resolver's answer (or why it refused the path). */
 export interface FileTarget {
   path: string;
@@ -140,8 +166,8 @@ export interface FileTargets {
 /** Why a write to a file by these names asks, or null. */
 export function protectedWhy(names: readonly string[], r: FileRules): { rel: string; why: string } | null {
   for (const rel of readings(names)) {
-    const segs = pathSegments(rel);
-    const hit = r.protect.find((rule) => globMatches(rule.glob, segs));
+    const segs = filePath(rel);
+    const hit = segs && r.protect.find((rule) => rule.glob.test(segs));
     if (hit) return { rel, why: hit.why };
   }
   return null;
@@ -150,9 +176,9 @@ export function protectedWhy(names: readonly string[], r: FileRules): { rel: str
 /** Why reading a file by these names asks, or null. */
 export function secretWhy(names: readonly string[], r: FileRules): { rel: string; why: string } | null {
   for (const rel of readings(names)) {
-    const segs = pathSegments(rel);
-    const hit = r.secrets.find((rule) => globMatches(rule.glob, segs));
-    if (hit && !r.notSecret.some((g) => globMatches(g, segs))) return { rel, why: hit.why };
+    const segs = filePath(rel);
+    const hit = segs && r.secrets.find((rule) => rule.glob.test(segs));
+    if (hit && !r.notSecret.some((g) => g.test(segs!))) return { rel, why: hit.why };
   }
   return null;
 }

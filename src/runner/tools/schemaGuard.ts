@@ -1,5 +1,5 @@
 // JSON Schemas from outside (an MCP server's, another extension's) are compiled and run on the
-// host's main thread, before any approval: a backtracking `pattern` there froze the host for good.
+// host's main thread, before any approval: a backtracking `pattern` there would freeze the host for good.
 // Their patterns run on RE2 (re2js: pure JS, no backtracking, time linear in the input) under a
 // work budget per validation, and a schema has a size and depth bound before it is compiled.
 import type { RegExpEngine, RegExpLike } from 'ajv/dist/types';
@@ -12,8 +12,8 @@ export const SCHEMA_MAX_DEPTH = 64;
 
 /**
  * Work one validation may spend on patterns: RE2 program size × characters tested. RE2 is linear
- * in the input but its constant is the program's size (a 500-step Unicode class over 1 MB took
- * seconds); this budget is about 60 ms of the slowest kind.
+ * in the input but its constant is the program's size (a long Unicode class over a megabyte takes
+ * seconds); the budget keeps the slowest kind of pattern to a pause no one notices.
  */
 const PATTERN_BUDGET = 1_000_000;
 let budget = PATTERN_BUDGET;

@@ -4,9 +4,9 @@
 // (offset), the deadline, the fallback's walk limit, problems ripgrep reported.
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
-import { toIgnoreGlobs } from './files/excludes';
-import { Glob } from './files/glob';
-import { fileLimits, type FileFinder, type Hit, type SearchQuery, type SearchResult } from './files/types';
+import { toIgnoreGlobs } from './finder/excludes';
+import { Glob } from './glob';
+import { fileLimits, type FileFinder, type Hit, type SearchQuery, type SearchResult } from './finder/types';
 import { count } from '../../common/format';
 import { fitPage, plural } from './paging';
 import { confinePath } from './paths';

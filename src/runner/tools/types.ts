@@ -72,7 +72,7 @@ export interface ToolResult extends ToolOutput {
 }
 
 /**
- * How a side-effecting tool changes workspace files, for the file journal (runner/files): it names
+ * How a side-effecting tool changes workspace files, for the file journal (runner/fileJournal): it names
  * the files from its arguments (their pre-images are kept before it runs), or anything may change
  * (a command: the workspace is scanned before and after).
  */

@@ -22,7 +22,7 @@ import type {
 
 export type { RunEnd };
 
-import type { Disposable } from '../../common/lifecycle';
+import type { Disposable } from '../../common/disposable';
 
 export type { Disposable };
 

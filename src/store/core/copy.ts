@@ -1,5 +1,5 @@
 // Copies at the store's edge. Stored data is JSON data, so a copy only needs fresh objects and
-// arrays: strings are immutable and can be shared. For a 10 MB conversation that is ~1000× less work
+// arrays: strings are immutable and can be shared. For a long conversation that is far less work
 // than structuredClone, which copies every string's bytes.
 import { InvalidInputError } from '../api/errors';
 

@@ -1,7 +1,7 @@
 // The run view's host logic, vscode-free (the panel wires it to a webview; the benchmark drives it
 // from Chromium directly): answers the webview's typed requests, pushes the thread's state when
 // the store or the runner says something changed, and forwards streamed tokens coalesced.
-import { DisposableBase, toDisposable } from '../../common/lifecycle';
+import { DisposableBase, toDisposable } from '../../common/disposable';
 import { errorMessage } from '../../common/errors';
 import type { Actions } from '../../actions';
 import { RunGuards } from '../../actions/guards';

@@ -1,5 +1,6 @@
-// The run view's header and composer hint: rules that used to live in the approval panel and the
-// composition root, kept with the view that shows them.
+// The run view's header and composer hint: the run's state and detail, its actions, the context
+// meter, its notices (imported, recorded in another folder), and what the composer will do with a
+// message — kept with the view that shows them.
 import { awaitingApprovalDetail } from '../../runner/loop';
 import { type Approval, isTerminalState, type RunSummary, type RuntimeSnapshot } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../common/errors';
-import { DisposableBase, toDisposable } from '../../common/lifecycle';
+import { DisposableBase, toDisposable } from '../../common/disposable';
 import type { CheckpointStore } from '../../store/api/types';
 import type { OpenAt } from '../../actions/ports';
 import { ViewIds } from '../../contributes';

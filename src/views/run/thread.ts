@@ -12,7 +12,7 @@ import { type PlannedItem, planRunItems } from './transcript';
 
 export { loadRunData, type LiveRuns };
 
-/** Checkpoints read of a long run for the first paint (≈ 40 steps, ≈ 140 items of the benchmark's run). */
+/** Checkpoints read of a long run for the first paint: a few dozen steps, more than the first screen shows. */
 export const NEWEST_RECORDS = 200;
 /** Most items one page request gets. */
 const PAGE_MAX = 200;

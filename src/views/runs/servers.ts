@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import type { ServerStatus } from '../../runner/mcp/servers';
 import type { AllowRule } from '../../runner/mcp/approvals';
-import type { McpOverview } from '../../mcp/service';
+import type { McpOverview } from '../../editorMcp/service';
 import { ContextValues } from '../../contributes';
 import { escapeMarkdown as escape } from '../shared/markdown';
 

@@ -1,7 +1,7 @@
 // The Runs view: the tree, its badge (calls waiting for approval) and the context keys it drives.
 import * as vscode from 'vscode';
 import type { Emitter } from '../../common/emitter';
-import { DisposableBase, toDisposable } from '../../common/lifecycle';
+import { DisposableBase, toDisposable } from '../../common/disposable';
 import type { SharedState } from '../../store/pg/combined';
 import { sharedStateText } from '../../storeChoice';
 import { ContextKeys, ViewIds } from '../../contributes';

@@ -1,6 +1,6 @@
 // @ts-check
 // How every git Agent Waypoints starts is configured: the project's own read-only git
-// (runner/files/git.ts) and a git the allow list lets the model run (argvRunner.cjs) — the same
+// (runner/fileJournal/git.ts) and a git the allow list lets the model run (argvRunner.cjs) — the same
 // code, so the same configuration. The repository is not trusted to make git run a program.
 // Settings go in through GIT_CONFIG_COUNT / GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n, which git reads
 // after every configuration file, so no file can turn them back on:

@@ -3,7 +3,7 @@
 // are empty or relative (they mean the current folder — the workspace) and entries inside the
 // workspace are skipped, compared as real paths, and so is a program whose real file lies in the
 // workspace — so a `git` the repository carries (`./git`, `node_modules/.bin/git`) never runs for
-// `git`. One module for the project's own git (runner/files/git.ts) and the argv runner (the
+// `git`. One module for the project's own git (runner/fileJournal/git.ts) and the argv runner (the
 // programs of a line the allow list let through): plain CommonJS because the argv runner loads it
 // beside itself, without a bundler.
 'use strict';

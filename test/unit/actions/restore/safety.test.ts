@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sha256 } from '../../../../src/common/hash';
 import { defaultTicks, OUTSIDE_WORKSPACE } from '../../../../src/actions/restore/plan';
-import { readVersion } from '../../../../src/runner/files/versions';
+import { readVersion } from '../../../../src/runner/fileJournal/versions';
 import type { FileChange } from '../../../../src/store/api/schema';
 import type { CheckpointStore } from '../../../../src/store/api/types';
 import { owner, tmp } from '../../loop/support';

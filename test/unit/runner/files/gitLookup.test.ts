@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cleanContents, findGit, repoBefore } from '../../../../src/runner/files/git';
-import { fileSig } from '../../../../src/runner/files/scanTree';
+import { cleanContents, findGit, repoBefore } from '../../../../src/runner/fileJournal/git';
+import { fileSig } from '../../../../src/runner/fileJournal/scanTree';
 import { rmrf, tmpDir } from '../helpers';
 import { git, workspace } from './journalSupport';
 

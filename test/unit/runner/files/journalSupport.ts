@@ -8,7 +8,7 @@ import path from 'node:path';
 import { startModelServer } from '../../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scenario';
 import type { RestoreAction } from '../../../../src/actions/restore/action';
-import type { WorkspaceIndex } from '../../../../src/runner/files/scanIndex';
+import type { WorkspaceIndex } from '../../../../src/runner/fileJournal/scanIndex';
 import { createCodingRegistry, type FileFinder } from '../../../../src/runner/tools';
 import type { CheckpointStore } from '../../../../src/store/api/types';
 import { testActions } from '../../../support/actions';

@@ -3,9 +3,10 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import picomatch from 'picomatch';
-import { IgnoreRules } from '../../../../src/runner/tools/files/gitignore';
-import { Glob } from '../../../../src/runner/tools/files/glob';
-import { enabledExcludes, toIgnoreGlobs } from '../../../../src/runner/tools/files/excludes';
+import { IgnoreRules } from '../../../../src/runner/tools/finder/gitignore';
+import { Glob } from '../../../../src/runner/tools/glob';
+import { fileGlob } from '../../../../src/runner/tools/protectedFiles';
+import { enabledExcludes, toIgnoreGlobs } from '../../../../src/runner/tools/finder/excludes';
 
 describe('runner/tools ignore rules and globs', () => {
   it('gitignore lines: anchoring, folders only, negation, last match wins, comments and escapes', () => {
@@ -116,5 +117,41 @@ describe('runner/tools ignore rules and globs', () => {
       '/out',
       '/abs',
     ]);
+  });
+});
+
+describe("the file lists' globs (protected and private files), on the same matcher", () => {
+  const m = (pattern: string, p: string) => fileGlob(pattern).test(p);
+
+  it('*, ?, [sets], {alternatives}, ** over folders; a name pattern matches in any folder; a folder match covers its content', () => {
+    assert.ok(m('*.pem', 'a/b/c.pem'));
+    assert.ok(m('id_?sa', 'id_rsa') && m('id_?sa', 'x/id_dsa') && !m('id_?sa', 'id_ecdsa'));
+    assert.ok(m('file[0-9].txt', 'file7.txt') && !m('file[!0-9].txt', 'file7.txt') && m('f[!0-9]', 'fa'));
+    assert.ok(m('**/*.{lock,toml}', 'a/Cargo.toml') && m('**/*.{lock,toml}', 'yarn.lock'));
+    assert.ok(m('src/**/gen', 'src/gen') && m('src/**/gen', 'src/a/b/gen/x.ts') && !m('src/**/gen', 'lib/src/gen'));
+    assert.ok(m('.git', 'a/.git/hooks/x') && !m('.git', 'a/.github/x'));
+    assert.ok(m('**/.vscode/*.json', '.vscode/settings.json') && !m('**/.vscode/*.json', '.vscode/a/b.js'));
+    assert.ok(m('./scripts/', 'scripts/x.sh') && m('/scripts', 'scripts/x.sh') && !m('scripts/x', 'a/scripts/x'));
+    assert.ok(m('*.PEM', 'Cert.pem'), 'case is ignored');
+    assert.ok(m('[unclosed', '[unclosed') && m('{single}', '{single}'), 'unbalanced brackets are literal');
+    assert.ok(m('.vscode\\*.json', '.vscode/tasks.json'), 'a backslash separates, as typed on Windows');
+    assert.ok(m('dist/**', 'dist') && m('dist/**', 'dist/a/b'), 'a trailing /** covers the folder too');
+    assert.ok(m('file[[:digit:]]', 'x/FILE7'), "the matcher's classes, case ignored");
+  });
+
+  it('a pattern too long, empty or with more than 64 alternatives is refused (each alternative is matched on every path)', () => {
+    assert.throws(() => fileGlob('a'.repeat(513)), /longer than 512 characters/);
+    assert.throws(() => fileGlob(' ./ '), /empty/);
+    assert.throws(() => fileGlob('{a,b}'.repeat(7)), /more than 64 brace alternatives/);
+    assert.ok(fileGlob('{a,b}'.repeat(6)).test('x/ababab'));
+  });
+
+  it('a pattern built to backtrack answers at once (the walk never returns further than the last star)', () => {
+    const hostile = `${'*?'.repeat(11)}Z`;
+    const name = 'a'.repeat(40);
+    for (let i = 0; i < 40; i++) assert.equal(m(hostile, `dir${i}/${name}`), false);
+    const deep = `${'**/'.repeat(30)}z`;
+    assert.equal(m(deep, `${'a/'.repeat(400)}b`), false);
+    assert.equal(m(`${'*a'.repeat(200)}b`, 'a'.repeat(4000)), false);
   });
 });

@@ -10,12 +10,12 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { Emitter } from '../../../../src/common/emitter';
 import { sha256 } from '../../../../src/common/hash';
-import { changedPaths } from '../../../../src/runner/files/scan';
-import type { Scan } from '../../../../src/runner/files/scanIndex';
-import { WorkspaceIndex } from '../../../../src/runner/files/scanIndex';
-import { Fingerprints } from '../../../../src/runner/files/scanRacy';
-import { fileSig, sameSig } from '../../../../src/runner/files/scanTree';
-import type { WatchEvent, WorkspaceWatcher } from '../../../../src/runner/files/watcher';
+import { changedPaths } from '../../../../src/runner/fileJournal/scan';
+import type { Scan } from '../../../../src/runner/fileJournal/scanIndex';
+import { WorkspaceIndex } from '../../../../src/runner/fileJournal/scanIndex';
+import { Fingerprints } from '../../../../src/runner/fileJournal/scanRacy';
+import { fileSig, sameSig } from '../../../../src/runner/fileJournal/scanTree';
+import type { WatchEvent, WorkspaceWatcher } from '../../../../src/runner/fileJournal/watcher';
 import { workspace } from './journalSupport';
 
 /** Reports only what the test passes on: events can be dropped, or lost altogether. */

@@ -8,10 +8,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Emitter } from '../../../../src/common/emitter';
-import { NodeWatcher } from '../../../../src/runner/files/nodeWatcher';
-import { changedPaths } from '../../../../src/runner/files/scan';
-import { WorkspaceIndex } from '../../../../src/runner/files/scanIndex';
-import type { WatchEvent, WorkspaceWatcher } from '../../../../src/runner/files/watcher';
+import { NodeWatcher } from '../../../../src/runner/fileJournal/nodeWatcher';
+import { changedPaths } from '../../../../src/runner/fileJournal/scan';
+import { WorkspaceIndex } from '../../../../src/runner/fileJournal/scanIndex';
+import type { WatchEvent, WorkspaceWatcher } from '../../../../src/runner/fileJournal/watcher';
 import { workspace } from './journalSupport';
 import { nextEvent } from './scanSupport';
 

@@ -1,9 +1,9 @@
 // Shared by the command-scan tests: the two ways the scan runs — without a watcher (every file
 // statted before and after a command) and with one (the Node watcher: before a command only what
 // it named) — and a helper that waits for the watcher to have reported a path.
-import { NodeWatcher } from '../../../../src/runner/files/nodeWatcher';
-import { WorkspaceIndex } from '../../../../src/runner/files/scanIndex';
-import type { WatchEvent, WorkspaceWatcher } from '../../../../src/runner/files/watcher';
+import { NodeWatcher } from '../../../../src/runner/fileJournal/nodeWatcher';
+import { WorkspaceIndex } from '../../../../src/runner/fileJournal/scanIndex';
+import type { WatchEvent, WorkspaceWatcher } from '../../../../src/runner/fileJournal/watcher';
 
 export interface ScanMode {
   name: string;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { STAT_WIDTH, StatKind, StatPool, statOfSlot } from '../../../../src/runner/files/statPool';
+import { STAT_WIDTH, StatKind, StatPool, statOfSlot } from '../../../../src/runner/fileJournal/statPool';
 import { workspace } from './journalSupport';
 
 /** What the main thread's own lstat says of a path, in the pool's terms. */

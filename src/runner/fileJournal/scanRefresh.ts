@@ -10,7 +10,7 @@
 //   all of them after a command (the proof), or the ones the watcher named before it (a hint).
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
-import type { IgnoreChain } from '../tools/files/ignoreChain';
+import type { IgnoreChain } from '../tools/finder/ignoreChain';
 import { childRel, type DirNode, dirSig, type FileSig, isRacy, sameDir } from './scanTree';
 import {
   controlKey,

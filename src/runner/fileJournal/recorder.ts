@@ -1,10 +1,11 @@
-// The file-change recorder around one side-effecting tool call (the loop calls it around the
-// effect journal's intent and result; the user meets what it records as the file journal). A tool that names the files it writes (write_file, edit_file) gets
-// their pre-images stored as blobs *before* the intent, so a crash mid-write leaves a durable
-// pre-image. A command gets a bounded stat scan before and after (of the files list_files sees,
-// kept between commands in a WorkspaceIndex: scan.ts); a file it changed is journaled with its earlier content only when that is known — the
-// agent wrote it earlier in this run (and it was still that), it did not exist, or git had it
-// clean — otherwise as unknown, with the reason.
+// The file-change recorder around one side-effecting tool call (calls/call.ts calls it around the
+// effect journal's intent and result; the user meets what it records as the file journal). A tool
+// that names the files it writes (write_file, edit_file) gets their pre-images stored as blobs
+// *before* the intent, so a crash mid-write leaves a durable pre-image. A command gets a bounded
+// stat scan before and after (of the files list_files sees, kept between commands in a
+// WorkspaceIndex: scan.ts); a file it changed is journaled with its earlier content only when that
+// is known — the agent wrote it earlier in this run (and it was still that), it did not exist, or
+// git had it clean — otherwise as unknown, with the reason.
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Effect, FileChange, FileScan, FileVersion } from '../../store/api/schema';

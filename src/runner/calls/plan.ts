@@ -1,15 +1,15 @@
-// One tool batch: decide what each tool call of a pending LLM response needs (replay from the
-// effect journal, approval, policy denial, a clear error, or a run), then execute in order.
+// The plan of one tool batch: what each tool call of a pending LLM response needs (replay from the
+// effect journal, approval, policy denial, a clear error, or a run); batch.ts carries it out.
 // The two-phase journal: a durable *intent* before a side-effecting tool runs, the *result* after.
 // An intent without a result is *uncertain*: side-effecting tools go back to the user, never re-run
 // silently (docs/design.md, resume semantics 6).
-import type { Approval, ApprovalDecision, Damage, Effect, SeenTool, ToolCall } from '../store/api/schema';
-import type { CheckpointStore } from '../store/api/types';
-import { toolDrift } from './tools/external';
-import type { JudgedPaths } from './tools/paths';
-import type { PolicyVerdict } from './tools/policy';
-import type { ToolRegistry } from './tools/registry';
-import type { Tool } from './tools/types';
+import type { Approval, ApprovalDecision, Damage, Effect, SeenTool, ToolCall } from '../../store/api/schema';
+import type { CheckpointStore } from '../../store/api/types';
+import { toolDrift } from '../tools/external';
+import type { JudgedPaths } from '../tools/paths';
+import type { PolicyVerdict } from '../tools/policy';
+import type { ToolRegistry } from '../tools/registry';
+import type { Tool } from '../tools/types';
 
 export type CallPlan =
   | { kind: 'replay'; call: ToolCall; effect: Effect }

@@ -127,8 +127,8 @@ export async function repoBefore(
 /**
  * The repository's index file as it is now, parsed; undefined when there is none we read (then: git
  * status). Synchronous reads: four round trips through the thread pool cost more than the read. The
- * read itself (4.4 MB for 50,000 entries) is ≈ 12 ms on the bench's VM, nearly all page faults into
- * the fresh buffer, and its checksum 7 ms more — so an index parsed before is kept (`parsed`) and
+ * read itself (megabytes in a large repository) is nearly all page faults into the fresh buffer, and
+ * its checksum costs about as much again — so an index parsed before is kept (`parsed`) and
  * taken again while the file's stat is the one it was read with: git replaces the index by a rename
  * (a new inode) and any write in place moves its ctime. One read within the timestamp granularity of
  * the file's last change is not kept (a second change in that tick could keep the stat).
@@ -279,8 +279,8 @@ export async function cleanContents(
 }
 
 /**
- * check-attr without the index: 10 ms instead of 30 on a 50,000-entry index, which it would read
- * whole for `.gitattributes` files that are in the index but not in the work tree — and
+ * check-attr without the index, which it would otherwise read whole (most of the call's time in a
+ * large repository) for `.gitattributes` files that are in the index but not in the work tree — and
  * `cat-file --filters` does not read those either (checked: such a file's filter does not run). Used
  * only when every `.gitattributes` the index lists is in the work tree, so both read the same rules.
  */

@@ -1,12 +1,12 @@
 // Reading folders for the command scan with the rules list_files applies — the Node engine's own
-// ignore chain (tools/files/ignoreChain.ts: .gitignore inside repositories, .ignore/.rgignore,
+// ignore chain (tools/finder/ignoreChain.ts: .gitignore inside repositories, .ignore/.rgignore,
 // .git/info/exclude) plus the exclude globs — so the scan sees exactly the files list_files lists
 // (the engine tests prove ripgrep lists the same). Unlike a file listing, the scan also keeps every
 // folder it walked, empty ones included: a file created in any of them changes that folder's stat.
 import { lstatSync, readdirSync, statSync, type Dirent } from 'node:fs';
 import path from 'node:path';
-import { type IgnoreChain, loadFrame } from '../tools/files/ignoreChain';
-import type { IgnoreRules } from '../tools/files/gitignore';
+import { type IgnoreChain, loadFrame } from '../tools/finder/ignoreChain';
+import type { IgnoreRules } from '../tools/finder/gitignore';
 import { Fingerprints } from './scanRacy';
 import { childRel, type DirNode, dirSig, type FileSig, fileSig, type StatLike } from './scanTree';
 import { STAT_WIDTH, StatKind, statOfSlot } from './statPool';

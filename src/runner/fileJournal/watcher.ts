@@ -7,7 +7,7 @@
 // (src/workspaceWatcher.ts), plain Node a Node one (nodeWatcher.ts) or none (then every file is
 // statted before the command too: correct, slower).
 import path from 'node:path';
-import type { Disposable } from '../../common/lifecycle';
+import type { Disposable } from '../../common/disposable';
 
 export type WatchEvent =
   /** A file or folder was created, changed or deleted (a folder's event may stand for everything below it). */

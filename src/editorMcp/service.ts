@@ -8,7 +8,7 @@ import path from 'node:path';
 import * as vscode from 'vscode';
 import { Emitter } from '../common/emitter';
 import { errorMessage } from '../common/errors';
-import { DisposableBase, toDisposable } from '../common/lifecycle';
+import { DisposableBase, toDisposable } from '../common/disposable';
 import { type McpInputConfig, parseMcpJson, readConfig, type ServerDef } from '../runner/mcp/config';
 import { McpServers, type ServerStatus } from '../runner/mcp/servers';
 import type { ToolProvider } from '../runner/tools/external';

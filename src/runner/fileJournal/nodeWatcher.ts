@@ -8,7 +8,7 @@
 import { type FSWatcher, lstatSync, readdirSync, watch } from 'node:fs';
 import path from 'node:path';
 import { Emitter } from '../../common/emitter';
-import type { Disposable } from '../../common/lifecycle';
+import type { Disposable } from '../../common/disposable';
 import type { WatchEvent, WorkspaceWatcher } from './watcher';
 
 const SKIPPED = new Set(['.git', 'node_modules']);

@@ -3,9 +3,9 @@
 // matches folders only, a pattern with a `/` is anchored to the file's folder, one without matches
 // the name at any depth. No parent-folder logic here: the walker never descends into an ignored
 // folder, and a folder named explicitly is walked even if ignored (as `rg --files dist` does).
-// The globs are matched by glob.ts, without regular expressions: a repository's .gitignore
+// The globs are matched by ../glob.ts, without regular expressions: a repository's .gitignore
 // cannot make the walk backtrack for minutes.
-import { Glob, type GlobOptions } from './glob';
+import { Glob, type GlobOptions } from '../glob';
 
 export type Verdict = 'ignore' | 'whitelist' | null;
 

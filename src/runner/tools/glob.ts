@@ -1,11 +1,13 @@
 // Globs as gitignore and ripgrep read them (`*` and `?` stop at `/`, a `**` segment crosses
 // folders, classes `[a-z]` `[!a]` `[^a]`, `\` escapes, dotfiles match, no extglobs; `{a,b}` only
 // where asked), matched WITHOUT regular expressions. Globs come from the model (search_text's
-// `glob`) and from the repository (.gitignore, .ignore, workspace exclude settings); compiled to a
-// regex, `*?*?*?…Z` backtracks for minutes on the extension host's main thread. Here a match is
-// the classic two-pointer wildcard walk — each `*` remembers one restart point — once over the
-// characters of a segment and once over the segments of a path: time grows with the product of the
-// glob's and the path's lengths, never exponentially.
+// `glob`), from the repository (.gitignore, .ignore, workspace exclude settings) and from the
+// user's protected- and private-file settings; compiled to a regex, `*?*?*?…Z` backtracks for
+// minutes on the extension host's main thread. Here a match is the classic two-pointer wildcard
+// walk — each `*` remembers one restart point — once over the characters of a segment and once over
+// the segments of a path: time grows with the product of the glob's and the path's lengths, never
+// exponentially. The protected-file lists read globs as VS Code's file settings do: a name matches
+// at any depth, a folder's match covers its content, case is ignored (see the options).
 
 type Token =
   { t: 'star' } | { t: 'one' } | { t: 'char'; c: string } | { t: 'class'; negate: boolean; items: ClassItem[] };
@@ -16,25 +18,63 @@ type Segment = Token[] | null;
 export interface GlobOptions {
   /** `{a,b}` alternatives: ripgrep's `-g` globs and VS Code's excludes have them; .gitignore files do not. */
   braces: boolean;
+  /** A glob (each brace alternative) without `/` matches a name in any folder: `*.pem` matches `a/b/c.pem`. */
+  anyDepth?: boolean;
+  /** A glob that matches a folder matches everything in it, and `x/**` matches `x` too. */
+  coversContent?: boolean;
+  /** Case is ignored (foldCase): the glob is folded once, and so is each path it tests. */
+  ignoreCase?: boolean;
+  /** Brace alternatives beyond this make the glob invalid (each is matched separately). */
+  maxAlternatives?: number;
 }
 
-/** Brace alternatives beyond this make the glob invalid (each is matched separately). */
 const MAX_ALTERNATIVES = 256;
 
+/** A path split into names once, for testing it against many globs (`Glob.path`). */
+export type GlobPath = readonly (readonly string[])[];
+
 export class Glob {
-  private constructor(private readonly alternatives: readonly Segment[][]) {}
+  private constructor(
+    private readonly alternatives: readonly Segment[][],
+    private readonly ignoreCase: boolean,
+  ) {}
 
   /** Throws on a glob it cannot read (too many brace alternatives). */
   static compile(glob: string, opts: GlobOptions): Glob {
-    const texts = opts.braces ? expandBraces(glob) : [glob];
-    return new Glob(texts.map((t) => withTrailingGlobstar(splitSegments(t).map(segment))));
+    const text = opts.ignoreCase ? foldCase(glob) : glob;
+    const texts = opts.braces ? expandBraces(text, opts.maxAlternatives ?? MAX_ALTERNATIVES) : [text];
+    return new Glob(
+      texts.map((t) => {
+        const segs = splitSegments(t);
+        if (opts.anyDepth && segs.length === 1) segs.unshift('**');
+        return opts.coversContent ? withContent(segs.map(segment)) : withTrailingGlobstar(segs.map(segment));
+      }),
+      opts.ignoreCase ?? false,
+    );
   }
 
-  /** `path`: '/'-separated; a glob without `/` is matched against a single name by the caller. */
-  test(path: string): boolean {
-    const names = path.split('/').map((n) => Array.from(n));
+  /** `path` split at `/` (and case-folded for globs that ignore case); an empty name stays one. */
+  static path(path: string, opts: { ignoreCase?: boolean } = {}): GlobPath {
+    return (opts.ignoreCase ? foldCase(path) : path).split('/').map((n) => Array.from(n));
+  }
+
+  /**
+   * `path`: '/'-separated (or split by `Glob.path` with this glob's ignoreCase); without `anyDepth`,
+   * a glob without `/` is matched against a single name by the caller.
+   */
+  test(path: string | GlobPath): boolean {
+    const names = typeof path === 'string' ? Glob.path(path, { ignoreCase: this.ignoreCase }) : path;
     return this.alternatives.some((segs) => matchPath(segs, names));
   }
+}
+
+/**
+ * One spelling for the names a case-insensitive disk treats as one: composed Unicode (macOS
+ * matches `é` and `e` + accent), and upper- then lower-cased, so letters whose upper case is
+ * ASCII (`ſ` → `S`, the Kelvin sign → `k`) meet their plain forms.
+ */
+export function foldCase(s: string): string {
+  return s.normalize('NFC').toUpperCase().toLowerCase();
 }
 
 const POSIX: Record<string, (c: string) => boolean> = {
@@ -52,6 +92,11 @@ const POSIX: Record<string, (c: string) => boolean> = {
 // as "a/*" followed by a globstar.
 function withTrailingGlobstar(segs: Segment[]): Segment[] {
   return segs.length > 1 && segs.at(-1) === null ? [...segs.slice(0, -1), [{ t: 'star' }], null] : segs;
+}
+
+// "Matches a folder → matches everything inside": `x` is read as `x/**` (a `**` may be empty).
+function withContent(segs: Segment[]): Segment[] {
+  return segs.at(-1) === null ? segs : [...segs, null];
 }
 
 /** Splits at unescaped `/` (an escaped one stays in its segment, escaped). */
@@ -141,7 +186,7 @@ function matchOne(tok: Token, c: string): boolean {
 }
 
 /** One name against one segment's tokens: `*` backtracks to its single restart point only. */
-function matchName(tokens: Token[], name: string[]): boolean {
+function matchName(tokens: Token[], name: readonly string[]): boolean {
   let p = 0;
   let n = 0;
   let starP = -1;
@@ -166,7 +211,7 @@ function matchName(tokens: Token[], name: string[]): boolean {
 }
 
 /** The same walk one level up: `**` is the star, a segment matches exactly one name. */
-function matchPath(segs: Segment[], names: string[][]): boolean {
+function matchPath(segs: Segment[], names: GlobPath): boolean {
   let p = 0;
   let n = 0;
   let starP = -1;
@@ -176,7 +221,7 @@ function matchPath(segs: Segment[], names: string[][]): boolean {
     if (seg === null) {
       starP = p++;
       starN = n;
-    } else if (seg !== undefined && matchName(seg, names[n] as string[])) {
+    } else if (seg !== undefined && matchName(seg, names[n]!)) {
       p++;
       n++;
     } else if (starP >= 0) {
@@ -191,7 +236,7 @@ function matchPath(segs: Segment[], names: string[][]): boolean {
 }
 
 /** `a{b,c{d,e}}f` → abf, acdf, acef. A brace without a top-level comma stays literal. */
-export function expandBraces(glob: string): string[] {
+export function expandBraces(glob: string, max = MAX_ALTERNATIVES): string[] {
   let out = [''];
   let i = 0;
   while (i < glob.length) {
@@ -207,9 +252,9 @@ export function expandBraces(glob: string): string[] {
       i++;
       continue;
     }
-    const options = group.options.flatMap(expandBraces);
+    const options = group.options.flatMap((o) => expandBraces(o, max));
     out = out.flatMap((o) => options.map((opt) => o + opt));
-    if (out.length > MAX_ALTERNATIVES) throw new Error(`more than ${MAX_ALTERNATIVES} brace alternatives`);
+    if (out.length > max) throw new Error(`more than ${max} brace alternatives`);
     i = group.end + 1;
   }
   return out;

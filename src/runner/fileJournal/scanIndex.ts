@@ -8,10 +8,10 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '../../common/errors';
-import type { Disposable } from '../../common/lifecycle';
-import { toIgnoreGlobs } from '../tools/files/excludes';
-import { IgnoreRules } from '../tools/files/gitignore';
-import { IgnoreChain, loadAncestors } from '../tools/files/ignoreChain';
+import type { Disposable } from '../../common/disposable';
+import { toIgnoreGlobs } from '../tools/finder/excludes';
+import { IgnoreRules } from '../tools/finder/gitignore';
+import { IgnoreChain, loadAncestors } from '../tools/finder/ignoreChain';
 import { ALWAYS_SKIPPED, DEFAULT_SCAN_MAX_FILES, DEFAULT_SCAN_MAX_MS, type ScanOptions } from './scan';
 import { refreshTree } from './scanRefresh';
 import { type DirNode, ScanFiles } from './scanTree';

@@ -1,11 +1,9 @@
 // Statting many files on two threads. A command scan stats every file of the workspace after the
-// command (and before it too when no watcher says what changed): on 50,000 files that is 50,000
-// `lstat` calls, ≈ 4.6 µs each from Node on the bench's VM — nearly all of it the system call,
-// which one thread cannot overlap. git does the same refresh with threads (`core.preloadIndex`);
-// so does this: the main thread and one worker take chunks of the list from a shared counter until
-// it is used up, each writing what it found into one shared array. Measured on 50,000 files (a
-// scratch harness, WorkspaceIndex.after() alone): ≈ 245 ms on the main thread alone, 133–137 ms
-// shared; the bench's rows (bench/files.ts, "command scan") are in the README.
+// command (and before it too when no watcher says what changed): one `lstat` per file, nearly all
+// of its time the system call, which one thread cannot overlap. git does the same refresh with
+// threads (`core.preloadIndex`); so does this: the main thread and one worker take chunks of the
+// list from a shared counter until it is used up, each writing what it found into one shared
+// array. The benchmark measures what it gains (bench/files.ts, "command scan").
 //
 // Every answer is a hint the caller may ignore: a slot the worker did not fill (it failed to
 // start, died, or the scan stopped) reads as StatKind.NotStatted and the caller stats that file itself, so
@@ -13,7 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { lstatSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import type { Disposable } from '../../common/lifecycle';
+import type { Disposable } from '../../common/disposable';
 import type { StatLike } from './scanTree';
 
 /** Numbers per path in the result: kind, size, mtimeMs, ctimeMs, ino, mode. */

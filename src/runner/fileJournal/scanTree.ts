@@ -3,7 +3,7 @@
 // (a few thousand entries), and a folder's file map is replaced — never changed — when one of its
 // files changes, so two snapshots are compared folder by folder and untouched folders cost nothing.
 import type { Stats } from 'node:fs';
-import type { Frame } from '../tools/files/ignoreChain';
+import type { Frame } from '../tools/finder/ignoreChain';
 
 /** What a change is detected by: any difference in size, times or inode means the file may have changed. */
 export interface FileSig {

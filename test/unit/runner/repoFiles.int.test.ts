@@ -18,6 +18,8 @@ import { fileLimits } from '../../../src/runner/tools/finder/types';
 import { MAX_CONFIG_BYTES, parseMcpJson, readConfigFile } from '../../../src/runner/mcp/config';
 import { parseEnvFile } from '../../../src/runner/mcp/launch';
 import { MAX_JSON_DEPTH } from '../../../src/common/jsonBounds';
+import { repoBefore } from '../../../src/runner/fileJournal/git';
+import { git } from './files/journalSupport';
 import { StallSampler, mb, type StallReport } from '../../support/stallSampler';
 import { startModelServerProcess, type ModelServerProcess } from '../../support/modelServerProcess';
 import { ripgrepForTests } from '../../support/ripgrep';
@@ -332,5 +334,35 @@ describe('hostile MCP configuration in the workspace is bounded: .vscode/mcp.jso
     assert.equal(result.B, '1');
     assert.equal(result.C, '#not a comment');
     assertBounded(report, 'envFile', 4 * MAX_CONFIG_BYTES);
+  });
+});
+
+describe("a hostile .git/index is not read on the host's thread", () => {
+  it('an index of 100 MB with 1.4 million entries is left to git status, which refuses it', async function () {
+    this.timeout(60_000);
+    const ws = fs.mkdtempSync(path.join(base, 'aw-repofiles-git-'));
+    try {
+      fs.writeFileSync(path.join(ws, 'a.txt'), 'a\n');
+      git(ws, 'init', '-q');
+      git(ws, 'add', '-A');
+      git(ws, 'commit', '-qm', 'initial');
+      // Version 2 entries of 72 bytes (a regular file's mode, an 8-byte name), and no checksum (index.skipHash).
+      const count = Math.floor(HUNDRED_MB / 72);
+      const index = Buffer.alloc(12 + count * 72 + 20);
+      index.write('DIRC', 0, 'latin1');
+      index.writeUInt32BE(2, 4);
+      index.writeUInt32BE(count, 8);
+      for (let i = 0, at = 12; i < count; i++, at += 72) {
+        index.writeUInt32BE(0o100644, at + 24);
+        index.writeUInt16BE(8, at + 60);
+        index.write(`f${String(i).padStart(7, '0')}`, at + 62, 'latin1');
+      }
+      fs.writeFileSync(path.join(ws, '.git', 'index'), index);
+      const { result, report } = await StallSampler.during(() => repoBefore(ws, ''));
+      assert.notEqual(result?.kind, 'index', 'not read here');
+      assertBounded(report, 'a 100 MB index', 4 * 16 * MB);
+    } finally {
+      fs.rmSync(ws, { recursive: true, force: true });
+    }
   });
 });

@@ -241,7 +241,7 @@ async function measureScan(base: string, count: number, rounds: number): Promise
     // Shares the watcher's index: only the way git is asked differs.
     status: new FileChangeRecorder({ workspaceRoot: ws, index: indexes.watcher, git: 'status' }),
   };
-  const noStore = { put: async (c: string) => `${c.length}`.padStart(64, '0'), effects: async () => [] };
+  const noStore = { put: async (c: string | Uint8Array) => `${c.length}`.padStart(64, '0'), effects: async () => [] };
   const command = { command: 'echo bench', cwd: '.', timeout_ms: 60_000 };
   /** One command's journal (scan before, 10 changes, scan after); fails the bench unless exactly those 10 are found. */
   const journaled = async (mode: ScanMode | 'status', inGit = false): Promise<number> => {

@@ -8,6 +8,11 @@ export const TURN_MS = 8;
 export class Breather {
   private since = performance.now();
 
+  /** Whether the loop has had the thread for TURN_MS: a hot loop asks before it awaits `tick()`. */
+  get due(): boolean {
+    return performance.now() - this.since >= TURN_MS;
+  }
+
   /** At once while less than TURN_MS has passed since the last turn; else after one turn of the event loop. */
   async tick(): Promise<void> {
     if (performance.now() - this.since < TURN_MS) return;

@@ -2,14 +2,13 @@
 // VS Code's agent mode reads; only in a trusted workspace) and from the user setting
 // `agentWaypoints.mcp.servers`, keeps McpServers in step with both, and offers VS Code's own tools.
 // Servers start when a run first needs tools and stop with the window.
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { Emitter } from '../common/emitter';
 import { errorMessage } from '../common/errors';
 import { DisposableBase, toDisposable } from '../common/disposable';
-import { type McpInputConfig, parseMcpJson, readConfig, type ServerDef } from '../runner/mcp/config';
+import { type McpInputConfig, parseMcpJson, readConfig, readConfigFile, type ServerDef } from '../runner/mcp/config';
 import { McpServers, type ServerStatus } from '../runner/mcp/servers';
 import type { ToolProvider } from '../runner/tools/external';
 import { ruleFor as ruleOf, type AllowRule } from '../runner/mcp/approvals';
@@ -52,7 +51,7 @@ export class McpService extends DisposableBase {
       launch: {
         input: (id, server) => this.inputs.value(id, server),
         env: process.env,
-        readFile: (p) => fs.promises.readFile(p, 'utf8'),
+        readFile: readConfigFile,
       },
       clientVersion: version,
       startTimeoutMs: 30_000,
@@ -146,7 +145,7 @@ export class McpService extends DisposableBase {
     const file = path.join(this.folder.uri.fsPath, MCP_JSON);
     let text: string;
     try {
-      text = await fs.promises.readFile(file, 'utf8');
+      text = await readConfigFile(file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return empty;
       return { ...empty, errors: [`${MCP_JSON}: ${errorMessage(err)}`] };

@@ -143,7 +143,10 @@ export async function keepReplaced(
   const kept = new Map<string, FileVersion>();
   for (const rel of restoreWrites(plan, overwrite).keys()) {
     const abs = await writable(scope, rel);
-    kept.set(rel, await readVersion(abs, (content) => store.putBlob(runId, content), DEFAULT_MAX_KEPT_BYTES));
+    kept.set(
+      rel,
+      await readVersion(abs, (content, hash) => store.putBlob(runId, content, hash), DEFAULT_MAX_KEPT_BYTES),
+    );
   }
   return kept;
 }

@@ -234,7 +234,7 @@ export async function watchFiles(s: CallScope, plan: RunPlan): Promise<FileWatch
   const { files, store } = s.deps;
   if (!files) return undefined;
   return files.watch(plan.tool, plan.args, {
-    put: (content) => store.putBlob(s.runId, content),
+    put: (content, hash) => store.putBlob(s.runId, content, hash),
     effects: () => store.listEffects(s.runId),
     signal: s.signal,
   });

@@ -133,7 +133,10 @@ export async function repoBefore(
  * (a new inode) and any write in place moves its ctime. One read within the timestamp granularity of
  * the file's last change is not kept (a second change in that tick could keep the stat).
  */
-const MAX_INDEX_BYTES = 512n * 1024n * 1024n;
+// Larger indexes are left to git status (in its own process): reading and walking one here takes
+// the host's thread for a time that grows with it, and a repository can ship a hostile one. This
+// size holds some 200,000 entries.
+const MAX_INDEX_BYTES = 16n * 1024n * 1024n;
 /** Parsed indexes by file and stat; a few repositories' worth (each holds its file's bytes). */
 const parsed = new Map<string, { key: string; index: GitIndex }>();
 const MAX_PARSED = 4;
@@ -147,7 +150,7 @@ function indexBefore(repoDir: string): GitIndex | undefined {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
     const readAt = Date.now();
     const st = fstatSync(fd, { bigint: true });
-    if (!st.isFile() || st.size > MAX_INDEX_BYTES) return undefined; // a device, a FIFO, or absurdly large
+    if (!st.isFile() || st.size > MAX_INDEX_BYTES) return undefined; // a device, a FIFO, or too large to read here
     const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
     const kept = parsed.get(file);
     if (kept?.key === key) return kept.index;

@@ -1,8 +1,13 @@
 // File versions for the file journal: a file's bytes as a content-addressed blob that round-trips
-// exactly. Blobs are strings: bytes that are UTF-8 and survive decode → encode unchanged (CRLF, a
-// BOM, any text) are stored as that text, so the blob name is the sha256 of the file's bytes and
-// identical content is stored once; anything else (binary, invalid UTF-8) is stored as base64.
+// exactly. Blobs are text: bytes that are valid UTF-8 (CRLF, a BOM, any text) are stored as that
+// text, so the blob name is the sha256 of the file's bytes and identical content is stored once;
+// anything else (binary, invalid UTF-8) is stored as base64. A kept version goes to the store as
+// bytes (the text's own UTF-8, or base64 made slice by slice) with its hash: a file at the cap is
+// never decoded to a string, nor hashed again as one, on the host's main thread.
+import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import { Breather } from '../../common/breather';
 import { sha256, sha256OfChunks } from '../../common/hash';
 import type { FileContentVersion, FileVersion } from '../../store/api/schema';
 import { chunks, closeFile, NotRegularFile, openRegular, readWhole, TooLarge } from '../tools/regularFile';
@@ -13,15 +18,18 @@ export const DEFAULT_MAX_KEPT_BYTES = 16 * 1024 * 1024;
 export const ABSENT: FileVersion = { kind: 'absent' };
 export const unknownVersion = (reason: string): FileVersion => ({ kind: 'unknown', reason });
 
-/** Stores a blob and returns its hash (the store's putBlob for the run). */
-export type PutBlob = (content: string) => Promise<string>;
+/**
+ * Stores a blob and returns its hash (the store's putBlob for the run): text, or the UTF-8 bytes of
+ * the text with their sha256 when the caller has taken it.
+ */
+export type PutBlob = (content: string | Uint8Array, sha256?: string) => Promise<string>;
+
+/** How bytes are kept: as their text when they are valid UTF-8 (which decodes and encodes back exactly), else base64. */
+const encodingOf = (buf: Buffer): 'utf8' | 'base64' => (isUtf8(buf) ? 'utf8' : 'base64');
 
 export function encodeBytes(buf: Buffer): { text: string; encoding: 'utf8' | 'base64' } {
-  const text = buf.toString('utf8');
-  // Invalid UTF-8 decodes to U+FFFD, so only an exact round trip proves the bytes are this text.
-  if (Buffer.byteLength(text, 'utf8') === buf.length && Buffer.from(text, 'utf8').equals(buf))
-    return { text, encoding: 'utf8' };
-  return { text: buf.toString('base64'), encoding: 'base64' };
+  const encoding = encodingOf(buf);
+  return { text: buf.toString(encoding), encoding };
 }
 
 export function decodeBlob(text: string, encoding: 'utf8' | 'base64'): Buffer {
@@ -35,11 +43,33 @@ export async function versionOf(
   maxKeptBytes = DEFAULT_MAX_KEPT_BYTES,
   mode?: number,
 ): Promise<FileContentVersion> {
-  const { text, encoding } = encodeBytes(buf);
+  const encoding = encodingOf(buf);
   const hash = sha256(buf);
-  const blob = put && buf.length <= maxKeptBytes ? await put(text) : null;
+  let blob: string | null = null;
+  if (put && buf.length <= maxKeptBytes) {
+    const kept = encoding === 'utf8' ? { bytes: buf, sha256: hash } : await base64Of(buf);
+    blob = await put(kept.bytes, kept.sha256);
+  }
   return { kind: 'file', sha256: hash, size: buf.length, blob, encoding, ...(mode === undefined ? {} : { mode }) };
 }
+
+/** Base64 of these bytes, as ASCII bytes with their sha256: made a slice at a time, with turns for the event loop. */
+async function base64Of(buf: Buffer): Promise<{ bytes: Buffer; sha256: string }> {
+  const out = Buffer.allocUnsafe(Math.ceil(buf.length / 3) * 4);
+  const hash = createHash('sha256');
+  const breather = new Breather();
+  let o = 0;
+  for (let i = 0; i < buf.length; i += BASE64_SLICE) {
+    const n = out.write(buf.toString('base64', i, Math.min(buf.length, i + BASE64_SLICE)), o, 'latin1');
+    hash.update(out.subarray(o, o + n));
+    o += n;
+    await breather.tick();
+  }
+  return { bytes: out.subarray(0, o), sha256: hash.digest('hex') };
+}
+
+/** A multiple of 3 bytes: base64 of the slices, joined, is base64 of the whole. */
+const BASE64_SLICE = 3 * 128 * 1024;
 
 /** Files not kept are still read whole up to this size (one read is cheaper than a stream); larger ones are hashed as a stream. */
 const READ_WHOLE_BYTES = 256 * 1024;

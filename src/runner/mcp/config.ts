@@ -3,9 +3,12 @@
 // and `inputs` whose values (`${input:id}`) are prompted once and kept in SecretStorage by the host.
 // A file that does not parse is an error, never "no servers". (jsonc-parser's ESM build: its UMD main
 // loads modules at run time, which a bundle cannot follow.)
-import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser/lib/esm/main.js';
+import { promises as fs } from 'node:fs';
+import { createScanner, parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser/lib/esm/main.js';
 import { z } from 'zod';
+import { MAX_JSON_DEPTH } from '../../common/jsonBounds';
 import { canonicalJson, sha256 } from '../hash';
+import { closeFile, NotRegularFile, openRegular, readWhole, TooLarge } from '../tools/regularFile';
 
 const StringMap = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
 
@@ -71,8 +74,38 @@ export interface ConfigContext {
   userHome: string;
 }
 
+/** mcp.json and an envFile are read up to this size: real ones are a few kilobytes. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * The text of a configuration file the workspace controls (`.vscode/mcp.json`, an envFile): a
+ * regular file of at most MAX_CONFIG_BYTES, opened without blocking. Anything else is an Error that
+ * says why (a missing file keeps its ENOENT).
+ */
+export async function readConfigFile(abs: string): Promise<string> {
+  let file;
+  try {
+    file = await openRegular(await fs.realpath(abs)); // a link is followed, as VS Code does
+  } catch (e) {
+    if (e instanceof NotRegularFile) throw new Error(`${e.message}; not read`);
+    throw e;
+  }
+  try {
+    if (file.st.size > MAX_CONFIG_BYTES) throw new TooLarge(MAX_CONFIG_BYTES);
+    return (await readWhole(file, MAX_CONFIG_BYTES)).toString('utf8');
+  } catch (e) {
+    if (e instanceof TooLarge) throw new Error(`is larger than ${MAX_CONFIG_BYTES} bytes; not read`);
+    throw e;
+  } finally {
+    await closeFile(file);
+  }
+}
+
 /** Parses mcp.json text (JSON with comments and trailing commas, as VS Code allows). */
 export function parseMcpJson(text: string, ctx: ConfigContext): ParsedConfig {
+  // The parser recurses once per level: a file nested 100,000 deep would overflow the stack.
+  if (depthOver(text, MAX_JSON_DEPTH))
+    return { servers: [], inputs: [], errors: [`${ctx.label}: nests more than ${MAX_JSON_DEPTH} levels deep`] };
   const errors: ParseError[] = [];
   const value: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0) {
@@ -172,6 +205,18 @@ function substituteFixed(s: string, ctx: ConfigContext): string {
     if (v === 'userHome') return ctx.userHome;
     return process.platform === 'win32' ? '\\' : '/';
   });
+}
+
+/** Whether objects and arrays nest deeper than `limit`, by the parser's own scanner (comments and strings skipped). */
+function depthOver(text: string, limit: number): boolean {
+  const scanner = createScanner(text, true);
+  let depth = 0;
+  for (let t = scanner.scan(); t !== 17 /* EOF */; t = scanner.scan()) {
+    if (t === 1 /* { */ || t === 3 /* [ */) {
+      if (++depth > limit) return true;
+    } else if (t === 2 /* } */ || t === 4 /* ] */) depth--;
+  }
+  return false;
 }
 
 function position(text: string, offset: number): { line: number; column: number } {

@@ -104,6 +104,20 @@ async function substitute(s: string, server: string, ctx: LaunchContext): Promis
 }
 
 /** `KEY=value` lines (dotenv): comments, `export`, and single or double quotes. */
+/**
+ * The value before a ` # comment` (what `/\s+#.*$/` removes), found without a regular expression: that
+ * one retries its whitespace run at every position, quadratic in a long run of spaces.
+ */
+function withoutComment(v: string): string {
+  for (let i = v.indexOf('#'); i !== -1; i = v.indexOf('#', i + 1)) {
+    if (i === 0 || !/\s/.test(v[i - 1]!)) continue;
+    let start = i - 1;
+    while (start > 0 && /\s/.test(v[start - 1]!)) start--;
+    return v.slice(0, start);
+  }
+  return v;
+}
+
 export function parseEnvFile(text: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const line of text.split(/\r?\n/)) {
@@ -112,7 +126,7 @@ export function parseEnvFile(text: string): Record<string, string> {
     let v = (m[2] ?? '').trim();
     if (/^"(.*)"$/.test(v)) v = v.slice(1, -1).replace(/\\n/g, '\n');
     else if (/^'(.*)'$/.test(v)) v = v.slice(1, -1);
-    else v = v.replace(/\s+#.*$/, '');
+    else v = withoutComment(v);
     env[m[1]!] = v;
   }
   return env;

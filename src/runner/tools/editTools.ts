@@ -1,7 +1,8 @@
 // Write tools: write_file and edit_file. Both replace the file atomically (temp file + rename) so
 // a crash mid-write never leaves a half-written source file behind. Both refuse a file that is not
 // UTF-8 text (textFile.ts): edit_file would write its bytes back mangled; write_file would replace
-// content the model could not have read.
+// content the model could not have read. edit_file works on the file's bytes (editBytes.ts): a file
+// at the read limit is searched natively and never decoded to a string.
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -9,10 +10,11 @@ import { z } from 'zod';
 import { MAX_READ_BYTES, withRegularFile } from './fsTools';
 import { confinePath, isInside } from './paths';
 import { closeFile, NotRegularFile, openRegular, readHead, readWhole } from './regularFile';
-import { readUtf8, wholeCharacters } from './textFile';
+import { notUtf8Text, wholeCharacters } from './textFile';
+import { planEdit } from './editBytes';
 import { defineTool, ToolFailure } from './types';
 
-async function writeAtomic(abs: string, content: string): Promise<void> {
+async function writeAtomic(abs: string, content: string | Buffer): Promise<void> {
   const tmp = path.join(path.dirname(abs), `.${path.basename(abs)}.waypoints-${randomBytes(4).toString('hex')}.tmp`);
   const mode = await fs.stat(abs).then(
     (s) => s.mode,
@@ -91,31 +93,23 @@ export const editFile = defineTool({
         );
       return readWhole(file, MAX_READ_BYTES, ctx.signal);
     });
-    const reading = readUtf8(bytes);
-    if ('notText' in reading)
-      throw new ToolFailure(`"${rel}" ${reading.notText}. edit_file edits UTF-8 text only; the file was not changed.`);
-    const text = reading.text;
-    let oldText = args.old_text;
-    let newText = args.new_text;
-    let count = countOccurrences(text, oldText);
-    if (count === 0 && text.includes('\r\n') && !oldText.includes('\r\n')) {
-      // The model saw LF lines; the file has CRLF. Match and write in the file's own line endings.
-      oldText = oldText.replace(/\n/g, '\r\n');
-      newText = newText.replace(/\r?\n/g, '\r\n');
-      count = countOccurrences(text, oldText);
-    }
-    if (count === 0) throw new ToolFailure(notFoundMessage(rel, text, args.old_text, args.new_text));
-    if (count > 1 && !args.replace_all) {
+    const notText = notUtf8Text(bytes);
+    if (notText)
+      throw new ToolFailure(`"${rel}" ${notText}. edit_file edits UTF-8 text only; the file was not changed.`);
+    const edit = await planEdit(bytes, args);
+    if (edit.kind === 'not_found') throw new ToolFailure(notFoundMessage(rel, edit));
+    if (edit.kind === 'not_unique')
       throw new ToolFailure(
-        `old_text is not unique in ${rel}: found ${count} matches (at lines ${matchLines(text, oldText).join(', ')}). ` +
+        `old_text is not unique in ${rel}: found ${edit.count} matches (at lines ${edit.lines.join(', ')}). ` +
           'Include more surrounding lines to pick one, or set replace_all to true.',
       );
-    }
-    const firstLine = matchLines(text, oldText)[0] ?? 1;
-    const updated = args.replace_all ? text.split(oldText).join(newText) : text.replace(oldText, () => newText);
-    await writeAtomic(abs, updated);
-    const what = count === 1 ? '1 occurrence' : `${count} occurrences`;
-    return { output: `Edited ${rel}: replaced ${what} (first at line ${firstLine}).`, is_error: false, blob: null };
+    await writeAtomic(abs, edit.updated);
+    const what = edit.count === 1 ? '1 occurrence' : `${edit.count} occurrences`;
+    return {
+      output: `Edited ${rel}: replaced ${what} (first at line ${edit.firstLine}).`,
+      is_error: false,
+      blob: null,
+    };
   },
 });
 
@@ -140,33 +134,13 @@ async function existingNotText(abs: string, signal: AbortSignal): Promise<string
   } finally {
     await closeFile(file, signal);
   }
-  const reading = readUtf8(buf);
-  return 'notText' in reading ? reading.notText : null;
-}
-
-/** Non-overlapping occurrences, as split/replace_all would count them. */
-export function countOccurrences(text: string, needle: string): number {
-  if (needle === '') return 0;
-  let n = 0;
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
-  return n;
-}
-
-function matchLines(text: string, needle: string): number[] {
-  const lines: number[] = [];
-  for (let i = text.indexOf(needle); i !== -1 && lines.length < 20; i = text.indexOf(needle, i + needle.length)) {
-    lines.push(text.slice(0, i).split('\n').length);
-  }
-  return lines;
+  return notUtf8Text(buf);
 }
 
 /** Says what probably went wrong, since the model cannot see the file's bytes. */
-function notFoundMessage(rel: string, text: string, oldText: string, newText: string): string {
+function notFoundMessage(rel: string, hints: { squashed: boolean; applied: boolean }): string {
   let msg = `old_text was not found in ${rel} (0 matches). It must match exactly, including whitespace and indentation; read the file again and copy the text.`;
-  const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
-  if (squash(oldText) !== '' && squash(text).includes(squash(oldText)))
-    msg += ' (It does match if whitespace is ignored: check indentation and line breaks.)';
-  if (newText !== '' && countOccurrences(text, newText) > 0)
-    msg += ' (new_text is already present: the edit may have been applied already.)';
+  if (hints.squashed) msg += ' (It does match if whitespace is ignored: check indentation and line breaks.)';
+  if (hints.applied) msg += ' (new_text is already present: the edit may have been applied already.)';
   return msg;
 }

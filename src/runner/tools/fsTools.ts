@@ -1,8 +1,9 @@
 // read_file: a text file, or a line range of it. A range is read as a range: the file is streamed
 // only as far as the range's last line, and no more than MAX_READ_BYTES of it (plus one chunk) is
-// ever held, even when the file is one giant line.
+// ever held, even when the file is one giant line. What is read stays bytes: it is checked as UTF-8
+// without decoding it, kept whole as those bytes, and only what the model sees is decoded.
 import { z } from 'zod';
-import { capOutput } from './output';
+import { capBytes } from './output';
 import { confinePath } from './paths';
 import {
   CHUNK_BYTES,
@@ -15,7 +16,7 @@ import {
   TooLarge,
 } from './regularFile';
 import type { OpenFile } from './regularFile';
-import { readUtf8, utf16Bom, wholeCharacters } from './textFile';
+import { notUtf8Text, utf16Bom, wholeCharacters } from './textFile';
 import { defineTool, ToolFailure } from './types';
 
 /** Reading more than this is refused (ask for a line range): a tool result is not a file transfer. */
@@ -36,15 +37,15 @@ export const readFile = defineTool({
   async run(args, ctx) {
     const { abs, rel } = await confinePath(ctx.workspaceRoot, args.path, ctx);
     const ranged = args.start_line !== undefined || args.end_line !== undefined;
-    const text = await withRegularFile(abs, rel, 'read_file', ctx.signal, async (file) => {
+    const bytes = await withRegularFile(abs, rel, 'read_file', ctx.signal, async (file) => {
       if (!ranged && file.st.size > MAX_READ_BYTES) throw overLimit(rel, file.st.size);
-      if (ranged) return lineRange(file, rel, args.start_line ?? 1, args.end_line, ctx.signal);
-      const reading = readUtf8(await readWhole(file, MAX_READ_BYTES, ctx.signal));
-      if ('notText' in reading)
-        throw new ToolFailure(`"${rel}" ${reading.notText}; not shown (read_file reads UTF-8 text only).`);
-      return reading.text;
+      if (ranged) return lineRangeBytes(file, rel, args.start_line ?? 1, args.end_line, ctx.signal);
+      const whole = await readWhole(file, MAX_READ_BYTES, ctx.signal);
+      const notText = notUtf8Text(whole);
+      if (notText) throw new ToolFailure(`"${rel}" ${notText}; not shown (read_file reads UTF-8 text only).`);
+      return whole;
     });
-    const capped = await capOutput(text, ctx, 'head');
+    const capped = await capBytes(bytes, ctx);
     return { output: capped.text, is_error: false, blob: capped.blob };
   },
 });
@@ -97,6 +98,18 @@ export async function lineRange(
   signal: AbortSignal,
   chunkBytes = CHUNK_BYTES,
 ): Promise<string> {
+  return (await lineRangeBytes(file, rel, start, end, signal, chunkBytes)).toString('utf8');
+}
+
+/** lineRange's answer as the UTF-8 bytes of its text. */
+async function lineRangeBytes(
+  file: OpenFile,
+  rel: string,
+  start: number,
+  end: number | undefined,
+  signal: AbortSignal,
+  chunkBytes = CHUNK_BYTES,
+): Promise<Buffer> {
   if (end !== undefined && end < start) throw new ToolFailure(`end_line (${end}) is before start_line (${start}).`);
   const r = { line: 1, kept: [] as Buffer[], bytes: 0, cut: false, done: false, endsWithNewline: false };
   let first = true;
@@ -112,12 +125,13 @@ export async function lineRange(
     const lines = r.line - (r.endsWithNewline ? 1 : 0); // a final newline does not start another line
     if (start > lines) throw new ToolFailure(`"${rel}" has ${lines} lines; start_line ${start} is past the end.`);
   }
-  const bytes = Buffer.concat(r.kept, r.bytes);
-  const reading = readUtf8(r.cut ? wholeCharacters(bytes) : bytes, start);
-  if ('notText' in reading)
-    throw new ToolFailure(`"${rel}" ${reading.notText}; not shown (read_file reads UTF-8 text only).`);
-  if (!r.cut) return reading.text;
-  return `${reading.text}\n[read_file stopped after ${MAX_READ_BYTES} bytes of the range, in line ${r.line}: read fewer lines at a time]`;
+  const all = Buffer.concat(r.kept, r.bytes);
+  const bytes = r.cut ? wholeCharacters(all) : all;
+  const notText = notUtf8Text(bytes, start);
+  if (notText) throw new ToolFailure(`"${rel}" ${notText}; not shown (read_file reads UTF-8 text only).`);
+  if (!r.cut) return bytes;
+  const note = `\n[read_file stopped after ${MAX_READ_BYTES} bytes of the range, in line ${r.line}: read fewer lines at a time]`;
+  return Buffer.concat([bytes, Buffer.from(note, 'utf8')]);
 }
 
 interface RangeState {

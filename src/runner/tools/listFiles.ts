@@ -5,7 +5,7 @@
 import { type Dirent, promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { toIgnoreGlobs } from './finder/excludes';
-import type { FileFinder, FileList } from './finder/types';
+import { fileLimits, type FileFinder, type FileList } from './finder/types';
 import { count } from '../../common/format';
 import { fitPage, plural } from './paging';
 import { confinePath } from './paths';
@@ -38,7 +38,9 @@ export function makeListFiles(finder: FileFinder) {
       );
       if (dirents.length === 0) return { output: `"${rel}" is empty.`, is_error: false, blob: null };
       const root = await fs.realpath(ctx.workspaceRoot);
-      const list = await finder.list({ root, rel, excludes: toIgnoreGlobs(finder.excludes()), signal: ctx.signal });
+      // A deadline as search_text has: ripgrep reading a repository's huge ignore file must not hold the call forever.
+      const scope = { root, rel, excludes: toIgnoreGlobs(finder.excludes()), signal: ctx.signal };
+      const list = await finder.list(scope, { deadline: Date.now() + fileLimits.deadlineMs });
       const files = rel === '.' ? list.files : list.files.map((f) => f.slice(rel.length + 1));
       const entries = args.recursive ? treeEntries(files) : levelEntries(files, list.complete);
       const page = fitPage(entries.slice(args.offset, args.offset + args.limit), ctx.outputCap);
@@ -113,7 +115,11 @@ function pageNotes({ total, offset, shown, list }: PageInput): string[] {
     notes.push(
       `[entries ${count(offset + 1)}–${count(last)} of ${count(total)}${list.complete ? '' : '+'}; the end of the listing]`,
     );
-  if (!list.complete) {
+  if (list.stoppedBy === 'deadline') {
+    notes.push(
+      `[stopped after ${Math.round(fileLimits.deadlineMs / 1000)} s with ${count(list.files.length)} files: files after that are missing; list a narrower path]`,
+    );
+  } else if (!list.complete) {
     notes.push(
       `[stopped after ${count(list.files.length)} files (the listing limit): files after that are missing; list a narrower path]`,
     );

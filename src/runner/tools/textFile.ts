@@ -18,21 +18,36 @@ export function utf16Bom(start: Buffer): string | null {
  * `firstLine`: the line `buf` starts at (a line range's bytes).
  */
 export function readUtf8(buf: Buffer, firstLine = 1): TextReading {
+  const notText = notUtf8Text(buf, firstLine);
+  return notText === null ? { text: buf.toString('utf8') } : { notText };
+}
+
+/**
+ * Why these bytes are not UTF-8 text (as readUtf8 says it), or null — without decoding them: every
+ * pass is native or a plain loop over the bytes, so a file at the read limit is judged in
+ * milliseconds.
+ */
+export function notUtf8Text(buf: Buffer, firstLine = 1): string | null {
   const bom = firstLine === 1 ? utf16Bom(buf) : null;
-  if (bom) return { notText: bom };
+  if (bom) return bom;
   if (buf.includes(0)) {
     return looksLikeUtf16(buf)
-      ? { notText: 'looks like UTF-16 text without a byte order mark (every other byte is 0), not UTF-8' }
-      : { notText: `looks like a binary file (${buf.length} bytes, some of them 0)` };
+      ? 'looks like UTF-16 text without a byte order mark (every other byte is 0), not UTF-8'
+      : `looks like a binary file (${buf.length} bytes, some of them 0)`;
   }
-  if (isUtf8(buf)) return { text: buf.toString('utf8') };
+  if (isUtf8(buf)) return null;
   const at = firstInvalid(buf);
-  const line = firstLine - 1 + buf.subarray(0, at).toString('latin1').split('\n').length;
-  return {
-    notText:
-      `is not valid UTF-8 (byte 0x${(buf[at] ?? 0).toString(16).toUpperCase().padStart(2, '0')} on line ${line}` +
-      ' is not part of a UTF-8 character; the file may be Latin-1, Windows-1252 or another legacy encoding)',
-  };
+  const line = firstLine + newlinesBefore(buf, at);
+  return (
+    `is not valid UTF-8 (byte 0x${(buf[at] ?? 0).toString(16).toUpperCase().padStart(2, '0')} on line ${line}` +
+    ' is not part of a UTF-8 character; the file may be Latin-1, Windows-1252 or another legacy encoding)'
+  );
+}
+
+function newlinesBefore(buf: Buffer, end: number): number {
+  let n = 0;
+  for (let i = 0; i < end; i++) if (buf[i] === 0x0a) n++;
+  return n;
 }
 
 /** Mostly ASCII in UTF-16: the 0 bytes sit on one parity (high bytes of little- or big-endian units). */
@@ -49,8 +64,23 @@ function looksLikeUtf16(buf: Buffer): boolean {
   return units >= 4 && Math.max(even, odd) > units * 0.4 && Math.min(even, odd) < units * 0.05;
 }
 
+/** The slices the search for the first bad byte checks natively, before it walks one of them. */
+const SLICE_BYTES = 16 * 1024;
+
 /** Offset of the first byte that does not belong to a well-formed UTF-8 sequence. */
 function firstInvalid(buf: Buffer): number {
+  for (let at = 0; at < buf.length;) {
+    const end = Math.min(buf.length, at + SLICE_BYTES);
+    // A character cut at the slice's end is checked with the next slice.
+    const slice = end < buf.length ? wholeCharacters(buf.subarray(at, end)) : buf.subarray(at, end);
+    if (slice.length === 0 || !isUtf8(slice)) return at + invalidIn(buf.subarray(at, Math.min(buf.length, end + 4)));
+    at += slice.length;
+  }
+  return buf.length;
+}
+
+/** The same, one character at a time (over one slice). */
+function invalidIn(buf: Buffer): number {
   for (let i = 0; i < buf.length;) {
     const b = buf[i] as number;
     const len = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;

@@ -8,6 +8,7 @@
 //   repository's root: a nested repository is not ignored by its parent's .gitignore.
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { closeFile, openRegular, readHead } from '../regularFile';
 import { IgnoreRules, type Verdict } from './gitignore';
 
 export interface Frame {
@@ -23,12 +24,31 @@ export interface Frame {
 
 const IGNORE_FILES = ['.rgignore', '.ignore', '.gitignore'] as const;
 
+/**
+ * The rules of an ignore file are read from its first MAX_IGNORE_BYTES, up to the last whole line:
+ * real ones are a few kilobytes, and a repository's 100 MB one would be millions of globs, held
+ * in memory and each path judged against every one of them on the host's thread. ripgrep reads all of it, in its
+ * own process.
+ */
+export const MAX_IGNORE_BYTES = 128 * 1024;
+
 async function readRules(file: string): Promise<IgnoreRules | null> {
+  let f;
   try {
-    const rules = IgnoreRules.parse(await fs.readFile(file, 'utf8'));
+    // A link is followed (as ripgrep does); a FIFO or a device is not read (its open could wait forever).
+    f = await openRegular(await fs.realpath(file));
+  } catch {
+    return null; // absent, unreadable or not a regular file: no rules, as ripgrep
+  }
+  try {
+    const head = await readHead(f, MAX_IGNORE_BYTES);
+    const whole = f.st.size <= MAX_IGNORE_BYTES ? head.length : head.lastIndexOf(0x0a) + 1;
+    const rules = IgnoreRules.parse(head.toString('utf8', 0, whole));
     return rules.empty ? null : rules;
   } catch {
-    return null; // absent or unreadable: no rules, as ripgrep
+    return null;
+  } finally {
+    await closeFile(f);
   }
 }
 

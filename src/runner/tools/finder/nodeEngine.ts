@@ -11,6 +11,7 @@ import {
   fileLimits,
   type Hit,
   type ListLimits,
+  MAX_POSTED_LINE,
   type Scope,
   type SearchQuery,
   type SearchResult,
@@ -18,8 +19,6 @@ import {
 
 /** The fallback reads whole files; bigger ones are skipped, and the answer says so. */
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
-/** Longer lines reach the main thread as a slice around the match (the display shows 300 chars). */
-const MAX_POSTED_LINE = 4000;
 
 export async function nodeList(scope: Scope, limits: ListLimits = {}): Promise<FileList> {
   return walkFiles(scope, {

@@ -8,8 +8,10 @@ import { spawn } from 'node:child_process';
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { ToolFailure } from '../types';
+import { matchPath, MAX_RECORD_CHARS, RecordSplitter, type RgRecord } from './records';
 import {
   fileLimits,
+  MAX_POSTED_LINE,
   type FileList,
   type Hit,
   type ListLimits,
@@ -48,11 +50,12 @@ export async function ripgrepList(rg: string, scope: Scope, limits: ListLimits =
     '\0',
     limits.deadline ?? null,
     (rec) => {
+      if (rec.cut) return 'more'; // no path is a megabyte long
       if (files.length >= maxFiles) {
         full = true;
         return 'stop';
       }
-      files.push(clean(rec));
+      files.push(clean(rec.text));
       return 'more';
     },
   );
@@ -69,25 +72,28 @@ export async function ripgrepSearch(rg: string, scope: Scope, q: SearchQuery): P
   const deadline = Date.now() + fileLimits.deadlineMs;
   const all: Hit[] = [];
   const linked = linkedFiles(scope, q);
+  const long = new Set<string>();
+  const matchRecord = (rec: RgRecord): Hit | null => toMatch(rec, q, linked, long);
   const fast = await runRipgrep(rg, scope, searchArgs(scope, q, false), '\n', deadline, (rec) => {
-    const hit = matchRecord(rec, q, linked);
+    const hit = matchRecord(rec);
     if (hit) all.push(hit);
     return all.length > MAX_UNORDERED_HITS ? 'stop' : 'more';
   });
   if (fast.deadline || all.length <= MAX_UNORDERED_HITS) {
     const page = all.sort(byPathThenLine).slice(q.offset, q.offset + q.limit + 1);
     // Out of time, the unordered matches are a random subset: only the ones known so far, in order.
-    return result(page, q, fast.deadline, fast.warnings);
+    return result(page, q, fast.deadline, [...longLines(long), ...fast.warnings]);
   }
+  long.clear();
   const hits: Hit[] = [];
   let seen = 0;
   const ordered = await runRipgrep(rg, scope, searchArgs(scope, q, true), '\n', deadline, (rec) => {
-    const hit = matchRecord(rec, q, linked);
+    const hit = matchRecord(rec);
     if (hit === null || seen++ < q.offset) return 'more';
     hits.push(hit);
     return hits.length > q.limit ? 'stop' : 'more';
   });
-  return result(hits, q, ordered.deadline, ordered.warnings);
+  return result(hits, q, ordered.deadline, [...longLines(long), ...ordered.warnings]);
 }
 
 function searchArgs(scope: Scope, q: SearchQuery, sorted: boolean): string[] {
@@ -104,11 +110,26 @@ function searchArgs(scope: Scope, q: SearchQuery, sorted: boolean): string[] {
   return args;
 }
 
-function matchRecord(rec: string, q: SearchQuery, linked: (rel: string) => boolean): Hit | null {
-  if (!rec.startsWith('{"type":"match"')) return null;
-  const hit = toHit(JSON.parse(rec) as RgMatch);
+/**
+ * The hit a record is, if it is a match in a file the query wants. A match record cut at the bound
+ * (a line about a megabyte long or longer) is not shown: its file is named in `long`.
+ */
+function toMatch(rec: RgRecord, q: SearchQuery, linked: (rel: string) => boolean, long: Set<string>): Hit | null {
+  if (!rec.text.startsWith('{"type":"match"')) return null;
+  if (rec.cut) {
+    const rel = matchPath(rec.text);
+    if (rel !== null && (q.filter === null || q.filter(clean(rel))) && !linked(clean(rel))) long.add(clean(rel));
+    return null;
+  }
+  const hit = toHit(JSON.parse(rec.text) as RgMatch);
   return (q.filter === null || q.filter(hit.rel)) && !linked(hit.rel) ? hit : null;
 }
+
+const longLines = (files: Set<string>): string[] =>
+  [...files].map(
+    (rel) =>
+      `${rel}: a matching line over ${MAX_RECORD_CHARS} characters is not shown (read_file reads it in a line range)`,
+  );
 
 /**
  * Whether a matching file has other names (q.onLinked), asked once per file: ripgrep does not say,
@@ -168,15 +189,21 @@ function toHit(m: RgMatch): Hit {
   // ripgrep gives byte offsets; the display (and the fallback) count UTF-16 units.
   const startByte = m.data.submatches[0]?.start ?? 0;
   const column = Buffer.from(line, 'utf8').subarray(0, startByte).toString('utf8').length;
+  // A long line is held as the window the display needs, copied: a slice would keep the whole line.
+  const start = line.length <= MAX_POSTED_LINE ? 0 : Math.max(0, column - MAX_POSTED_LINE / 2);
+  const text =
+    start === 0 && line.length <= MAX_POSTED_LINE ? line : copied(line.slice(start, start + MAX_POSTED_LINE));
   return {
     rel: clean(decode(m.data.path)),
     line: m.data.line_number,
-    text: line,
-    textStart: 0,
+    text,
+    textStart: start,
     lineLength: line.length,
     column,
   };
 }
+
+const copied = (s: string): string => Buffer.from(s, 'utf16le').toString('utf16le');
 
 interface RunOutcome {
   deadline: boolean;
@@ -193,12 +220,12 @@ function runRipgrep(
   args: string[],
   sep: string,
   deadline: number | null,
-  onRecord: (rec: string) => 'more' | 'stop',
+  onRecord: (rec: RgRecord) => 'more' | 'stop',
 ): Promise<RunOutcome> {
   return new Promise((resolve, reject) => {
     if (scope.signal.aborted) return reject(new ToolFailure('Cancelled.'));
     const child = spawn(rg, args, { cwd: scope.root, stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
-    let rest = '';
+    const split = new RecordSplitter(sep);
     let stderr = '';
     let records = 0;
     let stoppedBy: 'enough' | 'deadline' | 'cancel' | null = null;
@@ -212,11 +239,9 @@ function runRipgrep(
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
       if (stoppedBy !== null) return;
-      const parts = (rest + chunk).split(sep);
-      rest = parts.pop() ?? '';
-      for (const rec of parts) {
+      for (const rec of split.push(chunk)) {
         records++;
-        if (rec !== '' && onRecord(rec) === 'stop') return stop('enough');
+        if ((rec.cut || rec.text !== '') && onRecord(rec) === 'stop') return stop('enough');
       }
     });
     child.stderr.setEncoding('utf8');
@@ -229,9 +254,10 @@ function runRipgrep(
       if (timer) clearTimeout(timer);
       scope.signal.removeEventListener('abort', onAbort);
       if (spawnError) return reject(new RipgrepUnavailable(`ripgrep (${rg}) could not start: ${spawnError.message}`));
-      if (stoppedBy === null && rest !== '') {
+      const last = stoppedBy === null ? split.end() : null;
+      if (last) {
         records++;
-        onRecord(rest);
+        onRecord(last);
       }
       if (stoppedBy === 'cancel') return reject(new ToolFailure('Cancelled.'));
       const warnings = stderr

@@ -40,6 +40,9 @@ export interface ListLimits {
   deadline?: number | null;
 }
 
+/** Longer lines reach the tool as a window around the match (the display shows 300 characters of it). */
+export const MAX_POSTED_LINE = 4000;
+
 export interface SearchQuery {
   /** Validated as a JavaScript regular expression by the caller. */
   pattern: string;

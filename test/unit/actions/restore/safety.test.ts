@@ -158,7 +158,7 @@ describe('restore: paths are confined, files keep their identity', function () {
       read.push(String(p));
       return (original as (...a: unknown[]) => Promise<Buffer>)(p, ...rest);
     }) as typeof fs.promises.readFile;
-    const kept: string[] = [];
+    const kept: unknown[] = [];
     let v;
     try {
       v = await readVersion(file, async (c) => (kept.push(c), 'f'.repeat(64)), 1024 * 1024);

@@ -262,7 +262,7 @@ describe("file journal: git's index, read by us", () => {
   it('a command that rewrites the index (git add, git rm --cached): the earlier content is still the one git had before it', async () => {
     const ws = workspace({ 'a.txt': 'committed a\n', 'b.txt': 'committed b\n' }, { git: true });
     const recorder = new FileChangeRecorder({ workspaceRoot: ws });
-    const noStore = { put: async (c: string) => `${c.length}`.padStart(64, '0'), effects: async () => [] };
+    const noStore = { put: async (c: string | Uint8Array) => `${c.length}`.padStart(64, '0'), effects: async () => [] };
     const command = {
       command: 'echo changed > a.txt && git add a.txt && echo changed > b.txt && git rm -q --cached b.txt',
       cwd: '.',

@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { sha256 } from '../../../../src/common/hash';
 import { changedPaths, repoOf } from '../../../../src/runner/fileJournal/scan';
 import { WorkspaceIndex } from '../../../../src/runner/fileJournal/scanIndex';
-import { decodeBlob, encodeBytes } from '../../../../src/runner/fileJournal/versions';
+import { decodeBlob, encodeBytes, versionOf } from '../../../../src/runner/fileJournal/versions';
 import { toIgnoreGlobs } from '../../../../src/runner/tools/finder/excludes';
 import { workspace } from './journalSupport';
 import { ENGINES } from './support';
@@ -112,6 +113,30 @@ describe('file journal: versions', () => {
       const e = encodeBytes(bytes);
       assert.equal(e.encoding, encoding);
       assert.ok(decodeBlob(e.text, e.encoding).equals(bytes));
+    }
+  });
+
+  it('a kept version goes to the store as bytes with their hash: text as its UTF-8, binary as base64 made in slices', async () => {
+    // Sizes around the base64 slice (384 KiB) and not multiples of 3: the joined slices must be one base64.
+    const binary = Buffer.alloc(3 * 128 * 1024 * 2 + 5, 0xff);
+    binary.write('\u0000start', 0);
+    binary.write('end', binary.length - 3);
+    const text = Buffer.from('é✓\r\n'.repeat(100_000));
+    for (const [bytes, encoding] of [
+      [binary, 'base64'],
+      [text, 'utf8'],
+    ] as const) {
+      const put: { content: Buffer; hash?: string }[] = [];
+      const v = await versionOf(bytes, async (content, hash) => {
+        put.push({ content: Buffer.from(content as Uint8Array), hash });
+        return hash!;
+      });
+      const [kept] = put;
+      assert.ok(kept && put.length === 1, 'kept once');
+      assert.equal(v.encoding, encoding);
+      assert.equal(v.sha256, sha256(bytes), 'the version names the file bytes');
+      assert.equal(kept.hash, sha256(kept.content), 'the hash given is the stored bytes');
+      assert.ok(decodeBlob(kept.content.toString('utf8'), encoding).equals(bytes), 'and they round-trip');
     }
   });
 });

@@ -254,6 +254,17 @@ describe('hostile repository files are bounded: the host neither stalls nor fill
     assert.match(told[1]!, /^lines\.txt:500: a short line of text\n\[matches 1–500 shown; more follow/m);
   });
 
+  it('search_text (node) on a 100 MB line and 5 million short lines: each skipped by size, and said so', async () => {
+    const ws = workspace({ 'oneline.txt': 'oneline.txt', 'lines.txt': 'lines.txt' }, { 'a.txt': 'a needle\n' });
+    const told = await hostileRun(ws, [{ name: 'search_text', arguments: { pattern: 'needle' } }], { finder: node() });
+    assert.match(told[0]!, /^a\.txt:1: a needle/);
+    assert.match(
+      told[0]!,
+      /oneline\.txt: not searched \(104857\d+ bytes; the built-in search reads files up to 16777216 bytes\)/,
+    );
+    assert.match(told[0]!, /lines\.txt: not searched/);
+  });
+
   for (const [engine, finder] of [
     ['ripgrep', ripgrep],
     ['node', node],
@@ -289,7 +300,8 @@ describe('hostile repository files are bounded: the host neither stalls nor fill
       } else {
         // The start of each ignore file applies: b.generated-by-a-tool is ignored.
         assert.match(told[0]!, /^\.ignore\na\.txt\n\[also in "sub", not listed: b\.generated-by-a-tool — ignored/);
-        assert.equal(told[1], 'sub/a.txt:1: found me');
+        // The ignore files themselves are over the built-in search's file size: skipped, and said so.
+        assert.match(told[1]!, /^sub\/a\.txt:1: found me\n\[2 problems while searching.*\.gitignore: not searched/);
       }
     });
 

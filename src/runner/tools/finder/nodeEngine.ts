@@ -17,8 +17,12 @@ import {
   type SearchResult,
 } from './types';
 
-/** The fallback reads whole files; bigger ones are skipped, and the answer says so. */
-const MAX_FILE_BYTES = 256 * 1024 * 1024;
+/**
+ * The fallback reads whole files in its worker (the bytes and their decoded text, in this process):
+ * bigger ones are skipped, and the answer says so. The cap keeps a repository's largest file from
+ * costing the host more than a few times itself.
+ */
+const MAX_FILE_BYTES = 16 * 1024 * 1024;
 
 export async function nodeList(scope: Scope, limits: ListLimits = {}): Promise<FileList> {
   return walkFiles(scope, {

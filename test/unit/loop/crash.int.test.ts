@@ -1,109 +1,28 @@
-// Kill at every durable barrier (docs/design.md, "Durable barriers"): the append scenario (three
+// Crash at every durable barrier (docs/design.md, "Durable barriers"): the append scenario (three
 // side-effecting commands, one a step) and a batch scenario (a read-only call and two commands in one
-// batch, whose intents go ahead with the response, then one more command) each run in a child
-// process on the real disk store and are SIGKILLed just before the frame of each barrier is written
-// and just after its fdatasync, then at random moments;
-// a new process resumes it (deciding "may already have run" approvals the way a user who looks at the
-// file would). Every trial must end with each side effect exactly once; the calls asked about again
-// are exactly those whose results the barrier would have carried; otherwise the transcript is the
-// uninterrupted run's, and no LLM call is repeated after a barrier carried its response.
+// batch, whose intents go ahead with the response, then one more command).
+//
+// The walk is in-process: one uninterrupted run on the real disk store, through an fs layer that copies
+// the store and the workspace — as a SIGKILL right then leaves them, the page cache being the disk's —
+// just before the frame of each barrier is written and just after its fdatasync. Each copy is then
+// reopened by a new store and runner and resumed (deciding "may already have run" approvals the way a
+// user who looks at the file would). Every crash must end with each side effect exactly once; the calls
+// asked about again are exactly those whose results the barrier would have carried; otherwise the
+// transcript is the uninterrupted run's, and no LLM call is repeated after a barrier carried its response.
+// Per scenario one real SIGKILL of a child process at a barrier, and seeded random ones, keep the same
+// proof for what only a dead process shows: its stale lock, its commands still running in a new process.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleScript } from '../../support/bundleChild';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type ScenarioInput } from '../../fixtures/modelServer/scenario';
 import { openDiskStore } from '../../../src/store';
-import { lines, tmp } from './support';
+import { trials } from '../../support/trials';
+import { barrierFs, lines, makeRunner, tmp } from './support';
+import { newTrial, resumeInChild, runId, startChild, transcript } from './crashSupport';
 
-interface ChildResult {
-  events: Record<string, unknown>[];
-  signal: NodeJS.Signals | null;
-  code: number | null;
-}
-
-let childJs = '';
-
-function runChild(env: Record<string, string>): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [childJs], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('error', reject);
-    p.on('exit', (code, signal) => {
-      const events = out
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      const failed = events.find((e) => e.event === 'error');
-      if (failed) reject(new Error(`child failed: ${String(failed.message)}\n${err}`));
-      else resolve({ events, signal, code });
-    });
-  });
-}
-
-interface Trial {
-  store: string;
-  workspace: string;
-}
-
-function newTrial(): Trial {
-  return { store: tmp('crash-store'), workspace: tmp('crash-ws') };
-}
-
-async function runId(store: string): Promise<string> {
-  const s = openDiskStore(store);
-  try {
-    const page = await s.listRuns();
-    assert.equal(page.runs.length, 1, 'one run in the store');
-    return page.runs[0]!.run_id;
-  } finally {
-    await s.close();
-  }
-}
-
-/** Resume until done, deciding uncertain approvals like a user who checks log.txt. */
-async function resumeToEnd(t: Trial, baseURL: string): Promise<{ rejected: number }> {
-  let rejected = 0;
-  const id = await runId(t.store);
-  const env = { BASE_URL: baseURL, STORE_DIR: t.store, WORKSPACE: t.workspace, RUN_ID: id };
-  let r = await runChild({ ...env, MODE: 'resume' });
-  for (let i = 0; i < 10; i++) {
-    const state = r.events.find((e) => e.event === 'done')?.state;
-    if (state === 'completed') return { rejected };
-    assert.equal(state, 'awaiting_approval', `unexpected state ${String(state)}`);
-    const s = openDiskStore(t.store);
-    const pending = await s.listApprovals(id, { pendingOnly: true });
-    await s.close();
-    assert.ok(pending.length > 0 && pending.every((a) => a.uncertain), 'only uncertain effects come back to the user');
-    const decisions = pending.map((a) => {
-      const line = String((a.arguments as { command: string }).command).match(/step \d/)![0];
-      const happened = lines(path.join(t.workspace, 'log.txt')).includes(line);
-      if (happened) rejected += 1;
-      return happened
-        ? { kind: 'reject', toolCallId: a.tool_call_id, inputHash: a.input_hash, reason: 'it already ran' }
-        : { kind: 'approve', toolCallId: a.tool_call_id, inputHash: a.input_hash };
-    });
-    r = await runChild({ ...env, MODE: 'decide', DECISIONS: JSON.stringify(decisions) });
-  }
-  throw new Error('run did not complete');
-}
-
-async function transcript(store: string): Promise<unknown[]> {
-  const s = openDiskStore(store);
-  try {
-    const id = (await s.listRuns()).runs[0]!.run_id;
-    return (await s.loadSnapshot(id))!.snapshot.messages.map((m) => ({ ...m }));
-  } finally {
-    await s.close();
-  }
-}
+const AUTO = { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } as const;
+const EXPECTED = ['step 1', 'step 2', 'step 3'];
 
 const append = (n: number) => ({ name: 'run_command', arguments: { command: `echo step ${n} >> log.txt` } });
 /** Step 1: a read-only call, then two commands (their intents go ahead together); step 2: one command. */
@@ -123,113 +42,241 @@ const BATCH: ScenarioInput = {
   ],
 };
 
+interface Barrier {
+  n: number;
+  /** What the barrier's first frame and its last frame carried. */
+  first: string[];
+  carries: string[];
+}
+
+/** The store and workspace as a crash at one moment leaves them. */
+interface Crash {
+  when: 'before' | 'after';
+  barrier: number;
+  store: string;
+  workspace: string;
+  /** A command was running at that moment (it runs on, in a process group of its own, and finishes). */
+  midCommand: boolean;
+}
+
+interface Baseline {
+  barriers: Barrier[];
+  messages: unknown[];
+  workspace: string;
+  crashes: Crash[];
+}
+
+/**
+ * The uninterrupted run, in-process, noting what a crash just before and just after each barrier leaves:
+ * the store then (its dead owner's locks dropped: a SIGKILL leaves them stale), and the workspace then —
+ * or, when a command is running, once it has finished, as it does after its window's SIGKILL.
+ */
+async function baselineWithCrashes(server: ModelServer): Promise<Baseline> {
+  const storeDir = tmp('crash-live');
+  const workspace = tmp('crash-ws');
+  const copies = tmp('crash-copies');
+  const crashes: Crash[] = [];
+  const barriers: Barrier[] = [];
+  const firstFrames = new Map<number, string[]>();
+  let running = 0;
+  const whenIdle: (() => void)[] = [];
+  const at = (when: Crash['when'], barrier: number) => {
+    const c = { when, barrier, store: path.join(copies, `${when}-${barrier}`, 'store'), workspace: '' };
+    fs.cpSync(storeDir, c.store, { recursive: true });
+    const runs = path.join(c.store, 'runs');
+    for (const id of fs.existsSync(runs) ? fs.readdirSync(runs) : [])
+      fs.rmSync(path.join(runs, id, 'owner.lock'), { force: true });
+    const copyWorkspace = () => {
+      c.workspace = path.join(copies, `${when}-${barrier}`, 'ws');
+      fs.cpSync(workspace, c.workspace, { recursive: true });
+    };
+    crashes.push(Object.assign(c, { midCommand: running > 0 }));
+    if (running > 0) whenIdle.push(copyWorkspace);
+    else copyWorkspace();
+  };
+  const { fs: fsl } = barrierFs({
+    frame: (next, carries) => {
+      if (firstFrames.has(next)) return;
+      firstFrames.set(next, carries);
+      at('before', next);
+    },
+    barrier: (n, _all, lastFrame) => {
+      barriers.push({ n, first: firstFrames.get(n) ?? lastFrame, carries: lastFrame });
+      at('after', n);
+    },
+  });
+  const store = openDiskStore(storeDir, { fs: fsl });
+  const { runner } = makeRunner({ baseURL: server.url, store, workspace, policy: AUTO });
+  // The runner says so synchronously when a tool starts and when it has ended (its process gone).
+  runner.events.on((e) => {
+    if (e.type !== 'tool') return;
+    running += e.status === 'start' ? 1 : -1;
+    if (running === 0) for (const copy of whenIdle.splice(0)) copy();
+  });
+  const h = await runner.start({ task: 'append three lines', budget: { max_steps: 10 } });
+  assert.equal((await h.done).state, 'completed');
+  await store.close(); // lets the finished run go: its copy frame is a barrier too
+  assert.deepEqual(lines(path.join(workspace, 'log.txt')), EXPECTED);
+  assert.ok(
+    crashes.every((c) => c.workspace && fs.existsSync(c.store)),
+    'every crash has its store and its workspace',
+  );
+  return { barriers, messages: await transcript(storeDir), workspace, crashes };
+}
+
+/**
+ * Resumes a crash's copy in this process with a new store and runner, until done: uncertain calls are
+ * decided like a user who checks log.txt. The workspace goes back where the run had it (its paths are
+ * the run's).
+ */
+async function resumeInProcess(
+  c: Crash,
+  workspace: string,
+  server: ModelServer,
+): Promise<{ rejected: number; state: string }> {
+  fs.rmSync(workspace, { recursive: true, force: true });
+  fs.cpSync(c.workspace, workspace, { recursive: true });
+  const id = await runId(c.store);
+  const store = openDiskStore(c.store);
+  try {
+    const { runner } = makeRunner({ baseURL: server.url, store, workspace, policy: AUTO });
+    let out = await (await runner.resume(id)).done;
+    let rejected = 0;
+    for (let i = 0; i < 10 && out.state === 'awaiting_approval'; i++) {
+      const pending = await store.listApprovals(id, { pendingOnly: true });
+      assert.ok(
+        pending.length > 0 && pending.every((a) => a.uncertain),
+        'only uncertain effects come back to the user',
+      );
+      const seen = lines(path.join(workspace, 'log.txt'));
+      const decisions = pending.map((a) => {
+        const line = String((a.arguments as { command: string }).command).match(/step \d/)![0];
+        if (!seen.includes(line))
+          return { kind: 'approve', toolCallId: a.tool_call_id, inputHash: a.input_hash } as const;
+        rejected += 1;
+        return {
+          kind: 'reject',
+          toolCallId: a.tool_call_id,
+          inputHash: a.input_hash,
+          reason: 'it already ran',
+        } as const;
+      });
+      const next = await runner.decideApprovals(id, decisions);
+      out = next ? await next.done : out;
+    }
+    return { rejected, state: out.state };
+  } finally {
+    await store.close();
+  }
+}
+
 for (const [label, scenarioInput] of [
   ['one command a step', 'append'],
   ['two commands in one batch', BATCH],
 ] as const)
-  describe(`agent loop: SIGKILL at every phase boundary, then resume in a new process (${label})`, function () {
+  describe(`agent loop: a crash at every phase boundary, then resume (${label})`, function () {
     this.timeout(600_000);
     let server: ModelServer;
-    let baseline: { barriers: { n: number; carries: string[] }[]; messages: unknown[] };
+    let baseline: Baseline;
 
-    /** Starts the run in a child on a fresh trial's store and workspace, with the kill `env` asks for. */
-    const start = (t: Trial, env: Record<string, string> = {}) =>
-      runChild({ MODE: 'start', BASE_URL: server.url, STORE_DIR: t.store, WORKSPACE: t.workspace, ...env });
-
-    before(async () => {
-      childJs ||= await bundleScript(path.join(__dirname, 'crashChild.ts'));
-    });
     before(async () => {
       server = await startModelServer({ scenario: scenarioInput });
-      const t = newTrial();
-      const r = await start(t);
-      assert.equal(r.events.find((e) => e.event === 'done')?.state, 'completed');
-      baseline = {
-        barriers: r.events
-          .filter((e) => e.event === 'barrier')
-          .map((e) => ({ n: Number(e.n), carries: e.carries as string[] })),
-        messages: await transcript(t.store),
-      };
-      assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3']);
+      baseline = await baselineWithCrashes(server);
     });
     after(async () => server?.close());
 
-    it('kills just before and just after every durable barrier; each resume completes with each effect once', async () => {
-      const matrix: string[] = [];
+    it('a crash just before and just after every durable barrier (in-process); each resume completes with each effect once', async () => {
+      const { barriers } = baseline;
       // Steps with side effects cost at most 2 barriers: the response + the batch's intents, then the results + the
       // next step's start; no barrier carries an intent without the response, except an intent that could not go ahead.
-      // (Letting the run go costs one more, not per step: the copy of its frames, segmentCopy.ts — killed around too.)
-      const perStep = baseline.barriers.filter((b) => b.carries.includes('post_llm')).length;
-      const copies = baseline.barriers.filter((b) => b.carries.includes('copy'));
+      // (Letting the run go costs one more, not per step: the copy of its frames, segmentCopy.ts — crashed around too.)
+      const perStep = barriers.filter((b) => b.carries.includes('post_llm')).length;
+      const copies = barriers.filter((b) => b.carries.includes('copy'));
       assert.deepEqual(
         copies.map((b) => b.n),
-        [baseline.barriers.length],
+        [barriers.length],
         'one copy, when the finished run is let go',
       );
-      assert.ok(
-        baseline.barriers.length - copies.length <= 2 * perStep + 2,
-        `barriers: ${JSON.stringify(baseline.barriers)}`,
-      );
-      for (const b of baseline.barriers)
+      assert.ok(barriers.length - copies.length <= 2 * perStep + 2, `barriers: ${JSON.stringify(barriers)}`);
+      for (const b of barriers)
         if (b.carries.includes('intent'))
           assert.ok(b.carries.includes('post_llm'), `intents ahead: ${JSON.stringify(b)}`);
-      for (const b of baseline.barriers) {
+      assert.equal(baseline.crashes.length, 2 * barriers.length, 'a crash before and after each barrier');
+
+      const matrix: string[] = [];
+      for (const b of barriers) {
         for (const when of ['before', 'after'] as const) {
+          const crash = baseline.crashes.find((c) => c.when === when && c.barrier === b.n)!;
           server.reset();
-          const t = newTrial();
-          const r = await start(t, { [when === 'before' ? 'KILL_BEFORE_BARRIER' : 'KILL_AFTER_BARRIER']: String(b.n) });
-          assert.equal(r.signal, 'SIGKILL', `killed ${when} barrier ${b.n}`);
-          const { rejected } = await resumeToEnd(t, server.url);
+          const { rejected, state } = await resumeInProcess(crash, baseline.workspace, server);
           const what = `${when} barrier ${b.n} [${b.carries.join(', ')}]`;
-          assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), ['step 1', 'step 2', 'step 3'], `${what}: once`);
-          // What a kill leaves unrecorded: before a barrier, the results it would have carried (the user is asked
-          // about those calls and declines: they ran); a kill while a command runs may leave it either way.
-          const midCommand = b.carries.includes('process');
+          assert.equal(state, 'completed', `${what}: completed`);
+          assert.deepEqual(lines(path.join(baseline.workspace, 'log.txt')), EXPECTED, `${what}: once`);
+          // What a crash leaves unrecorded: before a barrier, the results it would have carried. The user is asked
+          // about exactly those calls and declines: they ran (a command running at the crash has finished by then).
           const lostResults = when === 'before' ? b.carries.filter((c) => c === 'result').length : 0;
-          if (!midCommand) {
-            assert.equal(rejected, lostResults, `${what}: the calls asked about again are exactly those that ran`);
-            if (lostResults === 0)
-              assert.deepEqual(await transcript(t.store), baseline.messages, `${what}: the same transcript`);
-          }
+          assert.equal(rejected, lostResults, `${what}: the calls asked about again are exactly those that ran`);
+          if (lostResults === 0)
+            assert.deepEqual(await transcript(crash.store), baseline.messages, `${what}: the same transcript`);
           // A response a barrier carried to disk is never requested again.
-          const durable = baseline.barriers.filter((x) => x.n < b.n || (x.n === b.n && when === 'after'));
+          const durable = barriers.filter((x) => x.n < b.n || (x.n === b.n && when === 'after'));
           const responses = durable.filter((x) => x.carries.includes('post_llm')).length;
-          for (let pos = 0; pos < responses; pos++) {
+          for (let pos = 0; pos < responses; pos++)
             assert.equal(
-              server.stats().per_turn[`main#${pos}`],
-              1,
-              `turn ${pos} requested once (${what}; requests ${JSON.stringify(server.stats())})`,
+              server.stats().per_turn[`main#${pos}`] ?? 0,
+              0,
+              `turn ${pos} not requested again (${what}; requests ${JSON.stringify(server.stats())})`,
             );
-          }
           matrix.push(
-            `${what.padEnd(62)} → completed, effects once, ${rejected} asked and declined, ${server.stats().total} LLM requests`,
+            `${what.padEnd(62)}${crash.midCommand ? ' (mid-command)' : ''} → completed, effects once, ${rejected} asked and declined, ${server.stats().total} LLM requests`,
           );
         }
       }
-      console.log(`      kill matrix (${matrix.length} kills):\n        ${matrix.join('\n        ')}`);
+      console.log(`      crash matrix (${matrix.length} crashes):\n        ${matrix.join('\n        ')}`);
     });
 
-    it('kills at random moments (seeded); each effect happens once or is surfaced as uncertain, never twice', async () => {
+    it('a real SIGKILL just before the barrier that carries the first result, resumed in a new process: asked once, each effect once', async () => {
+      const target = baseline.barriers.find((b) => b.carries.includes('result'))!;
+      server.reset();
+      const t = newTrial();
+      const r = await startChild(server.url, t, { KILL_BEFORE_BARRIER: String(target.n) });
+      assert.equal(r.signal, 'SIGKILL', `killed before barrier ${target.n}`);
+      assert.deepEqual(
+        r.events.find((e) => e.event === 'kill')?.carries,
+        target.first,
+        'the child met the same barrier as the in-process run',
+      );
+      const { rejected } = await resumeInChild(t, server.url);
+      assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), EXPECTED, 'each effect exactly once');
+      assert.equal(
+        rejected,
+        target.carries.filter((c) => c === 'result').length,
+        'asked about exactly the call that ran',
+      );
+      assert.equal(
+        server.stats().per_turn['main#0'],
+        1,
+        'the first response, carried by an earlier barrier, was requested once',
+      );
+    });
+
+    it('real SIGKILLs at random moments (seeded); each effect happens once or is surfaced as uncertain, never twice', async () => {
       let seed = 20261122;
       const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-      const trials = Number(process.env.AW_CRASH_RANDOM_TRIALS ?? 8);
+      const count = trials(3, 'AW_CRASH_RANDOM_TRIALS');
       let surfaced = 0;
-      for (let i = 0; i < trials; i++) {
+      for (let i = 0; i < count; i++) {
         server.reset();
         const t = newTrial();
-        const r = await start(t, { KILL_AFTER_MS: String(Math.floor(150 + rand() * 900)) });
+        const r = await startChild(server.url, t, { KILL_AFTER_MS: String(Math.floor(150 + rand() * 900)) });
         if (r.signal !== 'SIGKILL') continue; // finished before the timer: nothing to resume
-        const { rejected } = await resumeToEnd(t, server.url);
+        const { rejected } = await resumeInChild(t, server.url);
         surfaced += rejected;
-        assert.deepEqual(
-          lines(path.join(t.workspace, 'log.txt')),
-          ['step 1', 'step 2', 'step 3'],
-          `trial ${i}: each effect exactly once`,
-        );
+        assert.deepEqual(lines(path.join(t.workspace, 'log.txt')), EXPECTED, `trial ${i}: each effect exactly once`);
         fs.rmSync(t.store, { recursive: true, force: true });
       }
       console.log(
-        `      random kills: ${trials} trials, ${surfaced} effect(s) surfaced as uncertain and declined by the user`,
+        `      random kills: ${count} trials, ${surfaced} effect(s) surfaced as uncertain and declined by the user`,
       );
     });
   });

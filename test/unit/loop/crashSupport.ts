@@ -1,52 +1,20 @@
 // The real-process side of the crash tests: crashChild.ts (bundled once) started, killed and resumed in
 // child processes on the real disk store, and what the tests read back from that store.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { bundleScript } from '../../support/bundleChild';
+import { runJsonChild, type JsonChildResult } from '../../support/jsonChild';
 import { openDiskStore } from '../../../src/store';
 import { lines, tmp } from './support';
 
-export interface ChildResult {
-  events: Record<string, unknown>[];
-  signal: NodeJS.Signals | null;
-  code: number | null;
-}
-
 let childJs: Promise<string> | undefined;
 
-/**
- * Runs crashChild.ts with `env` until it exits (or is killed); `onEvent` sees each event as the child
- * prints it, so a test can act on a moment instead of guessing when it comes.
- */
+/** Runs crashChild.ts (bundled once) with `env`; `onEvent` sees each event as the child prints it. */
 export async function runChild(
   env: Record<string, string>,
   onEvent?: (e: Record<string, unknown>) => void,
-): Promise<ChildResult> {
-  const js = await (childJs ??= bundleScript(path.join(__dirname, 'crashChild.ts')));
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [js], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const events: Record<string, unknown>[] = [];
-    let partial = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => {
-      const chunk = (partial + d.toString()).split('\n');
-      partial = chunk.pop()!;
-      for (const l of chunk.filter(Boolean)) {
-        const e = JSON.parse(l) as Record<string, unknown>;
-        events.push(e);
-        onEvent?.(e);
-      }
-    });
-    p.stderr.on('data', (d) => (err += d));
-    p.on('error', reject);
-    p.on('close', (code, signal) => {
-      if (partial) events.push(JSON.parse(partial) as Record<string, unknown>);
-      const failed = events.find((e) => e.event === 'error');
-      if (failed) reject(new Error(`child failed: ${String(failed.message)}\n${err}`));
-      else resolve({ events, signal, code });
-    });
-  });
+): Promise<JsonChildResult> {
+  return runJsonChild([await (childJs ??= bundleScript(path.join(__dirname, 'crashChild.ts')))], env, onEvent);
 }
 
 export interface Trial {
@@ -82,7 +50,7 @@ export async function transcript(dir: string): Promise<unknown[]> {
 }
 
 /** Starts the run in a child on the trial's store and workspace, with the kill `env` asks for. */
-export function startChild(baseURL: string, t: Trial, env: Record<string, string> = {}): Promise<ChildResult> {
+export function startChild(baseURL: string, t: Trial, env: Record<string, string> = {}): Promise<JsonChildResult> {
   return runChild({ MODE: 'start', BASE_URL: baseURL, STORE_DIR: t.store, WORKSPACE: t.workspace, ...env });
 }
 

@@ -1,0 +1,12 @@
+// Mocha root hooks of the e2e suite (.mocharc.e2e.json `require`): each test's time limit — the rc's
+// default or its suite's — is scaled to the machine's load when the test starts (a test that sets its
+// own limit scales it too, through `scaled`).
+import type { Context } from 'mocha';
+import { scaled } from '../support/timeScale';
+
+export const mochaHooks = {
+  beforeEach(this: Context): void {
+    const test = this.currentTest;
+    if (test) test.timeout(scaled(test.timeout()));
+  },
+};

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm test`: tools (installed when missing) → lint → check-types → build → package →
-// unit (plain Node) → in-host (real VS Code) → e2e (Chromium against the installed VSIX)
-// → benchmark smoke run. Prints each stage's wall time and ends with one line `N passed, N failed`
-// summed over all suites. Stops early only when a stage the later ones need fails.
+// unit (plain Node, the fast tier) → int (plain Node: crash, torture, PostgreSQL, real shells and
+// servers) → in-host (real VS Code) → e2e (Chromium against the installed VSIX) → benchmark smoke
+// run. Prints each stage's wall time and ends with one line `N passed, N failed` summed over all
+// suites. Stops early only when a stage the later ones need fails.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -113,6 +114,7 @@ const gates = [
 ];
 for (const [name, fn] of gates) if (!(await gate(name, fn))) break;
 await suite('unit', 'mocha', ['--config', '.mocharc.unit.json']);
+await suite('int', 'mocha', ['--config', '.mocharc.int.json']);
 await suite('host', 'tsx', ['test/runInCodeServer.ts']);
 await suite('e2e', 'mocha', ['--config', '.mocharc.e2e.json']);
 // The benchmark is measured, not asserted; CI runs its quick mode so it never rots.

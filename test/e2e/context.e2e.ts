@@ -10,7 +10,7 @@ import type { Frame } from 'playwright-core';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { effectLines, expectedEffects, longScenario, prepareWorkspace } from '../unit/context/longRun';
-import { repoRoot, useWorkbench, waitUntil } from './harness';
+import { repoRoot, useWorkbench, waitUntil, scaled } from './harness';
 
 const STEPS = 24;
 
@@ -40,7 +40,7 @@ describe('e2e: context management in the run view', () => {
   const meter = (frame: Frame) => frame.locator('.run-header .context-meter').first().innerText();
 
   it('(m) the context meter moves, a "condensed here" marker expands to the summary, the totals survive a reload', async function () {
-    this.timeout(420_000);
+    this.timeout(scaled(420_000));
     const wb = workbench();
     await wb.runCommand('Agent Waypoints: Start agent run');
     await wb.page
@@ -52,12 +52,12 @@ describe('e2e: context management in the run view', () => {
     let frame = await wb.webviewFrame('main.transcript', 60_000);
     // Step 1's command waits for the gate: the meter shows the first request, whatever the machine's speed.
     await wb.waitForCommandRunning(/go\.txt/);
-    await frame.locator('.run-header .context-meter').waitFor({ timeout: 60_000 });
+    await frame.locator('.run-header .context-meter').waitFor({ timeout: scaled(60_000) });
     const first = await meter(frame);
     assert.match(first, /^context: \d+% of 16k/);
     fs.writeFileSync(path.join(wb.workspace, 'go.txt'), '');
     // The transcript is long and drawn only where it is scrolled: the header says when the run is done.
-    await frame.locator('.run-header .state-completed').waitFor({ timeout: 300_000 });
+    await frame.locator('.run-header .state-completed').waitFor({ timeout: scaled(300_000) });
     const last = await meter(frame);
     assert.notEqual(last, first, `the meter moved (${first} → ${last})`);
     assert.deepEqual(effectLines(wb.workspace), expectedEffects(STEPS), 'each effect once');

@@ -1,9 +1,11 @@
 // Playwright harness over a real VS Code (code-server) with the *packaged VSIX installed*,
-// not the source tree: what users install is what the e2e tests click through.
+// not the source tree: what users install is what the e2e tests click through. Every deadline here,
+// and every one the tests pass, is `scaled`: as long as the machine's load makes it.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Frame, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
+import { scaled } from '../support/timeScale';
 import {
   type CodeServer,
   descendants,
@@ -13,6 +15,7 @@ import {
   writeUserSettings,
 } from '../support/codeServer';
 
+export { scaled } from '../support/timeScale';
 export const repoRoot = path.resolve(__dirname, '../..');
 export const resultsDir = path.join(repoRoot, 'test-results');
 /** The run view's webview type (package.json: `onWebviewPanel:agentWaypoints.runView`). */
@@ -78,7 +81,7 @@ export class Workbench {
     const browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const wb = new Workbench(server, browser, page, workspace, userDataDir, tmp);
-    await page.goto(server.url(), { timeout: 90_000 });
+    await page.goto(server.url(), { timeout: scaled(90_000) });
     await wb.waitForWorkbench();
     return wb;
   }
@@ -90,15 +93,18 @@ export class Workbench {
   async openAnotherWindow(): Promise<Workbench> {
     const page = await this.browser.newPage({ viewport: { width: 1400, height: 900 } });
     const wb = new Workbench(this.server, this.browser, page, this.workspace, this.userDataDir, this.tmp, true);
-    await page.goto(this.server.url(), { timeout: 90_000 }); // a loaded machine serves the workbench slowly
+    await page.goto(this.server.url(), { timeout: scaled(90_000) }); // a loaded machine serves the workbench slowly
     await wb.waitForWorkbench();
     return wb;
   }
 
   async waitForWorkbench(): Promise<void> {
-    await this.page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await this.page.locator('.monaco-workbench').waitFor({ timeout: scaled(60_000) });
     // The extension host is up once our activity-bar entry is rendered.
-    await this.page.locator('.activitybar [aria-label^="Agent Waypoints"]').first().waitFor({ timeout: 60_000 });
+    await this.page
+      .locator('.activitybar [aria-label^="Agent Waypoints"]')
+      .first()
+      .waitFor({ timeout: scaled(60_000) });
   }
 
   /**
@@ -108,7 +114,10 @@ export class Workbench {
    * finishes opening (the Runs view, once the extension is up) can take the focus from it.
    */
   async runCommand(title: string, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    await this.runCommandUntil(title, Date.now() + scaled(timeoutMs));
+  }
+
+  private async runCommandUntil(title: string, deadline: number): Promise<void> {
     const input = this.page.locator('.quick-input-widget input');
     const row = this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     const ok = (p: Promise<unknown>) =>
@@ -123,11 +132,11 @@ export class Workbench {
       await this.page.evaluate('document.activeElement?.blur(); window.focus()');
       await this.page.keyboard.press('F1');
       if (
-        (await ok(input.fill(`>${title}`, { timeout: 10_000 }))) &&
-        (await ok(row.waitFor({ state: 'visible', timeout: 3000 }))) &&
+        (await ok(input.fill(`>${title}`, { timeout: scaled(10_000) }))) &&
+        (await ok(row.waitFor({ state: 'visible', timeout: scaled(3000) }))) &&
         // The row that names the command, not whatever the palette ranked first ("Preferences: Color
         // Theme" ranks "Browse Color Themes in Marketplace" above itself once that was used).
-        (await ok(row.click({ timeout: 5000 })))
+        (await ok(row.click({ timeout: scaled(5000) })))
       )
         return;
       if (Date.now() > deadline) throw new Error(`the command palette never offered "${title}"`);
@@ -141,19 +150,19 @@ export class Workbench {
    * opened again, until the row is clicked or the time is up.
    */
   async pickAfterCommand(title: string, rowText: string, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = Date.now() + scaled(timeoutMs);
     const row = this.page
       .locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: rowText })
       .first();
     for (;;) {
-      await this.runCommand(title, Math.max(10_000, deadline - Date.now()));
-      const shown = await row.waitFor({ state: 'visible', timeout: 15_000 }).then(
+      await this.runCommandUntil(title, Math.max(Date.now() + scaled(10_000), deadline));
+      const shown = await row.waitFor({ state: 'visible', timeout: scaled(15_000) }).then(
         () => true,
         () => false,
       );
       if (
         shown &&
-        (await row.click({ timeout: 5000 }).then(
+        (await row.click({ timeout: scaled(5000) }).then(
           () => true,
           () => false,
         ))
@@ -169,11 +178,11 @@ export class Workbench {
    * can leave the row expanded with its children not yet drawn: collapse and expand again.
    */
   async expandTreeRow(row: Locator, child: Locator, timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = Date.now() + scaled(timeoutMs);
     for (;;) {
       if ((await row.getAttribute('aria-expanded')) !== 'true') await row.click();
       if (
-        await child.waitFor({ state: 'visible', timeout: 5000 }).then(
+        await child.waitFor({ state: 'visible', timeout: scaled(5000) }).then(
           () => true,
           () => false,
         )
@@ -186,7 +195,7 @@ export class Workbench {
 
   /** The webview frame that contains `selector` (webviews are nested iframes). */
   async webviewFrame(selector: string, timeoutMs = 30_000): Promise<Frame> {
-    const deadline = Date.now() + timeoutMs;
+    const deadline = Date.now() + scaled(timeoutMs);
     while (Date.now() < deadline) {
       for (const frame of this.page.frames()) {
         if (
@@ -199,7 +208,7 @@ export class Workbench {
       }
       await pollInterval();
     }
-    throw new Error(`no webview frame contains ${selector} after ${timeoutMs} ms`);
+    throw new Error(`no webview frame contains ${selector} by its deadline (${timeoutMs} ms, scaled to the load)`);
   }
 
   /**
@@ -243,13 +252,44 @@ export class Workbench {
     return this.page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
   }
 
+  /**
+   * A notification toast containing `text`, once shown, with the pointer resting on it. VS Code takes an
+   * info or warning toast away 10–12 s after it shows unless the pointer is on it (its buttons go with it,
+   * to the notification center), and a loaded machine can take longer than that between the toast and a
+   * test's click on its button: so the pointer goes there at once, as a person reading it would.
+   */
+  async heldNotification(text: string, timeoutMs = 30_000): Promise<Locator> {
+    const toast = this.notification(text);
+    await toast.waitFor({ timeout: scaled(timeoutMs) });
+    await toast.hover({ timeout: scaled(5000) }).catch(() => undefined); // gone already: clickNotificationButton finds it
+    return toast;
+  }
+
+  /** Clicks a button of the notification containing `text`: on its toast, or in the notification center once the toast is gone. */
+  async clickNotificationButton(text: string, button: string): Promise<void> {
+    const onToast = this.notification(text).getByRole('button', { name: button });
+    if (
+      await onToast.click({ timeout: scaled(5000) }).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    await this.runCommand('Notifications: Show Notifications');
+    await this.page
+      .locator('.notifications-center .notification-list-item', { hasText: text })
+      .first()
+      .getByRole('button', { name: button })
+      .click({ timeout: scaled(15_000) });
+  }
+
   /** A notification toast containing `text`, once its fade-in has ended (for a screenshot). */
   async settledNotification(text: string, timeoutMs = 30_000) {
     // The workbench marks a toast `notification-fade-in-done` on its transition's end.
     await this.page
       .locator('.notifications-toasts .notification-fade-in-done', { hasText: text })
       .first()
-      .waitFor({ timeout: timeoutMs });
+      .waitFor({ timeout: scaled(timeoutMs) });
     return this.notification(text);
   }
 
@@ -309,6 +349,18 @@ export class Workbench {
     return found;
   }
 
+  /**
+   * Between the tests of a shared workbench: a question left open is closed, the notifications are
+   * cleared and the editors closed, so the next test finds only what it makes.
+   */
+  async tidy(): Promise<void> {
+    await this.page.keyboard.press('Escape');
+    await this.runCommand('Notifications: Clear All Notifications');
+    await this.runCommand('View: Close All Editors');
+    const tabs = this.page.locator('.editor-group-container .tab');
+    await waitUntil('the editors closed', async () => (await tabs.count()) === 0);
+  }
+
   /** Reload the window: the old extension host deactivates, a new one activates. */
   async reload(): Promise<void> {
     await this.page.reload();
@@ -320,7 +372,7 @@ export class Workbench {
     const pids = this.server.extensionHostPids();
     if (pids.length === 0) throw new Error('no extension host process found');
     for (const pid of pids) process.kill(pid, 'SIGKILL');
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + scaled(10_000);
     while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     return pids;
   }
@@ -395,15 +447,16 @@ function pollInterval(): Promise<void> {
   return new Promise((r) => setTimeout(r, 100));
 }
 
-/** Polls `cond` until it holds; fails naming `what` after `timeoutMs`. */
+/** Polls `cond` until it holds; fails naming `what` after `timeoutMs` (scaled to the load). */
 export async function waitUntil(
   what: string,
   cond: () => boolean | Promise<boolean>,
   timeoutMs = 60_000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const limit = scaled(timeoutMs);
+  const deadline = Date.now() + limit;
   while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${limit} ms waiting for ${what}`);
     await pollInterval();
   }
 }
@@ -425,20 +478,27 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Mocha hooks: a fresh workbench per describe block, a screenshot for every failed test. */
+/** What a failed test leaves for a person to look at: a screenshot and the extension's logs. */
+export async function keepFailure(wb: Workbench, title: string): Promise<void> {
+  const file = await wb.screenshot(`failed-${title}`).catch(() => undefined);
+  if (file) console.log(`    screenshot: ${path.relative(repoRoot, file)}`);
+  for (const log of wb.keepExtensionLogs(`failed-${title}`))
+    console.log(`    extension log: ${path.relative(repoRoot, log)}`);
+}
+
+/**
+ * Mocha hooks: a fresh workbench for a describe block, a screenshot for every failed test. For the
+ * blocks whose tests need a pristine window (a reload, a crash, a second window, a trust question);
+ * the others of a file share one (shared.ts).
+ */
 export function useWorkbench(opts: WorkbenchOptions | (() => WorkbenchOptions) = {}): () => Workbench {
   let wb: Workbench | undefined;
   before(async function () {
-    this.timeout(180_000);
+    this.timeout(scaled(180_000));
     wb = await Workbench.start(typeof opts === 'function' ? opts() : opts);
   });
   afterEach(async function () {
-    if (wb && this.currentTest?.state === 'failed') {
-      const file = await wb.screenshot(`failed-${this.currentTest.fullTitle()}`).catch(() => undefined);
-      if (file) console.log(`    screenshot: ${path.relative(repoRoot, file)}`);
-      for (const log of wb.keepExtensionLogs(`failed-${this.currentTest.fullTitle()}`))
-        console.log(`    extension log: ${path.relative(repoRoot, log)}`);
-    }
+    if (wb && this.currentTest?.state === 'failed') await keepFailure(wb, this.currentTest.fullTitle());
   });
   after(async () => {
     await wb?.close();
@@ -461,7 +521,7 @@ export async function setColorTheme(
   fs.writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': theme }, null, 2));
   const applied = wb.page.locator(`.monaco-workbench.${workbenchClass}`);
   if (
-    !(await applied.waitFor({ timeout: 15_000 }).then(
+    !(await applied.waitFor({ timeout: scaled(15_000) }).then(
       () => true,
       () => false,
     ))
@@ -482,7 +542,7 @@ export async function setColorTheme(
     const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
     await row.waitFor({ state: 'visible' });
     await row.click(); // not Enter: the focused row may be 'Browse Additional Color Themes'
-    await applied.waitFor({ timeout: 30_000 });
+    await applied.waitFor({ timeout: scaled(30_000) });
   }
   // Webviews take the theme on their next frame: wait until each open one says it has.
   const kind = { vs: 'vscode-light', 'vs-dark': 'vscode-dark', 'hc-black': 'vscode-high-contrast' }[workbenchClass];

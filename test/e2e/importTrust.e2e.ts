@@ -14,7 +14,7 @@ import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { canonicalJson } from '../../src/store/api/canonical';
 import { createMemoryStore } from '../../src/store/memory/store';
 import { makeRunner, tmp } from '../unit/loop/support';
-import { useWorkbench, waitUntil, type Workbench } from './harness';
+import { useWorkbench, waitUntil, type Workbench, scaled } from './harness';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -105,7 +105,7 @@ async function importFile(wb: Workbench, file: string): Promise<void> {
     }
     if (!(await row.isVisible())) return false;
     await input.press('Enter');
-    return dialog.waitFor({ state: 'hidden', timeout: 5_000 }).then(
+    return dialog.waitFor({ state: 'hidden', timeout: scaled(5_000) }).then(
       () => true,
       () => false,
     );
@@ -141,17 +141,17 @@ describe('e2e: imported runs run nothing until the user approves here, and run i
       const wb = workbench();
       const output = path.join(wb.workspace, `${id}.txt`);
       await importFile(wb, files[id]);
-      await wb.notification('1 decision was reset; you will be asked again').waitFor({ timeout: 30_000 });
+      await wb.notification('1 decision was reset; you will be asked again').waitFor({ timeout: scaled(30_000) });
 
       const frame = await openRun(wb, CASES[id].task);
       const notices = frame.locator('.banners p.notice');
-      await notices.first().waitFor({ timeout: 30_000 });
+      await notices.first().waitFor({ timeout: scaled(30_000) });
       const said = await notices.allInnerTexts();
       assert.match(said[0]!, /^Imported .*1 decision was reset; you will be asked again\.$/);
       assert.match(said[1]!, /^This run was recorded in .+; it works in this workspace now\.$/);
       if (id === 'elsewhere') assert.ok(said[1]!.includes(victim), said[1]);
       const card = frame.locator('section.approval');
-      await card.waitFor({ timeout: 30_000 });
+      await card.waitFor({ timeout: scaled(30_000) });
       assert.match(await card.innerText(), /imported: a decision made elsewhere is not taken over/);
       await wb.screenshot(`e2e-t-${id}-imported-waiting`);
       assert.equal(read(output), null, 'nothing ran before the user approved here');
@@ -160,14 +160,14 @@ describe('e2e: imported runs run nothing until the user approves here, and run i
       if (id === 'swapped') {
         // The approval was for the old command: not applied, the call as it stands is asked about.
         const again = frame.locator('section.approval', { hasText: 'it was not applied' });
-        await again.waitFor({ timeout: 60_000 });
+        await again.waitFor({ timeout: scaled(60_000) });
         assert.match(await again.locator('pre.command').first().innerText(), /echo swapped >> swapped\.txt/);
         assert.equal(read(output), null, 'still nothing ran');
         await wb.screenshot('e2e-t-swapped-asked-again');
         await wb.clickInWebview(frame, 'Approve', 'section.approval');
       }
       await waitUntil(`${id}.txt in the importing workspace`, () => read(output) !== null);
-      await frame.locator('.msg.assistant.final').waitFor({ timeout: 60_000 });
+      await frame.locator('.msg.assistant.final').waitFor({ timeout: scaled(60_000) });
       assert.equal(read(output), `${id === 'forged' ? 'forged' : id === 'swapped' ? 'swapped' : 'here'}\n`, 'ran once');
       assert.deepEqual(fs.readdirSync(victim), [], 'nothing in the folder the file named');
       await wb.screenshot(`e2e-t-${id}-ran-here`);

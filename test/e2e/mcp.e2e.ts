@@ -9,7 +9,7 @@ import path from 'node:path';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { makeTempDir } from '../support/codeServer';
-import { repoRoot, useWorkbench, type Workbench } from './harness';
+import { repoRoot, useWorkbench, type Workbench, scaled } from './harness';
 
 const EVERYTHING = path.join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
@@ -66,7 +66,7 @@ function userSettings(wb: Workbench): Record<string, unknown> {
 }
 
 async function until(what: string, probe: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
+  const deadline = Date.now() + scaled(ms);
   while (!probe()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -86,25 +86,27 @@ describe('e2e: MCP servers from .vscode/mcp.json', () => {
   );
 
   it('(m) approve an MCP card, always allow a tool, see the servers in the Runs view, revoke it there: it asks again', async function () {
-    this.timeout(300_000);
+    this.timeout(scaled(300_000));
     const wb = workbench();
     await startRun(wb, 'Use the everything server');
     const frame = await wb.webviewFrame('main.transcript', 60_000);
 
     const sum = frame.locator('section.approval', { hasText: 'everything__get-sum' });
-    await sum.waitFor({ timeout: 60_000 });
+    await sum.waitFor({ timeout: scaled(60_000) });
     assert.match(await sum.innerText(), /get-sum is a tool of MCP server "everything"/);
     await sum.locator('vscode-button', { hasText: 'Approve' }).first().click();
     await frame
       .locator('section.tool', { hasText: 'everything__get-sum' })
       .locator('pre.output', { hasText: 'The sum of 2 and 40 is 42.' })
       .first()
-      .waitFor({ timeout: 60_000 });
+      .waitFor({ timeout: scaled(60_000) });
 
     const image = frame.locator('section.approval', { hasText: 'everything__get-tiny-image' });
-    await image.waitFor({ timeout: 60_000 });
+    await image.waitFor({ timeout: scaled(60_000) });
     await image.locator('vscode-button', { hasText: 'Always allow' }).click();
-    await frame.locator('.msg.assistant.final', { hasText: 'Done with the MCP tools' }).waitFor({ timeout: 90_000 });
+    await frame
+      .locator('.msg.assistant.final', { hasText: 'Done with the MCP tools' })
+      .waitFor({ timeout: scaled(90_000) });
     assert.equal(await frame.locator('section.approval').count(), 0, 'the second image call did not ask');
     const rules = userSettings(wb)['agentWaypoints.mcp.alwaysAllow'] as { server: string; tool: string }[];
     assert.deepEqual(
@@ -115,7 +117,7 @@ describe('e2e: MCP servers from .vscode/mcp.json', () => {
     const lastImageCard = frame.locator('section.tool', { hasText: 'everything__get-tiny-image' }).last();
     // Open the card unless it is open already (a card drawn while its call ran stays open).
     if ((await lastImageCard.locator('details[open]').count()) === 0) await lastImageCard.locator('summary').click();
-    await lastImageCard.locator('img.rich-image').waitFor({ timeout: 30_000 });
+    await lastImageCard.locator('img.rich-image').waitFor({ timeout: scaled(30_000) });
     await wb.screenshot('e2e-m-mcp-run-view');
 
     // The Runs view: the servers with their state, and the always-allowed list.
@@ -128,10 +130,10 @@ describe('e2e: MCP servers from .vscode/mcp.json', () => {
     await sidebar
       .locator('.monaco-list-row', { hasText: 'broken' })
       .locator('text=failed:')
-      .waitFor({ timeout: 30_000 });
+      .waitFor({ timeout: scaled(30_000) });
     await sidebar.locator('.monaco-list-row', { hasText: 'Always allowed' }).click();
     const rule = sidebar.locator('.monaco-list-row', { hasText: 'everything › get-tiny-image' });
-    await rule.waitFor({ timeout: 30_000 });
+    await rule.waitFor({ timeout: scaled(30_000) });
     await wb.screenshot('e2e-m-mcp-runs-view');
 
     await rule.hover();
@@ -140,18 +142,18 @@ describe('e2e: MCP servers from .vscode/mcp.json', () => {
       const left = userSettings(wb)['agentWaypoints.mcp.alwaysAllow'];
       return Array.isArray(left) && left.length === 0;
     });
-    await rule.waitFor({ state: 'detached', timeout: 30_000 });
+    await rule.waitFor({ state: 'detached', timeout: scaled(30_000) });
     await wb.screenshot('e2e-m-mcp-revoked');
 
     // A follow-up turn calls the revoked tool: it asks again.
     await frame.locator('footer.composer vscode-textarea textarea').fill('Once more, please.');
     await frame.locator('footer.composer vscode-button', { hasText: 'Send' }).click();
     const again = frame.locator('section.approval', { hasText: 'everything__get-tiny-image' });
-    await again.waitFor({ timeout: 60_000 });
+    await again.waitFor({ timeout: scaled(60_000) });
     await again.locator('vscode-button', { hasText: 'Approve' }).first().click();
     await frame
       .locator('.msg.assistant.final', { hasText: 'Asked again after the revoke' })
-      .waitFor({ timeout: 90_000 });
+      .waitFor({ timeout: scaled(90_000) });
     assert.ok(model().requests.length >= 6);
   });
 });
@@ -165,31 +167,30 @@ describe('e2e: SIGKILL of the extension host during an MCP call', () => {
   );
 
   it('(n) progress in the card → crash → reopen → the call comes back as may already have run → Approve runs it once', async function () {
-    this.timeout(300_000);
+    this.timeout(scaled(300_000));
     const wb = workbench();
     await startRun(wb, 'Run the long operation');
     const frame = await wb.webviewFrame('main.transcript', 60_000);
     const card = frame.locator('section.approval', { hasText: 'trigger-long-running-operation' });
-    await card.waitFor({ timeout: 60_000 });
+    await card.waitFor({ timeout: scaled(60_000) });
     await card.locator('vscode-button', { hasText: 'Approve' }).first().click();
     const progress = frame.locator('section.tool .progress', { hasText: 'of 30' });
-    await progress.waitFor({ timeout: 60_000 });
+    await progress.waitFor({ timeout: scaled(60_000) });
     await wb.screenshot('e2e-n-mcp-progress');
 
     await wb.crashAndReopen(); // between the call's intent and its result
-    const toast = wb.notification('interrupted');
-    await toast.waitFor({ timeout: 60_000 });
-    await toast.getByRole('button', { name: 'Show' }).click();
+    await wb.heldNotification('interrupted', 60_000);
+    await wb.clickNotificationButton('interrupted', 'Show');
     const view = await wb.webviewFrame('.status.state-interrupted', 60_000);
     await view.locator('.status vscode-button', { hasText: 'Resume' }).click();
     const uncertain = view.locator('section.approval', { hasText: 'trigger-long-running-operation' });
-    await uncertain.locator('.warning', { hasText: 'May already have run' }).waitFor({ timeout: 60_000 });
+    await uncertain.locator('.warning', { hasText: 'May already have run' }).waitFor({ timeout: scaled(60_000) });
     assert.equal(await uncertain.locator('vscode-button', { hasText: 'Always allow' }).count(), 0);
     await wb.screenshot('e2e-n-mcp-may-already-have-run');
     await uncertain.locator('vscode-button', { hasText: 'Approve' }).first().click();
     await view
       .locator('.msg.assistant.final', { hasText: 'The long operation finished' })
-      .waitFor({ timeout: 120_000 });
+      .waitFor({ timeout: scaled(120_000) });
     const result = view.locator('section.tool', { hasText: 'trigger-long-running-operation' }).locator('pre.output');
     assert.match(await result.first().innerText(), /Long running operation completed\. Duration: 30 seconds/);
   });
@@ -209,21 +210,21 @@ describe('e2e: an MCP server with a secret input', () => {
   );
 
   it('(o) the ${input:…} is asked once in a password box, kept out of settings and the run, not asked again on restart', async function () {
-    this.timeout(240_000);
+    this.timeout(scaled(240_000));
     const wb = workbench();
     await startRun(wb, 'Echo with the token server');
     const box = wb.page.locator('.quick-input-widget', { hasText: 'Token for the e2e server' });
-    await box.waitFor({ state: 'visible', timeout: 60_000 });
+    await box.waitFor({ state: 'visible', timeout: scaled(60_000) });
     assert.equal(await box.locator('input').getAttribute('type'), 'password');
     await box.locator('input').fill(SECRET);
     await box.locator('input').press('Enter');
     const frame = await wb.webviewFrame('main.transcript', 60_000);
     const card = frame.locator('section.approval', { hasText: 'secret__echo' });
-    await card.waitFor({ timeout: 60_000 });
+    await card.waitFor({ timeout: scaled(60_000) });
     await card.locator('vscode-button', { hasText: 'Approve' }).first().click();
     await frame
       .locator('.msg.assistant.final', { hasText: 'Echoed with the token server' })
-      .waitFor({ timeout: 90_000 });
+      .waitFor({ timeout: scaled(90_000) });
 
     await wb.openRunsView();
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');

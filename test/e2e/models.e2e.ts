@@ -8,7 +8,7 @@ import { CHECK_TOOL_NAME } from '../../src/runner/provider/check';
 import type { ScenarioInput } from '../fixtures/modelServer/scenario';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { lmExtensionVsix } from '../support/lmExtension';
-import { useWorkbench } from './harness';
+import { useWorkbench, scaled } from './harness';
 
 const UNREACHABLE = 'http://127.0.0.1:9/v1';
 const SCENARIO: ScenarioInput = {
@@ -37,7 +37,7 @@ describe('e2e: VS Code language models and Check model connection', () => {
   let server: ModelServer | undefined;
   let vsix = '';
   before(async function () {
-    this.timeout(120_000);
+    this.timeout(scaled(120_000));
     server = await startModelServer({ scenario: SCENARIO });
     vsix = await lmExtensionVsix();
   });
@@ -56,10 +56,10 @@ describe('e2e: VS Code language models and Check model connection', () => {
     const wb = workbench();
     await wb.openRunsView();
     const link = wb.page.locator('#workbench\\.parts\\.sidebar').getByText('Check model connection', { exact: true });
-    await link.waitFor({ timeout: 60_000 });
+    await link.waitFor({ timeout: scaled(60_000) });
     await wb.screenshot('e2e-j-welcome-view');
     await link.click();
-    await wb.notification(`Cannot reach ${UNREACHABLE}`).waitFor({ timeout: 30_000 });
+    await wb.notification(`Cannot reach ${UNREACHABLE}`).waitFor({ timeout: scaled(30_000) });
     await wb.screenshot('e2e-j-check-unreachable');
   });
 
@@ -75,7 +75,7 @@ describe('e2e: VS Code language models and Check model connection', () => {
     const lmRow = wb.page
       .locator('.quick-input-list .monaco-list-row', { hasText: 'Waypoints test model (scripted)' })
       .first();
-    await lmRow.waitFor({ state: 'visible', timeout: 30_000 });
+    await lmRow.waitFor({ state: 'visible', timeout: scaled(30_000) });
     assert.ok(
       await wb.page.locator('.quick-input-list .monaco-list-row', { hasText: 'gpt-4.1-mini' }).first().isVisible(),
       'the endpoint model is offered beside it',
@@ -91,7 +91,7 @@ describe('e2e: VS Code language models and Check model connection', () => {
     await wb.screenshot('e2e-k-approval-after-reload');
     assert.equal(fs.existsSync(path.join(wb.workspace, 'notes/lm.md')), false, 'nothing written before the decision');
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
-    await wb.notification('completed').waitFor({ timeout: 60_000 });
+    await wb.notification('completed').waitFor({ timeout: scaled(60_000) });
     assert.equal(fs.readFileSync(path.join(wb.workspace, 'notes/lm.md'), 'utf8'), 'via vscode.lm\n');
     assert.deepEqual(
       server!.stats().per_turn,

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
-import { setColorTheme, useWorkbench, waitUntil, type Workbench } from './harness';
+import { setColorTheme, waitUntil, type Workbench, scaled } from './harness';
+import { scenarioOf, sharedWorkbench } from './shared';
 
 const call = (name: string, args: Record<string, unknown>) => ({
   reply: { content: `(offline demo model) ${name}`, tool_calls: [{ name, arguments: args }] },
@@ -24,25 +24,43 @@ const SCENARIO: Scenario = {
   ],
 };
 const TITLE = 'Edit the notes';
+const VIEW_SCENARIO: Scenario = {
+  name: 'e2e-run-view-restore',
+  description: 'offline demo model: write a file, run a command that makes one, answer',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [
+    call('write_file', { path: 'view/a.txt', content: 'agent A\n' }),
+    call('run_command', { command: 'printf cmd > view/cmd.txt' }),
+    { reply: { content: '(offline demo model) Wrote a.txt and made cmd.txt.' } },
+  ],
+};
 
-async function quickPickRow(wb: Workbench, text: string) {
-  const row = wb.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first();
-  await row.waitFor({ state: 'visible', timeout: 30_000 });
-  return row;
-}
-
-describe('e2e: restore files to a checkpoint', () => {
-  let server: ModelServer | undefined;
-  before(async () => (server = await startModelServer({ scenario: SCENARIO })));
-  after(async () => server?.close());
-  const workbench = useWorkbench(() => ({
+/** Both blocks share one workbench (shared.ts): each run's conversation is picked by its task. */
+const shared = sharedWorkbench(
+  scenarioOf('e2e-restore', [
+    { task: TITLE, turns: SCENARIO.turns },
+    { task: 'Write in view', turns: VIEW_SCENARIO.turns },
+  ]),
+  (model) => ({
     settings: {
-      'agentWaypoints.provider.baseUrl': server!.url,
+      'agentWaypoints.provider.baseUrl': model.url,
       'agentWaypoints.provider.model': DEMO_MODEL_ID,
       'agentWaypoints.approval.write': 'auto',
       'agentWaypoints.approval.command': 'auto',
     },
-  }));
+  }),
+);
+
+async function quickPickRow(wb: Workbench, text: string) {
+  const row = wb.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: text }).first();
+  await row.waitFor({ state: 'visible', timeout: scaled(30_000) });
+  return row;
+}
+
+describe('e2e: restore files to a checkpoint', () => {
+  const workbench = shared.use();
+  const server = shared.model;
 
   it('(r) context menu → preview → restore; Undo restore brings the agent’s files back; fork with files → resume', async () => {
     const wb = workbench();
@@ -56,7 +74,7 @@ describe('e2e: restore files to a checkpoint', () => {
       .waitFor({ state: 'visible' });
     await wb.page.locator('.quick-input-widget input').fill(TITLE);
     await wb.page.locator('.quick-input-widget input').press('Enter');
-    await wb.notification('completed').waitFor({ timeout: 60_000 });
+    await wb.notification('completed').waitFor({ timeout: scaled(60_000) });
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n');
     assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
 
@@ -66,10 +84,10 @@ describe('e2e: restore files to a checkpoint', () => {
     await sidebar.getByText('Finished', { exact: true }).click();
     await sidebar.getByText(TITLE).click();
     const step = sidebar.locator('.monaco-list-row', { hasText: 'Step 1 · ' }).first();
-    await step.waitFor({ timeout: 30_000 });
+    await step.waitFor({ timeout: scaled(30_000) });
     await step.locator('.monaco-tl-twistie').click();
     const checkpoint = sidebar.locator('.monaco-list-row', { hasText: 'pre_tool_batch' }).first();
-    await checkpoint.waitFor({ timeout: 30_000 });
+    await checkpoint.waitFor({ timeout: scaled(30_000) });
     await checkpoint.click({ button: 'right' });
     // A click that lands while the menu is still being laid out is lost: try again while the menu stays open.
     const menuItem = wb.page.locator('.context-view .action-label', { hasText: 'Restore files to checkpoint' }).first();
@@ -79,7 +97,7 @@ describe('e2e: restore files to a checkpoint', () => {
     for (let attempt = 1; ; attempt++) {
       await menuItem.click();
       if (
-        await restoreRow.waitFor({ state: 'visible', timeout: 10_000 }).then(
+        await restoreRow.waitFor({ state: 'visible', timeout: scaled(10_000) }).then(
           () => true,
           () => false,
         )
@@ -98,8 +116,8 @@ describe('e2e: restore files to a checkpoint', () => {
     await wb.screenshot('e2e-r-restore-preview');
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n', 'nothing changes before Enter');
     await wb.page.locator('.quick-input-widget input').press('Enter');
-    const restored = wb.notification('Restored 2 files');
-    await restored.waitFor({ timeout: 30_000 });
+    const restored = await wb.heldNotification('Restored 2 files');
+    const firstTo = /checkpoint #(\d+)/.exec(await restored.innerText())![1]!;
     await waitUntil(
       'the restored files',
       () => !fs.existsSync(file('cmd.txt')) && fs.readFileSync(file('a.txt'), 'utf8') === 'original a\n',
@@ -107,8 +125,7 @@ describe('e2e: restore files to a checkpoint', () => {
     await wb.screenshot('e2e-r-restored');
 
     // Undo restore (on the notification): the same preview, then the agent's versions are back.
-    const firstTo = /checkpoint #(\d+)/.exec(await restored.innerText())![1]!;
-    await restored.getByRole('button', { name: 'Undo restore' }).click();
+    await wb.clickNotificationButton('Restored 2 files', 'Undo restore');
     await quickPickRow(wb, 'notes/cmd.txt');
     await wb.page.locator('.quick-input-widget input').press('Enter');
     await waitUntil(
@@ -122,10 +139,10 @@ describe('e2e: restore files to a checkpoint', () => {
       .locator('.notifications-toasts .notification-toast', { hasText: 'Restored 2 files to checkpoint #' })
       .filter({ hasNotText: `checkpoint #${firstTo}.` })
       .first()
-      .waitFor({ timeout: 30_000 });
+      .waitFor({ timeout: scaled(30_000) });
 
     // Fork from the same checkpoint with its files: the preview again, then Resume fork.
-    const before = server!.stats().total;
+    const before = server().stats().total;
     await wb.runCommand('Agent Waypoints: Fork from checkpoint');
     await (await quickPickRow(wb, TITLE)).click();
     await quickPickRow(wb, 'pre_tool_batch');
@@ -150,13 +167,15 @@ describe('e2e: restore files to a checkpoint', () => {
     await withFiles.click();
     await quickPickRow(wb, 'notes/a.txt');
     await wb.page.locator('.quick-input-widget input').press('Enter');
-    const toast = wb.notification('conversation continues in a fork');
-    await toast.waitFor({ timeout: 30_000 });
+    await wb.heldNotification('conversation continues in a fork');
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'original a\n');
-    await toast.getByRole('button', { name: 'Resume fork' }).click();
-    await waitUntil('the fork to finish', () => server!.stats().total - before >= 2);
-    await wb.notification('fork of seq').filter({ hasText: 'completed' }).waitFor({ timeout: 60_000 });
-    assert.equal(server!.stats().total - before, 2, 'the fork asked the model for steps 2 and 3 only');
+    await wb.clickNotificationButton('conversation continues in a fork', 'Resume fork');
+    await waitUntil('the fork to finish', () => server().stats().total - before >= 2);
+    await wb
+      .notification('fork of seq')
+      .filter({ hasText: 'completed' })
+      .waitFor({ timeout: scaled(60_000) });
+    assert.equal(server().stats().total - before, 2, 'the fork asked the model for steps 2 and 3 only');
     assert.equal(
       fs.readFileSync(file('a.txt'), 'utf8'),
       'agent A\r\n',
@@ -166,34 +185,13 @@ describe('e2e: restore files to a checkpoint', () => {
     // The fork's own view (opened by Resume fork) shows it finished — not "Loading the run…", as a
     // screenshot taken at the toast once showed (the view still loading then).
     const forkView = await wb.webviewFrame('.run-header h1:has-text("fork of seq")', 60_000);
-    await forkView.locator('.run-header .state.state-completed').waitFor({ timeout: 30_000 });
+    await forkView.locator('.run-header .state.state-completed').waitFor({ timeout: scaled(30_000) });
     await wb.screenshot('e2e-r-fork-completed');
   });
 });
 
 describe('e2e: restore files from the run view', () => {
-  const VIEW_SCENARIO: Scenario = {
-    name: 'e2e-run-view-restore',
-    description: 'offline demo model: write a file, run a command that makes one, answer',
-    model: DEMO_MODEL_ID,
-    subconversations: [],
-    turns: [
-      call('write_file', { path: 'view/a.txt', content: 'agent A\n' }),
-      call('run_command', { command: 'printf cmd > view/cmd.txt' }),
-      { reply: { content: '(offline demo model) Wrote a.txt and made cmd.txt.' } },
-    ],
-  };
-  let server: ModelServer | undefined;
-  before(async () => (server = await startModelServer({ scenario: VIEW_SCENARIO })));
-  after(async () => server?.close());
-  const workbench = useWorkbench(() => ({
-    settings: {
-      'agentWaypoints.provider.baseUrl': server!.url,
-      'agentWaypoints.provider.model': DEMO_MODEL_ID,
-      'agentWaypoints.approval.write': 'auto',
-      'agentWaypoints.approval.command': 'auto',
-    },
-  }));
+  const workbench = shared.use();
 
   it('(s) the waypoint’s Restore files to here → preview → the restore card in the run view; Fork from here asks about files; the card’s Undo', async () => {
     const wb = workbench();
@@ -233,7 +231,7 @@ describe('e2e: restore files from the run view', () => {
 
     // The restore is a card in the run view, after the run's last step.
     const card = frame.locator('section.restore', { hasText: 'Files restored to step 1' });
-    await card.waitFor({ timeout: 30_000 });
+    await card.waitFor({ timeout: scaled(30_000) });
     assert.match(await card.locator('.counts').innerText(), /^2 restored$/);
     assert.deepEqual(await card.locator('li.file .path').allInnerTexts(), ['view/a.txt', 'view/cmd.txt']);
     assert.match(await card.locator('li.file', { hasText: 'view/cmd.txt' }).innerText(), /the agent created it/);
@@ -260,7 +258,7 @@ describe('e2e: restore files from the run view', () => {
       30_000,
     );
     const undone = frame.locator('section.restore').nth(1);
-    await undone.waitFor({ timeout: 30_000 });
+    await undone.waitFor({ timeout: scaled(30_000) });
     assert.match(await undone.innerText(), /an earlier restore deleted it: it is re-created/);
     await undone.scrollIntoViewIfNeeded();
     await wb.screenshot('e2e-s-restore-cards-light');

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Frame } from 'playwright-core';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
-import { repoRoot, setColorTheme, useWorkbench, type Workbench } from './harness';
+import { repoRoot, setColorTheme, useWorkbench, type Workbench, scaled } from './harness';
 
 // Long enough (≈ 25 s at one chunk a second) that the view is surely open while it streams, on a busy machine too.
 const LONG = 'I will look at the project first. '.repeat(6).trim();
@@ -68,31 +68,31 @@ describe('e2e: the run view', () => {
   const { workbench, model } = scripted(CONVERSATION);
 
   it('(j) streams text before the response ends → approve in place → final answer → a follow-up turn in the same thread', async function () {
-    this.timeout(360_000); // a 25 s stream, two model turns and a follow-up on a busy 2-core machine
+    this.timeout(scaled(360_000)); // a 25 s stream, two model turns and a follow-up on a busy 2-core machine
     const wb = workbench();
     await startRun(wb, 'Record one line in effects.txt');
     const frame = await wb.webviewFrame('main.transcript', 60_000);
     // Part of the answer is on screen while the server is still writing the response.
     await frame
       .locator('.msg.assistant.streaming', { hasText: 'I will look at the project' })
-      .waitFor({ timeout: 30_000 });
+      .waitFor({ timeout: scaled(30_000) });
     const first = model().requests[0]!;
     assert.equal(first.finished, false, 'the text was visible before the response ended');
     await wb.screenshot('e2e-j-streaming');
 
     const card = frame.locator('section.approval', { hasText: 'echo approved' });
-    await card.waitFor({ timeout: 30_000 });
+    await card.waitFor({ timeout: scaled(30_000) });
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), [], 'nothing runs before the click');
     await card.locator('vscode-button', { hasText: 'Approve' }).first().click();
     const final = frame.locator('.msg.assistant.final', { hasText: 'one line' });
-    await final.waitFor({ timeout: 60_000 });
+    await final.waitFor({ timeout: scaled(60_000) });
     assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved']);
     assert.equal(await final.locator('strong').innerText(), 'one line', 'Markdown rendered');
 
     await frame.locator('footer.composer vscode-textarea textarea').fill('How many lines does the file have now?');
     await frame.locator('footer.composer vscode-button', { hasText: 'Send' }).click();
-    await frame.locator('.turn', { hasText: 'Turn 2' }).waitFor({ timeout: 30_000 });
-    await frame.locator('.msg.assistant.final', { hasText: 'Follow-up answered' }).waitFor({ timeout: 60_000 });
+    await frame.locator('.turn', { hasText: 'Turn 2' }).waitFor({ timeout: scaled(30_000) });
+    await frame.locator('.msg.assistant.final', { hasText: 'Follow-up answered' }).waitFor({ timeout: scaled(60_000) });
     const followUp = model().requests.at(-1)!;
     assert.deepEqual(
       followUp.messages.filter((m) => m.role === 'user').map((m) => m.content),
@@ -136,7 +136,7 @@ describe('e2e: the run view', () => {
     const row = (text: string) => sidebar.locator('.monaco-list-row', { hasText: text }).first();
     const expand = async (text: string) => {
       const r = row(text);
-      await r.waitFor({ timeout: 30_000 });
+      await r.waitFor({ timeout: scaled(30_000) });
       if ((await r.getAttribute('aria-expanded')) === 'false') await r.locator('.monaco-tl-twistie').click();
     };
     // Wide enough that the labels read in full in the screenshot: drag the side bar's edge.
@@ -147,14 +147,14 @@ describe('e2e: the run view', () => {
     await wb.page.mouse.up();
     await expand('Finished');
     const thread = row('2 turns');
-    await thread.waitFor({ timeout: 30_000 });
+    await thread.waitFor({ timeout: scaled(30_000) });
     assert.match(await thread.innerText(), /Record one line in effects\.txt[\s\S]*2 turns · completed/);
     await expand('2 turns');
     await expand('Turn 1 · Record one line in effects.txt');
     await expand('Turn 2 · How many lines does the file have now?');
     const step = row('Step 1 · run_command echo approved >> effects.txt · approved');
-    await step.waitFor({ timeout: 30_000 });
-    await row('Step 1 · final answer').waitFor({ timeout: 30_000 });
+    await step.waitFor({ timeout: scaled(30_000) });
+    await row('Step 1 · final answer').waitFor({ timeout: scaled(30_000) });
     assert.equal(
       await sidebar.locator('.monaco-list-row .label-name', { hasText: /^Start$/ }).count(),
       2,
@@ -162,7 +162,7 @@ describe('e2e: the run view', () => {
     );
     await expand('Step 1 · run_command echo approved >> effects.txt · approved');
     for (const phase of ['post_llm', 'pre_tool_batch', 'post_tool_batch'])
-      await row(phase).waitFor({ timeout: 10_000 });
+      await row(phase).waitFor({ timeout: scaled(10_000) });
     const file = await wb.screenshot('e2e-j3-runs-tree-thread-steps');
     assert.ok(fs.statSync(file).size > 10_000, 'a screenshot of the tree');
 
@@ -170,7 +170,7 @@ describe('e2e: the run view', () => {
     await step.locator('.label-name').click();
     const frame = await wb.webviewFrame('main.transcript', 30_000);
     const waypoint = frame.locator('.waypoint[data-step="1"]', { hasText: 'run_command echo approved >> effects.txt' });
-    await waypoint.waitFor({ state: 'visible', timeout: 30_000 });
+    await waypoint.waitFor({ state: 'visible', timeout: scaled(30_000) });
     await wb.screenshot('e2e-j3-step-opens-run-view');
   });
 });
@@ -194,9 +194,9 @@ describe('e2e: the run view across a reload mid-stream', () => {
     // Opened after the stream began, the view still starts from the answer's first words.
     await frame
       .locator('.msg.assistant.streaming', { hasText: '(offline demo model) Streaming slowly' })
-      .waitFor({ timeout: 15_000 });
+      .waitFor({ timeout: scaled(15_000) });
     // The task is drawn before the answer streams; capture once both are on screen.
-    await frame.locator('main.transcript .msg.user', { hasText: 'Stream slowly' }).waitFor({ timeout: 15_000 });
+    await frame.locator('main.transcript .msg.user', { hasText: 'Stream slowly' }).waitFor({ timeout: scaled(15_000) });
     const before = { users: await userTexts(frame), waypoints: await frame.locator('.waypoint .step').allInnerTexts() };
     // VS Code in the browser saves the open editors' state when idle (at most every 5 s): reload once it has.
     await wb.waitForRunViewSaved();
@@ -210,10 +210,10 @@ describe('e2e: the run view across a reload mid-stream', () => {
       `the same waypoints (before ${JSON.stringify(before.waypoints)}, after ${JSON.stringify(after)})`,
     );
     const status = frame.locator('.status', { hasText: 'interrupted' });
-    await status.waitFor({ timeout: 30_000 });
+    await status.waitFor({ timeout: scaled(30_000) });
     await wb.screenshot('e2e-k-after-reload');
     await status.locator('vscode-button', { hasText: 'Resume' }).click();
-    await frame.locator('.msg.assistant.final', { hasText: 'Streaming slowly' }).waitFor({ timeout: 60_000 });
+    await frame.locator('.msg.assistant.final', { hasText: 'Streaming slowly' }).waitFor({ timeout: scaled(60_000) });
   });
 });
 
@@ -240,21 +240,20 @@ describe('e2e: the run view after a crash mid-tool', () => {
     await wb.waitForCommandRunning(/sleep 8/);
     assert.deepEqual(lines(effects), ['one'], 'the first command ran before the second started');
     await wb.crashAndReopen();
-    const toast = wb.notification('interrupted');
-    await toast.waitFor({ timeout: 60_000 });
-    await toast.getByRole('button', { name: 'Show' }).click();
+    await wb.heldNotification('interrupted', 60_000);
+    await wb.clickNotificationButton('interrupted', 'Show');
     const frame = await wb.webviewFrame('.status.state-interrupted', 30_000);
     await wb.screenshot('e2e-l-interrupted-in-view');
     await frame.locator('.status vscode-button', { hasText: 'Resume' }).click();
     // `echo one` replays from the journal; `sleep 8` may have been running: the user decides, in place.
     const card = frame.locator('section.approval', { hasText: 'sleep 8' });
-    await card.locator('.warning', { hasText: 'May already have run' }).waitFor({ timeout: 30_000 });
+    await card.locator('.warning', { hasText: 'May already have run' }).waitFor({ timeout: scaled(30_000) });
     await card.locator('vscode-button', { hasText: 'Approve' }).first().click();
-    await frame.locator('.msg.assistant.final', { hasText: 'Both commands ran' }).waitFor({ timeout: 90_000 });
+    await frame.locator('.msg.assistant.final', { hasText: 'Both commands ran' }).waitFor({ timeout: scaled(90_000) });
     assert.deepEqual(lines(effects), ['one'], 'the finished side effect was not run again');
     await frame
       .locator('section.tool', { hasText: 'echo one' })
       .locator('.badge', { hasText: 'replayed' })
-      .waitFor({ timeout: 15_000 });
+      .waitFor({ timeout: scaled(15_000) });
   });
 });

@@ -9,7 +9,7 @@ import { CHECK_TOOL_NAME } from '../../src/runner/provider/check';
 import { originOf } from '../../src/runner/provider/keyOrigin';
 import { DEMO_MODEL_ID, type ScenarioInput } from '../fixtures/modelServer/scenario';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
-import { useWorkbench, type Workbench } from './harness';
+import { useWorkbench, type Workbench, scaled } from './harness';
 
 const KEY = 'sk-typed-for-one-origin-8080';
 const CHECKS: ScenarioInput = {
@@ -35,7 +35,7 @@ async function checkUntilAsked(wb: Workbench): Promise<void> {
     await wb.runCommand('Agent Waypoints: Check model connection');
     if (
       await dialog(wb)
-        .waitFor({ state: 'visible', timeout: 15_000 })
+        .waitFor({ state: 'visible', timeout: scaled(15_000) })
         .then(
           () => true,
           () => false,
@@ -74,7 +74,7 @@ describe('e2e: where the API key goes (the real dialog)', () => {
     const input = wb.page.locator('.quick-input-widget input');
     await input.fill(KEY);
     await input.press('Enter');
-    await wb.notification(`API key saved in SecretStorage, for ${home}`).waitFor({ timeout: 30_000 });
+    await wb.notification(`API key saved in SecretStorage, for ${home}`).waitFor({ timeout: scaled(30_000) });
 
     // A repository's settings (or an agent's write) point the endpoint elsewhere.
     fs.mkdirSync(path.join(wb.workspace, '.vscode'), { recursive: true });
@@ -86,20 +86,22 @@ describe('e2e: where the API key goes (the real dialog)', () => {
     assert.match(await dialog(wb).innerText(), new RegExp(`This workspace sends your API key to ${away} — allow\\?`));
     await wb.screenshot('e2e-s1-key-question');
     await dialog(wb).getByRole('button', { name: 'Don’t Send' }).click();
-    await wb.notification('asks for an API key, and yours was not sent there').waitFor({ timeout: 30_000 });
+    await wb.notification('asks for an API key, and yours was not sent there').waitFor({ timeout: scaled(30_000) });
     assert.equal(other!.requests.length, 0, 'nothing reached the other origin with a key');
 
     // Remembered: Forget lists it as refused; forgetting it asks again, and Allow sends the key.
     await wb.runCommand('Agent Waypoints: Forget where the API key may go…');
     const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: away }).first();
-    await row.waitFor({ state: 'visible', timeout: 30_000 });
+    await row.waitFor({ state: 'visible', timeout: scaled(30_000) });
     assert.match(await row.innerText(), /the key is not sent there/);
     await row.click();
     await wb.page.locator('.quick-input-widget input').press('Enter');
     await wb.waitForLog(/API key: forgot the answers for /);
     await checkUntilAsked(wb);
     await dialog(wb).getByRole('button', { name: 'Allow' }).click();
-    await wb.notification(`Connected: \`${DEMO_MODEL_ID}\` at ${other!.url} answered`).waitFor({ timeout: 30_000 });
+    await wb
+      .notification(`Connected: \`${DEMO_MODEL_ID}\` at ${other!.url} answered`)
+      .waitFor({ timeout: scaled(30_000) });
     assert.equal(other!.requests.at(-1)?.auth.key, KEY, 'allowed: the key went there');
   });
 });

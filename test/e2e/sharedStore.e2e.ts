@@ -7,7 +7,7 @@ import pg from 'pg';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID } from '../fixtures/modelServer/scenario';
 import { startCluster, type PgCluster } from '../support/postgres';
-import { useWorkbench, waitUntil } from './harness';
+import { useWorkbench, waitUntil, scaled } from './harness';
 
 const PROJECT = 'e2e shared project';
 
@@ -64,7 +64,7 @@ describe('e2e: the shared run store (PostgreSQL)', function () {
     await wb.openRunsView();
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
     // The extension is up and has read the shared store (an empty project): its view drew its welcome.
-    await sidebar.getByText('No agent runs yet', { exact: false }).waitFor({ timeout: 60_000 });
+    await sidebar.getByText('No agent runs yet', { exact: false }).waitFor({ timeout: scaled(60_000) });
     await wb.runCommand('Agent Waypoints: Start agent run');
     await wb.page
       .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
@@ -73,19 +73,28 @@ describe('e2e: the shared run store (PostgreSQL)', function () {
     await input.press('Enter');
     await waitUntil('the run in the shared database', async () => (await sharedRuns()).length === 1, 60_000);
     await sidebar.getByText('Finished', { exact: false }).first().click(); // the run's group, collapsed at first
-    await sidebar.getByText('Say where this run is stored').first().waitFor({ timeout: 30_000 });
+    await sidebar
+      .getByText('Say where this run is stored')
+      .first()
+      .waitFor({ timeout: scaled(30_000) });
 
     cluster.stopServer('immediate');
     await wb.runCommand('Agent Waypoints: Refresh runs'); // a focus or a refresh asks the database
     const message = sidebar.getByText('Shared store unreachable', { exact: false }).first();
-    await message.waitFor({ timeout: 60_000 });
+    await message.waitFor({ timeout: scaled(60_000) });
     assert.match(await message.innerText(), /Retrying every 10 s; runs on this machine stay usable/);
-    await sidebar.getByText('Say where this run is stored').first().waitFor({ timeout: 10_000 });
+    await sidebar
+      .getByText('Say where this run is stored')
+      .first()
+      .waitFor({ timeout: scaled(10_000) });
     await wb.screenshot('e2e-shared-unreachable');
 
     cluster.start();
-    await message.waitFor({ state: 'detached', timeout: 60_000 }); // the retry reached it
-    await sidebar.getByText('Say where this run is stored').first().waitFor({ timeout: 10_000 });
+    await message.waitFor({ state: 'detached', timeout: scaled(60_000) }); // the retry reached it
+    await sidebar
+      .getByText('Say where this run is stored')
+      .first()
+      .waitFor({ timeout: scaled(10_000) });
     await wb.screenshot('e2e-shared-back');
   });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { useWorkbench } from './harness';
+import { useWorkbench, scaled } from './harness';
 
 describe('e2e: the installed VSIX in a real workbench', () => {
   const workbench = useWorkbench();
@@ -9,7 +9,7 @@ describe('e2e: the installed VSIX in a real workbench', () => {
     const entry = wb.page.locator('.activitybar [aria-label^="Agent Waypoints"]').first();
     await entry.click();
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
-    await sidebar.getByText('No agent runs yet', { exact: false }).waitFor({ timeout: 30_000 });
+    await sidebar.getByText('No agent runs yet', { exact: false }).waitFor({ timeout: scaled(30_000) });
     assert.ok(
       await sidebar.getByRole('button', { name: 'Set API key' }).isVisible(),
       'welcome view offers Set API key',
@@ -19,7 +19,7 @@ describe('e2e: the installed VSIX in a real workbench', () => {
     await sidebar.locator('.welcome-view').getByRole('button', { name: 'Start agent run' }).click();
     await wb.page
       .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
-      .waitFor({ state: 'visible', timeout: 30_000 });
+      .waitFor({ state: 'visible', timeout: scaled(30_000) });
     await wb.page.keyboard.press('Escape');
   });
 
@@ -27,6 +27,6 @@ describe('e2e: the installed VSIX in a real workbench', () => {
     const wb = workbench();
     await wb.runCommand('Agent Waypoints: Show log');
     const panel = wb.page.locator('#workbench\\.parts\\.panel');
-    await panel.getByText('activated (storage:', { exact: false }).waitFor({ timeout: 30_000 });
+    await panel.getByText('activated (storage:', { exact: false }).waitFor({ timeout: scaled(30_000) });
   });
 });

@@ -17,6 +17,7 @@ class ResultsReporter extends Mocha.reporters.Spec {
     const record = (state) => (test, err) =>
       tests.push({
         title: test.fullTitle(),
+        file: test.file ? path.relative(process.cwd(), test.file) : undefined,
         state,
         durationMs: test.duration ?? 0,
         error: err ? { message: String(err.message ?? err), stack: String(err.stack ?? '') } : undefined,

@@ -1,5 +1,5 @@
 // SIGSTOP of a run's owner past its lease (issue 21): the torture child as two "machines" on one
-// store. Used by test/unit/store/pg/processes.test.ts.
+// store. Used by test/unit/store/pg/processes.int.test.ts.
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -3,9 +3,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { ModelServer } from '../../fixtures/modelServer/server';
 import type { AgentRunner } from '../../../src/runner/runner';
-import type { CheckpointStore } from '../../../src/store/api/types';
-import { lines } from './support';
+import type { CheckpointStore, CorruptionReport } from '../../../src/store/api/types';
+import { lines, makeRunner } from './support';
 
 export interface Decided {
   state: string;
@@ -61,4 +62,36 @@ export function quarantined(storeDir: string): Buffer[] {
     .readdirSync(dir)
     .filter((n) => !n.endsWith('.why.json'))
     .map((n) => fs.readFileSync(path.join(dir, n)));
+}
+
+/**
+ * A run of the append scenario fallen back to step 2's start (its response, intent and result lost):
+ * resuming asks about step 2's command only, and runs nothing twice (loop/fallback*.test.ts).
+ */
+export async function resumeAfterFallback(
+  server: ModelServer,
+  store: CheckpointStore,
+  runId: string,
+  workspace: string,
+  reports: CorruptionReport[],
+  namesCall: boolean,
+): Promise<void> {
+  server.reset();
+  const policy = { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } } as const;
+  const { runner } = makeRunner({ baseURL: server.url, store, workspace, policy });
+  const r = await decideLikeAUser(runner, store, runId, workspace);
+  const damage = (await store.getRun(runId))?.damage;
+  assert.equal(reports.length, 1, 'the damage is reported once');
+  assert.equal(damage?.step_before, 2, 'the run had reached step 2');
+  // (A lost result is written as its intent's difference: with the intent's frame gone too, only its row's
+  // own text on PostgreSQL still shows the call.)
+  if (namesCall)
+    assert.ok(
+      damage?.lost_calls.some((c) => c.step === 2 && c.finished),
+      `the report names step 2's call as finished (${JSON.stringify(damage?.lost_calls)})`,
+    );
+  assert.equal(r.state, 'completed');
+  assert.equal(r.asked, 1, "step 2's command is asked about");
+  assert.equal(r.rejected, 1, 'and declined: it had run');
+  assert.deepEqual(lines(path.join(workspace, 'log.txt')), ['step 1', 'step 2', 'step 3'], 'each command exactly once');
 }

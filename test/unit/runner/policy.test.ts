@@ -1,6 +1,6 @@
 // Approval policy: per-category modes, allow/deny lists judged on the bash grammar's reading of a
 // command line, Windows, restricted mode, a grammar that is not loaded. What the approved lines
-// then run is tested against real shells in shell/realShells.test.ts.
+// then run is tested against real shells in shell/realShells.int.test.ts.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';

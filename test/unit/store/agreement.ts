@@ -1,6 +1,6 @@
 // The agreement property: a backend and the memory backend given the same random operation sequence
-// give the same answers and hold the same runs, also after the backend is reopened. model.test.ts
-// runs it for disk, pg/properties.test.ts for PostgreSQL.
+// give the same answers and hold the same runs, also after the backend is reopened. model.int.test.ts
+// runs it for disk, pg/properties.int.test.ts for PostgreSQL.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { MemoryDisk, openMemoryStore } from '../../../src/store/memory/store';

@@ -7,53 +7,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
-import type { CheckpointStore, CorruptionReport } from '../../../src/store/api/types';
+import type { CheckpointStore } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import * as h from './helpers';
 import { watchedFs } from './faultyFs';
-
-const logFiles = (runDir: string) =>
-  fs
-    .readdirSync(runDir)
-    .filter((n) => n === 'snapshot.json' || n.startsWith('segment-'))
-    .sort();
-
-/** One step as the runner writes it: start, barrier, response + intent together, result with the next start. */
-async function step(
-  s: CheckpointStore,
-  id: string,
-  k: number,
-  msgs: ChatMessage[],
-  intentAcked = () => {},
-  barrier: { toolsNext?: boolean } = {},
-): Promise<ChatMessage[]> {
-  await s.append(id, h.stepStarted(h.snapshot(k, msgs)));
-  await s.makeDurable(id, barrier);
-  // Handed over at once after the barrier, while a background compaction may be running.
-  await s.append(id, h.preLlm(k, msgs.length));
-  const a = h.assistantWithCall(k);
-  msgs = [...msgs, a];
-  await s.append(id, h.postLlm(h.snapshot(k, msgs, { pending_llm_response: h.pendingResponse(a, k) })), {
-    durability: 'next-barrier',
-  });
-  await s.recordIntent(id, {
-    tool_call_id: `call_${k}`,
-    step: k,
-    tool_name: 'w',
-    input_hash: `i${k}`,
-    side_effecting: true,
-  });
-  intentAcked();
-  const out = `output of step ${k} `.repeat(20);
-  await s.recordResult(
-    id,
-    `call_${k}`,
-    { output: out, output_hash: `o${k}`, is_error: false, blob: null },
-    { durability: 'next-barrier' },
-  );
-  await s.append(id, h.postTools(k));
-  return [...msgs, { role: 'tool', tool_call_id: `call_${k}`, content: out }];
-}
+import { logFiles, step } from './backgroundSupport';
 
 async function reading(s: CheckpointStore, id: string): Promise<string> {
   const records = await s.list(id, { limit: 1000 });
@@ -179,60 +137,5 @@ describe('store: compaction while the run works', function () {
     assert.ok(fs.readdirSync(path.join(root, 'runs', id)).includes('snapshot.json'), 'and whenIdle waited for it');
     await lease.release();
     await s.close();
-  });
-
-  it('a crash at any point while it compacts in the background, writes queued behind it, loses nothing acknowledged', async () => {
-    const root = path.join(dir, 'store');
-    const states = path.join(dir, 'states');
-    let armed = false;
-    let intents = 0;
-    const ackedAt: number[] = [];
-    // Before each mutating call while armed: the folder as a SIGKILL right then would leave it.
-    const mutating = new Set(['createExclusive', 'openForUpdate', 'write', 'pwrite', 'fsync', 'fdatasync', 'truncate']);
-    const fsl = watchedFs((name) => {
-      if (armed && (mutating.has(name) || ['rename', 'link', 'unlink', 'rmrf'].includes(name))) {
-        fs.cpSync(root, path.join(states, String(ackedAt.length)), { recursive: true });
-        ackedAt.push(intents);
-      }
-    });
-    const s = await openDiskStoreReady(root, { compactAfterCommits: 8, fs: fsl });
-    const { run, lease } = await s.createRun(h.newRun('killed while compacting'), h.owner('w'));
-    const id = run.run_id;
-    const runDir = path.join(root, 'runs', id);
-    await s.append(id, h.runStarted());
-    let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
-    for (let k = 1; k <= 12; k++) msgs = await step(s, id, k, msgs, () => intents++);
-    const segBefore = logFiles(runDir)[0];
-    armed = true;
-    for (let k = 13; k <= 24; k++) msgs = await step(s, id, k, msgs, () => intents++);
-    armed = false;
-    assert.notEqual(logFiles(runDir)[0], segBefore, 'a compaction ran while armed');
-    assert.ok(
-      fs
-        .readdirSync(states)
-        .some((n) => fs.readdirSync(path.join(states, n, 'runs', id)).some((f) => f.includes('.snapshot.json'))),
-      'some crash states fall inside the snapshot write',
-    );
-    await lease.release();
-    await s.close();
-
-    for (let i = 0; i < ackedAt.length; i++) {
-      const state = path.join(states, String(i));
-      fs.rmSync(path.join(state, 'runs', id, 'owner.lock'), { force: true });
-      const reports: CorruptionReport[] = [];
-      const t = await openDiskStoreReady(state, { onEvent: (e) => e.kind === 'corruption' && reports.push(e.report) });
-      const l = await t.acquire(id, h.owner('after crash'));
-      assert.deepEqual(reports, [], `crash point ${i}: nothing reported`);
-      const effects = await t.listEffects(id);
-      assert.ok(
-        effects.length >= ackedAt[i]!,
-        `crash point ${i}: ${effects.length} intents, ${ackedAt[i]} acknowledged`,
-      );
-      const snap = await t.loadSnapshot(id);
-      assert.equal(snap.snapshot.messages.length, snap.record.snapshot!.message_count, `crash point ${i}: whole lists`);
-      await l.release();
-      await t.close();
-    }
-    console.log(`      crash points while compacting in the background: ${ackedAt.length}`);
   });
 });

@@ -1,5 +1,5 @@
-// The segment log (disk/segment.ts): framing, a torn tail at every byte offset of a record (a
-// SIGKILL mid-append), a bit flip in the middle, a newer version's segment.
+// The segment log (disk/segment.ts): framing, a torn tail, a bit flip in the middle, a newer version's
+// segment (segment.int.test.ts: a torn tail at every byte offset of a record, a SIGKILL mid-append).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,38 +8,12 @@ import { SchemaVersionError } from '../../../src/store/api/errors';
 import { parseSegment, SEGMENT_VERSION } from '../../../src/store/disk/segment';
 import { encodeCommitFrame, encodeFrame, frameKey, readFrame } from '../../../src/store/disk/frame';
 import { crc32, crc32Portable } from '../../../src/store/disk/crc';
-import { openDiskStoreReady, type DiskStore } from '../../../src/store/disk/store';
+import { openDiskStoreReady } from '../../../src/store/disk/store';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import { readRunWitness } from '../../../src/store/disk/load';
 import { nodeFs } from '../../../src/store/disk/fsLayer';
 import * as h from './helpers';
-
-async function stepWithEffect(s: DiskStore, id: string, step: number, msgs: ChatMessage[]): Promise<ChatMessage[]> {
-  await s.append(id, h.stepStarted(h.snapshot(step, msgs)));
-  const a = h.assistantWithCall(step);
-  msgs = [...msgs, a];
-  await s.append(id, h.postLlm(h.snapshot(step, msgs, { pending_llm_response: h.pendingResponse(a, step) })));
-  await s.recordIntent(id, {
-    tool_call_id: `call_${step}`,
-    step,
-    tool_name: 'run_command',
-    input_hash: `ih${step}`,
-    side_effecting: true,
-  });
-  await s.recordResult(id, `call_${step}`, {
-    output: `ran ${step}`,
-    output_hash: `oh${step}`,
-    is_error: false,
-    blob: null,
-  });
-  return [...msgs, { role: 'tool', tool_call_id: `call_${step}`, content: `ran ${step}` }];
-}
-
-const segmentIn = (runDir: string) =>
-  path.join(
-    runDir,
-    fs.readdirSync(runDir).find((n) => n.startsWith('segment-'))!,
-  );
+import { segmentIn, stepWithEffect } from './segmentSupport';
 
 /** A run of `steps` steps with a side effect each, written and let go; its id, last seq and segment file. */
 /**
@@ -122,63 +96,6 @@ describe('store: the segment log', function () {
         }
       }),
       { numRuns: 200 },
-    );
-  });
-
-  it('a SIGKILL mid-append, at every byte offset of the record: the torn tail is cut off and noted, never reported as corruption', async () => {
-    const dir = tmp('aw-torn-');
-    const s = await openDiskStoreReady(dir);
-    const { run, lease } = await s.createRun(h.newRun('torn'), h.owner('w'));
-    const id = run.run_id;
-    await s.append(id, h.runStarted());
-    await stepWithEffect(s, id, 1, [{ role: 'user', content: 'go' }]);
-    const runDir = path.join(dir, 'runs', id);
-    const seqBefore = (await s.latest(id)).seq;
-    await s.append(id, h.terminal(1)); // the record that will be torn
-    await lease.release();
-    await s.close();
-    const segment = fs.readFileSync(segmentIn(runDir));
-    const parsed = parseSegment(segment);
-    const last = parsed.frames.at(-1)!;
-    // The witness as it was before the last append: it never counted the torn commit.
-    const now = h.witnessOf(dir, id).witness!;
-    const witnessBefore = { ...now, commits: now.commits - 1 };
-    const pristine = tmp('aw-torn-pristine-');
-    fs.cpSync(dir, pristine, { recursive: true });
-    let cases = 0;
-    for (let cut = last.start + 1; cut < last.end; cut++) {
-      const c = tmp(`aw-torn-${cut}-`);
-      fs.cpSync(pristine, c, { recursive: true });
-      const segFile = segmentIn(path.join(c, 'runs', id));
-      fs.writeFileSync(segFile, segment.subarray(0, cut)); // the append reached the file up to `cut`
-      h.setWitness(c, id, witnessBefore); // and was never acknowledged
-      fs.rmSync(path.join(c, 'index.json'));
-      const o = await h.openCollecting(c);
-      const l = await o.s.acquire(id, h.owner('after crash'));
-      assert.deepEqual(o.reports, [], `cut at ${cut}: not corruption`);
-      assert.ok(
-        o.recovered.some((r) => /torn frame.*never acknowledged/.test(r.message)),
-        `cut at ${cut}: noted (${o.recovered.map((r) => r.message)})`,
-      );
-      assert.equal((await o.s.latest(id)).seq, seqBefore, `cut at ${cut}: the last acknowledged checkpoint`);
-      assert.equal(fs.statSync(segFile).size, last.start, `cut at ${cut}: the torn bytes are cut off`);
-      assert.equal((await o.s.append(id, h.terminal(1))).seq, seqBefore + 1, 'the log goes on');
-      await l.release();
-      await o.s.close();
-      const again = await h.openCollecting(c);
-      assert.equal((await again.s.latest(id)).phase, 'run_terminal');
-      assert.deepEqual(
-        [...again.reports, ...again.recovered.filter((r) => !r.file.endsWith('index.json'))],
-        [],
-        'clean after the repair',
-      );
-      await again.s.close();
-      fs.rmSync(c, { recursive: true, force: true });
-      cases++;
-    }
-    assert.equal(cases, last.end - last.start - 1);
-    console.log(
-      `      torn tail: ${cases} cut offsets of a ${last.end - last.start}-byte record, each cut off and noted`,
     );
   });
 

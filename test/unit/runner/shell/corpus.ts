@@ -69,7 +69,7 @@ export const CORPUS: ReadonlyArray<readonly [line: string, verdict: Verdict]> = 
   ['npm test \\\n&& touch PWNED', 'ask'],
   ['echo "a\\\nb"', 'ask'],
   ['r\\\nm -rf x', 'ask'],
-  // A backslash-blank before a word: the grammar skips it, sh makes ` npm` one word (found by property.test.ts).
+  // A backslash-blank before a word: the grammar skips it, sh makes ` npm` one word (found by property.int.test.ts).
   ['npm test \\ npm ', 'ask'],
   ['npm test \\\tx', 'ask'],
   ['echo a\\ b', 'auto'],

@@ -1,7 +1,7 @@
 // What the hardened git's settings are made of: the configuration as git lists it, each
 // program-naming key the repository set given back the user's value or an off value, credential
 // helpers reset to the user's list, and the environment a git gets. The behaviour through the real
-// runner and git is in hardenedPrograms.test.ts.
+// runner and git is in hardenedPrograms.int.test.ts.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import {

@@ -14,7 +14,6 @@ import { planRunItems } from '../../../../src/views/run/transcript';
 import { BENCH_OWNER } from '../../../../bench/contenders/ours';
 import { applyOp, Workload } from '../../../../bench/workload';
 import { makeRunner, tmp } from '../../loop/support';
-import { longScenario, prepareWorkspace } from '../../context/longRun';
 import { assertNewestIsTheEnd, idle } from './support';
 
 const reply = (content: string | null, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({
@@ -293,36 +292,5 @@ describe('run view: the end of a long run nobody has read, from what its compact
     );
     await held.release();
     await Promise.all([other.close(), after.close(), fresh.close()]);
-  });
-});
-
-describe('run view: the end of a condensed run from its newest checkpoints', function () {
-  this.timeout(300_000);
-
-  it('plans exactly the end of the whole run, its "condensed here" markers included', async () => {
-    const server = await startModelServer({ scenario: longScenario(40), contextWindow: 16_384 });
-    try {
-      const workspace = tmp('view-condensed');
-      prepareWorkspace(workspace);
-      const t = makeRunner({
-        baseURL: server.url,
-        workspace,
-        policy: { categories: { read: 'auto', write: 'auto', command: 'auto', subagent: 'auto' } },
-        deps: { context: { thresholdPct: 60 } },
-      });
-      const h = await t.runner.start({
-        task: 'Work through every step of the long task.',
-        budget: { max_steps: 50, max_cost_usd: null, max_tokens: null, max_wall_ms: null },
-      });
-      assert.equal((await h.done).state, 'completed');
-      const condenses = buildRunItems(await loadRunData(t.store, (await t.store.getRun(h.runId))!, 1, idle)).filter(
-        (i) => i.kind === 'condense',
-      );
-      assert.ok(condenses.length >= 2, `the run condensed (${condenses.length} times)`);
-      await assertNewestIsTheEnd(t.store, h.runId, [10, 25, 40, 60, 90, 120, 150]);
-      await t.store.close();
-    } finally {
-      await server.close();
-    }
   });
 });

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { judge, DEFAULT_POLICY, loadShellGrammar, type ApprovalPolicy } from '../../../../src/runner/tools';
 import { CORPUS_ALLOW, CORPUS_DENY } from './corpus';
 import { makeStubs, runEverywhere, type Stubs } from './stubs';
+import { trials } from '../../../support/trials';
 
 const policy: ApprovalPolicy = {
   ...DEFAULT_POLICY,
@@ -105,7 +106,7 @@ describe('runner/tools command policy, property against real shells', function (
         approved++;
         await runEverywhere(l, stubs);
       }),
-      { numRuns: 400 },
+      { numRuns: trials(150, 'AW_PROPERTY_RUNS') },
     );
     assert.ok(approved >= 10, `only ${approved} random lines were auto-approved: the property tested too little`);
   });

@@ -1,14 +1,25 @@
-// SIGKILL torture in the unit suite (CI: 50 trials; `npm run torture -- --trials 500` for a soak).
+// SIGKILL torture in the crash tier: 20 trials by default (AW_TORTURE_TRIALS or AW_SOAK for more), and more
+// until three deleted acknowledged tails were reported and a run finished across kills; how often a kill
+// lands there is the machine's luck, not the product's. `npm run torture -- --trials 500` is the soak.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { runTorture } from '../../torture/run';
+import { trials } from '../../support/trials';
+
+const TRIALS = trials(20, 'AW_TORTURE_TRIALS');
 
 describe('store: SIGKILL torture', function () {
   this.timeout(300_000);
 
-  it('50 trials: every ACKed write survives a SIGKILL intact, 0 corrupt files, side effects never silently twice; a deleted acknowledged tail is always reported', async () => {
-    const r = await runTorture({ trials: 50, seed: 42, lostTailEvery: 4 });
+  it(`${TRIALS}+ trials: every ACKed write survives a SIGKILL intact, 0 corrupt files, side effects never silently twice; a deleted acknowledged tail is always reported`, async () => {
+    const r = await runTorture({
+      trials: TRIALS,
+      seed: 42,
+      lostTailEvery: 4,
+      until: (res) => res.lostTails.acknowledged >= 3 && res.runsFinished >= 1,
+      maxTrials: 4 * TRIALS,
+    });
     try {
       const lt = r.lostTails;
       console.log(
@@ -19,8 +30,8 @@ describe('store: SIGKILL torture', function () {
         `      side effects run: ${log.split('\n').filter(Boolean).length}, re-run behind an uncertain approval: ${(log.match(/ uncertain:/g) ?? []).length}`,
       );
       assert.deepEqual(r.failures, []);
-      assert.equal(r.trials, 50);
-      assert.ok(r.kills >= 25, `most trials end in a SIGKILL (${r.kills})`);
+      assert.ok(r.trials >= TRIALS);
+      assert.ok(r.kills >= r.trials / 2, `most trials end in a SIGKILL (${r.kills} of ${r.trials})`);
       assert.ok(r.runsFinished >= 1, 'runs are resumed to the end across kills');
       assert.ok(
         r.lostTails.acknowledged >= 3,

@@ -20,6 +20,7 @@ import { testActions } from '../../../support/actions';
 import { owner } from '../../loop/support';
 import { drive, read, same, workspace, type Call } from '../../runner/files/journalSupport';
 import { disposeIndexes, SCAN_MODES } from '../../runner/files/scanSupport';
+import { trials } from '../../../support/trials';
 
 const notHere = async () => Promise.reject(new Error('no runner in this test'));
 
@@ -194,7 +195,7 @@ for (const mode of SCAN_MODES) {
             fs.rmSync(ws, { recursive: true, force: true });
           },
         ),
-        { numRuns: Number(process.env.AW_PROPERTY_RUNS ?? 25), endOnFailure: true },
+        { numRuns: trials(10, 'AW_PROPERTY_RUNS'), endOnFailure: true },
       );
     });
   });

@@ -1,6 +1,6 @@
 // Property tests: the memory backend against a simple model (fast-check model-based commands), and
 // disk against memory: the same random operation sequence gives the same answers and the same runs
-// (agreement.ts; pg/properties.test.ts runs the same property for PostgreSQL).
+// (agreement.ts; pg/properties.int.test.ts runs the same property for PostgreSQL).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import fc from 'fast-check';

@@ -2,38 +2,17 @@
 // as "may already have run" and never re-issued without the user; approving it runs it once. A call
 // of the same batch that had answered before the crash is replayed, never asked about.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { openDiskStore } from '../../../src/store';
 import { defs, everythingStdio } from '../../support/mcpServers';
 import { tmp } from '../loop/support';
 import { closeServers, mcpRunner, type McpTestRunner } from './support';
+import { runJsonChild } from '../../support/jsonChild';
 
 const CHILD = path.join(__dirname, 'crashChild.ts');
 
-function runChild(env: Record<string, string>): Promise<{ events: Record<string, unknown>[]; signal: string | null }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', CHILD], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('error', reject);
-    p.on('exit', (_code, signal) => {
-      const events = out
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      const failed = events.find((e) => e.event === 'error');
-      if (failed) reject(new Error(`child failed: ${String(failed.message)}\n${err}`));
-      else resolve({ events, signal });
-    });
-  });
-}
+const runChild = (env: Record<string, string>) => runJsonChild(['--import', 'tsx', CHILD], env);
 
 describe('MCP: SIGKILL between intent and result', function () {
   this.timeout(90_000);

@@ -17,6 +17,7 @@ import { Fingerprints } from '../../../../src/runner/fileJournal/scanRacy';
 import { fileSig, sameSig } from '../../../../src/runner/fileJournal/scanTree';
 import type { WatchEvent, WorkspaceWatcher } from '../../../../src/runner/fileJournal/watcher';
 import { workspace } from './journalSupport';
+import { trials } from '../../../support/trials';
 
 /** Reports only what the test passes on: events can be dropped, or lost altogether. */
 class ManualWatcher implements WorkspaceWatcher {
@@ -182,7 +183,7 @@ describe('file journal: the command scan index finds every change a full walk fi
           }
         },
       ),
-      { numRuns: Number(process.env.AW_PROPERTY_RUNS ?? 60), endOnFailure: true },
+      { numRuns: trials(60, 'AW_PROPERTY_RUNS'), endOnFailure: true },
     );
   });
 });

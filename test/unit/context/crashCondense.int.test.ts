@@ -1,39 +1,20 @@
-// SIGKILL during a condense, then resume in a new process: the 300-step run completes with the
-// same effects (each exactly once), the history is whole, and no range is condensed twice.
+// SIGKILL during a condense, then resume in a new process: the long run (80 steps by default, condensed
+// a dozen times; AW_CONDENSE_CRASH_STEPS or AW_SOAK for longer) completes with the same effects (each
+// exactly once), the history is whole, and no range is condensed twice.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { bundleScript } from '../../support/bundleChild';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { openDiskStore } from '../../../src/store';
 import { tmp } from '../loop/support';
 import { effectLines, expectedEffects, longScenario, prepareWorkspace } from './longRun';
+import { runJsonChild } from '../../support/jsonChild';
+import { trials } from '../../support/trials';
 
-const STEPS = 300;
+const STEPS = trials(80, 'AW_CONDENSE_CRASH_STEPS');
 let childJs = '';
 
-function runChild(env: Record<string, string>): Promise<{ events: Record<string, unknown>[]; signal: string | null }> {
-  return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [childJs], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('error', reject);
-    p.on('exit', (_code, signal) => {
-      const events = out
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
-      const failed = events.find((e) => e.event === 'error');
-      if (failed) reject(new Error(`child failed: ${String(failed.message)}\n${err}`));
-      else resolve({ events, signal });
-    });
-  });
-}
+const runChild = (env: Record<string, string>) => runJsonChild([childJs], env);
 
 describe('context management: SIGKILL during a condense, then resume', function () {
   this.timeout(600_000);

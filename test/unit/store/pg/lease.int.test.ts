@@ -1,5 +1,5 @@
 // One owner per run across machines, in one process: leases with fencing tokens. (Two processes, a
-// SIGKILLed holder and a SIGSTOPped one are in pg/processes.test.ts.)
+// SIGKILLed holder and a SIGSTOPped one are in pg/processes.int.test.ts.)
 import assert from 'node:assert/strict';
 import { RunLockedError, RunNotOwnedError } from '../../../../src/store/api/errors';
 import * as h from '../helpers';

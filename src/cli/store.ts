@@ -54,7 +54,10 @@ export async function openCliStore(o: {
     local: openDiskStore(storageDir),
     openShared: async (onStatus) => openPgStore({ connectionString: url, workspace: id.id, onStatus }),
   });
-  await connected(combined);
+  await connected(combined).catch(async (err: unknown) => {
+    await combined.close(1000);
+    throw err;
+  });
   return { store: combined, storageDir, where: `${where} and ${storageDir}` };
 }
 

@@ -5,12 +5,14 @@
 // store. A run a VS Code window started (the store where the extension keeps it, found through the
 // record the extension writes) and left interrupted is refused while the window holds it — naming
 // the window — then resumed by the command line and shown finished to the window's store. Ctrl-C
-// mid-run leaves it paused and resumable.
+// mid-run leaves it paused and resumable. With a shared store's connection string, new runs go to
+// the shared store, as in a window whose store kind is postgres.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkpointStorageDir, recordStorageDir } from '../../../src/storageDir';
-import { openDiskStore } from '../../../src/store';
+import { openDiskStore, openPgStoreReady } from '../../../src/store';
+import { sharedPostgres } from '../../support/postgres';
 import { DEMO_MODEL_ID, type ScenarioInput } from '../../fixtures/modelServer/scenario';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { cli, cliBundle, startCli, type CliResult } from '../../support/cliProcess';
@@ -222,5 +224,27 @@ describe('agent-waypoints, the headless runner', function () {
     const resumed = await cli(['resume', runId, '--store', store, '--workspace', workspace, '--json'], env);
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.equal((json(resumed).run as Record<string, unknown>).state, 'completed');
+  });
+
+  it('with AGENT_WAYPOINTS_PG_URL, a run goes to the shared store under the workspace identity', async () => {
+    await start(writeThenAnswer);
+    const name = `cli-${Math.random().toString(36).slice(2)}`;
+    const config = path.join(home, 'agent-waypoints.json');
+    fs.writeFileSync(config, JSON.stringify({ store: { workspaceName: name }, approval: { write: 'auto' } }));
+    const local = tmp('cli-local');
+    await recordStorageDir(workspace, local, home);
+    const url = sharedPostgres().url();
+    const done = await cli(['run', 'write hello.txt', '--workspace', workspace, '--json'], {
+      ...env,
+      AGENT_WAYPOINTS_PG_URL: url,
+    });
+    assert.equal(done.code, 0, done.stderr);
+    const runId = (json(done).run as Record<string, unknown>).run_id as string;
+    const shared = await openPgStoreReady({ connectionString: url, workspace: `name:${name}` });
+    assert.equal((await shared.getRun(runId))?.state, 'completed');
+    await shared.close();
+    const localStore = openDiskStore(local);
+    assert.equal(await localStore.getRun(runId), undefined, 'not in the local store');
+    await localStore.close();
   });
 });

@@ -60,7 +60,25 @@ function parse(argv: string[]) {
   return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
 }
 
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/** The variables that hold secrets or say where they are. */
+const SECRET_VARS = [
+  'AGENT_WAYPOINTS_API_KEY',
+  'AGENT_WAYPOINTS_API_KEY_FILE',
+  'AGENT_WAYPOINTS_PG_URL',
+  'AGENT_WAYPOINTS_PG_URL_FILE',
+];
+
+/**
+ * The environment as it came, with the secrets taken out of the process's own: the commands the
+ * agent runs inherit it, and what they print is stored and sent to the model.
+ */
+export function takeSecrets(live: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const copy = { ...live };
+  for (const k of SECRET_VARS) delete live[k];
+  return copy;
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv = takeSecrets()): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);

@@ -37,6 +37,26 @@ const writeThenAnswer: ScenarioInput = {
   ],
 };
 
+/** A write and a command that prints its environment: both ask; what `env` prints goes to the store and the model. */
+const writeAndEnv: ScenarioInput = {
+  name: 'cli-write-env',
+  description: 'offline demo model: a file write and `env`, then an answer',
+  model: DEMO_MODEL_ID,
+  subconversations: [],
+  turns: [
+    {
+      reply: {
+        content: null,
+        tool_calls: [
+          { id: 'call_w', name: 'write_file', arguments: { path: 'hello.txt', content: 'hi\n' } },
+          { id: 'call_env', name: 'run_command', arguments: { command: 'env' } },
+        ],
+      },
+    },
+    { reply: { content: 'wrote hello.txt' } },
+  ],
+};
+
 /** The model does not answer the first request (until the client gives up or stops); asked again, it reads a file, then answers. */
 const stalledFirst: ScenarioInput = {
   name: 'cli-stalled',
@@ -84,12 +104,10 @@ describe('agent-waypoints, the headless runner', function () {
     env = { AGENT_WAYPOINTS_HOME: home, AGENT_WAYPOINTS_BASE_URL: server.url, AGENT_WAYPOINTS_MODEL: DEMO_MODEL_ID };
   };
 
-  it('run waits for the write (exit 2), approve finishes it (exit 0); --json is stable; the key is nowhere but the request', async () => {
-    await start(writeThenAnswer, KEY);
+  it('run waits for the write and the command (exit 2), approve finishes it (exit 0); --json is stable; the key is nowhere but the request', async () => {
+    await start(writeAndEnv, KEY);
     const store = tmp('cli-store');
-    const keyFile = path.join(home, 'key');
-    fs.writeFileSync(keyFile, `${KEY}\n`);
-    env = { ...env, AGENT_WAYPOINTS_API_KEY_FILE: keyFile };
+    env = { ...env, AGENT_WAYPOINTS_API_KEY: KEY };
     const at = ['--store', store, '--workspace', workspace];
     const outputs: CliResult[] = [];
     const run = async (...args: string[]) => {
@@ -137,7 +155,11 @@ describe('agent-waypoints, the headless runner', function () {
     assert.deepEqual(Object.keys(shown).sort(), ['calls', 'final_text', 'held_by', 'pending', 'run']);
     assert.equal(shown.held_by, null);
 
-    const approved = await run('approve', runId, '--json', '--quiet');
+    assert.deepEqual(
+      pending.map((p) => p.tool_call_id),
+      ['call_w', 'call_env'],
+    );
+    const approved = await run('approve', runId, '--all', '--json', '--quiet');
     assert.equal(approved.code, 0, approved.stderr);
     assert.equal(approved.stderr, '', '--quiet: no progress');
     const a = json(approved);
@@ -157,7 +179,11 @@ describe('agent-waypoints, the headless runner', function () {
       [runId],
     );
 
-    // The key reached the server (it answers nothing without it) and nothing else.
+    // The key reached the server (it answers nothing without it) and nothing else: not the command
+    // the agent ran (its environment went to the store and the model), not an output, not the store.
+    const sent = JSON.stringify(server.requests.map((q) => q.raw_messages));
+    assert.match(sent, /AGENT_WAYPOINTS_MODEL=/, 'what env printed reached the model');
+    assert.equal(sent.includes(KEY), false, 'never in what the command of the agent printed');
     assert.ok(server.requests.length >= 2);
     for (const o of outputs) assert.equal(`${o.stdout}${o.stderr}`.includes(KEY), false, 'never in an output');
     for (const f of filesUnder(store)) assert.equal(fs.readFileSync(f, 'latin1').includes(KEY), false, `never in ${f}`);

@@ -49,6 +49,28 @@ export default tseslint.config(
     },
   },
   {
+    // The headless runner (src/cli) composes the vscode-free layers as root.ts does, outside VS Code.
+    files: ['src/cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'src/cli runs outside VS Code: it must stay vscode-free.' }],
+          patterns: [
+            {
+              group: ['**/commands/*', '**/commands', '**/views/*', '**/views/**', '**/models/*', '**/editorMcp/*'],
+              message: 'src/cli composes actions, runner, store and common; the editor layers need VS Code.',
+            },
+            {
+              group: ['../settings', '../storeChoice', '../root', '../extension'],
+              message: 'These import vscode: src/cli reads its own config (src/cli/config.ts).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The actions sit above the runner: the runner and the store never import them.
     files: ['src/runner/**', 'src/store/**', 'src/common/**'],
     rules: {

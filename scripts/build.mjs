@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // esbuild for every bundle the project ships or tests:
 //   dist/extension.js        the extension (CommonJS, `vscode` external)
+//   dist/cli.js              the headless runner, `agent-waypoints` (CommonJS, with a shebang)
 //   dist/*.wasm, dist/*.cjs  the bash grammar and the argv runner (with the modules it requires)
 //                            run_command loads at run time
 //   media/dist/*.js|css      webview scripts for the browser + codicons
@@ -46,6 +47,22 @@ const builds = [
     platform: 'node',
     target: 'node20',
     external: ['vscode'],
+    sourcemap: !production,
+    minify: production,
+    sourcesContent: false,
+    logLevel: 'warning',
+    plugins: [problemMatcher],
+  },
+  {
+    // The headless runner (`agent-waypoints`, package.json "bin"): vscode-free, beside the extension
+    // so it finds the same grammar and runner files in dist/.
+    entryPoints: [path.join(root, 'src/cli/bin.ts')],
+    outfile: path.join(root, 'dist/cli.js'),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    banner: { js: '#!/usr/bin/env node' },
     sourcemap: !production,
     minify: production,
     sourcesContent: false,
@@ -112,9 +129,11 @@ if (watch) {
   const t0 = Date.now();
   fs.rmSync(path.join(root, 'out/test/suite'), { recursive: true, force: true });
   fs.rmSync(path.join(root, 'media/dist'), { recursive: true, force: true });
-  if (production) fs.rmSync(path.join(root, 'dist/extension.js.map'), { force: true });
+  if (production)
+    for (const f of ['dist/extension.js.map', 'dist/cli.js.map']) fs.rmSync(path.join(root, f), { force: true });
   await Promise.all(active.map((b) => esbuild.build(b)));
   copyCodicons();
   copyShellAssets();
+  fs.chmodSync(path.join(root, 'dist/cli.js'), 0o755);
   console.log(`[build] ${active.length} bundles${production ? ' (production)' : ''} in ${Date.now() - t0} ms`);
 }

@@ -34,7 +34,7 @@ import {
   readSettings,
   settingsPolicy,
 } from './settings';
-import { checkpointStorageDir } from './storageDir';
+import { checkpointStorageDir, recordStorageDir } from './storageDir';
 import { chooseStore } from './storeChoice';
 import { registerSharedStoreCommands } from './commands/sharedStore';
 import type { RestoreRecord } from './store/api/schema';
@@ -132,6 +132,10 @@ export class ExtensionRoot extends DisposableStore {
       return;
     }
 
+    // The command line finds this workspace's runs through this record (storageDir.ts).
+    recordStorageDir(workspace.uri.fsPath, storageDir).catch((err) =>
+      log.warn(`could not record where this workspace's runs are (for the command line): ${errorMessage(err)}`),
+    );
     const owner: OwnerInfo = {
       owner_id: randomUUID(),
       label: `VS Code window “${vscode.workspace.name ?? workspace.name}”`,

@@ -1,7 +1,7 @@
 // What a sandbox allows, as data: the caller's choices (SandboxPolicy), the folders it applies to
 // (SandboxProfile), and the defaults — which workspace paths stay read-only inside, which home
 // files are hidden, how many processes and how much memory a command gets. vscode-free.
-import type { FileRules } from '../tools/protectedFiles';
+import type { FileRules } from '../tools/fileRules';
 
 export interface SandboxLimits {
   /** Processes (and threads) the command may have at once: a fork bomb stops here. */

@@ -13,23 +13,11 @@
 // (`.git.`, `.git ::$DATA`) is judged removed too. (A backslash is refused by the resolver.) A
 // regular file with other names (hard links) may be a secret file under another name: reading it asks.
 import { errorMessage } from '../../common/errors';
+import type { FileRule, FileRules } from './fileRules';
 import { Glob, type GlobPath } from './glob';
 import { type ConfinedPath, isLinked, judgement, type JudgedPaths, resolvePathSync } from './paths';
 
-export interface FileRule {
-  glob: Glob;
-  /** Why a write or read of such a file asks, completing "… is a protected file: <why>". */
-  why: string;
-}
-
-export interface FileRules {
-  /** Writes ask. */
-  protect: readonly FileRule[];
-  /** Reads ask (read_file), and search_text leaves them out. */
-  secrets: readonly FileRule[];
-  /** Secret-looking names that are templates without secrets (`.env.example`). */
-  notSecret: readonly Glob[];
-}
+export type { FileRule, FileRules } from './fileRules';
 
 /** A longer pattern from the settings is refused. */
 export const MAX_PATTERN_LENGTH = 512;

@@ -2,7 +2,8 @@
 // Node's fs and child_process only, always via paths.ts.
 import type { z } from 'zod';
 import type { ToolCategory } from '../../store/api/schema';
-import type { SandboxProfile, SandboxReport } from '../sandbox';
+import type { SandboxProfile } from '../sandbox/profile';
+import type { SandboxReport } from '../sandbox/report';
 
 export interface DelegateResult {
   /** The child run's final answer. */

@@ -162,7 +162,7 @@ export class FileLock implements EngineLock {
         }
         holder = holderOf(seen.body);
         if (!isStale(seen, o) && !isOwnLeftover(seen.body, owner, o)) throw new RunLockedError(runId, holder);
-        await takeOver(fsl, file, seen, o);
+        await takeOver(fsl, file, seen);
       }
       throw new RunLockedError(runId, holder);
     } finally {
@@ -286,12 +286,7 @@ async function writeTemp(fsl: FsLayer, file: string, text: string): Promise<stri
  * Moves the stale lock aside; if what moved is not the lock we judged stale, or its owner touched it
  * since (it came back from a stop and proves its lease before a side effect), puts it back.
  */
-async function takeOver(
-  fsl: FsLayer,
-  file: string,
-  stale: Extract<Seen, { kind: 'ok' }>,
-  o: LockOptions,
-): Promise<void> {
+async function takeOver(fsl: FsLayer, file: string, stale: Extract<Seen, { kind: 'ok' }>): Promise<void> {
   const aside = `${file}.stale-${crypto.randomBytes(4).toString('hex')}`;
   try {
     await fsl.rename(file, aside);
@@ -300,7 +295,8 @@ async function takeOver(
     throw err;
   }
   const moved = (await fsl.readFile(aside)).toString('utf8');
-  const touched = moved === stale.text && !isStale({ ...stale, mtimeMs: (await fsl.stat(aside)).mtimeMs }, o);
+  // Touched after it was judged: its owner is alive (a leftover of our own, judged by its owner, is not touched).
+  const touched = moved === stale.text && (await fsl.stat(aside)).mtimeMs > stale.mtimeMs;
   if (moved !== stale.text || touched) await fsl.link(aside, file).catch(() => undefined); // a live lock: restore it (EEXIST: a third window won)
   await fsl.unlink(aside).catch(() => undefined);
 }

@@ -520,8 +520,10 @@ export async function setColorTheme(
   const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
   fs.writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': theme }, null, 2));
   const applied = wb.page.locator(`.monaco-workbench.${workbenchClass}`);
+  // A first try, not a deadline: when the watcher is slow the palette below is the way, and a scaled
+  // try would only wait longer before taking it (four themes cost minutes under load).
   if (
-    !(await applied.waitFor({ timeout: scaled(15_000) }).then(
+    !(await applied.waitFor({ timeout: 15_000 }).then(
       () => true,
       () => false,
     ))

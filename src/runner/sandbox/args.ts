@@ -132,7 +132,7 @@ export const SECRET_NAME = /key|token|secret|passw|credential|auth|session|cooki
  */
 export function sandboxEnv(
   host: NodeJS.ProcessEnv,
-  profile: Pick<SandboxProfile, 'envNames' | 'allowedDomains'>,
+  profile: Pick<SandboxProfile, 'envNames' | 'allowedDomains' | 'reportDomains'>,
   extra: Readonly<Record<string, string>> = {},
 ): Record<string, string> {
   const env = baseEnv(host, 'linux');
@@ -141,7 +141,7 @@ export function sandboxEnv(
     if (v !== undefined && !SECRET_NAME.test(name)) env[name] = v;
   }
   Object.assign(env, { TMPDIR: '/tmp', XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm' });
-  if (profile.allowedDomains.length > 0)
+  if (profile.allowedDomains.length > 0 || profile.reportDomains)
     for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) env[name] = PROXY_URL;
   return { ...env, ...extra };
 }

@@ -64,7 +64,7 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
   const writable = p.workspace === 'write';
   const layout = await workspaceLayout(ws, { readOnly: p.readOnly, secrets: p.fileRules, writable });
   const made = await makePlaceholders(ws, layout);
-  const network = p.allowedDomains.length > 0;
+  const network = p.allowedDomains.length > 0 || p.reportDomains === true;
   const extra = cmd.extraPipes ?? 0;
   const seccompFd = 3 + extra;
   const statusFd = seccompFd + 1;

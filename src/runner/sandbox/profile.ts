@@ -20,6 +20,8 @@ export interface SandboxPolicy {
    * subdomains. Empty: no network at all.
    */
   allowedDomains: readonly string[];
+  /** Start the proxy even with no domain allowed, so the hosts a command wanted are reported (it reaches none). */
+  reportDomains?: boolean;
   limits: SandboxLimits;
   /** More workspace patterns kept read-only (the protectedFiles syntax: `**` for any depth). */
   readOnly?: readonly string[];

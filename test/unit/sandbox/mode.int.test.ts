@@ -4,6 +4,7 @@
 // command once more with the domain; Deny gives the model the blocked result; the checkpoint says
 // under which sandbox each command ran; where the sandbox is unavailable the command asks.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +14,9 @@ import { DEMO_MODEL_ID, type Scenario } from '../../fixtures/modelServer/scenari
 import { COMMAND_POLICY } from '../../../src/runner/sandbox';
 import type { ApprovalPolicy } from '../../../src/runner/tools';
 import { testActions } from '../../support/actions';
-import { makeRunner } from '../loop/support';
+import { createMemoryStore } from '../../../src/store/memory/store';
+import type { CheckpointStore } from '../../../src/store/api/types';
+import { makeRunner, tmp } from '../loop/support';
 
 const command = (cmd: string, id = 'call_1') => ({
   reply: { content: null, tool_calls: [{ id, name: 'run_command', arguments: { command: cmd } }] },
@@ -49,9 +52,15 @@ describe('auto in sandbox (real runner, real bubblewrap)', function () {
     model = web = undefined;
   });
 
-  async function started(turns: Scenario['turns'], policy: Partial<ApprovalPolicy> = SANDBOX_MODE) {
+  async function started(
+    turns: Scenario['turns'],
+    policy: Partial<ApprovalPolicy> = SANDBOX_MODE,
+    o: { store?: CheckpointStore; before?: (workspace: string) => void } = {},
+  ) {
     model = await startModelServer({ scenario: scenario(turns) });
-    const t = makeRunner({ baseURL: model.url, policy });
+    const workspace = tmp('ws');
+    o.before?.(workspace);
+    const t = makeRunner({ baseURL: model.url, policy, workspace, ...(o.store ? { store: o.store } : {}) });
     const h = await t.runner.start({ task: 'Run it' });
     const out = await h.done;
     const ui = testActions({ store: t.store, runner: t.runner, workspace: t.workspace, owner: t.runner.owner });
@@ -88,15 +97,24 @@ describe('auto in sandbox (real runner, real bubblewrap)', function () {
     );
   });
 
-  it('a deny rule still wins over auto in sandbox', async () => {
-    const t = await started([command('rm -rf build; echo ran > ran.txt')], {
+  it('a deny rule still wins over auto in sandbox; the call beside it runs unasked', async () => {
+    const calls = [
+      { id: 'call_1', name: 'run_command', arguments: { command: 'rm -rf build; echo ran > denied.txt' } },
+      { id: 'call_2', name: 'run_command', arguments: { command: 'echo ran > ran.txt' } },
+    ];
+    const t = await started([{ reply: { content: null, tool_calls: calls } }], {
       ...SANDBOX_MODE,
       commandDeny: ['rm'],
     });
-    assert.equal(t.out.state, 'completed');
-    assert.equal(t.file('ran.txt'), null, 'nothing ran');
+    assert.equal(t.out.state, 'completed', t.out.detail ?? '');
+    assert.deepEqual(await t.store.listApprovals(t.runId), [], 'nobody was asked');
+    assert.equal(t.file('denied.txt'), null, 'the denied line did not run');
+    assert.equal(t.file('ran.txt'), 'ran\n');
     assert.match(shown()[0]!, /^Denied by policy: Command "rm -rf build" matches the deny list entry "rm"/);
-    assert.deepEqual(await t.store.listEffects(t.runId), []);
+    assert.deepEqual(
+      (await t.store.listEffects(t.runId)).map((e) => [e.tool_call_id, e.sandbox?.kind]),
+      [['call_2', 'sandboxed']],
+    );
   });
 
   it('a blocked domain asks before the model sees it; Allow for this run runs that one command once more, with the domain', async () => {
@@ -147,6 +165,61 @@ describe('auto in sandbox (real runner, real bubblewrap)', function () {
     ]);
   });
 
+  it('a crash while the retry runs never runs it again silently: resume asks, marked as possibly run', async () => {
+    web = await countingServer();
+    let failResult = false;
+    const memory = createMemoryStore();
+    // The window dies after the command ran and before its result was recorded.
+    const store = new Proxy(memory, {
+      get: (target, prop, recv) =>
+        prop === 'recordResult' && failResult
+          ? () => Promise.reject(new Error('the window closed (injected)'))
+          : (Reflect.get(target, prop, recv) as unknown),
+    });
+    const t = await started(
+      [command(`echo try >> tries.txt; curl -sS -m 5 http://127.0.0.1:${web.port}/`)],
+      SANDBOX_MODE,
+      {
+        store,
+      },
+    );
+    const [asked] = await t.store.listApprovals(t.runId, { pendingOnly: true });
+    failResult = true;
+    await t.actions.decide.retry(t.runId, { toolCallId: 'call_1', inputHash: asked!.input_hash }, 'allowForRun');
+    await until(async () => (await t.store.getRun(t.runId))?.state === 'paused_error');
+    assert.equal(t.file('tries.txt'), 'try\ntry\n', 'the retry ran');
+    failResult = false;
+    const out = await (await t.runner.resume(t.runId, { confirmed: true })).done;
+    assert.equal(out.state, 'awaiting_approval');
+    const [again] = await t.store.listApprovals(t.runId, { pendingOnly: true });
+    assert.equal(again!.uncertain, true);
+    assert.match(again!.reason, /It may already have run/);
+    assert.equal(t.file('tries.txt'), 'try\ntry\n', 'not run a third time');
+    assert.equal(web.hits(), 1);
+  });
+
+  it('restore undoes what a sandboxed command wrote, every attempt of it', async () => {
+    web = await countingServer();
+    const t = await started(
+      [command(`echo changed > a.txt; echo try >> tries.txt; curl -sS -m 5 http://127.0.0.1:${web.port}/ > got.txt`)],
+      SANDBOX_MODE,
+      { before: committed({ 'a.txt': 'original\n' }) },
+    );
+    const [asked] = await t.store.listApprovals(t.runId, { pendingOnly: true });
+    await t.actions.decide.retry(t.runId, { toolCallId: 'call_1', inputHash: asked!.input_hash }, 'allowForRun');
+    await until(async () => (await t.store.getRun(t.runId))?.state === 'completed');
+    assert.deepEqual(
+      [t.file('a.txt'), t.file('tries.txt'), t.file('got.txt')],
+      ['changed\n', 'try\ntry\n', 'reached\n'],
+    );
+    const seq = (await t.store.list(t.runId, { limit: 1000 })).find(
+      (r) => r.phase === 'step_started' && r.step === 1,
+    )!.seq;
+    const record = await t.actions.restore.run({ runId: t.runId, seq }, { rewind: false });
+    assert.ok(record, t.notices.said.join('\n'));
+    assert.deepEqual([t.file('a.txt'), t.file('tries.txt'), t.file('got.txt')], ['original\n', null, null]);
+  });
+
   it('Deny gives the model the blocked result; nothing runs again', async () => {
     web = await countingServer();
     const t = await started([command(`echo try >> tries.txt; curl -sS -m 5 http://127.0.0.1:${web.port}/`)]);
@@ -159,6 +232,51 @@ describe('auto in sandbox (real runner, real bubblewrap)', function () {
       shown()[0]!,
       new RegExp(`^exit code: \\d+\\nsandbox blocked: network: 127\\.0\\.0\\.1:${web.port} \\(not allowed\\)`),
     );
+  });
+
+  it('a blocked write offers one run outside the sandbox, as an approval; the record says it ran outside', async () => {
+    const t = await started([command(`mkdir -p .vscode && echo '{}' > .vscode/settings.json`)]);
+    assert.equal(t.out.state, 'awaiting_approval', t.out.detail ?? '');
+    const [asked] = await t.store.listApprovals(t.runId, { pendingOnly: true });
+    assert.deepEqual(asked!.retry?.blocked.writes, ['.vscode/settings.json']);
+    const seen = { toolCallId: 'call_1', inputHash: asked!.input_hash };
+    await assert.rejects(t.actions.decide.retry(t.runId, seen, 'allowForRun'), /no domain to allow/);
+    await t.actions.decide.retry(t.runId, seen, 'runOutside');
+    await until(async () => (await t.store.getRun(t.runId))?.state === 'completed');
+    assert.equal(t.file('.vscode/settings.json'), '{}\n');
+    const [effect] = await t.store.listEffects(t.runId);
+    assert.deepEqual(effect!.sandbox, {
+      kind: 'unsandboxed',
+      reason: 'the user approved running it once outside the sandbox after the sandbox blocked it',
+    });
+    assert.equal(effect!.attempts?.[0]?.sandbox?.kind, 'sandboxed');
+  });
+
+  it('resumed where the sandbox is unavailable, a command that was to run sandboxed asks instead', async () => {
+    const calls = [
+      { id: 'call_1', name: 'write_file', arguments: { path: 'a.txt', content: 'a\n' } },
+      { id: 'call_2', name: 'run_command', arguments: { command: 'echo ran > ran.txt' } },
+    ];
+    const t = await started([{ reply: { content: null, tool_calls: calls } }]);
+    const [write] = await t.store.listApprovals(t.runId, { pendingOnly: true });
+    assert.equal(write!.tool_call_id, 'call_1');
+    // Another machine: the same run, a sandbox that cannot start there.
+    const elsewhere = makeRunner({
+      baseURL: model!.url,
+      store: t.store,
+      workspace: t.workspace,
+      policy: { ...SANDBOX_MODE, sandbox: { policy: COMMAND_POLICY, unavailable: 'no sandbox on this OS (darwin)' } },
+    });
+    const resumed = await elsewhere.runner.decideApprovals(t.runId, [
+      { kind: 'approve', toolCallId: 'call_1', inputHash: write!.input_hash },
+    ]);
+    const stopped = await resumed!.done;
+    assert.equal(stopped.state, 'awaiting_approval', stopped.detail ?? '');
+    const [command2] = await t.store.listApprovals(t.runId, { pendingOnly: true });
+    assert.equal(command2!.tool_call_id, 'call_2');
+    assert.match(command2!.reason, /the sandbox is not available here \(no sandbox on this OS \(darwin\)\)/);
+    assert.equal(t.file('ran.txt'), null, 'it did not run');
+    assert.equal(t.file('a.txt'), null, 'the batch waits whole, as it does for any call that asks');
   });
 
   it('where the sandbox is unavailable the command asks, saying why; approved, it runs outside and the record says so', async () => {
@@ -180,6 +298,18 @@ describe('auto in sandbox (real runner, real bubblewrap)', function () {
     assert.deepEqual(effect!.sandbox, { kind: 'unsandboxed', reason: 'approved by the user' });
   });
 });
+
+/** Files committed to a new git repository in the workspace: what the command scan knows their content from. */
+function committed(files: Record<string, string>): (workspace: string) => void {
+  return (ws) => {
+    for (const [rel, text] of Object.entries(files)) fs.writeFileSync(path.join(ws, rel), text);
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: ws, stdio: 'ignore' });
+    git('init', '-q');
+    git('add', '.');
+    git('commit', '-q', '-m', 'files');
+  };
+}
 
 async function until<T>(check: () => Promise<T | undefined | false>): Promise<T> {
   for (;;) {

@@ -138,7 +138,14 @@ function bareItem(ctx: ToolContext, step: number, call: ToolCall): ToolItem {
     external: approval?.category === 'external' || Boolean(effect?.result?.raw_blob),
     rich: Boolean(effect?.result?.raw_blob),
     progress: status === 'running' ? (ctx.live.progress?.get(call.id) ?? null) : null,
+    sandbox: effect?.sandbox ? cut(whereItRan(effect.sandbox), FIELD_MAX_CHARS) : null,
+    changedFiles: (effect?.result ? (effect.files ?? []) : []).slice(0, 20).map((f) => cut(f.path, FIELD_MAX_CHARS)),
+    changedFilesTotal: effect?.result ? (effect.files?.length ?? 0) : 0,
   };
+}
+
+function whereItRan(s: NonNullable<Effect['sandbox']>): string {
+  return s.kind === 'sandboxed' ? `Ran in the sandbox: ${s.summary}` : `Ran outside the sandbox: ${s.reason}`;
 }
 
 /**
@@ -178,6 +185,9 @@ function toolApproval(a: Approval): NonNullable<ToolItem['approval']> {
     reason: a.reason,
     decision: decision === 'waiting' || decision === 'auto' ? null : decision,
     decisionReason: a.decision?.reason ?? null,
+    retry: a.retry
+      ? { domains: a.retry.blocked.domains, writes: a.retry.blocked.writes, unixSockets: a.retry.blocked.unix_sockets }
+      : null,
   };
 }
 

@@ -77,6 +77,7 @@ export function bwrapArgs(
   a.push('--proc', '/proc');
   for (const p of PROC_READ_ONLY) a.push('--ro-bind-try', p, p);
   a.push('--size', size, '--tmpfs', '/tmp');
+  for (const p of profile.readable ?? []) a.push('--ro-bind', p, p);
   for (const p of profile.writable ?? []) a.push('--bind', p, p);
   a.push(profile.workspace === 'write' ? '--bind' : '--ro-bind', ws, ws);
   for (const e of layout.pinned) a.push('--bind', abs(e.rel), abs(e.rel));

@@ -60,7 +60,11 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
   const home = os.homedir();
   if (ws === '/' || home === ws || home.startsWith(ws + '/'))
     throw new SandboxUnavailableError(`the workspace ${ws} holds the home folder: its dotfiles would be writable`);
-  const p: SandboxProfile = { ...profile, workspaceRoot: ws };
+  const p: SandboxProfile = {
+    ...profile,
+    workspaceRoot: ws,
+    readable: [...(profile.readable ?? []), ...ownUnderTmp()],
+  };
   const writable = p.workspace === 'write';
   const layout = await workspaceLayout(ws, { readOnly: p.readOnly, secrets: p.fileRules, writable });
   const made = await makePlaceholders(ws, layout);
@@ -118,6 +122,12 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
         return sandboxReport(stderr, ws, proxy?.refused ?? [], await started);
       })()),
   };
+}
+
+/** The folders of what the sandbox starts (Node, the helpers beside the bundle) that the private /tmp would hide. */
+function ownUnderTmp(): string[] {
+  const dirs = [path.dirname(NET_HELPER), path.dirname(process.execPath)];
+  return [...new Set(dirs.filter((d) => d === '/tmp' || d.startsWith('/tmp/')))];
 }
 
 /**

@@ -27,6 +27,8 @@ export interface SandboxPolicy {
   readOnly?: readonly string[];
   /** More absolute paths hidden from the command. */
   hidden?: readonly string[];
+  /** Absolute paths under /tmp the command may read (the private /tmp hides the rest): the extension's own helpers when it is installed there. */
+  readable?: readonly string[];
   /** Absolute paths outside the workspace the command may write (a package cache); each must exist. */
   writable?: readonly string[];
   /** Host environment variables passed in by name, besides the base ones (never a secret's). */

@@ -219,7 +219,7 @@ export function retryControls(t: ToolItem, a: Actions, card: () => HTMLElement):
     ...(r.writes.length > 0 ? [`to write ${r.writes.join(', ')}`] : []),
     ...(r.unixSockets ? ['a unix socket'] : []),
   ].join('; ');
-  wanted.append(icon('shield'), ' ', el('code', {}, command.length > 80 ? `${command.slice(0, 79)}…` : command));
+  wanted.append(icon('shield'), ' ', el('code', {}, command.length > 40 ? `${command.slice(0, 39)}…` : command));
   wanted.append(document.createTextNode(` wanted ${what}`));
   const actions = el('div', { class: 'actions' });
   if (r.domains.length > 0) {

@@ -197,7 +197,9 @@ function toolStatus(
   output: string | null,
   r: { approval?: Approval; effect?: Effect; exec?: ToolExecutionRecord },
 ): ToolItem['status'] {
-  if (r.approval?.decision?.kind === 'reject') return 'rejected';
+  if (r.approval?.decision?.kind === 'reject' && !r.approval.retry) return 'rejected';
+  // A blocked command's result is in, and it waits to run again: the decision is what matters now.
+  if (r.approval?.retry && r.approval.decision === null) return 'awaiting';
   if (output !== null)
     return (r.exec?.is_error ??
       r.effect?.result?.is_error ??

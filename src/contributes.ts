@@ -31,6 +31,8 @@ export const CommandIds = {
   forgetMcpInputs: 'agentWaypoints.forgetMcpInputs',
   connectSharedStore: 'agentWaypoints.connectSharedStore',
   copyRunsToSharedStore: 'agentWaypoints.copyRunsToSharedStore',
+  chooseCommandApproval: 'agentWaypoints.chooseCommandApproval',
+  checkSandbox: 'agentWaypoints.checkSandbox',
 } as const;
 
 export type CommandId = (typeof CommandIds)[keyof typeof CommandIds];

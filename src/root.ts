@@ -11,6 +11,8 @@ import type { RunViews } from './actions/ports';
 import { registerRestoreCommands } from './commands/restore';
 import type { CommandContext } from './commands/context';
 import { registerCommand } from './commands/register';
+import { registerSandboxCommands } from './commands/sandbox';
+import { allowDomainsAlways, CommandApproval } from './commandApproval';
 import { registerRunCommands } from './commands/runs';
 import { exportRun, registerTransferCommands } from './commands/transfer';
 import { CommandIds, ContextKeys } from './contributes';
@@ -111,6 +113,11 @@ export class ExtensionRoot extends DisposableStore {
     const keys = testing?.keys ?? new ApiKeys(context.secrets, context.globalState);
     this.register(registerApiKeyCommands(keys, this.log));
     this.register(registerCommand(CommandIds.showLog, () => this.log.show()));
+    const approval = this.register(new CommandApproval(context.workspaceState));
+    let sandboxChannel: vscode.OutputChannel | undefined;
+    const channel = () =>
+      (sandboxChannel ??= this.register(vscode.window.createOutputChannel('Agent Waypoints: Sandbox')));
+    this.register(registerSandboxCommands(approval, channel));
     const models = new ModelProviders(keys, readSettings);
     const testingApi = testing ? { ...testing, models } : undefined;
     this.register(registerModelCommands(models, readSettings, this.log));
@@ -165,7 +172,7 @@ export class ExtensionRoot extends DisposableStore {
       store,
       provider: (model, adapter) => models.create(model, adapter),
       tools: registry,
-      policy: withExternalPolicy(settingsPolicy, () => mcp.allowList.policy()),
+      policy: withExternalPolicy(settingsPolicy(approval), () => mcp.allowList.policy()),
       workspaceRoot: workspace.uri.fsPath,
       storageDir,
       owner,
@@ -207,6 +214,7 @@ export class ExtensionRoot extends DisposableStore {
       views,
       maxSteps: () => readSettings().budget.max_steps ?? 25,
       allowTool: (toolName) => mcp.allowTool(registry, toolName),
+      allowDomains: allowDomainsAlways,
     });
     const panels: RunViewPanels = this.register(
       new RunViewPanels({
@@ -216,6 +224,7 @@ export class ExtensionRoot extends DisposableStore {
         log: this.log,
         threadRuns: (threadId) => threadRuns(store, threadId),
         workspaceRoot: workspace.uri.fsPath,
+        approvalMode: () => approval.line(),
         actions,
         editor: runViewEditor({
           store,
@@ -370,7 +379,9 @@ export class ExtensionRoot extends DisposableStore {
         id === CommandIds.setApiKey ||
         id === CommandIds.clearApiKey ||
         id === CommandIds.showLog ||
-        id === CommandIds.checkConnection
+        id === CommandIds.checkConnection ||
+        id === CommandIds.checkSandbox ||
+        id === CommandIds.chooseCommandApproval
       )
         continue;
       this.register(registerCommand(id, explain));

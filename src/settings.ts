@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import type { Budget } from './runner/budget';
 import type { ContextSettings } from './runner/context/fit';
 import type { BaseUrlSource } from './runner/provider/keyOrigin';
-import type { PolicyVerdict } from './runner/tools/policy';
+import type { ApprovalPolicy, CommandMode, PolicyVerdict } from './runner/tools/policy';
 import { judgeCall, enabledExcludes, fileRules, type FileRules, type Tool } from './runner/tools';
 
 export type PolicyMode = 'auto' | 'ask' | 'deny';
@@ -19,7 +19,7 @@ export interface Settings {
   maxRetries: number;
   prices: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
   budget: Budget;
-  approval: { read: PolicyMode; write: PolicyMode; command: PolicyMode };
+  approval: { read: PolicyMode; write: PolicyMode; command: CommandMode };
   commandAllow: string[];
   commandDeny: string[];
   /** Extra globs whose writes always ask / whose reads always ask (user settings only). */
@@ -132,19 +132,29 @@ export function readFileRules(s: Settings = readSettings()): FileRules {
   return compiledRules.rules;
 }
 
+/** Where the command mode comes from: the workspace's choice or the user's setting, and the sandbox (commandApproval.ts). */
+export interface CommandApprovalSource {
+  mode(): CommandMode;
+  sandbox(): NonNullable<ApprovalPolicy['sandbox']>;
+}
+
 /** The approval policy the settings describe (read at each call, so changes apply at once). */
-export function settingsPolicy(tool: Tool, args: unknown): PolicyVerdict {
-  const s = readSettings();
-  return judgeCall(tool, args, {
-    policy: {
-      categories: { read: s.approval.read, write: s.approval.write, command: s.approval.command, subagent: 'auto' },
-      commandAllow: s.commandAllow,
-      commandDeny: s.commandDeny,
-      restricted: !vscode.workspace.isTrusted,
-      fileRules: readFileRules(s),
-    },
-    workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '.',
-  });
+export function settingsPolicy(commands?: CommandApprovalSource): (tool: Tool, args: unknown) => PolicyVerdict {
+  return (tool, args) => {
+    const s = readSettings();
+    const command = commands?.mode() ?? s.approval.command;
+    return judgeCall(tool, args, {
+      policy: {
+        categories: { read: s.approval.read, write: s.approval.write, command, subagent: 'auto' },
+        commandAllow: s.commandAllow,
+        commandDeny: s.commandDeny,
+        restricted: !vscode.workspace.isTrusted,
+        fileRules: readFileRules(s),
+        ...(command === 'sandbox' && commands ? { sandbox: commands.sandbox() } : {}),
+      },
+      workspaceRoot: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '.',
+    });
+  };
 }
 
 /**

@@ -18,7 +18,12 @@ export interface DecideDeps {
   guards: Pick<RunGuards, 'decide'>;
   /** Adds an external tool, as its server is now, to the always-allow list; says what was allowed. Absent: not offered. */
   allowTool?(toolName: string): Promise<string>;
+  /** Adds domains to the user's allowed domains for the sandbox. Absent: "Always" is not offered. */
+  allowDomains?(domains: readonly string[]): Promise<void>;
 }
+
+/** The answers to a command the sandbox blocked (Deny is `reject`). */
+export type RetryChoice = 'allowForRun' | 'allowAlways' | 'runOutside';
 
 export class DecideAction {
   constructor(private readonly deps: DecideDeps) {}
@@ -55,6 +60,30 @@ export class DecideAction {
     const allowed = await this.deps.allowTool(approval.tool_name);
     await this.deps.runner.decideApprovals(runId, [{ kind: 'approve', ...seen(call) }]);
     return allowed;
+  }
+
+  /**
+   * A command the sandbox blocked runs again, once: with the domains it was refused allowed for the
+   * rest of the run (`allowAlways`: added to the user's setting first), or outside the sandbox.
+   */
+  async retry(runId: string, call: SeenCall, choice: RetryChoice): Promise<void> {
+    RunGuards.refuse(await this.deps.guards.decide(runId));
+    const approval = (await this.deps.store.listApprovals(runId, { pendingOnly: true })).find(
+      (a) => a.tool_call_id === call.toolCallId,
+    );
+    if (!approval?.retry) throw new Error(`tool call ${call.toolCallId} of run ${runId} is not waiting to run again`);
+    if (approval.input_hash !== call.inputHash) throw new Error('its arguments changed since it was shown');
+    const domains = approval.retry.blocked.domains;
+    if (choice !== 'runOutside' && domains.length === 0) throw new Error('the sandbox refused it no domain to allow');
+    if (choice === 'allowAlways') {
+      if (!this.deps.allowDomains) throw new Error('domains cannot be allowed always in this window');
+      await this.deps.allowDomains(domains);
+    }
+    const access =
+      choice === 'runOutside'
+        ? { kind: 'unsandboxed' as const }
+        : { kind: 'domains' as const, domains, always: choice === 'allowAlways' };
+    await this.deps.runner.decideApprovals(runId, [{ kind: 'approve', ...seen(call), access }]);
   }
 
   /** Refused (with the guard's reason) when this window may not write the run; stale decisions are refused by the runner. */

@@ -43,6 +43,8 @@ export interface ActionsDeps {
   maxSteps(): number;
   /** Adds an external tool to the always-allow list (absent: not offered). */
   allowTool?(toolName: string): Promise<string>;
+  /** Adds domains to the user's allowed domains for the sandbox ("Always" on a blocked command). */
+  allowDomains?(domains: readonly string[]): Promise<void>;
 }
 
 export function createActions(d: ActionsDeps): Actions {
@@ -74,6 +76,7 @@ export function createActions(d: ActionsDeps): Actions {
     runner: d.runner,
     guards,
     ...(d.allowTool ? { allowTool: d.allowTool } : {}),
+    ...(d.allowDomains ? { allowDomains: d.allowDomains } : {}),
   });
   return { guards, decide, restore, fork, resume };
 }

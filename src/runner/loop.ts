@@ -369,6 +369,8 @@ export class RunExecution {
       await this.checkpoint('pre_tool_batch', { tool_call_count: toolPlans.length });
       const ran = await this.batch.run(toolPlans, { effects: effectOf, delegatesFollow: delegates.length > 0 });
       if (ran.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
+      const retries = await this.retriesWanted(calls, toolPlans);
+      if (retries > 0) return { stop: true, state: 'awaiting_approval', detail: awaitingApprovalDetail(retries) };
       await this.checkpoint('post_tool_batch', { tool_calls_total: this.rt.tool_calls, tool_failures: ran.failures });
     }
     if (delegates.length > 0) {
@@ -409,6 +411,33 @@ export class RunExecution {
     return waited;
   }
 
+  /**
+   * A command the sandbox blocked asks, before the model sees its result, whether to run it again
+   * with more access: the batch is planned again over what it recorded, and the run waits. Resume
+   * replays what ran and then carries out the decision.
+   */
+  private async retriesWanted(calls: readonly ToolCall[], ran: readonly CallPlan[]): Promise<number> {
+    if (!ran.some((p) => p.kind === 'run' && (p.sandbox || p.retry))) return 0;
+    const [approvals, effects] = await Promise.all([
+      this.deps.store.listApprovals(this.runId),
+      this.deps.store.listEffects(this.runId),
+    ]);
+    const approvalOf = byCall(approvals);
+    const asks = planBatch({
+      calls,
+      tools: this.deps.tools,
+      policy: (t, a) => this.deps.policy(t, a),
+      approvals: approvalOf,
+      effects: byCall(effects),
+      damage: this.opts.damage,
+      step: this.rt.step,
+      waited: new Set(),
+      seen: this.rt.pending_llm_response?.tools_seen,
+    }).filter((p) => p.kind === 'ask' && p.request.retry);
+    if (asks.length > 0) await this.requestApprovals(asks, approvalOf);
+    return asks.length;
+  }
+
   private async requestApprovals(asks: CallPlan[], existing: Map<string, Approval>): Promise<void> {
     for (const p of asks) {
       if (p.kind !== 'ask') continue;
@@ -427,6 +456,7 @@ export class RunExecution {
         input_hash: p.request.hash,
         uncertain: p.request.uncertain,
         reason: p.request.reason,
+        ...(p.request.retry ? { retry: p.request.retry } : {}),
       });
       this.deps.events.emit({ type: 'approval-requested', runId: this.runId, approval });
     }

@@ -3,12 +3,14 @@
 import { errorMessage } from '../common/errors';
 import { argumentsProblem } from '../common/jsonBounds';
 import {
+  type Approval,
   isTerminalState,
   LlmResponse,
   type InboxMessage,
   type RunState,
   type RunSummary,
   type RuntimeSnapshot,
+  type SandboxAccess,
   type ToolCall,
 } from '../store/api/schema';
 import {
@@ -107,7 +109,7 @@ export type SendOutcome =
   | { kind: 'follow-up'; runId: string; handle: StartedRun };
 
 export type DecisionInput =
-  | { toolCallId: string; inputHash: string; kind: 'approve' }
+  | { toolCallId: string; inputHash: string; kind: 'approve'; access?: SandboxAccess }
   | { toolCallId: string; inputHash: string; kind: 'reject'; reason: string }
   | { toolCallId: string; inputHash: string; kind: 'approve_edited'; argumentsJson: string };
 
@@ -371,6 +373,11 @@ export class AgentRunner {
         );
       if (approval.input_hash !== d.inputHash)
         throw new StaleApprovalError(runId, d.toolCallId, 'its arguments changed since it was shown');
+      if (d.kind === 'approve') checkAccess(approval, d.access);
+      else if (approval.retry && d.kind === 'approve_edited')
+        throw new InvalidInputError(
+          'A command the sandbox blocked runs again as it ran, or not at all: its arguments cannot be edited.',
+        );
       if (d.kind !== 'approve_edited') return { d, args: undefined, hash: null };
       const tool = this.deps.tools.get(approval.tool_name);
       if (!tool) throw new InvalidEditedArgumentsError(`Unknown tool ${approval.tool_name}.`);
@@ -395,6 +402,7 @@ export class AgentRunner {
           input_hash: hash,
           ...(d.kind === 'approve_edited' ? { arguments: args } : {}),
           by,
+          ...(d.kind === 'approve' && d.access ? { access: d.access } : {}),
         });
         this.events.emit({ type: 'approval-decided', runId, approval });
       }
@@ -672,4 +680,23 @@ function titleFrom(task: string): string {
 
 function current<T>(v: T | (() => T)): T {
   return typeof v === 'function' ? (v as () => T)() : v;
+}
+
+/**
+ * A retry of a command the sandbox blocked needs its access chosen — domains among those it was
+ * refused, or one run outside the sandbox — and nothing else takes one.
+ */
+function checkAccess(approval: Approval, access: SandboxAccess | undefined): void {
+  if (!approval.retry) {
+    if (access) throw new InvalidInputError(`${approval.tool_call_id} is not a retry: no access can be granted to it.`);
+    return;
+  }
+  if (!access)
+    throw new InvalidInputError(
+      'The sandbox blocked this command: choose what it may do (allow its domains, or run it once outside the sandbox).',
+    );
+  const asked = new Set(approval.retry.blocked.domains);
+  const other = access.kind === 'domains' ? access.domains.find((d) => !asked.has(d)) : undefined;
+  if (other !== undefined)
+    throw new InvalidInputError(`The command was not refused ${other}: only its refused domains can be allowed.`);
 }

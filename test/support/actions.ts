@@ -123,6 +123,7 @@ export function testActions(o: {
   storageDir?: string;
   trusted?: () => boolean;
   allowTool?: (toolName: string) => Promise<string>;
+  allowDomains?: (domains: readonly string[]) => Promise<void>;
   maxSteps?: number;
   /** Wraps the product's writer (a fault on one write); default: the product's. */
   writer?: (product: RestoreWriter) => RestoreWriter;
@@ -146,6 +147,7 @@ export function testActions(o: {
     views,
     maxSteps: () => o.maxSteps ?? 25,
     ...(o.allowTool ? { allowTool: o.allowTool } : {}),
+    ...(o.allowDomains ? { allowDomains: o.allowDomains } : {}),
   });
   return { actions, notices, editor, views, logged };
 }

@@ -2,7 +2,7 @@
 // rest of the view is drawn as usual. A waiting call stays a card with its decision buttons.
 import type { TranscriptItem } from '../../../src/views/run/items';
 import { el, reasonOf, renderNote } from './dom';
-import { type Actions, approvalControls, cardShell } from './toolCard';
+import { type Actions, approvalControls, cardShell, retryControls } from './toolCard';
 
 /** Drawn only from the item's strings, so it cannot fail the way the item's own drawing did. */
 export function failedItem(item: TranscriptItem, err: unknown, a: Actions): HTMLElement {
@@ -12,7 +12,7 @@ export function failedItem(item: TranscriptItem, err: unknown, a: Actions): HTML
   root.append(el('pre', { class: 'raw' }, rawText(item)));
   if (item.kind === 'tool' && item.approval?.pending && !a.readOnly()) {
     try {
-      root.append(...approvalControls(item, a, () => root));
+      root.append(...(item.approval?.retry ? retryControls : approvalControls)(item, a, () => root));
     } catch (e) {
       root.append(renderNote(`Its approval could not be drawn: ${reasonOf(e)}. Reload the view.`));
     }

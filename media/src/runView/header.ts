@@ -2,7 +2,7 @@
 // the banners under it (notices, why the run stopped, read-only, Approve all), from the host's state.
 import type { RunHeader, StateMessage } from '../../../src/views/run/protocol';
 import { count } from '../../../src/common/format';
-import { badge, button, el } from './dom';
+import { badge, button, el, icon } from './dom';
 import type { Actions } from './toolCard';
 
 export interface HeaderActions {
@@ -24,6 +24,11 @@ export function renderHeader(header: HTMLElement, banner: HTMLElement, s: StateM
   if (run.context) meta.append(contextMeter(run.context));
   meta.append(ledger(run, s.runs));
   if (run.budget) meta.append(el('span', { title: 'Budget of this run' }, `budget ${run.budget}`));
+  if (s.approvalMode) {
+    const mode = el('span', { class: 'approval-mode', title: s.approvalMode.detail });
+    mode.append(icon(s.approvalMode.label.includes('in sandbox') ? 'shield' : 'terminal'), ` ${s.approvalMode.label}`);
+    meta.append(mode);
+  }
   if (s.runs.length > 1) meta.append(el('span', {}, `${s.runs.length} turns`));
   const bar = el('div', { class: 'run-actions' });
   for (const action of run.actions) bar.append(actionButton(run, action, a));

@@ -12,7 +12,7 @@ import { richBlock } from './richResult';
 
 export interface Actions {
   /** Sends a decision; the card is disabled until the host answers (errors are shown in it). */
-  decide<M extends Extract<Method, 'approve' | 'reject' | 'approveEdited' | 'alwaysAllow'>>(
+  decide<M extends Extract<Method, 'approve' | 'reject' | 'approveEdited' | 'alwaysAllow' | 'retry'>>(
     card: HTMLElement,
     method: M,
     params: Params<M>,
@@ -134,13 +134,16 @@ function body(t: ToolItem, a: Actions, card: () => HTMLElement): HTMLElement {
       ]),
   );
   if (t.progress !== null) b.append(el('p', { class: 'progress', role: 'status' }, `Progress: ${t.progress}`));
-  if (t.approval?.pending && !a.readOnly()) b.append(...approvalControls(t, a, card));
+  if (t.sandbox !== null) b.append(sandboxLine(t.sandbox));
+  if (t.approval?.pending && t.approval.retry && !a.readOnly()) b.append(...retryControls(t, a, card));
+  else if (t.approval?.pending && !a.readOnly()) b.append(...approvalControls(t, a, card));
   else if (t.diff) {
     const row = el('div', { class: 'actions' });
     row.append(button('Open diff', 'diff', () => a.showDiff(t.runId, t.toolCallId), { secondary: true }));
     b.append(row);
   }
   if (t.output !== null) part('result', () => outputBlock(t, a));
+  if (t.changedFilesTotal > 0) part('changed files', () => changedFiles(t));
   if (t.rich) part('result as the tool returned it', () => [richBlock(t, a)]);
   return b;
 }
@@ -194,6 +197,70 @@ export function approvalControls(t: ToolItem, a: Actions, card: () => HTMLElemen
       }),
     );
   return [actions, rejectBox, editBox, el('p', { class: 'error hidden', role: 'alert' })];
+}
+
+/** Where a command ran: in the sandbox (its profile in a line) or outside it, and why. */
+function sandboxLine(text: string): HTMLElement {
+  const p = el('p', { class: 'sandbox' });
+  p.append(icon(text.startsWith('Ran in the sandbox') ? 'shield' : 'unlock'), document.createTextNode(` ${text}`));
+  return p;
+}
+
+/**
+ * A command the sandbox blocked, waiting: "`npm install` wanted registry.npmjs.org" and its
+ * answers — Allow for this run / Always (the domains), Run outside the sandbox once, Deny.
+ */
+export function retryControls(t: ToolItem, a: Actions, card: () => HTMLElement): HTMLElement[] {
+  const r = t.approval!.retry!;
+  const base = { runId: t.runId, toolCallId: t.toolCallId, inputHash: t.approval!.inputHash };
+  const command = t.args.find((x) => x.name === 'command')?.value ?? t.title;
+  const wanted = el('p', { class: 'wanted' });
+  const what = [
+    ...(r.domains.length > 0 ? [r.domains.join(', ')] : []),
+    ...(r.writes.length > 0 ? [`to write ${r.writes.join(', ')}`] : []),
+    ...(r.unixSockets ? ['a unix socket'] : []),
+  ].join('; ');
+  wanted.append(icon('shield'), ' ', el('code', {}, command.length > 40 ? `${command.slice(0, 39)}…` : command));
+  wanted.append(document.createTextNode(` wanted ${what}`));
+  const actions = el('div', { class: 'actions' });
+  if (r.domains.length > 0) {
+    actions.append(
+      button('Allow for this run', 'check', () => a.decide(card(), 'retry', { ...base, choice: 'allowForRun' }), {
+        title: `Run this command once more with ${r.domains.join(', ')} allowed; later commands of this run may reach them too`,
+      }),
+      button('Always', 'pass', () => a.decide(card(), 'retry', { ...base, choice: 'allowAlways' }), {
+        secondary: true,
+        title: 'Add the domains to your allowed domains (agentWaypoints.sandbox.allowedDomains) and run it once more',
+      }),
+    );
+  }
+  actions.append(
+    button(
+      'Run outside the sandbox once',
+      'unlock',
+      () => a.decide(card(), 'retry', { ...base, choice: 'runOutside' }),
+      {
+        secondary: true,
+        title: 'Run this command once more without the sandbox: it can do anything you can',
+      },
+    ),
+    button(
+      'Deny',
+      'close',
+      () => a.decide(card(), 'reject', { ...base, reason: 'The user did not allow more access.' }),
+      { secondary: true, title: 'The model gets the blocked result' },
+    ),
+  );
+  return [wanted, actions, el('p', { class: 'error hidden', role: 'alert' })];
+}
+
+/** The files the call changed, as the file journal recorded them. */
+function changedFiles(t: ToolItem): HTMLElement[] {
+  const list = el('ul', { class: 'changed-files' });
+  for (const f of t.changedFiles) list.append(el('li', {}, f));
+  const more = t.changedFilesTotal - t.changedFiles.length;
+  if (more > 0) list.append(el('li', { class: 'more' }, `and ${count(more)} more`));
+  return [el('div', { class: 'label' }, `Changed files (${count(t.changedFilesTotal)})`), list];
 }
 
 function outputBlock(t: ToolItem, a: Actions): HTMLElement[] {

@@ -9,6 +9,7 @@ import type { FileWatch } from '../fileJournal/recorder';
 import { idempotencyKey, inputHashFromRaw, outputHash } from '../hash';
 import type { Tool } from '../tools/types';
 import { type CallPlan, toolMessageContent } from './plan';
+import { blockedOf, composeChanges, retriedContent, sandboxRun } from './sandboxed';
 import type { Ahead, CallScope, RunPlan } from './scope';
 
 export class CallRunner {
@@ -76,10 +77,17 @@ export class CallRunner {
     this.emitTool(plan, 'start');
     const { result, storageError } = await this.invoke(plan);
     this.emitTool(plan, 'end', result.is_error);
-    const content = toolMessageContent(result.output, plan);
+    const retry = plan.retry;
+    const output = retry ? retriedContent(retry.blocked, retry.access, result.output) : result.output;
+    const content = toolMessageContent(output, plan);
+    const blocked = blockedOf(result.sandbox);
     // A failure to record the result throws: the intent stays without a result, so resume asks (may already have run).
     if (tool.sideEffecting) {
-      const journaled = watch ? await this.finishWatch(watch, intentFiles) : {};
+      const journaled: Partial<Pick<Effect, 'files' | 'file_scan'>> = watch
+        ? await this.finishWatch(watch, intentFiles)
+        : {};
+      // A retry's changes join the earlier attempts': restore takes the files back to before the first.
+      if (retry && journaled.files) journaled.files = composeChanges(intentFiles, journaled.files);
       // Durable at the next barrier (the next call's intent, or the one before the next request).
       // When another call follows it is written first, so a crash of the window during that call
       // cannot turn this answered call into one that "may already have run".
@@ -92,6 +100,7 @@ export class CallRunner {
           is_error: result.is_error,
           blob: result.blob,
           ...(result.raw_blob ? { raw_blob: result.raw_blob } : {}),
+          ...(blocked ? { blocked } : {}),
           ...journaled,
         },
         { durability: more ? 'written' : 'next-barrier' },
@@ -117,6 +126,16 @@ export class CallRunner {
     ahead: Map<string, Ahead>,
   ): Promise<{ watch?: FileWatch; intentFiles: Effect['files'] }> {
     const early = ahead.get(plan.call.id);
+    if (plan.retry) {
+      // Run again as the user approved after the sandbox blocked it: the earlier attempts' changes stand.
+      const watch = await watchFiles(this.s, plan);
+      const again = await this.s.deps.store.recordRetry(this.s.runId, plan.call.id, {
+        input_hash: plan.hash,
+        sandbox: sandboxRun(plan.sandbox, plan.approvedBy, plan.retry.access),
+      });
+      this.s.response.carried();
+      return { watch, intentFiles: again.files };
+    }
     if (early) {
       // Its intent went ahead (durable): a command's scan is taken now, just before it runs.
       const watch = early.watch ?? (await watchFiles(this.s, plan));
@@ -159,6 +178,9 @@ export class CallRunner {
       idempotencyKey: idempotencyKey(runId, this.s.rt.step, call.id),
       approvedBy: plan.approvedBy,
       judged: plan.judged,
+      ...(plan.sandbox
+        ? { sandbox: { ...plan.sandbox, workspaceRoot: deps.workspaceRoot, storageDir: deps.storageDir } }
+        : {}),
       outputCap: deps.outputCap,
       history: { toolOutput: (id) => toolOutput(this.s.rt.messages, id) },
       putBlob: (content) => keep(() => store.putBlob(runId, content)),
@@ -226,6 +248,7 @@ export function intentOf(step: number, plan: RunPlan, watch: FileWatch | undefin
     input_hash: plan.hash,
     side_effecting: true,
     ...(watch && watch.files.length > 0 ? { files: watch.files } : {}),
+    ...(plan.tool.category === 'command' ? { sandbox: sandboxRun(plan.sandbox, plan.approvedBy) } : {}),
   };
 }
 

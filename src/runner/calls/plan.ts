@@ -3,13 +3,24 @@
 // The two-phase journal: a durable *intent* before a side-effecting tool runs, the *result* after.
 // An intent without a result is *uncertain*: side-effecting tools go back to the user, never re-run
 // silently (docs/design.md, resume semantics 6).
-import type { Approval, ApprovalDecision, Damage, Effect, SeenTool, ToolCall } from '../../store/api/schema';
+import type {
+  Approval,
+  ApprovalDecision,
+  Damage,
+  Effect,
+  SandboxAccess,
+  SandboxBlocked,
+  SeenTool,
+  ToolCall,
+} from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
 import { toolDrift } from '../tools/external';
 import type { JudgedPaths } from '../tools/paths';
-import type { PolicyVerdict } from '../tools/policy';
+import { COMMAND_POLICY } from '../sandbox';
+import type { CommandSandbox, PolicyVerdict } from '../tools/policy';
 import type { ToolRegistry } from '../tools/registry';
 import type { Tool } from '../tools/types';
+import { grantedDomains, MAX_ATTEMPTS, retryReason, wantsRetry, withDomains } from './sandboxed';
 
 export type CallPlan =
   | { kind: 'replay'; call: ToolCall; effect: Effect }
@@ -24,6 +35,10 @@ export type CallPlan =
       approvedBy: 'policy' | 'user';
       /** The paths as the policy resolved them: the tool refuses one that now leads elsewhere. */
       judged?: JudgedPaths;
+      /** A command runs in this OS sandbox (absent: outside it). */
+      sandbox?: CommandSandbox;
+      /** The call ran, the sandbox blocked it, and the user approved running it again with this access. */
+      retry?: { access: SandboxAccess; blocked: SandboxBlocked | undefined };
     }
   | { kind: 'delegate'; call: ToolCall; tool: Tool; args: unknown; hash: string }
   | { kind: 'ask'; call: ToolCall; request: ApprovalRequest };
@@ -34,6 +49,8 @@ export interface ApprovalRequest {
   hash: string;
   uncertain: boolean;
   reason: string;
+  /** Asks to run a call the sandbox blocked again, with more access. */
+  retry?: NonNullable<Approval['retry']>;
 }
 
 export interface PlanInputs {
@@ -66,6 +83,9 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
   const { tool } = prepared;
 
   const approval = p.approvals.get(call.id);
+  const effect = p.effects.get(call.id);
+  const retry = planRetry(call, tool, prepared.args, p, effect);
+  if (retry) return retry;
   const bound = boundDecision(approval, tool, call, prepared.args, p.tools);
   const { decision, args, hash, edited } = bound;
   if (decision?.kind === 'reject') {
@@ -79,7 +99,6 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
     return { kind: 'delegate', call, tool, args, hash };
   }
 
-  const effect = p.effects.get(call.id);
   if (effect?.result && effect.input_hash === hash) return { kind: 'replay', call, effect };
   // An external tool that vanished or changed since the model was offered it is never called blind.
   const drift = toolDrift(call, tool, p.seen, effect);
@@ -91,7 +110,8 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
   });
   if (effect && !effect.result && tool.sideEffecting) {
     const decidedAfterIntent = approval?.uncertain && decision && decision.decided_ms >= effect.intent_ms;
-    if (decidedAfterIntent) return { kind: 'run', call, tool, args, hash, edited, approvedBy: 'user' };
+    if (decidedAfterIntent)
+      return { kind: 'run', call, tool, args, hash, edited, approvedBy: 'user', ...sandboxOf(p, p.policy(tool, args)) };
     return ask(
       p.waited.has(call.id)
         ? 'This call was still running when the run resumed and was waited for; it has finished now, but its output was lost with the window. It has probably done its work: check before running it again.'
@@ -119,9 +139,75 @@ function planCall(call: ToolCall, p: PlanInputs): CallPlan {
       edited,
       approvedBy,
       ...(policy.judged ? { judged: policy.judged } : {}),
+      ...sandboxOf(p, policy),
     };
   }
   return ask(policy.reason, false);
+}
+
+/** The verdict's sandbox, with the domains the user granted this run. */
+function sandboxOf(p: PlanInputs, v: PolicyVerdict): { sandbox?: CommandSandbox } {
+  return v.sandbox ? { sandbox: withDomains(v.sandbox, grantedDomains(p.approvals.values())) } : {};
+}
+
+/**
+ * A command that ran in the sandbox and was blocked: asks to run it again with more access, or runs
+ * it again as the user approved, or (rejected, or nothing more to allow) leaves it to the replay.
+ * Never without a decision made after its result, for exactly its next attempt (the store checks too).
+ */
+function planRetry(call: ToolCall, tool: Tool, callArgs: unknown, p: PlanInputs, effect?: Effect): CallPlan | null {
+  const blocked = effect?.result?.blocked;
+  if (tool.category !== 'command' || !effect?.result || !effect.sandbox) return null;
+  const attempt = (effect.attempts?.length ?? 0) + 2;
+  const approval = p.approvals.get(call.id);
+  const ran = ranArgs(p, tool, call, callArgs, effect, approval);
+  if (!ran) return null;
+  const request = { tool, args: ran.args, hash: ran.hash, uncertain: false };
+  // Whatever else holds, the result stands: a retry approval replaced the approval of an edit.
+  const replay: CallPlan = { kind: 'replay', call, effect };
+  if (approval?.retry?.attempt === attempt && approval.input_hash === ran.hash) {
+    const d = approval.decision;
+    if (!d) return { kind: 'ask', call, request: { ...request, reason: approval.reason, retry: approval.retry } };
+    if (d.kind !== 'approve' || !d.access) return replay;
+    const base = p.policy(tool, ran.args);
+    if (base.verdict === 'deny') return { kind: 'error', call, output: `Denied by policy: ${base.reason}` };
+    const box = d.access.kind === 'domains' ? (base.sandbox ?? COMMAND_POLICY) : undefined;
+    return {
+      kind: 'run',
+      call,
+      ...request,
+      edited: ran.edited,
+      approvedBy: 'user',
+      ...(box ? { sandbox: withDomains(box, grantedDomains(p.approvals.values())) } : {}),
+      retry: { access: d.access, blocked },
+    };
+  }
+  if (
+    effect.sandbox.kind !== 'sandboxed' ||
+    !wantsRetry(blocked) ||
+    attempt > MAX_ATTEMPTS ||
+    p.policy(tool, ran.args).verdict === 'deny'
+  )
+    return replay;
+  return { kind: 'ask', call, request: { ...request, reason: retryReason(blocked), retry: { attempt, blocked } } };
+}
+
+/** The arguments the call ran with: its own, or the user's edit that its effect's hash names. */
+function ranArgs(
+  p: PlanInputs,
+  tool: Tool,
+  call: ToolCall,
+  callArgs: unknown,
+  effect: Effect,
+  approval: Approval | undefined,
+): { args: unknown; hash: string; edited: boolean } | null {
+  const own = p.tools.inputHash(tool, callArgs);
+  if (effect.input_hash === own) return { args: callArgs, hash: own, edited: false };
+  const edit = approval?.decision?.kind === 'approve_edited' ? approval.decision.arguments : approval?.arguments;
+  const edited = p.tools.prepareArgs(tool, call.id, edit, own);
+  if (!edited.ok) return null;
+  const hash = p.tools.inputHash(tool, edited.args);
+  return hash === effect.input_hash ? { args: edited.args, hash, edited: true } : null;
 }
 
 interface BoundDecision {

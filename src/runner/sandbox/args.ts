@@ -78,6 +78,7 @@ export function bwrapArgs(
   a.push('--proc', '/proc');
   for (const p of PROC_READ_ONLY) a.push('--ro-bind-try', p, p);
   a.push('--size', size, '--tmpfs', '/tmp');
+  for (const p of profile.readable ?? []) a.push('--ro-bind', p, p);
   for (const p of profile.writable ?? []) a.push('--bind', p, p);
   a.push(profile.workspace === 'write' ? '--bind' : '--ro-bind', ws, ws);
   for (const e of layout.pinned) a.push('--bind', abs(e.rel), abs(e.rel));
@@ -134,7 +135,7 @@ export const SECRET_NAME = /key|token|secret|passw|credential|auth|session|cooki
  */
 export function sandboxEnv(
   host: NodeJS.ProcessEnv,
-  profile: Pick<SandboxProfile, 'envNames' | 'allowedDomains'>,
+  profile: Pick<SandboxProfile, 'envNames' | 'allowedDomains' | 'reportDomains'>,
   extra: Readonly<Record<string, string>> = {},
 ): Record<string, string> {
   const env = baseEnv(host, 'linux');
@@ -144,7 +145,7 @@ export function sandboxEnv(
   }
   // The sandbox's own places come last: the caller's variables cannot point them at the host's.
   const own: Record<string, string> = { TMPDIR: '/tmp', XDG_CACHE_HOME: '/tmp/.cache', npm_config_cache: '/tmp/.npm' };
-  if (profile.allowedDomains.length > 0)
+  if (profile.allowedDomains.length > 0 || profile.reportDomains)
     for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) own[name] = PROXY_URL;
   return { ...env, ...extra, ...own };
 }

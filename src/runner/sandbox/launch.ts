@@ -68,7 +68,11 @@ async function prepare(profile: SandboxProfile): Promise<Prepared> {
   const home = os.homedir();
   if (ws === '/' || home === ws || home.startsWith(ws + '/'))
     throw new SandboxUnavailableError(`the workspace ${ws} holds the home folder: its dotfiles would be writable`);
-  const p: SandboxProfile = { ...profile, workspaceRoot: ws };
+  const p: SandboxProfile = {
+    ...profile,
+    workspaceRoot: ws,
+    readable: [...(profile.readable ?? []), ...ownUnderTmp()],
+  };
   const writable = p.workspace === 'write';
   const layout = await workspaceLayout(ws, { readOnly: p.readOnly, secrets: p.fileRules, writable });
   const made = await makePlaceholders(ws, layout);
@@ -78,7 +82,7 @@ async function prepare(profile: SandboxProfile): Promise<Prepared> {
 export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxCommand): Promise<SandboxedProcess> {
   const { p, layout, made, host } = await prepare(profile);
   const ws = p.workspaceRoot;
-  const network = p.allowedDomains.length > 0;
+  const network = p.allowedDomains.length > 0 || p.reportDomains === true;
   const extra = cmd.extraPipes ?? 0;
   const seccompFd = 3 + extra;
   const statusFd = seccompFd + 1;
@@ -166,6 +170,12 @@ export async function sandboxedCommandLine(
       await removePlaceholders(made);
     },
   };
+}
+
+/** The folders of what the sandbox starts (Node, the helpers beside the bundle) that the private /tmp would hide. */
+function ownUnderTmp(): string[] {
+  const dirs = [path.dirname(NET_HELPER), path.dirname(process.execPath)];
+  return [...new Set(dirs.filter((d) => d === '/tmp' || d.startsWith('/tmp/')))];
 }
 
 /**

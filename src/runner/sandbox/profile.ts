@@ -20,11 +20,15 @@ export interface SandboxPolicy {
    * subdomains. Empty: no network at all.
    */
   allowedDomains: readonly string[];
+  /** Start the proxy even with no domain allowed, so the hosts a command wanted are reported (it reaches none). */
+  reportDomains?: boolean;
   limits: SandboxLimits;
   /** More workspace patterns kept read-only (the protectedFiles syntax: `**` for any depth). */
   readOnly?: readonly string[];
   /** More absolute paths hidden from the command. */
   hidden?: readonly string[];
+  /** Absolute paths under /tmp the command may read (the private /tmp hides the rest): the extension's own helpers when it is installed there. */
+  readable?: readonly string[];
   /** Absolute paths outside the workspace the command may write (a package cache); each must exist. */
   writable?: readonly string[];
   /** Host environment variables passed in by name, besides the base ones (never a secret's). */

@@ -5,7 +5,10 @@
 // grammar shows completely as plain words, and run_command then executes exactly those words
 // without a shell (shell/argvRunner.cjs). The grammar loads asynchronously (loadShellGrammar);
 // until it has, a command that needs it asks. A command whose folder is in another repository than
-// the workspace's (commandCwd.ts) asks, whatever the line.
+// the workspace's (commandCwd.ts) asks, whatever the line. In the `sandbox` mode every command runs
+// in the OS sandbox (runner/sandbox) and runs without asking there — unless a deny rule matches,
+// which still wins, or the sandbox is unavailable here, and then it asks, saying why.
+import type { SandboxPolicy, SandboxProfile } from '../sandbox';
 import type { ToolCategory } from '../../store/api/schema';
 import type { JudgedPaths } from './paths';
 import {
@@ -21,13 +24,20 @@ import { planCommands } from './shell/plan';
 import { readPlan } from './shell/reading';
 
 export type CategoryMode = 'auto' | 'ask' | 'deny';
+/** Commands have one more: `sandbox`, auto in the OS sandbox. */
+export type CommandMode = CategoryMode | 'sandbox';
 export type Verdict = 'auto' | 'ask' | 'deny';
 
 /** Categories of the extension's own tools (external tools have their own policy: runner/mcp/approvals.ts). */
 export type OwnCategory = Exclude<ToolCategory, 'external'>;
 
 export interface ApprovalPolicy {
-  categories: Record<OwnCategory, CategoryMode>;
+  categories: Record<Exclude<OwnCategory, 'command'>, CategoryMode> & { command: CommandMode };
+  /**
+   * The sandbox commands run in when their mode is `sandbox`, and why it cannot run here now (null:
+   * it can). Absent with that mode: unavailable.
+   */
+  sandbox?: { policy: SandboxPolicy; unavailable: string | null };
   /** Commands that run without asking ("npm test", "git status"): word prefixes of each command of a line. */
   commandAllow: readonly string[];
   /** Programs (or word prefixes, "git push") that are always refused. Deny wins over allow and over 'auto'. */
@@ -63,7 +73,12 @@ export interface PolicyVerdict {
   reason: string;
   /** The paths judged, as the resolver found them: a call that runs is held to them (paths.ts ConfineOptions.judged). */
   judged?: JudgedPaths;
+  /** The command runs in this OS sandbox, whoever approves it (absent: unsandboxed, as approved). */
+  sandbox?: CommandSandbox;
 }
+
+/** A sandbox for the workspace the runner works in (the runner adds the folders). */
+export type CommandSandbox = Omit<SandboxProfile, 'workspaceRoot' | 'storageDir'>;
 
 export function judge(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLICY): PolicyVerdict {
   const { category, toolName } = input;
@@ -82,13 +97,23 @@ export function judge(input: PolicyInput, policy: ApprovalPolicy = DEFAULT_POLIC
   if (sensitive !== null && policy.categories[category] !== 'deny') return { verdict: 'ask', reason: sensitive };
   const command = commandOf(input);
   if (command !== null) {
-    const verdict = judgeCommand(command, toolName, policy);
+    const verdict = sandboxed(judgeCommand(command, toolName, policy), policy);
     if (verdict.verdict !== 'auto' || !input.cwdConcern) return verdict;
-    return ask(
-      `The command runs where git would use another repository's configuration than the workspace's: ${input.cwdConcern}. It asks although it would run without asking elsewhere.`,
-    );
+    return {
+      ...verdict,
+      ...ask(
+        `The command runs where git would use another repository's configuration than the workspace's: ${input.cwdConcern}. It asks although it would run without asking elsewhere.`,
+      ),
+    };
   }
-  return byCategory(category, toolName, policy.categories[category]);
+  return byCategory(category, toolName, policy.categories[category as Exclude<OwnCategory, 'command'>]);
+}
+
+/** In the `sandbox` mode a command that may run runs in the sandbox, approved by the policy or by the user. */
+function sandboxed(v: PolicyVerdict, policy: ApprovalPolicy): PolicyVerdict {
+  const box = policy.sandbox;
+  if (policy.categories.command !== 'sandbox' || v.verdict === 'deny' || !box || box.unavailable) return v;
+  return { ...v, sandbox: { ...box.policy, ...(policy.fileRules ? { fileRules: policy.fileRules } : {}) } };
 }
 
 function byCategory(category: OwnCategory, toolName: string, mode: CategoryMode): PolicyVerdict {
@@ -115,6 +140,14 @@ function judgeCommand(raw: string, toolName: string, policy: ApprovalPolicy): Po
   if (deny?.kind === 'unavailable') return ask(`The deny list cannot check this command: ${grammarUnavailable()}.`);
   if (deny?.kind === 'unsure') return ask(`The deny list cannot check this command: ${deny.reason}.`);
   if (mode === 'auto') return { verdict: 'auto', reason: 'Commands run without asking (policy: auto).' };
+  if (mode === 'sandbox') {
+    const why = policy.sandbox ? policy.sandbox.unavailable : 'no sandbox is configured';
+    if (why === null)
+      return { verdict: 'auto', reason: 'Commands run without asking in the sandbox (auto in sandbox).' };
+    return ask(
+      `Commands run without asking only in the sandbox, and the sandbox is not available here (${why}), so this one asks. Approved, it runs outside the sandbox.`,
+    );
+  }
   if (policy.commandAllow.length === 0) return byCategory('command', toolName, mode);
   return byAllowList(raw, policy.commandAllow, platform);
 }

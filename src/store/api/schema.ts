@@ -344,8 +344,32 @@ export const DecidedBy = z.object({
 });
 export type DecidedBy = z.infer<typeof DecidedBy>;
 
+/**
+ * What an OS sandbox refused a command (runner/sandbox/report.ts): the hosts the proxy refused, the
+ * paths a write was refused at (workspace-relative inside it), a unix socket, the process limit.
+ */
+export const SandboxBlocked = z.object({
+  domains: z.array(z.string()).max(50),
+  writes: z.array(z.string()).max(20),
+  unix_sockets: z.boolean(),
+  process_limit: z.boolean(),
+});
+export type SandboxBlocked = z.infer<typeof SandboxBlocked>;
+
+/**
+ * More access for a command the sandbox blocked, granted by the user: these domains (for the rest of
+ * the run; `always`: the user's setting was extended too), or one run outside the sandbox.
+ */
+export const SandboxAccess = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('domains'), domains: z.array(z.string().min(1)).min(1).max(50), always: z.boolean() }),
+  z.object({ kind: z.literal('unsandboxed') }),
+]);
+export type SandboxAccess = z.infer<typeof SandboxAccess>;
+
 export const ApprovalDecision = z.object({
   kind: z.enum(['approve', 'reject', 'approve_edited']),
+  /** approve of a retry (Approval.retry): the access the retry runs with. */
+  access: SandboxAccess.optional(),
   /** Reject: the reason the model sees. */
   reason: z.string().nullable(),
   /** approve_edited: the arguments that will run, and their hash. */
@@ -370,6 +394,11 @@ export const Approval = z.object({
   uncertain: z.boolean(),
   /** Why approval is needed, for the UI ("write tools ask by policy", …). */
   reason: z.string(),
+  /**
+   * The call ran in the sandbox and was blocked: the approval is for running it again (its attempt
+   * number) with more access. Rejected, the model gets the blocked result.
+   */
+  retry: z.object({ attempt: z.number().int().min(2), blocked: SandboxBlocked }).optional(),
   decision: ApprovalDecision.nullable(),
 });
 export type Approval = z.infer<typeof Approval>;
@@ -382,9 +411,22 @@ export const EffectResult = z.object({
   blob: z.string().nullable(),
   /** An external tool's exact result as JSON (an MCP `CallToolResult`: text, images, resources, structured content), in a blob. */
   raw_blob: z.string().nullable().optional(),
+  /** A sandboxed command: what the sandbox refused it (absent: nothing, or not sandboxed). */
+  blocked: SandboxBlocked.optional(),
   finished_ms: z.number().int(),
 });
 export type EffectResult = z.infer<typeof EffectResult>;
+
+/**
+ * Where a command ran: in the OS sandbox under a profile (the sha256 of its canonical description —
+ * workspace mode, domains, limits, extra paths — and that description in a line), or outside it
+ * (why: the allow list, the user's approval, access granted for one run).
+ */
+export const SandboxRun = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('sandboxed'), profile: z.string(), summary: z.string() }),
+  z.object({ kind: z.literal('unsandboxed'), reason: z.string() }),
+]);
+export type SandboxRun = z.infer<typeof SandboxRun>;
 
 // ── the file journal (file-changing tools and commands) ──────────────────────────────────────
 const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
@@ -455,6 +497,15 @@ export const Effect = z.object({
    * afresh instead of asking whether it ran. (A reader older than this field keeps the intent and asks.)
    */
   withdrawn_ms: z.number().int().optional(),
+  /** A command: where it ran (set with the intent). Absent in older records and for other tools. */
+  sandbox: SandboxRun.optional(),
+  /**
+   * Earlier attempts of the call, oldest first: it ran in the sandbox, was blocked, and the user
+   * approved running it again with more access (Approval.retry). `files` covers every attempt.
+   */
+  attempts: z
+    .array(z.object({ intent_ms: z.number().int(), sandbox: SandboxRun.optional(), result: EffectResult }))
+    .optional(),
 });
 export type Effect = z.infer<typeof Effect>;
 export type EffectProcess = NonNullable<Effect['process']>;

@@ -18,6 +18,7 @@ import type {
   RunState,
   RunSummary,
   RuntimeSnapshot,
+  SandboxRun,
 } from './schema';
 
 export type { RunEnd };
@@ -110,6 +111,8 @@ export interface NewApproval {
   input_hash: string;
   uncertain: boolean;
   reason: string;
+  /** The call ran in the sandbox and was blocked: this asks to run it again with more access. */
+  retry?: Approval['retry'];
 }
 
 export interface NewEffectIntent {
@@ -120,6 +123,14 @@ export interface NewEffectIntent {
   side_effecting: boolean;
   /** Pre-images of the files the call will write (their blobs already stored), `after` unknown. */
   files?: FileChange[];
+  /** A command: where it runs. */
+  sandbox?: SandboxRun;
+}
+
+/** A blocked call run again with the access its retry approval granted (the store checks that approval). */
+export interface NewEffectRetry {
+  input_hash: string;
+  sandbox?: SandboxRun;
 }
 
 export interface NewEffectResult extends Omit<EffectResult, 'finished_ms'> {
@@ -307,6 +318,12 @@ export interface CheckpointStore {
   /** The process a running side effect started (durable): resume waits for a live one instead of asking. */
   recordProcess(runId: string, toolCallId: string, process: EffectProcess): Promise<Effect>;
   recordResult(runId: string, toolCallId: string, result: NewEffectResult, opts?: WriteOptions): Promise<Effect>;
+  /**
+   * A call the sandbox blocked, about to run again with the access its approved retry grants (the
+   * approval must name this attempt): durable before it resolves; the result so far becomes an
+   * earlier attempt and the call has an intent without a result again.
+   */
+  recordRetry(runId: string, toolCallId: string, retry: NewEffectRetry): Promise<Effect>;
   /** In journal order (intents in the order they were written). */
   listEffects(runId: string): Promise<Effect[]>;
 

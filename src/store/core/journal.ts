@@ -3,11 +3,14 @@
 import { StoreConflictError, InvalidInputError } from '../api/errors';
 import type { RunModel } from './runModel';
 import {
+  Approval as ApprovalSchema,
   ApprovalDecision,
   FileChange,
   FileScan,
   InboxMessage,
   RestoreRecord,
+  SandboxBlocked,
+  SandboxRun,
   ToolCategory,
   type Approval,
   type CheckpointRecord,
@@ -15,7 +18,14 @@ import {
   type EffectProcess,
 } from '../api/schema';
 import type { CommitOp } from './storedSchema';
-import type { NewApproval, NewEffectIntent, NewEffectResult, NewInboxMessage, NewRestore } from '../api/types';
+import type {
+  NewApproval,
+  NewEffectIntent,
+  NewEffectResult,
+  NewEffectRetry,
+  NewInboxMessage,
+  NewRestore,
+} from '../api/types';
 import { parseInput } from './validate';
 import { merged } from './copy';
 import { randomBytes } from 'node:crypto';
@@ -36,6 +46,7 @@ const NewApprovalInput = z.object({
   input_hash: z.string(),
   uncertain: z.boolean(),
   reason: z.string(),
+  retry: ApprovalSchema.shape.retry,
 });
 const NewIntent = z.object({
   tool_call_id: z.string().min(1),
@@ -44,13 +55,16 @@ const NewIntent = z.object({
   input_hash: z.string(),
   side_effecting: z.boolean(),
   files: z.array(FileChange).optional(),
+  sandbox: SandboxRun.optional(),
 });
+const RetryInput = z.object({ input_hash: z.string(), sandbox: SandboxRun.optional() });
 const ResultInput = z.object({
   output: z.string(),
   output_hash: z.string(),
   is_error: z.boolean(),
   blob: z.string().nullable(),
   raw_blob: z.string().nullable().optional(),
+  blocked: SandboxBlocked.optional(),
   files: z.array(FileChange).optional(),
   file_scan: FileScan.optional(),
 });
@@ -122,6 +136,41 @@ export function effectIntent(m: RunModel, input: NewEffectIntent, now: number): 
       checkpoint_seq: m.lastSeq,
     },
     files ? { files } : null,
+  );
+  return { value: effect, op: { op: 'effect', effect } };
+}
+
+/**
+ * A call that ran in the sandbox and was blocked runs again with the access the user granted: only
+ * with a retry approval approved after its result, for exactly the attempt that approval names. Its
+ * result so far becomes an earlier attempt; the call has an intent without a result again, so a crash
+ * while it runs asks whether it ran, as any intent does. The same retry again returns the record.
+ */
+export function effectRetry(m: RunModel, toolCallId: string, input: NewEffectRetry, now: number): Outcome<Effect> {
+  const i = parseInput(RetryInput, input, 'effect retry');
+  const runId = m.meta.run_id;
+  const prev = m.effects.get(toolCallId);
+  const approval = m.approvals.get(toolCallId);
+  const attempt = (prev?.attempts?.length ?? 0) + (prev?.result ? 2 : 1);
+  if (prev && !prev.result && approval?.retry?.attempt === attempt && prev.input_hash === i.input_hash)
+    return { value: prev };
+  const conflict = (why: string) => new StoreConflictError(`Tool call ${toolCallId} of run ${runId} ${why}.`, runId);
+  if (!prev?.result) throw conflict('has no result to retry');
+  if (prev.input_hash !== i.input_hash) throw conflict('was retried with other arguments than it ran with');
+  const d = approval?.decision;
+  if (!approval?.retry || d?.kind !== 'approve' || d.decided_ms < prev.result.finished_ms)
+    throw conflict('has no approved retry: it must be replayed, not run again');
+  if (approval.retry.attempt !== attempt) throw conflict(`has no approved retry for attempt ${attempt}`);
+  const earlier = {
+    intent_ms: prev.intent_ms,
+    ...(prev.sandbox ? { sandbox: prev.sandbox } : {}),
+    result: prev.result,
+  };
+  const { sandbox: _, process: __, ...rest } = prev;
+  const effect = merged<Effect>(
+    rest,
+    { intent_ms: now, result: null, attempts: [...(prev.attempts ?? []), earlier] },
+    i.sandbox ? { sandbox: i.sandbox } : null,
   );
   return { value: effect, op: { op: 'effect', effect } };
 }

@@ -43,7 +43,7 @@ export class RunModel {
   readonly snapshotSeqs: number[] = [];
   readonly approvals = new Map<string, Approval>();
   readonly effects = new Map<string, Effect>();
-  /** Effects in `effects` with a result (the tail witness counts them after every commit). */
+  /** Results the effects hold, earlier attempts' too (the tail witness counts them after every commit). */
   results = 0;
   /** Messages the user sent to this run, by id, in the order sent. */
   readonly inbox = new Map<string, InboxMessage>();
@@ -175,7 +175,7 @@ export class RunModel {
         const held = effectAfter(prev, op.effect);
         if (held) this.effects.set(op.effect.tool_call_id, held);
         else this.effects.delete(op.effect.tool_call_id);
-        this.results += (held?.result ? 1 : 0) - (prev?.result ? 1 : 0);
+        this.results += finishedAttempts(held) - finishedAttempts(prev);
         return this.touch(Math.max(op.effect.intent_ms, op.effect.result?.finished_ms ?? 0));
       }
       case 'restore':
@@ -417,6 +417,11 @@ function newestAtOrBefore(sorted: readonly number[], seq: number): number | unde
     } else hi = mid - 1;
   }
   return found;
+}
+
+/** The call's results, earlier attempts' included: a retry moves one, never loses it from the count. */
+function finishedAttempts(e: Effect | undefined): number {
+  return (e?.result ? 1 : 0) + (e?.attempts?.length ?? 0);
 }
 
 /**

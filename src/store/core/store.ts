@@ -116,6 +116,8 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
     this.writer.recordProcess(runId, toolCallId, p);
   recordResult = (runId: string, toolCallId: string, r: T.NewEffectResult, opts?: T.WriteOptions) =>
     this.writer.recordResult(runId, toolCallId, r, opts);
+  recordRetry = (runId: string, toolCallId: string, r: T.NewEffectRetry) =>
+    this.writer.recordRetry(runId, toolCallId, r);
   listEffects = (runId: string) => this.reader.listEffects(runId);
   postMessage = (runId: string, m: T.NewInboxMessage) => this.writer.postMessage(runId, m);
   listInbox = (runId: string, opts?: { pendingOnly?: boolean }) => this.reader.listInbox(runId, opts);

@@ -237,6 +237,10 @@ export class StoreWriter {
     return this.journal(runId, (h) => J.effectResult(h.model, toolCallId, input, this.c.now()), durability(opts, true));
   }
 
+  recordRetry(runId: string, toolCallId: string, input: T.NewEffectRetry): Promise<Effect> {
+    return this.journal(runId, (h) => J.effectRetry(h.model, toolCallId, input, this.c.now()));
+  }
+
   postMessage(runId: string, message: T.NewInboxMessage): Promise<InboxMessage> {
     return this.journal(runId, (h) => J.inboxPost(h.model, message, this.c.now()));
   }

@@ -203,6 +203,9 @@ export class CombinedStore implements T.CheckpointStore {
   recordResult(runId: string, id: string, r: T.NewEffectResult, opts?: T.WriteOptions) {
     return this.on(runId, (s) => s.recordResult(runId, id, r, opts));
   }
+  recordRetry(runId: string, id: string, r: T.NewEffectRetry) {
+    return this.on(runId, (s) => s.recordRetry(runId, id, r));
+  }
   listEffects(runId: string) {
     return this.on(runId, (s) => s.listEffects(runId));
   }

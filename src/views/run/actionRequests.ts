@@ -23,6 +23,7 @@ const ACTION_METHODS = [
   'approve',
   'reject',
   'approveEdited',
+  'retry',
   'approveAll',
   'alwaysAllow',
   'showDiff',
@@ -63,6 +64,9 @@ export class RunViewActionRequests {
       case 'approveEdited':
         await actions.decide.approveEdited(runId, msg.params, msg.params.argumentsJson);
         return log.info(`run ${runId}: ${msg.method} accepted`);
+      case 'retry':
+        await actions.decide.retry(runId, msg.params, msg.params.choice);
+        return log.info(`run ${runId}: ${msg.method} (${msg.params.choice}) accepted`);
       case 'approveAll':
         await actions.decide.approveAll(runId, msg.params.items);
         return log.info(`run ${runId}: ${msg.method} accepted`);

@@ -17,6 +17,7 @@ import {
   parseWebviewMessage,
   type RequestMessage,
   type Result,
+  type ApprovalModeLine,
   type StateMessage,
 } from './protocol';
 import { composerHint, headerDataOf, headerOf, readHeaderData } from './header';
@@ -46,6 +47,8 @@ export interface RunViewDeps {
   log: { info(m: string): void; warn(m: string): void };
   /** This window's workspace folder, where runs work: a run recorded elsewhere says so in its header. */
   workspaceRoot?: string;
+  /** How commands are approved in this workspace now, for the header (absent: not shown). */
+  approvalMode?(): ApprovalModeLine;
 }
 
 /** "Show all" of a tool's result shows this much of it (the whole stays in the run). */
@@ -207,6 +210,7 @@ export class RunViewController extends DisposableBase {
       page: withPage ? { from, items: this.transcript.page(from, size) } : null,
       readOnly,
       composerHint: composerHint(last, this.deps.runner.isActive(last.run_id)),
+      approvalMode: this.deps.approvalMode?.() ?? null,
     };
   }
 

@@ -26,7 +26,7 @@ export interface RunHeaderOptions {
 /** What a run's header shows beyond its summary: its latest snapshot, waiting calls, newest checkpoints. */
 export interface HeaderData {
   snapshot: RuntimeSnapshot | null;
-  pending: readonly Pick<Approval, 'tool_call_id' | 'input_hash'>[];
+  pending: readonly Pick<Approval, 'tool_call_id' | 'input_hash' | 'retry'>[];
   /** The newest checkpoints (a dozen is plenty), newest first: the context meter's latest figure. */
   newestFirst: readonly { payload?: Record<string, unknown> }[];
 }
@@ -87,7 +87,10 @@ export function headerOf(run: RunSummary, h: HeaderData, o: RunHeaderOptions): R
     costUsd: s ? s.total_cost_usd : null,
     budget: limits.length > 0 ? limits.join(' · ') : null,
     pendingApprovals: run.pending_approvals,
-    pendingCalls: h.pending.map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
+    // A blocked command's retry is answered on its card (which access), never by Approve all.
+    pendingCalls: h.pending
+      .filter((a) => !a.retry)
+      .map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
     actions: runActions(o.active, whyNot),
     whyNot: { restore: whyNot.restore, resume: whyNot.resume },
     notices: runNotices(

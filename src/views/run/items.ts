@@ -51,6 +51,11 @@ export const ToolApproval = z.object({
   decisionReason: z.string().nullable(),
   /** Who decided and from where, as the card shows it ("approved by alice@laptop (window)"). */
   decidedBy: z.string().optional(),
+  /** The sandbox blocked the command: the approval is to run it again with more access (its answers differ). */
+  retry: z
+    .object({ domains: z.array(z.string()), writes: z.array(z.string()), unixSockets: z.boolean() })
+    .nullable()
+    .default(null),
 });
 export const ToolItem = z.object({
   kind: z.literal('tool'),
@@ -84,6 +89,11 @@ export const ToolItem = z.object({
   rich: z.boolean().default(false),
   /** The latest progress the tool reported while it runs ("2 of 5 — copying"). */
   progress: z.string().nullable().default(null),
+  /** A command: where it ran ("in the sandbox: workspace writable · network: none · …", "outside the sandbox: …"). */
+  sandbox: z.string().nullable().default(null),
+  /** The first workspace files the call changed (the file journal), and how many it changed in all. */
+  changedFiles: z.array(z.string()).max(20).default([]),
+  changedFilesTotal: z.number().int().nonnegative().default(0),
 });
 export const WaypointItem = z.object({
   kind: z.literal('waypoint'),

@@ -30,6 +30,19 @@ export const Requests = {
     z.strictObject({ runId: Id, toolCallId: Id, inputHash: InputHash, reason: z.string().max(2000) }),
     Ok,
   ),
+  /**
+   * A command the sandbox blocked, on its retry approval: run it again with its refused domains for
+   * this run, always (the user's setting too), or once outside the sandbox. Deny is `reject`.
+   */
+  retry: request(
+    z.strictObject({
+      runId: Id,
+      toolCallId: Id,
+      inputHash: InputHash,
+      choice: z.enum(['allowForRun', 'allowAlways', 'runOutside']),
+    }),
+    Ok,
+  ),
   /** The edited arguments as JSON text; the host parses and validates them against the tool's schema. */
   approveEdited: request(
     z.strictObject({ runId: Id, toolCallId: Id, inputHash: InputHash, argumentsJson: z.string().max(1_000_000) }),
@@ -146,6 +159,10 @@ export const RunHeader = z.object({
   /** Said before anything else: what an import reset, a folder other than the one the run was recorded in. */
   notices: z.array(z.string()).max(10),
 });
+
+/** How commands are approved in this workspace: "commands: auto in sandbox · network: 2 domains", and why. */
+export const ApprovalModeLine = z.object({ label: z.string().max(200), detail: z.string().max(2000) });
+export type ApprovalModeLine = z.infer<typeof ApprovalModeLine>;
 export type RunHeader = z.infer<typeof RunHeader>;
 
 export const StateMessage = z.object({
@@ -166,6 +183,8 @@ export const StateMessage = z.object({
   readOnly: z.string().nullable(),
   /** What Send does now, for the composer's hint. */
   composerHint: z.string(),
+  /** How commands are approved in this workspace now (the header says it); null where not known. */
+  approvalMode: ApprovalModeLine.nullable(),
   /** The model call under way, whose text streams in `delta` messages; with the text (and reasoning) streamed so far, which replaces what the view has. */
   streaming: z
     .object({

@@ -139,7 +139,14 @@ function bareItem(ctx: ToolContext, step: number, call: ToolCall): ToolItem {
     external: approval?.category === 'external' || Boolean(effect?.result?.raw_blob),
     rich: Boolean(effect?.result?.raw_blob),
     progress: status === 'running' ? (ctx.live.progress?.get(call.id) ?? null) : null,
+    sandbox: effect?.sandbox ? cut(whereItRan(effect.sandbox), FIELD_MAX_CHARS) : null,
+    changedFiles: (effect?.result ? (effect.files ?? []) : []).slice(0, 20).map((f) => cut(f.path, FIELD_MAX_CHARS)),
+    changedFilesTotal: effect?.result ? (effect.files?.length ?? 0) : 0,
   };
+}
+
+function whereItRan(s: NonNullable<Effect['sandbox']>): string {
+  return s.kind === 'sandboxed' ? `Ran in the sandbox: ${s.summary}` : `Ran outside the sandbox: ${s.reason}`;
 }
 
 /**
@@ -180,6 +187,9 @@ function toolApproval(a: Approval): NonNullable<ToolItem['approval']> {
     decision: decision === 'waiting' || decision === 'auto' ? null : decision,
     decisionReason: a.decision?.reason ?? null,
     ...(a.decision?.by ? { decidedBy: `${VERB[a.decision.kind]} by ${describeDecider(a.decision.by)}` } : {}),
+    retry: a.retry
+      ? { domains: a.retry.blocked.domains, writes: a.retry.blocked.writes, unixSockets: a.retry.blocked.unix_sockets }
+      : null,
   };
 }
 
@@ -191,7 +201,9 @@ function toolStatus(
   output: string | null,
   r: { approval?: Approval; effect?: Effect; exec?: ToolExecutionRecord },
 ): ToolItem['status'] {
-  if (r.approval?.decision?.kind === 'reject') return 'rejected';
+  if (r.approval?.decision?.kind === 'reject' && !r.approval.retry) return 'rejected';
+  // A blocked command's result is in, and it waits to run again: the decision is what matters now.
+  if (r.approval?.retry && r.approval.decision === null) return 'awaiting';
   if (output !== null)
     return (r.exec?.is_error ??
       r.effect?.result?.is_error ??

@@ -83,11 +83,23 @@ describe('run view bounds', () => {
       external: false,
       rich: false,
       progress: big,
+      sandbox: big,
+      changedFiles: [big],
+      changedFilesTotal: 1,
     } satisfies TranscriptItem);
     assert.equal(tool.key, 'r:t:c');
     assert.equal(tool.outputChars, big.length);
     assert.ok(tool.argumentsJson.length <= TEXT_MAX_CHARS && tool.argumentsJson.length > FIELD_MAX_CHARS);
-    for (const s of [tool.title, tool.args[0]!.name, tool.args[0]!.value, tool.output!, tool.diff![0]!, tool.progress!])
+    for (const s of [
+      tool.title,
+      tool.args[0]!.name,
+      tool.args[0]!.value,
+      tool.output!,
+      tool.diff![0]!,
+      tool.progress!,
+      tool.sandbox!,
+      tool.changedFiles[0]!,
+    ])
       assert.ok(s.length <= FIELD_MAX_CHARS && s.endsWith('more characters not shown)'));
     const answer = boundItem({
       kind: 'assistant',

@@ -27,11 +27,21 @@ const waiting: ToolItem = {
   durationMs: null,
   replayed: false,
   uncertain: false,
-  approval: { pending: true, inputHash: HASH, reason: 'Commands ask', decision: null, decisionReason: null },
+  approval: {
+    pending: true,
+    inputHash: HASH,
+    reason: 'Commands ask',
+    decision: null,
+    decisionReason: null,
+    retry: null,
+  },
   diff: null,
   external: false,
   rich: false,
   progress: null,
+  sandbox: null,
+  changedFiles: [],
+  changedFilesTotal: 0,
 };
 
 describe('run view: an item that fails to draw', () => {

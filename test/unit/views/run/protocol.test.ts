@@ -11,6 +11,7 @@ const VALID: Record<keyof typeof Requests, unknown> = {
   approve: { runId: 'r1', toolCallId: 'c1', inputHash: hash },
   reject: { runId: 'r1', toolCallId: 'c1', inputHash: hash, reason: 'no' },
   approveEdited: { runId: 'r1', toolCallId: 'c1', inputHash: hash, argumentsJson: '{}' },
+  retry: { runId: 'r1', toolCallId: 'c1', inputHash: hash, choice: 'allowForRun' },
   approveAll: { runId: 'r1', items: [{ toolCallId: 'c1', inputHash: hash }] },
   showDiff: { runId: 'r1', toolCallId: 'c1' },
   toolOutput: { runId: 'r1', toolCallId: 'c1' },
@@ -124,6 +125,7 @@ describe('run view protocol', () => {
       page: null,
       readOnly: null,
       composerHint: '',
+      approvalMode: { label: 'commands: auto in sandbox · network: 2 domains', detail: 'x' },
       streaming: null,
     };
     assert.equal(HostMessage.safeParse(state).success, true);

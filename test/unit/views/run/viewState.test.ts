@@ -36,6 +36,7 @@ function state(o: Partial<StateMessage> & { outline: OutlineEntry[] }): StateMes
     page: null,
     readOnly: null,
     composerHint: '',
+    approvalMode: null,
     streaming: null,
     ...o,
   };

@@ -23,6 +23,7 @@ import { execFile } from 'node:child_process';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Breather } from '../../common/breather';
 import { gitEnv, gitSettings } from '../tools/shell/gitHardening.cjs';
 import { findProgram, type Lookup } from '../tools/shell/programs.cjs';
 import { type FileSig, isRacy } from './scanTree';
@@ -109,16 +110,15 @@ export async function repoBefore(
     if (!/^[0-9a-f]{40,64}$/.test(head)) return undefined;
     // git status may run the clean filter of a file it has to look into: the repository's are off.
     const env = await gitSettings(gitFor(workspaceRoot), cwd, process.env, workspaceRoot);
-    const status = (
-      await git(
-        workspaceRoot,
-        cwd,
-        ['status', '--porcelain=v1', '-z', '--untracked-files=no', '--ignore-submodules=all'],
-        undefined,
-        env,
-      )
-    ).toString('utf8');
-    return { rel, kind: 'status', head, dirty: parsePorcelainZ(status) };
+    const status = await git(
+      workspaceRoot,
+      cwd,
+      ['status', '--porcelain=v1', '-z', '--untracked-files=no', '--ignore-submodules=all'],
+      undefined,
+      env,
+    );
+    const dirty = await parsePorcelainZ(status);
+    return dirty ? { rel, kind: 'status', head, dirty } : undefined;
   } catch {
     return undefined;
   }
@@ -188,15 +188,33 @@ function indexFileOf(repoDir: string): string | null {
   return m ? path.join(path.resolve(repoDir, m[1]!), 'index') : null;
 }
 
-/** Paths in `git status --porcelain=v1 -z` output (both sides of a rename). */
-export function parsePorcelainZ(out: string): Set<string> {
+/** As many entries as the largest index read here holds. */
+const MAX_DIRTY = 200_000;
+
+/**
+ * Paths in `git status --porcelain=v1 -z` output (both sides of a rename). Read from the bytes an entry
+ * at a time with turns for the event loop: a repository can ship an index that makes git list
+ * millions of entries, and splitting them all at once would hold the host's thread for seconds.
+ * More than MAX_DIRTY entries: null, and the repository is treated as one git cannot tell about (a
+ * set that large rehashes in one go, and no real change lists that many).
+ */
+export async function parsePorcelainZ(out: Buffer): Promise<Set<string> | null> {
   const dirty = new Set<string>();
-  const parts = out.split('\0');
-  for (let i = 0; i < parts.length; i++) {
-    const entry = parts[i]!;
-    if (entry.length < 4) continue;
-    dirty.add(entry.slice(3));
-    if (entry[0] === 'R' || entry[0] === 'C') dirty.add(parts[++i] ?? ''); // the rename's source follows
+  const breather = new Breather();
+  let renameSource = false;
+  for (let at = 0; at < out.length;) {
+    let end = out.indexOf(0, at);
+    if (end < 0) end = out.length;
+    if (renameSource) {
+      dirty.add(out.toString('utf8', at, end)); // the rename's source follows its entry
+      renameSource = false;
+    } else if (end - at >= 4) {
+      dirty.add(out.toString('utf8', at + 3, end));
+      renameSource = out[at] === 0x52 || out[at] === 0x43; // R, C
+    }
+    at = end + 1;
+    if (dirty.size > MAX_DIRTY) return null;
+    if (breather.due) await breather.tick();
   }
   return dirty;
 }

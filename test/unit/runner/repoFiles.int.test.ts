@@ -18,7 +18,7 @@ import { fileLimits } from '../../../src/runner/tools/finder/types';
 import { MAX_CONFIG_BYTES, parseMcpJson, readConfigFile } from '../../../src/runner/mcp/config';
 import { parseEnvFile } from '../../../src/runner/mcp/launch';
 import { MAX_JSON_DEPTH } from '../../../src/common/jsonBounds';
-import { repoBefore } from '../../../src/runner/fileJournal/git';
+import { parsePorcelainZ, repoBefore } from '../../../src/runner/fileJournal/git';
 import { git } from './files/journalSupport';
 import { StallSampler, mb, type StallReport } from '../../support/stallSampler';
 import { startModelServerProcess, type ModelServerProcess } from '../../support/modelServerProcess';
@@ -350,7 +350,21 @@ describe('hostile MCP configuration in the workspace is bounded: .vscode/mcp.jso
 });
 
 describe("a hostile .git/index is not read on the host's thread", () => {
-  it('an index of 100 MB with 1.4 million entries is left to git status, which refuses it', async function () {
+  it("git status's answer listing 1.4 million entries is read a piece at a time, and refused past 200,000", async () => {
+    const count = 1_400_000;
+    const out = Buffer.from(
+      Array.from({ length: count }, (_, i) => `AD f${String(i).padStart(7, '0')}\0`).join('') + 'R  new\0old\0',
+      'latin1',
+    );
+    const { result, report } = await StallSampler.during(() => parsePorcelainZ(out));
+    assert.equal(result, null, 'more entries than any real change: git cannot tell about this repository');
+    const few = await parsePorcelainZ(out.subarray(out.length - 2 * 12 - 11));
+    assert.deepEqual([...few!], ['f1399998', 'f1399999', 'new', 'old']);
+    // The paths it holds are the answer's own size again, a few times over as strings and a set.
+    assertBounded(report, 'a 1.4 million-entry git status', 8 * out.length);
+  });
+
+  it('an index of 100 MB with 1.4 million entries is left to git status', async function () {
     this.timeout(60_000);
     const ws = fs.mkdtempSync(path.join(base, 'aw-repofiles-git-'));
     try {
@@ -371,6 +385,7 @@ describe("a hostile .git/index is not read on the host's thread", () => {
       }
       fs.writeFileSync(path.join(ws, '.git', 'index'), index);
       const { result, report } = await StallSampler.during(() => repoBefore(ws, ''));
+      // git status answers (every entry, or nothing once its own deadline passes): never the index read here.
       assert.notEqual(result?.kind, 'index', 'not read here');
       assertBounded(report, 'a 100 MB index', 4 * 16 * MB);
     } finally {

@@ -196,7 +196,8 @@ const MAX_DIRTY = 200_000;
  * at a time with turns for the event loop: a repository can ship an index that makes git list
  * millions of entries, and splitting them all at once would hold the host's thread for seconds.
  * More than MAX_DIRTY entries: null, and the repository is treated as one git cannot tell about (a
- * set that large rehashes in one go, and no real change lists that many).
+ * set that large rehashes in one go, holding the thread); its files' earlier contents are then only
+ * what the journal kept itself.
  */
 export async function parsePorcelainZ(out: Buffer): Promise<Set<string> | null> {
   const dirty = new Set<string>();

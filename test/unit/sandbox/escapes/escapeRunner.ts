@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createCodingRegistry } from '../../../../src/runner/tools';
 import { COMMAND_POLICY, type SandboxProfile } from '../../../../src/runner/sandbox';
+import { pidsCgroupBase } from '../../../../src/runner/sandbox/host';
 import { EFFECT_ENV } from '../../../../src/runner/tools/leftovers';
 import { toolCtx } from '../../runner/helpers';
 import { CORPUS, type Attempt } from './corpus';
@@ -57,6 +58,10 @@ async function settled(key: string): Promise<string[]> {
 }
 
 async function attempt(w: World, a: Attempt, n: number, profile: SandboxProfile): Promise<Verdict> {
+  // Root is not bound by RLIMIT_NPROC: without a pids cgroup the fork bomb would take the machine, not
+  // the sandbox. It is not run, and counts as an escape: the sandbox does not hold it here.
+  if (a.id === 'fork bomb' && process.getuid?.() === 0 && !pidsCgroupBase())
+    return { id: a.id, escapes: ['no pids cgroup to bound processes as root: not run'], reported: false, output: '' };
   const strayBefore = new Set(STRAY.filter((p) => fs.existsSync(p)));
   const hits = { ...w.hits };
   const key = `corpus/${n}`;

@@ -11,6 +11,7 @@ import { FaultyFs } from './faultyFs';
 import { parseSegment } from '../../../src/store/disk/segment';
 import { withSmallDisk } from './smallDisk';
 import * as h from './helpers';
+import { stepWithEffect } from './segmentSupport';
 
 interface Opened {
   store: DiskStore;
@@ -38,26 +39,7 @@ async function runWithEffects(
   const id = run.run_id;
   await s.append(id, h.runStarted());
   let msgs: ChatMessage[] = [{ role: 'user', content: 'go' }];
-  for (let step = 1; step <= steps; step++) {
-    await s.append(id, h.stepStarted(h.snapshot(step, msgs)));
-    const a = h.assistantWithCall(step);
-    msgs = [...msgs, a];
-    await s.append(id, h.postLlm(h.snapshot(step, msgs, { pending_llm_response: h.pendingResponse(a, step) })));
-    await s.recordIntent(id, {
-      tool_call_id: `call_${step}`,
-      step,
-      tool_name: 'run_command',
-      input_hash: `ih${step}`,
-      side_effecting: true,
-    });
-    await s.recordResult(id, `call_${step}`, {
-      output: `ran ${step}`,
-      output_hash: `oh${step}`,
-      is_error: false,
-      blob: null,
-    });
-    msgs = [...msgs, { role: 'tool', tool_call_id: `call_${step}`, content: `ran ${step}` }];
-  }
+  for (let step = 1; step <= steps; step++) msgs = await stepWithEffect(s, id, step, msgs);
   return { id, lease };
 }
 

@@ -6,7 +6,7 @@
 // the command started. Nothing here falls back to running unsandboxed: a sandbox that cannot
 // start is an error the caller reports.
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { promises as fs } from 'node:fs';
+import { promises as fs, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -32,6 +32,8 @@ export interface SandboxCommand {
   stdin: 'ignore' | 'pipe';
   /** Pipes the caller writes to, passed to the command as fds 3, 4, … (the argv runner's plan). */
   extraPipes?: number;
+  /** Folders of the caller's own programs the command starts (the argv runner): kept readable inside. */
+  ownFolders?: readonly string[];
 }
 
 export interface SandboxedProcess {
@@ -61,7 +63,7 @@ interface Prepared {
   host: HostView;
 }
 
-async function prepare(profile: SandboxProfile): Promise<Prepared> {
+async function prepare(profile: SandboxProfile, ownFolders: readonly string[] = []): Promise<Prepared> {
   const why = unavailable();
   if (why) throw new SandboxUnavailableError(why);
   const ws = await fs.realpath(profile.workspaceRoot);
@@ -71,7 +73,7 @@ async function prepare(profile: SandboxProfile): Promise<Prepared> {
   const p: SandboxProfile = {
     ...profile,
     workspaceRoot: ws,
-    readable: [...(profile.readable ?? []), ...ownUnderTmp()],
+    readable: [...(profile.readable ?? []), ...ownUnderTmp(ownFolders)],
   };
   const writable = p.workspace === 'write';
   const layout = await workspaceLayout(ws, { readOnly: p.readOnly, secrets: p.fileRules, writable });
@@ -80,7 +82,7 @@ async function prepare(profile: SandboxProfile): Promise<Prepared> {
 }
 
 export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxCommand): Promise<SandboxedProcess> {
-  const { p, layout, made, host } = await prepare(profile);
+  const { p, layout, made, host } = await prepare(profile, cmd.ownFolders);
   const ws = p.workspaceRoot;
   const network = p.allowedDomains.length > 0 || p.reportDomains === true;
   const extra = cmd.extraPipes ?? 0;
@@ -157,7 +159,7 @@ export async function sandboxedCommandLine(
 ): Promise<SandboxedCommandLine> {
   if (profile.allowedDomains.length > 0)
     throw new SandboxUnavailableError('a sandboxed server gets no network yet: leave its allowed domains empty');
-  const { p, layout, made, host } = await prepare(profile);
+  const { p, layout, made, host } = await prepare(profile, programFolders(cmd.argv));
   const args = bwrapArgs(p, layout, host, { argv: cmd.argv, cwd: cmd.cwd, seccompFd: 3 });
   const cgroup = processGroupLimit(p.limits.processes);
   const script = '[ -z "$1" ] || echo $$ > "$1" || exit 125; exec 3< "$2" || exit 125; shift 2; exec "$@"';
@@ -172,9 +174,33 @@ export async function sandboxedCommandLine(
   };
 }
 
+/**
+ * The folders a server's own files are in, from the files named by absolute paths on its command
+ * line (its program and script, not the folders it is given to work on): a script's folder, or for
+ * one inside `node_modules` the folder holding that `node_modules` (its dependencies). Bound before
+ * the workspace and the masks, so neither is loosened by them.
+ */
+function programFolders(argv: readonly string[]): string[] {
+  return argv
+    .filter((a) => path.isAbsolute(a) && isFile(a))
+    .map((a) => realpathSync(a))
+    .map((a) => {
+      const at = a.indexOf(`${path.sep}node_modules${path.sep}`);
+      return at > 0 ? a.slice(0, at) : path.dirname(a);
+    });
+}
+
+const isFile = (p: string): boolean => {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
+
 /** The folders of what the sandbox starts (Node, the helpers beside the bundle) that the private /tmp would hide. */
-function ownUnderTmp(): string[] {
-  const dirs = [path.dirname(NET_HELPER), path.dirname(process.execPath)];
+function ownUnderTmp(callers: readonly string[]): string[] {
+  const dirs = [path.dirname(NET_HELPER), path.dirname(process.execPath), ...callers];
   return [...new Set(dirs.filter((d) => d === '/tmp' || d.startsWith('/tmp/')))];
 }
 

@@ -81,6 +81,7 @@ export async function startSandboxedLaunch(
     env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
     stdin: 'ignore',
     extraPipes: 1,
+    ownFolders: [path.dirname(ARGV_RUNNER)],
   });
   sendPlan(s.child, launch.plan, opts);
   return s;

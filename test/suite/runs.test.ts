@@ -55,11 +55,19 @@ const SLOW_COMMAND: Scenario = {
   ],
 };
 
-function filesUnder(dir: string): string[] {
-  return fs
-    .readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .map((f) => path.join(dir, f))
-    .filter((f) => fs.statSync(f).isFile());
+/** Every file under `dir` with its bytes; a file removed between the listing and its read (an
+ *  owner lock a finished run lets go of) held nothing that is still on disk, so it is left out. */
+function filesUnder(dir: string): { file: string; text: string }[] {
+  const out: { file: string; text: string }[] = [];
+  for (const f of fs.readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    const file = path.join(dir, f);
+    try {
+      if (fs.statSync(file).isFile()) out.push({ file, text: fs.readFileSync(file, 'utf8') });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+  }
+  return out;
 }
 
 describe('agent runs in a real extension host', () => {
@@ -107,7 +115,9 @@ describe('agent runs in a real extension host', () => {
     const api = await activated();
     await finishedRun(api); // a finished run whose log holds the key's traces, if any leaked
     await api.store!.flush();
-    const hits = filesUnder(api.storageDir!).filter((f) => fs.readFileSync(f, 'utf8').includes(KEY));
+    const hits = filesUnder(api.storageDir!)
+      .filter((f) => f.text.includes(KEY))
+      .map((f) => f.file);
     assert.deepEqual(hits, []);
     await vscode.commands.executeCommand(CommandIds.clearApiKey);
   });

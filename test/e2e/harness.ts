@@ -71,12 +71,24 @@ export class Workbench {
     fs.cpSync(opts.workspaceTemplate ?? path.join(repoRoot, 'test/fixtures/workspace'), workspace, { recursive: true });
     const userDataDir = path.join(tmp, 'user-data');
     writeUserSettings(userDataDir, opts.settings);
+    return Workbench.open(tmp, workspace, userDataDir, extensionsDir, opts.env);
+  }
+
+  private static async open(
+    tmp: string,
+    workspace: string,
+    userDataDir: string,
+    extensionsDir: string,
+    env: Record<string, string> | undefined,
+    port?: number,
+  ): Promise<Workbench> {
     const server = await startCodeServer({
       workspace,
       userDataDir,
       extensionsDir,
       logFile: path.join(resultsDir, 'e2e-code-server.log'),
-      ...(opts.env ? { env: opts.env } : {}),
+      ...(env ? { env } : {}),
+      ...(port ? { port } : {}),
     });
     const browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -84,6 +96,33 @@ export class Workbench {
     await page.goto(server.url(), { timeout: scaled(90_000) });
     await wb.waitForWorkbench();
     return wb;
+  }
+
+  /**
+   * The window and its server gone at once (a laptop closed, VS Code quit hard), the workspace and
+   * the user data left on disk; `reopen` starts VS Code on them again.
+   */
+  async shutDown(): Promise<void> {
+    await this.browser.close().catch(() => undefined);
+    await this.server.stop();
+  }
+
+  /**
+   * VS Code started again on the workspace and user data of a workbench that was shut down — on the
+   * same port: code-server names a workspace's storage after its remote URI, port included, so on
+   * another port the window would get a new, empty storage folder (as a user's would).
+   */
+  async reopen(env?: Record<string, string>): Promise<Workbench> {
+    const extensions = await installedExtensions();
+    return Workbench.open(this.tmp, this.workspace, this.userDataDir, extensions, env, this.server.port);
+  }
+
+  /** The installed extension's own folder (what a user's extensions folder holds: its dist/cli.js is the package's bin). */
+  static async installedExtensionDir(): Promise<string> {
+    const dir = await installedExtensions();
+    const own = fs.readdirSync(dir).find((d) => d.includes('agent-waypoints'));
+    if (!own) throw new Error(`the extension is not installed in ${dir}`);
+    return path.join(dir, own);
   }
 
   /**

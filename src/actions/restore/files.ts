@@ -190,7 +190,13 @@ export async function writeRestore(
 ): Promise<string[]> {
   const written: string[] = [];
   const modes = new Map(plan.files.map((f) => [f.path, f.mode]));
-  for (const [rel, version] of restoreWrites(plan, overwrite)) {
+  const writes = restoreWrites(plan, overwrite);
+  // Every kept copy is checked before the first write: a bad one stops the restore with nothing written.
+  for (const [rel, version] of writes)
+    await versionBytes(store, runId, version).catch((err: unknown) => {
+      throw new Error(`could not restore ${rel}: ${errorMessage(err)} (nothing was written)`, { cause: err });
+    });
+  for (const [rel, version] of writes) {
     try {
       const abs = await writable(scope, rel);
       const bytes = await versionBytes(store, runId, version);

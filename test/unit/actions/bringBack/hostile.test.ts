@@ -1,8 +1,9 @@
 // A bring-back takes the run's journal from a store other machines write: whatever it holds, nothing
 // is written outside this checkout (`..`, an absolute path, a symlink in this checkout pointing out,
 // the extension's storage) — such paths are planned as refused, with why — and a protected file
-// (.git/config, .vscode/tasks.json) is written only when the user chooses it. A kept copy that does
-// not hold the bytes its record names stops the bring-back before anything is written.
+// (.git/config, .vscode/tasks.json) is written only when the user chooses it. A file is replaced by a
+// rename, so a hard link to a file outside is never written through. A kept copy that does not hold
+// the bytes its record names stops the bring-back before anything is written.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -119,6 +120,28 @@ describe('bring back: hostile store content', function () {
     );
     assert.equal(chosen.files.find((f) => f.path === '.vscode/tasks.json')!.action, 'overwritten');
     assert.equal(fs.existsSync(path.join(b, '.git')), false);
+  });
+
+  it('a file of this checkout hard-linked to one outside is replaced, never written through: the outside file keeps its content', async () => {
+    const base = tmp('linked');
+    const [a, b] = [path.join(base, 'a'), path.join(base, 'b')];
+    for (const d of [a, b]) fs.mkdirSync(d);
+    fs.writeFileSync(path.join(a, 'linked.txt'), 'old\n');
+    const outsideFile = path.join(base, 'outside.txt');
+    fs.writeFileSync(outsideFile, 'old\n');
+    fs.linkSync(outsideFile, path.join(b, 'linked.txt'));
+    const { store, runId } = await drive(a, [
+      { name: 'write_file', arguments: { path: 'linked.txt', content: 'new\n' } },
+    ]);
+    const runner = { isActive: () => false, resume: notHere, decideApprovals: notHere };
+    const ui = testActions({ store, runner, workspace: b, owner: owner('checkout B') });
+    const record = (await ui.actions.bringBack.run(runId))!;
+    assert.deepEqual(
+      record.files.map((f) => [f.path, f.action]),
+      [['linked.txt', 'reverted']],
+    );
+    assert.equal(fs.readFileSync(path.join(b, 'linked.txt'), 'utf8'), 'new\n');
+    assert.equal(fs.readFileSync(outsideFile, 'utf8'), 'old\n', 'the outside name is not written');
   });
 
   it('a kept copy that is not the content its record names stops the bring-back before anything is written', async () => {

@@ -3,6 +3,8 @@
 // plan printed file by file, then written with --yes (or after a yes on a terminal). A file changed
 // here since the run started, or a protected one, is never written unless named with --overwrite;
 // what a write replaces is kept with the run, so `apply <run> --undo` puts this checkout back.
+// `--patch FILE` hands the changes over as a patch for `git apply` instead, touching nothing here.
+import { promises as fs } from 'node:fs';
 import readline from 'node:readline/promises';
 import { BringBack } from '../actions/bringBack/action';
 import type { BringBackPlan } from '../actions/bringBack/plan';
@@ -21,6 +23,8 @@ export interface ApplyArgs {
   from: number | undefined;
   /** Conflicting or protected files to write with the run's version anyway. */
   overwrite: readonly string[];
+  /** Write the changes as a patch to this file instead (nothing here is touched). */
+  patch: string | undefined;
 }
 
 /** Exit codes of apply: 0 written or nothing to do, 2 files left as they are (a decision, or nothing can be written). */
@@ -35,6 +39,7 @@ export async function applyRun(ctx: CliContext, out: Out, run: RunSummary, a: Ap
     writer: fsRestoreWriter(ctx.store, scope, { atomic: true }),
     rules: () => ctx.settings.fileRules,
   });
+  if (a.patch !== undefined) return writePatch(bringBack, out, run, a.patch, a.from);
   const planned = a.undo ? await bringBack.planUndo(run.run_id) : await bringBack.plan(run.run_id, { fromSeq: a.from });
   if (!planned) {
     say(
@@ -77,6 +82,18 @@ export async function applyRun(ctx: CliContext, out: Out, run: RunSummary, a: Ap
   if (out.json) out.result(planJson(plan, chosen.overwrite, record));
   else out.result(done(record!, run.run_id, a.undo));
   return left;
+}
+
+async function writePatch(b: BringBack, out: Out, run: RunSummary, file: string, fromSeq?: number): Promise<number> {
+  const p = await b.patch(run.run_id, { fromSeq });
+  await fs.writeFile(file, p.patch);
+  const n = p.included.length;
+  const text = [
+    `Wrote the changes of ${n} file${n === 1 ? '' : 's'} of run ${run.run_id} to ${file}: \`git apply ${file}\` applies them.`,
+    ...(p.left.length > 0 ? ['Left out:', table(p.left.map((l) => [`  ${l.path}`, l.why]))] : []),
+  ].join('\n');
+  say(out, { run_id: run.run_id, patch: file, included: p.included, left: p.left }, text);
+  return p.left.length > 0 ? APPLY_EXIT.left : APPLY_EXIT.done;
 }
 
 /** A file the apply leaves as it is although the run changed it (a conflict not chosen, refused, unknown). */

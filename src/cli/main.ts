@@ -28,7 +28,8 @@ Commands:
   apply <run>                  bring the files a run changed (in another checkout) into this one: prints the
                                plan, writes with --yes (--dry-run: only the plan; --from N: only the changes
                                after checkpoint N; --overwrite PATH: also a file changed here or protected;
-                               --undo: put back what the last apply here replaced)
+                               --undo: put back what the last apply here replaced; --patch FILE: write
+                               the changes as a patch for \`git apply\` instead, touching nothing here)
 
 Options:
   --workspace DIR   the workspace folder (default: the current folder)
@@ -62,6 +63,7 @@ const OPTIONS = {
   undo: { type: 'boolean', default: false },
   from: { type: 'string' },
   overwrite: { type: 'string', multiple: true },
+  patch: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -156,8 +158,8 @@ async function dispatch(
       arity(1, 1, '<run>');
       return show(ctx.store, out, await resolveRun(ctx.store, args[0]!, ctx.where));
     case 'apply': {
-      arity(1, 1, '<run> [--dry-run] [--yes] [--from N] [--overwrite PATH]... [--undo]');
-      const o = { dryRun: v['dry-run'], yes: v.yes, undo: v.undo, overwrite: v.overwrite ?? [] };
+      arity(1, 1, '<run> [--dry-run] [--yes] [--from N] [--overwrite PATH]... [--undo] [--patch FILE]');
+      const o = { dryRun: v['dry-run'], yes: v.yes, undo: v.undo, overwrite: v.overwrite ?? [], patch: v.patch };
       const run = await resolveRun(ctx.store, args[0]!, ctx.where);
       return applyRun(ctx, out, run, { ...o, from: count(v.from, '--from') });
     }

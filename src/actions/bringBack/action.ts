@@ -17,6 +17,7 @@ import type { ActionLog, Notices, RestoreEditor } from '../ports';
 import { applyPlan, RestoreOutdatedError } from '../restore/action';
 import { currentVersions, type RestoreScope, type RestoreWriter } from '../restore/files';
 import { applyChoices, restoreWrites } from '../restore/plan';
+import { runPatch, type RunPatch } from './patch';
 import { netChanges, planBringBack, planUndo as undoPlan, type BringBackPlan } from './plan';
 
 export interface BringBackDeps {
@@ -67,6 +68,14 @@ export class BringBack {
       rules: this.d.rules(),
       notes,
     });
+  }
+
+  /** The same changes as a patch for `git apply`, touching nothing here (patch.ts). */
+  async patch(runId: string, o: { fromSeq?: number } = {}): Promise<RunPatch> {
+    const { store } = this.d;
+    const [effects, restores] = await Promise.all([store.listEffects(runId), store.listRestores(runId)]);
+    const { changes } = netChanges(effects, restores, o.fromSeq ?? 0);
+    return runPatch(store, runId, changes, this.d.scope.workspaceRoot);
   }
 
   /** The newest bring-back of the run into this checkout that is not undone yet, if any. */

@@ -3,13 +3,14 @@
 // applied into checkout B. --dry-run prints the plan and writes nothing; --yes writes the clean files
 // and keeps a file changed here (exit 2, listed); again, nothing is written; --overwrite takes the
 // run's version of it; --undo twice puts B back as it was; without --yes off a terminal nothing is written.
+// --patch writes the same changes as a patch `git apply` takes, touching nothing.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openDiskStore } from '../../../src/store';
 import { cli, cliBundle, type CliResult } from '../../support/cliProcess';
 import { PATHS, ranElsewhere } from '../actions/bringBack/support';
-import { read, same } from '../runner/files/journalSupport';
+import { git, read, same } from '../runner/files/journalSupport';
 import { tmp } from '../loop/support';
 
 type PlanJson = {
@@ -91,5 +92,25 @@ describe('agent-waypoints apply', function () {
     const none = await apply(runId, '--undo', '--yes');
     assert.equal(none.code, 0);
     assert.match(none.stdout, /Nothing to undo/);
+  });
+
+  it('--patch writes a patch that `git apply` takes: B ends as A, binary file and permission bits included; nothing else touched', async () => {
+    const storeDir = tmp('patch-store');
+    const store = openDiskStore(storeDir);
+    const { a, b, runId } = await ranElsewhere(store);
+    await store.close();
+    const initial = read(b, PATHS);
+    const patch = path.join(tmp('patch-out'), 'run.diff');
+    const env = { AGENT_WAYPOINTS_HOME: tmp('patch-home') };
+    const r = await cli(['apply', runId, '--patch', patch, '--store', storeDir, '--workspace', b], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Wrote the changes of 6 files/);
+    for (const p of PATHS) assert.ok(same(read(b, [p]).get(p), initial.get(p)), `${p} untouched by --patch`);
+    assert.match(fs.readFileSync(patch, 'utf8'), /GIT binary patch/);
+
+    git(b, 'apply', patch);
+    const [inA, inB] = [read(a, PATHS), read(b, PATHS)];
+    for (const p of PATHS) assert.ok(same(inB.get(p), inA.get(p)), `${p} as in A`);
+    assert.equal(fs.statSync(path.join(b, 'tool.sh')).mode & 0o777, 0o755);
   });
 });

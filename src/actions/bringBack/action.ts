@@ -7,6 +7,7 @@
 // nothing to write writes nothing, not even a record: bringing the same run back twice changes
 // nothing the second time. `BringBackAction` is the window's *Bring back here*: guard, restore's
 // preview, the transaction, a notification with Undo. vscode-free.
+import { realpathSync } from 'node:fs';
 import os from 'node:os';
 import { errorMessage } from '../../common/errors';
 import type { RestoreRecord } from '../../store/api/schema';
@@ -33,8 +34,16 @@ export interface BringBackDeps {
   dirty?(): ReadonlySet<string>;
 }
 
-/** The checkout a record names, `host:folder` (default: this machine and the workspace folder). */
-export const checkoutOf = (scope: RestoreScope): string => `${os.hostname()}:${scope.workspaceRoot}`;
+/** The checkout a record names, `host:folder` — the folder's real path, however the window or the command line spelled it. */
+export function checkoutOf(scope: RestoreScope): string {
+  let folder = scope.workspaceRoot;
+  try {
+    folder = realpathSync(folder);
+  } catch {
+    // a folder that cannot be resolved is named as given
+  }
+  return `${os.hostname()}:${folder}`;
+}
 
 export class BringBack {
   constructor(private readonly d: BringBackDeps) {}

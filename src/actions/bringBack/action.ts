@@ -10,7 +10,7 @@
 import { realpathSync } from 'node:fs';
 import os from 'node:os';
 import { errorMessage } from '../../common/errors';
-import type { RestoreRecord } from '../../store/api/schema';
+import { isTerminalState, type RestoreRecord } from '../../store/api/schema';
 import type { CheckpointStore, OwnerInfo } from '../../store/api/types';
 import type { FileRules } from '../../runner/tools/protectedFiles';
 import type { RunGuards } from '../guards';
@@ -58,6 +58,8 @@ export class BringBack {
       throw new Error(`run ${runId} has no checkpoint #${fromSeq} (its last is #${run.last_seq})`);
     const [effects, restores] = await Promise.all([store.listEffects(runId), store.listRestores(runId)]);
     const { changes, notes } = netChanges(effects, restores, fromSeq);
+    if (!isTerminalState(run.state))
+      notes.unshift(`The run is ${run.state.replace(/_/g, ' ')}: these are its changes so far.`);
     const { current, refused, found } = await currentVersions(
       scope,
       changes.map((c) => c.path),

@@ -77,8 +77,8 @@ export async function prepareRestore(i: PrepareRestoreInput): Promise<RestorePla
   return planRestore({ toSeq: i.toSeq, changes, current, refused, dirty: i.dirty ?? new Set(), notes });
 }
 
-/** Where a journaled path is: the file's real location, every workspace name it goes by, its number of hard links. */
-export type Found = Pick<ConfinedPath, 'abs' | 'names' | 'nlink'>;
+/** Where a journaled path is: the file's real location, and every workspace name it goes by. */
+export type Found = Pick<ConfinedPath, 'abs' | 'names'>;
 type Located = Found | { refused: string } | { unknown: string };
 
 /** Where a journaled path is now: its real location, or why the restore may not touch it. */
@@ -92,7 +92,7 @@ async function locate(scope: RestoreScope, rel: string): Promise<Located> {
   }
   // A symlink inside the workspace now stands on its way: the journaled file is not where it was.
   if (confined.rel !== rel) return { unknown: `it is reached through a symbolic link now (${confined.rel})` };
-  return { abs: confined.abs, names: confined.names, nlink: confined.nlink };
+  return { abs: confined.abs, names: confined.names };
 }
 
 /** Each path's state now (hashes only, nothing stored), where it was found, and the paths the resolver refuses. */

@@ -1,5 +1,6 @@
 // The user's actions on runs, one service each, vscode-free: decide (approvals), restore files
-// (and undo), bring a run's files back into this checkout (and undo), fork, resume — and the guards that say whether each may happen now, and why not.
+// (and undo), bring a run's files back into this checkout (and undo), fork, resume — and the guards
+// that say whether each may happen now, and why not.
 // The composition root builds them once with the editor's ports; commands, the run view and the
 // tree call them with types. The unit tests build them the same way with scripted ports.
 import type { DecisionInput, ResumeOptions, StartedRun } from '../runner/runner';

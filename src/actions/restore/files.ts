@@ -5,7 +5,7 @@
 // workspace (`..`, absolute, a symlink out, the extension's storage) is planned as refused and never
 // touched. A restore's writes keep a file's identity: an existing file is rewritten in place (its
 // mode, owner and hard links stay), a re-created one gets its recorded mode, and nothing goes to the
-// OS trash. A bring-back's (atomic) replace each file by a rename, keeping its mode.
+// OS trash. A bring-back's writes (atomic) replace each file by a rename, keeping its mode.
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';

@@ -18,6 +18,8 @@ export interface CliContext {
   settings: CliSettings;
   owner: OwnerInfo;
   workspace: string;
+  /** The local store's folder, when there is one (never written by tools, restores or bring-backs). */
+  storageDir: string | undefined;
   where: string;
   close(): Promise<void>;
 }
@@ -67,6 +69,7 @@ export async function compose(o: {
     settings,
     owner,
     workspace: o.workspace,
+    storageDir,
     where,
     close: async () => {
       await runner.shutdown(FLUSH_TIMEOUT_MS);

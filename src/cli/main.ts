@@ -7,6 +7,7 @@ import { errorMessage } from '../common/errors';
 import { RunLockedError } from '../store/api/errors';
 import { compose, type CliContext } from './compose';
 import { ConfigError } from './config';
+import { applyRun } from './apply';
 import { decide, type Driving, resumeRun, runTask } from './drive';
 import { list, resolveRun, show } from './inspect';
 import { Exit } from './output';
@@ -24,6 +25,11 @@ Commands:
   approve <run> [<call>|--all] approve waiting calls (--hash H: only if its arguments still have this hash)
                                and continue the run
   reject <run> <call> --reason "…"   reject a waiting call (the model is told why) and continue
+  apply <run>                  bring the files a run changed (in another checkout) into this one: prints the
+                               plan, writes with --yes (--dry-run: only the plan; --from N: only the changes
+                               after checkpoint N; --overwrite PATH: also a file changed here or protected;
+                               --undo: put back what the last apply here replaced; --patch FILE: write
+                               the changes as a patch for \`git apply\` instead, touching nothing here)
 
 Options:
   --workspace DIR   the workspace folder (default: the current folder)
@@ -37,7 +43,9 @@ Environment: AGENT_WAYPOINTS_BASE_URL, AGENT_WAYPOINTS_MODEL, AGENT_WAYPOINTS_AP
 AGENT_WAYPOINTS_API_KEY_FILE, AGENT_WAYPOINTS_PG_URL or AGENT_WAYPOINTS_PG_URL_FILE, AGENT_WAYPOINTS_STORE,
 AGENT_WAYPOINTS_HOME.
 Exit codes: 0 finished (or nothing to report), 1 error or wrong usage, 2 waiting for an approval,
-3 paused or interrupted (resumable), 4 failed, 5 held by another window or process.`;
+3 paused or interrupted (resumable), 4 failed, 5 held by another window or process.
+apply: 0 written (or nothing to do), 2 files left as they are (changed here, protected, outside the workspace,
+or not known), 1 error, 5 the run is held by another window or process.`;
 
 const OPTIONS = {
   workspace: { type: 'string' },
@@ -51,6 +59,11 @@ const OPTIONS = {
   reason: { type: 'string' },
   yes: { type: 'boolean', default: false },
   'max-steps': { type: 'string' },
+  'dry-run': { type: 'boolean', default: false },
+  undo: { type: 'boolean', default: false },
+  from: { type: 'string' },
+  overwrite: { type: 'string', multiple: true },
+  patch: { type: 'string' },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -118,7 +131,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = takeSecrets(
   }
 }
 
-const KNOWN = new Set(['run', 'resume', 'list', 'show', 'approve', 'reject']);
+const KNOWN = new Set(['run', 'resume', 'list', 'show', 'approve', 'reject', 'apply']);
 
 async function dispatch(
   ctx: CliContext,
@@ -144,6 +157,12 @@ async function dispatch(
     case 'show':
       arity(1, 1, '<run>');
       return show(ctx.store, out, await resolveRun(ctx.store, args[0]!, ctx.where));
+    case 'apply': {
+      arity(1, 1, '<run> [--dry-run] [--yes] [--from N] [--overwrite PATH]... [--undo] [--patch FILE]');
+      const o = { dryRun: v['dry-run'], yes: v.yes, undo: v.undo, overwrite: v.overwrite ?? [], patch: v.patch };
+      const run = await resolveRun(ctx.store, args[0]!, ctx.where);
+      return applyRun(ctx, out, run, { ...o, from: count(v.from, '--from') });
+    }
     case 'approve':
       arity(1, 2, '<run> [<call>|--all] [--hash H]');
       return decide(ctx, out, args[0]!, { call: args[1], all: v.all, hash: v.hash, reject: undefined }, driving);
@@ -154,9 +173,9 @@ async function dispatch(
   }
 }
 
-function count(v: string | undefined): number | undefined {
+function count(v: string | undefined, name = '--max-steps'): number | undefined {
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new UsageError(`--max-steps must be a whole number, not ${v}`);
+  if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a whole number, not ${v}`);
   return Number(v);
 }
 

@@ -45,8 +45,13 @@ export interface SandboxedProcess {
 
 let filter: Buffer | null = null;
 const NET_HELPER = path.join(__dirname, 'netHelper.pl');
-/** sendmsg(2)'s number, which the network helper calls directly (perl-base has no sendmsg). */
-const SENDMSG: Record<Arch, number> = { x86_64: 46, aarch64: 211, i386: 370, arm: 296 };
+/** socket, bind, listen and sendmsg's numbers: the network helper makes these calls directly. */
+const NET_CALLS: Record<Arch, readonly number[]> = {
+  x86_64: [41, 49, 50, 46],
+  aarch64: [198, 200, 201, 211],
+  i386: [359, 361, 363, 370],
+  arm: [281, 282, 284, 296],
+};
 
 /** Why this machine cannot sandbox now, or null. Cheap: no process is started (check.ts probes). */
 export function unavailable(): string | null {
@@ -92,7 +97,7 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
   const seccompFd = 3 + extra;
   const statusFd = seccompFd + 1;
   const argv = network
-    ? [systemProgram('perl')!, NET_HELPER, String(PROXY_PORT), String(SENDMSG[hostArch()!]), ...cmd.argv]
+    ? [systemProgram('perl')!, NET_HELPER, ...NET_CALLS[hostArch()!].map(String), String(PROXY_PORT), ...cmd.argv]
     : cmd.argv;
   const args = bwrapArgs(p, layout, host, { argv, cwd: cmd.cwd, seccompFd, statusFd });
   const env = sandboxEnv(process.env, p, cmd.env);

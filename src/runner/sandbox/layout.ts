@@ -11,7 +11,7 @@
 // The walk skips node_modules and never enters `.git`; it is bounded, and refuses past the bound
 // rather than protect half a workspace. A folder unchanged since the last walk is not read again
 // (folders.ts); what decides the protections — links' targets, the missing root paths — is.
-import { promises as fs, type Dirent } from 'node:fs';
+import fs, { type Dirent } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_FILE_RULES, fileGlob, protectedWhy, secretWhy, type FileRules } from '../tools/protectedFiles';
 import { folderReader } from './folders';
@@ -137,13 +137,13 @@ export async function workspaceLayout(
   }
   reader.keep();
   for (const abs of links) {
-    const target = await linkTarget(abs);
+    const target = linkTarget(abs);
     if (target) layout.hiddenTargets.push(target);
   }
   if (opts.writable) {
     for (const e of layout.readOnly) pin(layout, e.rel);
     const guarded = READ_ONLY_DEFAULTS.filter((g) => g.guardMissing).flatMap((g) => g.patterns);
-    for (const rel of fixedRootPaths(guarded)) await guardMissing(root, rel, layout);
+    for (const rel of fixedRootPaths(guarded)) guardMissing(root, rel, layout);
   }
   // `.claude/settings.json` and `.claude/settings.local.json` both need `.claude`: one placeholder.
   layout.placeholders = [...new Set(layout.placeholders)];
@@ -152,12 +152,21 @@ export async function workspaceLayout(
   return { ...layout, listed: reader.listed };
 }
 
-async function linkTarget(abs: string): Promise<{ abs: string; kind: EntryKind } | null> {
+// The few lookups after the walk are synchronous too: under load each thread-pool round trip waits its turn.
+function linkTarget(abs: string): { abs: string; kind: EntryKind } | null {
   try {
-    const real = await fs.realpath(abs);
-    return { abs: real, kind: (await fs.stat(real)).isDirectory() ? 'dir' : 'file' };
+    const real = fs.realpathSync(abs);
+    return { abs: real, kind: fs.statSync(real).isDirectory() ? 'dir' : 'file' };
   } catch {
     return null; // dangling: nothing to read
+  }
+}
+
+function lstatOrNull(p: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(p);
+  } catch {
+    return null;
   }
 }
 
@@ -168,11 +177,11 @@ function pin(layout: WorkspaceLayout, rel: string): void {
 }
 
 /** The first missing name on the way to `rel` gets a placeholder; a file or a link on the way is pinned or frozen. */
-async function guardMissing(root: string, rel: string, layout: WorkspaceLayout): Promise<void> {
+function guardMissing(root: string, rel: string, layout: WorkspaceLayout): void {
   const names = rel.split('/');
   for (let i = 1; i <= names.length; i++) {
     const sub = names.slice(0, i).join('/');
-    const st = await fs.lstat(path.join(root, sub)).catch(() => null);
+    const st = lstatOrNull(path.join(root, sub));
     if (st === null) {
       layout.placeholders.push(sub);
       pin(layout, sub);

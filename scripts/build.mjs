@@ -116,7 +116,7 @@ function copyShellAssets() {
   for (const f of ['tree-sitter.wasm', 'tree-sitter-bash.wasm']) fs.copyFileSync(path.join(wasm, f), path.join(to, f));
   for (const f of ['argvRunner.cjs', 'programs.cjs', 'gitHardening.cjs'])
     fs.copyFileSync(path.join(root, 'src/runner/tools/shell', f), path.join(to, f));
-  fs.copyFileSync(path.join(root, 'src/runner/sandbox/netHelper.cjs'), path.join(to, 'netHelper.cjs'));
+  fs.copyFileSync(path.join(root, 'src/runner/sandbox/netHelper.pl'), path.join(to, 'netHelper.pl'));
 }
 
 const active = builds.filter((b) => Array.isArray(b.entryPoints) && b.entryPoints.length > 0);

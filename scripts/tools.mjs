@@ -19,9 +19,10 @@ export const APT_PACKAGES = [
   'chromium',
   // The shared run store's tests and benchmark run a throwaway PostgreSQL cluster (test/support/postgres.ts).
   'postgresql',
-  // The command sandbox (src/runner/sandbox): bubblewrap, and prlimit from util-linux.
+  // The command sandbox (src/runner/sandbox): bubblewrap, prlimit from util-linux, perl for its network helper.
   'bubblewrap',
   'util-linux',
+  'perl-base',
 ];
 
 export const toolsDir = process.env.AGENT_WAYPOINTS_TOOLS || path.join(os.homedir(), '.cache', 'agent-waypoints');

@@ -21,6 +21,8 @@ export interface SandboxCheck {
   kernel: string;
   bwrap: { path: string | null; version: string | null; setuid: boolean };
   prlimit: string | null;
+  /** The network helper's interpreter (netHelper.pl). */
+  perl: string | null;
   /** How the number of processes is bounded: RLIMIT_NPROC (not for root), a pids cgroup, or not at all. */
   processLimit: 'rlimit' | 'cgroup' | 'none';
   /** The probes: a command without and with network. */
@@ -35,6 +37,7 @@ export interface SandboxCheck {
 export async function checkSandbox(): Promise<SandboxCheck> {
   const bwrapPath = systemProgram('bwrap');
   const prlimit = systemProgram('prlimit');
+  const perl = systemProgram('perl');
   const root = process.getuid?.() === 0;
   const c: SandboxCheck = {
     available: false,
@@ -43,13 +46,18 @@ export async function checkSandbox(): Promise<SandboxCheck> {
     kernel: `${os.type()} ${os.release()}`,
     bwrap: { path: bwrapPath, version: bwrapPath ? await versionOf(bwrapPath) : null, setuid: setuid(bwrapPath) },
     prlimit,
+    perl,
     processLimit: !root ? 'rlimit' : pidsCgroupBase() ? 'cgroup' : 'none',
     probe: null,
     networkProbe: null,
     problems: [],
     install: null,
   };
-  const missing = [...(bwrapPath ? [] : ['bubblewrap']), ...(prlimit ? [] : ['util-linux'])];
+  const missing = [
+    ...(bwrapPath ? [] : ['bubblewrap']),
+    ...(prlimit ? [] : ['util-linux']),
+    ...(perl ? [] : ['perl-base']),
+  ];
   if (process.platform === 'linux' && missing.length > 0)
     c.install = `${root ? '' : 'sudo '}apt-get install -y ${missing.join(' ')}`;
   const why = unavailable();
@@ -147,6 +155,7 @@ export function describeCheck(c: SandboxCheck): string {
     `OS: ${c.kernel} (${c.platform}, ${c.arch}${hostArch(c.arch) ? '' : ', no seccomp filter for this architecture'})`,
     `bubblewrap: ${c.bwrap.path ? `${c.bwrap.version ?? 'unknown version'} at ${c.bwrap.path}${c.bwrap.setuid ? ' (setuid)' : ''}` : 'missing'}`,
     `prlimit: ${c.prlimit ?? 'missing'}`,
+    `perl (the network helper): ${c.perl ?? 'missing'}`,
     `Process limit: ${{ rlimit: 'RLIMIT_NPROC', cgroup: 'a pids cgroup', none: 'none' }[c.processLimit]}`,
     ...c.problems.map((p) => `• ${p}`),
   ];

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Server } from 'node:net';
 import { bwrapArgs, PROXY_PORT, sandboxEnv, type HostView } from './args';
-import { encodeFilter, hostArch, unixSocketFilter } from './bpf';
+import { encodeFilter, hostArch, unixSocketFilter, type Arch } from './bpf';
 import { hostView, processGroupLimit, seccompFile, systemProgram } from './host';
 import { workspaceLayout, type WorkspaceLayout } from './layout';
 import type { SandboxProfile } from './profile';
@@ -44,7 +44,14 @@ export interface SandboxedProcess {
 }
 
 let filter: Buffer | null = null;
-const NET_HELPER = path.join(__dirname, 'netHelper.cjs');
+const NET_HELPER = path.join(__dirname, 'netHelper.pl');
+/** socket, bind, listen and sendmsg's numbers: the network helper makes these calls directly. */
+const NET_CALLS: Record<Arch, readonly number[]> = {
+  x86_64: [41, 49, 50, 46],
+  aarch64: [198, 200, 201, 211],
+  i386: [359, 361, 363, 370],
+  arm: [281, 282, 284, 296],
+};
 
 /** Why this machine cannot sandbox now, or null. Cheap: no process is started (check.ts probes). */
 export function unavailable(): string | null {
@@ -52,6 +59,7 @@ export function unavailable(): string | null {
   if (!hostArch()) return `no sandbox on this architecture (${process.arch}): commands ask`;
   if (!systemProgram('bwrap')) return 'bubblewrap is not installed (apt-get install -y bubblewrap)';
   if (!systemProgram('prlimit')) return 'prlimit is not installed (apt-get install -y util-linux)';
+  if (!systemProgram('perl')) return 'perl is not installed (apt-get install -y perl-base)';
   return null;
 }
 
@@ -89,17 +97,10 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
   const seccompFd = 3 + extra;
   const statusFd = seccompFd + 1;
   const argv = network
-    ? [
-        process.execPath,
-        NET_HELPER,
-        String(PROXY_PORT),
-        String(extra),
-        cmd.env?.ELECTRON_RUN_AS_NODE ? '1' : '0',
-        ...cmd.argv,
-      ]
+    ? [systemProgram('perl')!, NET_HELPER, ...NET_CALLS[hostArch()!].map(String), String(PROXY_PORT), ...cmd.argv]
     : cmd.argv;
   const args = bwrapArgs(p, layout, host, { argv, cwd: cmd.cwd, seccompFd, statusFd });
-  const env = sandboxEnv(process.env, p, { ...cmd.env, ...(network ? { ELECTRON_RUN_AS_NODE: '1' } : {}) });
+  const env = sandboxEnv(process.env, p, cmd.env);
   const stdio: StdioOptions = [cmd.stdin, 'pipe', 'pipe', ...Array<'pipe'>(extra).fill('pipe'), 'pipe', 'pipe'];
   if (network) stdio.push('ipc');
   const cgroup = processGroupLimit(p.limits.processes);
@@ -198,7 +199,7 @@ const isFile = (p: string): boolean => {
   }
 };
 
-/** The folders of what the sandbox starts (Node, the helpers beside the bundle) that the private /tmp would hide. */
+/** The folders of what the sandbox starts (Node, the helper beside the bundle) that the private /tmp would hide. */
 function ownUnderTmp(callers: readonly string[]): string[] {
   const dirs = [path.dirname(NET_HELPER), path.dirname(process.execPath), ...callers];
   return [...new Set(dirs.filter((d) => d === '/tmp' || d.startsWith('/tmp/')))];

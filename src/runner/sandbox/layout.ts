@@ -9,10 +9,12 @@
 //   removes it), so `git init` or `mkdir .vscode` fails instead of arming the host.
 // - A protected entry that is a symbolic link cannot be a mount point: its folder is read-only.
 // The walk skips node_modules and never enters `.git`; it is bounded, and refuses past the bound
-// rather than protect half a workspace.
-import { promises as fs, type Dirent } from 'node:fs';
+// rather than protect half a workspace. A folder unchanged since the last walk is not read again
+// (folders.ts); what decides the protections — links' targets, the missing root paths — is.
+import fs, { type Dirent } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_FILE_RULES, fileGlob, protectedWhy, secretWhy, type FileRules } from '../tools/protectedFiles';
+import { folderReader } from './folders';
 import { READ_ONLY_DEFAULTS } from './profile';
 
 export type EntryKind = 'dir' | 'file';
@@ -43,7 +45,6 @@ export class SandboxLayoutError extends Error {
 
 export const MAX_LAYOUT_FOLDERS = 50_000;
 const SKIPPED = new Set(['node_modules']);
-const PARALLEL = 16;
 
 /** The read-only rules: the defaults and the caller's patterns. */
 export function readOnlyRules(extra: readonly string[] = []): FileRules {
@@ -64,10 +65,26 @@ export function fixedRootPaths(patterns: readonly string[]): string[] {
   return [...out];
 }
 
+/** A folder's entries as the layout sees them: kept with the folder while it is unchanged (folders.ts). */
+interface Child {
+  name: string;
+  kind: EntryKind | 'link';
+  secret: boolean;
+  /** A read-only rule names it (it is read-only unless a folder above already is). */
+  protect: boolean;
+}
+
 export async function workspaceLayout(
   root: string,
-  opts: { readOnly?: readonly string[]; secrets?: FileRules; writable: boolean; maxFolders?: number },
-): Promise<WorkspaceLayout> {
+  opts: {
+    readOnly?: readonly string[];
+    secrets?: FileRules;
+    writable: boolean;
+    maxFolders?: number;
+    /** The clock the folders' change times are compared with (folders.ts); tests move it. */
+    now?: () => number;
+  },
+): Promise<WorkspaceLayout & { listed: number }> {
   const ro = readOnlyRules(opts.readOnly);
   const secrets = opts.secrets ?? DEFAULT_FILE_RULES;
   const layout: WorkspaceLayout = {
@@ -79,69 +96,77 @@ export async function workspaceLayout(
     frozen: [],
   };
   const max = opts.maxFolders ?? MAX_LAYOUT_FOLDERS;
-  let queue: Array<{ rel: string; inProtected: boolean }> = [{ rel: '', inProtected: false }];
-  let folders = 0;
+  const classify = (dir: string, entries: Dirent[]): Child[] =>
+    entries.map((e) => {
+      const rel = dir === '' ? e.name : `${dir}/${e.name}`;
+      const kind = e.isSymbolicLink() ? 'link' : e.isDirectory() ? 'dir' : 'file';
+      return {
+        name: e.name,
+        kind,
+        secret: secretWhy([rel], secrets) !== null,
+        protect: protectedWhy([rel], ro) !== null,
+      };
+    });
+  // The rules are compared by identity: the settings keep one object while they are unchanged.
+  const reader = folderReader(root, [secrets, ...(opts.readOnly ?? [])], classify, opts.now);
+  const queue: Array<{ rel: string; inProtected: boolean }> = [{ rel: '', inProtected: false }];
   const links: string[] = [];
-  while (queue.length > 0) {
-    const batch = queue.splice(0, PARALLEL);
-    folders += batch.length;
-    if (folders > max)
+  for (let i = 0; i < queue.length; i++) {
+    if (i >= max)
       throw new SandboxLayoutError(
         `the workspace has more than ${max} folders outside node_modules: too many to map the protected and secret files in them`,
       );
-    const listed = await Promise.all(batch.map(async (d) => ({ d, entries: await list(path.join(root, d.rel)) })));
-    const next: typeof queue = [];
-    for (const { d, entries } of listed) {
-      for (const e of entries) {
-        const rel = d.rel === '' ? e.name : `${d.rel}/${e.name}`;
-        const kind: EntryKind | 'link' = e.isSymbolicLink() ? 'link' : e.isDirectory() ? 'dir' : 'file';
-        if (secretWhy([rel], secrets)) {
-          if (kind !== 'link') layout.hidden.push({ rel, kind });
-          else links.push(path.join(root, rel));
-          continue;
-        }
-        const isProtected = !d.inProtected && protectedWhy([rel], ro) !== null;
-        if (isProtected) {
-          if (kind === 'link') layout.frozen.push(d.rel);
-          else layout.readOnly.push({ rel, kind });
-        }
-        // Inside a read-only folder only secrets matter; `.git` holds none worth a walk.
-        if (kind === 'dir' && !SKIPPED.has(e.name) && e.name.toLowerCase() !== '.git')
-          next.push({ rel, inProtected: d.inProtected || isProtected });
+    const d = queue[i]!;
+    for (const e of reader.read(d.rel) ?? []) {
+      const rel = d.rel === '' ? e.name : `${d.rel}/${e.name}`;
+      if (e.secret) {
+        if (e.kind !== 'link') layout.hidden.push({ rel, kind: e.kind });
+        else links.push(path.join(root, rel));
+        continue;
       }
+      const isProtected = !d.inProtected && e.protect;
+      if (isProtected) {
+        if (e.kind === 'link') layout.frozen.push(d.rel);
+        else layout.readOnly.push({ rel, kind: e.kind });
+      }
+      // Inside a read-only folder only secrets matter; `.git` holds none worth a walk.
+      if (e.kind === 'dir' && !SKIPPED.has(e.name) && e.name.toLowerCase() !== '.git')
+        queue.push({ rel, inProtected: d.inProtected || isProtected });
     }
-    queue = queue.concat(next);
+    await reader.pause();
   }
+  reader.keep();
   for (const abs of links) {
-    const target = await linkTarget(abs);
+    const target = linkTarget(abs);
     if (target) layout.hiddenTargets.push(target);
   }
   if (opts.writable) {
     for (const e of layout.readOnly) pin(layout, e.rel);
     const guarded = READ_ONLY_DEFAULTS.filter((g) => g.guardMissing).flatMap((g) => g.patterns);
-    for (const rel of fixedRootPaths(guarded)) await guardMissing(root, rel, layout);
+    for (const rel of fixedRootPaths(guarded)) guardMissing(root, rel, layout);
   }
   // `.claude/settings.json` and `.claude/settings.local.json` both need `.claude`: one placeholder.
   layout.placeholders = [...new Set(layout.placeholders)];
   layout.pinned = dedupe(layout.pinned);
   layout.frozen = [...new Set(layout.frozen)];
-  return layout;
+  return { ...layout, listed: reader.listed };
 }
 
-async function list(abs: string): Promise<Dirent[]> {
+// The few lookups after the walk are synchronous too: under load each thread-pool round trip waits its turn.
+function linkTarget(abs: string): { abs: string; kind: EntryKind } | null {
   try {
-    return await fs.readdir(abs, { withFileTypes: true });
+    const real = fs.realpathSync(abs);
+    return { abs: real, kind: fs.statSync(real).isDirectory() ? 'dir' : 'file' };
   } catch {
-    return []; // unreadable or gone: nothing in it can be written through the sandbox either
+    return null; // dangling: nothing to read
   }
 }
 
-async function linkTarget(abs: string): Promise<{ abs: string; kind: EntryKind } | null> {
+function lstatOrNull(p: string): fs.Stats | null {
   try {
-    const real = await fs.realpath(abs);
-    return { abs: real, kind: (await fs.stat(real)).isDirectory() ? 'dir' : 'file' };
+    return fs.lstatSync(p);
   } catch {
-    return null; // dangling: nothing to read
+    return null;
   }
 }
 
@@ -152,11 +177,11 @@ function pin(layout: WorkspaceLayout, rel: string): void {
 }
 
 /** The first missing name on the way to `rel` gets a placeholder; a file or a link on the way is pinned or frozen. */
-async function guardMissing(root: string, rel: string, layout: WorkspaceLayout): Promise<void> {
+function guardMissing(root: string, rel: string, layout: WorkspaceLayout): void {
   const names = rel.split('/');
   for (let i = 1; i <= names.length; i++) {
     const sub = names.slice(0, i).join('/');
-    const st = await fs.lstat(path.join(root, sub)).catch(() => null);
+    const st = lstatOrNull(path.join(root, sub));
     if (st === null) {
       layout.placeholders.push(sub);
       pin(layout, sub);

@@ -1,6 +1,6 @@
 // The sandbox's only way out: an HTTP proxy on the host that lets a command reach the allowed
 // domains and refuses — and records — every other one. The command's network namespace has no
-// route anywhere; inside it, the in-sandbox helper (netHelper.cjs) listens on 127.0.0.1:3128 and
+// route anywhere; inside it, the in-sandbox helper (netHelper.pl) listens on 127.0.0.1:3128 and
 // hands that listening socket to the host over the spawn's IPC channel, so the host accepts the
 // command's connections directly: no unix socket inside the sandbox, no relay process.
 // HTTPS goes through CONNECT (the proxy sees the host name, never the content); plain HTTP is

@@ -17,5 +17,6 @@ describe('checkSandbox (real bubblewrap)', () => {
     const text = describeCheck(c);
     assert.match(text, /^Sandbox: available \(\d+ ms to start a command\)\./);
     assert.match(text, /bubblewrap: bubblewrap [\d.]+ at \/usr\/bin\/bwrap/);
+    assert.match(text, /perl \(the network helper\): \/usr\/bin\/perl/);
   });
 });

@@ -93,6 +93,16 @@ describe('run_command in the sandbox (real bubblewrap)', () => {
     }
   });
 
+  it('with the proxy, the command is what the sandbox started: no helper process stays behind it', async () => {
+    const r = await run(
+      { command: 'cat /proc/$PPID/comm; echo "$HTTPS_PROXY"; ls /proc | grep -c "^[0-9]"' },
+      { approvedBy: 'user', sandbox: profile({ reportDomains: true }) },
+    );
+    assert.equal(r.is_error, false, r.output);
+    // The shell's parent is bubblewrap's init; besides the two, only the pipeline's ls and grep run.
+    assert.match(r.output, /--- stdout ---\nbwrap\nhttp:\/\/127\.0\.0\.1:3128\n4\n/);
+  });
+
   it("gives the command only the sandbox's environment and the call's marker", async () => {
     process.env.AW_TEST_API_KEY = 'sk-must-not-leak';
     try {

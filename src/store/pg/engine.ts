@@ -334,6 +334,12 @@ export class PgEngine implements Engine {
     return h === 'none' ? undefined : h;
   }
 
+  /** The fencing token of the lease this store holds on the run (fences a worker's hand-off status). */
+  leaseToken(runId: string): string | undefined {
+    const l = this.leases.get(runId);
+    return l && !l.lost ? l.token : undefined;
+  }
+
   /** Test hook and the Runs view's retry: one heartbeat now. */
   heartbeat(): Promise<void> {
     return this.leaseSession.beat();

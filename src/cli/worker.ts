@@ -98,6 +98,7 @@ class Worker {
     const pool = newPool({ connectionString: url, poolSize: 2 });
     const subs = this.checkouts.map((c) => c.store.engine.watch((ch) => this.onChange(c, ch)));
     await Promise.all(this.checkouts.map((c) => c.store.engine.changes().ready()));
+    this.log('listening for runs handed to the workers');
     // The safety net: a lease that went stale by time alone announces nothing.
     const recheck = setInterval(() => this.wake(), Math.max(100, Math.floor(this.o.leaseMs / 2)));
     try {

@@ -17,6 +17,7 @@ import { openPgStoreReady } from '../store/pg/store';
 import { newPool } from '../store/pg/conn';
 import { DEFAULT_PG_SCHEMA, quoteIdent } from '../store/pg/schema';
 import type { SharedChange } from '../store/pg/listen';
+import { loadShellGrammar } from '../runner/tools/shell/grammar';
 import { workspaceIdentity } from '../workspaceIdentity';
 import { compose } from './compose';
 import { ConfigError } from './config';
@@ -70,6 +71,8 @@ export async function runWorker(o: WorkerOptions, env: NodeJS.ProcessEnv, out: O
       checkouts.push({ dir, workspace, ctx, store: store! });
       out.progress(`worker ${name}: serving ${dir} (${workspace})`);
     }
+    // Loaded before the first run: compiling the grammar stalls the thread, and with it the heartbeats.
+    await loadShellGrammar();
     await w.serve(url);
     return Exit.finished;
   } finally {

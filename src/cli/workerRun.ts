@@ -95,6 +95,8 @@ export async function takeOn(
   };
   const run = await c.store.getRun(runId);
   if (!run || isTerminalState(run.state)) return park('stopped', run ? `${run.state}` : 'deleted');
+  // Driven from here on: should this worker die, the next one takes it without waiting for a decision.
+  await handoffs.setStatus(runId, token, 'ready', null);
   const { use, pending } = await judgeDecisions(c, runId);
   if (pending.length === 0) return c.ctx.runner.resume(runId, { confirmed: true, lease });
   if (use.length === 0) return park('waiting', run.state_detail);

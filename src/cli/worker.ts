@@ -42,7 +42,10 @@ export const DEFAULT_LEASE_MS = 30_000;
 
 export async function runWorker(o: WorkerOptions, env: NodeJS.ProcessEnv, out: Out): Promise<number> {
   const url = pgUrl(env);
-  if (!url) throw new ConfigError('a worker serves the shared store: set AGENT_WAYPOINTS_PG_URL or AGENT_WAYPOINTS_PG_URL_FILE');
+  if (!url)
+    throw new ConfigError(
+      'a worker serves the shared store: set AGENT_WAYPOINTS_PG_URL or AGENT_WAYPOINTS_PG_URL_FILE',
+    );
   if (o.checkouts.length === 0) throw new ConfigError('name the checkouts it serves: --workspace DIR (repeatable)');
   const name = o.name ?? `${userName()}@${os.hostname()}:${process.pid}`;
   const heartbeatMs = Math.max(50, Math.min(5_000, Math.floor(o.leaseMs / 5)));

@@ -65,7 +65,12 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     for (let i = 1; i <= 3; i++) {
       const a = await waitForPending(c, runId, `call_e${i}`);
       posted = performance.now();
-      const d = await c.workers.decide(runId, { toolCallId: a.tool_call_id, inputHash: a.input_hash }, { kind: 'approve' }, person);
+      const d = await c.workers.decide(
+        runId,
+        { toolCallId: a.tool_call_id, inputHash: a.input_hash },
+        { kind: 'approve' },
+        person,
+      );
       const settled = await c.workers.settled(d, 10_000);
       assert.equal(settled.outcome, 'recorded', settled.outcomeDetail ?? '');
     }
@@ -75,7 +80,9 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     const decided = (await c.store.listApprovals(runId)).map((a) => a.decision?.by);
     assert.deepEqual(decided, [person, person, person], 'who decided: the client, recorded by the worker');
     assert.equal(delays.length, 3);
-    process.stdout.write(`      decision posted → the worker's next record: ${delays.map((d) => `${d.toFixed(0)} ms`).join(', ')}\n`);
+    process.stdout.write(
+      `      decision posted → the worker's next record: ${delays.map((d) => `${d.toFixed(0)} ms`).join(', ')}\n`,
+    );
     for (const d of delays) assert.ok(d < 1000, `decision → next record took ${d.toFixed(0)} ms`);
   });
 
@@ -84,7 +91,12 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     await worker('worker-a');
     await c.workers.handOff(runId, person);
     const a = await waitForPending(c, runId, 'call_e1');
-    const stale = await c.workers.decide(runId, { toolCallId: a.tool_call_id, inputHash: 'f'.repeat(64) }, { kind: 'approve' }, person);
+    const stale = await c.workers.decide(
+      runId,
+      { toolCallId: a.tool_call_id, inputHash: 'f'.repeat(64) },
+      { kind: 'approve' },
+      person,
+    );
     const verdict = await c.workers.settled(stale, 10_000);
     assert.equal(verdict.outcome, 'refused');
     assert.match(verdict.outcomeDetail!, /arguments of call_e1 are not the ones shown/);
@@ -102,8 +114,16 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     c = await client(p, server.url, LEASE_MS);
     const { makeRunner } = await import('../loop/support');
     const fs = await import('node:fs');
-    fs.writeFileSync(path.join(p.home, 'agent-waypoints.json'), JSON.stringify({ store: { workspaceName: p.name }, approval: { command: 'auto' } }));
-    const local = makeRunner({ store: c.store, workspace: p.checkout, baseURL: server.url, policy: { categories: { command: 'auto' } as never } });
+    fs.writeFileSync(
+      path.join(p.home, 'agent-waypoints.json'),
+      JSON.stringify({ store: { workspaceName: p.name }, approval: { command: 'auto' } }),
+    );
+    const local = makeRunner({
+      store: c.store,
+      workspace: p.checkout,
+      baseURL: server.url,
+      policy: { categories: { command: 'auto' } as never },
+    });
     const h = await local.runner.start({ task: 'write three lines' });
     await waitUntilLines(p, 1);
     await c.workers.handOff(h.runId, person);

@@ -52,7 +52,8 @@ describe('shared store (postgres): schema and connection check', function () {
     try {
       assert.equal((await again.latest(runId)).seq, 3);
       const version = await admin(
-        (c) => c.query(`SELECT value FROM agent_waypoints.meta WHERE key = 'schema_version'`).then((r) => r.rows[0].value),
+        (c) =>
+          c.query(`SELECT value FROM agent_waypoints.meta WHERE key = 'schema_version'`).then((r) => r.rows[0].value),
         db,
       );
       assert.equal(version, '2');

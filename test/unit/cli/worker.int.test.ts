@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
-import { cliBundle, type CliProcess } from '../../support/cliProcess';
+import { cli, cliBundle, type CliProcess } from '../../support/cliProcess';
 import {
   approvalsNow,
   client,
@@ -84,6 +84,22 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
       `      decision posted → the worker's next record: ${delays.map((d) => `${d.toFixed(0)} ms`).join(', ')}\n`,
     );
     for (const d of delays) assert.ok(d < 1000, `decision → next record took ${d.toFixed(0)} ms`);
+  });
+
+  it('the command line hands a run off and approves its call: the decision is posted, the worker records it, the command says so', async () => {
+    const runId = await startAsking(c);
+    await worker('worker-a');
+    const at = ['--workspace', p.checkout];
+    const handed = await cli(['handoff', runId, ...at], p.env);
+    assert.equal(handed.code, 0, handed.stderr);
+    assert.match(handed.stdout, new RegExp(`handed ${runId} to the workers`));
+    await waitForPending(c, runId, 'call_e1');
+    const approved = await cli(['approve', runId, ...at], p.env);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.match(approved.stderr, /call_e1: recorded by the worker/);
+    await decideUntilDone(c, runId, path.join(p.checkout, 'effects.log'));
+    const e1 = (await c.store.listApprovals(runId)).find((a) => a.tool_call_id === 'call_e1');
+    assert.equal(e1?.decision?.by?.via, 'cli');
   });
 
   it('a decision for arguments other than the ones waiting is refused, and says so; the run keeps waiting', async () => {

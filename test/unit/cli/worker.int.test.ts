@@ -157,7 +157,52 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     assert.equal((await back.done).state, 'completed');
     assert.deepEqual(effectLines(p), ['e1', 'e2', 'e3'], 'every command once, across three owners');
   });
+
+  it('SIGTERM: the worker lets go at the next step boundary and leaves; another worker finishes the run, each command once', async () => {
+    await server.close();
+    server = await startModelServer({ scenario: threeCommands(0.4) });
+    p = project(server.url);
+    await c.close();
+    c = await client(p, server.url, LEASE_MS);
+    const fs = await import('node:fs');
+    fs.writeFileSync(
+      path.join(p.home, 'agent-waypoints.json'),
+      JSON.stringify({ store: { workspaceName: p.name }, approval: { command: 'auto' } }),
+    );
+    const { makeRunner } = await import('../loop/support');
+    const local = makeRunner({
+      store: c.store,
+      workspace: p.checkout,
+      baseURL: server.url,
+      policy: { categories: { command: 'auto' } as never },
+    });
+    const h = await local.runner.start({ task: 'write three lines' });
+    await c.workers.handOff(h.runId, person);
+    local.runner.letGo(h.runId, 'handed to the workers');
+    await h.done;
+    const a = await worker('worker-a');
+    await waitUntilLines(p, effectLines(p).length + 1);
+    a.child.kill('SIGTERM');
+    const left = await a.done;
+    assert.equal(left.code, 0, left.stderr);
+    assert.match(left.stderr, /it is stopping/);
+    assert.equal((await c.workers.get(h.runId))?.status, 'ready');
+    assert.ok(effectLines(p).length < 3, 'it left before the end');
+    await worker('worker-b');
+    await waitUntilLines(p, 3);
+    await until(async () => (await c.store.rescan(), (await c.store.getRun(h.runId))?.state === 'completed'));
+    assert.deepEqual(effectLines(p), ['e1', 'e2', 'e3']);
+  });
 });
+
+async function until(cond: () => Promise<boolean>): Promise<void> {
+  const { waitFor } = await import('../runner/helpers');
+  let ok = false;
+  await waitFor(() => {
+    void cond().then((v) => (ok = v));
+    return ok;
+  }, 20_000);
+}
 
 async function waitForPending(c: Client, runId: string, callId: string) {
   for (;;) {

@@ -73,7 +73,8 @@ describe('agent-waypoints worker: takeover of a dead or frozen worker', function
     return name ? { name, proc: workers.get(name) } : undefined;
   };
 
-  it(`SIGKILL the worker holding the run mid-command, ${TRIALS} times: the other completes it, nothing lost, nothing run twice undecided, one owner per token`, async () => {
+  it(`SIGKILL the worker holding the run mid-command, ${TRIALS} times: the other completes it, nothing lost, nothing run twice undecided, one owner per token`, async function () {
+    this.timeout(60_000 + TRIALS * 10_000);
     await spawnWorker();
     await spawnWorker();
     const owners = new Map<string, Set<string>>(); // run/token → owners seen
@@ -96,17 +97,18 @@ describe('agent-waypoints worker: takeover of a dead or frozen worker', function
     let rerunsDecided = 0;
     let respawned: Promise<void> = Promise.resolve();
     for (let trial = 0; trial < TRIALS; trial++) {
-      await respawned; // two workers again before the next kill
       fs.rmSync(effects, { force: true });
       const runId = await startAsking(c);
       await c.workers.handOff(runId, person);
-      const done = decideUntilDone(c, runId, effects, 20_000).catch((err: Error) => explain(runId, err));
+      const done = decideUntilDone(c, runId, effects, 60_000).catch((err: Error) => explain(runId, err));
       // A random command, a random moment of it: its intent recorded, then 0–200 ms (it runs ~150 ms).
       const k = 1 + Math.floor(Math.random() * 3);
-      await until(async () => {
+      const reached = until(async () => {
         await c.store.rescan();
         return (await c.store.listEffects(runId)).some((e) => e.tool_call_id === `call_e${k}`);
-      });
+      }, 60_000).catch((err: Error) => explain(runId, err));
+      await Promise.race([reached, done]);
+      await respawned; // another worker listens before this one dies
       await new Promise((r) => setTimeout(r, Math.random() * 200));
       const holder = await holderOf(runId);
       if (holder?.proc) {

@@ -74,7 +74,7 @@ describe('agent-waypoints worker: takeover of a dead or frozen worker', function
   };
 
   it(`SIGKILL the worker holding the run mid-command, ${TRIALS} times: the other completes it, nothing lost, nothing run twice undecided, one owner per token`, async function () {
-    this.timeout(60_000 + TRIALS * 10_000);
+    this.timeout(60_000 + TRIALS * 20_000); // a trial takes 2–5 s on an idle 2-core machine, 12 s under a load of 20
     await spawnWorker();
     await spawnWorker();
     const owners = new Map<string, Set<string>>(); // run/token → owners seen
@@ -121,6 +121,7 @@ describe('agent-waypoints worker: takeover of a dead or frozen worker', function
         respawned = spawnWorker(); // the other worker takes over meanwhile
       }
       await done;
+      if (process.env.AW_PROGRESS) process.stderr.write(`trial ${trial} done at ${new Date().toISOString()}\n`);
       const lines = effectLines(p);
       const approvedAgain = (await approvalsNow(c, runId)).filter((a) => a.uncertain && a.decision?.kind === 'approve');
       rerunsDecided += approvedAgain.length;

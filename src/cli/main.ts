@@ -9,6 +9,8 @@ import { compose, type CliContext } from './compose';
 import { ConfigError } from './config';
 import { applyRun } from './apply';
 import { decide, type Driving, resumeRun, runTask } from './drive';
+import { handOff } from './handoff';
+import { DEFAULT_LEASE_MS, runWorker } from './worker';
 import { list, resolveRun, show } from './inspect';
 import { Exit } from './output';
 import { consoleOut, type Out, UsageError } from './out';
@@ -30,6 +32,11 @@ Commands:
                                after checkpoint N; --overwrite PATH: also a file changed here or protected;
                                --undo: put back what the last apply here replaced; --patch FILE: write
                                the changes as a patch for \`git apply\` instead, touching nothing here)
+  handoff <run>                hand a run to the workers of the shared store (it continues there)
+  worker --workspace DIR...    serve the runs handed to the workers, for these checkouts (shared store only;
+                               --name N: shown as the runs' holder; --once: serve what is there, then leave;
+                               --lease-ms MS: how long a silent worker keeps a run, default 30000;
+                               --runs N: runs driven at once, default 1). SIGTERM lets go at the next step.
 
 Options:
   --workspace DIR   the workspace folder (default: the current folder)
@@ -38,7 +45,8 @@ Options:
   --json            print the result as JSON
   --quiet           no progress on stderr
 
-A <run> is its id or a unique prefix of it. Ctrl-C stops a run at a safe point; it stays resumable.
+On a run handed to the workers, approve and reject post the decision for the worker to record and wait
+for its verdict. A <run> is its id or a unique prefix of it. Ctrl-C stops a run at a safe point; it stays resumable.
 Environment: AGENT_WAYPOINTS_BASE_URL, AGENT_WAYPOINTS_MODEL, AGENT_WAYPOINTS_API_KEY or
 AGENT_WAYPOINTS_API_KEY_FILE, AGENT_WAYPOINTS_PG_URL or AGENT_WAYPOINTS_PG_URL_FILE, AGENT_WAYPOINTS_STORE,
 AGENT_WAYPOINTS_HOME.
@@ -48,7 +56,11 @@ apply: 0 written (or nothing to do), 2 files left as they are (changed here, pro
 or not known), 1 error, 5 the run is held by another window or process.`;
 
 const OPTIONS = {
-  workspace: { type: 'string' },
+  workspace: { type: 'string', multiple: true },
+  name: { type: 'string' },
+  once: { type: 'boolean', default: false },
+  'lease-ms': { type: 'string' },
+  runs: { type: 'string' },
   store: { type: 'string' },
   config: { type: 'string' },
   json: { type: 'boolean', default: false },
@@ -108,11 +120,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = takeSecrets(
   const out = consoleOut({ json: values.json, quiet: values.quiet });
   const driving: Driving = { current: undefined };
   let ctx: CliContext | undefined;
+  if (command === 'worker') return worker(values, rest, env, out);
   const stopSignals = onSignals(() => ctx, driving, out);
   try {
     if (!KNOWN.has(command)) throw new UsageError(`unknown command ${command}`);
+    if ((values.workspace?.length ?? 0) > 1) throw new UsageError('one --workspace only (several: worker)');
     ctx = await compose({
-      workspace: path.resolve(values.workspace ?? process.cwd()),
+      workspace: path.resolve(values.workspace?.[0] ?? process.cwd()),
       storeDir: values.store,
       configFile: values.config,
       env,
@@ -131,7 +145,27 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = takeSecrets(
   }
 }
 
-const KNOWN = new Set(['run', 'resume', 'list', 'show', 'approve', 'reject', 'apply']);
+const KNOWN = new Set(['run', 'resume', 'list', 'show', 'approve', 'reject', 'apply', 'handoff']);
+
+async function worker(v: Values, args: string[], env: NodeJS.ProcessEnv, out: Out): Promise<number> {
+  try {
+    if (args.length > 0) throw new UsageError('usage: agent-waypoints worker --workspace DIR... [--name N] [--once]');
+    return await runWorker(
+      {
+        checkouts: v.workspace ?? [],
+        configFile: v.config,
+        name: v.name,
+        once: v.once,
+        leaseMs: count(v['lease-ms'], '--lease-ms') ?? DEFAULT_LEASE_MS,
+        maxRuns: count(v.runs, '--runs') ?? 1,
+      },
+      env,
+      out,
+    );
+  } catch (err) {
+    return failure(err, out);
+  }
+}
 
 async function dispatch(
   ctx: CliContext,
@@ -150,7 +184,7 @@ async function dispatch(
       return runTask(ctx, out, args[0]!, driving);
     case 'resume':
       arity(1, 1, '<run> [--yes] [--max-steps N]');
-      return resumeRun(ctx, out, args[0]!, { yes: v.yes, maxSteps: count(v['max-steps']) }, driving);
+      return resumeRun(ctx, out, args[0]!, { yes: v.yes, maxSteps: count(v['max-steps'], '--max-steps') }, driving);
     case 'list':
       arity(0, 0, '[--state S]...');
       return list(ctx.store, out, v.state ?? []);
@@ -161,11 +195,14 @@ async function dispatch(
       arity(1, 1, '<run> [--dry-run] [--yes] [--from N] [--overwrite PATH]... [--undo] [--patch FILE]');
       const o = { dryRun: v['dry-run'], yes: v.yes, undo: v.undo, overwrite: v.overwrite ?? [], patch: v.patch };
       const run = await resolveRun(ctx.store, args[0]!, ctx.where);
-      return applyRun(ctx, out, run, { ...o, from: count(v.from, '--from') });
+      return applyRun(ctx, out, run, { ...o, from: count(v.from, '--from', 0) });
     }
     case 'approve':
       arity(1, 2, '<run> [<call>|--all] [--hash H]');
       return decide(ctx, out, args[0]!, { call: args[1], all: v.all, hash: v.hash, reject: undefined }, driving);
+    case 'handoff':
+      arity(1, 1, '<run>');
+      return handOff(ctx, out, args[0]!);
     default:
       arity(2, 2, '<run> <call> --reason "…"');
       if (!v.reason?.trim()) throw new UsageError('say why with --reason "…": the model is told');
@@ -173,9 +210,10 @@ async function dispatch(
   }
 }
 
-function count(v: string | undefined, name = '--max-steps'): number | undefined {
+function count(v: string | undefined, option: string, min = 1): number | undefined {
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a whole number, not ${v}`);
+  if (!/^\d+$/.test(v) || Number(v) < min)
+    throw new UsageError(`${option} must be a whole number${min > 0 ? ' above 0' : ''}, not ${v}`);
   return Number(v);
 }
 

@@ -73,8 +73,12 @@ const RUN_ID = 'bench-run-0001';
 /** Steps of an early run: the window around step 10 (6–15), and step 16 for the barrier that carries step 15's results. */
 const EARLY_STEPS = 16;
 const RESULTS_DIR = path.join(__dirname, 'results');
-/** Ours, the two peers, and the floor ours' step is measured against (contenders/bareLog.ts: never a peer, never resumed). */
-const KINDS = ['ours', 'lowdb', 'sqlite', 'bare'] as const;
+/**
+ * Ours, the two peers, the floor ours' step is measured against (contenders/bareLog.ts: never a peer,
+ * never resumed), and ours again through the public API as a caller loops over it (contenders/ours.ts,
+ * ApiContender: with and without a flush() per step; not resumed, the files are ours').
+ */
+const KINDS = ['ours', 'lowdb', 'sqlite', 'bare', 'api', 'api_flush'] as const;
 
 /** The contenders, each on a thread of its own (isolated.ts), over the seeded workload's run. */
 function contendersFor(base: string, seed: number): IsolatedContender[] {
@@ -243,7 +247,7 @@ async function main(): Promise<void> {
       }
     const { workload, contenders, crash, release } = last!;
     log(`  conversation at step ${opts.steps}: ${(workload.conversationBytes / 1e6).toFixed(2)} MB; resume …`);
-    const stores = contenders.filter((c) => c.name !== 'bare');
+    const stores = contenders.filter((c) => ['ours', 'lowdb', 'sqlite'].includes(c.name));
     const storage = Object.fromEntries(stores.map((c) => [c.name, diskUsage(c.dir)]));
     const resumeHeap: number[] = [];
     const resume = await measureResume(

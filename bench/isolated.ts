@@ -14,14 +14,14 @@ import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { openDiskStore } from '../src/store';
 import { BareLogContender } from './contenders/bareLog';
 import { LowdbContender } from './contenders/lowdb';
-import { type OpenStore, OursContender } from './contenders/ours';
+import { ApiContender, type OpenStore, OursContender } from './contenders/ours';
 import { SqliteContender } from './contenders/sqlite';
 import type { Contender } from './contenders/types';
 import { exposeGc, fullGc, type Resumable, timeStep } from './measure';
 import type { TimedStep } from './sample';
 import { type StepPlan, Workload } from './workload';
 
-export type Kind = 'ours' | 'lowdb' | 'sqlite' | 'bare';
+export type Kind = 'ours' | 'api' | 'api_flush' | 'lowdb' | 'sqlite' | 'bare';
 
 /** The backstop timer and the index's progress timer never fire inside a round (see contenders/ours.ts). */
 export const openOurs: OpenStore = (dir, fs) =>
@@ -31,6 +31,8 @@ export const openOurs: OpenStore = (dir, fs) =>
 export function makeContender(kind: Kind, dir: string, workload: Workload): Contender {
   const runStarted = { kind: 'append' as const, input: workload.runStarted };
   if (kind === 'ours') return new OursContender(dir, openOurs, workload.runInput, runStarted);
+  if (kind === 'api' || kind === 'api_flush')
+    return new ApiContender(dir, workload.runInput, runStarted, kind === 'api_flush');
   if (kind === 'lowdb') return new LowdbContender(dir, workload.runInput, runStarted);
   if (kind === 'bare') return new BareLogContender(dir, workload.runInput, runStarted);
   return new SqliteContender(dir, workload.runInput, workload.initial, runStarted);
@@ -204,7 +206,8 @@ async function contenderThread(port: NonNullable<typeof parentPort>, s: Setup): 
         // What the step left is collected now, off the clock, before the next contender's step: as
         // while the model answers, and so that no collection of this heap runs on the machine's
         // other core beside the next step (where it would slow the raw append and ours' step alike).
-        fullGc();
+        // Not for the public API's loop: a caller's process collects when V8 decides, on its clock.
+        if (!(contender instanceof ApiContender)) fullGc();
         return t;
       }
       case 'durableWrites':

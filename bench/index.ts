@@ -20,6 +20,8 @@ import { Workload } from './workload';
 import { measureWorkspaceTools, toolsReport } from './workspaceTools';
 import { measureShared, sharedReport } from './shared';
 import { measureSandbox, sandboxBenchReport } from './sandbox';
+import { measureScale } from './scale';
+import { scaleReport } from './scaleReport';
 
 interface Options {
   quick: boolean;
@@ -139,6 +141,29 @@ async function main(): Promise<void> {
     // The run view's rows alone (they build their own 1000-step run).
     const runView = await measureRunView({ steps: 1000, streamSeconds: opts.quick ? 3 : 10, dir: root, log });
     process.stdout.write(runViewTable(runView) + '\n');
+    if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
+    return;
+  }
+  if (process.argv.includes('--scale')) {
+    // The scale run alone: a 10,000-step run and a store of 10,000 runs, on disk and on PostgreSQL.
+    const value = (name: string) => process.argv[process.argv.indexOf(name) + 1];
+    const scale = await measureScale({
+      steps: process.argv.includes('--steps') ? opts.steps : 10_000,
+      runs: process.argv.includes('--runs') ? Number(value('--runs')) : 10_000,
+      seed: opts.seed,
+      condenseEvery: 40,
+      resumeRounds: 7,
+      dir: root,
+      noView: process.argv.includes('--no-view'),
+      log,
+    });
+    const report = scaleReport(scale);
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    fs.writeFileSync(path.join(RESULTS_DIR, 'scale.json'), JSON.stringify({ ...scale, table: report }, null, 2) + '\n');
+    process.stdout.write(report + '\n');
+    log(
+      `bench: scale done in ${((performance.now() - startedAt) / 1000).toFixed(0)} s; bench/results/scale.json written`,
+    );
     if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
     return;
   }

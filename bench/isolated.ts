@@ -19,7 +19,7 @@ import { SqliteContender } from './contenders/sqlite';
 import type { Contender } from './contenders/types';
 import { exposeGc, fullGc, type Resumable, timeStep } from './measure';
 import type { TimedStep } from './sample';
-import { type StepPlan, Workload } from './workload';
+import { type StepPlan, Workload, type WorkloadOptions } from './workload';
 
 export type Kind = 'ours' | 'api' | 'api_flush' | 'lowdb' | 'sqlite' | 'bare';
 
@@ -44,6 +44,10 @@ interface Setup {
   dir: string;
   seed: number;
   runId: string;
+  /** The workload's options (the scale run's condenses). */
+  workload?: WorkloadOptions;
+  /** Steps after (and before) which the thread collects its heap: every step when absent (a long run's heap makes that minutes). */
+  gcSteps?: number[];
 }
 
 type Call =
@@ -73,8 +77,9 @@ export class IsolatedContender implements Contender {
     readonly dir: string,
     seed: number,
     runId: string,
+    extra: Pick<Setup, 'workload' | 'gcSteps'> = {},
   ) {
-    const setup: Setup = { isolated: true, kind: name, dir, seed, runId };
+    const setup: Setup = { isolated: true, kind: name, dir, seed, runId, ...extra };
     // The thread runs this file's TypeScript through tsx, as the benchmark does.
     this.worker = new Worker(
       `require('tsx/cjs/api').register(); require(${JSON.stringify(path.join(__dirname, 'isolated.ts'))});`,
@@ -176,8 +181,9 @@ export class IsolatedContender implements Contender {
 /** The thread's side: one contender, its own copy of the workload, the calls answered in order. */
 async function contenderThread(port: NonNullable<typeof parentPort>, s: Setup): Promise<void> {
   exposeGc();
-  const workload = new Workload(s.seed, s.runId);
+  const workload = new Workload(s.seed, s.runId, s.workload);
   const contender = makeContender(s.kind, s.dir, workload);
+  const gcSteps = s.gcSteps ? new Set(s.gcSteps) : undefined;
   const ours = () => {
     if (!(contender instanceof OursContender)) throw new Error(`${s.kind} has no such call`);
     return contender;
@@ -207,7 +213,8 @@ async function contenderThread(port: NonNullable<typeof parentPort>, s: Setup): 
         // while the model answers, and so that no collection of this heap runs on the machine's
         // other core beside the next step (where it would slow the raw append and ours' step alike).
         // Not for the public API's loop: a caller's process collects when V8 decides, on its clock.
-        if (!(contender instanceof ApiContender)) fullGc();
+        if (!(contender instanceof ApiContender) && (!gcSteps || gcSteps.has(c.step) || gcSteps.has(c.step + 1)))
+          fullGc();
         return t;
       }
       case 'durableWrites':

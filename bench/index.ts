@@ -20,6 +20,8 @@ import { Workload } from './workload';
 import { measureWorkspaceTools, toolsReport } from './workspaceTools';
 import { measureShared, sharedReport } from './shared';
 import { measureSandbox, sandboxBenchReport } from './sandbox';
+import { measureScale } from './scale';
+import { scaleReport } from './scaleReport';
 
 interface Options {
   quick: boolean;
@@ -73,8 +75,12 @@ const RUN_ID = 'bench-run-0001';
 /** Steps of an early run: the window around step 10 (6–15), and step 16 for the barrier that carries step 15's results. */
 const EARLY_STEPS = 16;
 const RESULTS_DIR = path.join(__dirname, 'results');
-/** Ours, the two peers, and the floor ours' step is measured against (contenders/bareLog.ts: never a peer, never resumed). */
-const KINDS = ['ours', 'lowdb', 'sqlite', 'bare'] as const;
+/**
+ * Ours, the two peers, the floor ours' step is measured against (contenders/bareLog.ts: never a peer,
+ * never resumed), and ours again through the public API as a caller loops over it (contenders/ours.ts,
+ * ApiContender: with and without a flush() per step; not resumed, the files are ours').
+ */
+const KINDS = ['ours', 'lowdb', 'sqlite', 'bare', 'api', 'api_flush'] as const;
 
 /** The contenders, each on a thread of its own (isolated.ts), over the seeded workload's run. */
 function contendersFor(base: string, seed: number): IsolatedContender[] {
@@ -135,6 +141,29 @@ async function main(): Promise<void> {
     // The run view's rows alone (they build their own 1000-step run).
     const runView = await measureRunView({ steps: 1000, streamSeconds: opts.quick ? 3 : 10, dir: root, log });
     process.stdout.write(runViewTable(runView) + '\n');
+    if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
+    return;
+  }
+  if (process.argv.includes('--scale')) {
+    // The scale run alone: a 10,000-step run and a store of 10,000 runs, on disk and on PostgreSQL.
+    const value = (name: string) => process.argv[process.argv.indexOf(name) + 1];
+    const scale = await measureScale({
+      steps: process.argv.includes('--steps') ? opts.steps : 10_000,
+      runs: process.argv.includes('--runs') ? Number(value('--runs')) : 10_000,
+      seed: opts.seed,
+      condenseEvery: 40,
+      resumeRounds: 7,
+      dir: root,
+      noView: process.argv.includes('--no-view'),
+      log,
+    });
+    const report = scaleReport(scale);
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    fs.writeFileSync(path.join(RESULTS_DIR, 'scale.json'), JSON.stringify({ ...scale, table: report }, null, 2) + '\n');
+    process.stdout.write(report + '\n');
+    log(
+      `bench: scale done in ${((performance.now() - startedAt) / 1000).toFixed(0)} s; bench/results/scale.json written`,
+    );
     if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
     return;
   }
@@ -243,7 +272,7 @@ async function main(): Promise<void> {
       }
     const { workload, contenders, crash, release } = last!;
     log(`  conversation at step ${opts.steps}: ${(workload.conversationBytes / 1e6).toFixed(2)} MB; resume …`);
-    const stores = contenders.filter((c) => c.name !== 'bare');
+    const stores = contenders.filter((c) => ['ours', 'lowdb', 'sqlite'].includes(c.name));
     const storage = Object.fromEntries(stores.map((c) => [c.name, diskUsage(c.dir)]));
     const resumeHeap: number[] = [];
     const resume = await measureResume(

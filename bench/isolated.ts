@@ -14,14 +14,14 @@ import { parentPort, Worker, workerData } from 'node:worker_threads';
 import { openDiskStore } from '../src/store';
 import { BareLogContender } from './contenders/bareLog';
 import { LowdbContender } from './contenders/lowdb';
-import { type OpenStore, OursContender } from './contenders/ours';
+import { ApiContender, type OpenStore, OursContender } from './contenders/ours';
 import { SqliteContender } from './contenders/sqlite';
 import type { Contender } from './contenders/types';
 import { exposeGc, fullGc, type Resumable, timeStep } from './measure';
 import type { TimedStep } from './sample';
-import { type StepPlan, Workload } from './workload';
+import { type StepPlan, Workload, type WorkloadOptions } from './workload';
 
-export type Kind = 'ours' | 'lowdb' | 'sqlite' | 'bare';
+export type Kind = 'ours' | 'api' | 'api_flush' | 'lowdb' | 'sqlite' | 'bare';
 
 /** The backstop timer and the index's progress timer never fire inside a round (see contenders/ours.ts). */
 export const openOurs: OpenStore = (dir, fs) =>
@@ -31,6 +31,8 @@ export const openOurs: OpenStore = (dir, fs) =>
 export function makeContender(kind: Kind, dir: string, workload: Workload): Contender {
   const runStarted = { kind: 'append' as const, input: workload.runStarted };
   if (kind === 'ours') return new OursContender(dir, openOurs, workload.runInput, runStarted);
+  if (kind === 'api' || kind === 'api_flush')
+    return new ApiContender(dir, workload.runInput, runStarted, kind === 'api_flush');
   if (kind === 'lowdb') return new LowdbContender(dir, workload.runInput, runStarted);
   if (kind === 'bare') return new BareLogContender(dir, workload.runInput, runStarted);
   return new SqliteContender(dir, workload.runInput, workload.initial, runStarted);
@@ -42,6 +44,10 @@ interface Setup {
   dir: string;
   seed: number;
   runId: string;
+  /** The workload's options (the scale run's condenses). */
+  workload?: WorkloadOptions;
+  /** Steps after (and before) which the thread collects its heap: every step when absent (a long run's heap makes that minutes). */
+  gcSteps?: number[];
 }
 
 type Call =
@@ -71,8 +77,9 @@ export class IsolatedContender implements Contender {
     readonly dir: string,
     seed: number,
     runId: string,
+    extra: Pick<Setup, 'workload' | 'gcSteps'> = {},
   ) {
-    const setup: Setup = { isolated: true, kind: name, dir, seed, runId };
+    const setup: Setup = { isolated: true, kind: name, dir, seed, runId, ...extra };
     // The thread runs this file's TypeScript through tsx, as the benchmark does.
     this.worker = new Worker(
       `require('tsx/cjs/api').register(); require(${JSON.stringify(path.join(__dirname, 'isolated.ts'))});`,
@@ -174,8 +181,9 @@ export class IsolatedContender implements Contender {
 /** The thread's side: one contender, its own copy of the workload, the calls answered in order. */
 async function contenderThread(port: NonNullable<typeof parentPort>, s: Setup): Promise<void> {
   exposeGc();
-  const workload = new Workload(s.seed, s.runId);
+  const workload = new Workload(s.seed, s.runId, s.workload);
   const contender = makeContender(s.kind, s.dir, workload);
+  const gcSteps = s.gcSteps ? new Set(s.gcSteps) : undefined;
   const ours = () => {
     if (!(contender instanceof OursContender)) throw new Error(`${s.kind} has no such call`);
     return contender;
@@ -204,7 +212,9 @@ async function contenderThread(port: NonNullable<typeof parentPort>, s: Setup): 
         // What the step left is collected now, off the clock, before the next contender's step: as
         // while the model answers, and so that no collection of this heap runs on the machine's
         // other core beside the next step (where it would slow the raw append and ours' step alike).
-        fullGc();
+        // Not for the public API's loop: a caller's process collects when V8 decides, on its clock.
+        if (!(contender instanceof ApiContender) && (!gcSteps || gcSteps.has(c.step) || gcSteps.has(c.step + 1)))
+          fullGc();
         return t;
       }
       case 'durableWrites':

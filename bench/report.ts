@@ -274,6 +274,18 @@ export function buildReport(r: BenchResults): string {
         `| the floor @${p.point}: a bare log with ours' barriers and none of its features (bench/contenders/bareLog.ts), per-step median ${ms(b.medianMs)} — ÷ three raw 4 KB appends + fdatasync / ours ÷ it | ${x(b.medianMs / (3 * p.medianMs))} / ${x(at('ours', p.point).medianMs / b.medianMs)} |`,
       );
     }
+  for (const [name, what] of [
+    ['api', 'no flush() between steps'],
+    ['api_flush', 'flush() at the end of every step'],
+  ] as const)
+    if (r.figures[name])
+      for (const p of r.points) {
+        const a = at(name, p);
+        const o = at('ours', p);
+        lines.push(
+          `| the public API @${p}: a plain loop through CheckpointStore, default options, no GC between steps, ${what} — per-step median / p95, its durable barriers per step / ÷ ours (the harnessed row) | ${ms(a.medianMs)} / ${ms(a.p95Ms)}, ${x(a.durableWritesPerStep)} / ${x(a.medianMs / o.medianMs)} |`,
+        );
+      }
   for (const p of r.points) {
     const o = at('ours', p);
     lines.push(

@@ -76,6 +76,11 @@ const MODEL = 'gpt-4.1-mini';
 const PROVIDER = 'openai';
 const T0 = 1_750_000_000_000; // fake clock: timestamps are part of the bytes, so they are seeded too
 
+export interface WorkloadOptions {
+  emptyToolOutputs?: boolean;
+  condenseEvery?: number;
+}
+
 export class Workload {
   readonly runInput: NewRunInput;
   readonly runStarted: AppendInput;
@@ -97,11 +102,14 @@ export class Workload {
   /** The state before step 1 (LangGraph's "input" checkpoint needs it). */
   readonly initial: RuntimeSnapshot;
 
-  /** `emptyToolOutputs`: every tool returns "" (the fixed-bytes figure: what a step costs beyond its content). */
+  /**
+   * `emptyToolOutputs`: every tool returns "" (the fixed-bytes figure: what a step costs beyond its content).
+   * `condenseEvery`: context management condenses the conversation every that many steps (the scale run).
+   */
   constructor(
     seed: number,
     runId: string,
-    private readonly opts: { emptyToolOutputs?: boolean } = {},
+    private readonly opts: WorkloadOptions = {},
   ) {
     this.rng = mulberry32(seed);
     const context: RunContext = {
@@ -160,6 +168,8 @@ export class Workload {
     rt.step = this.step;
     rt.state = 'running';
     ops.push(this.append('step_started', { state: rt.state, message_count: rt.messages.length }, snap()));
+    const every = this.opts.condenseEvery;
+    if (every && this.step % every === 0) contentBytes += this.condense(ops, snap);
     ops.push({ kind: 'barrier' });
     ops.push({ kind: 'model' });
     ops.push(this.append('pre_llm', { model: MODEL, provider: PROVIDER, message_count: rt.messages.length }));
@@ -271,6 +281,48 @@ export class Workload {
     }
     this.toolCallCount += calls.length;
     return { step: this.step, ops, contentBytes };
+  }
+
+  /**
+   * A condense as context management makes it before a request (src/runner/context/fit.ts): pre_condense,
+   * the summary call (the model answering), post_condense with the snapshot whose model context now
+   * sends messages[head, through) as the summary. The messages list itself is never changed. Returns
+   * the summary's bytes: new content of the step.
+   */
+  private condense(ops: Op[], snap: () => RuntimeSnapshot): number {
+    const rt = this.rt;
+    const context = {
+      tokens: Math.round(this.conversationBytes / 4),
+      window: 128_000,
+      window_source: 'family',
+      estimated: true,
+    };
+    const preSeq = this.checkpointCount + ops.filter((o) => o.kind === 'append').length + 1;
+    ops.push(this.append('pre_condense', { reason: 'threshold', context, awaiting_consent: false }));
+    ops.push({ kind: 'model' });
+    const before = rt.model_context ?? null;
+    const through = Math.max(2, rt.messages.length - 12);
+    const summary = codeText(this.rng, 1500 + this.int(0, 4500));
+    rt.model_context = {
+      stub_before: through,
+      stub_chars: 2000,
+      learned_window: null,
+      hold: false,
+      condense: { id: `condense-${preSeq}`, pre_seq: preSeq, head: 2, through, summary, step: this.step },
+    };
+    const payload = {
+      condense_id: `condense-${preSeq}`,
+      before,
+      context: { ...context, tokens: 20_000 },
+      usage: {
+        input_tokens: context.tokens,
+        output_tokens: Math.round(summary.length / 4),
+        total_tokens: context.tokens + Math.round(summary.length / 4),
+      },
+      cost_usd: 0.01,
+    };
+    ops.push(this.append('post_condense', payload, snap()));
+    return jsonBytes(summary);
   }
 
   private append(phase: AppendInput['phase'], payload: Record<string, unknown>, snapshot?: RuntimeSnapshot): Op {

@@ -7,7 +7,7 @@
 // listing shows changes (the extension also every 30 s; a running run's state does not change).
 import fs from 'node:fs';
 import path from 'node:path';
-import { type FsLayer, nodeFs } from '../../src/store';
+import { type FsLayer, nodeFs, openDiskStore } from '../../src/store';
 import { zerosFrom } from '../../src/store/disk/segment';
 import type { CheckpointStore, NewRunInput, OwnerInfo, RunLease } from '../../src/store/api/types';
 import { applyOp, type Op } from '../workload';
@@ -23,8 +23,8 @@ export const BENCH_OWNER: OwnerInfo = {
 };
 
 export class OursContender implements Contender {
-  readonly name = 'ours' as const;
-  private store: CheckpointStore | undefined;
+  readonly name: 'ours' | 'api' | 'api_flush' = 'ours';
+  protected store: CheckpointStore | undefined;
   private lease: RunLease | undefined;
   private readonly runId: string;
 
@@ -123,6 +123,34 @@ export class OursContender implements Contender {
       ours: 'openDiskStore through CheckpointStore, with the runner’s durability and barriers (makeDurable); deferMs 60 s',
       ours_files_written: `${c.barriers} durable barriers (fsync/fdatasync): ${JSON.stringify(c.barriersByKind)}; ${c.roomSyncs} fdatasyncs of room written ahead (zeros, off the step's path); ${c.dirFsyncs} folder fsyncs; ${c.filesCreated} files created; ${c.bytes} bytes through the fs layer: ${JSON.stringify(c.bytesByKind)}`,
     };
+  }
+}
+
+/**
+ * The public API as a caller uses it: `openDiskStore(dir)` with its default options, the workload's
+ * ops in a plain loop, no wait for the store's background work while the "model" answers (there is
+ * no model: the next step follows at once), no GC between steps (its thread skips it: isolated.ts);
+ * `flushEachStep`: `flush()` at the end of every step, as a caller that wants each step on disk would.
+ */
+export class ApiContender extends OursContender {
+  override readonly name: 'api' | 'api_flush';
+
+  constructor(
+    dir: string,
+    run: NewRunInput,
+    runStarted: Op,
+    private readonly flushEachStep: boolean,
+  ) {
+    super(dir, (d, layer) => openDiskStore(d, layer ? { fs: layer } : {}), run, runStarted);
+    this.name = flushEachStep ? 'api_flush' : 'api';
+  }
+
+  override async modelWait(): Promise<void> {
+    // A plain loop waits for nothing: a compaction the barrier started runs beside the next calls.
+  }
+
+  override async endStep(): Promise<void> {
+    if (this.flushEachStep) await this.store!.flush();
   }
 }
 

@@ -4,7 +4,7 @@ import type { TimedStep } from '../sample';
 import type { Op, StepPlan } from '../workload';
 
 export interface Contender {
-  readonly name: 'ours' | 'lowdb' | 'sqlite' | 'bare' | 'ours_pg' | 'postgres';
+  readonly name: 'ours' | 'api' | 'api_flush' | 'lowdb' | 'sqlite' | 'bare' | 'ours_pg' | 'postgres';
   /** Where its files live (a fresh temp folder per contender). */
   readonly dir: string;
   /**

@@ -33,6 +33,8 @@ export class IndexCache {
   /** Runs changed since their entry was built: the run, its durable commit count, what a listing would show. */
   private readonly live = new Map<string, { run: LiveRun; commits: number; shown: Shown }>();
   private dirty = false;
+  /** Whether what is dirty includes a change a listing must not miss (not progress alone). */
+  private structural = false;
   private timer: NodeJS.Timeout | null = null;
   private timerDue = Infinity;
   private saving: Promise<void> | null = null;
@@ -99,6 +101,7 @@ export class IndexCache {
 
   markDirty(withinMs: number): void {
     this.dirty = true;
+    if (withinMs <= this.structuralMs) this.structural = true;
     if (!this.enabled) return;
     const due = Date.now() + withinMs;
     if (this.timer && this.timerDue <= due) return;
@@ -112,11 +115,17 @@ export class IndexCache {
     this.timer.unref();
   }
 
-  /** Writes the index if it changed. Saves are serialised; a change during a save writes again. */
-  async save(): Promise<void> {
+  /**
+   * Writes the index if it changed. Saves are serialised; a change during a save writes again.
+   * `progressToo: false` (a flush) leaves a change of progress alone to its timer: a caller flushing
+   * every step would otherwise rewrite the whole index, with two fsyncs, at every step.
+   */
+  async save(progressToo = true): Promise<void> {
     while (this.saving) await this.saving.catch(() => undefined);
-    if (!this.dirty || !this.enabled) return;
+    if (!this.dirty || !this.enabled || (!progressToo && !this.structural)) return;
+    const structural = this.structural;
     this.dirty = false;
+    this.structural = false;
     // This save writes everything that is dirty: a timer armed for it would only write the same index
     // again (a flush right after createRun, then the run's structural timer 200 ms later, in the middle
     // of the run's first steps). A change from now on arms its own; a failed save arms it again.
@@ -126,6 +135,7 @@ export class IndexCache {
     this.timerDue = Infinity;
     this.saving = this.engine.saveIndex([...this.entries.values()]).catch((err: unknown) => {
       this.dirty = true;
+      this.structural ||= structural;
       if (due !== Infinity) this.markDirty(Math.max(0, due - Date.now()));
       throw err;
     });

@@ -168,11 +168,16 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   }
 
   // ── lifecycle of the store ────────────────────────────────────────────────────────────────
-  async flush(timeoutMs = 10_000): Promise<void> {
+  /** Makes every queued write durable, and what a listing shows; progress alone stays on the index's timer. */
+  flush(timeoutMs = 10_000): Promise<void> {
+    return this.flushAll(timeoutMs, false);
+  }
+
+  private async flushAll(timeoutMs: number, progressToo: boolean): Promise<void> {
     await this.c.gate.opened();
     await bounded(timeoutMs, 'flush', async () => {
       await this.writer.flushAll();
-      await this.c.index.save();
+      await this.c.index.save(progressToo);
     });
   }
 
@@ -180,7 +185,7 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
     const { gate, loader, index, engine } = this.c;
     if (gate.closed) return;
     let error: unknown;
-    await this.flush(timeoutMs).catch((err: unknown) => (error = err));
+    await this.flushAll(timeoutMs, true).catch((err: unknown) => (error = err));
     if (!error) {
       const owned = [...loader.runs.values()].filter((h) => h.owned && !h.lease!.lost);
       await bounded(timeoutMs, 'close', async () => {

@@ -1,0 +1,179 @@
+// The scale run's Markdown (bench/scale.ts): every figure with the floor beside it where there is one,
+// and the goal it is held to (measured and reported, never failed on).
+import nodeOs from 'node:os';
+import type { ScaleResults } from './scale';
+import { median } from './stats';
+
+const ms = (v: number): string => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)) + ' ms';
+const x = (v: number): string => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const mb = (v: number): string => `${(v / 1e6).toFixed(2)} MB`;
+const mark = (ok: boolean): string => (ok ? '✔' : '✘');
+
+export function scaleReport(r: ScaleResults): string {
+  const d = r.disk;
+  const at = (name: 'ours' | 'bare' | 'api', p: number) => d.figures[name].points.find((f) => f.point === p)!;
+  const last = r.points.at(-1)!;
+  const mid = r.points.includes(1000) ? 1000 : r.points[Math.max(0, r.points.length - 2)]!;
+  const lines = [
+    `### Scale (N = ${r.steps} steps with a condense every ${r.condenseEvery}, conversation ${mb(r.conversationBytes)}, content ${mb(r.contentBytes)}; ${r.manyRuns.disk.runs} runs)`,
+    '',
+    `load avg (1 min) ${r.loadAvg.start[0]!.toFixed(2)} at start, ${r.loadAvg.end[0]!.toFixed(2)} at end, max ${r.loadAvg.maxDuring.toFixed(2)} during the disk run · ${os()}`,
+    '',
+    '| figure | ours | the floor (bareLog) | ours ÷ floor | goal | |',
+    '|---|---|---|---|---|---|',
+  ];
+  const row = (f: string, a: string, b: string, ratio: string, goal: string, ok: boolean | null) =>
+    lines.push(`| ${f} | ${a} | ${b} | ${ratio} | ${goal} | ${ok === null ? '' : mark(ok)} |`);
+  for (const p of r.points) {
+    const o = at('ours', p);
+    const b = at('bare', p);
+    const q = o.medianMs / b.medianMs;
+    const goal = p === 10 || p === 1000 || p === r.steps;
+    row(
+      `per-step time @${p} (steps ${o.window.from}–${o.window.to}), median / p95`,
+      `${ms(o.medianMs)} / ${ms(o.p95Ms)}`,
+      `${ms(b.medianMs)} / ${ms(b.p95Ms)}`,
+      x(q),
+      goal ? '≤ 1.5 × floor' : '',
+      goal ? q <= 1.5 : null,
+    );
+  }
+  const g = (name: 'ours' | 'bare' | 'api') => at(name, last).medianMs / at(name, mid).medianMs;
+  row(`per-step growth, step ${last} ÷ step ${mid}`, x(g('ours')), x(g('bare')), '', '≤ 1.2', g('ours') <= 1.2);
+  for (const p of r.points) {
+    const a = at('api', p);
+    const q = a.medianMs / at('ours', p).medianMs;
+    row(
+      `the public API @${p} (plain loop, default options, no GC) median / p95 — ÷ ours harnessed in the ratio column`,
+      `${ms(a.medianMs)} / ${ms(a.p95Ms)}`,
+      '',
+      x(q),
+      'within 20 %',
+      Math.abs(q - 1) <= 0.2,
+    );
+  }
+  row(
+    'slowest single step (background compaction included): ours / the public API',
+    `${ms(d.slowestStepMs.ours.ms)} (step ${d.slowestStepMs.ours.step}) / ${ms(d.slowestStepMs.api.ms)} (step ${d.slowestStepMs.api.step})`,
+    `${ms(d.slowestStepMs.bare.ms)} (step ${d.slowestStepMs.bare.step})`,
+    '',
+    'no stall',
+    null,
+  );
+  const kr = d.killed;
+  row(
+    `resume after the run was let go, median of ${d.resume.released.length}`,
+    ms(median(d.resume.released)),
+    '',
+    '',
+    '',
+    null,
+  );
+  row(
+    `resume after a crash (a copy taken while held), median`,
+    ms(median(d.resume.crashCopy)),
+    '',
+    '',
+    '≤ 100 ms',
+    median(d.resume.crashCopy) <= 100,
+  );
+  const killed = Math.max(median(kr.harnessedMs), median(kr.apiMs));
+  row(
+    `resume after SIGKILL of a writer process at step ${r.steps}: after a full GC / through the API as a process does it, medians`,
+    `${ms(median(kr.harnessedMs))} / ${ms(median(kr.apiMs))}`,
+    '',
+    '',
+    '≤ 100 ms',
+    killed <= 100,
+  );
+  row(
+    'on disk ÷ content: let go / after a crash',
+    `${x(d.storage.released)} / ${x(d.storage.crashed)}`,
+    '',
+    '',
+    '≤ 2',
+    d.storage.released <= 2,
+  );
+  const w = d.figures.ours.maxAmplificationWithoutCompaction;
+  row(
+    'write amplification, worst step outside compaction',
+    w ? `${x(w.value)} (step ${w.step})` : 'n/a',
+    '',
+    '',
+    '≤ 3',
+    w ? w.value <= 3 : null,
+  );
+  row(
+    'background compaction: steps during which it wrote / its bytes in all',
+    `${d.figures.ours.compaction.steps} / ${mb(d.figures.ours.compaction.bytes)}`,
+    '',
+    '',
+    'reported',
+    null,
+  );
+  for (const [where, m] of [
+    ['disk', r.manyRuns.disk],
+    ['PostgreSQL', r.manyRuns.pg],
+  ] as const) {
+    row(
+      `${m.runs} runs on ${where}: open + the Runs tree's first page (500) / + every page, medians of ${m.firstPageMs.length}`,
+      `${ms(median(m.firstPageMs))} / ${ms(median(m.allPagesMs))}`,
+      '',
+      '',
+      '≤ 50 ms activation, ≤ 100 ms first page',
+      median(m.firstPageMs) <= 100,
+    );
+    row(
+      `${m.runs} runs on ${where}: heap held by the open store with its first page`,
+      mb(m.heapBytes),
+      '',
+      '',
+      '',
+      null,
+    );
+  }
+  const pg = r.pg.figures;
+  for (const p of pg.points)
+    row(`PostgreSQL: per-step time @${p.point}, median / p95`, `${ms(p.medianMs)} / ${ms(p.p95Ms)}`, '', '', '', null);
+  const pgAt = (p: number) => pg.points.find((f) => f.point === p)!.medianMs;
+  row(
+    `PostgreSQL: per-step growth, step ${last} ÷ step ${mid}`,
+    x(pgAt(last) / pgAt(mid)),
+    '',
+    '',
+    '≤ 1.2',
+    pgAt(last) / pgAt(mid) <= 1.2,
+  );
+  row(`PostgreSQL: resume after the run was let go, median`, ms(median(r.pg.resume)), '', '', '', null);
+  row(
+    `PostgreSQL: slowest single step`,
+    `${ms(r.pg.slowestStepMs.ms)} (step ${r.pg.slowestStepMs.step})`,
+    '',
+    '',
+    '',
+    null,
+  );
+  const v = r.runView;
+  if (v) {
+    const q = v.firstPaintMs / v.floor.frame;
+    row(
+      `run view, ${v.steps}-step run: open → first paint cold (the floor: a 1-step run, cold, median of 3)`,
+      ms(v.firstPaintMs),
+      `${ms(v.floor.frame)} (${ms(v.floorRange[0])}–${ms(v.floorRange[1])})`,
+      x(q),
+      '≤ 1.2 × floor',
+      q <= 1.2,
+    );
+    row(
+      'run view: webview JS heap after open (after GC)',
+      `${v.heapMB.toFixed(1)} MB`,
+      '',
+      '',
+      '≤ 50 MB',
+      v.heapMB <= 50,
+    );
+  }
+  return lines.join('\n');
+}
+
+const os = (): string => `${nodeOs.cpus().length} cores, Node ${process.version}`;

@@ -2,13 +2,14 @@
 // grammar (WASM) and the argv runner, and they load in code-server. An allow-listed line runs
 // without an approval card (only possible once the grammar has read it), from its words without a
 // shell; a line hiding a second command behind a comment shows an approval card that says so, and
-// nothing of it runs before the click.
+// nothing of it runs before the click. Before any run, in the same workbench: the installed VSIX's
+// activity-bar entry, its empty Runs view with the welcome message, and a command from the palette.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
-import { useWorkbench, waitUntil } from './harness';
+import { waitUntil, scaled } from './harness';
+import { scenarioOf, sharedWorkbench } from './shared';
 
 const HIDDEN = "touch visible #'\ntouch PWNED\n#'";
 
@@ -34,18 +35,51 @@ const SCENARIO: Scenario = {
   ],
 };
 
-describe('e2e: the command policy in the packaged extension', () => {
-  let server: ModelServer | undefined;
-  before(async () => (server = await startModelServer({ scenario: SCENARIO })));
-  after(async () => server?.close());
-  const workbench = useWorkbench(() => ({
+/** One workbench: the first block needs it before any run (the empty Runs view), the second makes one. */
+const shared = sharedWorkbench(
+  scenarioOf('e2e-commands', [{ task: 'Touch the files', turns: SCENARIO.turns }]),
+  (model) => ({
     settings: {
-      'agentWaypoints.provider.baseUrl': server!.url,
+      'agentWaypoints.provider.baseUrl': model.url,
       'agentWaypoints.provider.model': DEMO_MODEL_ID,
       'agentWaypoints.approval.commandAllowList': ['touch'],
       'agentWaypoints.approval.commandDenyList': ['rm'],
     },
-  }));
+  }),
+);
+
+describe('e2e: the installed VSIX in a real workbench', () => {
+  const workbench = shared.use();
+
+  it('shows the Agent Waypoints activity-bar container and an empty Runs view with a welcome message', async () => {
+    const wb = workbench();
+    const entry = wb.page.locator('.activitybar [aria-label^="Agent Waypoints"]').first();
+    await entry.click();
+    const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
+    await sidebar.getByText('No agent runs yet', { exact: false }).waitFor({ timeout: scaled(30_000) });
+    assert.ok(
+      await sidebar.getByRole('button', { name: 'Set API key' }).isVisible(),
+      'welcome view offers Set API key',
+    );
+    await wb.screenshot('e2e-empty-runs-view');
+    // The welcome view's button is the real command: it asks for the task.
+    await sidebar.locator('.welcome-view').getByRole('button', { name: 'Start agent run' }).click();
+    await wb.page
+      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
+      .waitFor({ state: 'visible', timeout: scaled(30_000) });
+    await wb.page.keyboard.press('Escape');
+  });
+
+  it('runs a command from the palette: Show log opens the Agent Waypoints output', async () => {
+    const wb = workbench();
+    await wb.runCommand('Agent Waypoints: Show log');
+    const panel = wb.page.locator('#workbench\\.parts\\.panel');
+    await panel.getByText('activated (storage:', { exact: false }).waitFor({ timeout: scaled(30_000) });
+  });
+});
+
+describe('e2e: the command policy in the packaged extension', () => {
+  const workbench = shared.use();
 
   it('an allow-listed line runs without asking; a line hiding a command behind a comment asks, saying so', async () => {
     const wb = workbench();

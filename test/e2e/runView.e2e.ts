@@ -9,9 +9,14 @@ import type { Frame } from 'playwright-core';
 import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { repoRoot, setColorTheme, useWorkbench, type Workbench, scaled } from './harness';
+import { scenarioOf, sharedWorkbench } from './shared';
 
-// Long enough (≈ 25 s at one chunk a second) that the view is surely open while it streams, on a busy machine too.
 const LONG = 'I will look at the project first. '.repeat(6).trim();
+/**
+ * The first answer's stream stops before this chunk until the test has seen its first words in the
+ * view: the view is surely open while it streams, however slow the machine, and no longer than that.
+ */
+const HOLD_AT_CHUNK = 8;
 const scenario = (name: string, turns: Scenario['turns']): Scenario => ({
   name,
   description: `offline demo model: ${name}`,
@@ -22,7 +27,6 @@ const scenario = (name: string, turns: Scenario['turns']): Scenario => ({
 
 const CONVERSATION = scenario('e2e-run-view', [
   {
-    chunk_delay_ms: 1000,
     reply: {
       content: `(offline demo model) ${LONG}`,
       tool_calls: [{ name: 'run_command', arguments: { command: 'echo approved >> effects.txt' } }],
@@ -35,9 +39,10 @@ const CONVERSATION = scenario('e2e-run-view', [
 function scripted(
   played: Scenario,
   settings: Record<string, unknown> = {},
+  beforeChunk?: (index: number) => Promise<void> | void,
 ): { workbench: () => Workbench; model: () => ModelServer } {
   let server: ModelServer | undefined;
-  before(async () => (server = await startModelServer({ scenario: played })));
+  before(async () => (server = await startModelServer({ scenario: played, ...(beforeChunk ? { beforeChunk } : {}) })));
   after(async () => server?.close());
   const model = () => server!;
   const workbench = useWorkbench(() => ({
@@ -65,10 +70,13 @@ async function userTexts(frame: Frame): Promise<string[]> {
 }
 
 describe('e2e: the run view', () => {
-  const { workbench, model } = scripted(CONVERSATION);
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  after(() => release()); // a failed test leaves no reply waiting
+  const { workbench, model } = scripted(CONVERSATION, {}, (i) => (i === HOLD_AT_CHUNK ? held : undefined));
 
   it('(j) streams text before the response ends → approve in place → final answer → a follow-up turn in the same thread', async function () {
-    this.timeout(scaled(360_000)); // a 25 s stream, two model turns and a follow-up on a busy 2-core machine
+    this.timeout(scaled(360_000)); // two model turns and a follow-up on a busy 2-core machine
     const wb = workbench();
     await startRun(wb, 'Record one line in effects.txt');
     const frame = await wb.webviewFrame('main.transcript', 60_000);
@@ -79,6 +87,7 @@ describe('e2e: the run view', () => {
     const first = model().requests[0]!;
     assert.equal(first.finished, false, 'the text was visible before the response ended');
     await wb.screenshot('e2e-j-streaming');
+    release();
 
     const card = frame.locator('section.approval', { hasText: 'echo approved' });
     await card.waitFor({ timeout: scaled(30_000) });
@@ -175,17 +184,48 @@ describe('e2e: the run view', () => {
   });
 });
 
-describe('e2e: the run view across a reload mid-stream', () => {
-  const SLOW = scenario('e2e-reload-stream', [
-    // ≈ 90 s of streaming, so the reload surely lands mid-stream on a loaded machine; the request after Resume streams at full speed.
-    {
-      chunk_delay_ms: 150,
-      slow_times: 1,
-      reply: { content: `(offline demo model) ${'Streaming slowly, word by word. '.repeat(100)}` },
+const SLOW = scenario('e2e-reload-stream', [
+  // ≈ 90 s of streaming, so the reload surely lands mid-stream on a loaded machine; the request after Resume streams at full speed.
+  {
+    chunk_delay_ms: 150,
+    slow_times: 1,
+    reply: { content: `(offline demo model) ${'Streaming slowly, word by word. '.repeat(100)}` },
+  },
+  { reply: { content: '(offline demo model) Answered after the reload.' } },
+]);
+const CRASH = scenario('e2e-crash-view', [
+  {
+    reply: {
+      content: '(offline demo model) Two commands.',
+      tool_calls: [
+        { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
+        { name: 'run_command', arguments: { command: 'sleep 8' } },
+      ],
     },
-    { reply: { content: '(offline demo model) Answered after the reload.' } },
-  ]);
-  const { workbench } = scripted(SLOW);
+  },
+  { reply: { content: '(offline demo model) Both commands ran.' } },
+]);
+
+/**
+ * The reload and the crash share one workbench (shared.ts): each test's run ends finished, so what the
+ * window shows after the next reload or crash is that test's run alone.
+ */
+const recovery = sharedWorkbench(
+  scenarioOf('e2e-run-view-recovery', [
+    { task: 'Stream slowly', turns: SLOW.turns },
+    { task: 'Crash in the middle', turns: CRASH.turns },
+  ]),
+  (model) => ({
+    settings: {
+      'agentWaypoints.provider.baseUrl': model.url,
+      'agentWaypoints.provider.model': DEMO_MODEL_ID,
+      'agentWaypoints.approval.command': 'auto',
+    },
+  }),
+);
+
+describe('e2e: the run view across a reload mid-stream', () => {
+  const workbench = recovery.use();
 
   it('(k) a reload while text streams restores the view with the same transcript; its Resume finishes the run', async () => {
     const wb = workbench();
@@ -218,19 +258,7 @@ describe('e2e: the run view across a reload mid-stream', () => {
 });
 
 describe('e2e: the run view after a crash mid-tool', () => {
-  const CRASH = scenario('e2e-crash-view', [
-    {
-      reply: {
-        content: '(offline demo model) Two commands.',
-        tool_calls: [
-          { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
-          { name: 'run_command', arguments: { command: 'sleep 8' } },
-        ],
-      },
-    },
-    { reply: { content: '(offline demo model) Both commands ran.' } },
-  ]);
-  const { workbench } = scripted(CRASH, { 'agentWaypoints.approval.command': 'auto' });
+  const workbench = recovery.use();
 
   it('(l) SIGKILL of the extension host mid-tool → the view shows interrupted → its Resume completes the run, each effect once', async () => {
     const wb = workbench();

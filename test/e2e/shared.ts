@@ -1,8 +1,10 @@
 // One workbench for the describe blocks of a file whose tests leave nothing the next one needs pristine
 // (as GitLens runs its Playwright tests against one worker-scoped VS Code): started before the first
 // block's tests, closed after the last block's, and tidied between tests — questions closed,
-// notifications cleared, editors closed. Tests that reload the window, crash its extension host, open a
-// second window or need a fresh trust question keep a workbench of their own (useWorkbench).
+// notifications cleared, editors closed. A test that reloads the window or crashes its extension host
+// shares one too when every run before it ended finished (what the window shows after the reload is
+// then its run alone); tests that open a second window, need a fresh trust question or a workspace no
+// run has touched keep their own (useWorkbench).
 //
 // One scripted model server serves the blocks: each block's conversation is picked by a phrase of its
 // task (the scripted server's subconversations), so the blocks' runs never take each other's turns.

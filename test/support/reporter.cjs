@@ -6,7 +6,10 @@ const fs = require('node:fs');
 const path = require('node:path');
 const Mocha = require('mocha');
 
-const { EVENT_TEST_PASS, EVENT_TEST_FAIL, EVENT_TEST_PENDING, EVENT_RUN_END } = Mocha.Runner.constants;
+const { EVENT_TEST_PASS, EVENT_TEST_FAIL, EVENT_TEST_PENDING, EVENT_RUN_END, EVENT_HOOK_END } = Mocha.Runner.constants;
+
+/** A hook slower than this is printed with its time: a workbench or a cluster started in a hook is where a suite's time goes unseen. */
+const SLOW_HOOK_MS = 2000;
 
 class ResultsReporter extends Mocha.reporters.Spec {
   constructor(runner, options) {
@@ -25,6 +28,9 @@ class ResultsReporter extends Mocha.reporters.Spec {
     runner.on(EVENT_TEST_PASS, record('passed'));
     runner.on(EVENT_TEST_FAIL, record('failed'));
     runner.on(EVENT_TEST_PENDING, record('pending'));
+    runner.on(EVENT_HOOK_END, (hook) => {
+      if ((hook.duration ?? 0) >= SLOW_HOOK_MS) console.log(`    ⏱ ${hook.title} (${hook.duration}ms)`);
+    });
     runner.once(EVENT_RUN_END, () => {
       if (!output) return;
       const count = (s) => tests.filter((t) => t.state === s).length;

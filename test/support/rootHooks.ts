@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { stopSharedPostgres } from './postgres';
+import { scaled } from './timeScale';
 
 const runTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-unit-'));
 // Traversable by other users, as /tmp is: as root, the PostgreSQL cluster runs as `postgres`, in a folder under it.
@@ -15,6 +16,12 @@ fs.chmodSync(runTmp, 0o755);
 process.env.TMPDIR = runTmp;
 
 export const mochaHooks = {
+  // Each test's time limit scales with the machine's load when it starts, as the workbench tiers' do:
+  // `npm test` runs these tiers beside the workbench ones, and a limit is a hang detector, not a speed check.
+  beforeEach(this: Context): void {
+    const test = this.currentTest;
+    if (test) test.timeout(scaled(test.timeout()));
+  },
   afterAll(this: Context): void {
     // Stopping the cluster and removing a suite's worth of stores is cleanup, not a behaviour under
     // test: on a loaded machine it took longer than a test's limit (mocha fails a slow sync hook too).

@@ -35,17 +35,18 @@ const APPEND_SCENARIO = scenario('e2e-append', 'one command that needs approval,
 /** A tool batch with a fast side effect and a slow one (the host can be killed, or a second window can try, in between). */
 /**
  * A two-call batch whose second call is slow: it sleeps `slowSeconds`, or — with `gate` — waits until
- * the test creates that file (at most 2 minutes), so a slow machine cannot make it end too early.
+ * the test creates that file (at most 10 minutes, its own timeout above that), so a slow machine
+ * cannot make it end too early: a second window that takes minutes to open still finds it running.
  */
 function twoCommands(name: string, slow: { seconds: number } | { gate: string }): Scenario {
   const second =
     'gate' in slow
-      ? `for i in $(seq 1 600); do [ -f ${slow.gate} ] && break; sleep 0.2; done`
-      : `sleep ${slow.seconds}`;
+      ? { command: `for i in $(seq 1 3000); do [ -f ${slow.gate} ] && break; sleep 0.2; done`, timeout_ms: 660_000 }
+      : { command: `sleep ${slow.seconds}` };
   return scenario(name, 'a two-call tool batch, the second slow', [
     reply('(offline demo model) Two commands.', [
       { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
-      { name: 'run_command', arguments: { command: second } },
+      { name: 'run_command', arguments: second },
     ]),
     reply('(offline demo model) Both commands ran.'),
   ]);

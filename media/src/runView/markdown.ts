@@ -195,10 +195,10 @@ export function setCode(code: HTMLElement, text: string, language: string, maxCh
   else want();
 }
 
-/** Colours the code elements under `root` drawn before the highlighter arrived. */
-export function highlightIn(root: ParentNode): void {
+/** Colours the code elements under `root` drawn before the highlighter arrived, for at most `budgetMs`. */
+export function highlightIn(root: ParentNode, budgetMs = HIGHLIGHT_BUDGET_MS): void {
   if (!highlighter) return;
-  const until = now() + HIGHLIGHT_BUDGET_MS;
+  const until = now() + budgetMs;
   for (const code of root.querySelectorAll<HTMLElement>('code[class^="language-"]:not(.hljs)')) {
     if (now() > until) return; // the rest stays plain
     const language = /^language-([a-z0-9_+#-]+)$/.exec(code.className)?.[1];

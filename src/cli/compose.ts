@@ -10,7 +10,7 @@ import { createCodingRegistry, createFileFinder } from '../runner/tools';
 import type { CheckpointStore, OwnerInfo } from '../store/api/types';
 import { CliConfig } from './config';
 import { cliPolicy, providerFactory, readApiKey, readCliSettings, type CliSettings } from './settings';
-import { openCliStore } from './store';
+import { openCliStore, type CliStore } from './store';
 
 export interface CliContext {
   store: CheckpointStore;
@@ -29,18 +29,23 @@ export async function compose(o: {
   storeDir: string | undefined;
   configFile: string | undefined;
   env: NodeJS.ProcessEnv;
+  /** Another store than the workspace's usual one (a worker's: the shared store alone). */
+  openStore?: (settings: CliSettings) => Promise<CliStore>;
+  /** Who this process is to the store (a worker's name); default the command line of this user. */
+  label?: string;
 }): Promise<CliContext> {
   const settings = readCliSettings(CliConfig.load(o.configFile, o.env), o.env);
   const apiKey = readApiKey(o.env);
-  const { store, storageDir, where } = await openCliStore({
-    storeDir: o.storeDir,
-    workspace: o.workspace,
-    env: o.env,
-    workspaceName: settings.workspaceName,
-  });
+  const { store, storageDir, where } = await (o.openStore?.(settings) ??
+    openCliStore({
+      storeDir: o.storeDir,
+      workspace: o.workspace,
+      env: o.env,
+      workspaceName: settings.workspaceName,
+    }));
   const owner: OwnerInfo = {
     owner_id: randomUUID(),
-    label: `agent-waypoints command line (${userName()})`,
+    label: o.label ?? `agent-waypoints command line (${userName()})`,
     pid: process.pid,
     hostname: os.hostname(),
   };

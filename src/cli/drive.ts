@@ -7,6 +7,7 @@ import type { CliContext } from './compose';
 import { finalText, resolveRun } from './inspect';
 import { approvalJson, Exit, exitFor, pendingText, runJson } from './output';
 import { UsageError, type Out } from './out';
+import { decideForWorkers } from './handoff';
 
 /** The run the command is driving, so Ctrl-C can stop it at a safe point. */
 export interface Driving {
@@ -70,6 +71,8 @@ export async function decide(
       ? { kind: 'reject', toolCallId: a.tool_call_id, inputHash: a.input_hash, reason: o.reject }
       : { kind: 'approve', toolCallId: a.tool_call_id, inputHash: a.input_hash },
   );
+  const forWorkers = await decideForWorkers(ctx, out, run.run_id, decisions);
+  if (forWorkers !== null) return forWorkers;
   const handle = await ctx.runner.decideApprovals(run.run_id, decisions);
   const verb = o.reject !== undefined ? 'rejected' : 'approved';
   out.progress(`${verb} ${chosen.map((a) => a.tool_call_id).join(', ')}`);

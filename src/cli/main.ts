@@ -8,6 +8,8 @@ import { RunLockedError } from '../store/api/errors';
 import { compose, type CliContext } from './compose';
 import { ConfigError } from './config';
 import { decide, type Driving, resumeRun, runTask } from './drive';
+import { handOff } from './handoff';
+import { DEFAULT_LEASE_MS, runWorker } from './worker';
 import { list, resolveRun, show } from './inspect';
 import { Exit } from './output';
 import { consoleOut, type Out, UsageError } from './out';
@@ -24,6 +26,11 @@ Commands:
   approve <run> [<call>|--all] approve waiting calls (--hash H: only if its arguments still have this hash)
                                and continue the run
   reject <run> <call> --reason "…"   reject a waiting call (the model is told why) and continue
+  handoff <run>                hand a run to the workers of the shared store (it continues there)
+  worker --workspace DIR...    serve the runs handed to the workers, for these checkouts (shared store only;
+                               --name N: shown as the runs' holder; --once: serve what is there, then leave;
+                               --lease-ms MS: how long a silent worker keeps a run, default 30000;
+                               --runs N: runs driven at once, default 1). SIGTERM lets go at the next step.
 
 Options:
   --workspace DIR   the workspace folder (default: the current folder)
@@ -32,7 +39,8 @@ Options:
   --json            print the result as JSON
   --quiet           no progress on stderr
 
-A <run> is its id or a unique prefix of it. Ctrl-C stops a run at a safe point; it stays resumable.
+On a run handed to the workers, approve and reject post the decision for the worker to record and wait
+for its verdict. A <run> is its id or a unique prefix of it. Ctrl-C stops a run at a safe point; it stays resumable.
 Environment: AGENT_WAYPOINTS_BASE_URL, AGENT_WAYPOINTS_MODEL, AGENT_WAYPOINTS_API_KEY or
 AGENT_WAYPOINTS_API_KEY_FILE, AGENT_WAYPOINTS_PG_URL or AGENT_WAYPOINTS_PG_URL_FILE, AGENT_WAYPOINTS_STORE,
 AGENT_WAYPOINTS_HOME.
@@ -40,7 +48,11 @@ Exit codes: 0 finished (or nothing to report), 1 error or wrong usage, 2 waiting
 3 paused or interrupted (resumable), 4 failed, 5 held by another window or process.`;
 
 const OPTIONS = {
-  workspace: { type: 'string' },
+  workspace: { type: 'string', multiple: true },
+  name: { type: 'string' },
+  once: { type: 'boolean', default: false },
+  'lease-ms': { type: 'string' },
+  runs: { type: 'string' },
   store: { type: 'string' },
   config: { type: 'string' },
   json: { type: 'boolean', default: false },
@@ -95,11 +107,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = takeSecrets(
   const out = consoleOut({ json: values.json, quiet: values.quiet });
   const driving: Driving = { current: undefined };
   let ctx: CliContext | undefined;
+  if (command === 'worker') return worker(values, rest, env, out);
   const stopSignals = onSignals(() => ctx, driving, out);
   try {
     if (!KNOWN.has(command)) throw new UsageError(`unknown command ${command}`);
+    if ((values.workspace?.length ?? 0) > 1) throw new UsageError('one --workspace only (several: worker)');
     ctx = await compose({
-      workspace: path.resolve(values.workspace ?? process.cwd()),
+      workspace: path.resolve(values.workspace?.[0] ?? process.cwd()),
       storeDir: values.store,
       configFile: values.config,
       env,
@@ -118,7 +132,27 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = takeSecrets(
   }
 }
 
-const KNOWN = new Set(['run', 'resume', 'list', 'show', 'approve', 'reject']);
+const KNOWN = new Set(['run', 'resume', 'list', 'show', 'approve', 'reject', 'handoff']);
+
+async function worker(v: Values, args: string[], env: NodeJS.ProcessEnv, out: Out): Promise<number> {
+  try {
+    if (args.length > 0) throw new UsageError('usage: agent-waypoints worker --workspace DIR... [--name N] [--once]');
+    return await runWorker(
+      {
+        checkouts: v.workspace ?? [],
+        configFile: v.config,
+        name: v.name,
+        once: v.once,
+        leaseMs: count(v['lease-ms'], '--lease-ms') ?? DEFAULT_LEASE_MS,
+        maxRuns: count(v.runs, '--runs') ?? 1,
+      },
+      env,
+      out,
+    );
+  } catch (err) {
+    return failure(err, out);
+  }
+}
 
 async function dispatch(
   ctx: CliContext,
@@ -137,7 +171,7 @@ async function dispatch(
       return runTask(ctx, out, args[0]!, driving);
     case 'resume':
       arity(1, 1, '<run> [--yes] [--max-steps N]');
-      return resumeRun(ctx, out, args[0]!, { yes: v.yes, maxSteps: count(v['max-steps']) }, driving);
+      return resumeRun(ctx, out, args[0]!, { yes: v.yes, maxSteps: count(v['max-steps'], '--max-steps') }, driving);
     case 'list':
       arity(0, 0, '[--state S]...');
       return list(ctx.store, out, v.state ?? []);
@@ -147,6 +181,9 @@ async function dispatch(
     case 'approve':
       arity(1, 2, '<run> [<call>|--all] [--hash H]');
       return decide(ctx, out, args[0]!, { call: args[1], all: v.all, hash: v.hash, reject: undefined }, driving);
+    case 'handoff':
+      arity(1, 1, '<run>');
+      return handOff(ctx, out, args[0]!);
     default:
       arity(2, 2, '<run> <call> --reason "…"');
       if (!v.reason?.trim()) throw new UsageError('say why with --reason "…": the model is told');
@@ -154,9 +191,9 @@ async function dispatch(
   }
 }
 
-function count(v: string | undefined): number | undefined {
+function count(v: string | undefined, option: string): number | undefined {
   if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v)) throw new UsageError(`--max-steps must be a whole number, not ${v}`);
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`${option} must be a whole number above 0, not ${v}`);
   return Number(v);
 }
 

@@ -61,7 +61,7 @@ export async function openCliStore(o: {
   return { store: combined, storageDir, where: `${where} and ${storageDir}` };
 }
 
-function pgUrl(env: NodeJS.ProcessEnv): string | undefined {
+export function pgUrl(env: NodeJS.ProcessEnv): string | undefined {
   if (env.AGENT_WAYPOINTS_PG_URL) return env.AGENT_WAYPOINTS_PG_URL;
   const file = env.AGENT_WAYPOINTS_PG_URL_FILE;
   if (!file) return undefined;

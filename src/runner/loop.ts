@@ -140,6 +140,12 @@ export class RunExecution {
     });
   }
 
+  /** Stops the run at its next step boundary as `interrupted`, with `detail` (AgentRunner.letGo). */
+  letGo(detail: string): void {
+    this.letGoDetail ??= detail;
+  }
+  private letGoDetail: string | null = null;
+
   /** Kills the commands this run waits for (still running from before a crash); the wait then ends. */
   killLeftovers(): boolean {
     killLeftovers(this.leftovers);
@@ -179,6 +185,7 @@ export class RunExecution {
         detail: `Paused: ${over}. Resume with a higher budget to continue.`,
       };
     if (this.signal.aborted) return { stop: true, state: this.abortState(), detail: this.abortDetail() };
+    if (this.letGoDetail !== null) return { stop: true, state: 'interrupted', detail: this.letGoDetail };
 
     this.rt.step = step;
     this.rt.state = 'running';

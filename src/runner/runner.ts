@@ -92,6 +92,12 @@ export interface ResumeOptions {
   budget?: Partial<Budget>;
   /** The user confirmed resuming despite a changed extension version or tool set. */
   confirmed?: boolean;
+  /**
+   * The run's lease, already held by the caller (a worker that claimed the run): used instead of
+   * acquiring one, and released when the run stops, as the runner's own. A run that is not driven
+   * (finished already) leaves it with the caller.
+   */
+  lease?: RunLease;
 }
 
 /** A run this runner started, resumed or continued, and its outcome to come. */
@@ -108,16 +114,18 @@ export type SendOutcome =
   /** The run had stopped: a follow-up turn started as a new run in the same thread. */
   | { kind: 'follow-up'; runId: string; handle: StartedRun };
 
-export type DecisionInput =
-  | { toolCallId: string; inputHash: string; kind: 'approve'; access?: SandboxAccess }
-  | { toolCallId: string; inputHash: string; kind: 'reject'; reason: string }
-  | { toolCallId: string; inputHash: string; kind: 'approve_edited'; argumentsJson: string };
+/** `by`: who made this one decision, when not whoever the call's `by` names (a decision another client posted). */
+export type DecisionInput = { toolCallId: string; inputHash: string; by?: DecidedBy } & (
+  | { kind: 'approve'; access?: SandboxAccess }
+  | { kind: 'reject'; reason: string }
+  | { kind: 'approve_edited'; argumentsJson: string }
+);
 
 export class AgentRunner {
   readonly events = new Emitter<RunnerEvent>();
   private readonly active = new Map<
     string,
-    { controller: AbortController; handle: StartedRun; ref: { exec?: RunExecution } }
+    { controller: AbortController; handle: StartedRun; ref: { exec?: RunExecution }; letGo?: string }
   >();
   private readonly now: () => number;
   /** What the model has streamed so far in each run's current call. */
@@ -253,18 +261,15 @@ export class AgentRunner {
       };
       return { runId, done: Promise.resolve(outcome) };
     }
-    if (latest === null) return this.restartUnstarted(runId);
-    const lease = await store.acquire(runId, this.deps.owner);
+    if (latest === null) return this.restartUnstarted(runId, opts.lease);
+    const lease = opts.lease ?? (await store.acquire(runId, this.deps.owner));
     try {
       const loaded = await store.loadSnapshot(runId).catch(async (err: unknown) => {
         // Only run_started so far: no step began, so no model call and no tool ran.
         if (err instanceof CheckpointNotFoundError && latest.phase === 'run_started') return null;
         throw err;
       });
-      if (loaded === null) {
-        await lease.release();
-        return this.restartUnstarted(runId);
-      }
+      if (loaded === null) return this.restartUnstarted(runId, lease);
       const rt = loaded.snapshot;
       if (rt.pending_llm_response !== null && !LlmResponse.safeParse(rt.pending_llm_response).success) {
         // Never a second LLM call for a response we received but cannot read.
@@ -338,9 +343,9 @@ export class AgentRunner {
   }
 
   /** A run whose first step never began (no LLM call, no tool): it starts over from its stored task. */
-  private async restartUnstarted(runId: string): Promise<StartedRun> {
+  private async restartUnstarted(runId: string, held?: RunLease): Promise<StartedRun> {
     const run = (await this.deps.store.getRun(runId))!;
-    const lease = await this.deps.store.acquire(runId, this.deps.owner);
+    const lease = held ?? (await this.deps.store.acquire(runId, this.deps.owner));
     const ref = parseModelLabel(run.model);
     const provider = await this.deps.provider(ref.model, ref.adapter);
     const parent = run.parent_run_id ? { run_id: run.parent_run_id, tool_call_id: '' } : null;
@@ -349,11 +354,15 @@ export class AgentRunner {
     });
   }
 
-  /** Writes decisions durably, then resumes the run when nothing is left waiting. */
+  /**
+   * Writes decisions durably, then resumes the run when nothing is left waiting. With `lease` (a
+   * worker that holds the run), writes under it and resumes with it; when something is still
+   * waiting, the caller keeps it.
+   */
   async decideApprovals(
     runId: string,
     decisions: DecisionInput[],
-    opts: { by?: DecidedBy } = {},
+    opts: { by?: DecidedBy; lease?: RunLease } = {},
   ): Promise<StartedRun | undefined> {
     const by = opts.by ?? this.deps.decidedBy ?? localDecider(this.deps.owner.hostname);
     const { store } = this.deps;
@@ -393,7 +402,7 @@ export class AgentRunner {
       if (!prepared.ok) throw new InvalidEditedArgumentsError(prepared.error.output);
       return { d, args: prepared.args, hash: this.deps.tools.inputHash(tool, prepared.args) };
     });
-    const lease = await store.acquire(runId, this.deps.owner);
+    const lease = opts.lease ?? (await store.acquire(runId, this.deps.owner));
     try {
       for (const { d, args, hash } of prepared) {
         const approval = await store.decideApproval(runId, d.toolCallId, {
@@ -401,16 +410,17 @@ export class AgentRunner {
           reason: d.kind === 'reject' ? d.reason || 'Rejected by the user.' : null,
           input_hash: hash,
           ...(d.kind === 'approve_edited' ? { arguments: args } : {}),
-          by,
+          by: d.by ?? by,
           ...(d.kind === 'approve' && d.access ? { access: d.access } : {}),
         });
         this.events.emit({ type: 'approval-decided', runId, approval });
       }
     } finally {
-      await lease.release();
+      if (!opts.lease) await lease.release();
     }
     const left = await store.listApprovals(runId, { pendingOnly: true });
-    return left.length === 0 ? this.resume(runId, { confirmed: true }) : undefined;
+    if (left.length > 0) return undefined;
+    return this.resume(runId, { confirmed: true, ...(opts.lease ? { lease: opts.lease } : {}) });
   }
 
   /**
@@ -429,6 +439,19 @@ export class AgentRunner {
   /** Kills the commands an active run waits for (still running from before a crash). False: none. */
   killLeftovers(runId: string): boolean {
     return this.active.get(runId)?.ref.exec?.killLeftovers() ?? false;
+  }
+
+  /**
+   * Lets go of an active run at its next step boundary — the call under way finishes and is
+   * recorded, nothing is cut short — leaving it `interrupted` with `detail` and its lease free, so
+   * another owner (a worker, or the window that asked for it back) resumes it. False: not running here.
+   */
+  letGo(runId: string, detail: string): boolean {
+    const a = this.active.get(runId);
+    if (!a) return false;
+    a.letGo = detail;
+    a.ref.exec?.letGo(detail);
+    return true;
   }
 
   /** Cancels an active run; it pauses with a checkpoint and can be resumed. */
@@ -500,6 +523,8 @@ export class AgentRunner {
           reenterStep: opts.reenterStep ?? false,
         });
         handleRef.exec = exec;
+        const wanted = this.active.get(runId)?.letGo;
+        if (wanted) exec.letGo(wanted);
         await this.deps.store.setRunState(runId, 'running', null);
         this.events.emit({ type: 'state', runId, state: 'running', detail: null });
         if (!opts.startRecorded) {

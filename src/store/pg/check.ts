@@ -115,7 +115,7 @@ async function checkSchema(
     );
     return;
   }
-  const tables = ['runs', 'commits', 'blobs', 'run_blobs', 'quarantine'];
+  const tables = ['runs', 'commits', 'blobs', 'run_blobs', 'quarantine', 'handoffs', 'decisions'];
   const denied = [];
   for (const t of tables) {
     const r = await c.query(`SELECT has_table_privilege($1, 'SELECT,INSERT,UPDATE,DELETE') AS ok`, [`${S}.${t}`]);

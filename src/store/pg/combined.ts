@@ -11,6 +11,9 @@ import type { RunSummary } from '../api/schema';
 import { errorMessage } from '../../common/errors';
 import type { PgStatus } from './conn';
 import { SharedConnection, type SharedState } from './sharedConnection';
+import { PgEngine } from './engine';
+import type { PgStore } from './store';
+import { SharedWorkers } from './workers';
 
 export type { SharedState };
 
@@ -59,6 +62,15 @@ export class CombinedStore implements T.CheckpointStore {
   onState(listener: (s: SharedState) => void): T.Disposable {
     return this.connection.onState(listener);
   }
+
+  /** The workers of the shared store (hand-off, bring back, decisions, the live feed); null until it opened. */
+  get workers(): SharedWorkers | null {
+    const s = this.connection.store;
+    if (!s || !(s.engine instanceof PgEngine)) return null;
+    this.workersOf ??= new SharedWorkers(s as PgStore);
+    return this.workersOf;
+  }
+  private workersOf: SharedWorkers | undefined;
 
   private emit(e: T.StoreEvent): void {
     for (const l of [...this.listeners]) {

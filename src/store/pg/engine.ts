@@ -28,6 +28,9 @@ import type { CommitRow } from './rows';
 import { ensureSchema, quoteIdent } from './schema';
 import { FencedWrites, type RunState } from './writes';
 import { PgRunIndex } from './runIndex';
+import { HandOffs } from './handoffs';
+import { SharedListener, type SharedChange } from './listen';
+import type { Disposable } from '../api/types';
 import { sha256 } from '../../common/hash';
 
 export type { PgStatus };
@@ -53,11 +56,15 @@ export class PgEngine implements Engine {
   private onReport: (r: CorruptionReport) => void = () => undefined;
   private readonly index: PgRunIndex;
   private readonly db: PgDb;
+  /** This project's runs handed to the workers, and decisions posted by clients that do not hold a run. */
+  readonly handoffs: HandOffs;
+  private listener: SharedListener | null = null;
 
   constructor(readonly o: PgEngineOptions) {
     this.pool = newPool(o);
     this.db = new PgDb(this.pool, o.onStatus);
     this.S = quoteIdent(o.schema);
+    this.handoffs = new HandOffs(this.db, this.S, o.workspace, o.lease.staleMs);
     this.target = describeTarget(o.connectionString);
     this.leaseSession = new LeaseSession(o, this.S, o.workspace, o.lease, (ok, err) => this.db.reachable(ok, err));
     this.index = new PgRunIndex({
@@ -327,12 +334,30 @@ export class PgEngine implements Engine {
     return h === 'none' ? undefined : h;
   }
 
+  /** The fencing token of the lease this store holds on the run (fences a worker's hand-off status). */
+  leaseToken(runId: string): string | undefined {
+    const l = this.leases.get(runId);
+    return l && !l.lost ? l.token : undefined;
+  }
+
   /** Test hook and the Runs view's retry: one heartbeat now. */
   heartbeat(): Promise<void> {
     return this.leaseSession.beat();
   }
 
+  /** The LISTEN connection of this project's changes, opened on first use. */
+  changes(): SharedListener {
+    this.listener ??= new SharedListener(this.o, this.o.schema, new Set([this.o.workspace]));
+    return this.listener;
+  }
+
+  /** Pushes this project's changes (listen.ts) until disposed. */
+  watch(listener: (c: SharedChange) => void): Disposable {
+    return this.changes().on(listener);
+  }
+
   async close(): Promise<void> {
+    await this.listener?.close();
     await this.leaseSession.close();
     await this.pool.end().catch(() => undefined);
   }

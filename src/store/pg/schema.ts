@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import { SchemaVersionError } from '../api/errors';
 
-export const PG_SCHEMA_VERSION = 1;
+export const PG_SCHEMA_VERSION = 2;
 export const DEFAULT_PG_SCHEMA = 'agent_waypoints';
 
 /** Statements taking the schema from version v-1 to v (`S` is the quoted schema name). */
@@ -58,6 +58,61 @@ export const PG_MIGRATIONS: Readonly<Record<number, (S: string) => string[]>> = 
       reason text NOT NULL,
       moved_at timestamptz NOT NULL DEFAULT now()
     )`,
+  ],
+  2: (S) => [
+    // Runs handed to the workers (workers.ts): one row per run while it is theirs.
+    `CREATE TABLE ${S}.handoffs (
+      rid bigint PRIMARY KEY REFERENCES ${S}.runs (rid) ON DELETE CASCADE,
+      workspace text NOT NULL,
+      run_id text NOT NULL,
+      handed_by text NOT NULL,
+      handed_at timestamptz NOT NULL DEFAULT now(),
+      status text NOT NULL DEFAULT 'ready' CHECK (status IN ('ready', 'waiting', 'stopped')),
+      detail text,
+      wanted_back text,
+      wanted_at timestamptz
+    )`,
+    `CREATE INDEX handoffs_workspace ON ${S}.handoffs (workspace, status)`,
+    // Decisions any client posts for a run it does not hold; the run's owner records them.
+    `CREATE TABLE ${S}.decisions (
+      id bigserial PRIMARY KEY,
+      rid bigint NOT NULL REFERENCES ${S}.runs (rid) ON DELETE CASCADE,
+      workspace text NOT NULL,
+      run_id text NOT NULL,
+      tool_call_id text NOT NULL,
+      input_hash text NOT NULL,
+      body text NOT NULL,
+      posted_at timestamptz NOT NULL DEFAULT now(),
+      outcome text CHECK (outcome IN ('recorded', 'refused')),
+      outcome_detail text,
+      settled_at timestamptz
+    )`,
+    `CREATE INDEX decisions_open ON ${S}.decisions (rid) WHERE outcome IS NULL`,
+    // Every change a client may wait for, pushed on the schema's channel when its transaction commits
+    // (LISTEN/NOTIFY): written by the database, so no writer can forget it. Heartbeats are not changes.
+    `CREATE FUNCTION ${S}.notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE r record; kind text;
+    BEGIN
+      IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;
+      kind := TG_TABLE_NAME;
+      IF TG_TABLE_NAME = 'runs' THEN
+        kind := CASE WHEN TG_OP <> 'UPDATE' THEN 'run'
+          WHEN OLD.commits IS DISTINCT FROM NEW.commits THEN 'commit' ELSE 'lease' END;
+      END IF;
+      PERFORM pg_notify(TG_TABLE_SCHEMA, json_build_object('kind', kind, 'op', lower(TG_OP),
+        'workspace', r.workspace, 'run_id', r.run_id)::text);
+      RETURN NULL;
+    END $$`,
+    `CREATE TRIGGER runs_notify AFTER INSERT OR DELETE ON ${S}.runs
+      FOR EACH ROW EXECUTE FUNCTION ${S}.notify_change()`,
+    `CREATE TRIGGER runs_change_notify AFTER UPDATE ON ${S}.runs FOR EACH ROW
+      WHEN (OLD.commits IS DISTINCT FROM NEW.commits OR OLD.lease_token IS DISTINCT FROM NEW.lease_token
+        OR OLD.lease_owner IS DISTINCT FROM NEW.lease_owner)
+      EXECUTE FUNCTION ${S}.notify_change()`,
+    `CREATE TRIGGER handoffs_notify AFTER INSERT OR UPDATE OR DELETE ON ${S}.handoffs
+      FOR EACH ROW EXECUTE FUNCTION ${S}.notify_change()`,
+    `CREATE TRIGGER decisions_notify AFTER INSERT OR UPDATE ON ${S}.decisions
+      FOR EACH ROW EXECUTE FUNCTION ${S}.notify_change()`,
   ],
 };
 

@@ -1,0 +1,144 @@
+// Workers on the shared store, as processes: a run handed off by a client is taken by a worker, the
+// client's decisions (from a store that does not hold the run) are recorded by the worker within a
+// second, a stale decision is refused saying why; a run handed off by the runner driving it is let
+// go at its step boundary and continued by a worker, and brought back it is let go again and
+// finished by the caller.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
+import { cliBundle, type CliProcess } from '../../support/cliProcess';
+import {
+  approvalsNow,
+  client,
+  decideUntilDone,
+  effectLines,
+  person,
+  project,
+  startAsking,
+  startWorker,
+  threeCommands,
+  type Client,
+  type Project,
+} from './workerSupport';
+
+const LEASE_MS = 1_000;
+
+describe('agent-waypoints worker: hand-off, decisions from another client, bring back', function () {
+  this.timeout(60_000);
+  let server: ModelServer;
+  let p: Project;
+  let c: Client;
+  const workers: CliProcess[] = [];
+  before(() => cliBundle());
+  beforeEach(async () => {
+    server = await startModelServer({ scenario: threeCommands(0.05) });
+    p = project(server.url);
+    c = await client(p, server.url, LEASE_MS);
+  });
+  afterEach(async () => {
+    for (const w of workers.splice(0)) {
+      if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+      await w.done;
+    }
+    await c.close();
+    await server.close();
+  });
+  const worker = async (label: string, extra: string[] = []) => {
+    const w = await startWorker(p, label, ['--lease-ms', String(LEASE_MS), ...extra]);
+    workers.push(w);
+    return w;
+  };
+
+  it('a handed-off run: the worker records each decision posted by another client within a second, and finishes it', async () => {
+    const runId = await startAsking(c);
+    await worker('worker-a');
+    // Each decision: posted → the worker's next record in the run, timed by the change feed.
+    const delays: number[] = [];
+    let posted = 0;
+    const sub = c.workers.watch((ch) => {
+      if (ch.kind === 'commit' && ch.runId === runId && posted) {
+        delays.push(performance.now() - posted);
+        posted = 0;
+      }
+    });
+    await c.workers.handOff(runId, person);
+    for (let i = 1; i <= 3; i++) {
+      const a = await waitForPending(c, runId, `call_e${i}`);
+      posted = performance.now();
+      const d = await c.workers.decide(runId, { toolCallId: a.tool_call_id, inputHash: a.input_hash }, { kind: 'approve' }, person);
+      const settled = await c.workers.settled(d, 10_000);
+      assert.equal(settled.outcome, 'recorded', settled.outcomeDetail ?? '');
+    }
+    await decideUntilDone(c, runId, path.join(p.checkout, 'effects.log'));
+    sub.dispose();
+    assert.deepEqual(effectLines(p), ['e1', 'e2', 'e3']);
+    const decided = (await c.store.listApprovals(runId)).map((a) => a.decision?.by);
+    assert.deepEqual(decided, [person, person, person], 'who decided: the client, recorded by the worker');
+    assert.equal(delays.length, 3);
+    process.stdout.write(`      decision posted → the worker's next record: ${delays.map((d) => `${d.toFixed(0)} ms`).join(', ')}\n`);
+    for (const d of delays) assert.ok(d < 1000, `decision → next record took ${d.toFixed(0)} ms`);
+  });
+
+  it('a decision for arguments other than the ones waiting is refused, and says so; the run keeps waiting', async () => {
+    const runId = await startAsking(c);
+    await worker('worker-a');
+    await c.workers.handOff(runId, person);
+    const a = await waitForPending(c, runId, 'call_e1');
+    const stale = await c.workers.decide(runId, { toolCallId: a.tool_call_id, inputHash: 'f'.repeat(64) }, { kind: 'approve' }, person);
+    const verdict = await c.workers.settled(stale, 10_000);
+    assert.equal(verdict.outcome, 'refused');
+    assert.match(verdict.outcomeDetail!, /arguments of call_e1 are not the ones shown/);
+    assert.equal((await approvalsNow(c, runId)).find((x) => x.tool_call_id === 'call_e1')?.decision, null);
+    assert.deepEqual(effectLines(p), []);
+    assert.equal((await c.workers.get(runId))?.status, 'waiting');
+  });
+
+  it('hand-off from the runner driving it: it lets go at the step boundary, a worker continues; brought back, the worker lets go and the caller finishes it', async () => {
+    // The commands run unasked here, slowly enough to hand off and bring back mid-run.
+    await server.close();
+    server = await startModelServer({ scenario: threeCommands(0.4) });
+    p = project(server.url);
+    await c.close();
+    c = await client(p, server.url, LEASE_MS);
+    const { makeRunner } = await import('../loop/support');
+    const fs = await import('node:fs');
+    fs.writeFileSync(path.join(p.home, 'agent-waypoints.json'), JSON.stringify({ store: { workspaceName: p.name }, approval: { command: 'auto' } }));
+    const local = makeRunner({ store: c.store, workspace: p.checkout, baseURL: server.url, policy: { categories: { command: 'auto' } as never } });
+    const h = await local.runner.start({ task: 'write three lines' });
+    await waitUntilLines(p, 1);
+    await c.workers.handOff(h.runId, person);
+    assert.equal(local.runner.letGo(h.runId, 'handed to the workers'), true);
+    const out = await h.done;
+    assert.equal(out.state, 'interrupted');
+    const before = effectLines(p).length;
+    assert.ok(before < 3, 'let go before the end');
+    await worker('worker-a');
+    await waitUntilLines(p, before + 1);
+    await c.workers.bringBack(h.runId, person, { timeoutMs: 20_000 });
+    assert.equal(await c.store.owner(h.runId), undefined);
+    assert.equal(await c.workers.get(h.runId), undefined, 'the hand-off ended');
+    const back = await local.runner.resume(h.runId, { confirmed: true });
+    assert.equal((await back.done).state, 'completed');
+    assert.deepEqual(effectLines(p), ['e1', 'e2', 'e3'], 'every command once, across three owners');
+  });
+});
+
+async function waitForPending(c: Client, runId: string, callId: string) {
+  for (;;) {
+    const a = (await approvalsNow(c, runId)).find((x) => x.tool_call_id === callId && x.decision === null);
+    if (a) return a;
+    await new Promise<void>((resolve) => {
+      const sub = c.workers.watch((ch) => {
+        if (ch.kind === 'resync' || ch.runId === runId) {
+          sub.dispose();
+          resolve();
+        }
+      });
+    });
+  }
+}
+
+async function waitUntilLines(p: Project, n: number): Promise<void> {
+  const { waitFor } = await import('../runner/helpers');
+  await waitFor(() => effectLines(p).length >= n, 20_000);
+}

@@ -64,8 +64,19 @@ export function whyNotRestore(f: RunFacts, at?: { seq: number; lastChangeSeq: nu
 
 /** Undo a restore = restore to the checkpoint it followed; only a restore that wrote files can be undone. */
 export function whyNotUndoRestore(f: RunFacts, record: RestoreRecord): string | null {
+  if (record.applied)
+    return 'These files were brought into a checkout from the run: undo that with Undo bring back, in that checkout.';
   if (!restoreWrote(record)) return 'This restore wrote no files: there is nothing to undo.';
   return whyNotRestore(f);
+}
+
+/** Why the run's files may not be brought into this checkout now (or a bring-back undone), or null. */
+export function whyNotBringBack(f: RunFacts): string | null {
+  if (f.trusted === false)
+    return 'Restricted mode: bringing files back writes the workspace, which an untrusted workspace does not allow. Trust the workspace first.';
+  if (executing(f))
+    return 'The run is executing: wait until it stops (or take it back here) before bringing its files back.';
+  return held(f);
 }
 
 /** Why Resume does not apply (the run view's Resume buttons, the tree's `.resumable`), or null. */
@@ -147,6 +158,10 @@ export class RunGuards {
       this.deps.store.listRestores(runId),
     ]);
     return whyNotRestore(facts, { seq, lastChangeSeq: lastJournaledSeq(effects, restores) });
+  }
+
+  async bringBack(runId: string): Promise<string | null> {
+    return whyNotBringBack(await this.factsOf(runId));
   }
 
   async undoRestore(runId: string, record: RestoreRecord): Promise<string | null> {

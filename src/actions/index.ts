@@ -1,5 +1,5 @@
 // The user's actions on runs, one service each, vscode-free: decide (approvals), restore files
-// (and undo), fork, resume — and the guards that say whether each may happen now, and why not.
+// (and undo), bring a run's files back into this checkout (and undo), fork, resume — and the guards that say whether each may happen now, and why not.
 // The composition root builds them once with the editor's ports; commands, the run view and the
 // tree call them with types. The unit tests build them the same way with scripted ports.
 import type { DecisionInput, ResumeOptions, StartedRun } from '../runner/runner';
@@ -11,11 +11,14 @@ import type { ActionLog, Notices, RestoreEditor, RunViews } from './ports';
 import { RestoreAction } from './restore/action';
 import { fsRestoreWriter, type RestoreScope, type RestoreWriter } from './restore/files';
 import { ResumeAction } from './resume';
+import { BringBackAction } from './bringBack/action';
+import { DEFAULT_FILE_RULES, type FileRules } from '../runner/tools/protectedFiles';
 
 export interface Actions {
   guards: RunGuards;
   decide: DecideAction;
   restore: RestoreAction;
+  bringBack: BringBackAction;
   fork: ForkAction;
   resume: ResumeAction;
 }
@@ -33,6 +36,8 @@ export interface ActionsDeps {
   scope: RestoreScope;
   /** Default: the files on disk (fsRestoreWriter). */
   writer?: RestoreWriter;
+  /** The protected files a bring-back writes only when chosen (default: the built-in list). */
+  fileRules?(): FileRules;
   /** Workspace trust (restricted mode refuses restores and decisions). */
   trusted(): boolean;
   notices: Notices;
@@ -63,6 +68,17 @@ export function createActions(d: ActionsDeps): Actions {
     forkRestored: async (from) => (await forkPaused({ store, owner }, from, { restoredFiles: true })).run_id,
     resume: (runId) => resume.run(runId),
   });
+  const bringBack = new BringBackAction({
+    store,
+    owner,
+    scope: d.scope,
+    writer: fsRestoreWriter(store, d.scope, { atomic: true }),
+    rules: () => d.fileRules?.() ?? DEFAULT_FILE_RULES,
+    guards,
+    editor: d.restoreEditor,
+    notices,
+    log,
+  });
   const fork = new ForkAction({
     store,
     owner,
@@ -78,7 +94,7 @@ export function createActions(d: ActionsDeps): Actions {
     ...(d.allowTool ? { allowTool: d.allowTool } : {}),
     ...(d.allowDomains ? { allowDomains: d.allowDomains } : {}),
   });
-  return { guards, decide, restore, fork, resume };
+  return { guards, decide, restore, bringBack, fork, resume };
 }
 
 export type { CheckpointTarget } from './fork';

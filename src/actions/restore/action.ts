@@ -6,7 +6,7 @@
 // user ticks) → the transaction: nothing changed since the plan, the run's lease, what each write
 // replaces kept as blobs, the writes (files.ts RestoreWriter), the fork, the record → the notification.
 import { errorMessage } from '../../common/errors';
-import type { RestoreRecord } from '../../store/api/schema';
+import type { AppliedInto, RestoreRecord } from '../../store/api/schema';
 import type { CheckpointStore, OwnerInfo } from '../../store/api/types';
 import type { CheckpointTarget } from '../fork';
 import type { RunGuards } from '../guards';
@@ -26,6 +26,38 @@ export interface ApplyOptions {
   overwrite: ReadonlySet<string>;
   /** Runs after the files are written, before the record (a fork): its run id goes into the record. */
   fork?: () => Promise<string>;
+  /** A bring-back (or its undo): the record says into which checkout. */
+  applied?: AppliedInto;
+}
+
+/**
+ * The transaction a restore and a bring-back share: nothing changed since the plan, the run's lease,
+ * what each write replaces kept as blobs of the run, the writes, the fork, the record.
+ */
+export async function applyPlan(
+  d: { store: CheckpointStore; owner: OwnerInfo; writer: RestoreWriter },
+  runId: string,
+  plan: RestorePlan,
+  o: ApplyOptions,
+): Promise<RestoreRecord> {
+  const { store, writer } = d;
+  const changed = await writer.changedSince(plan);
+  if (changed.length > 0) throw new RestoreOutdatedError(changed);
+  const lease = await store.acquire(runId, d.owner);
+  try {
+    const replaced = await writer.keepReplaced(runId, plan, o.overwrite);
+    await writer.write(runId, plan, o.overwrite);
+    const forkedRunId = o.fork ? await o.fork() : null;
+    return await store.recordRestore(runId, {
+      to_seq: plan.toSeq,
+      files: restoreOutcome(plan, o.overwrite, replaced),
+      forked_run_id: forkedRunId,
+      notes: plan.notes,
+      ...(o.applied ? { applied: o.applied } : {}),
+    });
+  } finally {
+    await lease.release();
+  }
 }
 
 export interface RestoreOptions {
@@ -65,24 +97,8 @@ export class RestoreAction {
   }
 
   /** The transaction: writes the plan's files and records the restore. Needs the run (refused while another window holds it). */
-  async apply(runId: string, plan: RestorePlan, o: ApplyOptions): Promise<RestoreRecord> {
-    const { store, writer } = this.deps;
-    const changed = await writer.changedSince(plan);
-    if (changed.length > 0) throw new RestoreOutdatedError(changed);
-    const lease = await store.acquire(runId, this.deps.owner);
-    try {
-      const replaced = await writer.keepReplaced(runId, plan, o.overwrite);
-      await writer.write(runId, plan, o.overwrite);
-      const forkedRunId = o.fork ? await o.fork() : null;
-      return await store.recordRestore(runId, {
-        to_seq: plan.toSeq,
-        files: restoreOutcome(plan, o.overwrite, replaced),
-        forked_run_id: forkedRunId,
-        notes: plan.notes,
-      });
-    } finally {
-      await lease.release();
-    }
+  apply(runId: string, plan: RestorePlan, o: ApplyOptions): Promise<RestoreRecord> {
+    return applyPlan(this.deps, runId, plan, o);
   }
 
   /**

@@ -3,14 +3,17 @@
 // RestoreWriter (`fsRestoreWriter`), which the unit tests use as well. Every journaled path goes through
 // the one resolver (paths.ts confineStoredPath) before it is read or written: a path that leaves the
 // workspace (`..`, absolute, a symlink out, the extension's storage) is planned as refused and never
-// touched. Writes keep a file's identity: an existing file is rewritten in place (its mode, owner and
-// hard links stay), a re-created one gets its recorded mode, and nothing goes to the OS trash.
+// touched. A restore's writes keep a file's identity: an existing file is rewritten in place (its
+// mode, owner and hard links stay), a re-created one gets its recorded mode, and nothing goes to the
+// OS trash. A bring-back's (atomic) replace each file by a rename, keeping its mode.
+import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { sha256 } from '../../common/hash';
 import { errorMessage } from '../../common/errors';
 import type { FileVersion } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
-import { confineStoredPath, PathError } from '../../runner/tools/paths';
+import { confineStoredPath, type ConfinedPath, PathError } from '../../runner/tools/paths';
 import { changesAfter, planRestore, restoreWrites, type RestorePlan } from './plan';
 import {
   DEFAULT_MAX_KEPT_BYTES,
@@ -33,12 +36,20 @@ export interface RestoreWriter {
   write(runId: string, plan: RestorePlan, overwrite: ReadonlySet<string>): Promise<string[]>;
 }
 
-/** The writer over the workspace on disk (the extension's and the tests'). */
-export function fsRestoreWriter(store: CheckpointStore, scope: RestoreScope): RestoreWriter {
+/**
+ * The writer over the workspace on disk (the extension's and the tests'). `atomic`: each file is
+ * replaced by a rename (a bring-back's files come from another checkout: never half-written);
+ * otherwise in place (a restore keeps a file's identity).
+ */
+export function fsRestoreWriter(
+  store: CheckpointStore,
+  scope: RestoreScope,
+  o: { atomic?: boolean } = {},
+): RestoreWriter {
   return {
     changedSince: (plan) => changedSincePlan(plan, scope),
     keepReplaced: (runId, plan, overwrite) => keepReplaced(store, runId, scope, plan, overwrite),
-    write: (runId, plan, overwrite) => writeRestore(store, runId, scope, plan, overwrite),
+    write: (runId, plan, overwrite) => writeRestore(store, runId, scope, plan, overwrite, o.atomic ?? false),
   };
 }
 
@@ -66,7 +77,9 @@ export async function prepareRestore(i: PrepareRestoreInput): Promise<RestorePla
   return planRestore({ toSeq: i.toSeq, changes, current, refused, dirty: i.dirty ?? new Set(), notes });
 }
 
-type Located = { abs: string } | { refused: string } | { unknown: string };
+/** Where a journaled path is: the file's real location, every workspace name it goes by, its number of hard links. */
+export type Found = Pick<ConfinedPath, 'abs' | 'names' | 'nlink'>;
+type Located = Found | { refused: string } | { unknown: string };
 
 /** Where a journaled path is now: its real location, or why the restore may not touch it. */
 async function locate(scope: RestoreScope, rel: string): Promise<Located> {
@@ -79,22 +92,27 @@ async function locate(scope: RestoreScope, rel: string): Promise<Located> {
   }
   // A symlink inside the workspace now stands on its way: the journaled file is not where it was.
   if (confined.rel !== rel) return { unknown: `it is reached through a symbolic link now (${confined.rel})` };
-  return { abs: confined.abs };
+  return { abs: confined.abs, names: confined.names, nlink: confined.nlink };
 }
 
-/** Each path's state now (hashes only, nothing stored), and the paths the resolver refuses. */
+/** Each path's state now (hashes only, nothing stored), where it was found, and the paths the resolver refuses. */
 export async function currentVersions(
   scope: RestoreScope,
   paths: readonly string[],
-): Promise<{ current: Map<string, FileVersion>; refused: Map<string, string> }> {
+): Promise<{ current: Map<string, FileVersion>; refused: Map<string, string>; found: Map<string, Found> }> {
   const current = new Map<string, FileVersion>();
   const refused = new Map<string, string>();
+  const found = new Map<string, Found>();
   for (const p of paths) {
     const at = await locate(scope, p);
     if ('refused' in at) refused.set(p, at.refused);
-    else current.set(p, 'unknown' in at ? unknownVersion(at.unknown) : await readVersion(at.abs, null, 0));
+    else if ('unknown' in at) current.set(p, unknownVersion(at.unknown));
+    else {
+      found.set(p, at);
+      current.set(p, await readVersion(at.abs, null, 0));
+    }
   }
-  return { current, refused };
+  return { current, refused, found };
 }
 
 /** Paths whose state differs from what the plan saw (changed while the preview was open). */
@@ -113,12 +131,18 @@ export async function changedSincePlan(plan: RestorePlan, scope: RestoreScope): 
     .map((f) => f.path);
 }
 
-/** A kept version's bytes (absent → null). A version without a blob is never planned as a write. */
+/**
+ * A kept version's bytes (absent → null). A version without a blob is never planned as a write; one
+ * whose blob does not hold the bytes its record names (a damaged or forged store) is never written.
+ */
 export async function versionBytes(store: CheckpointStore, runId: string, v: FileVersion): Promise<Buffer | null> {
   if (v.kind === 'absent') return null;
   if (v.kind !== 'file' || v.blob === null)
     throw new Error('this version of the file was not kept, so it cannot be written back');
-  return decodeBlob(await store.getBlob(runId, v.blob), v.encoding);
+  const bytes = decodeBlob(await store.getBlob(runId, v.blob), v.encoding);
+  if (bytes.length !== v.size || sha256(bytes) !== v.sha256)
+    throw new Error('the kept copy of this version does not hold the content its record names');
+  return bytes;
 }
 
 /** The real location of a path the plan writes; refused or moved since the plan → an error naming it. */
@@ -162,12 +186,22 @@ export async function writeRestore(
   scope: RestoreScope,
   plan: RestorePlan,
   overwrite: ReadonlySet<string>,
+  atomic = false,
 ): Promise<string[]> {
   const written: string[] = [];
-  for (const [rel, version] of restoreWrites(plan, overwrite)) {
+  const modes = new Map(plan.files.map((f) => [f.path, f.mode]));
+  const writes = restoreWrites(plan, overwrite);
+  // Every kept copy is checked before the first write: a bad one stops the restore with nothing written.
+  for (const [rel, version] of writes)
+    await versionBytes(store, runId, version).catch((err: unknown) => {
+      throw new Error(`could not restore ${rel}: ${errorMessage(err)} (nothing was written)`, { cause: err });
+    });
+  for (const [rel, version] of writes) {
     try {
       const abs = await writable(scope, rel);
-      await writeVersion(abs, await versionBytes(store, runId, version), version);
+      const bytes = await versionBytes(store, runId, version);
+      if (atomic && bytes !== null) await replaceVersion(abs, bytes, version, modes.get(rel));
+      else await writeVersion(abs, bytes, version);
     } catch (err) {
       const done = written.length > 0 ? ` (written before it: ${written.join(', ')})` : ' (nothing was written)';
       throw new Error(`could not restore ${rel}: ${errorMessage(err)}${done}`, { cause: err });
@@ -191,4 +225,39 @@ async function writeVersion(abs: string, bytes: Buffer | null, version: FileVers
   const mode = version.kind === 'file' && version.mode !== undefined ? version.mode & 0o777 : undefined;
   await fs.writeFile(abs, bytes, { flag: 'wx', ...(mode === undefined ? {} : { mode }) });
   if (mode !== undefined) await fs.chmod(abs, mode); // exactly the recorded bits, whatever the umask
+}
+
+/**
+ * Writes the bytes beside the file and renames them over it: the file is the old content or the new,
+ * never a part. It keeps its permission bits unless `mode` says the run changed them (a new file
+ * gets its recorded ones); a rename gives it a new inode, so hard links to the old one keep the old
+ * content (the plan asks before writing a file with other names).
+ */
+async function replaceVersion(
+  abs: string,
+  bytes: Buffer,
+  version: FileVersion,
+  mode: number | undefined,
+): Promise<void> {
+  const st = await fs.lstat(abs).catch(() => null);
+  if (st && !st.isFile()) throw new Error('something other than a file is there now');
+  const recorded = version.kind === 'file' ? version.mode : undefined;
+  const chosen = mode ?? (st ? st.mode : recorded);
+  const bits = chosen === undefined ? undefined : chosen & 0o777;
+  await fs.mkdir(path.dirname(abs), { recursive: true });
+  const tmp = path.join(path.dirname(abs), `.aw-${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await fs.open(tmp, 'wx', bits ?? 0o666);
+  try {
+    try {
+      await fh.writeFile(bytes);
+      if (bits !== undefined) await fh.chmod(bits); // exactly these bits, whatever the umask
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fs.rename(tmp, abs);
+  } catch (err) {
+    await fs.unlink(tmp).catch(() => undefined);
+    throw err;
+  }
 }

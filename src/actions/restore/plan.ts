@@ -41,6 +41,10 @@ export interface PlannedFile {
   checkpoint: FileVersion;
   /** The user may choose to overwrite the file with its checkpoint version (known, kept, and not the default). */
   overwritable: boolean;
+  /** A bring-back's: the file before the run (the base of the three-way: `current` is this checkout's, `checkpoint` the run's). */
+  base?: FileVersion;
+  /** A bring-back's: permission bits the write gives the file (the run changed them); absent: the file's own stay. */
+  mode?: number;
 }
 
 export interface RestorePlan {
@@ -72,7 +76,8 @@ export function restoreWrote(r: RestoreRecord): boolean {
 
 /**
  * The journal's changes after checkpoint `toSeq`, oldest first: tool calls whose intent followed it,
- * and the writes of earlier restores applied after it (so a later restore can undo a restore).
+ * and the writes of earlier restores applied after it (so a later restore can undo a restore) — not
+ * of bring-backs, which wrote another checkout.
  */
 export function changesAfter(
   effects: readonly Effect[],
@@ -86,7 +91,7 @@ export function changesAfter(
     ...effects
       .filter((e) => e.checkpoint_seq !== undefined && e.checkpoint_seq >= toSeq)
       .map((effect) => ({ seq: effect.checkpoint_seq!, ms: effect.intent_ms, effect })),
-    ...restores
+    ...ownRestores(restores)
       .filter((r) => r.checkpoint_seq >= toSeq)
       .map((restore) => ({ seq: restore.checkpoint_seq, ms: restore.created_ms, restore })),
   ].sort((a, b) => a.seq - b.seq || a.ms - b.ms); // stable: journal order within one time
@@ -128,8 +133,13 @@ export function lastJournaledSeq(effects: readonly Effect[], restores: readonly 
   let last: number | null = null;
   const see = (seq: number) => (last = last === null ? seq : Math.max(last, seq));
   for (const e of effects) if (e.checkpoint_seq !== undefined && (e.files?.length ?? 0) > 0) see(e.checkpoint_seq);
-  for (const r of restores) if (restoreWrote(r)) see(r.checkpoint_seq);
+  for (const r of ownRestores(restores)) if (restoreWrote(r)) see(r.checkpoint_seq);
   return last;
+}
+
+/** The restores of the run's own files: a bring-back's record (`applied`) is of another checkout's. */
+export function ownRestores(restores: readonly RestoreRecord[]): RestoreRecord[] {
+  return restores.filter((r) => r.applied === undefined);
 }
 
 export function planRestore(input: PlanInput): RestorePlan {

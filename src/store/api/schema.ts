@@ -564,6 +564,17 @@ export const RestoreFile = z.object({
 });
 export type RestoreFile = z.infer<typeof RestoreFile>;
 
+/** Where a record's files were brought (RestoreRecord `applied`): the checkout, and from which checkpoint. */
+export const AppliedInto = z.object({
+  /** The checkout, `host:folder`: for the user, and to find the bring-back to undo there. */
+  checkout: z.string().min(1),
+  /** The run's changes after this checkpoint were brought (0: from the run's start). */
+  from_seq: z.number().int().nonnegative(),
+  /** On an undo: the id of the record it undid. */
+  undoes: z.string().nullable(),
+});
+export type AppliedInto = z.infer<typeof AppliedInto>;
+
 export const RestoreRecord = z.object({
   /** `restore-<n>`, per run. */
   id: z.string().min(1),
@@ -577,6 +588,12 @@ export const RestoreRecord = z.object({
   forked_run_id: RunId.nullable(),
   /** What the restore could not know (commands whose scan gave up, interrupted calls), for the user. */
   notes: z.array(z.string()),
+  /**
+   * Set when the record is of the run's work brought into a checkout (apply, *Bring back here*) or
+   * of its undo: its files are that checkout's, not the run's own, so a restore's walk of the
+   * journal leaves them out.
+   */
+  applied: AppliedInto.optional(),
 });
 export type RestoreRecord = z.infer<typeof RestoreRecord>;
 

@@ -41,7 +41,7 @@ export interface RunViewDeps {
   /** The runs of a thread, oldest first. */
   threadRuns(threadId: string): Promise<RunSummary[]>;
   /** The user's actions on runs (src/actions), called with types; each asks its guard first. */
-  actions: Pick<Actions, 'guards' | 'decide' | 'restore' | 'fork' | 'resume'>;
+  actions: Pick<Actions, 'guards' | 'decide' | 'restore' | 'fork' | 'resume' | 'handOff'>;
   /** What the view opens in the editor (views/run/actions.ts). */
   editor: RunViewEditor;
   log: { info(m: string): void; warn(m: string): void };
@@ -181,7 +181,7 @@ export class RunViewController extends DisposableBase {
     const last = runs[runs.length - 1]!;
     const { guards } = this.deps.actions;
     const [readOnly, runHeaders] = await Promise.all([
-      guards.readOnly(last), // from the summary in hand: no log read
+      guards.viewReadOnly(last), // from the summary in hand: no log read
       Promise.all(
         runs.map(async (r) => {
           const read = this.transcript.dataOf(r.run_id);
@@ -209,7 +209,11 @@ export class RunViewController extends DisposableBase {
       partial: this.transcript.partial,
       page: withPage ? { from, items: this.transcript.page(from, size) } : null,
       readOnly,
-      composerHint: composerHint(last, this.deps.runner.isActive(last.run_id)),
+      composerHint: composerHint(
+        last,
+        this.deps.runner.isActive(last.run_id),
+        runHeaders[runHeaders.length - 1]!.actions.includes('bringBack'),
+      ),
       approvalMode: this.deps.approvalMode?.() ?? null,
     };
   }

@@ -237,6 +237,7 @@ export class ExtensionRoot extends DisposableStore {
         workspaceRoot: workspace.uri.fsPath,
         approvalMode: () => approval.line(),
         actions,
+        workers: actions.background,
         editor: runViewEditor({
           store,
           proposed,

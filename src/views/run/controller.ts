@@ -49,6 +49,11 @@ export interface RunViewDeps {
   workspaceRoot?: string;
   /** How commands are approved in this workspace now, for the header (absent: not shown). */
   approvalMode?(): ApprovalModeLine;
+  /**
+   * The runs the workers have (actions/background.ts): a hand-off taken, parked or ended changes the
+   * header (its buttons, its note) without a record of the run changing.
+   */
+  workers?: { onDidChange(l: (runId: string | undefined) => void): { dispose(): void } };
 }
 
 /** "Show all" of a tool's result shows this much of it (the whole stays in the run). */
@@ -104,6 +109,13 @@ export class RunViewController extends DisposableBase {
     this._register(
       deps.store.onEvent((e) => 'run_id' in e && e.run_id && this.touches(e.run_id) && this.schedule(e.run_id)),
     );
+    if (deps.workers)
+      this._register(
+        deps.workers.onDidChange((id) => {
+          for (const runId of id ? [id] : this.transcript.runList.map((r) => r.run_id))
+            if (this.touches(runId)) this.schedule(runId);
+        }),
+      );
     this._register(toDisposable(() => [this.refreshTimer, this.deltaTimer].forEach((t) => t && clearTimeout(t))));
   }
 

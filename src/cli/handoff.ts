@@ -34,7 +34,11 @@ export async function handOff(ctx: CliContext, out: Out, idOrPrefix: string): Pr
     );
   const h = await workers.handOff(run.run_id, localDecider(ctx.owner.hostname, 'cli'));
   const holder = h.holder ? `; ${h.holder.label} holds it now and lets go at its next step` : '';
-  out.result(out.json ? { run_id: run.run_id, handed_off: true, holder: h.holder } : `handed ${run.run_id} to the workers${holder}`);
+  out.result(
+    out.json
+      ? { run_id: run.run_id, handed_off: true, holder: h.holder }
+      : `handed ${run.run_id} to the workers${holder}`,
+  );
   return Exit.finished;
 }
 

@@ -17,6 +17,7 @@ import { openPgStoreReady } from '../store/pg/store';
 import { newPool } from '../store/pg/conn';
 import { DEFAULT_PG_SCHEMA, quoteIdent } from '../store/pg/schema';
 import type { SharedChange } from '../store/pg/listen';
+import { loadShellGrammar } from '../runner/tools/shell/grammar';
 import { workspaceIdentity } from '../workspaceIdentity';
 import { compose } from './compose';
 import { ConfigError } from './config';
@@ -41,7 +42,10 @@ export const DEFAULT_LEASE_MS = 30_000;
 
 export async function runWorker(o: WorkerOptions, env: NodeJS.ProcessEnv, out: Out): Promise<number> {
   const url = pgUrl(env);
-  if (!url) throw new ConfigError('a worker serves the shared store: set AGENT_WAYPOINTS_PG_URL or AGENT_WAYPOINTS_PG_URL_FILE');
+  if (!url)
+    throw new ConfigError(
+      'a worker serves the shared store: set AGENT_WAYPOINTS_PG_URL or AGENT_WAYPOINTS_PG_URL_FILE',
+    );
   if (o.checkouts.length === 0) throw new ConfigError('name the checkouts it serves: --workspace DIR (repeatable)');
   const name = o.name ?? `${userName()}@${os.hostname()}:${process.pid}`;
   const heartbeatMs = Math.max(50, Math.min(5_000, Math.floor(o.leaseMs / 5)));
@@ -70,6 +74,8 @@ export async function runWorker(o: WorkerOptions, env: NodeJS.ProcessEnv, out: O
       checkouts.push({ dir, workspace, ctx, store: store! });
       out.progress(`worker ${name}: serving ${dir} (${workspace})`);
     }
+    // Loaded before the first run: compiling the grammar stalls the thread, and with it the heartbeats.
+    await loadShellGrammar();
     await w.serve(url);
     return Exit.finished;
   } finally {

@@ -58,7 +58,8 @@ function refusal(
   if (!a) return `${p.toolCallId} is not a call this run asked about`;
   if (a.decision) {
     // A worker that recorded it and died before saying so: it is in the run.
-    const same = a.input_hash === p.inputHash && a.decision.kind === p.decision.kind && a.decision.by?.user === p.by.user;
+    const same =
+      a.input_hash === p.inputHash && a.decision.kind === p.decision.kind && a.decision.by?.user === p.by.user;
     if (same && a.decision.by?.host === p.by.host) return 'recorded';
     return `${p.toolCallId} was decided already${a.decision.by ? ` by ${describeDecider(a.decision.by)}` : ''}`;
   }
@@ -95,6 +96,8 @@ export async function takeOn(
   };
   const run = await c.store.getRun(runId);
   if (!run || isTerminalState(run.state)) return park('stopped', run ? `${run.state}` : 'deleted');
+  // Driven from here on: should this worker die, the next one takes it without waiting for a decision.
+  await handoffs.setStatus(runId, token, 'ready', null);
   const { use, pending } = await judgeDecisions(c, runId);
   if (pending.length === 0) return c.ctx.runner.resume(runId, { confirmed: true, lease });
   if (use.length === 0) return park('waiting', run.state_detail);
@@ -108,7 +111,9 @@ export async function takeOn(
   } catch (err) {
     // What the run refuses is said to whoever decided; a store that failed under us leaves them open.
     const refused =
-      err instanceof StaleApprovalError || err instanceof InvalidEditedArgumentsError || err instanceof InvalidInputError;
+      err instanceof StaleApprovalError ||
+      err instanceof InvalidEditedArgumentsError ||
+      err instanceof InvalidInputError;
     if (!refused) throw err;
     for (const u of use) await handoffs.settle(u.posted.id, 'refused', errorMessage(err));
     log(`run ${runId}: decisions refused: ${errorMessage(err)}`);

@@ -10,11 +10,5 @@ export { openPgStore, openPgStoreReady, type PgStore, type PgStoreOptions } from
 export { Store } from './core/store';
 export { CombinedStore, type SharedState, type CopyReport } from './pg/combined';
 export { checkSharedStore, type SharedStoreCheck } from './pg/check';
-export {
-  SharedWorkers,
-  type DecisionBody,
-  type HandOff,
-  type PostedDecision,
-  type SharedChange,
-} from './pg/workers';
+export { SharedWorkers, type DecisionBody, type HandOff, type PostedDecision, type SharedChange } from './pg/workers';
 export type { HandOffStatus } from './pg/handoffs';

@@ -237,7 +237,7 @@ export class HandOffs {
 
 /**
  * Claims one handed-off run of these projects that a worker should take now — ready, or waiting
- * with a decision posted — whose lease is free or stale, and runs `take` (which takes the run's
+ * with a decision posted (or no longer waiting by its own summary) — whose lease is free or stale, and runs `take` (which takes the run's
  * lease) while its row is locked: another worker's claim skips it (SKIP LOCKED) and reaches for
  * another run instead of contending for this one. Nothing to claim → undefined. The lease decides
  * who owns the run; the row lock only spreads idle workers over runs.
@@ -256,7 +256,11 @@ export async function claimHandedOff<T>(
       `SELECT h.workspace, h.run_id FROM ${S}.handoffs h JOIN ${S}.runs r ON r.rid = h.rid
        WHERE h.workspace = ANY($1::text[]) AND h.wanted_back IS NULL AND NOT (h.run_id = ANY($3::text[]))
          AND (h.status = 'ready' OR (h.status = 'waiting'
-           AND EXISTS (SELECT 1 FROM ${S}.decisions d WHERE d.rid = h.rid AND d.outcome IS NULL)))
+           AND (EXISTS (SELECT 1 FROM ${S}.decisions d WHERE d.rid = h.rid AND d.outcome IS NULL)
+             -- parked, yet its summary says it is not waiting for anyone: a worker died between its
+             -- last decision and its next status; taken again rather than left for a decision that
+             -- nobody is asked for (the summary is the run's own, as its owner last wrote it)
+             OR r.summary NOT LIKE '%"state":"awaiting_approval"%')))
          AND NOT ${live('$2')}
        ORDER BY h.handed_at LIMIT 1 FOR UPDATE OF h SKIP LOCKED`,
       [o.workspaces, o.staleMs / 1000, o.skip ?? []],

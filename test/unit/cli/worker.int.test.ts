@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
-import { cliBundle, type CliProcess } from '../../support/cliProcess';
+import { cli, cliBundle, type CliProcess } from '../../support/cliProcess';
 import {
   approvalsNow,
   client,
@@ -65,7 +65,12 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     for (let i = 1; i <= 3; i++) {
       const a = await waitForPending(c, runId, `call_e${i}`);
       posted = performance.now();
-      const d = await c.workers.decide(runId, { toolCallId: a.tool_call_id, inputHash: a.input_hash }, { kind: 'approve' }, person);
+      const d = await c.workers.decide(
+        runId,
+        { toolCallId: a.tool_call_id, inputHash: a.input_hash },
+        { kind: 'approve' },
+        person,
+      );
       const settled = await c.workers.settled(d, 10_000);
       assert.equal(settled.outcome, 'recorded', settled.outcomeDetail ?? '');
     }
@@ -75,8 +80,26 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     const decided = (await c.store.listApprovals(runId)).map((a) => a.decision?.by);
     assert.deepEqual(decided, [person, person, person], 'who decided: the client, recorded by the worker');
     assert.equal(delays.length, 3);
-    process.stdout.write(`      decision posted → the worker's next record: ${delays.map((d) => `${d.toFixed(0)} ms`).join(', ')}\n`);
+    process.stdout.write(
+      `      decision posted → the worker's next record: ${delays.map((d) => `${d.toFixed(0)} ms`).join(', ')}\n`,
+    );
     for (const d of delays) assert.ok(d < 1000, `decision → next record took ${d.toFixed(0)} ms`);
+  });
+
+  it('the command line hands a run off and approves its call: the decision is posted, the worker records it, the command says so', async () => {
+    const runId = await startAsking(c);
+    await worker('worker-a');
+    const at = ['--workspace', p.checkout];
+    const handed = await cli(['handoff', runId, ...at], p.env);
+    assert.equal(handed.code, 0, handed.stderr);
+    assert.match(handed.stdout, new RegExp(`handed ${runId} to the workers`));
+    await waitForPending(c, runId, 'call_e1');
+    const approved = await cli(['approve', runId, ...at], p.env);
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.match(approved.stderr, /call_e1: recorded by the worker/);
+    await decideUntilDone(c, runId, path.join(p.checkout, 'effects.log'));
+    const e1 = (await c.store.listApprovals(runId)).find((a) => a.tool_call_id === 'call_e1');
+    assert.equal(e1?.decision?.by?.via, 'cli');
   });
 
   it('a decision for arguments other than the ones waiting is refused, and says so; the run keeps waiting', async () => {
@@ -84,7 +107,12 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     await worker('worker-a');
     await c.workers.handOff(runId, person);
     const a = await waitForPending(c, runId, 'call_e1');
-    const stale = await c.workers.decide(runId, { toolCallId: a.tool_call_id, inputHash: 'f'.repeat(64) }, { kind: 'approve' }, person);
+    const stale = await c.workers.decide(
+      runId,
+      { toolCallId: a.tool_call_id, inputHash: 'f'.repeat(64) },
+      { kind: 'approve' },
+      person,
+    );
     const verdict = await c.workers.settled(stale, 10_000);
     assert.equal(verdict.outcome, 'refused');
     assert.match(verdict.outcomeDetail!, /arguments of call_e1 are not the ones shown/);
@@ -102,8 +130,16 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     c = await client(p, server.url, LEASE_MS);
     const { makeRunner } = await import('../loop/support');
     const fs = await import('node:fs');
-    fs.writeFileSync(path.join(p.home, 'agent-waypoints.json'), JSON.stringify({ store: { workspaceName: p.name }, approval: { command: 'auto' } }));
-    const local = makeRunner({ store: c.store, workspace: p.checkout, baseURL: server.url, policy: { categories: { command: 'auto' } as never } });
+    fs.writeFileSync(
+      path.join(p.home, 'agent-waypoints.json'),
+      JSON.stringify({ store: { workspaceName: p.name }, approval: { command: 'auto' } }),
+    );
+    const local = makeRunner({
+      store: c.store,
+      workspace: p.checkout,
+      baseURL: server.url,
+      policy: { categories: { command: 'auto' } as never },
+    });
     const h = await local.runner.start({ task: 'write three lines' });
     await waitUntilLines(p, 1);
     await c.workers.handOff(h.runId, person);
@@ -121,7 +157,52 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     assert.equal((await back.done).state, 'completed');
     assert.deepEqual(effectLines(p), ['e1', 'e2', 'e3'], 'every command once, across three owners');
   });
+
+  it('SIGTERM: the worker lets go at the next step boundary and leaves; another worker finishes the run, each command once', async () => {
+    await server.close();
+    server = await startModelServer({ scenario: threeCommands(0.4) });
+    p = project(server.url);
+    await c.close();
+    c = await client(p, server.url, LEASE_MS);
+    const fs = await import('node:fs');
+    fs.writeFileSync(
+      path.join(p.home, 'agent-waypoints.json'),
+      JSON.stringify({ store: { workspaceName: p.name }, approval: { command: 'auto' } }),
+    );
+    const { makeRunner } = await import('../loop/support');
+    const local = makeRunner({
+      store: c.store,
+      workspace: p.checkout,
+      baseURL: server.url,
+      policy: { categories: { command: 'auto' } as never },
+    });
+    const h = await local.runner.start({ task: 'write three lines' });
+    await c.workers.handOff(h.runId, person);
+    local.runner.letGo(h.runId, 'handed to the workers');
+    await h.done;
+    const a = await worker('worker-a');
+    await waitUntilLines(p, effectLines(p).length + 1);
+    a.child.kill('SIGTERM');
+    const left = await a.done;
+    assert.equal(left.code, 0, left.stderr);
+    assert.match(left.stderr, /it is stopping/);
+    assert.equal((await c.workers.get(h.runId))?.status, 'ready');
+    assert.ok(effectLines(p).length < 3, 'it left before the end');
+    await worker('worker-b');
+    await waitUntilLines(p, 3);
+    await until(async () => (await c.store.rescan(), (await c.store.getRun(h.runId))?.state === 'completed'));
+    assert.deepEqual(effectLines(p), ['e1', 'e2', 'e3']);
+  });
 });
+
+async function until(cond: () => Promise<boolean>): Promise<void> {
+  const { waitFor } = await import('../runner/helpers');
+  let ok = false;
+  await waitFor(() => {
+    void cond().then((v) => (ok = v));
+    return ok;
+  }, 20_000);
+}
 
 async function waitForPending(c: Client, runId: string, callId: string) {
   for (;;) {

@@ -133,7 +133,8 @@ export function decideUntilDone(c: Client, runId: string, effects: string, timeo
           if (a.decision || posted.has(key)) continue;
           posted.add(key);
           const line = `e${a.tool_call_id.replace('call_e', '')}`;
-          const ran = a.uncertain && fs.existsSync(effects) && fs.readFileSync(effects, 'utf8').split('\n').includes(line);
+          const ran =
+            a.uncertain && fs.existsSync(effects) && fs.readFileSync(effects, 'utf8').split('\n').includes(line);
           await c.workers.decide(
             runId,
             { toolCallId: a.tool_call_id, inputHash: a.input_hash },

@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import { SchemaVersionError } from '../../../../src/store/api/errors';
 import { checkSharedStore } from '../../../../src/store/pg/check';
 import { describeTarget } from '../../../../src/store/pg/conn';
+import { PG_SCHEMA_VERSION } from '../../../../src/store/pg/schema';
+import { SharedWorkers } from '../../../../src/store/pg/workers';
+import { localDecider } from '../../../../src/runner/decider';
 import { openPgStoreReady } from '../../../../src/store/pg/store';
 import { freshWorkspace, sharedPostgres } from '../../../support/postgres';
 import * as h from '../helpers';
@@ -28,7 +31,41 @@ describe('shared store (postgres): schema and connection check', function () {
       (c) => c.query(`SELECT key, value FROM agent_waypoints.meta ORDER BY key`).then((r) => r.rows),
       db,
     );
-    assert.deepEqual(meta, [{ key: 'schema_version', value: '1' }]);
+    assert.deepEqual(meta, [{ key: 'schema_version', value: String(PG_SCHEMA_VERSION) }]);
+  });
+
+  it('a version-1 database with runs migrates to version 2: its runs read as before, and can be handed to the workers', async () => {
+    const db = await sharedPostgres().createDatabase();
+    const url = sharedPostgres().url(db);
+    const workspace = freshWorkspace('v1');
+    const s = await openPgStoreReady({ connectionString: url, workspace });
+    const { runId, lease } = await startRun(s, machine('a', 'h'));
+    await lease.release();
+    await s.close();
+    // Back to what version 1 had: its tables and rows, without what version 2 added.
+    await admin(async (c) => {
+      await c.query(`DROP TABLE agent_waypoints.handoffs, agent_waypoints.decisions`);
+      await c.query(`DROP FUNCTION agent_waypoints.notify_change() CASCADE`);
+      await c.query(`UPDATE agent_waypoints.meta SET value = '1' WHERE key = 'schema_version'`);
+    }, db);
+    const again = await openPgStoreReady({ connectionString: url, workspace });
+    try {
+      assert.equal((await again.latest(runId)).seq, 3);
+      const version = await admin(
+        (c) =>
+          c.query(`SELECT value FROM agent_waypoints.meta WHERE key = 'schema_version'`).then((r) => r.rows[0].value),
+        db,
+      );
+      assert.equal(version, '2');
+      const workers = new SharedWorkers(again);
+      await workers.watching();
+      const seen = new Promise((resolve) => workers.watch((ch) => ch.kind === 'handoffs' && resolve(ch)));
+      const h = await workers.handOff(runId, localDecider('h', 'cli'));
+      assert.equal(h.status, 'ready');
+      assert.deepEqual(await seen, { kind: 'handoffs', op: 'insert', workspace, runId });
+    } finally {
+      await again.close();
+    }
   });
 
   it('refuses a database migrated by a newer version, and leaves it untouched', async () => {
@@ -42,7 +79,10 @@ describe('shared store (postgres): schema and connection check', function () {
     const before = await admin((c) => c.query(`SELECT * FROM agent_waypoints.runs`).then((r) => r.rows), db);
     await assert.rejects(openPgStoreReady({ connectionString: url, workspace }), (err: Error) => {
       assert.ok(err instanceof SchemaVersionError);
-      assert.match(err.message, /schema_version 99, newer than this version of Agent Waypoints supports \(1\)/);
+      assert.match(
+        err.message,
+        new RegExp(`schema_version 99, newer than this version of Agent Waypoints supports \\(${PG_SCHEMA_VERSION}\\)`),
+      );
       return true;
     });
     const check = await checkSharedStore({ connectionString: url });
@@ -118,7 +158,7 @@ describe('shared store (postgres): schema and connection check', function () {
     const ok = await checkSharedStore({ connectionString: urlAs(db, role), workspace });
     assert.deepEqual(ok.problems, []);
     assert.equal(ok.ok, true);
-    assert.match(ok.notes.join(' '), /at version 1; it holds 0 runs of this project/);
+    assert.match(ok.notes.join(' '), new RegExp(`at version ${PG_SCHEMA_VERSION}; it holds 0 runs of this project`));
     const s = await openPgStoreReady({ connectionString: urlAs(db, role), workspace });
     try {
       const { runId } = await startRun(s, machine('user', 'h'));

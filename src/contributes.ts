@@ -31,6 +31,8 @@ export const CommandIds = {
   forgetMcpInputs: 'agentWaypoints.forgetMcpInputs',
   connectSharedStore: 'agentWaypoints.connectSharedStore',
   copyRunsToSharedStore: 'agentWaypoints.copyRunsToSharedStore',
+  continueInBackground: 'agentWaypoints.continueInBackground',
+  bringBackHere: 'agentWaypoints.bringBackHere',
   chooseCommandApproval: 'agentWaypoints.chooseCommandApproval',
   checkSandbox: 'agentWaypoints.checkSandbox',
 } as const;
@@ -65,14 +67,19 @@ export interface RunItemFlags {
   resumable: boolean;
   /** Some of its tool calls wait for a decision. */
   approvals: boolean;
+  /** Continue in background applies (guards: whyNotHandOff is null). */
+  background?: boolean;
+  /** The workers have it: Bring back here applies. */
+  workers?: boolean;
 }
 
-const flags = (f: RunItemFlags) => `${f.resumable ? '.resumable' : ''}${f.approvals ? '.approvals' : ''}`;
+const flags = (f: RunItemFlags) =>
+  `${f.resumable ? '.resumable' : ''}${f.approvals ? '.approvals' : ''}${f.background ? '.background' : ''}${f.workers ? '.workers' : ''}`;
 
 /** Tree items' `contextValue`s, matched in package.json `when` clauses (`viewItem == …`, `viewItem =~ /…/`). */
 export const ContextValues = {
   group: 'group',
-  /** Run items: `run.<state>`, plus `.resumable` when Resume applies and `.approvals` when some wait. */
+  /** Run items: `run.<state>`, plus `.resumable` when Resume applies, `.approvals` when some wait, `.background` when it can be handed to the workers, `.workers` when they have it. */
   run: (state: string, f: RunItemFlags) => `run.${state}${flags(f)}`,
   /** Thread items (a run and its follow-ups): `thread.<state>` of the run commands act on, with the same flags. */
   thread: (state: string, f: RunItemFlags) => `thread.${state}${flags(f)}`,

@@ -14,6 +14,7 @@ import { registerCommand } from './commands/register';
 import { registerSandboxCommands } from './commands/sandbox';
 import { allowDomainsAlways, CommandApproval } from './commandApproval';
 import { registerRunCommands } from './commands/runs';
+import { registerWorkerCommands } from './commands/workers';
 import { exportRun, registerTransferCommands } from './commands/transfer';
 import { CommandIds, ContextKeys } from './contributes';
 import { registerMcpCommands } from './commands/mcp';
@@ -187,13 +188,6 @@ export class ExtensionRoot extends DisposableStore {
     this.runner = runner;
     this.register(toDisposable(() => void runner.shutdown(FLUSH_TIMEOUT_MS)));
 
-    const model = this.register(new RunsTreeModel(store));
-    const runsView = this.register(new RunsView(model, mcp));
-    if (combined) {
-      runsView.showSharedStore(combined);
-      // Back after an outage (or connected late): its runs join the listing.
-      this.register(combined.onState((s) => void (s.kind === 'connected' && model.reload())));
-    } else void vscode.commands.executeCommand('setContext', ContextKeys.sharedStore, 'off');
     const proposed = this.register(new ProposedDocuments({ storageDir }));
     const versions = this.register(new VersionDocuments((runId, hash) => store.getBlob(runId, hash)));
     // The run views and sessions are built below; the actions call them only later, on a click.
@@ -215,7 +209,24 @@ export class ExtensionRoot extends DisposableStore {
       maxSteps: () => readSettings().budget.max_steps ?? 25,
       allowTool: (toolName) => mcp.allowTool(registry, toolName),
       allowDomains: allowDomainsAlways,
+      by: localDecider(owner.hostname, 'window', vscode.env.sessionId),
+      progress: async (title, task) =>
+        await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, task),
     });
+    this.register(actions.background);
+    const model = this.register(new RunsTreeModel(store, actions.background));
+    const runsView = this.register(new RunsView(model, mcp));
+    if (combined) {
+      runsView.showSharedStore(combined);
+      // Connected (at startup, late, or back after an outage): its runs join the listing, and the
+      // workers' runs are followed from its change feed.
+      const connected = () => {
+        const workers = combined.workers;
+        if (workers) actions.background.connect(workers);
+      };
+      this.register(combined.onState((s) => void (s.kind === 'connected' && (connected(), model.reload()))));
+      connected();
+    } else void vscode.commands.executeCommand('setContext', ContextKeys.sharedStore, 'off');
     const panels: RunViewPanels = this.register(
       new RunViewPanels({
         extensionUri: context.extensionUri,
@@ -226,6 +237,7 @@ export class ExtensionRoot extends DisposableStore {
         workspaceRoot: workspace.uri.fsPath,
         approvalMode: () => approval.line(),
         actions,
+        workers: actions.background,
         editor: runViewEditor({
           store,
           proposed,
@@ -268,6 +280,7 @@ export class ExtensionRoot extends DisposableStore {
     this.register(registerCheckpointCommands(commands));
     this.register(registerTransferCommands(commands));
     this.register(registerRestoreCommands(commands));
+    this.register(registerWorkerCommands(commands));
     this.register(registerMcpCommands(mcp, this.log));
     this.register(
       registerSharedStoreCommands({

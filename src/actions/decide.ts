@@ -3,8 +3,12 @@
 // Each is bound to the call's id and the hash of the arguments the user saw; the runner writes the
 // decisions durably before anything executes and continues the run when none is left waiting.
 import type { DecisionInput } from '../runner/runner';
+import type { DecidedBy } from '../store/api/schema';
 import type { CheckpointStore } from '../store/api/types';
+import type { DecisionBody } from '../store/pg/handoffs';
+import type { WorkersPort } from './background';
 import { RunGuards } from './guards';
+import type { ActionLog, Notices } from './ports';
 
 /** A call as the user saw it: its id and the hash of its arguments. */
 export interface SeenCall {
@@ -20,7 +24,22 @@ export interface DecideDeps {
   allowTool?(toolName: string): Promise<string>;
   /** Adds domains to the user's allowed domains for the sandbox. Absent: "Always" is not offered. */
   allowDomains?(domains: readonly string[]): Promise<void>;
+  /**
+   * The runs the workers have: a decision on one is posted for the worker (held by it or not) to
+   * record, and awaited. Absent: this window decides only the runs it can take.
+   */
+  workers?: {
+    port(): WorkersPort | null;
+    isShared(runId: string): boolean;
+    /** Who decides here (recorded with each decision). */
+    by: DecidedBy;
+    notices: Notices;
+    log: ActionLog;
+  };
 }
+
+/** How long a decision posted for the workers waits for one to record it before the card lets go. */
+export const SETTLE_MS = 15_000;
 
 /** The answers to a command the sandbox blocked (Deny is `reject`). */
 export type RetryChoice = 'allowForRun' | 'allowAlways' | 'runOutside';
@@ -57,6 +76,10 @@ export class DecideAction {
     if (!approval) throw new Error(`tool call ${call.toolCallId} of run ${runId} is not waiting for a decision`);
     if (approval.category !== 'external') throw new Error(`${approval.tool_name} is not an external tool`);
     if (approval.input_hash !== call.inputHash) throw new Error('its arguments changed since it was shown');
+    if (await this.workersOf(runId))
+      throw new Error(
+        "“Always allow” changes this window's settings, which the workers do not read: approve the call instead.",
+      );
     const allowed = await this.deps.allowTool(approval.tool_name);
     await this.deps.runner.decideApprovals(runId, [{ kind: 'approve', ...seen(call) }]);
     return allowed;
@@ -83,14 +106,58 @@ export class DecideAction {
       choice === 'runOutside'
         ? { kind: 'unsandboxed' as const }
         : { kind: 'domains' as const, domains, always: choice === 'allowAlways' };
-    await this.deps.runner.decideApprovals(runId, [{ kind: 'approve', ...seen(call), access }]);
+    await this.record(runId, [{ kind: 'approve', ...seen(call), access }]);
   }
 
   /** Refused (with the guard's reason) when this window may not write the run; stale decisions are refused by the runner. */
   private async decide(runId: string, decisions: DecisionInput[]): Promise<void> {
     RunGuards.refuse(await this.deps.guards.decide(runId));
+    await this.record(runId, decisions);
+  }
+
+  /** Recorded here, or — the run is the workers' — posted for the worker to record. */
+  private async record(runId: string, decisions: DecisionInput[]): Promise<void> {
+    const workers = await this.workersOf(runId);
+    if (workers) return this.post(workers, runId, decisions);
     await this.deps.runner.decideApprovals(runId, decisions);
   }
+
+  /** The workers' port when they have the run now (asked fresh: a run taken here by mistake would run here). */
+  private async workersOf(runId: string): Promise<WorkersPort | undefined> {
+    const w = this.deps.workers;
+    const port = w?.isShared(runId) ? w.port() : null;
+    if (!port) return undefined;
+    const h = await port.get(runId);
+    return h && !h.wantedBack ? port : undefined;
+  }
+
+  /**
+   * Each decision posted durably, bound to the call and the hash shown; then the worker's verdict
+   * awaited: a refusal (the arguments changed, decided already) is thrown with its reason; no worker
+   * yet is said — the decision stays posted and is recorded when one takes the run.
+   */
+  private async post(port: WorkersPort, runId: string, decisions: DecisionInput[]): Promise<void> {
+    const w = this.deps.workers!;
+    const posted = [];
+    for (const d of decisions) posted.push(await port.decide(runId, seen(d), bodyOf(d), w.by));
+    w.log.info(
+      `run ${runId}: ${posted.map((p) => `${p.decision.kind} ${p.toolCallId}`).join(', ')} posted for the workers`,
+    );
+    const verdicts = await Promise.all(posted.map((p) => port.settled(p, SETTLE_MS).catch(() => p)));
+    const refused = verdicts.filter((v) => v.outcome === 'refused');
+    if (refused.length > 0)
+      throw new Error(`the worker refused it: ${refused.map((v) => v.outcomeDetail ?? 'no reason given').join('; ')}`);
+    if (verdicts.some((v) => v.outcome === null))
+      void w.notices.info(
+        'Agent Waypoints: your decision is posted; no worker has taken it yet. It is recorded when one does, and the run continues then.',
+      );
+  }
+}
+
+function bodyOf(d: DecisionInput): DecisionBody {
+  if (d.kind === 'reject') return { kind: 'reject', reason: d.reason };
+  if (d.kind === 'approve_edited') return { kind: 'approve_edited', argumentsJson: d.argumentsJson };
+  return { kind: 'approve', ...(d.access ? { access: d.access } : {}) };
 }
 
 /** Only the id and the hash: nothing else a caller's object holds reaches the decision. */

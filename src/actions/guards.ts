@@ -16,6 +16,10 @@ export interface RunFacts {
   trusted?: boolean;
   /** Another window that holds the run now, if any. */
   heldBy?: Pick<OwnerInfo, 'label' | 'pid'> | null;
+  /** It lives in the shared store (workers can take it). Unknown: not asked. */
+  shared?: boolean;
+  /** Handed to the workers and not asked back: what the hand-off says now. */
+  withWorkers?: { holder: Pick<OwnerInfo, 'label'> | null; status: 'ready' | 'waiting' | 'stopped' } | null;
 }
 
 /** A guard said no: the message is the reason, as the user reads it. */
@@ -32,16 +36,58 @@ export function whyNoCheckpoint(f: RunFacts, seq: number): string | null {
     : null;
 }
 
-/** Why this window may not write the run's records (decide its approvals, send, undo a condense), or null. */
+const RESTRICTED_DECIDE =
+  'Restricted mode: this workspace is not trusted, so write and command tools are disabled. Trust the workspace to decide.';
+
+/** Why this window may not write the run's records (send, undo a condense), or null. */
 export function whyReadOnly(f: RunFacts): string | null {
-  if (f.trusted === false)
-    return 'Restricted mode: this workspace is not trusted, so write and command tools are disabled. Trust the workspace to decide.';
+  if (f.trusted === false) return RESTRICTED_DECIDE;
   if (f.active) return null; // executing here: this window holds it
+  if (f.withWorkers)
+    return 'This run is with the workers: decide its calls here, and bring it back here to send it a message.';
   return held(f);
 }
 
-/** Deciding approvals needs a run this window may write. */
-export const whyNotDecide = whyReadOnly;
+/**
+ * Deciding approvals needs a run this window may write — or one with the workers: the decision is
+ * posted for the worker to record (whichever holds it).
+ */
+export function whyNotDecide(f: RunFacts): string | null {
+  if (f.trusted === false) return RESTRICTED_DECIDE;
+  if (f.active || f.withWorkers) return null;
+  return held(f);
+}
+
+/** Why *Continue in background* does not apply: hand the run to the workers of the shared store. */
+export function whyNotHandOff(f: RunFacts): string | null {
+  if (f.shared === false)
+    return 'Only a run of the shared store can continue in the background: this one is stored on this machine.';
+  if (isTerminalState(f.run.state)) return 'The run has finished: there is nothing to continue in the background.';
+  if (f.withWorkers) return 'The run is already with the workers.';
+  return held(f);
+}
+
+/** Why *Bring back here* does not apply: take the run from the workers and its files into this checkout. */
+export function whyNotTakeBack(f: RunFacts): string | null {
+  if (f.trusted === false)
+    return 'Restricted mode: bringing a run back writes its files into the workspace, which an untrusted workspace does not allow. Trust the workspace first.';
+  if (f.shared === false) return 'This run is stored on this machine: it never left this window.';
+  if (f.active) return 'The run is executing in this window already.';
+  return f.withWorkers ? null : held(f);
+}
+
+/** Where the workers have the run, for the run view's header: a sentence, or null when they do not. */
+export function withWorkersNote(f: RunFacts): string | null {
+  const w = f.withWorkers;
+  if (!w) return null;
+  if (w.holder)
+    return `With the workers: ${w.holder.label} is driving it. Decide its calls here; Bring back here to work on it in this window.`;
+  if (w.status === 'waiting')
+    return 'With the workers: it waits for a decision. Decide here and a worker continues it.';
+  if (w.status === 'stopped')
+    return 'With the workers: it stopped there. Bring back here to take its files and continue it in this window.';
+  return 'With the workers: it waits for a worker with a checkout of this project to take it.';
+}
 
 /**
  * Why the run's files may not be restored now. With `at` (a checkpoint and the newest one with a
@@ -51,6 +97,7 @@ export function whyNotRestore(f: RunFacts, at?: { seq: number; lastChangeSeq: nu
   if (f.trusted === false)
     return 'Restricted mode: restoring files writes the workspace, which an untrusted workspace does not allow. Trust the workspace first.';
   if (executing(f)) return 'The run is executing: cancel it before restoring its files.';
+  if (f.withWorkers) return 'The run is with the workers: bring it back here before restoring its files.';
   const h = held(f);
   if (h) return h;
   if (at) {
@@ -83,6 +130,7 @@ export function whyNotBringBack(f: RunFacts): string | null {
 export function whyNotResume(f: RunFacts): string | null {
   if (executing(f)) return 'The run is executing.';
   if (isTerminalState(f.run.state)) return 'The run has finished: send a follow-up to continue the conversation.';
+  if (f.withWorkers) return 'The run is with the workers: bring it back here to resume it in this window.';
   const n = f.run.pending_approvals;
   if (n > 0) return `The run waits for your decision on ${n} tool call${n === 1 ? '' : 's'}.`;
   return held(f);
@@ -98,19 +146,34 @@ export interface RunGuardReasons {
   restore: string | null;
   resume: string | null;
   decide: string | null;
+  /** Continue in background; absent where the store is not shared. */
+  handOff?: string | null;
+  /** Bring back here: offered while the run is with the workers. */
+  takeBack?: string | null;
+  /** Where the workers have it (withWorkersNote), or null. */
+  withWorkers?: string | null;
 }
 
 export function runReasons(f: RunFacts): RunGuardReasons {
-  return { restore: whyNotRestore(f), resume: whyNotResume(f), decide: whyNotDecide(f) };
+  return {
+    restore: whyNotRestore(f),
+    resume: whyNotResume(f),
+    decide: whyNotDecide(f),
+    handOff: f.shared ? whyNotHandOff(f) : 'The run is not in the shared store.',
+    takeBack: f.withWorkers ? whyNotTakeBack(f) : 'The run is not with the workers.',
+    withWorkers: withWorkersNote(f),
+  };
 }
 
 export interface GuardDeps {
-  store: Pick<CheckpointStore, 'getRun' | 'owner' | 'listEffects' | 'listRestores'>;
+  store: Pick<CheckpointStore, 'getRun' | 'owner' | 'listEffects' | 'listRestores' | 'isShared'>;
   isActive(runId: string): boolean;
   /** This window (a run it holds is not "held by another window"). */
   owner: Pick<OwnerInfo, 'owner_id'>;
   /** The workspace is trusted (VS Code's workspace trust); always true outside VS Code. */
   trusted(): boolean;
+  /** The run's hand-off to the workers as last pushed (actions/background.ts), if any. */
+  withWorkers?(runId: string): RunFacts['withWorkers'];
 }
 
 /** The guards over the run as it is now: the store's summary and lease holder, the runner, trust. */
@@ -121,11 +184,14 @@ export class RunGuards {
   async facts(run: RunSummary): Promise<RunFacts> {
     const active = this.deps.isActive(run.run_id);
     const holder = active ? undefined : await this.deps.store.owner(run.run_id);
+    const shared = this.deps.store.isShared(run.run_id);
     return {
       run,
       active,
       trusted: this.deps.trusted(),
       heldBy: holder && holder.owner_id !== this.deps.owner.owner_id ? holder : null,
+      shared,
+      withWorkers: (shared && this.deps.withWorkers?.(run.run_id)) || null,
     };
   }
 
@@ -158,6 +224,19 @@ export class RunGuards {
       this.deps.store.listRestores(runId),
     ]);
     return whyNotRestore(facts, { seq, lastChangeSeq: lastJournaledSeq(effects, restores) });
+  }
+
+  async handOff(runId: string): Promise<string | null> {
+    return whyNotHandOff(await this.factsOf(runId));
+  }
+
+  async takeBack(runId: string): Promise<string | null> {
+    return whyNotTakeBack(await this.factsOf(runId));
+  }
+
+  /** The run view's banner: what hides its decision controls (a run with the workers is decided here). */
+  async viewReadOnly(run: RunSummary): Promise<string | null> {
+    return whyNotDecide(await this.facts(run));
   }
 
   async bringBack(runId: string): Promise<string | null> {

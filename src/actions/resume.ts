@@ -19,6 +19,10 @@ export interface ResumeDeps {
   log: ActionLog;
   /** The budget's step limit in the settings (a raised budget suggests the run's step plus this). */
   maxSteps(): number;
+  /** The workers have the run now (asked fresh): it is brought back, never resumed from under them. */
+  withWorkers?(runId: string): Promise<boolean>;
+  /** *Bring back here* (actions/handOff.ts), offered for a run the workers have. */
+  bringBack?(runId: string): Promise<unknown>;
 }
 
 /** What Resume did: the run's state it showed (finished, awaiting_approval), `running`, or undefined (cancelled, failed: said). */
@@ -42,6 +46,14 @@ export class ResumeAction {
     if (run.pending_approvals > 0) {
       await views.show(run.run_id, { kind: 'firstPending' });
       return 'awaiting_approval';
+    }
+    if (await this.deps.withWorkers?.(run.run_id)) {
+      const pick = await this.deps.notices.warn(
+        `“${run.title}” is with the workers: bring it back here to continue it in this window.`,
+        'Bring back here',
+      );
+      if (pick) await this.deps.bringBack?.(run.run_id);
+      return undefined;
     }
     const opts = run.state === 'paused_budget' ? await this.raisedBudget(run) : {};
     if (!opts) return undefined;

@@ -6,7 +6,7 @@ import { createActions, type Actions, type ActionsDeps } from '../../src/actions
 import type { Choice, Notices, OpenAt, RestoreEditor, RunViews } from '../../src/actions/ports';
 import { fsRestoreWriter, type RestoreWriter } from '../../src/actions/restore/files';
 import { defaultTicks, type RestorePlan } from '../../src/actions/restore/plan';
-import type { RestoreRecord } from '../../src/store/api/schema';
+import type { DecidedBy, RestoreRecord } from '../../src/store/api/schema';
 import type { CheckpointStore, OwnerInfo } from '../../src/store/api/types';
 import type { RunViewEditor } from '../../src/views/run/actionRequests';
 import type { RunViewDeps } from '../../src/views/run/controller';
@@ -125,6 +125,8 @@ export function testActions(o: {
   allowTool?: (toolName: string) => Promise<string>;
   allowDomains?: (domains: readonly string[]) => Promise<void>;
   maxSteps?: number;
+  /** Who decides and hands off (default: this user on this machine). */
+  by?: DecidedBy;
   /** Wraps the product's writer (a fault on one write); default: the product's. */
   writer?: (product: RestoreWriter) => RestoreWriter;
 }): TestActions {
@@ -148,6 +150,7 @@ export function testActions(o: {
     maxSteps: () => o.maxSteps ?? 25,
     ...(o.allowTool ? { allowTool: o.allowTool } : {}),
     ...(o.allowDomains ? { allowDomains: o.allowDomains } : {}),
+    ...(o.by ? { by: o.by } : {}),
   });
   return { actions, notices, editor, views, logged };
 }

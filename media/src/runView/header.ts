@@ -96,6 +96,8 @@ function ledger(run: RunHeader, runs: readonly RunHeader[]): HTMLElement {
 const ACTION_LABELS = {
   cancel: ['Cancel', 'debug-stop'],
   resume: ['Resume', 'debug-continue'],
+  continueInBackground: ['Continue in background', 'cloud-upload'],
+  bringBack: ['Bring back here', 'cloud-download'],
   fork: ['Fork', 'repo-forked'],
   export: ['Export', 'export'],
   openInTree: ['Open in tree', 'list-tree'],

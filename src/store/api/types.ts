@@ -249,6 +249,11 @@ export interface CheckpointStore {
    * Resolves to whether anything changed.
    */
   rescan(): Promise<boolean>;
+  /**
+   * Picks up the new commits of these runs, which another process writes (the shared store's change
+   * feed named them): `run-updated` for each that changed, finished or not. Resolves to whether any did.
+   */
+  follow(runIds: readonly string[]): Promise<boolean>;
   getRun(runId: string): Promise<RunSummary | undefined>;
   /**
    * The run's summary without reading its log: from memory when it was read, else as the run index

@@ -83,6 +83,33 @@ export class StoreReader {
     return changed;
   }
 
+  /**
+   * Reads the new commits of runs another process writes (a worker), told they changed (the shared
+   * store's change feed): `run-updated` for each that grew or changed, `run-deleted` for one gone,
+   * finished runs included. Runs this store holds are its own to tell. Resolves to whether any changed.
+   */
+  async follow(runIds: readonly string[]): Promise<boolean> {
+    await this.c.gate.opened();
+    const { index, loader, events } = this.c;
+    let changed = false;
+    for (const id of new Set(runIds)) {
+      if (loader.runs.get(id)?.owned) continue;
+      const known = index.get(id);
+      const before = loader.runs.get(id)?.durableCommits ?? known?.durable_commits;
+      const h = await loader.peek(id).catch(() => null); // unreadable: reported by its load
+      if (h === null) continue;
+      if (!h) {
+        if (!known) continue;
+        loader.runs.delete(id);
+        index.delete(id);
+        events.emit({ kind: 'run-deleted', run_id: id });
+      } else if (h.durableCommits !== before) events.emit({ kind: known ? 'run-updated' : 'run-created', run_id: id });
+      else continue;
+      changed = true;
+    }
+    return changed;
+  }
+
   async getRun(runId: string): Promise<RunSummary | undefined> {
     await this.c.gate.opened();
     const h = await this.c.loader.peek(runId);

@@ -83,6 +83,7 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   createRun = (input: T.NewRunInput, owner: T.OwnerInfo) => this.lifecycle.createRun(input, owner);
   listRuns = (opts?: { limit?: number; cursor?: string }) => this.reader.listRuns(opts);
   rescan = () => this.reader.rescan();
+  follow = (runIds: readonly string[]) => this.reader.follow(runIds);
   getRun = (runId: string) => this.reader.getRun(runId);
   indexedRun = (runId: string) => this.reader.indexedRun(runId);
   setRunState = (runId: string, state: S.RunState, detail?: string | null) =>

@@ -132,6 +132,13 @@ export class CombinedStore implements T.CheckpointStore {
     return local || shared;
   }
 
+  /** Only the shared store's runs are written by other processes it is told of. */
+  async follow(runIds: readonly string[]): Promise<boolean> {
+    const shared = this.connection.store;
+    if (!shared || this.connection.state.kind !== 'connected') return false;
+    return shared.follow(runIds.filter((id) => this.isShared(id))).catch(() => false);
+  }
+
   getRun(runId: string) {
     return this.on(runId, (s) => s.getRun(runId));
   }

@@ -41,7 +41,7 @@ export function isActionRequest(msg: RequestMessage): msg is ActionRequest {
 export interface ActionRequestDeps {
   store: Pick<CheckpointStore, 'listRestores'>;
   runner: { cancel(runId: string): boolean };
-  actions: Pick<Actions, 'guards' | 'decide' | 'restore' | 'fork' | 'resume'>;
+  actions: Pick<Actions, 'guards' | 'decide' | 'restore' | 'fork' | 'resume' | 'handOff'>;
   editor: RunViewEditor;
   log: { info(m: string): void };
   /** The run, from the view's thread (the controller checked the request names one). */
@@ -95,6 +95,12 @@ export class RunViewActionRequests {
       case 'resume':
         RunGuards.refuse(await actions.guards.resume(runId));
         return void (await actions.resume.run(runId));
+      case 'continueInBackground':
+        RunGuards.refuse(await actions.guards.handOff(runId));
+        return void (await actions.handOff.continueInBackground(runId));
+      case 'bringBack':
+        RunGuards.refuse(await actions.guards.takeBack(runId));
+        return void (await actions.handOff.bringBackHere(runId));
       case 'fork':
         return void (await actions.fork.run({ runId, seq: this.deps.runOf(runId).last_seq }));
       case 'export':

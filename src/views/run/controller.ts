@@ -41,7 +41,7 @@ export interface RunViewDeps {
   /** The runs of a thread, oldest first. */
   threadRuns(threadId: string): Promise<RunSummary[]>;
   /** The user's actions on runs (src/actions), called with types; each asks its guard first. */
-  actions: Pick<Actions, 'guards' | 'decide' | 'restore' | 'fork' | 'resume'>;
+  actions: Pick<Actions, 'guards' | 'decide' | 'restore' | 'fork' | 'resume' | 'handOff'>;
   /** What the view opens in the editor (views/run/actions.ts). */
   editor: RunViewEditor;
   log: { info(m: string): void; warn(m: string): void };
@@ -49,6 +49,11 @@ export interface RunViewDeps {
   workspaceRoot?: string;
   /** How commands are approved in this workspace now, for the header (absent: not shown). */
   approvalMode?(): ApprovalModeLine;
+  /**
+   * The runs the workers have (actions/background.ts): a hand-off taken, parked or ended changes the
+   * header (its buttons, its note) without a record of the run changing.
+   */
+  workers?: { onDidChange(l: (runId: string | undefined) => void): { dispose(): void } };
 }
 
 /** "Show all" of a tool's result shows this much of it (the whole stays in the run). */
@@ -104,6 +109,13 @@ export class RunViewController extends DisposableBase {
     this._register(
       deps.store.onEvent((e) => 'run_id' in e && e.run_id && this.touches(e.run_id) && this.schedule(e.run_id)),
     );
+    if (deps.workers)
+      this._register(
+        deps.workers.onDidChange((id) => {
+          for (const runId of id ? [id] : this.transcript.runList.map((r) => r.run_id))
+            if (this.touches(runId)) this.schedule(runId);
+        }),
+      );
     this._register(toDisposable(() => [this.refreshTimer, this.deltaTimer].forEach((t) => t && clearTimeout(t))));
   }
 
@@ -181,7 +193,7 @@ export class RunViewController extends DisposableBase {
     const last = runs[runs.length - 1]!;
     const { guards } = this.deps.actions;
     const [readOnly, runHeaders] = await Promise.all([
-      guards.readOnly(last), // from the summary in hand: no log read
+      guards.viewReadOnly(last), // from the summary in hand: no log read
       Promise.all(
         runs.map(async (r) => {
           const read = this.transcript.dataOf(r.run_id);
@@ -209,7 +221,11 @@ export class RunViewController extends DisposableBase {
       partial: this.transcript.partial,
       page: withPage ? { from, items: this.transcript.page(from, size) } : null,
       readOnly,
-      composerHint: composerHint(last, this.deps.runner.isActive(last.run_id)),
+      composerHint: composerHint(
+        last,
+        this.deps.runner.isActive(last.run_id),
+        runHeaders[runHeaders.length - 1]!.actions.includes('bringBack'),
+      ),
       approvalMode: this.deps.approvalMode?.() ?? null,
     };
   }

@@ -93,11 +93,10 @@ export function headerOf(run: RunSummary, h: HeaderData, o: RunHeaderOptions): R
       .map((a) => ({ toolCallId: a.tool_call_id, inputHash: a.input_hash })),
     actions: runActions(o.active, whyNot),
     whyNot: { restore: whyNot.restore, resume: whyNot.resume },
-    notices: runNotices(
-      run,
-      (s?.context as { workspace_root?: unknown } | undefined)?.workspace_root,
-      o.workspaceRoot,
-    ).map((n) => cut(n, FIELD_MAX_CHARS)),
+    notices: [
+      ...(whyNot.withWorkers ? [whyNot.withWorkers] : []),
+      ...runNotices(run, (s?.context as { workspace_root?: unknown } | undefined)?.workspace_root, o.workspaceRoot),
+    ].map((n) => cut(n, FIELD_MAX_CHARS)),
   };
 }
 
@@ -142,18 +141,27 @@ export function stateDetail(run: RunSummary): string | null {
     : 'Decisions recorded; the run continues.';
 }
 
-/** The header's buttons: Cancel while it executes here, Resume where the guard allows it. */
-export function runActions(active: boolean, whyNot: Pick<RunGuardReasons, 'resume'>): RunAction[] {
+/**
+ * The header's buttons: Cancel while it executes here, Resume, Continue in background and Bring
+ * back here where their guards allow them.
+ */
+export function runActions(
+  active: boolean,
+  whyNot: Pick<RunGuardReasons, 'resume' | 'handOff' | 'takeBack'>,
+): RunAction[] {
   const actions: RunAction[] = [];
   if (active) actions.push('cancel');
   else if (whyNot.resume === null) actions.push('resume');
+  if (whyNot.handOff === null) actions.push('continueInBackground');
+  if (whyNot.takeBack === null) actions.push('bringBack');
   actions.push('fork', 'export', 'openInTree');
   return actions;
 }
 
 /** What Send does for the thread's latest run, said before the user sends. */
-export function composerHint(run: RunSummary, active: boolean): string {
+export function composerHint(run: RunSummary, active: boolean, withWorkers = false): string {
   if (active) return 'The agent is working: your message joins the conversation at its next step.';
+  if (withWorkers) return 'The workers have this run: bring it back here to send it a message.';
   if (run.pending_approvals > 0)
     return 'Queued until the waiting tool calls are decided; the run then continues with it.';
   return isTerminalState(run.state)

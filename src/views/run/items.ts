@@ -191,7 +191,15 @@ export const WAYPOINT_ACTIONS = ['openCheckpoint', 'forkHere', 'restoreFiles'] a
 export type WaypointAction = (typeof WAYPOINT_ACTIONS)[number];
 
 /** Run actions offered in the header, when they apply. */
-export const RUN_ACTIONS = ['cancel', 'resume', 'fork', 'export', 'openInTree'] as const;
+export const RUN_ACTIONS = [
+  'cancel',
+  'resume',
+  'continueInBackground',
+  'bringBack',
+  'fork',
+  'export',
+  'openInTree',
+] as const;
 export type RunAction = (typeof RUN_ACTIONS)[number];
 
 /** A restore card's actions: undo it (restore to the checkpoint it followed), its details, the fork it made. */

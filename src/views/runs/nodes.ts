@@ -1,7 +1,7 @@
 // Tree nodes: each knows how to render itself as a TreeItem. The model owns the data.
 import * as vscode from 'vscode';
 import type { CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
-import { whyNotResume } from '../../actions/guards';
+import { whyNotHandOff, whyNotResume, type RunFacts } from '../../actions/guards';
 import { CommandIds, ContextValues } from '../../contributes';
 import { checkpointSummary, PHASE_ICONS, relativeTime, runDescription, STATE_ICONS } from './format';
 import { escapeMarkdown as escape } from '../shared/markdown';
@@ -98,18 +98,24 @@ export class RunNode {
     readonly parent: GroupNode | ThreadNode,
     /** 1-based position in its thread (shown only inside a thread node). */
     readonly turn = 1,
+    /** Where the run lives and whether the workers have it; renewed with the summary. */
+    public where: { shared: boolean; workers: RunFacts['withWorkers'] } = { shared: false, workers: null },
   ) {}
 
   toTreeItem(): vscode.TreeItem {
     const r = this.run;
+    const w = this.where.workers;
     const inThread = this.parent.kind === 'thread';
     const item = new vscode.TreeItem(
       inThread ? `Turn ${this.turn} · ${r.title}` : r.title,
       vscode.TreeItemCollapsibleState.Collapsed,
     );
     item.id = `run:${r.run_id}`;
-    item.description = runDescription(r);
-    item.iconPath = new vscode.ThemeIcon(STATE_ICONS[r.state], stateColor(r, r.pending_approvals));
+    item.description = [runDescription(r), ...(w ? [workersLabel(w)] : [])].join(' · ');
+    item.iconPath = new vscode.ThemeIcon(
+      w && r.state !== 'running' && r.pending_approvals === 0 ? 'cloud' : STATE_ICONS[r.state],
+      stateColor(r, r.pending_approvals),
+    );
     const tooltip = new vscode.MarkdownString(
       [
         `**${escape(r.title)}**`,
@@ -118,17 +124,29 @@ export class RunNode {
         '',
         `${runDescription(r)}`,
         `\`${r.run_id}\` · model ${escape(r.model)}`,
+        ...(w ? [escape(`With the workers: ${workersLabel(w)}.`)] : []),
       ]
         .concat(r.state_detail ? ['', escape(r.state_detail)] : [])
         .join('\n\n'),
     );
     item.tooltip = tooltip;
+    const facts = { run: r, shared: this.where.shared, withWorkers: w };
     item.contextValue = ContextValues.run(r.state, {
-      resumable: whyNotResume({ run: r }) === null,
+      resumable: whyNotResume(facts) === null,
       approvals: r.pending_approvals > 0,
+      background: this.where.shared && whyNotHandOff(facts) === null,
+      workers: w !== null,
     });
     return item;
   }
+}
+
+/** "held by worker-a", "waiting for a worker", … (the Runs tree's words for a run of the workers). */
+export function workersLabel(w: NonNullable<RunFacts['withWorkers']>): string {
+  if (w.holder) return `held by ${w.holder.label}`;
+  if (w.status === 'waiting') return 'with the workers, waiting for a decision';
+  if (w.status === 'stopped') return 'stopped with the workers';
+  return 'waiting for a worker';
 }
 
 /** One phase checkpoint inside its step. */

@@ -93,7 +93,12 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<Node>, vscode.D
 
   private runNode(node: RunNode): RunNode {
     this.runNodes.set(node.run.run_id, node);
+    node.where = this.where(node.run.run_id);
     return node;
+  }
+
+  private where(runId: string): RunNode['where'] {
+    return { shared: this.model.isShared(runId), workers: this.model.withWorkers(runId) };
   }
 
   /** The node of a run, walking groups and threads as VS Code would (for reveal). */
@@ -126,11 +131,13 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<Node>, vscode.D
     if (parent.kind === 'group') {
       if (thread.runs.length !== 1 || thread.group !== parent.group) return undefined;
       node.run = run;
+      node.where = this.where(runId);
       return node;
     }
     if (thread.group !== parent.parent.group || thread.runs.length !== parent.thread.runs.length) return undefined;
     parent.thread = thread;
     node.run = run;
+    node.where = this.where(runId);
     return parent;
   }
 

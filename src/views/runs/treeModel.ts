@@ -4,6 +4,7 @@
 import { Emitter } from '../../runner/events';
 import type { Approval, CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
+import type { RunFacts } from '../../actions/guards';
 import { describeSteps, endOfSteps, groupBySteps, type StepView } from './steps';
 import { groupThreads, type RunGroup, type Thread } from './threads';
 
@@ -40,11 +41,20 @@ export class RunsTreeModel {
   private readonly pendingChanges = new Set<string | undefined>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly subscription: { dispose(): void };
+  private readonly workersSub: { dispose(): void } | undefined;
 
   /** Fires with a run id (that run changed) or undefined (the list changed); coalesced. */
   readonly onDidChange = (l: (runId: string | undefined) => void) => this.changed.on(l);
 
-  constructor(private readonly store: CheckpointStore) {
+  constructor(
+    private readonly store: CheckpointStore,
+    /** The runs the workers have (actions/background.ts), pushed: a hand-off, a holder, a let-go. */
+    private readonly workers?: {
+      facts(runId: string): RunFacts['withWorkers'];
+      onDidChange(l: (runId: string | undefined) => void): { dispose(): void };
+    },
+  ) {
+    this.workersSub = workers?.onDidChange((runId) => this.fire(runId));
     this.subscription = store.onEvent((e) => {
       if (e.kind === 'checkpoint') {
         const page = this.pages.get(e.run_id);
@@ -99,6 +109,16 @@ export class RunsTreeModel {
   /** Bytes the run takes on disk (its log, blobs and meta). */
   storageBytes(runId: string): Promise<number> {
     return this.store.storageBytes(runId);
+  }
+
+  /** The run's hand-off to the workers, if they have it. */
+  withWorkers(runId: string): RunFacts['withWorkers'] {
+    return this.workers?.facts(runId) ?? null;
+  }
+
+  /** The run lives in the shared store (it can be handed to the workers). */
+  isShared(runId: string): boolean {
+    return this.store.isShared(runId);
   }
 
   get(runId: string): RunSummary | undefined {
@@ -233,6 +253,7 @@ export class RunsTreeModel {
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
     this.subscription.dispose();
+    this.workersSub?.dispose();
     this.changed.dispose();
   }
 }

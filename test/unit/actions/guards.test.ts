@@ -8,12 +8,16 @@ import {
   runReasons,
   whyNotDecide,
   whyNotFork,
+  whyNotHandOff,
   whyNotRestore,
+  whyNotTakeBack,
+  withWorkersNote,
   whyNotResume,
   whyNotUndoRestore,
   whyReadOnly,
   type RunFacts,
 } from '../../../src/actions/guards';
+import { runActions } from '../../../src/views/run/header';
 import type { RestoreRecord, RunState } from '../../../src/store/api/schema';
 import { createMemoryStore } from '../../../src/store/memory/store';
 import { owner } from '../loop/support';
@@ -119,8 +123,64 @@ describe('guards: why an action may not happen now', () => {
 
   it('the run view’s answers per run come from the same functions', () => {
     const f: RunFacts = { run: run('paused_budget'), active: false, trusted: false };
-    assert.deepEqual(runReasons(f), { restore: whyNotRestore(f), resume: whyNotResume(f), decide: whyNotDecide(f) });
-    assert.deepEqual(runReasons({ run: run('paused_budget') }), { restore: null, resume: null, decide: null });
+    const local = {
+      handOff: 'The run is not in the shared store.',
+      takeBack: 'The run is not with the workers.',
+      withWorkers: null,
+    };
+    assert.deepEqual(runReasons(f), {
+      restore: whyNotRestore(f),
+      resume: whyNotResume(f),
+      decide: whyNotDecide(f),
+      ...local,
+    });
+    assert.deepEqual(runReasons({ run: run('paused_budget') }), {
+      restore: null,
+      resume: null,
+      decide: null,
+      ...local,
+    });
+  });
+
+  it('a run with the workers: decided here (the worker records it), brought back before it is resumed, restored or sent to; handed off only unfinished from the shared store', () => {
+    const worker = { holder: { label: 'worker w1' }, status: 'ready' as const };
+    const away: RunFacts = { run: run('running', { pending: 0 }), shared: true, heldBy: other, withWorkers: worker };
+    assert.equal(whyNotDecide(away), null, 'the decision is posted for the worker that holds it');
+    assert.match(whyNotDecide({ ...away, trusted: false })!, /^Restricted mode/);
+    assert.match(whyReadOnly(away)!, /with the workers: .* bring it back here to send it a message/);
+    assert.match(whyNotResume({ ...away, run: run('interrupted') })!, /with the workers: bring it back here to resume/);
+    assert.match(
+      whyNotRestore({ ...away, run: run('interrupted') })!,
+      /with the workers: bring it back here before restoring/,
+    );
+    assert.match(whyNotHandOff(away)!, /already with the workers/);
+    assert.equal(whyNotTakeBack(away), null);
+    assert.match(whyNotTakeBack({ ...away, trusted: false })!, /^Restricted mode: bringing a run back writes/);
+    assert.match(withWorkersNote(away)!, /worker w1 is driving it/);
+    assert.match(
+      withWorkersNote({ ...away, withWorkers: { holder: null, status: 'waiting' } })!,
+      /waits for a decision/,
+    );
+
+    const here: RunFacts = { run: run('running'), active: true, shared: true };
+    assert.equal(whyNotHandOff(here), null, 'a run executing here is handed off (it lets go at its next step)');
+    assert.equal(whyNotHandOff({ run: run('awaiting_approval', { pending: 1 }), shared: true }), null);
+    assert.match(whyNotHandOff({ ...here, shared: false })!, /^Only a run of the shared store/);
+    assert.match(whyNotHandOff({ run: run('completed'), shared: true })!, /has finished/);
+    assert.match(
+      whyNotHandOff({ run: run('interrupted'), shared: true, heldBy: other })!,
+      /^Read-only: this run is held by/,
+    );
+    assert.match(whyNotTakeBack(here)!, /executing in this window already/);
+    assert.match(whyNotTakeBack({ run: run('interrupted'), shared: false })!, /stored on this machine/);
+    assert.deepEqual(runActions(false, runReasons(away)), ['bringBack', 'fork', 'export', 'openInTree']);
+    assert.deepEqual(runActions(true, runReasons(here)), [
+      'cancel',
+      'continueInBackground',
+      'fork',
+      'export',
+      'openInTree',
+    ]);
   });
 
   it('RunGuards reads who holds the run from the store, what executes from the runner, trust from the editor', async () => {
@@ -148,6 +208,9 @@ describe('guards: why an action may not happen now', () => {
       restore: 'The run is executing: cancel it before restoring its files.',
       resume: 'The run is executing.',
       decide: null,
+      handOff: 'The run is not in the shared store.',
+      takeBack: 'The run is not with the workers.',
+      withWorkers: null,
     });
     await assert.rejects(
       guards.resume('run-that-is-not'),

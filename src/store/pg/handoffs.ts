@@ -164,7 +164,7 @@ export class HandOffs {
    */
   async setStatus(runId: string, token: string, status: HandOffStatus, detail: string | null): Promise<boolean> {
     const r = await this.db.q(
-      `UPDATE ${this.S}.handoffs h SET status = $4, detail = $5 FROM ${this.S}.runs r
+      `UPDATE ${this.S}.handoffs h SET status = $4, detail = $5, status_token = r.lease_token FROM ${this.S}.runs r
        WHERE r.rid = h.rid AND h.workspace = $1 AND h.run_id = $2 AND r.lease_token = $3`,
       [this.workspace, runId, token, status, detail],
     );
@@ -257,9 +257,10 @@ export async function claimHandedOff<T>(
        WHERE h.workspace = ANY($1::text[]) AND h.wanted_back IS NULL AND NOT (h.run_id = ANY($3::text[]))
          AND (h.status = 'ready' OR (h.status = 'waiting'
            AND (EXISTS (SELECT 1 FROM ${S}.decisions d WHERE d.rid = h.rid AND d.outcome IS NULL)
-             -- parked, yet its summary says it is not waiting for anyone: a worker died between its
-             -- last decision and its next status; taken again rather than left for a decision that
-             -- nobody is asked for (the summary is the run's own, as its owner last wrote it)
+             -- parked, yet taken since by an owner that never said where it stopped, or its summary
+             -- says it is not waiting for anyone: a worker died between its last decision and its
+             -- next status; taken again rather than left for a decision nobody is asked for
+             OR r.lease_token <> h.status_token
              OR r.summary NOT LIKE '%"state":"awaiting_approval"%')))
          AND NOT ${live('$2')}
        ORDER BY h.handed_at LIMIT 1 FOR UPDATE OF h SKIP LOCKED`,

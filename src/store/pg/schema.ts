@@ -70,7 +70,10 @@ export const PG_MIGRATIONS: Readonly<Record<number, (S: string) => string[]>> = 
       status text NOT NULL DEFAULT 'ready' CHECK (status IN ('ready', 'waiting', 'stopped')),
       detail text,
       wanted_back text,
-      wanted_at timestamptz
+      wanted_at timestamptz,
+      -- the run's lease token when its status was last set: a lease taken since is an owner that
+      -- never said where the run stopped
+      status_token bigint NOT NULL DEFAULT 0
     )`,
     `CREATE INDEX handoffs_workspace ON ${S}.handoffs (workspace, status)`,
     // Decisions any client posts for a run it does not hold; the run's owner records them.

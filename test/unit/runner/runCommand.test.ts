@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { ToolCall } from '../../../src/store/api/schema';
 import { createCodingRegistry, type ToolContext } from '../../../src/runner/tools';
 import { alive, blobSink, rmrf, tmpDir, toolCtx } from './helpers';
+import { scaled } from '../../support/timeScale';
 
 const registry = createCodingRegistry();
 const call = (args: unknown): ToolCall => ({
@@ -51,10 +52,11 @@ describe('runner/tools run_command', () => {
   it('timeout kills the whole process group, including background children', async () => {
     const pidFile = path.join(root, 'child.pid');
     const t0 = Date.now();
-    const r = await run({ command: `sleep 30 & echo $! > ${pidFile}; sleep 30`, timeout_ms: 300 });
-    assert.ok(Date.now() - t0 < 5000, 'returns soon after the timeout');
+    const timeout = scaled(300); // long enough for a loaded machine to start both sleeps
+    const r = await run({ command: `sleep 30 & echo $! > ${pidFile}; sleep 30`, timeout_ms: timeout });
+    assert.ok(Date.now() - t0 < timeout + scaled(5000), 'returns soon after the timeout');
     assert.equal(r.is_error, true);
-    assert.match(r.output, /^timed out after 300 ms; the process group was killed/);
+    assert.match(r.output, new RegExp(`^timed out after ${timeout} ms; the process group was killed`));
     const childPid = Number(fs.readFileSync(pidFile, 'utf8'));
     await new Promise((res) => setTimeout(res, 100));
     assert.equal(alive(childPid), false, 'the background sleep was killed too');
@@ -62,8 +64,13 @@ describe('runner/tools run_command', () => {
 
   it('abort cancels a running command', async () => {
     const ac = new AbortController();
-    setTimeout(() => ac.abort(), 100);
-    const r = await run({ command: 'sleep 30' }, { ...ctx, signal: ac.signal });
+    const started = path.join(root, 'started');
+    fs.rmSync(started, { force: true });
+    // Cancelled once the command is running (a loaded machine can take longer than any fixed delay to start it).
+    const poll = setInterval(() => fs.existsSync(started) && ac.abort(), 20);
+    const r = await run({ command: `touch ${started}; sleep 30` }, { ...ctx, signal: ac.signal }).finally(() =>
+      clearInterval(poll),
+    );
     assert.equal(r.is_error, true);
     assert.match(r.output, /^cancelled; the process group was killed/);
   });

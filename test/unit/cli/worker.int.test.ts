@@ -118,7 +118,10 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     assert.match(verdict.outcomeDetail!, /arguments of call_e1 are not the ones shown/);
     assert.equal((await approvalsNow(c, runId)).find((x) => x.tool_call_id === 'call_e1')?.decision, null);
     assert.deepEqual(effectLines(p), []);
+    // The worker says "refused" first, then parks the run again: waiting, for a decision that fits.
+    await until(async () => (await c.workers.get(runId))?.status === 'waiting');
     assert.equal((await c.workers.get(runId))?.status, 'waiting');
+    assert.deepEqual(effectLines(p), []);
   });
 
   it('hand-off from the runner driving it: it lets go at the step boundary, a worker continues; brought back, the worker lets go and the caller finishes it', async () => {

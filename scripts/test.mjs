@@ -4,7 +4,8 @@
 // → in-host → e2e (real VS Code, then Chromium against the installed VSIX, its files in two
 // workers), then the benchmark smoke run (it measures). The stages of one line wait on each other;
 // lines run at once. A stage's output is printed whole when it ends, with its time (and written to
-// test-results/<stage>.log as it comes). Ends with each stage's time and one line `N passed, N failed` summed over all suites.
+// test-results/<stage>.log as it comes). Ends with each stage's time and one line
+// `N passed, N failed` summed over all suites.
 // Stops early only when a stage the later ones need fails.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -179,9 +180,8 @@ const gatesOk = await together(
   ),
 );
 if (!gatesOk) finish();
-// The tiers in turn: beside each other on a 2-core machine the int tier took twice as long and
-// the unit tier three times (int ∥ e2e ended later than both in turn), and timing-bound tests
-// had no margin left.
+// The tiers in turn: side by side on a 2-core machine each slowed the other more than it gained
+// (bench/README.md, "Test suite"), and timing-bound tests had no margin left.
 await together(
   'unit → int → host → e2e',
   inTurn(

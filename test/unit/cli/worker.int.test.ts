@@ -4,9 +4,12 @@
 // go at its step boundary and continued by a worker, and brought back it is let go again and
 // finished by the caller.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { cli, cliBundle, type CliProcess } from '../../support/cliProcess';
+import { makeRunner } from '../loop/support';
+import { waitFor } from '../runner/helpers';
 import {
   approvalsNow,
   client,
@@ -28,6 +31,28 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
   let server: ModelServer;
   let p: Project;
   let c: Client;
+
+  /**
+   * A project whose three commands run unasked, slowly enough to hand off and bring back mid-run
+   * (the workers' config and a runner of this process both on `command: auto`), and that runner.
+   */
+  async function autoCommandsRunner(): Promise<ReturnType<typeof makeRunner>> {
+    await server.close();
+    server = await startModelServer({ scenario: threeCommands(0.4) });
+    p = project(server.url);
+    await c.close();
+    c = await client(p, server.url, LEASE_MS);
+    fs.writeFileSync(
+      path.join(p.home, 'agent-waypoints.json'),
+      JSON.stringify({ store: { workspaceName: p.name }, approval: { command: 'auto' } }),
+    );
+    return makeRunner({
+      store: c.store,
+      workspace: p.checkout,
+      baseURL: server.url,
+      policy: { categories: { command: 'auto' } as never },
+    });
+  }
   const workers: CliProcess[] = [];
   before(() => cliBundle());
   beforeEach(async () => {
@@ -125,24 +150,7 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
   });
 
   it('hand-off from the runner driving it: it lets go at the step boundary, a worker continues; brought back, the worker lets go and the caller finishes it', async () => {
-    // The commands run unasked here, slowly enough to hand off and bring back mid-run.
-    await server.close();
-    server = await startModelServer({ scenario: threeCommands(0.4) });
-    p = project(server.url);
-    await c.close();
-    c = await client(p, server.url, LEASE_MS);
-    const { makeRunner } = await import('../loop/support');
-    const fs = await import('node:fs');
-    fs.writeFileSync(
-      path.join(p.home, 'agent-waypoints.json'),
-      JSON.stringify({ store: { workspaceName: p.name }, approval: { command: 'auto' } }),
-    );
-    const local = makeRunner({
-      store: c.store,
-      workspace: p.checkout,
-      baseURL: server.url,
-      policy: { categories: { command: 'auto' } as never },
-    });
+    const local = await autoCommandsRunner();
     const h = await local.runner.start({ task: 'write three lines' });
     await waitUntilLines(p, 1);
     await c.workers.handOff(h.runId, person);
@@ -162,23 +170,7 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
   });
 
   it('SIGTERM: the worker lets go at the next step boundary and leaves; another worker finishes the run, each command once', async () => {
-    await server.close();
-    server = await startModelServer({ scenario: threeCommands(0.4) });
-    p = project(server.url);
-    await c.close();
-    c = await client(p, server.url, LEASE_MS);
-    const fs = await import('node:fs');
-    fs.writeFileSync(
-      path.join(p.home, 'agent-waypoints.json'),
-      JSON.stringify({ store: { workspaceName: p.name }, approval: { command: 'auto' } }),
-    );
-    const { makeRunner } = await import('../loop/support');
-    const local = makeRunner({
-      store: c.store,
-      workspace: p.checkout,
-      baseURL: server.url,
-      policy: { categories: { command: 'auto' } as never },
-    });
+    const local = await autoCommandsRunner();
     const h = await local.runner.start({ task: 'write three lines' });
     await c.workers.handOff(h.runId, person);
     local.runner.letGo(h.runId, 'handed to the workers');
@@ -199,7 +191,6 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
 });
 
 async function until(cond: () => Promise<boolean>): Promise<void> {
-  const { waitFor } = await import('../runner/helpers');
   let ok = false;
   await waitFor(() => {
     void cond().then((v) => (ok = v));
@@ -223,6 +214,5 @@ async function waitForPending(c: Client, runId: string, callId: string) {
 }
 
 async function waitUntilLines(p: Project, n: number): Promise<void> {
-  const { waitFor } = await import('../runner/helpers');
   await waitFor(() => effectLines(p).length >= n, 20_000);
 }

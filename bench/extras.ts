@@ -12,6 +12,16 @@ const RUN_PAGE = 500;
 /** PAGE_SIZE of the Runs tree's checkpoint pages. */
 const CHECKPOINT_PAGE = 50;
 
+/** The metadata of the bench's generated run `i` (the activation and scale stores alike). */
+export function benchRunMeta(i: number) {
+  return {
+    title: `run ${i}: fix flaky test in module ${i % 37}`,
+    task: `Task number ${i}: make the build green.`,
+    agent_name: 'agent-waypoints',
+    model: 'gpt-4.1-mini',
+  };
+}
+
 export interface ActivationResult {
   runs: number;
   /** Time to create the runs (untimed setup, shown for scale). */
@@ -34,15 +44,7 @@ export async function measureActivation(
   const t0 = performance.now();
   const store = open(dir);
   for (let i = 0; i < count; i++) {
-    const { run, lease } = await store.createRun(
-      {
-        title: `run ${i}: fix flaky test in module ${i % 37}`,
-        task: `Task number ${i}: make the build green.`,
-        agent_name: 'agent-waypoints',
-        model: 'gpt-4.1-mini',
-      },
-      BENCH_OWNER,
-    );
+    const { run, lease } = await store.createRun(benchRunMeta(i), BENCH_OWNER);
     await store.append(run.run_id, {
       phase: 'run_started',
       step: 0,

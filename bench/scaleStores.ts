@@ -8,6 +8,7 @@ import { nodeFs, openDiskStore, type FsLayer } from '../src/store';
 import { openPgStore } from '../src/store/pg/store';
 import type { CheckpointStore } from '../src/store/api/types';
 import { BENCH_OWNER } from './contenders/ours';
+import { benchRunMeta } from './extras';
 import { fullGc } from './measure';
 import { median } from './stats';
 
@@ -77,15 +78,7 @@ const UNSYNCED: FsLayer = { ...nodeFs, fsync: async () => undefined, fdatasync: 
 
 async function createRuns(store: CheckpointStore, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    const { run, lease } = await store.createRun(
-      {
-        title: `run ${i}: fix flaky test in module ${i % 37}`,
-        task: `Task number ${i}: make the build green.`,
-        agent_name: 'agent-waypoints',
-        model: 'gpt-4.1-mini',
-      },
-      BENCH_OWNER,
-    );
+    const { run, lease } = await store.createRun(benchRunMeta(i), BENCH_OWNER);
     await store.setRunState(run.run_id, i % 5 === 0 ? 'paused_error' : 'completed', null);
     await lease.release();
   }

@@ -9,7 +9,7 @@ import { AgentRunner } from '../runner/runner';
 import { createCodingRegistry, createFileFinder } from '../runner/tools';
 import type { CheckpointStore, OwnerInfo } from '../store/api/types';
 import { CliConfig } from './config';
-import { cliPolicy, providerFactory, readApiKey, readCliSettings, type CliSettings } from './settings';
+import { cliPolicy, providerFactory, readApiKey, readCliSettings, sandboxProblem, type CliSettings } from './settings';
 import { openCliStore, type CliStore } from './store';
 
 export interface CliContext {
@@ -21,6 +21,8 @@ export interface CliContext {
   /** The local store's folder, when there is one (never written by tools, restores or bring-backs). */
   storageDir: string | undefined;
   where: string;
+  /** With "auto in sandbox": why the OS sandbox cannot run here (commands then ask), or null. */
+  sandboxUnavailable: string | null;
   close(): Promise<void>;
 }
 
@@ -35,6 +37,8 @@ export async function compose(o: {
   openStore?: (settings: CliSettings) => Promise<CliStore>;
   /** Who this process is to the store (a worker's name); default the command line of this user. */
   label?: string;
+  /** The command may run tools: with "auto in sandbox", probe the sandbox first. */
+  drives?: boolean;
 }): Promise<CliContext> {
   const settings = readCliSettings(CliConfig.load(o.configFile, o.env), o.env);
   const apiKey = readApiKey(o.env);
@@ -51,12 +55,14 @@ export async function compose(o: {
     pid: process.pid,
     hostname: os.hostname(),
   };
+  // The real probe, once: a command in a real sandbox, as the window's "Check sandbox" runs it.
+  const sandboxUnavailable = o.drives && settings.approval.command === 'sandbox' ? await sandboxProblem() : null;
   const files = createFileFinder({ excludes: () => settings.searchExclude });
   const runner = new AgentRunner({
     store,
     provider: providerFactory(settings, apiKey),
     tools: createCodingRegistry({ files, fileRules: () => settings.fileRules }),
-    policy: cliPolicy(settings, o.workspace),
+    policy: cliPolicy(settings, o.workspace, sandboxUnavailable),
     workspaceRoot: o.workspace,
     ...(storageDir ? { storageDir } : {}),
     owner,
@@ -76,6 +82,7 @@ export async function compose(o: {
     workspace: o.workspace,
     storageDir,
     where,
+    sandboxUnavailable,
     close: async () => {
       await runner.shutdown(FLUSH_TIMEOUT_MS);
       await store.close(FLUSH_TIMEOUT_MS);

@@ -2,7 +2,7 @@
 // (finished, waiting for an approval, paused) and says where it stopped; the exit code says it too.
 import { ResumeNeedsConfirmationError } from '../runner/errors';
 import type { DecisionInput, StartedRun } from '../runner/runner';
-import { isTerminalState, type Approval, type RunSummary } from '../store/api/schema';
+import { isTerminalState, type Approval, type RunSummary, type SandboxAccess } from '../store/api/schema';
 import type { CliContext } from './compose';
 import { finalText, resolveRun } from './inspect';
 import { approvalJson, Exit, exitFor, pendingText, runJson } from './output';
@@ -55,7 +55,7 @@ export async function decide(
   ctx: CliContext,
   out: Out,
   idOrPrefix: string,
-  o: { call: string | undefined; all: boolean; hash: string | undefined; reject: string | undefined },
+  o: DecideOptions,
   driving: Driving,
 ): Promise<number> {
   const run = await resolveRun(ctx.store, idOrPrefix, ctx.where);
@@ -69,7 +69,7 @@ export async function decide(
   const decisions: DecisionInput[] = chosen.map((a) =>
     o.reject !== undefined
       ? { kind: 'reject', toolCallId: a.tool_call_id, inputHash: a.input_hash, reason: o.reject }
-      : { kind: 'approve', toolCallId: a.tool_call_id, inputHash: a.input_hash },
+      : { kind: 'approve', toolCallId: a.tool_call_id, inputHash: a.input_hash, ...retryAccess(a, o.access) },
   );
   const forWorkers = await decideForWorkers(ctx, out, run.run_id, decisions);
   if (forWorkers !== null) return forWorkers;
@@ -80,11 +80,39 @@ export async function decide(
   return finish(ctx, out, handle, driving);
 }
 
-function choose(
-  runId: string,
-  pending: Approval[],
-  o: { call: string | undefined; all: boolean; hash: string | undefined; reject: string | undefined },
-): Approval[] {
+export interface DecideOptions {
+  call: string | undefined;
+  all: boolean;
+  hash: string | undefined;
+  reject: string | undefined;
+  /** For a command the sandbox blocked: run it again with the domains it was refused, or once outside. */
+  access?: 'domains' | 'outside' | undefined;
+}
+
+/**
+ * The access an approval of a retry runs with: a command the sandbox blocked runs again only with
+ * the access the user chose here, never with more than it was refused.
+ */
+function retryAccess(a: Approval, access: DecideOptions['access']): { access?: SandboxAccess } {
+  if (!a.retry) {
+    if (access)
+      throw new UsageError(
+        `${a.tool_call_id} is not a command the sandbox blocked: approve it without --allow-domains or --outside-sandbox`,
+      );
+    return {};
+  }
+  const domains = a.retry.blocked.domains;
+  if (!access)
+    throw new UsageError(
+      `the sandbox blocked ${a.tool_call_id}${domains.length ? ` (it was refused ${domains.join(', ')})` : ''}: approve it with --allow-domains (those domains, for the rest of the run) or --outside-sandbox (this once, with no sandbox)`,
+    );
+  if (access === 'outside') return { access: { kind: 'unsandboxed' } };
+  if (domains.length === 0)
+    throw new UsageError(`the sandbox refused ${a.tool_call_id} no domain to allow: --outside-sandbox, or reject it`);
+  return { access: { kind: 'domains', domains, always: false } };
+}
+
+function choose(runId: string, pending: Approval[], o: DecideOptions): Approval[] {
   if (o.all) {
     if (o.call || o.hash || o.reject !== undefined)
       throw new UsageError('--all decides every waiting call: name no call, no --hash');

@@ -56,13 +56,17 @@ export async function runCalls(store: CheckpointStore, runId: string): Promise<C
     if (e.withdrawn_ms !== undefined) continue;
     const decided = approvals.get(e.tool_call_id);
     approvals.delete(e.tool_call_id);
-    const status = !e.result
-      ? 'running'
-      : e.result.is_error
-        ? 'failed'
-        : decided?.status === 'rejected'
-          ? 'rejected'
-          : 'ran';
+    // A command the sandbox blocked has a result and waits again: to run once more, with more access.
+    const status =
+      decided?.status === 'waiting'
+        ? 'waiting'
+        : !e.result
+          ? 'running'
+          : e.result.is_error
+            ? 'failed'
+            : decided?.status === 'rejected'
+              ? 'rejected'
+              : 'ran';
     calls.push({
       tool_call_id: e.tool_call_id,
       step: e.step,
@@ -72,6 +76,7 @@ export async function runCalls(store: CheckpointStore, runId: string): Promise<C
       status,
       reason: decided?.reason ?? null,
       decided_by: decided?.decided_by ?? null,
+      ...(decided?.sandbox_blocked ? { sandbox_blocked: decided.sandbox_blocked } : {}),
     });
   }
   calls.push(...approvals.values());

@@ -26,6 +26,8 @@ Commands:
   show <run>                   a run: its state, its calls, who decided them, what waits for approval
   approve <run> [<call>|--all] approve waiting calls (--hash H: only if its arguments still have this hash)
                                and continue the run
+                               a command the sandbox blocked: --allow-domains (the domains it was refused,
+                               for the rest of the run) or --outside-sandbox (this once, with no sandbox)
   reject <run> <call> --reason "…"   reject a waiting call (the model is told why) and continue
   apply <run>                  bring the files a run changed (in another checkout) into this one: prints the
                                plan, writes with --yes (--dry-run: only the plan; --from N: only the changes
@@ -68,6 +70,8 @@ const OPTIONS = {
   state: { type: 'string', multiple: true },
   all: { type: 'boolean', default: false },
   hash: { type: 'string' },
+  'allow-domains': { type: 'boolean', default: false },
+  'outside-sandbox': { type: 'boolean', default: false },
   reason: { type: 'string' },
   yes: { type: 'boolean', default: false },
   'max-steps': { type: 'string' },
@@ -130,7 +134,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = takeSecrets(
       storeDir: values.store,
       configFile: values.config,
       env,
+      drives: DRIVES.has(command),
     });
+    if (ctx.sandboxUnavailable)
+      out.problem(`auto in sandbox is not available here (${ctx.sandboxUnavailable}): commands ask instead.`);
     const progress = reportProgress(ctx.runner, (line) => out.progress(line));
     try {
       return await dispatch(ctx, out, command, rest, values, driving);
@@ -146,6 +153,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = takeSecrets(
 }
 
 const KNOWN = new Set(['run', 'resume', 'list', 'show', 'approve', 'reject', 'apply', 'handoff']);
+/** The commands that run tools. */
+const DRIVES = new Set(['run', 'resume', 'approve', 'reject']);
 
 async function worker(v: Values, args: string[], env: NodeJS.ProcessEnv, out: Out): Promise<number> {
   try {
@@ -197,9 +206,19 @@ async function dispatch(
       const run = await resolveRun(ctx.store, args[0]!, ctx.where);
       return applyRun(ctx, out, run, { ...o, from: count(v.from, '--from', 0) });
     }
-    case 'approve':
-      arity(1, 2, '<run> [<call>|--all] [--hash H]');
-      return decide(ctx, out, args[0]!, { call: args[1], all: v.all, hash: v.hash, reject: undefined }, driving);
+    case 'approve': {
+      arity(1, 2, '<run> [<call>|--all] [--hash H] [--allow-domains|--outside-sandbox]');
+      if (v['allow-domains'] && v['outside-sandbox'])
+        throw new UsageError('--allow-domains or --outside-sandbox: one of them');
+      const access = v['allow-domains'] ? 'domains' : v['outside-sandbox'] ? 'outside' : undefined;
+      return decide(
+        ctx,
+        out,
+        args[0]!,
+        { call: args[1], all: v.all, hash: v.hash, reject: undefined, access },
+        driving,
+      );
+    }
     case 'handoff':
       arity(1, 1, '<run>');
       return handOff(ctx, out, args[0]!);

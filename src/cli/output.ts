@@ -62,6 +62,8 @@ export interface CallJson {
   status: string;
   reason: string | null;
   decided_by: { user: string; host: string; via: string } | null;
+  /** A command the sandbox blocked, waiting to run again: what it was refused. */
+  sandbox_blocked?: { domains: string[]; writes: string[]; unix_sockets: boolean; process_limit: boolean };
 }
 
 export function approvalJson(a: Approval): CallJson {
@@ -75,6 +77,7 @@ export function approvalJson(a: Approval): CallJson {
     status: !d ? 'waiting' : d.kind === 'reject' ? 'rejected' : 'approved',
     reason: d ? d.reason : a.reason,
     decided_by: d?.by ? { user: d.by.user, host: d.by.host, via: d.by.via } : null,
+    ...(a.retry ? { sandbox_blocked: a.retry.blocked } : {}),
   };
 }
 
@@ -128,6 +131,11 @@ export function pendingText(runId: string, pending: CallJson[]): string {
     `Waiting for approval (${pending.length}):`,
     table(rows),
     `Approve: agent-waypoints approve ${runId} <call>|--all   Reject: agent-waypoints reject ${runId} <call> --reason "…"`,
+    ...(pending.some((c) => c.sandbox_blocked)
+      ? [
+          'A command the sandbox blocked runs again with --allow-domains (the domains it was refused, for the rest of the run) or --outside-sandbox (this once).',
+        ]
+      : []),
   ].join('\n');
 }
 

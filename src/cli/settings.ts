@@ -5,11 +5,13 @@ import fs from 'node:fs';
 import type { Budget } from '../runner/budget';
 import type { ContextSettings } from '../runner/context/fit';
 import { createProvider, type ChatProvider } from '../runner/provider';
-import type { PolicyVerdict } from '../runner/tools/policy';
+import { checkSandbox, COMMAND_POLICY } from '../runner/sandbox';
+import type { ApprovalPolicy, PolicyVerdict } from '../runner/tools/policy';
 import { enabledExcludes, fileRules, judgeCall, type FileRules, type Tool } from '../runner/tools';
 import { type CliConfig, ConfigError } from './config';
 
 type Mode = 'auto' | 'ask' | 'deny';
+type CommandMode = Mode | 'sandbox';
 
 export interface CliSettings {
   baseUrl: string;
@@ -21,7 +23,7 @@ export interface CliSettings {
   maxRetries: number;
   prices: Record<string, { input_per_mtok: number; output_per_mtok: number }>;
   budget: Budget;
-  approval: { read: Mode; write: Mode; command: Mode };
+  approval: { read: Mode; write: Mode; command: CommandMode };
   commandAllow: string[];
   commandDeny: string[];
   fileRules: FileRules;
@@ -31,6 +33,8 @@ export interface CliSettings {
   /** What list_files and search_text leave out: files.exclude and search.exclude, as in a window. */
   searchExclude: string[];
   workspaceName: string;
+  /** The domains sandboxed commands may reach ("auto in sandbox"). */
+  allowedDomains: string[];
 }
 
 export function readCliSettings(c: CliConfig, env: NodeJS.ProcessEnv): CliSettings {
@@ -70,17 +74,34 @@ export function readCliSettings(c: CliConfig, env: NodeJS.ProcessEnv): CliSettin
       ...new Set([...enabledExcludes(c.get('files.exclude')), ...enabledExcludes(c.get('search.exclude'))]),
     ],
     workspaceName: c.get('store.workspaceName'),
+    allowedDomains: c.get<string[]>('sandbox.allowedDomains').filter((d) => d.trim() !== ''),
   };
 }
 
-/** The approval policy the settings describe; the user chose the folder on the command line, so it is trusted. */
-export function cliPolicy(s: CliSettings, workspaceRoot: string): (tool: Tool, args: unknown) => PolicyVerdict {
-  const policy = {
+/**
+ * The approval policy the settings describe; the user chose the folder on the command line, so it is
+ * trusted. With "auto in sandbox", `sandboxUnavailable` says why the OS sandbox cannot run here (null:
+ * it can), as the window's probe does: then commands ask, saying so.
+ */
+export function cliPolicy(
+  s: CliSettings,
+  workspaceRoot: string,
+  sandboxUnavailable: string | null = null,
+): (tool: Tool, args: unknown) => PolicyVerdict {
+  const policy: ApprovalPolicy = {
     categories: { ...s.approval, subagent: 'auto' as const },
     commandAllow: s.commandAllow,
     commandDeny: s.commandDeny,
     restricted: false,
     fileRules: s.fileRules,
+    ...(s.approval.command === 'sandbox'
+      ? {
+          sandbox: {
+            policy: { ...COMMAND_POLICY, allowedDomains: s.allowedDomains, reportDomains: true },
+            unavailable: sandboxUnavailable,
+          },
+        }
+      : {}),
   };
   return (tool, args) => judgeCall(tool, args, { policy, workspaceRoot });
 }
@@ -119,4 +140,10 @@ export function providerFactory(
       prices: s.prices,
     });
   };
+}
+
+/** Why "auto in sandbox" cannot run here (the real probe, once per process), or null when it can. */
+export async function sandboxProblem(): Promise<string | null> {
+  const c = await checkSandbox();
+  return c.available ? null : (c.problems[0]?.replace(/\.$/, '') ?? 'the sandbox did not start');
 }

@@ -62,6 +62,7 @@ export async function runWorker(o: WorkerOptions, env: NodeJS.ProcessEnv, out: O
         configFile: o.configFile,
         env,
         label: `worker ${name}`,
+        drives: true,
         openStore: async (settings) => {
           const id = await workspaceIdentity(dir, settings.workspaceName);
           if (id.how === 'none')
@@ -73,6 +74,10 @@ export async function runWorker(o: WorkerOptions, env: NodeJS.ProcessEnv, out: O
       });
       checkouts.push({ dir, workspace, ctx, store: store! });
       out.progress(`worker ${name}: serving ${dir} (${workspace})`);
+      if (ctx.sandboxUnavailable)
+        out.problem(
+          `worker ${name}: auto in sandbox is not available here (${ctx.sandboxUnavailable}): commands ask instead.`,
+        );
     }
     // Loaded before the first run: compiling the grammar stalls the thread, and with it the heartbeats.
     await loadShellGrammar();

@@ -29,6 +29,7 @@ export function cliBundle(): Promise<string> {
       fs.copyFileSync(path.join(wasm, f), path.join(dir, f));
     for (const f of ['argvRunner.cjs', 'programs.cjs', 'gitHardening.cjs'])
       fs.copyFileSync(path.join(root, 'src/runner/tools/shell', f), path.join(dir, f));
+    fs.copyFileSync(path.join(root, 'src/runner/sandbox/netHelper.pl'), path.join(dir, 'netHelper.pl'));
     return out;
   })();
   return bundled;

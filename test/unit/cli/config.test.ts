@@ -55,6 +55,23 @@ describe('agent-waypoints config', () => {
     assert.equal(policy(runCommand, { command: 'rm -rf x' }).verdict, 'deny');
   });
 
+  it('auto in sandbox: a command runs unasked in the sandbox with the allowed domains; where the sandbox cannot run it asks, saying why', () => {
+    const home = tmp('cli-cfg');
+    const c = CliConfig.parse(
+      JSON.stringify({ approval: { command: 'sandbox' }, sandbox: { allowedDomains: ['registry.npmjs.org', ' '] } }),
+      null,
+    );
+    const s = readCliSettings(c, {});
+    const v = cliPolicy(s, home, null)(runCommand, { command: 'make test' });
+    assert.equal(v.verdict, 'auto');
+    assert.deepEqual(v.sandbox?.allowedDomains, ['registry.npmjs.org']);
+    assert.equal(v.sandbox?.reportDomains, true);
+    const away = cliPolicy(s, home, 'bubblewrap is not installed')(runCommand, { command: 'make test' });
+    assert.equal(away.verdict, 'ask');
+    assert.equal(away.sandbox, undefined);
+    assert.match(away.reason, /bubblewrap is not installed/);
+  });
+
   it('refuses unknown settings, wrong types, values outside the allowed ones, and any secret', () => {
     const bad = (o: unknown, re: RegExp) =>
       assert.throws(

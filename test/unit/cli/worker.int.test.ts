@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { cli, cliBundle, type CliProcess } from '../../support/cliProcess';
+import { scaled } from '../../support/timeScale';
 import { makeRunner } from '../loop/support';
 import { waitFor } from '../runner/helpers';
 import {
@@ -90,10 +91,12 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     for (let i = 1; i <= 3; i++) {
       const a = await waitForPending(c, runId, `call_e${i}`);
       posted = performance.now();
+      // The second is approved with edited arguments: what runs is what the client wrote, not what was asked.
+      const edited = i === 2 ? JSON.stringify({ command: 'echo e2-edited >> effects.log' }) : undefined;
       const d = await c.workers.decide(
         runId,
         { toolCallId: a.tool_call_id, inputHash: a.input_hash },
-        { kind: 'approve' },
+        edited ? { kind: 'approve_edited', argumentsJson: edited } : { kind: 'approve' },
         person,
       );
       const settled = await c.workers.settled(d, 10_000);
@@ -101,14 +104,20 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     }
     await decideUntilDone(c, runId, path.join(p.checkout, 'effects.log'));
     sub.dispose();
-    assert.deepEqual(effectLines(p), ['e1', 'e2', 'e3']);
+    assert.deepEqual(effectLines(p), ['e1', 'e2-edited', 'e3']);
+    assert.deepEqual(
+      (await c.store.listApprovals(runId)).map((a) => a.decision?.kind),
+      ['approve', 'approve_edited', 'approve'],
+    );
     const decided = (await c.store.listApprovals(runId)).map((a) => a.decision?.by);
     assert.deepEqual(decided, [person, person, person], 'who decided: the client, recorded by the worker');
     assert.equal(delays.length, 3);
     process.stdout.write(
       `      decision posted → the worker's next record: ${delays.map((d) => `${d.toFixed(0)} ms`).join(', ')}\n`,
     );
-    for (const d of delays) assert.ok(d < 1000, `decision → next record took ${d.toFixed(0)} ms`);
+    // Within a second on a quiet machine; a loaded one (the suite's other tiers) stretches it as it does every deadline.
+    const limit = scaled(1000);
+    for (const d of delays) assert.ok(d < limit, `decision → next record took ${d.toFixed(0)} ms (limit ${limit} ms)`);
   });
 
   it('the command line hands a run off and approves its call: the decision is posted, the worker records it, the command says so', async () => {

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Server } from 'node:net';
-import { bwrapArgs, PROXY_PORT, sandboxEnv, type HostView } from './args';
+import { bwrapArgs, sandboxEnv, type HostView } from './args';
 import { encodeFilter, hostArch, unixSocketFilter, type Arch } from './bpf';
 import { hostView, processGroupLimit, seccompFile, systemProgram } from './host';
 import { workspaceLayout, type WorkspaceLayout } from './layout';
@@ -45,12 +45,12 @@ export interface SandboxedProcess {
 
 let filter: Buffer | null = null;
 const NET_HELPER = path.join(__dirname, 'netHelper.pl');
-/** socket, bind, listen and sendmsg's numbers: the network helper makes these calls directly. */
+/** prlimit64, socket, bind, listen and sendmsg's numbers: the network helper makes these calls directly. */
 const NET_CALLS: Record<Arch, readonly number[]> = {
-  x86_64: [41, 49, 50, 46],
-  aarch64: [198, 200, 201, 211],
-  i386: [359, 361, 363, 370],
-  arm: [281, 282, 284, 296],
+  x86_64: [302, 41, 49, 50, 46],
+  aarch64: [261, 198, 200, 201, 211],
+  i386: [340, 359, 361, 363, 370],
+  arm: [369, 281, 282, 284, 296],
 };
 
 /** Why this machine cannot sandbox now, or null. Cheap: no process is started (check.ts probes). */
@@ -96,10 +96,14 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
   const extra = cmd.extraPipes ?? 0;
   const seccompFd = 3 + extra;
   const statusFd = seccompFd + 1;
-  const argv = network
-    ? [systemProgram('perl')!, NET_HELPER, ...NET_CALLS[hostArch()!].map(String), String(PROXY_PORT), ...cmd.argv]
-    : cmd.argv;
-  const args = bwrapArgs(p, layout, host, { argv, cwd: cmd.cwd, seccompFd, statusFd });
+  const helper = { perl: systemProgram('perl')!, helper: NET_HELPER, calls: NET_CALLS[hostArch()!] };
+  const args = bwrapArgs(p, layout, host, {
+    argv: cmd.argv,
+    cwd: cmd.cwd,
+    seccompFd,
+    statusFd,
+    ...(network ? { network: helper } : {}),
+  });
   const env = sandboxEnv(process.env, p, cmd.env);
   const stdio: StdioOptions = [cmd.stdin, 'pipe', 'pipe', ...Array<'pipe'>(extra).fill('pipe'), 'pipe', 'pipe'];
   if (network) stdio.push('ipc');

@@ -160,6 +160,29 @@ describe('sandbox arguments (args.ts)', () => {
     ]);
   });
 
+  it('with network, the helper alone starts before the command: it gets the status pipe, the limits and the calls', () => {
+    const network = { perl: '/usr/bin/perl', helper: '/x/netHelper.pl', calls: [302, 41, 49, 50, 46] };
+    const a = bwrapArgs(profile(), layout(), host(), { ...cmd, network });
+    const l = COMMAND_POLICY.limits;
+    assert.deepEqual(a.slice(a.indexOf('--') + 1), [
+      '/usr/bin/perl',
+      '/x/netHelper.pl',
+      '5',
+      String(l.processes),
+      String(l.memoryBytes),
+      '302',
+      '41',
+      '49',
+      '50',
+      '46',
+      '3128',
+      '/bin/sh',
+      '-c',
+      'npm test',
+    ]);
+    assert.throws(() => bwrapArgs(profile(), layout(), host(), { ...cmd, statusFd: undefined, network }));
+  });
+
   it("the command's words come after every option: a word like --bind is the command's, not bubblewrap's", () => {
     const a = bwrapArgs(profile(), layout(), host(), { ...cmd, argv: ['--bind', '/', '/'] });
     assert.deepEqual(a.slice(-4), ['--', '--bind', '/', '/']);

@@ -21,6 +21,11 @@ export interface HostView {
   /** An empty folder and an empty file, read-only: what a hidden path shows. */
   empty: { dir: string; file: string };
   prlimit: string;
+  /**
+   * The option of /bin/sh's `ulimit` that sets RLIMIT_NPROC (dash `-p`, bash `-u`), or null for
+   * another shell: then prlimit sets the limits.
+   */
+  shellProcessesOption: '-p' | '-u' | null;
 }
 
 export interface CommandLine {
@@ -105,7 +110,11 @@ export function bwrapArgs(
   return a;
 }
 
-/** What bubblewrap starts before the command: it reports `started` (when asked) and sets the limits. */
+/**
+ * What bubblewrap starts before the command: it sets the limits and, when asked, reports `started`
+ * once everything before the command has worked. The status shell sets the limits itself when
+ * /bin/sh's `ulimit` is known here, saving prlimit's start.
+ */
 function firstProcess(l: SandboxProfile['limits'], host: HostView, cmd: CommandLine): string[] {
   const fd = cmd.statusFd;
   if (cmd.network) {
@@ -113,14 +122,15 @@ function firstProcess(l: SandboxProfile['limits'], host: HostView, cmd: CommandL
     const { perl, helper, calls } = cmd.network;
     return [perl, helper, ...[fd, l.processes, l.memoryBytes, ...calls, PROXY_PORT].map(String)];
   }
-  const limits = [
-    host.prlimit,
-    `--nproc=${l.processes}:${l.processes}`,
-    `--data=${l.memoryBytes}:${l.memoryBytes}`,
-    '--',
-  ];
-  if (fd === undefined) return limits;
-  return ['/bin/sh', '-c', `printf started >&${fd} && exec ${fd}>&- && exec "$@"`, 'sandbox', ...limits];
+  const report = `printf started >&${fd} && exec ${fd}>&- && exec "$@"`;
+  const option = host.shellProcessesOption;
+  if (fd !== undefined && option) {
+    // One limit per `ulimit`: dash refuses two options in one.
+    const limits = `ulimit ${option} ${l.processes} && ulimit -d ${Math.floor(l.memoryBytes / 1024)}`;
+    return ['/bin/sh', '-c', `${limits} && ${report}`, 'sandbox'];
+  }
+  const prlimit = [host.prlimit, `--nproc=${l.processes}:${l.processes}`, `--data=${l.memoryBytes}:${l.memoryBytes}`];
+  return [...(fd === undefined ? [] : ['/bin/sh', '-c', report, 'sandbox']), ...prlimit, '--'];
 }
 
 /** Toolchains' own folders: naming them is no secret, and builds fail without them. */

@@ -6,7 +6,7 @@
 // the command started. Nothing here falls back to running unsandboxed: a sandbox that cannot
 // start is an error the caller reports.
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { promises as fs, realpathSync, statSync } from 'node:fs';
+import fs, { realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -74,7 +74,7 @@ interface Prepared {
 async function prepare(profile: SandboxProfile, ownFolders: readonly string[] = []): Promise<Prepared> {
   const why = unavailable();
   if (why) throw new SandboxUnavailableError(why);
-  const ws = await fs.realpath(profile.workspaceRoot);
+  const ws = realpathSync(profile.workspaceRoot);
   const home = os.homedir();
   if (ws === '/' || home === ws || home.startsWith(ws + '/'))
     throw new SandboxUnavailableError(`the workspace ${ws} holds the home folder: its dotfiles would be writable`);
@@ -85,7 +85,7 @@ async function prepare(profile: SandboxProfile, ownFolders: readonly string[] = 
   };
   const writable = p.workspace === 'write';
   const layout = await workspaceLayout(ws, { readOnly: p.readOnly, secrets: p.fileRules, writable });
-  const made = await makePlaceholders(ws, layout);
+  const made = makePlaceholders(ws, layout);
   return { p, layout, made, host: hostView(p, systemProgram('prlimit')!) };
 }
 
@@ -121,7 +121,7 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
       : spawn(bwrap, args, { env, stdio, detached: true });
   } catch (e) {
     cgroup?.dispose();
-    await removePlaceholders(made);
+    removePlaceholders(made);
     throw e;
   }
   const seccomp = child.stdio[seccompFd] as Writable | null;
@@ -138,7 +138,7 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
         proxy?.close();
         if (child.connected) child.disconnect();
         cgroup?.dispose();
-        await removePlaceholders(made);
+        removePlaceholders(made);
         return sandboxReport(stderr, ws, proxy?.refused ?? [], await started);
       })()),
   };
@@ -174,7 +174,7 @@ export async function sandboxedCommandLine(
     env: sandboxEnv(process.env, p, cmd.env),
     dispose: async () => {
       cgroup?.dispose();
-      await removePlaceholders(made);
+      removePlaceholders(made);
     },
   };
 }
@@ -228,21 +228,23 @@ function commandStarted(status: Readable | null): Promise<boolean> {
 /**
  * Each placeholder is an empty folder made now and removed after the command (its mount point).
  * One that appeared meanwhile is the user's: it stays, read-only for this command like any other.
+ * Synchronous, like the layout's reads: a few folders, where a thread-pool round trip each costs
+ * more than the call and, on a loaded machine, milliseconds before the command can start.
  */
-async function makePlaceholders(ws: string, layout: WorkspaceLayout): Promise<string[]> {
+function makePlaceholders(ws: string, layout: WorkspaceLayout): string[] {
   const made: string[] = [];
   const kept: string[] = [];
   for (const rel of layout.placeholders) {
     try {
-      await fs.mkdir(path.join(ws, rel));
+      fs.mkdirSync(path.join(ws, rel));
       made.push(path.join(ws, rel));
       kept.push(rel);
     } catch {
-      const st = await fs.lstat(path.join(ws, rel)).catch(() => null);
+      const st = lstatOrNull(path.join(ws, rel));
       if (st?.isSymbolicLink()) layout.frozen.push(path.dirname(rel) === '.' ? '' : path.dirname(rel));
       else if (st) layout.readOnly.push({ rel, kind: st.isDirectory() ? 'dir' : 'file' });
       else {
-        await removePlaceholders(made);
+        removePlaceholders(made);
         throw new SandboxUnavailableError(`could not keep ${rel} from being created in the sandbox`);
       }
     }
@@ -251,7 +253,20 @@ async function makePlaceholders(ws: string, layout: WorkspaceLayout): Promise<st
   return made;
 }
 
-async function removePlaceholders(made: readonly string[]): Promise<void> {
+function removePlaceholders(made: readonly string[]): void {
   // rmdir, never a recursive remove: one that is not empty now holds someone else's files.
-  await Promise.all(made.map((p) => fs.rmdir(p).catch(() => undefined)));
+  for (const p of made)
+    try {
+      fs.rmdirSync(p);
+    } catch {
+      // not empty, or gone: not ours to remove
+    }
+}
+
+function lstatOrNull(p: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(p);
+  } catch {
+    return null;
+  }
 }

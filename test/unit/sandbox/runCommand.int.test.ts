@@ -59,6 +59,7 @@ describe('run_command in the sandbox (real bubblewrap)', () => {
     const b = await run({ command: 'touch made && ls' }, { approvedBy: 'user' });
     assert.match(b.output, /^exit code: 0\n--- stdout ---\nmade\n/);
     assert.ok(fs.existsSync(path.join(root, 'made')), 'the workspace is writable');
+    assert.deepEqual(fs.readdirSync(root).sort(), ['.git', 'made'], 'the placeholders are gone after the command');
     assert.deepEqual(b.sandbox, { writes: [], domains: [], unixSockets: false, processLimit: false, setupError: null });
   });
 

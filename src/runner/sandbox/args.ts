@@ -21,6 +21,11 @@ export interface HostView {
   /** An empty folder and an empty file, read-only: what a hidden path shows. */
   empty: { dir: string; file: string };
   prlimit: string;
+  /**
+   * The option of /bin/sh's `ulimit` that sets RLIMIT_NPROC (dash `-p`, bash `-u`), or null for
+   * another shell: then prlimit sets the limits.
+   */
+  shellProcessesOption: '-p' | '-u' | null;
 }
 
 export interface CommandLine {
@@ -35,6 +40,12 @@ export interface CommandLine {
    * nobody listens (a long-lived server whose failure shows as its exit).
    */
   statusFd?: number;
+  /**
+   * With network: the in-sandbox helper (netHelper.pl) is the first process and does the status
+   * shell's and prlimit's work too, so no other program starts before the command. `calls` are
+   * this machine's numbers of prlimit64, socket, bind, listen and sendmsg.
+   */
+  network?: { perl: string; helper: string; calls: readonly number[] };
 }
 
 /** The port the in-sandbox proxy listener takes (the network namespace is the command's own). */
@@ -95,13 +106,31 @@ export function bwrapArgs(
   a.push('--unshare-user', '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try');
   a.push('--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL');
   a.push('--seccomp', String(cmd.seccompFd));
-  const l = profile.limits;
-  const fd = cmd.statusFd;
-  a.push('--');
-  if (fd !== undefined) a.push('/bin/sh', '-c', `printf started >&${fd} && exec ${fd}>&- && exec "$@"`, 'sandbox');
-  a.push(host.prlimit, `--nproc=${l.processes}:${l.processes}`, `--data=${l.memoryBytes}:${l.memoryBytes}`, '--');
-  a.push(...cmd.argv);
+  a.push('--', ...firstProcess(profile.limits, host, cmd), ...cmd.argv);
   return a;
+}
+
+/**
+ * What bubblewrap starts before the command: it sets the limits and, when asked, reports `started`
+ * once everything before the command has worked. The status shell sets the limits itself when
+ * /bin/sh's `ulimit` is known here, saving prlimit's start.
+ */
+function firstProcess(l: SandboxProfile['limits'], host: HostView, cmd: CommandLine): string[] {
+  const fd = cmd.statusFd;
+  if (cmd.network) {
+    if (fd === undefined) throw new Error('the network helper needs a status pipe');
+    const { perl, helper, calls } = cmd.network;
+    return [perl, helper, ...[fd, l.processes, l.memoryBytes, ...calls, PROXY_PORT].map(String)];
+  }
+  const report = `printf started >&${fd} && exec ${fd}>&- && exec "$@"`;
+  const option = host.shellProcessesOption;
+  if (fd !== undefined && option) {
+    // One limit per `ulimit`: dash refuses two options in one.
+    const limits = `ulimit ${option} ${l.processes} && ulimit -d ${Math.floor(l.memoryBytes / 1024)}`;
+    return ['/bin/sh', '-c', `${limits} && ${report}`, 'sandbox'];
+  }
+  const prlimit = [host.prlimit, `--nproc=${l.processes}:${l.processes}`, `--data=${l.memoryBytes}:${l.memoryBytes}`];
+  return [...(fd === undefined ? [] : ['/bin/sh', '-c', report, 'sandbox']), ...prlimit, '--'];
 }
 
 /** Toolchains' own folders: naming them is no secret, and builds fail without them. */

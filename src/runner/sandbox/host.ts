@@ -88,7 +88,22 @@ export function hostView(profile: SandboxProfile, prlimit: string, env: NodeJS.P
     if (k) kinds.set(p, k);
   }
   const { dir, file } = privateFiles();
-  return { ...base, kinds, empty: { dir, file }, prlimit };
+  return { ...base, kinds, empty: { dir, file }, prlimit, shellProcessesOption: shellProcessesOption() };
+}
+
+let shellOption: '-p' | '-u' | null | undefined;
+
+/** `ulimit`'s option for RLIMIT_NPROC in /bin/sh, from which shell it is (once per process); null: unknown. */
+export function shellProcessesOption(): '-p' | '-u' | null {
+  if (shellOption !== undefined) return shellOption;
+  let shell = '';
+  try {
+    shell = path.basename(fs.realpathSync('/bin/sh'));
+  } catch {
+    // no /bin/sh: prlimit then
+  }
+  shellOption = shell === 'dash' ? '-p' : shell === 'bash' ? '-u' : null;
+  return shellOption;
 }
 
 /** A pids cgroup (v1) holding the command, when this process may make one. */

@@ -6,12 +6,12 @@
 // the command started. Nothing here falls back to running unsandboxed: a sandbox that cannot
 // start is an error the caller reports.
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { promises as fs, realpathSync, statSync } from 'node:fs';
+import fs, { realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Server } from 'node:net';
-import { bwrapArgs, PROXY_PORT, sandboxEnv, type HostView } from './args';
+import { bwrapArgs, sandboxEnv, type HostView } from './args';
 import { encodeFilter, hostArch, unixSocketFilter, type Arch } from './bpf';
 import { hostView, processGroupLimit, seccompFile, systemProgram } from './host';
 import { workspaceLayout, type WorkspaceLayout } from './layout';
@@ -45,12 +45,12 @@ export interface SandboxedProcess {
 
 let filter: Buffer | null = null;
 const NET_HELPER = path.join(__dirname, 'netHelper.pl');
-/** socket, bind, listen and sendmsg's numbers: the network helper makes these calls directly. */
+/** prlimit64, socket, bind, listen and sendmsg's numbers: the network helper makes these calls directly. */
 const NET_CALLS: Record<Arch, readonly number[]> = {
-  x86_64: [41, 49, 50, 46],
-  aarch64: [198, 200, 201, 211],
-  i386: [359, 361, 363, 370],
-  arm: [281, 282, 284, 296],
+  x86_64: [302, 41, 49, 50, 46],
+  aarch64: [261, 198, 200, 201, 211],
+  i386: [340, 359, 361, 363, 370],
+  arm: [369, 281, 282, 284, 296],
 };
 
 /** Why this machine cannot sandbox now, or null. Cheap: no process is started (check.ts probes). */
@@ -74,7 +74,7 @@ interface Prepared {
 async function prepare(profile: SandboxProfile, ownFolders: readonly string[] = []): Promise<Prepared> {
   const why = unavailable();
   if (why) throw new SandboxUnavailableError(why);
-  const ws = await fs.realpath(profile.workspaceRoot);
+  const ws = realpathSync(profile.workspaceRoot);
   const home = os.homedir();
   if (ws === '/' || home === ws || home.startsWith(ws + '/'))
     throw new SandboxUnavailableError(`the workspace ${ws} holds the home folder: its dotfiles would be writable`);
@@ -85,7 +85,7 @@ async function prepare(profile: SandboxProfile, ownFolders: readonly string[] = 
   };
   const writable = p.workspace === 'write';
   const layout = await workspaceLayout(ws, { readOnly: p.readOnly, secrets: p.fileRules, writable });
-  const made = await makePlaceholders(ws, layout);
+  const made = makePlaceholders(ws, layout);
   return { p, layout, made, host: hostView(p, systemProgram('prlimit')!) };
 }
 
@@ -96,10 +96,14 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
   const extra = cmd.extraPipes ?? 0;
   const seccompFd = 3 + extra;
   const statusFd = seccompFd + 1;
-  const argv = network
-    ? [systemProgram('perl')!, NET_HELPER, ...NET_CALLS[hostArch()!].map(String), String(PROXY_PORT), ...cmd.argv]
-    : cmd.argv;
-  const args = bwrapArgs(p, layout, host, { argv, cwd: cmd.cwd, seccompFd, statusFd });
+  const helper = { perl: systemProgram('perl')!, helper: NET_HELPER, calls: NET_CALLS[hostArch()!] };
+  const args = bwrapArgs(p, layout, host, {
+    argv: cmd.argv,
+    cwd: cmd.cwd,
+    seccompFd,
+    statusFd,
+    ...(network ? { network: helper } : {}),
+  });
   const env = sandboxEnv(process.env, p, cmd.env);
   const stdio: StdioOptions = [cmd.stdin, 'pipe', 'pipe', ...Array<'pipe'>(extra).fill('pipe'), 'pipe', 'pipe'];
   if (network) stdio.push('ipc');
@@ -117,7 +121,7 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
       : spawn(bwrap, args, { env, stdio, detached: true });
   } catch (e) {
     cgroup?.dispose();
-    await removePlaceholders(made);
+    removePlaceholders(made);
     throw e;
   }
   const seccomp = child.stdio[seccompFd] as Writable | null;
@@ -134,7 +138,7 @@ export async function spawnSandboxed(profile: SandboxProfile, cmd: SandboxComman
         proxy?.close();
         if (child.connected) child.disconnect();
         cgroup?.dispose();
-        await removePlaceholders(made);
+        removePlaceholders(made);
         return sandboxReport(stderr, ws, proxy?.refused ?? [], await started);
       })()),
   };
@@ -170,7 +174,7 @@ export async function sandboxedCommandLine(
     env: sandboxEnv(process.env, p, cmd.env),
     dispose: async () => {
       cgroup?.dispose();
-      await removePlaceholders(made);
+      removePlaceholders(made);
     },
   };
 }
@@ -224,21 +228,23 @@ function commandStarted(status: Readable | null): Promise<boolean> {
 /**
  * Each placeholder is an empty folder made now and removed after the command (its mount point).
  * One that appeared meanwhile is the user's: it stays, read-only for this command like any other.
+ * Synchronous, like the layout's reads: a few folders, where a thread-pool round trip each costs
+ * more than the call and, on a loaded machine, milliseconds before the command can start.
  */
-async function makePlaceholders(ws: string, layout: WorkspaceLayout): Promise<string[]> {
+function makePlaceholders(ws: string, layout: WorkspaceLayout): string[] {
   const made: string[] = [];
   const kept: string[] = [];
   for (const rel of layout.placeholders) {
     try {
-      await fs.mkdir(path.join(ws, rel));
+      fs.mkdirSync(path.join(ws, rel));
       made.push(path.join(ws, rel));
       kept.push(rel);
     } catch {
-      const st = await fs.lstat(path.join(ws, rel)).catch(() => null);
+      const st = lstatOrNull(path.join(ws, rel));
       if (st?.isSymbolicLink()) layout.frozen.push(path.dirname(rel) === '.' ? '' : path.dirname(rel));
       else if (st) layout.readOnly.push({ rel, kind: st.isDirectory() ? 'dir' : 'file' });
       else {
-        await removePlaceholders(made);
+        removePlaceholders(made);
         throw new SandboxUnavailableError(`could not keep ${rel} from being created in the sandbox`);
       }
     }
@@ -247,7 +253,20 @@ async function makePlaceholders(ws: string, layout: WorkspaceLayout): Promise<st
   return made;
 }
 
-async function removePlaceholders(made: readonly string[]): Promise<void> {
+function removePlaceholders(made: readonly string[]): void {
   // rmdir, never a recursive remove: one that is not empty now holds someone else's files.
-  await Promise.all(made.map((p) => fs.rmdir(p).catch(() => undefined)));
+  for (const p of made)
+    try {
+      fs.rmdirSync(p);
+    } catch {
+      // not empty, or gone: not ours to remove
+    }
+}
+
+function lstatOrNull(p: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(p);
+  } catch {
+    return null;
+  }
 }

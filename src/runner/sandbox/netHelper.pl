@@ -1,24 +1,39 @@
-# First process inside a sandbox that has network (proxy.ts): listens on 127.0.0.1:<port> in the
-# sandbox's own network namespace, hands that listening socket to the host over the IPC channel
-# the host opened, then becomes the command (exec: no process stays behind it). The channel is an
-# inherited socket pair, so no unix socket is created here, which the seccomp filter would refuse;
-# the socket travels in Node's own IPC format, one JSON line with the descriptor attached, which
-# the host's child_process reads as a net.Server. Perl because it starts in a few milliseconds
-# and perl-base is on every Debian and Ubuntu system; no module is loaded (Socket alone doubles
-# the start), so the four system calls are made by number, the host passing this machine's.
-# argv: <socket> <bind> <listen> <sendmsg> (system call numbers) <port> <program> [args…]
-use strict;
+# First process inside a sandbox that has network (proxy.ts), and the only one before the command:
+# it sets the command's limits, listens on 127.0.0.1:<port> in the sandbox's own network
+# namespace, hands that listening socket to the host over the IPC channel the host opened, says
+# `started` on the status pipe and closes it, then becomes the command (exec: no process stays
+# behind it). The channel is an inherited socket pair, so no unix socket is created here, which
+# the seccomp filter would refuse; the socket travels in Node's own IPC format, one JSON line with
+# the descriptor attached, which the host's child_process reads as a net.Server. Perl because it
+# starts in a few milliseconds and perl-base is on every Debian and Ubuntu system; doing the
+# status shell's and prlimit's work here saves starting them. No module is loaded, not even
+# strict or Errno (`%!` loads it): each costs as much as the rest of the script, so the system
+# calls are made by number, the host passing this machine's.
+# argv: <status fd> <processes> <data bytes> <prlimit64> <socket> <bind> <listen> <sendmsg>
+#       (system call numbers) <port> <program> [args…]
 
 sub fail {
   print STDERR "sandbox: $_[0]\n";
   exit($_[1]);
 }
 
-my ($socket, $bind, $listen, $sendmsg, $port, @command) = @ARGV;
+my ($status, $processes, $data, $prlimit, $socket, $bind, $listen, $sendmsg, $port, @command) = @ARGV;
 my $channel = delete $ENV{NODE_CHANNEL_FD};
 delete $ENV{NODE_CHANNEL_SERIALIZATION_MODE};
 fail('the network helper was started without a command or a channel', 125)
-  unless @command && defined $channel && "$channel $socket $bind $listen $sendmsg $port" =~ /^[\d ]+$/;
+  unless @command
+  && defined $channel
+  && "$channel $status $processes $data $prlimit $socket $bind $listen $sendmsg $port" =~ /^\d+( \d+){9}$/;
+
+# RLIMIT_NPROC (6) and RLIMIT_DATA (2), soft and hard, as prlimit(1) sets them: struct rlimit64 is
+# two 64-bit numbers, written as 32-bit halves so a 32-bit perl writes them too.
+for ([6, $processes], [2, $data]) {
+  my ($resource, $n) = @$_;
+  my $low = $n % 4294967296;
+  my $high = int(($n - $low) / 4294967296);
+  my $limit = pack('V4', $low, $high, $low, $high);
+  syscall($prlimit + 0, 0, $resource, $limit, 0) == 0 or fail("the limits could not be set: $!", 125);
+}
 
 # AF_INET, SOCK_STREAM | SOCK_CLOEXEC: the command does not inherit the listener.
 my $fd = syscall($socket + 0, 2, 1 | 0x80000, 0);
@@ -42,5 +57,9 @@ fail("the proxy listener could not reach the host: $!", 125) unless $sent == len
 
 open(my $ch, '<&=', $channel) or fail("the IPC channel is not open: $!", 125);
 close($ch);
+# Last before the command: it cannot write to the pipe, nor keep it open.
+open(my $st, '>&=', $status) or fail("the status pipe is not open: $!", 125);
+syswrite($st, 'started');
+close($st);
 exec { $command[0] } @command;
-fail("$command[0]: " . ($!{ENOENT} ? 'command not found' : "$!"), 127);
+fail("$command[0]: " . ($! == 2 ? 'command not found' : "$!"), 127);

@@ -26,6 +26,7 @@ function host(over: Partial<HostView> = {}): HostView {
     ]),
     empty: EMPTY,
     prlimit: '/usr/bin/prlimit',
+    shellProcessesOption: null,
     ...over,
   };
 }
@@ -158,6 +159,55 @@ describe('sandbox arguments (args.ts)', () => {
       '-c',
       'npm test',
     ]);
+  });
+
+  it("where /bin/sh's ulimit is known, the status shell sets the limits itself: no prlimit starts", () => {
+    const l = COMMAND_POLICY.limits;
+    for (const [option, kib] of [
+      ['-p', l.memoryBytes / 1024],
+      ['-u', 1],
+    ] as const) {
+      const limits = option === '-u' ? { ...l, memoryBytes: 2047 } : l;
+      const a = bwrapArgs(profile({ limits }), layout(), host({ shellProcessesOption: option }), cmd);
+      assert.deepEqual(a.slice(a.indexOf('--') + 1), [
+        '/bin/sh',
+        '-c',
+        `ulimit ${option} ${l.processes} && ulimit -d ${kib} && printf started >&5 && exec 5>&- && exec "$@"`,
+        'sandbox',
+        '/bin/sh',
+        '-c',
+        'npm test',
+      ]);
+    }
+    // Without the status pipe (a server): prlimit, as for any other shell.
+    const server = bwrapArgs(profile(), layout(), host({ shellProcessesOption: '-p' }), {
+      ...cmd,
+      statusFd: undefined,
+    });
+    assert.equal(server[server.indexOf('--') + 1], '/usr/bin/prlimit');
+  });
+
+  it('with network, the helper alone starts before the command: it gets the status pipe, the limits and the calls', () => {
+    const network = { perl: '/usr/bin/perl', helper: '/x/netHelper.pl', calls: [302, 41, 49, 50, 46] };
+    const a = bwrapArgs(profile(), layout(), host(), { ...cmd, network });
+    const l = COMMAND_POLICY.limits;
+    assert.deepEqual(a.slice(a.indexOf('--') + 1), [
+      '/usr/bin/perl',
+      '/x/netHelper.pl',
+      '5',
+      String(l.processes),
+      String(l.memoryBytes),
+      '302',
+      '41',
+      '49',
+      '50',
+      '46',
+      '3128',
+      '/bin/sh',
+      '-c',
+      'npm test',
+    ]);
+    assert.throws(() => bwrapArgs(profile(), layout(), host(), { ...cmd, statusFd: undefined, network }));
   });
 
   it("the command's words come after every option: a word like --bind is the command's, not bubblewrap's", () => {

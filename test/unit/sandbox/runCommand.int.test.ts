@@ -59,6 +59,7 @@ describe('run_command in the sandbox (real bubblewrap)', () => {
     const b = await run({ command: 'touch made && ls' }, { approvedBy: 'user' });
     assert.match(b.output, /^exit code: 0\n--- stdout ---\nmade\n/);
     assert.ok(fs.existsSync(path.join(root, 'made')), 'the workspace is writable');
+    assert.deepEqual(fs.readdirSync(root).sort(), ['.git', 'made'], 'the placeholders are gone after the command');
     assert.deepEqual(b.sandbox, { writes: [], domains: [], unixSockets: false, processLimit: false, setupError: null });
   });
 
@@ -102,6 +103,25 @@ describe('run_command in the sandbox (real bubblewrap)', () => {
     // The shell's parent is bubblewrap's init; besides the two, only the pipeline's ls and grep run.
     assert.match(r.output, /--- stdout ---\nbwrap\nhttp:\/\/127\.0\.0\.1:3128\n4\n/);
   });
+
+  for (const proxy of [false, true])
+    it(`${proxy ? 'with the proxy, the helper' : 'the status shell'} sets the policy's limits; the command inherits no setup descriptor`, async () => {
+      const limits = { processes: 300, memoryBytes: 3 * 1024 ** 3, tmpBytes: COMMAND_POLICY.limits.tmpBytes };
+      const r = await run(
+        {
+          command:
+            'grep -E "^Max (processes|data size)" /proc/self/limits; for fd in 3 4 5; do [ -e /proc/$$/fd/$fd ] && echo "fd $fd open"; done; python3 -c "import socket; socket.socket(socket.AF_UNIX)"',
+        },
+        { approvedBy: 'user', sandbox: profile({ reportDomains: proxy, limits }) },
+      );
+      // fd 3 took the seccomp program, 4 the status pipe, 5 the IPC channel (with the proxy).
+      assert.match(
+        r.output,
+        /--- stdout ---\nMax data size +3221225472 +3221225472 +bytes *\nMax processes +300 +300 +processes *\n\n/,
+      );
+      assert.equal(r.sandbox?.unixSockets, true, 'a unix socket is still refused');
+      assert.equal(r.sandbox?.setupError, null);
+    });
 
   it("gives the command only the sandbox's environment and the call's marker", async () => {
     process.env.AW_TEST_API_KEY = 'sk-must-not-leak';

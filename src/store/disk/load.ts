@@ -78,7 +78,7 @@ export async function loadRunFiles(
     segments: segs.map((s) => ({
       file: s.file,
       headerBad: s.headerBad,
-      mended: mendedOf(s),
+      mended: chain.superseded.has(s) ? null : mendedOf(s), // (not read: what is wrong in it matters to nobody)
       covered:
         chain.superseded.has(s) ||
         (chain.covered > 0 &&

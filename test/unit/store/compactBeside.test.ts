@@ -104,12 +104,26 @@ describe('store: a compaction beside the run’s writes', function () {
     assert.ok(newFirst > 1 && newFirst < commits, `the new segment (from ${newFirst}) holds commits up to ${commits}`);
     assert.ok((await reading(s, id)) === live, 'the run reads as before the swap');
 
+    // There the old segment is superseded, never read: its commits after the snapshot follow the log
+    // before it. Damage in it reports nothing (read, a flipped bit would be reported, even corrected).
+    const damaged = path.join(dir, 'at-swap-damaged');
+    fs.cpSync(swapCopy!, damaged, { recursive: true });
+    const oldSeg = path.join(damaged, 'runs', id, 'segment-000000000001.log');
+    const bytes = fs.readFileSync(oldSeg);
+    const lastFrameEnd = bytes.lastIndexOf(0x0a);
+    bytes[lastFrameEnd - 20]! ^= 0x04;
+    fs.writeFileSync(oldSeg, bytes);
     // A crash while it was held, just before the old segment went, and now: each reads like the live run.
     for (const copy of [during, swapCopy!]) {
       const r = await readCrashCopy(copy, id);
       assert.deepEqual(r.reports, [], `${path.basename(copy)}: nothing reported`);
       assert.ok(r.text === live, `${path.basename(copy)}: reads exactly like the live run`);
     }
+    const r = await readCrashCopy(damaged, id);
+    assert.deepEqual(r.reports, [], 'a superseded segment is not read');
+    assert.ok(r.text === live, 'and the run reads from the new one');
+    assert.ok(!fs.existsSync(oldSeg), 'its owner retired it');
+
     msgs = await step(s, id, ++k, msgs);
     await s.flush();
     const after = await reading(s, id);

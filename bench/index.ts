@@ -155,6 +155,7 @@ async function main(): Promise<void> {
       resumeRounds: 7,
       dir: root,
       noView: process.argv.includes('--no-view'),
+      diskOnly: process.argv.includes('--disk-only'),
       log,
     });
     const report = scaleReport(scale);

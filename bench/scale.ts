@@ -29,6 +29,8 @@ export interface ScaleOptions {
   dir: string;
   /** Leave the run view out (no browser). */
   noView: boolean;
+  /** The long run on disk alone (no store of many runs, no PostgreSQL, no run view). */
+  diskOnly?: boolean;
   log(m: string): void;
 }
 
@@ -48,8 +50,8 @@ export interface ScaleResults {
     releaseMs: number;
     killed: KilledWriter;
   };
-  pg: { figures: ContenderFigures; resume: number[]; slowestStepMs: { ms: number; step: number } };
-  manyRuns: { disk: ManyRuns; pg: ManyRuns };
+  pg?: { figures: ContenderFigures; resume: number[]; slowestStepMs: { ms: number; step: number } };
+  manyRuns?: { disk: ManyRuns; pg: ManyRuns };
   runView?: RunViewFigures;
 }
 
@@ -169,6 +171,16 @@ export async function measureScale(o: ScaleOptions): Promise<ScaleResults> {
   const loads: number[] = [];
   const points = pointsFor(o.steps);
   const disk = await diskRun(o, points, loads);
+  const { workload, ...rest } = disk;
+  const common = {
+    steps: o.steps,
+    condenseEvery: o.condenseEvery,
+    contentBytes: workload.totalContentBytes,
+    conversationBytes: workload.conversationBytes,
+    points,
+    disk: rest,
+  };
+  if (o.diskOnly) return { ...common, loadAvg: { start, end: os.loadavg(), maxDuring: Math.max(...loads, 0) } };
   o.log(`  scale, disk: ${o.runs} runs …`);
   const manyDisk = await manyRunsOnDisk(tempDirIn(o.dir, 'many-runs'), o.runs, 5);
   o.log(`  scale, PostgreSQL: the ${o.steps}-step run …`);
@@ -176,15 +188,9 @@ export async function measureScale(o: ScaleOptions): Promise<ScaleResults> {
   const runView = o.noView
     ? undefined
     : await measureRunView({ steps: o.steps, streamSeconds: 3, dir: tempDirIn(o.dir, 'run-view'), log: o.log });
-  const { workload, ...rest } = disk;
   return {
-    steps: o.steps,
-    condenseEvery: o.condenseEvery,
-    contentBytes: workload.totalContentBytes,
-    conversationBytes: workload.conversationBytes,
+    ...common,
     loadAvg: { start, end: os.loadavg(), maxDuring: Math.max(...loads, 0) },
-    points,
-    disk: rest,
     pg: { figures: pgr.figures, resume: pgr.resume, slowestStepMs: pgr.slowestStepMs },
     manyRuns: { disk: manyDisk, pg: pgr.many },
     ...(runView ? { runView } : {}),

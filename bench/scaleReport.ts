@@ -15,7 +15,7 @@ export function scaleReport(r: ScaleResults): string {
   const last = r.points.at(-1)!;
   const mid = r.points.includes(1000) ? 1000 : r.points[Math.max(0, r.points.length - 2)]!;
   const lines = [
-    `### Scale (N = ${r.steps} steps with a condense every ${r.condenseEvery}, conversation ${mb(r.conversationBytes)}, content ${mb(r.contentBytes)}; ${r.manyRuns.disk.runs} runs)`,
+    `### Scale (N = ${r.steps} steps with a condense every ${r.condenseEvery}, conversation ${mb(r.conversationBytes)}, content ${mb(r.contentBytes)}${r.manyRuns ? `; ${r.manyRuns.disk.runs} runs` : ''})`,
     '',
     `load avg (1 min) ${r.loadAvg.start[0]!.toFixed(2)} at start, ${r.loadAvg.end[0]!.toFixed(2)} at end, max ${r.loadAvg.maxDuring.toFixed(2)} during the disk run · ${os()}`,
     '',
@@ -111,48 +111,8 @@ export function scaleReport(r: ScaleResults): string {
     'reported',
     null,
   );
-  for (const [where, m] of [
-    ['disk', r.manyRuns.disk],
-    ['PostgreSQL', r.manyRuns.pg],
-  ] as const) {
-    row(
-      `${m.runs} runs on ${where}: open + the Runs tree's first page (500) / + every page, medians of ${m.firstPageMs.length}`,
-      `${ms(median(m.firstPageMs))} / ${ms(median(m.allPagesMs))}`,
-      '',
-      '',
-      '≤ 50 ms activation, ≤ 100 ms first page',
-      median(m.firstPageMs) <= 100,
-    );
-    row(
-      `${m.runs} runs on ${where}: heap held by the open store with its first page`,
-      mb(m.heapBytes),
-      '',
-      '',
-      '',
-      null,
-    );
-  }
-  const pg = r.pg.figures;
-  for (const p of pg.points)
-    row(`PostgreSQL: per-step time @${p.point}, median / p95`, `${ms(p.medianMs)} / ${ms(p.p95Ms)}`, '', '', '', null);
-  const pgAt = (p: number) => pg.points.find((f) => f.point === p)!.medianMs;
-  row(
-    `PostgreSQL: per-step growth, step ${last} ÷ step ${mid}`,
-    x(pgAt(last) / pgAt(mid)),
-    '',
-    '',
-    '≤ 1.2',
-    pgAt(last) / pgAt(mid) <= 1.2,
-  );
-  row(`PostgreSQL: resume after the run was let go, median`, ms(median(r.pg.resume)), '', '', '', null);
-  row(
-    `PostgreSQL: slowest single step`,
-    `${ms(r.pg.slowestStepMs.ms)} (step ${r.pg.slowestStepMs.step})`,
-    '',
-    '',
-    '',
-    null,
-  );
+  if (r.manyRuns) manyRunsRows(r.manyRuns, row);
+  if (r.pg) pgRows(r.pg, last, mid, row);
   const v = r.runView;
   if (v) {
     const q = v.firstPaintMs / v.floor.frame;
@@ -174,6 +134,49 @@ export function scaleReport(r: ScaleResults): string {
     );
   }
   return lines.join('\n');
+}
+
+type Row = (f: string, a: string, b: string, ratio: string, goal: string, ok: boolean | null) => void;
+
+function manyRunsRows(runs: NonNullable<ScaleResults['manyRuns']>, row: Row): void {
+  for (const [where, m] of [
+    ['disk', runs.disk],
+    ['PostgreSQL', runs.pg],
+  ] as const) {
+    row(
+      `${m.runs} runs on ${where}: open + the Runs tree's first page (500) / + every page, medians of ${m.firstPageMs.length}`,
+      `${ms(median(m.firstPageMs))} / ${ms(median(m.allPagesMs))}`,
+      '',
+      '',
+      '≤ 50 ms activation, ≤ 100 ms first page',
+      median(m.firstPageMs) <= 100,
+    );
+    row(
+      `${m.runs} runs on ${where}: heap held by the open store with its first page`,
+      mb(m.heapBytes),
+      '',
+      '',
+      '',
+      null,
+    );
+  }
+}
+
+function pgRows(r: NonNullable<ScaleResults['pg']>, last: number, mid: number, row: Row): void {
+  const pg = r.figures;
+  for (const p of pg.points)
+    row(`PostgreSQL: per-step time @${p.point}, median / p95`, `${ms(p.medianMs)} / ${ms(p.p95Ms)}`, '', '', '', null);
+  const pgAt = (p: number) => pg.points.find((f) => f.point === p)!.medianMs;
+  row(
+    `PostgreSQL: per-step growth, step ${last} ÷ step ${mid}`,
+    x(pgAt(last) / pgAt(mid)),
+    '',
+    '',
+    '≤ 1.2',
+    pgAt(last) / pgAt(mid) <= 1.2,
+  );
+  row(`PostgreSQL: resume after the run was let go, median`, ms(median(r.resume)), '', '', '', null);
+  row(`PostgreSQL: slowest single step`, `${ms(r.slowestStepMs.ms)} (step ${r.slowestStepMs.step})`, '', '', '', null);
 }
 
 const os = (): string => `${nodeOs.cpus().length} cores, Node ${process.version}`;

@@ -22,6 +22,7 @@ export class Compactor {
    * whole log (one more rewrite per finished run).
    */
   async ifDue(h: RunHandle): Promise<void> {
+    await h.compaction; // (one in the background first: this one starts from what it left)
     const runId = h.model.meta.run_id;
     const shape = this.c.engine.logShape(runId);
     const finished = isTerminalState(h.model.state) && shape.singles > 0 && h.model.lastSeq >= this.c.keepEndFrom;
@@ -37,22 +38,35 @@ export class Compactor {
    * While the run works (called at the barrier before a request, when the runner is about to wait
    * for the model): once the commits since the last compaction reach half of those it covers (and
    * ≥ compactAfter), so the tail stays under a third of the run and each byte is rewritten about
-   * three times in all. It runs between commits (CommitQueue.exclusive), reading the model exactly
-   * as it is on disk: writes handed over meanwhile queue, durable ones wait for it.
+   * three times in all. It reads the model between commits (CommitQueue.exclusive), exactly as it is
+   * on disk; an engine that can (compactBeside) writes it while the run's writes go on, and holds
+   * them only for its swap; another holds the durable ones until it is done (deferred ones queue).
    */
   inBackground(h: RunHandle): void {
     if (!this.dueInBackground(h)) return;
     const runId = h.model.meta.run_id;
+    const engine = this.c.engine;
+    const end = () => endToKeep(h.model, this.c.keepEndFrom);
     h.compacting = true;
-    h.writer!.exclusive(() =>
-      this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom)),
-    )
+    let beside: Promise<void> | undefined;
+    const run = engine.compactBeside
+      ? h
+          .writer!.exclusive(() => {
+            const critical = (fn: () => Promise<void>) => h.writer!.beside(fn);
+            beside = engine.compactBeside!(runId, h.model.rebuildOps(), h.model.meta, end(), critical);
+            beside.catch(() => undefined); // (awaited below)
+            return Promise.resolve();
+          })
+          .then(() => beside)
+      : h.writer!.exclusive(() => engine.compact(runId, h.model.rebuildOps(), h.model.meta, end()));
+    h.compaction = run
       .catch((err: unknown) => {
         if (!h.owned) return; // let go or taken over meanwhile: nothing to report
         this.c.events.emit({ kind: 'write-error', run_id: runId, error: toWriteError(runId, err) });
       })
       .finally(() => {
         h.compacting = false;
+        h.compaction = null;
       });
   }
 

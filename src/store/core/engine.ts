@@ -117,6 +117,19 @@ export interface Engine {
    */
   compact(runId: string, ops: readonly CommitOp[], meta: RunMeta, end?: RunEnd): Promise<void>;
   /**
+   * compact() while the run's appends go on: the log as of its last commit when this is called
+   * (taken before anything awaits; `ops` is the run then), its heavy part beside the appends, and
+   * only what must not overlap an append inside `critical` (the run's commit queue, between commits).
+   * Engines without it are compacted between commits whole.
+   */
+  compactBeside?(
+    runId: string,
+    ops: readonly CommitOp[],
+    meta: RunMeta,
+    end: RunEnd | undefined,
+    critical: (fn: () => Promise<void>) => Promise<void>,
+  ): Promise<void>;
+  /**
    * The end the last compaction kept, unchecked, when no commit has followed it — read without the
    * run's log; undefined otherwise (or when the engine keeps none).
    */

@@ -16,6 +16,8 @@ export class RunHandle {
   loadWitness: TailWitness | null = null;
   /** A compaction runs in the background (Compactor.inBackground). */
   compacting = false;
+  /** That compaction, settled once it is done (it never rejects: a failure is reported as an event). */
+  compaction: Promise<void> | null = null;
   /** Background upkeep a barrier scheduled, not started yet (StoreWriter.upkeepSoon): settles once it has. */
   upkeep: Promise<void> | null = null;
   private chain: Promise<unknown> = Promise.resolve();

@@ -142,6 +142,7 @@ export class StoreWriter {
   async whenIdle(runId: string): Promise<void> {
     const h = this.c.loader.runs.get(runId);
     await h?.upkeep;
+    await h?.compaction;
     await h?.writer?.idle();
   }
 
@@ -186,7 +187,10 @@ export class StoreWriter {
     const runId = h.model.meta.run_id;
     const engine = this.c.engine;
     if (!engine.reserve || (!h.compacting && !engine.needsRoom?.(runId))) return;
-    h.writer!.beside(() => engine.reserve!(runId)).catch(() => undefined);
+    // (after a compaction under way: its fresh segment is the one that needs room)
+    const reserve = () => (h.owned ? h.writer!.beside(() => engine.reserve!(runId)) : undefined);
+    const run = h.compaction ? h.compaction.then(reserve) : reserve();
+    run?.catch(() => undefined);
   }
 
   /** Applies ops at once and queues them for the next barrier (`owed`: a caller was promised that barrier). */
@@ -291,6 +295,7 @@ export class StoreWriter {
   // ── retention ─────────────────────────────────────────────────────────────────────────────
   async compact(runId: string): Promise<void> {
     await this.write(runId, async (h) => {
+      await h.compaction;
       await h.writer!.flush();
       try {
         await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom));

@@ -85,6 +85,8 @@ export interface Chain {
   stop: Stop | null;
   tail: SegmentTail | null;
   used: Set<SegmentFile>;
+  /** Segments a later one supersedes (not read; retired by the owner). */
+  superseded: Set<SegmentFile>;
   /** The snapshot could not be applied, and why (null: none, or it was). */
   snapBad: string | null;
 }
@@ -105,6 +107,7 @@ export function applyChain(
     stop: null,
     tail: null,
     used: new Set(),
+    superseded: new Set(),
     snapBad: snap.read instanceof Error ? snap.read.message : null,
   };
   const apply = (raw: RawCommit, file: string, history?: (() => unknown[]) | null) => {
@@ -133,6 +136,13 @@ export function applyChain(
     }
   }
   for (const [i, seg] of segs.entries()) {
+    // A later segment that starts where the log stands holds everything after it (a compaction beside
+    // the appends renamed it into place: besideCompaction.ts); this one's commits past the snapshot
+    // were encoded against the log before it, so they are not read.
+    if (segs.slice(i + 1).some((later) => later.headerBad === null && later.first <= c.next)) {
+      c.superseded.add(seg);
+      continue;
+    }
     if (seg.first > c.next) {
       // Commits before this segment are missing: the snapshot that held them (bad or gone), or a segment.
       const gone = c.next === 1;

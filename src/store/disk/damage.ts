@@ -23,7 +23,10 @@ export interface SegmentFinding {
   headerBad: string | null;
   /** Read whole after damage that lost nothing (and how): copied to quarantine, then written again. */
   mended: { reason: string; kept: string } | null;
-  /** Every commit it holds is in the snapshot, and it reads whole: a finished compaction's leftover. */
+  /**
+   * Every commit it holds is in the snapshot, and it reads whole, or a later segment supersedes it: a
+   * finished compaction's leftover.
+   */
   covered: boolean;
   /** Part of the chain (its frames were applied, or skipped as covered). */
   used: boolean;

@@ -142,10 +142,20 @@ export async function writeDurably(
   data: string | Buffer,
   opts: WriteOptions,
 ): Promise<void> {
-  const dir = path.dirname(target);
   if (opts.mode === 'create' && (await exists(fsl, target)))
     throw Object.assign(new Error(`EEXIST: ${target} already exists`), { code: 'EEXIST', path: target });
-  const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`);
+  await publish(fsl, await stageDurably(fsl, target, data), target, opts.retryDelaysMs);
+}
+
+/**
+ * The first half of writeDurably: `data` in a unique temp file beside `target`, fsync'd and closed;
+ * its path is returned for publish() (or to be removed). A crash leaves a temp file the next owner sweeps.
+ */
+export async function stageDurably(fsl: FsLayer, target: string, data: string | Buffer): Promise<string> {
+  const tmp = path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`,
+  );
   const fd = await fsl.createExclusive(tmp);
   try {
     try {
@@ -154,13 +164,28 @@ export async function writeDurably(
     } finally {
       await fsl.close(fd);
     }
-    await retryTransient(() => fsl.rename(tmp, target), opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS);
+  } catch (err) {
+    await fsl.unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  return tmp;
+}
+
+/** The second half: a staged (or otherwise fsync'd) temp file renamed over `target`, then its directory fsync'd. */
+export async function publish(
+  fsl: FsLayer,
+  tmp: string,
+  target: string,
+  retryDelaysMs: readonly number[] = DEFAULT_RETRY_DELAYS_MS,
+): Promise<void> {
+  try {
+    await retryTransient(() => fsl.rename(tmp, target), retryDelaysMs);
   } catch (err) {
     await fsl.unlink(tmp).catch(() => undefined);
     throw err;
   }
   try {
-    await fsyncDir(fsl, dir);
+    await fsyncDir(fsl, path.dirname(target));
   } catch (err) {
     throw new UnsyncedPublishError(err);
   }

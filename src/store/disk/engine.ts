@@ -273,6 +273,20 @@ export class DiskEngine implements Engine {
     await f.log.compact(ops, end);
   }
 
+  /** The same beside the appends (runLog.ts, compactBeside): the length is taken before anything awaits. */
+  compactBeside(
+    runId: string,
+    ops: readonly CommitOp[],
+    _meta: RunMeta,
+    end: unknown,
+    critical: (fn: () => Promise<void>) => Promise<void>,
+  ): Promise<void> {
+    const f = this.runs.get(runId);
+    if (!f?.lock) return Promise.reject(new RunNotOwnedError(runId));
+    const lock = f.lock;
+    return f.log.compactBeside(ops, end, critical, () => lock.verify(runId));
+  }
+
   /**
    * The end frame of the run's snapshot.json (its first bytes, nothing else of it read), when it is
    * current: the run's only segment is the one after it and holds no commit. Read in that order, so a

@@ -78,14 +78,15 @@ export async function loadRunFiles(
     segments: segs.map((s) => ({
       file: s.file,
       headerBad: s.headerBad,
-      mended: mendedOf(s),
+      mended: chain.superseded.has(s) ? null : mendedOf(s), // (not read: what is wrong in it matters to nobody)
       covered:
-        chain.covered > 0 &&
-        s.name !== chain.tail?.name &&
-        !s.parsed.stop &&
-        !s.headerBad &&
-        lastCommitIn(s) <= chain.covered,
-      used: chain.used.has(s),
+        chain.superseded.has(s) ||
+        (chain.covered > 0 &&
+          s.name !== chain.tail?.name &&
+          !s.parsed.stop &&
+          !s.headerBad &&
+          lastCommitIn(s) <= chain.covered),
+      used: chain.used.has(s) || chain.superseded.has(s),
     })),
     snapshot: {
       file: snapFile,
@@ -104,7 +105,7 @@ export async function loadRunFiles(
   const kept = opts.repair
     ? await repair(ctx, runId, verdict.plan, (file) => rewriteMended(ctx, segs, file))
     : new Map();
-  const later = segs.filter((s) => !chain.used.has(s) && s !== chain.stop?.seg);
+  const later = segs.filter((s) => !chain.used.has(s) && !chain.superseded.has(s) && s !== chain.stop?.seg);
   const reports: CorruptionReport[] = verdict.reports.map((r, i) => {
     const quarantined = kept.get(i) ?? [];
     if (r.kept !== null)

@@ -6,14 +6,13 @@ import path from 'node:path';
 import type { LoadSink } from '../core/engine';
 import type { CommitOp } from '../core/storedSchema';
 import type { RunMeta } from '../api/schema';
-import { advance, encodeOps, newCodec, type Codec } from './codec';
+import { advance, encodeOps, type Codec } from './codec';
 import { decodeCommit, isRawCommit, type RawCommit, rel } from './commit';
-import { compactedOps, isCompacted, readCompacted } from './compacted';
-import { RunModel } from '../core/runModel';
-import { fsyncDir, writeDurably } from './durableFile';
+import { compactBeside, type LogPort } from './besideCompaction';
+import { fsyncDir, publish, writeDurably } from './durableFile';
 import type { FsLayer } from './fsLayer';
 import { SNAPSHOT_FILE, type SegmentTail } from './load';
-import { decodeSnapshot, encodeSnapshot } from './snapshotFile';
+import { stageSnapshot } from './snapshotStage';
 import { shortJson } from './frameKeys';
 import { copyFrame } from './segmentCopy';
 import { encodeFrame, frameKey, frameOfJson, type FrameKey, readFrame } from './frame';
@@ -55,6 +54,10 @@ export class RunLog {
   private preparedSlot: { w: TailWitness; slot: Buffer } | null = null;
   /** A compaction is replacing the segment. */
   private compacting = false;
+  /** The ops of each commit appended while a compaction runs beside the appends (compactBeside). */
+  private since: (readonly CommitOp[])[] | null = null;
+  /** That compaction, settled (never rejects): a compaction asked for meanwhile waits for it. */
+  private besideJob: Promise<void> | null = null;
   private opening: Promise<number> | null = null;
   /** What a follower last saw of the snapshot (a compaction by the holder means: reload). */
   private snapshotStamp: number | null = null;
@@ -119,21 +122,8 @@ export class RunLog {
   ): Promise<void> {
     owned.catch(() => undefined); // (awaited below, before anything is written; this only keeps an early throw from leaving it unhandled)
     const n = this.s.next;
-    const enc = encodeOps(ops, this.s.codec, this.s.meta);
-    // The first commit of a segment repeats the meta: a damaged header does not make the run unopenable.
     // (No segment yet: the one created below starts with this commit.)
-    const meta = !this.s.tail || n === this.s.tail.first ? this.s.meta : undefined;
-    // In short keys (frameKeys.ts); long if it holds a key of its own that reads as a short one.
-    const text =
-      shortJson(n, meta, enc.ops) ??
-      JSON.stringify({
-        run_id: this.runId,
-        first: n,
-        last: n,
-        ...(meta ? { meta } : {}),
-        ops: enc.ops,
-      } satisfies Omit<RawCommit, 'witnessed'>);
-    const frame = frameOfJson(text, (this.key ??= frameKey(this.runId)).seed);
+    const { frame, next } = this.commitFrame(n, ops, this.s.codec, !this.s.tail || n === this.s.tail.first);
     await owned;
     const tail = (this.s.tail ??= await this.newSegment(n));
     if (this.dirty) {
@@ -157,7 +147,29 @@ export class RunLog {
     tail.size += frame.length;
     tail.allocated = Math.max(tail.allocated, tail.size);
     this.s.next = n + 1;
-    advance(this.s.codec, enc.next);
+    advance(this.s.codec, next);
+    this.since?.push(ops);
+  }
+
+  /**
+   * Commit `n`'s frame, its ops encoded against `codec` (not moved: `next` moves it once the commit is
+   * accepted). `first`: the first commit of a segment repeats the meta, so a damaged header does not
+   * make the run unopenable.
+   */
+  private commitFrame(n: number, ops: readonly CommitOp[], codec: Codec, first: boolean) {
+    const enc = encodeOps(ops, codec, this.s.meta);
+    const meta = first ? this.s.meta : undefined;
+    // In short keys (frameKeys.ts); long if it holds a key of its own that reads as a short one.
+    const text =
+      shortJson(n, meta, enc.ops) ??
+      JSON.stringify({
+        run_id: this.runId,
+        first: n,
+        last: n,
+        ...(meta ? { meta } : {}),
+        ops: enc.ops,
+      } satisfies Omit<RawCommit, 'witnessed'>);
+    return { frame: frameOfJson(text, (this.key ??= frameKey(this.runId)).seed), next: enc.next };
   }
 
   /**
@@ -336,6 +348,7 @@ export class RunLog {
    * `end`: the run's end as of its last commit (core/end.ts), written in front of the snapshot for views to read alone.
    */
   async compact(ops: readonly CommitOp[], end?: unknown): Promise<void> {
+    await this.besideJob; // (one compaction at a time: a later one covers more)
     this.compacting = true;
     try {
       await this.compactLog(ops, end);
@@ -344,35 +357,66 @@ export class RunLog {
     }
   }
 
+  /**
+   * The log as it is now (`ops`: the run as of its last commit) compacted while appends go on to the
+   * live segment: the snapshot is staged and checked, and a new segment built under a temp name with
+   * the commits appended since, re-encoded to follow the snapshot, all beside the appends. Then, in
+   * `critical` (no append in flight), the commits since are added, the new segment renamed into place
+   * (the loader skips a segment a later one supersedes: segment.ts), then the snapshot, each rename
+   * made durable before the next, and appends go on to the new segment. Only then do the old files go.
+   * The length is taken when this is called, before anything awaits.
+   */
+  compactBeside(
+    ops: readonly CommitOp[],
+    end: unknown,
+    critical: (fn: () => Promise<void>) => Promise<void>,
+    owned: () => Promise<void>,
+  ): Promise<void> {
+    const last = this.s.next - 1;
+    const tail = this.s.tail;
+    // (Nothing appended since the last compaction, or one under way: nothing to do beside the appends.)
+    if (this.compacting || !tail || tail.first > last) return Promise.resolve();
+    this.compacting = true;
+    this.since = [];
+    const job = compactBeside(this.port(), last, tail, ops, end, critical, owned).finally(() => {
+      this.compacting = false;
+      this.since = null;
+    });
+    this.besideJob = job.catch(() => undefined);
+    return job;
+  }
+
+  /** What a compaction beside the appends reads and changes of the log (besideCompaction.ts). */
+  private port(): LogPort {
+    return {
+      fsl: this.fsl,
+      runId: this.runId,
+      s: this.s,
+      retryDelaysMs: this.retryDelaysMs,
+      file: (...parts) => this.file(...parts),
+      takeSince: () => this.since?.splice(0) ?? [],
+      commitFrame: (n, ops, codec, first) => this.commitFrame(n, ops, codec, first),
+      adopt: async (fresh, fd, codec, covered) => {
+        const old = this.fd;
+        this.fd = fd;
+        this.dirty = false; // (a failed append's bytes were in the old segment)
+        this.s.tail = fresh;
+        this.s.codec = codec;
+        this.s.covered = covered;
+        this.s.compactFirst = false;
+        if (old !== null) await this.fsl.close(old).catch(() => undefined);
+      },
+    };
+  }
+
   private async compactLog(ops: readonly CommitOp[], end?: unknown): Promise<void> {
     const last = this.s.next - 1;
     const meta = this.s.meta;
     if (last >= 1) {
-      const enc = encodeOps(ops, newCodec(), meta);
-      // The run's state first, its older records after (compacted.ts).
-      const split = compactedOps(ops, enc);
-      const body: RawCommit = { run_id: this.runId, first: 1, last, meta, witnessed: true, ops: split.ops };
       const file = this.file(SNAPSHOT_FILE);
-      await writeDurably(this.fsl, file, await encodeSnapshot(body, undefined, end, split.historyFrom), {
-        mode: 'replace',
-        retryDelaysMs: this.retryDelaysMs,
-      });
-      // Verify what landed before anything is removed: the spare's checksums, the plain copy decoded in
-      // full into a run (its history read too: every record, checked against the run).
-      const snapRel = rel(this.runId, SNAPSHOT_FILE);
-      const check = decodeSnapshot(await this.fsl.readFile(file), snapRel, this.runId);
-      if (check.damaged) throw new Error(`${snapRel} did not read back whole: ${check.damaged}`);
-      const back = isCompacted(check.raw.ops)
-        ? readCompacted(check.raw, check.history, newCodec(), meta, snapRel, this.runId)
-        : { ...decodeCommit(check.raw, newCodec(), meta, snapRel, this.runId), history: null };
-      const model = new RunModel(meta);
-      model.check(back.body.ops, true);
-      model.apply(back.body.ops);
-      if (back.history) model.adoptCompacted(back.history, snapRel);
-      const records = ops.reduce((n, o) => n + (o.op === 'record' ? 1 : 0), 0);
-      if (model.records.length !== records)
-        throw new Error(`${snapRel} did not read back whole: it holds ${model.records.length} of ${records} records`);
-      this.s.codec = advance(newCodec(), enc.next); // exactly what a load computes after the snapshot
+      const staged = await stageSnapshot(this.fsl, file, this.runId, meta, ops, last, end);
+      await publish(this.fsl, staged.tmp, file, this.retryDelaysMs);
+      this.s.codec = staged.codec;
     }
     await this.closeFd();
     const old = parseSegmentNames(await this.fsl.readdir(this.file()));

@@ -11,6 +11,22 @@ import * as h from './helpers';
 import { watchedFs } from './faultyFs';
 import { logFiles, step } from './backgroundSupport';
 
+/**
+ * The folder as it is now. A compaction's removal of old segments runs beside the run's writes, so a
+ * file listed may be gone before it is copied: the copy is then taken again (the state after it).
+ */
+function copyState(from: string, to: string): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.cpSync(from, to, { recursive: true });
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ENOENT' || attempt >= 5) throw err;
+      fs.rmSync(to, { recursive: true, force: true });
+    }
+  }
+}
+
 describe('store: compaction while the run works', function () {
   this.timeout(300_000);
   let dir: string;
@@ -27,7 +43,7 @@ describe('store: compaction while the run works', function () {
     const mutating = new Set(['createExclusive', 'openForUpdate', 'write', 'pwrite', 'fsync', 'fdatasync', 'truncate']);
     const fsl = watchedFs((name) => {
       if (armed && (mutating.has(name) || ['rename', 'link', 'unlink', 'rmrf'].includes(name))) {
-        fs.cpSync(root, path.join(states, String(ackedAt.length)), { recursive: true });
+        copyState(root, path.join(states, String(ackedAt.length)));
         ackedAt.push(intents);
       }
     });

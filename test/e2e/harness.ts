@@ -21,6 +21,44 @@ export const resultsDir = path.join(repoRoot, 'test-results');
 /** The run view's webview type (package.json: `onWebviewPanel:agentWaypoints.runView`). */
 export const RUN_VIEW_TYPE = 'agentWaypoints.runView';
 
+/**
+ * Built-in extensions no e2e test uses that would activate at startup (git, GitHub, Copilot Chat, the
+ * debugger's auto-attach) or when a test opens a file (the TypeScript and JSON language servers, each a
+ * process of its own): the server leaves them out, so every start and reload on a loaded machine is
+ * spent on the extension under test. Grammars and themes stay; the extension depends on none of these.
+ */
+const SKIPPED_BUILTINS = [
+  'GitHub.copilot-chat',
+  'vscode.git',
+  'vscode.git-base',
+  'vscode.github',
+  'vscode.github-authentication',
+  'vscode.microsoft-authentication',
+  'vscode.debug-auto-launch',
+  'vscode.merge-conflict',
+  'vscode.emmet',
+  'vscode.npm',
+  'vscode.typescript-language-features',
+  'ms-vscode.js-debug',
+  'ms-vscode.js-debug-companion',
+  'ms-vscode.vscode-js-profile-table',
+  'vscode.terminal-suggest',
+  'vscode.tunnel-forwarding',
+  'vscode.extension-editing',
+  'vscode.configuration-editing',
+  'vscode.json-language-features',
+  'vscode.markdown-language-features',
+  'vscode.references-view',
+  'vscode.simple-browser',
+  'vscode.ipynb',
+];
+
+/**
+ * code-server compresses its 19 MB workbench script again for every page that asks (brotli, seconds of
+ * CPU on a loaded machine, per start and per reload): over loopback the page asks for it as it is.
+ */
+const UNCOMPRESSED = { 'Accept-Encoding': 'identity' };
+
 let installedExtensionsDir: string | undefined;
 
 /** The VSIX `npm run package` produced; installed once per test process into a shared extensions dir. */
@@ -87,11 +125,12 @@ export class Workbench {
       userDataDir,
       extensionsDir,
       logFile: path.join(resultsDir, 'e2e-code-server.log'),
+      skipBuiltinExtensions: SKIPPED_BUILTINS,
       ...(env ? { env } : {}),
       ...(port ? { port } : {}),
     });
     const browser = await launchChromium();
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, extraHTTPHeaders: UNCOMPRESSED });
     const wb = new Workbench(server, browser, page, workspace, userDataDir, tmp);
     await page.goto(server.url(), { timeout: scaled(90_000) });
     await wb.waitForWorkbench();
@@ -130,7 +169,7 @@ export class Workbench {
    * own (as desktop VS Code gives each window), sharing the workspace's checkpoint storage.
    */
   async openAnotherWindow(): Promise<Workbench> {
-    const page = await this.browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const page = await this.browser.newPage({ viewport: { width: 1400, height: 900 }, extraHTTPHeaders: UNCOMPRESSED });
     const wb = new Workbench(this.server, this.browser, page, this.workspace, this.userDataDir, this.tmp, true);
     await page.goto(this.server.url(), { timeout: scaled(90_000) }); // a loaded machine serves the workbench slowly
     await wb.waitForWorkbench();
@@ -527,8 +566,8 @@ export async function keepFailure(wb: Workbench, title: string): Promise<void> {
 
 /**
  * Mocha hooks: a fresh workbench for a describe block, a screenshot for every failed test. For the
- * blocks whose tests need a pristine window (a second window, a trust question, a store no other run
- * has touched, a reload that must find only its own run); the others of a file share one (shared.ts).
+ * blocks whose tests need a pristine window (a trust question, a store no other run has touched, a
+ * reload that must find only its own run); the others of a file share one (shared.ts).
  */
 export function useWorkbench(opts: WorkbenchOptions | (() => WorkbenchOptions) = {}): () => Workbench {
   let wb: Workbench | undefined;
@@ -549,41 +588,43 @@ export function useWorkbench(opts: WorkbenchOptions | (() => WorkbenchOptions) =
   };
 }
 
-/** Switches the colour theme through the user settings file, as a user editing settings.json would; waits for the workbench to show it. */
+/**
+ * Switches the colour theme as a user picks one (Preferences: Color Theme); waits for the workbench to
+ * show it. Not through the settings file: code-server's watcher of it can miss a write for a minute.
+ */
 export async function setColorTheme(
   wb: Workbench,
   theme: string,
   workbenchClass: 'vs' | 'vs-dark' | 'hc-black',
 ): Promise<void> {
-  const file = path.join(wb.userDataDir, 'User', 'settings.json');
-  const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  fs.writeFileSync(file, JSON.stringify({ ...settings, 'workbench.colorTheme': theme }, null, 2));
   const applied = wb.page.locator(`.monaco-workbench.${workbenchClass}`);
-  // A first try, not a deadline: when the watcher is slow the palette below is the way, and a scaled
-  // try would only wait longer before taking it (four themes cost minutes under load).
-  if (
-    !(await applied.waitFor({ timeout: 15_000 }).then(
+  // The picker shows labels, not the setting's ids.
+  const label =
+    (
+      {
+        'Default Light Modern': 'Light Modern',
+        'Default Dark Modern': 'Dark Modern',
+        'Default High Contrast': 'Dark High Contrast',
+      } as Record<string, string>
+    )[theme] ?? theme;
+  const input = wb.page.locator('.quick-input-widget input');
+  const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+  const ok = (p: Promise<unknown>) =>
+    p.then(
       () => true,
       () => false,
-    ))
-  ) {
-    // The settings watcher can lag on a loaded machine: pick the theme as a user would.
+    );
+  const deadline = Date.now() + scaled(60_000);
+  // The picker closes when a webview takes the focus late: open it again until the theme is applied.
+  while (!(await applied.isVisible())) {
+    if (Date.now() > deadline) throw new Error(`the ${theme} theme was never applied`);
     await wb.runCommand('Preferences: Color Theme');
-    const input = wb.page.locator('.quick-input-widget input');
-    // The picker shows labels, not the setting's ids.
-    const label =
-      (
-        {
-          'Default Light Modern': 'Light Modern',
-          'Default Dark Modern': 'Dark Modern',
-          'Default High Contrast': 'Dark High Contrast',
-        } as Record<string, string>
-      )[theme] ?? theme;
-    await input.fill(label);
-    const row = wb.page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
-    await row.waitFor({ state: 'visible' });
-    await row.click(); // not Enter: the focused row may be 'Browse Additional Color Themes'
-    await applied.waitFor({ timeout: scaled(30_000) });
+    if (
+      (await ok(input.fill(label, { timeout: scaled(5000) }))) &&
+      (await ok(row.waitFor({ state: 'visible', timeout: scaled(5000) })))
+    )
+      await ok(row.click({ timeout: scaled(5000) })); // not Enter: the focused row may be 'Browse Additional Color Themes'
+    await ok(applied.waitFor({ timeout: scaled(5000) }));
   }
   // Webviews take the theme on their next frame: wait until each open one says it has.
   const kind = { vs: 'vscode-light', 'vs-dark': 'vscode-dark', 'hc-black': 'vscode-high-contrast' }[workbenchClass];

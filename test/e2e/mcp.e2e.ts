@@ -10,6 +10,7 @@ import { startModelServer, type ModelServer } from '../fixtures/modelServer/serv
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { makeTempDir } from '../support/codeServer';
 import { repoRoot, useWorkbench, type Workbench, scaled } from './harness';
+import { scenarioOf, sharedWorkbench } from './shared';
 
 const EVERYTHING = path.join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
@@ -73,21 +74,92 @@ async function until(what: string, probe: () => boolean, ms = 30_000): Promise<v
   }
 }
 
+/**
+ * A second a step, and steps enough that the long call still runs when the crash test, having seen the
+ * first step's progress, kills the host: more as the machine's load makes the test slower, up to the
+ * 30 s that always sufficed. It runs twice (before the crash and once approved after it), so no longer.
+ * Set when the shared workbench starts, right before that test (the first of its blocks).
+ */
+let seconds = 0;
+
+/**
+ * The crash test and the approvals test share one workbench and one `.vscode/mcp.json` (shared.ts):
+ * the crash comes first, on a window no run has touched, and its run ends finished.
+ */
+const servers = sharedWorkbench(
+  () => {
+    seconds = Math.min(30, Math.round(scaled(12_000) / 1000));
+    return scenarioOf('e2e-mcp', [
+      {
+        task: 'Run the long operation',
+        turns: [
+          call('everything__trigger-long-running-operation', { duration: seconds, steps: seconds }),
+          { reply: { content: '(offline demo model) The long operation finished.' } },
+        ],
+      },
+      {
+        task: 'Use the everything server',
+        turns: [
+          call('everything__get-sum', { a: 2, b: 40 }),
+          call('everything__get-tiny-image'),
+          call('everything__get-tiny-image'),
+          { reply: { content: '(offline demo model) Done with the MCP tools.' } },
+          call('everything__get-tiny-image'),
+          { reply: { content: '(offline demo model) Asked again after the revoke.' } },
+        ],
+      },
+    ]);
+  },
+  (model) => ({
+    workspaceTemplate: workspaceWithMcp({ servers: SERVERS }),
+    settings: { 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID },
+  }),
+);
+
+describe('e2e: SIGKILL of the extension host during an MCP call', () => {
+  const workbench = servers.use();
+
+  it('(n) progress in the card → crash → reopen → the call comes back as may already have run → Approve runs it once', async function () {
+    this.timeout(scaled(300_000));
+    const wb = workbench();
+    await startRun(wb, 'Run the long operation');
+    const frame = await wb.webviewFrame('main.transcript', 60_000);
+    const card = frame.locator('section.approval', { hasText: 'trigger-long-running-operation' });
+    await card.waitFor({ timeout: scaled(60_000) });
+    await card.locator('vscode-button', { hasText: 'Approve' }).first().click();
+    const progress = frame.locator('section.tool .progress', { hasText: `of ${seconds}` });
+    await progress.waitFor({ timeout: scaled(60_000) });
+    await wb.screenshot('e2e-n-mcp-progress');
+
+    await wb.crashAndReopen(); // between the call's intent and its result
+    await wb.heldNotification('interrupted', 60_000);
+    await wb.clickNotificationButton('interrupted', 'Show');
+    const view = await wb.webviewFrame('.status.state-interrupted', 60_000);
+    await view.locator('.status vscode-button', { hasText: 'Resume' }).click();
+    const uncertain = view.locator('section.approval', { hasText: 'trigger-long-running-operation' });
+    await uncertain.locator('.warning', { hasText: 'May already have run' }).waitFor({ timeout: scaled(60_000) });
+    assert.equal(await uncertain.locator('vscode-button', { hasText: 'Always allow' }).count(), 0);
+    await wb.screenshot('e2e-n-mcp-may-already-have-run');
+    await uncertain.locator('vscode-button', { hasText: 'Approve' }).first().click();
+    await view
+      .locator('.msg.assistant.final', { hasText: 'The long operation finished' })
+      .waitFor({ timeout: scaled(120_000) });
+    const result = view.locator('section.tool', { hasText: 'trigger-long-running-operation' }).locator('pre.output');
+    assert.match(
+      await result.first().innerText(),
+      new RegExp(`Long running operation completed\\. Duration: ${seconds} seconds`),
+    );
+  });
+});
+
 describe('e2e: MCP servers from .vscode/mcp.json', () => {
-  const { workbench, model } = scripted(
-    scenario('e2e-mcp', [
-      call('everything__get-sum', { a: 2, b: 40 }),
-      call('everything__get-tiny-image'),
-      call('everything__get-tiny-image'),
-      { reply: { content: '(offline demo model) Done with the MCP tools.' } },
-      call('everything__get-tiny-image'),
-      { reply: { content: '(offline demo model) Asked again after the revoke.' } },
-    ]),
-  );
+  const workbench = servers.use();
+  const model = servers.model;
 
   it('(m) approve an MCP card, always allow a tool, see the servers in the Runs view, revoke it there: it asks again', async function () {
     this.timeout(scaled(300_000));
     const wb = workbench();
+    const requestsBefore = model().requests.length; // the crash test's, on the same model server
     await startRun(wb, 'Use the everything server');
     const frame = await wb.webviewFrame('main.transcript', 60_000);
 
@@ -154,53 +226,7 @@ describe('e2e: MCP servers from .vscode/mcp.json', () => {
     await frame
       .locator('.msg.assistant.final', { hasText: 'Asked again after the revoke' })
       .waitFor({ timeout: scaled(90_000) });
-    assert.ok(model().requests.length >= 6);
-  });
-});
-
-describe('e2e: SIGKILL of the extension host during an MCP call', () => {
-  // A second a step, and steps enough that the call still runs when the test, having seen the first
-  // step's progress, kills the host: more as the machine's load makes the test slower, up to the 30 s
-  // that always sufficed. It runs twice (before the crash and once approved after it), so no longer.
-  let seconds = 0;
-  const { workbench } = scripted(() => {
-    seconds = Math.min(30, Math.round(scaled(12_000) / 1000));
-    return scenario('e2e-mcp-crash', [
-      call('everything__trigger-long-running-operation', { duration: seconds, steps: seconds }),
-      { reply: { content: '(offline demo model) The long operation finished.' } },
-    ]);
-  });
-
-  it('(n) progress in the card → crash → reopen → the call comes back as may already have run → Approve runs it once', async function () {
-    this.timeout(scaled(300_000));
-    const wb = workbench();
-    await startRun(wb, 'Run the long operation');
-    const frame = await wb.webviewFrame('main.transcript', 60_000);
-    const card = frame.locator('section.approval', { hasText: 'trigger-long-running-operation' });
-    await card.waitFor({ timeout: scaled(60_000) });
-    await card.locator('vscode-button', { hasText: 'Approve' }).first().click();
-    const progress = frame.locator('section.tool .progress', { hasText: `of ${seconds}` });
-    await progress.waitFor({ timeout: scaled(60_000) });
-    await wb.screenshot('e2e-n-mcp-progress');
-
-    await wb.crashAndReopen(); // between the call's intent and its result
-    await wb.heldNotification('interrupted', 60_000);
-    await wb.clickNotificationButton('interrupted', 'Show');
-    const view = await wb.webviewFrame('.status.state-interrupted', 60_000);
-    await view.locator('.status vscode-button', { hasText: 'Resume' }).click();
-    const uncertain = view.locator('section.approval', { hasText: 'trigger-long-running-operation' });
-    await uncertain.locator('.warning', { hasText: 'May already have run' }).waitFor({ timeout: scaled(60_000) });
-    assert.equal(await uncertain.locator('vscode-button', { hasText: 'Always allow' }).count(), 0);
-    await wb.screenshot('e2e-n-mcp-may-already-have-run');
-    await uncertain.locator('vscode-button', { hasText: 'Approve' }).first().click();
-    await view
-      .locator('.msg.assistant.final', { hasText: 'The long operation finished' })
-      .waitFor({ timeout: scaled(120_000) });
-    const result = view.locator('section.tool', { hasText: 'trigger-long-running-operation' }).locator('pre.output');
-    assert.match(
-      await result.first().innerText(),
-      new RegExp(`Long running operation completed\\. Duration: ${seconds} seconds`),
-    );
+    assert.ok(model().requests.length - requestsBefore >= 6);
   });
 });
 

@@ -3,8 +3,8 @@
 // block's tests, closed after the last block's, and tidied between tests — questions closed,
 // notifications cleared, editors closed. A test that reloads the window or crashes its extension host
 // shares one too when every run before it ended finished (what the window shows after the reload is
-// then its run alone); tests that open a second window, need a fresh trust question or a workspace no
-// run has touched keep their own (useWorkbench).
+// then its run alone), and so does one that opens a second window (its pick names its own run); tests
+// that need a fresh trust question or a workspace no run has touched keep their own (useWorkbench).
 //
 // One scripted model server serves the blocks: each block's conversation is picked by a phrase of its
 // task (the scripted server's subconversations), so the blocks' runs never take each other's turns.
@@ -43,8 +43,9 @@ export async function closeSharedWorkbenches(): Promise<void> {
   for (const close of [...open]) await close();
 }
 
+/** `scenario` may be made when the first block starts (a conversation whose length follows the machine's load then). */
 export function sharedWorkbench(
-  scenario: Scenario,
+  scenario: Scenario | (() => Scenario),
   options: (model: ModelServer) => WorkbenchOptions,
 ): SharedWorkbench {
   let users = 0;
@@ -74,7 +75,7 @@ export function sharedWorkbench(
         if (wb) return;
         this.timeout(scaled(180_000));
         open.add(close);
-        server ??= await startModelServer({ scenario });
+        server ??= await startModelServer({ scenario: typeof scenario === 'function' ? scenario() : scenario });
         wb = await Workbench.start(options(server));
       });
       beforeEach(async function () {

@@ -2,7 +2,9 @@
 // from the client, the worker holding it SIGKILLed at a random point of a random command — the other
 // worker takes it over once the lease is free and completes it: no effect lost, none run twice
 // without a decision, one owner per lease token. A worker SIGSTOPped past its lease and continued
-// finds its writes refused. AW_WORKER_TRIALS sets the number of kills (default 30; AW_SOAK multiplies it).
+// finds its writes refused. AW_WORKER_TRIALS sets the number of kills: 10 in `npm test` (a kill costs
+// seconds of two workers' CPU on a shared 2-core machine), 30 in the soak (`npm run torture`);
+// AW_SOAK multiplies the default.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,7 +29,7 @@ import {
 // Short, so a takeover is quick; long enough that a busy 2-core machine does not starve a live
 // worker's heartbeats (every fifth of it) into a takeover.
 const LEASE_MS = 1_500;
-const TRIALS = trials(30, 'AW_WORKER_TRIALS');
+const TRIALS = trials(10, 'AW_WORKER_TRIALS');
 
 describe('agent-waypoints worker: takeover of a dead or frozen worker', function () {
   this.timeout(180_000);

@@ -10,6 +10,7 @@ import { startModelServer, type ModelServer } from '../../fixtures/modelServer/s
 import { cli, cliBundle, type CliProcess } from '../../support/cliProcess';
 import { makeRunner } from '../loop/support';
 import { waitFor } from '../runner/helpers';
+import { scaled } from '../../support/timeScale';
 import {
   approvalsNow,
   client,
@@ -108,7 +109,8 @@ describe('agent-waypoints worker: hand-off, decisions from another client, bring
     process.stdout.write(
       `      decision posted → the worker's next record: ${delays.map((d) => `${d.toFixed(0)} ms`).join(', ')}\n`,
     );
-    for (const d of delays) assert.ok(d < 1000, `decision → next record took ${d.toFixed(0)} ms`);
+    // A second on a quiet machine, as long as the load makes it: the int tier runs two files at once on shared cores.
+    for (const d of delays) assert.ok(d < scaled(1000), `decision → next record took ${d.toFixed(0)} ms`);
   });
 
   it('the command line hands a run off and approves its call: the decision is posted, the worker records it, the command says so', async () => {

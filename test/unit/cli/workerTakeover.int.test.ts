@@ -11,6 +11,7 @@ import path from 'node:path';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { cliBundle, type CliProcess } from '../../support/cliProcess';
 import { admin } from '../store/pg/support';
+import { scaled } from '../../support/timeScale';
 import { trials } from '../../support/trials';
 import {
   approvalsNow,
@@ -147,7 +148,7 @@ describe('agent-waypoints worker: takeover of a dead or frozen worker', function
     const runId = await startAsking(c);
     await c.workers.handOff(runId, person);
     const effects = path.join(p.checkout, 'effects.log');
-    const done = decideUntilDone(c, runId, effects, 20_000).catch((err: Error) => explain(runId, err));
+    const done = decideUntilDone(c, runId, effects, scaled(20_000)).catch((err: Error) => explain(runId, err));
     await until(async () => effectLines(p).includes('e2'));
     const frozen = await holderOf(runId);
     assert.ok(frozen?.proc, 'a worker holds it');

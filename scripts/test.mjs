@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: tools (installed when missing), then lint ∥ check-types ∥ build → package, then
-// unit → int (plain Node: the fast tier, then crash, torture, PostgreSQL, real shells and servers)
+// unit → int (plain Node: the fast tier, then crash, torture, PostgreSQL, real shells and servers,
+// its files in two workers)
 // → in-host → e2e (real VS Code, then Chromium against the installed VSIX, its files in two
 // workers), then the benchmark smoke run (it measures). The stages of one line wait on each other;
 // lines run at once. A stage's output is printed whole when it ends, with its time (and written to

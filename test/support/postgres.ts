@@ -4,8 +4,9 @@
 // `initdb` refuses to run as root (CI runs as root), so as root the cluster belongs to the
 // `postgres` user the package creates, in a folder that user owns.
 //
-// One cluster per test process: `sharedPostgres()` starts it on first use and the mocha root hook
-// (test/support/rootHooks.ts) stops it after the suite. Tests isolate themselves by workspace
+// One cluster per test process: `sharedPostgres()` starts it on first use and stops it when the
+// process exits (a parallel run's worker runs file after file on it); the main process's global
+// teardown (test/support/rootHooks.ts) stops whatever is still running in the run's folder. Tests isolate themselves by workspace
 // identity (a fresh one per test), or by a database of their own (`createDatabase`).
 import { execFileSync, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -128,11 +129,11 @@ export function startCluster(opts: PgClusterOptions = {}): PgCluster {
 
 let shared: PgCluster | undefined;
 
-/** The test process's one cluster (fsync off), started on first use, stopped by the root hook or at exit. */
+/** The test process's one cluster (fsync off), started on first use, stopped at exit or by the global teardown. */
 export function sharedPostgres(): PgCluster {
   if (!shared) {
     shared = startCluster({ fsync: false });
-    process.once('exit', stopSharedPostgres); // also when mocha exits without its root hook (a crash)
+    process.once('exit', stopSharedPostgres);
   }
   return shared;
 }
@@ -140,6 +141,20 @@ export function sharedPostgres(): PgCluster {
 export function stopSharedPostgres(): void {
   shared?.destroy();
   shared = undefined;
+}
+
+/**
+ * Stops every cluster still running in `dir` (the `aw-pg-*` folders startCluster makes in a test
+ * process's TMPDIR), as `pg_ctl stop -m immediate`: what a test process left when it was killed.
+ */
+export function stopClustersIn(dir: string): void {
+  const running = fs
+    .readdirSync(dir)
+    .filter((n) => n.startsWith('aw-pg-') && fs.existsSync(path.join(dir, n, 'data', 'postmaster.pid')));
+  if (running.length === 0) return;
+  const pgCtl = path.join(postgresBin(), 'pg_ctl');
+  for (const n of running)
+    asOwner(pgCtl, ['-D', path.join(dir, n, 'data'), '-m', 'immediate', 'stop'], { allowFail: true });
 }
 
 /** A fresh workspace identity: a namespace of its own in the shared database. */

@@ -1,19 +1,41 @@
-// Mocha root hooks of the unit suite (.mocharc.unit.json `require`): the shared PostgreSQL cluster
-// starts on first use (test/support/postgres.ts) and stops here, once, after every test. Every
-// temporary folder the suite makes (os.tmpdir(), read again at each call, and the child processes
-// it starts) goes into one folder of this run, removed at the end: a suite of hundreds of stores and
-// workspaces leaves nothing in /tmp.
+// Mocha root hooks and global fixtures of the plain-Node tiers (.mocharc.unit.json and .mocharc.int.json
+// `require`). Every temporary folder a run makes (os.tmpdir(), read again at each call, and the child
+// processes it starts) goes into one folder of the run, removed with any PostgreSQL cluster still
+// running in it once every file has run: a suite of hundreds of stores and workspaces leaves nothing
+// in /tmp. The main process makes it when it loads this file, before any test file loads; the workers
+// of a parallel run are forked after that and inherit it (AW_RUN_TMP says it is made). One folder per
+// run, not per file: a parallel worker runs file after file, and its PostgreSQL cluster
+// (test/support/postgres.ts) and the helpers' built-once bundles outlive each file.
 import type { Context } from 'mocha';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { stopSharedPostgres } from './postgres';
+import { stopClustersIn, stopSharedPostgres } from './postgres';
 import { scaled } from './timeScale';
 
-const runTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-unit-'));
-// Traversable by other users, as /tmp is: as root, the PostgreSQL cluster runs as `postgres`, in a folder under it.
-fs.chmodSync(runTmp, 0o755);
-process.env.TMPDIR = runTmp;
+/** The run's folder if this process made it (the only one that removes it). */
+const madeHere = process.env.AW_RUN_TMP ? undefined : makeRunTmp();
+
+function makeRunTmp(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aw-unit-'));
+  // Traversable by other users, as /tmp is: as root, the PostgreSQL cluster runs as `postgres`, in a folder under it.
+  fs.chmodSync(dir, 0o755);
+  process.env.TMPDIR = dir;
+  process.env.AW_RUN_TMP = dir;
+  return dir;
+}
+
+/**
+ * Main process, once, after every file (and after a parallel run's workers have exited): this
+ * process's cluster, any a worker left running (one killed before its exit hook finished), then the
+ * folder. Cleanup, not a behaviour under test: a global fixture has no time limit to miss.
+ */
+export function mochaGlobalTeardown(): void {
+  stopSharedPostgres();
+  if (!madeHere) return;
+  stopClustersIn(madeHere);
+  fs.rmSync(madeHere, { recursive: true, force: true, maxRetries: 3 });
+}
 
 export const mochaHooks = {
   // Each test's time limit scales with the machine's load when it starts, as the workbench tiers' do:
@@ -21,12 +43,5 @@ export const mochaHooks = {
   beforeEach(this: Context): void {
     const test = this.currentTest;
     if (test) test.timeout(scaled(test.timeout()));
-  },
-  afterAll(this: Context): void {
-    // Stopping the cluster and removing a suite's worth of stores is cleanup, not a behaviour under
-    // test: on a loaded machine it took longer than a test's limit (mocha fails a slow sync hook too).
-    this.timeout(300_000);
-    stopSharedPostgres();
-    fs.rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
   },
 };

@@ -4,7 +4,10 @@
 // effect run once or re-run only behind a distinct "uncertain" approval, and a finished run's
 // transcript equal to the uninterrupted one. Then a new child continues the run, and is killed again.
 //
-//   npm run torture -- --trials 500 [--seed 7] [--tsx] [--keep] [--pg]
+//   npm run torture -- --trials 500 [--seed 7] [--tsx] [--keep] [--pg] [--worker-trials 30 | --no-workers]
+//
+// Then the workers' takeover test (test/unit/cli/workerTakeover.int.test.ts) at its soak count: 30
+// SIGKILLs of the worker holding a run (`npm test` runs it with fewer).
 //
 // --pg runs it against the shared store (PostgreSQL, a throwaway cluster): the same child, the same
 // checks, the rows instead of the files (backend.ts).
@@ -22,6 +25,7 @@ import { parseSegment } from '../../src/store/disk/segment';
 import type { CorruptionReport } from '../../src/store/api/types';
 import { diskBackend, type TortureBackend } from './backend';
 import { pgBackend } from './pgTorture';
+import { workerTakeover } from './workers';
 import { startCluster } from '../support/postgres';
 import { ACK, canonical, digest, expectedTranscript, mulberry32, type Ack } from './shared';
 
@@ -423,13 +427,15 @@ async function main(): Promise<void> {
   } finally {
     cluster?.destroy();
   }
+  const workersOk = args.includes('--no-workers') || (await workerTakeover(num('--worker-trials', 30)));
   for (const f of r.failures) console.error(`FAIL ${f}`);
   const lt = r.lostTails;
   console.log(
     `\ntorture: ${r.trials} trials, ${r.kills} SIGKILLs, ${r.runsFinished} runs finished, ${lt.trials} lost tails (${lt.acknowledged} acknowledged, ${lt.withEffects} with effect records), ${r.failures.length} failures (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
   );
   if (!args.includes('--keep')) fs.rmSync(r.dir, { recursive: true, force: true });
-  process.exit(r.failures.length ? 1 : 0);
+  if (!workersOk) console.error('FAIL worker takeover (its output is above)');
+  process.exit(r.failures.length || !workersOk ? 1 : 0);
 }
 
 if (require.main === module) void main();

@@ -2,13 +2,16 @@
 // from the client, the worker holding it SIGKILLed at a random point of a random command — the other
 // worker takes it over once the lease is free and completes it: no effect lost, none run twice
 // without a decision, one owner per lease token. A worker SIGSTOPped past its lease and continued
-// finds its writes refused. AW_WORKER_TRIALS sets the number of kills (default 30; AW_SOAK multiplies it).
+// finds its writes refused. AW_WORKER_TRIALS sets the number of kills: 10 in `npm test` (a kill costs
+// seconds of two workers' CPU on a shared 2-core machine), 30 in the soak (`npm run torture`);
+// AW_SOAK multiplies the default.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { cliBundle, type CliProcess } from '../../support/cliProcess';
 import { admin } from '../store/pg/support';
+import { scaled } from '../../support/timeScale';
 import { trials } from '../../support/trials';
 import {
   approvalsNow,
@@ -27,7 +30,7 @@ import {
 // Short, so a takeover is quick; long enough that a busy 2-core machine does not starve a live
 // worker's heartbeats (every fifth of it) into a takeover.
 const LEASE_MS = 1_500;
-const TRIALS = trials(30, 'AW_WORKER_TRIALS');
+const TRIALS = trials(10, 'AW_WORKER_TRIALS');
 
 describe('agent-waypoints worker: takeover of a dead or frozen worker', function () {
   this.timeout(180_000);
@@ -145,7 +148,7 @@ describe('agent-waypoints worker: takeover of a dead or frozen worker', function
     const runId = await startAsking(c);
     await c.workers.handOff(runId, person);
     const effects = path.join(p.checkout, 'effects.log');
-    const done = decideUntilDone(c, runId, effects, 20_000).catch((err: Error) => explain(runId, err));
+    const done = decideUntilDone(c, runId, effects, scaled(20_000)).catch((err: Error) => explain(runId, err));
     await until(async () => effectLines(p).includes('e2'));
     const frozen = await holderOf(runId);
     assert.ok(frozen?.proc, 'a worker holds it');

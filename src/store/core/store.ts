@@ -183,7 +183,8 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   }
 
   private async flushAll(timeoutMs: number, progressToo: boolean): Promise<void> {
-    await this.c.gate.opened();
+    // Not the whole index: a run written here made the store read it; a dirty partial one reads it to save.
+    await this.c.gate.listable();
     await bounded(timeoutMs, 'flush', async () => {
       await this.writer.flushAll();
       await this.c.index.save(progressToo);

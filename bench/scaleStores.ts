@@ -130,15 +130,19 @@ async function treeLoad(store: Store): Promise<{ read: number; model: RunsTreeMo
 
 /** The heap an open store holds: after a full GC with it open, less after a full GC once it is closed and dropped. */
 async function held(open: () => Store, fill: (s: Store) => Promise<unknown>): Promise<number> {
-  let store: Store | undefined = open();
-  const kept = await fill(store);
-  fullGc();
-  const withIt = process.memoryUsage().heapUsed;
-  await store.close();
-  store = undefined;
-  if (kept instanceof RunsTreeModel) kept.dispose();
+  const withIt = await heapWhileOpen(open, fill); // its locals (the store, the tree) are gone once it returns
   fullGc();
   return withIt - process.memoryUsage().heapUsed;
+}
+
+async function heapWhileOpen(open: () => Store, fill: (s: Store) => Promise<unknown>): Promise<number> {
+  const store = open();
+  const kept = await fill(store);
+  fullGc();
+  const heap = process.memoryUsage().heapUsed;
+  if (kept instanceof RunsTreeModel) kept.dispose();
+  await store.close();
+  return heap;
 }
 
 async function timeOpens(open: () => Store, count: number, repeats: number, setupMs: number): Promise<ManyRuns> {

@@ -20,8 +20,8 @@ import { Workload } from './workload';
 import { measureWorkspaceTools, toolsReport } from './workspaceTools';
 import { measureShared, sharedReport } from './shared';
 import { measureSandbox, sandboxBenchReport } from './sandbox';
-import { measureScale } from './scale';
-import { scaleReport } from './scaleReport';
+import { measureManyRuns, measureScale } from './scale';
+import { manyRunsReport, scaleReport } from './scaleReport';
 
 interface Options {
   quick: boolean;
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
   if (process.argv.includes('--scale')) {
     // The scale run alone: a 10,000-step run and a store of 10,000 runs, on disk and on PostgreSQL.
     const value = (name: string) => process.argv[process.argv.indexOf(name) + 1];
-    const scale = await measureScale({
+    const scaleOpts = {
       steps: process.argv.includes('--steps') ? opts.steps : 10_000,
       runs: process.argv.includes('--runs') ? Number(value('--runs')) : 10_000,
       seed: opts.seed,
@@ -157,7 +157,22 @@ async function main(): Promise<void> {
       noView: process.argv.includes('--no-view'),
       diskOnly: process.argv.includes('--disk-only'),
       log,
-    });
+    };
+    if (process.argv.includes('--runs-only')) {
+      // The store of many runs alone (activation, the Runs tree's first load, the heap they hold).
+      const start = os.loadavg();
+      const many = await measureManyRuns(scaleOpts);
+      const report = manyRunsReport(many, { start, end: os.loadavg() });
+      fs.mkdirSync(RESULTS_DIR, { recursive: true });
+      fs.writeFileSync(
+        path.join(RESULTS_DIR, 'scale-runs.json'),
+        JSON.stringify({ ...many, table: report }, null, 2) + '\n',
+      );
+      process.stdout.write(report + '\n');
+      if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
+      return;
+    }
+    const scale = await measureScale(scaleOpts);
     const report = scaleReport(scale);
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
     fs.writeFileSync(path.join(RESULTS_DIR, 'scale.json'), JSON.stringify({ ...scale, table: report }, null, 2) + '\n');

@@ -166,6 +166,21 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
   }
 }
 
+/** The store of many runs alone, on disk and on PostgreSQL (`--scale --runs-only`). */
+export async function measureManyRuns(o: ScaleOptions): Promise<NonNullable<ScaleResults['manyRuns']>> {
+  o.log(`  scale, disk: ${o.runs} runs …`);
+  const disk = await manyRunsOnDisk(tempDirIn(o.dir, 'many-runs'), o.runs, 5);
+  const cluster = startCluster({ fsync: true });
+  try {
+    o.log(`  scale, PostgreSQL: ${o.runs} runs …`);
+    const runsDb = await cluster.createDatabase('runs');
+    await withClient(cluster.url(), (db) => db.query(`ALTER DATABASE ${runsDb} SET synchronous_commit = off`));
+    return { disk, pg: await manyRunsOnPg(cluster.url(runsDb), o.runs, 5) };
+  } finally {
+    cluster.destroy();
+  }
+}
+
 export async function measureScale(o: ScaleOptions): Promise<ScaleResults> {
   const start = os.loadavg();
   const loads: number[] = [];

@@ -1,12 +1,15 @@
 // Parts of the scale run (bench/scale.ts) beside the interleaved disk run: a crash at the last step
 // made by SIGKILL of a writer process, and a store of many runs — on disk and on PostgreSQL — timed
-// as the Runs view opens it (the store opened, then the tree's first page), with the heap it holds.
+// as the Runs view opens it (the store opened, then the tree's load: RunsTreeModel itself), with the
+// heap it holds.
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { nodeFs, openDiskStore, type FsLayer } from '../src/store';
 import { openPgStore } from '../src/store/pg/store';
 import type { CheckpointStore } from '../src/store/api/types';
+import type { Store } from '../src/store/core/store';
+import { RunsTreeModel } from '../src/views/runs/treeModel';
 import { BENCH_OWNER } from './contenders/ours';
 import { benchRunMeta } from './extras';
 import { fullGc } from './measure';
@@ -65,12 +68,21 @@ export async function killedWriter(o: {
 export interface ManyRuns {
   runs: number;
   setupMs: number;
-  /** The store opened and the Runs tree's first page (500) listed, per fresh open. */
+  /** The store opened (whenOpen: ready to list, from the index's head when it has a current one). */
+  openMs: number[];
+  /** The store opened and the Runs tree loaded (RunsTreeModel.load: its first page of 500 and every unfinished run). */
   firstPageMs: number[];
-  /** The store opened and every page listed (what the tree loads before it renders). */
+  /** The store opened and every page listed (the whole index read). */
   allPagesMs: number[];
-  /** Heap held by an open store with its first page listed (after a full GC, over the heap before it). */
+  /** Summaries the tree's load was handed, and the index entries the store held then. */
+  summariesRead: number;
+  entriesHeld: number;
+  /**
+   * Heap held by the open store with the tree loaded / with the whole index: after a full GC, less
+   * the heap after a full GC once it is closed and let go (medians).
+   */
   heapBytes: number;
+  wholeHeapBytes: number;
 }
 
 /** The fs layer without its barriers: a store of many runs is generated fast, then timed through the real one. */
@@ -84,43 +96,97 @@ async function createRuns(store: CheckpointStore, count: number): Promise<void> 
   }
 }
 
-/** Lists like RunsTreeModel.load(): pages of 500; `firstOnly` stops after the first. */
-async function listed(store: CheckpointStore, firstOnly: boolean): Promise<number> {
+/** Every page, as a caller that wants the whole list does. */
+async function allPages(store: CheckpointStore): Promise<number> {
   let cursor: string | undefined;
   let n = 0;
   do {
     const page = await store.listRuns({ limit: 500, ...(cursor ? { cursor } : {}) });
     n += page.runs.length;
     cursor = page.cursor;
-  } while (cursor && !firstOnly);
+  } while (cursor);
   return n;
 }
 
-async function timeOpens(
-  open: () => CheckpointStore,
-  count: number,
-  repeats: number,
-  setupMs: number,
-): Promise<ManyRuns> {
+/** The tree's load on a fresh store, counting the summaries listRuns hands it. */
+async function treeLoad(store: Store): Promise<{ read: number; model: RunsTreeModel }> {
+  let read = 0;
+  const counting = new Proxy(store, {
+    get(target, key) {
+      if (key === 'listRuns')
+        return async (...args: Parameters<CheckpointStore['listRuns']>) => {
+          const page = await target.listRuns(...args);
+          read += page.runs.length;
+          return page;
+        };
+      const v = Reflect.get(target, key) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  const model = new RunsTreeModel(counting);
+  await model.load();
+  return { read, model };
+}
+
+/** The heap an open store holds: after a full GC with it open, less after a full GC once it is closed and dropped. */
+async function held(open: () => Store, fill: (s: Store) => Promise<unknown>): Promise<number> {
+  const withIt = await heapWhileOpen(open, fill); // its locals (the store, the tree) are gone once it returns
+  fullGc();
+  return withIt - process.memoryUsage().heapUsed;
+}
+
+async function heapWhileOpen(open: () => Store, fill: (s: Store) => Promise<unknown>): Promise<number> {
+  const store = open();
+  const kept = await fill(store);
+  fullGc();
+  const heap = process.memoryUsage().heapUsed;
+  if (kept instanceof RunsTreeModel) kept.dispose();
+  await store.close();
+  return heap;
+}
+
+async function timeOpens(open: () => Store, count: number, repeats: number, setupMs: number): Promise<ManyRuns> {
+  const openMs: number[] = [];
   const firstPageMs: number[] = [];
   const allPagesMs: number[] = [];
   const heap: number[] = [];
-  for (let r = 0; r < repeats; r++)
-    for (const firstOnly of [true, false]) {
-      fullGc();
-      const h0 = process.memoryUsage().heapUsed;
-      const t0 = performance.now();
-      const store = open();
-      const n = await listed(store, firstOnly);
-      (firstOnly ? firstPageMs : allPagesMs).push(performance.now() - t0);
-      if (firstOnly) {
-        fullGc();
-        heap.push(process.memoryUsage().heapUsed - h0);
-      }
-      await store.close();
-      if (n !== (firstOnly ? Math.min(500, count) : count)) throw new Error(`listed ${n} of ${count} runs`);
-    }
-  return { runs: count, setupMs, firstPageMs, allPagesMs, heapBytes: median(heap) };
+  const wholeHeap: number[] = [];
+  let summariesRead = 0;
+  let entriesHeld = 0;
+  for (let r = 0; r < repeats; r++) {
+    fullGc();
+    let t0 = performance.now();
+    let store = open();
+    await store.whenOpen();
+    openMs.push(performance.now() - t0);
+    const { read, model } = await treeLoad(store);
+    firstPageMs.push(performance.now() - t0);
+    summariesRead = read;
+    entriesHeld = store.index.entries.size;
+    model.dispose();
+    await store.close();
+    if (model.all().length < Math.min(500, count)) throw new Error(`the tree loaded ${model.all().length} runs`);
+    fullGc();
+    t0 = performance.now();
+    store = open();
+    const n = await allPages(store);
+    allPagesMs.push(performance.now() - t0);
+    await store.close();
+    if (n !== count) throw new Error(`listed ${n} of ${count} runs`);
+    heap.push(await held(open, async (s) => (await treeLoad(s)).model));
+    wholeHeap.push(await held(open, (s) => allPages(s)));
+  }
+  return {
+    runs: count,
+    setupMs,
+    openMs,
+    firstPageMs,
+    allPagesMs,
+    summariesRead,
+    entriesHeld,
+    heapBytes: median(heap),
+    wholeHeapBytes: median(wholeHeap),
+  };
 }
 
 export async function manyRunsOnDisk(dir: string, count: number, repeats: number): Promise<ManyRuns> {

@@ -17,7 +17,9 @@ export function registerCheckpointCommands(c: CommandContext): vscode.Disposable
       if (!target) return undefined;
       return (await openCheckpointDocument(target.runId, target.seq)).uri.toString();
     }),
+    // The tree's "Load more…" nodes: a run's older steps, or (after the groups) older runs.
     registerCommand(CommandIds.loadMoreCheckpoints, async (arg?: unknown) => {
+      if ((arg as { kind?: unknown } | undefined)?.kind === 'moreRuns') return c.model.loadMoreRuns();
       const runId = runIdOf(arg);
       if (runId) await c.model.loadMore(runId);
     }),

@@ -470,7 +470,8 @@ export class AgentRunner {
     const marked: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await store.listRuns({ limit: 200, ...(cursor ? { cursor } : {}) });
+      // Only running runs (the store answers from its index's head: never every run's summary).
+      const page = await store.listRuns({ limit: 200, states: ['running'], ...(cursor ? { cursor } : {}) });
       for (const run of page.runs) {
         if (run.state !== 'running' || this.active.has(run.run_id) || (await store.owner(run.run_id))) continue;
         const lease = await store.acquire(run.run_id, this.deps.owner).catch(() => undefined);

@@ -89,6 +89,18 @@ export interface ContinueRunInput {
   messages: NewInboxMessage[];
 }
 
+export interface ListRunsOptions {
+  /** 1–1000; default 50. */
+  limit?: number;
+  /** From a previous page (the same `states`). */
+  cursor?: string;
+  /**
+   * Only runs in these states. Unfinished states only (not completed or failed) are answered from
+   * what opening read, never the whole index: what startup and "Needs attention" need.
+   */
+  states?: readonly RunState[];
+}
+
 export interface RunPage {
   runs: RunSummary[];
   /** Pass back to get the next page; absent on the last page. */
@@ -242,7 +254,7 @@ export interface ListOptions {
 export interface CheckpointStore {
   // runs
   createRun(input: NewRunInput, owner: OwnerInfo): Promise<{ run: RunSummary; lease: RunLease }>;
-  listRuns(opts?: { limit?: number; cursor?: string }): Promise<RunPage>;
+  listRuns(opts?: ListRunsOptions): Promise<RunPage>;
   /**
    * Picks up what other windows changed since this store opened: runs they created or deleted, and
    * new commits of unfinished runs this store does not own. Finished runs are not re-read.

@@ -33,6 +33,8 @@ export interface CoreOptions {
   keepEndFrom?: number;
   /** Runs that are only read (owned elsewhere or not at all) kept in memory. */
   cachedRuns?: number;
+  /** Newest runs the index's head holds, beside every unfinished one (default HEAD_RUNS, indexCache.ts). */
+  headRuns?: number;
 }
 
 /** Every call waits for the store to open and is refused once it is closed. */
@@ -41,10 +43,17 @@ export class StoreGate {
   private ready: Promise<void> = Promise.resolve();
   /** The opening finished well: a call need not wait for it (isOpen). */
   private done = true;
+  /** Reads the rest of the index when the opening read only its head (RunLoader.complete). */
+  private whole: () => Promise<void> = () => Promise.resolve();
+  private wholeDone = true;
 
-  start(opening: Promise<void>): void {
+  start(opening: Promise<void>, whole?: () => Promise<void>): void {
     this.ready = opening;
     this.done = false;
+    if (whole) {
+      this.whole = whole;
+      this.wholeDone = false;
+    }
     opening.then(
       () => {
         if (this.ready === opening) this.done = true;
@@ -55,12 +64,23 @@ export class StoreGate {
 
   /** Open now (opened() would resolve at once): the step's calls skip waiting for it. */
   get isOpen(): boolean {
-    return this.done && !this.closed;
+    return this.done && this.wholeDone && !this.closed;
   }
 
-  async opened(): Promise<void> {
+  /** Open enough to list from the index's head (listing answers from it when it can). */
+  async listable(): Promise<void> {
     if (this.closed) throw new StoreClosedError();
     await this.ready;
+    if (this.closed) throw new StoreClosedError();
+  }
+
+  /** Open, with the whole index in memory. */
+  async opened(): Promise<void> {
+    await this.listable();
+    if (!this.wholeDone) {
+      await this.whole();
+      this.wholeDone = true;
+    }
     if (this.closed) throw new StoreClosedError();
   }
 }

@@ -60,10 +60,28 @@ export interface IndexState {
   writable: boolean;
 }
 
+/**
+ * The part of the index a store lists from before it has read the whole (Engine.openIndexHead): the
+ * newest entries and every unfinished run's. Every entry at or newer than `cutoff` is in it.
+ */
+export interface IndexHead {
+  entries: IndexEntry[];
+  /** Key (updated_ms, run_id) of the oldest of the newest entries; null: the head is the whole index. */
+  cutoff: readonly [number, string] | null;
+  /** Runs present without a usable entry: read to rebuild theirs, as the full opening does. */
+  unindexed: string[];
+}
+
 export interface Engine {
   /** Where the engine reports corruption it finds outside a run load (blobs, locks). */
   setReporter(fn: (r: CorruptionReport) => void): void;
   openIndex(): Promise<IndexState>;
+  /**
+   * The head of the index (the `newest` entries and every unfinished run's) when the engine can give
+   * it without reading every entry, and knows it current; undefined: the store opens with openIndex.
+   * Either way openIndex follows when the store first needs the whole index.
+   */
+  openIndexHead?(newest: number): Promise<IndexHead | undefined>;
   /** Run ids present in storage now (another window may have added or removed some). */
   listRunIds(): Promise<string[]>;
   /** Number of the run's newest commit (one directory listing, nothing read); undefined: no such run. */

@@ -6,9 +6,28 @@
 // followed live (follow): its entry is built from the run in memory when the index is read or saved,
 // not at each of the ten or so ops a step hands over.
 import type { Engine } from './engine';
-import type { RunSummary } from '../api/schema';
+import { isTerminalState, type RunSummary } from '../api/schema';
 import type { IndexEntry } from './storedSchema';
 import { merged } from './copy';
+
+/** Newest runs an index head holds (beyond every unfinished one): the Runs view's first page and some to spare. */
+export const HEAD_RUNS = 600;
+
+/**
+ * The head of an index (Engine.openIndexHead): its `newest` entries and every unfinished run's, and
+ * the key of the oldest of the newest (null: that is every entry).
+ */
+export function headOf(
+  entries: readonly IndexEntry[],
+  newest = HEAD_RUNS,
+): { runs: IndexEntry[]; cutoff: [number, string] | null } {
+  const sorted = [...entries].sort((a, b) => b.updated_ms - a.updated_ms || (a.run_id < b.run_id ? 1 : -1));
+  if (sorted.length <= newest) return { runs: sorted, cutoff: null };
+  const last = sorted[newest - 1]!;
+  const runs = sorted.slice(0, newest);
+  for (const e of sorted.slice(newest)) if (!isTerminalState(e.state)) runs.push(e);
+  return { runs, cutoff: [last.updated_ms, last.run_id] };
+}
 
 /** What a followed run's entry is built from: the run in memory (RunModel). */
 export interface LiveRun {
@@ -39,6 +58,8 @@ export class IndexCache {
   private timerDue = Infinity;
   private saving: Promise<void> | null = null;
   private enabled = true;
+  /** Set while only the index's head is in memory: reads the rest, so a save never writes a part of it. */
+  beforeSave: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly engine: Engine,
@@ -121,6 +142,7 @@ export class IndexCache {
    * every step would otherwise rewrite the whole index, with two fsyncs, at every step.
    */
   async save(progressToo = true): Promise<void> {
+    if (this.beforeSave && this.dirty && this.enabled) await this.beforeSave();
     while (this.saving) await this.saving.catch(() => undefined);
     if (!this.dirty || !this.enabled || (!progressToo && !this.structural)) return;
     const structural = this.structural;

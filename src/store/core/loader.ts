@@ -27,11 +27,48 @@ export class RunLoader {
     private readonly index: IndexCache,
     private readonly events: StoreEvents,
     private readonly cachedRuns: number,
+    private readonly headRuns: number,
   ) {}
 
-  /** Reads the index (never the runs' logs) and reconciles it with the runs present. */
+  /**
+   * Opens from the index's head when the engine has a current one (the newest runs and every
+   * unfinished one: what the Runs view's first page and startup show), else reads the whole index.
+   * Never a run's log.
+   */
   async open(): Promise<void> {
+    const head = await this.engine.openIndexHead?.(this.headRuns);
+    if (!head) return this.openWhole();
     this.events.opening = true;
+    try {
+      for (const e of head.entries) this.index.entries.set(e.run_id, e);
+      for (const id of head.unindexed) await this.rebuildEntry(id);
+    } finally {
+      this.events.opening = false;
+    }
+    this.cutoff = head.cutoff;
+    if (this.cutoff) this.index.beforeSave = () => this.complete();
+  }
+
+  /** Key of the oldest entry the head surely holds (null: the whole index is in memory). */
+  cutoff: readonly [number, string] | null = null;
+  private completing: Promise<void> | undefined;
+
+  /** Reads the whole index once, when the store first needs it (opened from a head). */
+  complete(): Promise<void> {
+    if (!this.cutoff) return Promise.resolve();
+    this.completing ??= this.openWhole(true).then(() => {
+      this.cutoff = null;
+      this.index.beforeSave = undefined;
+    });
+    return this.completing;
+  }
+
+  /**
+   * Reads the index and reconciles it with the runs present. `late`: after opening from a head —
+   * entries already in memory are as new or newer, and what changes what was listed is announced.
+   */
+  private async openWhole(late = false): Promise<void> {
+    this.events.opening = !late;
     try {
       const st = await this.engine.openIndex();
       if (!st.writable) this.index.disableWrites();
@@ -39,17 +76,29 @@ export class RunLoader {
       for (const n of st.notices)
         this.events.emit({ kind: 'recovered', run_id: null, file: n.file, message: n.message });
       if (st.notices.length > 0) this.index.markDirty(0); // write the rebuilt index now: one notice, not one per open
-      for (const e of st.entries) this.index.entries.set(e.run_id, e);
+      for (const e of st.entries) if (!late || !this.index.entries.has(e.run_id)) this.index.entries.set(e.run_id, e);
       const present = new Set(st.present);
-      for (const id of [...this.index.entries.keys()]) if (!present.has(id)) this.index.delete(id);
+      for (const id of [...this.index.entries.keys()]) {
+        if (present.has(id) || this.runs.get(id)?.owned) continue;
+        this.index.delete(id);
+        if (!late) continue;
+        this.runs.delete(id);
+        this.events.emit({ kind: 'run-deleted', run_id: id });
+      }
       for (const id of present) {
         if (this.index.entries.has(id)) continue;
-        const h = await this.peek(id).catch(() => undefined); // unreadable runs were reported by the load
-        if (h) this.index.set(h.model.summary(), h.durableCommits, true);
+        if ((await this.rebuildEntry(id)) && late) this.events.emit({ kind: 'run-created', run_id: id });
       }
     } finally {
       this.events.opening = false;
     }
+  }
+
+  /** A run present without an entry is read to make one; false when it cannot be read (reported by its load). */
+  private async rebuildEntry(id: string): Promise<boolean> {
+    const h = await this.peek(id).catch(() => undefined);
+    if (h) this.index.set(h.model.summary(), h.durableCommits, true);
+    return !!h;
   }
 
   /** Quarantine is only done by the run's owner, or by anyone when nobody owns it. */

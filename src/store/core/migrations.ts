@@ -9,7 +9,7 @@
 // test/unit/store/format.test.ts proves the mechanism on a synthetic version-0 fixture.
 import { STORE_SCHEMA_VERSION } from '../api/schema';
 
-export type MigrationKind = 'index' | 'lock' | 'export';
+export type MigrationKind = 'index' | 'index_head' | 'lock' | 'export';
 
 /** Turns a body of version `from` into a body of version `from + 1`. Must not mutate its input. */
 export type Migration = (kind: MigrationKind, body: unknown) => unknown;

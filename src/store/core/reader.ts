@@ -5,13 +5,16 @@ import { checkedEnd, computeEnd, END_RECORDS } from './end';
 import { CheckpointNotFoundError, InvalidInputError, InvalidKeyError } from '../api/errors';
 import {
   isTerminalState,
+  RUN_STATES,
   type Approval,
   type CheckpointRecord,
   type Effect,
   type InboxMessage,
   type RestoreRecord,
+  type RunState,
   type RunSummary,
 } from '../api/schema';
+import type { IndexEntry } from './storedSchema';
 import type * as T from '../api/types';
 import type { RunHandle } from './runHandle';
 import type { StoreContext } from './context';
@@ -26,23 +29,44 @@ export class StoreReader {
     return this.c.loader.mustPeek(runId);
   }
 
-  async listRuns(opts: { limit?: number; cursor?: string } = {}): Promise<T.RunPage> {
-    await this.c.gate.opened();
+  async listRuns(opts: T.ListRunsOptions = {}): Promise<T.RunPage> {
+    await this.c.gate.listable();
     const limit = opts.limit ?? 50;
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
       throw new InvalidInputError('limit must be an integer from 1 to 1000');
+    const states = opts.states ? new Set(checkStates(opts.states)) : undefined;
     const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
-    const all = [...this.c.index.entries.values()].sort(
-      (a, b) => b.updated_ms - a.updated_ms || (a.run_id < b.run_id ? 1 : -1),
-    );
-    const start = after
-      ? all.findIndex((e) => e.updated_ms < after[0] || (e.updated_ms === after[0] && e.run_id < after[1]))
-      : 0;
-    const page = start < 0 ? [] : all.slice(start, start + limit);
-    const runs = page.map(({ durable_commits: _, ...s }) => copyJson(s));
-    const last = page[page.length - 1];
-    const more = start >= 0 && start + limit < all.length;
-    return more && last ? { runs, cursor: encodeCursor(last.updated_ms, last.run_id) } : { runs };
+    const fromHead = this.listFromHead(limit, after, states);
+    if (fromHead) return fromHead;
+    await this.c.gate.opened();
+    return listPage(this.entries(after, states), limit);
+  }
+
+  /**
+   * The page from the index's head, when the head surely holds it: unfinished runs only, or a full
+   * page of runs no older than the head's cutoff. undefined: the whole index is needed.
+   */
+  private listFromHead(
+    limit: number,
+    after: ListKey | undefined,
+    states: ReadonlySet<RunState> | undefined,
+  ): T.RunPage | undefined {
+    const cutoff = this.c.loader.cutoff;
+    if (!cutoff) return undefined;
+    const entries = this.entries(after, states);
+    if (states && [...states].every((s) => !isTerminalState(s))) return listPage(entries, limit);
+    const known = entries.filter((e) => !olderThan([e.updated_ms, e.run_id], cutoff));
+    if (known.length < limit) return undefined;
+    const page = listPage(known, limit);
+    return page.cursor ? page : { ...page, cursor: cursorOf(known[limit - 1]!) }; // more may lie past the cutoff
+  }
+
+  /** The index's entries after `after` (in `states`), newest first. */
+  private entries(after: ListKey | undefined, states: ReadonlySet<RunState> | undefined): IndexEntry[] {
+    const out: IndexEntry[] = [];
+    for (const e of this.c.index.entries.values())
+      if ((!states || states.has(e.state)) && (!after || olderThan([e.updated_ms, e.run_id], after))) out.push(e);
+    return out.sort((a, b) => b.updated_ms - a.updated_ms || (a.run_id < b.run_id ? 1 : -1));
   }
 
   async rescan(): Promise<boolean> {
@@ -220,6 +244,27 @@ export class StoreReader {
     return this.c.engine.storageBytes(runId);
   }
 }
+
+type ListKey = readonly [number, string];
+
+/** `a` lists after `b` (older, or as old with a smaller id). */
+function olderThan(a: ListKey, b: ListKey): boolean {
+  return a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+}
+
+function listPage(sorted: readonly IndexEntry[], limit: number): T.RunPage {
+  const page = sorted.slice(0, limit);
+  const runs = page.map(({ durable_commits: _, ...s }) => copyJson(s));
+  return sorted.length > limit ? { runs, cursor: cursorOf(page[page.length - 1]!) } : { runs };
+}
+
+function checkStates(states: readonly unknown[]): RunState[] {
+  if (!Array.isArray(states) || states.some((s) => !RUN_STATES.includes(s as RunState)))
+    throw new InvalidInputError(`states must be run states (${RUN_STATES.join(', ')})`);
+  return states as RunState[];
+}
+
+const cursorOf = (e: IndexEntry): string => encodeCursor(e.updated_ms, e.run_id);
 
 function encodeCursor(ms: number, id: string): string {
   return Buffer.from(JSON.stringify([ms, id])).toString('base64url');

@@ -3,7 +3,7 @@
 // pg/). Every backend is this same object over another engine, so their semantics cannot drift.
 import type { Engine } from './engine';
 import { StoreEvents, StoreGate, type CoreOptions, type StoreContext } from './context';
-import { IndexCache } from './indexCache';
+import { HEAD_RUNS, IndexCache } from './indexCache';
 import { RunLoader } from './loader';
 import { StoreReader } from './reader';
 import { StoreWriter } from './writer';
@@ -37,7 +37,7 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
     const index = new IndexCache(engine, opts.indexStructuralMs ?? 200, opts.indexProgressMs ?? 30_000, (err) =>
       events.emit({ kind: 'write-error', run_id: null, error: toWriteError(null, err) }),
     );
-    const loader = new RunLoader(engine, index, events, opts.cachedRuns ?? 16);
+    const loader = new RunLoader(engine, index, events, opts.cachedRuns ?? 16, opts.headRuns ?? HEAD_RUNS);
     this.c = {
       engine,
       now: this.now,
@@ -56,12 +56,20 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
 
   /** Starts opening in the background (factories return the store at once; calls wait for it). */
   start(): this {
-    this.c.gate.start(this.c.loader.open());
+    this.c.gate.start(this.c.loader.open(), () => this.c.loader.complete());
     return this;
   }
 
-  /** Resolves once the store is open (rejects with what opening found, e.g. an unreadable folder). */
+  /**
+   * Resolves once the store is open (rejects with what opening found, e.g. an unreadable folder): it
+   * lists from the index's head at least; the whole index is read when first needed (whenWhole).
+   */
   whenOpen(): Promise<void> {
+    return this.c.gate.listable();
+  }
+
+  /** Resolves once the whole run index is in memory (`index` knows every run). */
+  whenWhole(): Promise<void> {
     return this.c.gate.opened();
   }
 
@@ -81,7 +89,7 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
 
   // ── runs ──────────────────────────────────────────────────────────────────────────────────
   createRun = (input: T.NewRunInput, owner: T.OwnerInfo) => this.lifecycle.createRun(input, owner);
-  listRuns = (opts?: { limit?: number; cursor?: string }) => this.reader.listRuns(opts);
+  listRuns = (opts?: T.ListRunsOptions) => this.reader.listRuns(opts);
   rescan = () => this.reader.rescan();
   follow = (runIds: readonly string[]) => this.reader.follow(runIds);
   getRun = (runId: string) => this.reader.getRun(runId);
@@ -175,7 +183,8 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   }
 
   private async flushAll(timeoutMs: number, progressToo: boolean): Promise<void> {
-    await this.c.gate.opened();
+    // Not the whole index: a run written here made the store read it; a dirty partial one reads it to save.
+    await this.c.gate.listable();
     await bounded(timeoutMs, 'flush', async () => {
       await this.writer.flushAll();
       await this.c.index.save(progressToo);

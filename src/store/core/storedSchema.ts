@@ -107,6 +107,22 @@ export const IndexEntry = RunSummary.extend({ durable_commits: z.number().int().
 export type IndexEntry = z.infer<typeof IndexEntry>;
 export const IndexBody = z.object({ runs: z.array(IndexEntry) });
 export type IndexBody = z.infer<typeof IndexBody>;
+/** A listing key: (updated_ms, run_id), newest first. */
+export const ListKey = z.tuple([z.number(), z.string()]);
+/**
+ * index_head.json: the part of index.json an opening store lists from (the newest runs and every
+ * unfinished one), with what index.json and the runs folder were when it was written — a head whose
+ * index or folder changed since is not used.
+ */
+export const IndexHeadBody = z.object({
+  index: z.object({ size: z.number(), mtime_ms: z.number(), ino: z.number() }),
+  /** The runs folder's mtime when every run in it had its entry (null: not known to). */
+  runs_mtime_ms: z.number().nullable(),
+  /** Key of the oldest of the newest entries (null: the head is the whole index). */
+  cutoff: ListKey.nullable(),
+  runs: z.array(IndexEntry),
+});
+export type IndexHeadBody = z.infer<typeof IndexHeadBody>;
 
 /** A run's tail witness (disk/witness.ts): what it held after its last acknowledged commit. */
 export const TailWitness = z.object({

@@ -16,7 +16,7 @@ import { migrate, MigrationGapError, MIGRATIONS, type Migration } from '../core/
 import { parseFast } from '../core/fastValid';
 import { STORE_SCHEMA_VERSION } from '../api/schema';
 
-export type FileKind = 'index' | 'lock';
+export type FileKind = 'index' | 'index_head' | 'lock';
 
 const HEADER = /^\{"schema_version":(\d{1,6}),"kind":"([a-z_]{1,20})","sha256":"([0-9a-f]{64})","body":/;
 

@@ -5,7 +5,8 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { DurableJsonFile, fsyncDir } from './durableFile';
-import type { Engine, EngineLock, IndexState, LoadOptions, LoadResult, LoadSink } from '../core/engine';
+import type { Engine, EngineLock, IndexHead, IndexState, LoadOptions, LoadResult, LoadSink } from '../core/engine';
+import { coveredRunsMtime, readIndexHead, writeIndexHead } from './indexHead';
 import {
   AgentCheckpointCorruptionError,
   CheckpointNotFoundError,
@@ -56,6 +57,8 @@ export interface DiskEngineOptions {
   lock: LockOptions;
   retryDelaysMs?: readonly number[];
   now: () => number;
+  /** Newest runs the index's head holds (CoreOptions.headRuns). */
+  headRuns?: number;
 }
 
 export class DiskEngine implements Engine {
@@ -95,16 +98,8 @@ export class DiskEngine implements Engine {
       if (n.startsWith('.trash-')) await this.fsl.rmrf(path.join(this.root, 'runs', n)).catch(() => undefined); // an interrupted delete
     const present = names.filter(isRunId);
     const reports: CorruptionReport[] = [];
-    const adapter = new DurableJsonFile(
-      this.fsl,
-      path.join(this.root, 'index.json'),
-      'index',
-      IndexBody,
-      null,
-      this.o.retryDelaysMs,
-    );
     const empty: IndexBody = { runs: [] };
-    this.index = new Low<IndexBody>(adapter, empty);
+    this.index = this.indexFile(empty);
     let writable = true;
     /** Why the index is rebuilt without an alarm (null: it was read, or it is reported as corrupt). */
     let rebuilt: string | null = null;
@@ -130,6 +125,20 @@ export class DiskEngine implements Engine {
     return { entries: this.index.data.runs, present, reports, notices, writable };
   }
 
+  async openIndexHead(): Promise<IndexHead | undefined> {
+    const head = await readIndexHead(this.fsl, this.root);
+    if (head) this.index = this.indexFile({ runs: [] }); // written whole at the next save, as after openIndex
+    return head;
+  }
+
+  private indexFile(empty: IndexBody): Low<IndexBody> {
+    const file = path.join(this.root, 'index.json');
+    return new Low<IndexBody>(
+      new DurableJsonFile(this.fsl, file, 'index', IndexBody, null, this.o.retryDelaysMs),
+      empty,
+    );
+  }
+
   async listRunIds(): Promise<string[]> {
     return (await this.fsl.readdir(path.join(this.root, 'runs'))).filter(isRunId);
   }
@@ -149,8 +158,11 @@ export class DiskEngine implements Engine {
 
   async saveIndex(entries: IndexEntry[]): Promise<void> {
     if (!this.index) return;
+    const covered = await coveredRunsMtime(this.fsl, this.root, entries, isRunId);
     this.index.data = { runs: entries };
     await this.index.write();
+    // Only a speed-up of the next opening: one not written leaves the old head, which no longer matches.
+    await writeIndexHead(this.fsl, this.root, entries, covered, this.o.headRuns).catch(() => undefined);
   }
 
   // ── runs ──────────────────────────────────────────────────────────────────────────────────

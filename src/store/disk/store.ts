@@ -1,5 +1,6 @@
-// The product's store: the shared core over the on-disk engine (README.md). Opening reads
-// index.json and lists runs/ — never a run's log; a run's log is read when the run is touched.
+// The product's store: the shared core over the on-disk engine (README.md). Opening reads the
+// index's head (index_head.json) when it is current, else index.json and lists runs/ — never a run's
+// log; a run's log is read when the run is touched.
 import os from 'node:os';
 import { Store, type CoreOptions } from '../core/store';
 import { DiskEngine } from './engine';
@@ -29,7 +30,13 @@ export function openDiskStore(dir: string, opts: DiskStoreOptions = {}): DiskSto
     ...(opts.heartbeatMs !== undefined ? { heartbeatMs: opts.heartbeatMs } : {}),
     ...(opts.staleMs !== undefined ? { staleMs: opts.staleMs } : {}),
   };
-  const engine = new DiskEngine(dir, { fs: opts.fs ?? nodeFs, lock, retryDelaysMs: opts.retryDelaysMs, now });
+  const engine = new DiskEngine(dir, {
+    fs: opts.fs ?? nodeFs,
+    lock,
+    retryDelaysMs: opts.retryDelaysMs,
+    now,
+    ...(opts.headRuns !== undefined ? { headRuns: opts.headRuns } : {}),
+  });
   return new Store(engine, opts).start();
 }
 

@@ -5,7 +5,7 @@
 // memory stay readable, and the shared store is reconnected in the background (SharedState says
 // which, for the Runs view).
 import type { Store } from '../core/store';
-import { InvalidInputError, InvalidKeyError, StoreWriteError } from '../api/errors';
+import { StoreWriteError } from '../api/errors';
 import type * as T from '../api/types';
 import type { RunSummary } from '../api/schema';
 import { errorMessage } from '../../common/errors';
@@ -86,9 +86,11 @@ export class CombinedStore implements T.CheckpointStore {
   /** The store holding the run: the shared one when it knows it, else the local one when it does. */
   private async storeOf(runId: string): Promise<Store> {
     await this.local.whenOpen();
-    if (this.connection.store?.index.get(runId)) return this.connection.store;
-    if (this.local.index.get(runId)) return this.local;
-    return this.primary();
+    const shared = this.connection.store;
+    const known = () => (shared?.index.get(runId) ? shared : this.local.index.get(runId) ? this.local : undefined);
+    // Opened from their heads, the indexes may not know an older run yet: read them whole first.
+    if (!known()) await Promise.all([this.local.whenWhole(), shared?.whenWhole().catch(() => undefined)]);
+    return known() ?? this.primary();
   }
 
   /** Where new runs go: the shared store (an error saying why when it cannot be reached). */
@@ -114,12 +116,20 @@ export class CombinedStore implements T.CheckpointStore {
     return this.primary().createRun(input, owner);
   }
 
-  /** Both stores' runs, newest first; a run in both is the shared one. Paged like one store. */
-  async listRuns(opts: { limit?: number; cursor?: string } = {}): Promise<T.RunPage> {
-    const shared = this.connection.store ? await allRuns(this.connection.store).catch(() => [] as RunSummary[]) : [];
-    const inShared = new Set(shared.map((r) => r.run_id));
-    const local = (await allRuns(this.local)).filter((r) => !inShared.has(r.run_id));
-    return pageOf([...shared, ...local], opts);
+  /**
+   * Both stores' runs, newest first; a run in both is the shared one. Paged like one store: each
+   * gives its page after the same cursor, and the page is the newest of the two.
+   */
+  async listRuns(opts: T.ListRunsOptions = {}): Promise<T.RunPage> {
+    const s = this.connection.store;
+    const shared: T.RunPage = s ? await s.listRuns(opts).catch(() => ({ runs: [] })) : { runs: [] };
+    const local = await this.local.listRuns(opts);
+    const inShared = new Set(shared.runs.map((r) => r.run_id));
+    // A local run copied to the shared store is listed once: the shared store's whole index says which.
+    if (s && local.runs.some((r) => !inShared.has(r.run_id) && !s.index.get(r.run_id)))
+      await s.whenWhole().catch(() => undefined);
+    const localOnly = local.runs.filter((r) => !inShared.has(r.run_id) && !s?.index.get(r.run_id));
+    return pageOf([...shared.runs, ...localOnly], opts.limit, !!(shared.cursor || local.cursor));
   }
 
   async rescan(): Promise<boolean> {
@@ -318,31 +328,13 @@ async function allRuns(s: Store): Promise<RunSummary[]> {
   return out;
 }
 
-/** One page of runs newest-updated first, with the cursor format of a single store. */
-function pageOf(all: RunSummary[], opts: { limit?: number; cursor?: string }): T.RunPage {
-  const limit = opts.limit ?? 50;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-    throw new InvalidInputError('limit must be an integer from 1 to 1000');
+/** The newest `limit` of both stores' pages, with the cursor format of a single store. */
+function pageOf(all: RunSummary[], limit = 50, more: boolean): T.RunPage {
   all.sort((a, b) => b.updated_ms - a.updated_ms || (a.run_id < b.run_id ? 1 : -1));
-  let start = 0;
-  if (opts.cursor !== undefined) {
-    const [ms, id] = decodeCursor(opts.cursor);
-    start = all.findIndex((e) => e.updated_ms < ms || (e.updated_ms === ms && e.run_id < id));
-    if (start < 0) return { runs: [] };
-  }
-  const runs = all.slice(start, start + limit);
+  const runs = all.slice(0, limit);
   const last = runs[runs.length - 1];
-  return start + limit < all.length && last
+  return (more || all.length > limit) && last
     ? { runs, cursor: Buffer.from(JSON.stringify([last.updated_ms, last.run_id])).toString('base64url') }
     : { runs };
 }
 
-function decodeCursor(c: string): [number, string] {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(c, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && typeof v[0] === 'number' && typeof v[1] === 'string') return [v[0], v[1]];
-  } catch {
-    // fall through
-  }
-  throw new InvalidKeyError(`Invalid run list cursor ${JSON.stringify(c)}.`);
-}

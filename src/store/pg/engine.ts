@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { AgentCheckpointCorruptionError, CheckpointNotFoundError, RunNotOwnedError } from '../api/errors';
 import type { RunMeta } from '../api/schema';
 import { corruptionReport, type CorruptionReport, type OwnerInfo } from '../api/types';
-import type { Engine, EngineLock, IndexState, LoadOptions, LoadResult, LoadSink } from '../core/engine';
+import type { Engine, EngineLock, IndexHead, IndexState, LoadOptions, LoadResult, LoadSink } from '../core/engine';
 import type { CommitOp, IndexEntry } from '../core/storedSchema';
 import { newCodec } from '../disk/codec';
 import {
@@ -108,6 +108,17 @@ export class PgEngine implements Engine {
       throw err;
     }
     return this.index.open();
+  }
+
+  async openIndexHead(newest: number): Promise<IndexHead | undefined> {
+    try {
+      await ensureSchema(this.pool, this.o.schema);
+      this.db.reachable(true);
+    } catch (err) {
+      if (isConnectionError(err)) this.db.reachable(false, err);
+      throw err;
+    }
+    return this.index.head(newest);
   }
 
   listRunIds(): Promise<string[]> {

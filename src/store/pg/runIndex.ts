@@ -2,7 +2,8 @@
 // written only when it changed and never over a newer one another window wrote (`summary_commits`);
 // a summary that does not parse is a cache miss — the run is read to rebuild it.
 import type pg from 'pg';
-import type { IndexState } from '../core/engine';
+import type { IndexHead, IndexState } from '../core/engine';
+import { isTerminalState, RUN_STATES } from '../api/schema';
 import { IndexEntry } from '../core/storedSchema';
 import { RunNotOwnedError } from '../api/errors';
 import { pgWriteError } from './conn';
@@ -20,6 +21,27 @@ export interface IndexCtx {
   staleMs: number;
 }
 
+interface HeadRow {
+  run_id: string;
+  summary: string | null;
+  summary_commits: number;
+  /** What the listing index orders by (bigint: a string from pg). */
+  listed_ms: string | null;
+}
+
+/**
+ * The head's two queries ($1 workspace; $2 how many / which states), each on an index of schema
+ * version 3: the newest runs by the summary's updated_ms, and the runs in the given states.
+ */
+export function headQueries(S: string): { newest: string; unfinished: string } {
+  const cols = `run_id, summary, summary_commits, ${S}.summary_updated_ms(summary) AS listed_ms`;
+  return {
+    newest: `SELECT ${cols} FROM ${S}.runs WHERE workspace = $1
+      ORDER BY ${S}.summary_updated_ms(summary) DESC NULLS FIRST, run_id COLLATE "C" DESC LIMIT $2`,
+    unfinished: `SELECT ${cols} FROM ${S}.runs WHERE workspace = $1 AND ${S}.summary_state(summary) = ANY($2)`,
+  };
+}
+
 export class PgRunIndex {
   /** Commit counts from the last listing (rescan asks for each run right after listing them). */
   private listed: { at: number; commits: Map<string, number> } | null = null;
@@ -28,6 +50,45 @@ export class PgRunIndex {
 
   constructor(private readonly c: IndexCtx) {}
 
+  /**
+   * The newest `newest` runs and every unfinished one, on the listing indexes (schema version 3):
+   * what the first page and startup show, without reading every row of the workspace.
+   */
+  async head(newest: number): Promise<IndexHead> {
+    const sql = headQueries(this.c.S);
+    // One after the other, on one connection: opening takes no more of the pool than it did.
+    const top = await this.c.q<HeadRow>(sql.newest, [this.c.workspace, newest]);
+    const unfinished = await this.c.q<HeadRow>(sql.unfinished, [
+      this.c.workspace,
+      RUN_STATES.filter((st) => !isTerminalState(st)),
+    ]);
+    const entries = new Map<string, IndexEntry>();
+    const unindexed: string[] = [];
+    for (const row of [...top.rows, ...unfinished.rows]) {
+      if (entries.has(row.run_id) || unindexed.includes(row.run_id)) continue;
+      const e = this.parsed(row);
+      if (e && e.updated_ms === Number(row.listed_ms)) entries.set(e.run_id, e);
+      else unindexed.push(row.run_id); // read to rebuild its summary, as a full opening would
+    }
+    const last = top.rows.at(-1);
+    const cutoff: [number, string] | null =
+      top.rows.length < newest || !last ? null : [Number(last.listed_ms ?? Infinity), last.run_id];
+    return { entries: [...entries.values()], cutoff, unindexed };
+  }
+
+  /** The row's summary as an index entry; undefined when it does not parse (a cache miss). */
+  private parsed(row: { run_id: string; summary: string | null; summary_commits: number }): IndexEntry | undefined {
+    if (!row.summary) return undefined;
+    try {
+      const e = IndexEntry.parse({ ...JSON.parse(row.summary), durable_commits: row.summary_commits });
+      if (e.run_id !== row.run_id) return undefined; // rebuilt from the run, like a bad index entry on disk
+      this.saved.set(e.run_id, row.summary);
+      return e;
+    } catch {
+      return undefined;
+    }
+  }
+
   async open(): Promise<IndexState> {
     const r = await this.c.q<{ run_id: string; summary: string | null; summary_commits: number }>(
       `SELECT run_id, summary, summary_commits FROM ${this.c.S}.runs WHERE workspace = $1`,
@@ -35,15 +96,8 @@ export class PgRunIndex {
     );
     const entries: IndexEntry[] = [];
     for (const row of r.rows) {
-      if (!row.summary) continue;
-      try {
-        const e = IndexEntry.parse({ ...JSON.parse(row.summary), durable_commits: row.summary_commits });
-        if (e.run_id !== row.run_id) continue; // rebuilt from the run, like a bad index entry on disk
-        entries.push(e);
-        this.saved.set(e.run_id, row.summary);
-      } catch {
-        // a cache miss: the run is read to rebuild it
-      }
+      const e = this.parsed(row);
+      if (e) entries.push(e);
     }
     return { entries, present: r.rows.map((x) => x.run_id), reports: [], notices: [], writable: true };
   }

@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import { SchemaVersionError } from '../api/errors';
 
-export const PG_SCHEMA_VERSION = 2;
+export const PG_SCHEMA_VERSION = 3;
 export const DEFAULT_PG_SCHEMA = 'agent_waypoints';
 
 /** Statements taking the schema from version v-1 to v (`S` is the quoted schema name). */
@@ -116,6 +116,19 @@ export const PG_MIGRATIONS: Readonly<Record<number, (S: string) => string[]>> = 
       FOR EACH ROW EXECUTE FUNCTION ${S}.notify_change()`,
     `CREATE TRIGGER decisions_notify AFTER INSERT OR UPDATE ON ${S}.decisions
       FOR EACH ROW EXECUTE FUNCTION ${S}.notify_change()`,
+  ],
+  3: (S) => [
+    // Listing by workspace, newest first, and by state, from the summary the row already holds (its
+    // JSON text, so the write path is unchanged). Read by pattern, never parsed: a summary that is not
+    // JSON gives NULL here (listed first, then read whole as the cache miss it is) instead of failing
+    // the write that stored it. Inside a JSON string a quote is escaped, so a title cannot match.
+    `CREATE FUNCTION ${S}.summary_updated_ms(summary text) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE
+      AS $$ SELECT substring(summary FROM '"updated_ms":(-?[0-9]{1,18})[,}]')::bigint $$`,
+    `CREATE FUNCTION ${S}.summary_state(summary text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE
+      AS $$ SELECT substring(summary FROM '"state":"([a-z_]{1,40})"') $$`,
+    `CREATE INDEX runs_listing ON ${S}.runs
+      (workspace, ${S}.summary_updated_ms(summary) DESC NULLS FIRST, run_id COLLATE "C" DESC)`,
+    `CREATE INDEX runs_by_state ON ${S}.runs (workspace, ${S}.summary_state(summary))`,
   ],
 };
 

@@ -213,8 +213,30 @@ export class LoadMoreNode {
   }
 }
 
+/** After the groups when older runs are left to read: reads the next page of them. */
+export class MoreRunsNode {
+  readonly kind = 'moreRuns';
+
+  toTreeItem(): vscode.TreeItem {
+    const item = new vscode.TreeItem('Load more runs…', vscode.TreeItemCollapsibleState.None);
+    item.id = 'more-runs';
+    item.iconPath = new vscode.ThemeIcon('ellipsis');
+    item.tooltip = 'Older finished runs';
+    item.command = { command: CommandIds.loadMoreCheckpoints, title: 'Load more runs', arguments: [this] };
+    return item;
+  }
+}
+
 export type RunsTreeNode =
-  GroupNode | ThreadNode | RunNode | StepNode<RunNode> | CheckpointNode | RestoreNode | LoadMoreNode | McpTreeNode;
+  | GroupNode
+  | ThreadNode
+  | RunNode
+  | StepNode<RunNode>
+  | CheckpointNode
+  | RestoreNode
+  | LoadMoreNode
+  | MoreRunsNode
+  | McpTreeNode;
 
 function stateColor(r: RunSummary, pending: number): vscode.ThemeColor | undefined {
   const color =

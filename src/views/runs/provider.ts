@@ -6,6 +6,7 @@ import {
   CheckpointNode,
   GroupNode,
   LoadMoreNode,
+  MoreRunsNode,
   RestoreNode,
   RunNode,
   StepNode,
@@ -49,7 +50,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<Node>, vscode.D
   }
 
   getParent(node: Node): Node | undefined {
-    return node.kind === 'group' || node.kind === 'mcp' ? undefined : node.parent;
+    return node.kind === 'group' || node.kind === 'mcp' || node.kind === 'moreRuns' ? undefined : node.parent;
   }
 
   async getChildren(node?: Node): Promise<Node[]> {
@@ -57,7 +58,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<Node>, vscode.D
     if (!node) {
       this.runNodes.clear();
       const groups = GROUPS.map((g) => new GroupNode(g, this.model.threadsIn(g).length)).filter((g) => g.count > 0);
-      return [...groups, ...mcpRoots(this.mcp)];
+      return [...groups, ...(this.model.hasMoreRuns ? [new MoreRunsNode()] : []), ...mcpRoots(this.mcp)];
     }
     switch (node.kind) {
       case 'group':
@@ -74,6 +75,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<Node>, vscode.D
       case 'checkpoint':
       case 'restore':
       case 'loadMore':
+      case 'moreRuns':
         return [];
       default:
         return mcpChildren(node);

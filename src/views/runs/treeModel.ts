@@ -1,14 +1,26 @@
 // The Runs tree's model (RunsTreeModel; the store's RunModel, one run in memory, is another
-// thing): run summaries (from the store's index, cheap) grouped into threads and, per expanded
-// run, pages of its checkpoints in whole steps. Updated from store events; never polls. vscode-free.
+// thing): run summaries (from the store's index, cheap: the newest page and every unfinished run)
+// grouped into threads and, per expanded run, pages of its checkpoints in whole steps. Updated from store events; never polls. vscode-free.
 import { Emitter } from '../../runner/events';
-import type { Approval, CheckpointRecord, RestoreRecord, RunSummary } from '../../store/api/schema';
+import {
+  isTerminalState,
+  RUN_STATES,
+  type Approval,
+  type CheckpointRecord,
+  type RestoreRecord,
+  type RunSummary,
+} from '../../store/api/schema';
 import type { CheckpointStore } from '../../store/api/types';
 import type { RunFacts } from '../../actions/guards';
 import { describeSteps, endOfSteps, groupBySteps, type StepView } from './steps';
 import { groupThreads, type RunGroup, type Thread } from './threads';
 
 export { GROUPS, groupOf, type RunGroup } from './threads';
+
+/** Runs per page of the tree (the first is read when the view opens; "Load more runs…" reads the next). */
+export const RUN_PAGE = 500;
+/** The states a run is listed under "Needs attention" or "Running" in: every such run is loaded. */
+const UNFINISHED = RUN_STATES.filter((s) => !isTerminalState(s));
 
 /** Steps per page of a run's node ("Load more…" fetches the next). */
 export const STEP_PAGE = 50;
@@ -37,6 +49,9 @@ export class RunsTreeModel {
   private readonly deletedAt = new Map<string, number>();
   private threadList: Thread[] | undefined;
   private loading: Promise<void> | undefined;
+  /** Where the next page of older runs starts (undefined: every run is loaded). */
+  private olderRuns: string | undefined;
+  private loadingMore: Promise<void> | undefined;
   private readonly changed = new Emitter<string | undefined>();
   private readonly pendingChanges = new Set<string | undefined>();
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -79,19 +94,50 @@ export class RunsTreeModel {
     });
   }
 
-  /** Loads every run summary once (from the index: no run's history is read). */
+  /**
+   * Loads the newest page of run summaries and every unfinished run's, however old (what "Needs
+   * attention" and startup's resume offer show), once: from the store's index, never a run's history,
+   * and never all of a store of thousands of runs. Older finished runs come a page at a time (loadMoreRuns).
+   */
   load(): Promise<void> {
     this.loading ??= (async () => {
       const since = this.deletes;
+      const first = await this.store.listRuns({ limit: RUN_PAGE });
+      this.add(first.runs, since);
+      this.olderRuns = first.cursor;
       let cursor: string | undefined;
       do {
-        const page = await this.store.listRuns({ limit: 500, ...(cursor ? { cursor } : {}) });
-        for (const r of page.runs) if (!this.deletedSince(r.run_id, since)) this.runs.set(r.run_id, r);
-        this.threadList = undefined;
+        const page = await this.store.listRuns({ limit: 1000, states: UNFINISHED, ...(cursor ? { cursor } : {}) });
+        this.add(page.runs, since);
         cursor = page.cursor;
       } while (cursor);
     })();
     return this.loading;
+  }
+
+  /** Older runs are left to read (the tree offers "Load more runs…"). */
+  get hasMoreRuns(): boolean {
+    return this.olderRuns !== undefined;
+  }
+
+  /** Reads the next page of older runs. */
+  loadMoreRuns(): Promise<void> {
+    this.loadingMore ??= (async () => {
+      await this.load();
+      const since = this.deletes;
+      const cursor = this.olderRuns;
+      if (cursor === undefined) return;
+      const page = await this.store.listRuns({ limit: RUN_PAGE, cursor });
+      this.add(page.runs, since);
+      this.olderRuns = page.cursor;
+      this.fire(undefined);
+    })().finally(() => (this.loadingMore = undefined));
+    return this.loadingMore;
+  }
+
+  private add(runs: readonly RunSummary[], since: number): void {
+    for (const r of runs) if (!this.deletedSince(r.run_id, since)) this.runs.set(r.run_id, r);
+    this.threadList = undefined;
   }
 
   /** Forget everything and read again (after an import, or on the Refresh button). */
@@ -102,6 +148,7 @@ export class RunsTreeModel {
     this.restoreLists.clear();
     this.approvalMaps.clear();
     this.loading = undefined;
+    this.olderRuns = undefined;
     await this.load();
     this.fire(undefined);
   }
@@ -125,6 +172,7 @@ export class RunsTreeModel {
     return this.runs.get(runId);
   }
 
+  /** The runs loaded: every unfinished one, finished ones as far as the pages read reach. */
   all(): RunSummary[] {
     return [...this.runs.values()].sort((a, b) => b.updated_ms - a.updated_ms);
   }

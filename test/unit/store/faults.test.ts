@@ -196,7 +196,7 @@ describe('store: bounded flush and close, lazy opening', () => {
     }
   });
 
-  it('opening reads index.json only; a run’s log is read when that run is first touched', async () => {
+  it('opening reads the index’s head only (not index.json, no run’s log); a run’s log is read when that run is first touched', async () => {
     const dir = h.tmpDir('aw-lazy-');
     try {
       const s = await openDiskStoreReady(dir);
@@ -214,7 +214,7 @@ describe('store: bounded flush and close, lazy opening', () => {
       assert.equal((await t.listRuns()).runs.length, 3);
       assert.deepEqual(
         ffs.reads.map((p) => p.slice(dir.length)),
-        ['/index.json'],
+        ['/index_head.json'],
       );
       assert.equal((await t.getRun(ids[1]!))?.state, 'completed');
       const touched = ffs.reads.filter((p) => p.includes('/runs/')).map((p) => p.split('/runs/')[1]!.split('/')[0]);

@@ -23,7 +23,7 @@ const bytes = (dir: string) =>
   Object.fromEntries(
     h
       .listFiles(dir)
-      .filter((f) => f !== 'index.json')
+      .filter((f) => f !== 'index.json' && f !== 'index_head.json') // caches of the runs' files
       .map((f) => [f, sha256(fs.readFileSync(path.join(dir, f)))]),
   );
 

@@ -34,7 +34,7 @@ describe('shared store (postgres): schema and connection check', function () {
     assert.deepEqual(meta, [{ key: 'schema_version', value: String(PG_SCHEMA_VERSION) }]);
   });
 
-  it('a version-1 database with runs migrates to version 2: its runs read as before, and can be handed to the workers', async () => {
+  it('a version-1 database with runs migrates to the current version: its runs read as before, and can be handed to the workers', async () => {
     const db = await sharedPostgres().createDatabase();
     const url = sharedPostgres().url(db);
     const workspace = freshWorkspace('v1');
@@ -46,6 +46,9 @@ describe('shared store (postgres): schema and connection check', function () {
     await admin(async (c) => {
       await c.query(`DROP TABLE agent_waypoints.handoffs, agent_waypoints.decisions`);
       await c.query(`DROP FUNCTION agent_waypoints.notify_change() CASCADE`);
+      await c.query(
+        `DROP FUNCTION agent_waypoints.summary_updated_ms(text), agent_waypoints.summary_state(text) CASCADE`,
+      );
       await c.query(`UPDATE agent_waypoints.meta SET value = '1' WHERE key = 'schema_version'`);
     }, db);
     const again = await openPgStoreReady({ connectionString: url, workspace });
@@ -56,7 +59,7 @@ describe('shared store (postgres): schema and connection check', function () {
           c.query(`SELECT value FROM agent_waypoints.meta WHERE key = 'schema_version'`).then((r) => r.rows[0].value),
         db,
       );
-      assert.equal(version, '2');
+      assert.equal(version, String(PG_SCHEMA_VERSION));
       const workers = new SharedWorkers(again);
       await workers.watching();
       const seen = new Promise((resolve) => workers.watch((ch) => ch.kind === 'handoffs' && resolve(ch)));

@@ -7,7 +7,7 @@ import { DEMO_MODEL_ID, type Scenario } from '../../../fixtures/modelServer/scen
 import { createMemoryStore } from '../../../../src/store';
 import type { RunSummary } from '../../../../src/store/api/schema';
 import type { CheckpointStore } from '../../../../src/store/api/types';
-import { RunsTreeModel } from '../../../../src/views/runs/treeModel';
+import { RUN_PAGE, RunsTreeModel } from '../../../../src/views/runs/treeModel';
 import { groupThreads, threadGroup } from '../../../../src/views/runs/threads';
 import { makeRunner, owner } from '../../loop/support';
 import * as h from '../../store/helpers';
@@ -173,13 +173,14 @@ describe('runs tree: a run deleted while the list is read', () => {
     const { run, lease } = await mem.createRun(h.newRun('deleted-while-listed'), owner());
     await mem.append(run.run_id, h.runStarted());
     await lease.release();
-    let listedBefore = 0;
+    let listedBefore: number | undefined;
     const racing = new Proxy(mem, {
       get(target, key) {
         if (key === 'listRuns') {
           return async (...args: Parameters<CheckpointStore['listRuns']>) => {
             const page = await target.listRuns(...args);
-            listedBefore = page.runs.length;
+            if (listedBefore !== undefined) return page;
+            listedBefore = page.runs.length; // the first page read; the run is deleted before it is handed over
             await target.deleteRun(run.run_id);
             return page;
           };
@@ -193,6 +194,54 @@ describe('runs tree: a run deleted while the list is read', () => {
       await model.load();
       assert.equal(listedBefore, 1, 'the page was read with the run in it');
       assert.equal(model.get(run.run_id), undefined, 'the tree does not hold it');
+    } finally {
+      model.dispose();
+    }
+  });
+});
+
+describe('runs tree: a store of many runs', () => {
+  it('reads the newest page and every unfinished run, however old — not every run; older ones a page at a time', async () => {
+    let clock = 1_000_000;
+    const mem = createMemoryStore({ now: () => ++clock });
+    const make = async (title: string, state: 'completed' | 'interrupted' | 'paused_error') => {
+      const { run, lease } = await mem.createRun(h.newRun(title), owner());
+      await mem.setRunState(run.run_id, state, null);
+      await lease.release();
+      return run.run_id;
+    };
+    const oldInterrupted = await make('interrupted long ago', 'interrupted');
+    const oldFinished = await make('finished long ago', 'completed');
+    for (let i = 0; i < RUN_PAGE + 20; i++) await make(`run ${i}`, i === 5 ? 'paused_error' : 'completed');
+    let summariesRead = 0;
+    const counting = new Proxy(mem, {
+      get(target, key) {
+        if (key === 'listRuns')
+          return async (...args: Parameters<CheckpointStore['listRuns']>) => {
+            const page = await target.listRuns(...args);
+            summariesRead += page.runs.length;
+            return page;
+          };
+        const v = Reflect.get(target, key);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const model = new RunsTreeModel(counting);
+    try {
+      await model.load();
+      assert.ok(
+        summariesRead <= RUN_PAGE + 2,
+        `read ${summariesRead} summaries: the first page and the unfinished runs`,
+      );
+      // What startup offers to resume and "Needs attention" lists come from the unfinished runs, however old.
+      assert.equal(model.get(oldInterrupted)?.state, 'interrupted');
+      assert.ok(model.threadsIn('attention').some((t) => t.latest.run_id === oldInterrupted));
+      assert.equal(model.get(oldFinished), undefined, 'an old finished run waits for "Load more runs…"');
+      assert.equal(model.hasMoreRuns, true);
+      await model.loadMoreRuns();
+      assert.equal(model.get(oldFinished)?.state, 'completed');
+      assert.equal(model.hasMoreRuns, false);
+      assert.equal(model.all().length, RUN_PAGE + 22);
     } finally {
       model.dispose();
     }

@@ -1,0 +1,121 @@
+// A store of many runs opens from its index's head (index_head.json: the newest runs and every
+// unfinished one): the Runs view's first page and startup's unfinished runs are listed without
+// reading index.json or any run's log; anything beyond the head reads the whole index, and a head
+// that no longer matches index.json or the runs folder is not used.
+import assert from 'node:assert/strict';
+import { openDiskStore, openDiskStoreReady } from '../../../src/store';
+import type { RunSummary } from '../../../src/store/api/schema';
+import type { CheckpointStore } from '../../../src/store/api/types';
+import { FaultyFs } from './faultyFs';
+import * as h from './helpers';
+
+const HEAD = 10;
+const RUNS = 30;
+
+/** Runs r0 (oldest) … r29, every fifth paused (unfinished), the rest completed. */
+async function manyRuns(dir: string): Promise<string[]> {
+  const s = await openDiskStoreReady(dir, { headRuns: HEAD });
+  const ids: string[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const { run, lease } = await s.createRun(h.newRun(`r${i}`), h.owner('w'));
+    await s.setRunState(run.run_id, i % 5 === 0 ? 'paused_error' : 'completed', null);
+    await lease.release();
+    ids.push(run.run_id);
+  }
+  await s.close();
+  return ids;
+}
+
+async function everyPage(s: CheckpointStore, limit: number): Promise<RunSummary[][]> {
+  const pages: RunSummary[][] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await s.listRuns({ limit, ...(cursor ? { cursor } : {}) });
+    pages.push(page.runs);
+    cursor = page.cursor;
+  } while (cursor);
+  return pages;
+}
+
+const rel = (dir: string, reads: string[]) => reads.map((p) => p.slice(dir.length));
+
+describe('store: opening a store of many runs from its index head', function () {
+  this.timeout(60_000);
+  const tmp = h.suiteTmp();
+
+  it('lists the first page and every unfinished run from the head alone: no index.json, no run’s log, at most the head’s summaries', async () => {
+    const dir = tmp('aw-head-');
+    const ids = await manyRuns(dir);
+    const whole = await openDiskStoreReady(dir);
+    await whole.whenWhole();
+    const expected = await everyPage(whole, HEAD);
+    await whole.close();
+
+    const ffs = new FaultyFs();
+    const s = openDiskStore(dir, { fs: ffs, headRuns: HEAD });
+    try {
+      const first = await s.listRuns({ limit: HEAD });
+      assert.deepEqual(first.runs, expected[0], 'the newest page, as the whole index lists it');
+      const paused = await s.listRuns({ limit: 100, states: ['paused_error', 'interrupted'] });
+      assert.deepEqual(
+        paused.runs.map((r) => r.title).sort(),
+        ['r0', 'r10', 'r15', 'r20', 'r25', 'r5'],
+        'every unfinished run, however old',
+      );
+      assert.deepEqual(rel(dir, ffs.reads), ['/index_head.json'], 'the head only');
+      const unfinishedOlder = ids.slice(0, RUNS - HEAD).filter((_, i) => i % 5 === 0).length;
+      assert.equal(s.index.entries.size, HEAD + unfinishedOlder, 'the summaries read: the head’s');
+
+      // A page past the head reads the whole index, and pages on exactly as it does.
+      assert.deepEqual(await everyPage(s, HEAD), expected);
+      assert.ok(rel(dir, ffs.reads).includes('/index.json'));
+      assert.equal(s.index.entries.size, RUNS);
+      assert.equal(ffs.reads.filter((p) => p.includes('/runs/')).length, 0, 'still no run’s log');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a head that no longer matches is not used: a run made after it was written is listed, from index.json and the runs folder', async () => {
+    const dir = tmp('aw-head-stale-');
+    await manyRuns(dir);
+    // Another window makes a run and has not written the index yet (its timer is far off).
+    const other = await openDiskStoreReady(dir, { indexStructuralMs: 3_600_000, indexProgressMs: 3_600_000 });
+    const { run, lease } = await other.createRun(h.newRun('made by another window'), h.owner('other'));
+    try {
+      const ffs = new FaultyFs();
+      const s = openDiskStore(dir, { fs: ffs, headRuns: HEAD });
+      try {
+        const first = await s.listRuns({ limit: HEAD });
+        assert.equal(first.runs[0]?.run_id, run.run_id, 'the new run, newest');
+        assert.ok(rel(dir, ffs.reads).includes('/index.json'));
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await lease.release();
+      await other.close();
+    }
+  });
+
+  it('after a run finishes in this window, the head written at close lists it in its new place; closing reads nothing more', async () => {
+    const dir = tmp('aw-head-moved-');
+    const ids = await manyRuns(dir);
+    const s = openDiskStore(dir, { headRuns: HEAD });
+    const lease = await s.acquire(ids[0]!, h.owner('w')); // the oldest run, unfinished, outside the newest page
+    await s.setRunState(ids[0]!, 'completed', null);
+    await lease.release();
+    await s.close();
+    const ffs = new FaultyFs();
+    const t = openDiskStore(dir, { fs: ffs, headRuns: HEAD });
+    try {
+      const first = await t.listRuns({ limit: HEAD });
+      assert.equal(first.runs[0]?.run_id, ids[0], 'newest now');
+      assert.equal(first.runs[0]?.state, 'completed');
+      await t.close();
+      assert.deepEqual(rel(dir, ffs.reads), ['/index_head.json'], 'opened, listed and closed: the head only');
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -14,7 +14,7 @@ import { fsyncDir, publish, UnsyncedPublishError } from './durableFile';
 import { encodeFrame } from './frame';
 import type { FsLayer } from './fsLayer';
 import { SNAPSHOT_FILE, type SegmentTail } from './load';
-import type { RunLogState } from './runLog';
+import type { RunLogState } from './runLogState';
 import { parseSegmentNames, SEGMENT_VERSION, segmentName, type SegmentHeader } from './segment';
 import { stageSnapshot } from './snapshotStage';
 import { areaOf, WITNESS_AREA } from './witness';

@@ -5,7 +5,6 @@
 import path from 'node:path';
 import type { LoadSink } from '../core/engine';
 import type { CommitOp } from '../core/storedSchema';
-import type { RunMeta } from '../api/schema';
 import { advance, encodeOps, type Codec } from './codec';
 import { decodeCommit, isRawCommit, type RawCommit, rel } from './commit';
 import { compactBeside, type LogPort } from './besideCompaction';
@@ -18,23 +17,9 @@ import { copyFrame } from './segmentCopy';
 import { encodeFrame, frameKey, frameOfJson, type FrameKey, readFrame } from './frame';
 import { parseSegment, parseSegmentNames, SEGMENT_VERSION, segmentName, type SegmentHeader } from './segment';
 import { areaOf, encodeSlot, SLOT, WITNESS_AREA, WITNESS_FILE, witnessFile, type TailWitness } from './witness';
+import type { RunLogState } from './runLogState';
 
-export interface RunLogState {
-  next: number;
-  codec: Codec;
-  meta: RunMeta;
-  covered: number;
-  tail: SegmentTail | null;
-  /**
-   * The snapshot was read from its spare copy after damage: compact() rewrites the log (a snapshot
-   * with both copies, a fresh segment) before the run's next write.
-   */
-  compactFirst: boolean;
-  /** The newest witness known (read at load, or written since): a new segment starts with it. */
-  witness: TailWitness | null;
-  /** Where the witness file's slots start (null: it is written again whole before its next slot). */
-  witnessAt: number | null;
-}
+export type { RunLogState } from './runLogState';
 
 /** Room a segment is given ahead of its appends (reserve), and the room left below which more is written. */
 export const ROOM = 128 * 1024;

@@ -337,4 +337,3 @@ function pageOf(all: RunSummary[], limit = 50, more: boolean): T.RunPage {
     ? { runs, cursor: Buffer.from(JSON.stringify([last.updated_ms, last.run_id])).toString('base64url') }
     : { runs };
 }
-

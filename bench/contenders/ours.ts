@@ -63,6 +63,7 @@ export class OursContender implements Contender {
   /** Waits for a compaction still running in the background (and writes what is queued): a crash copy is taken after. */
   async idle(): Promise<void> {
     await this.store!.flush();
+    await this.store!.whenIdle(this.runId);
   }
 
   compactionBytes(): number {
@@ -160,7 +161,9 @@ type Kind = 'segment' | 'snapshot' | 'blobs' | 'index' | 'other';
 export function kindOf(p: string): Kind {
   const base = path.basename(p);
   if (/^segment-\d+\.log$/.test(base)) return 'segment';
+  // A compaction's output: the snapshot, and the segment it builds beside the appends (a temp name until its swap).
   if (base.startsWith('.snapshot.json') || base === 'snapshot.json') return 'snapshot';
+  if (/^\.segment-\d+\.log\..*\.tmp$/.test(base)) return 'snapshot';
   if (path.basename(path.dirname(p)) === 'blobs') return 'blobs';
   if (base.startsWith('.index.json') || base === 'index.json') return 'index';
   return 'other';
@@ -184,6 +187,13 @@ export class CountingFs {
   readonly barriersByKind: Record<Kind, number> = { segment: 0, snapshot: 0, blobs: 0, index: 0, other: 0 };
   readonly bytesByKind: Record<Kind, number> = { segment: 0, snapshot: 0, blobs: 0, index: 0, other: 0 };
   private readonly fdKind = new Map<number, Kind | 'dir'>();
+  /** The path each open file was opened at: a rename moves its kind (a compaction's segment becomes the log's). */
+  private readonly fdPath = new Map<number, string>();
+
+  private opened(fd: number, p: string): void {
+    this.fdKind.set(fd, kindOf(p));
+    this.fdPath.set(fd, p);
+  }
 
   private wrote(fd: number, data: Buffer): void {
     const n = data.length;
@@ -213,7 +223,7 @@ export class CountingFs {
     createExclusive: async (p) => {
       const fd = await nodeFs.createExclusive(p);
       this.filesCreated += 1;
-      this.fdKind.set(fd, kindOf(p));
+      this.opened(fd, p);
       return fd;
     },
     openDir: async (p) => {
@@ -223,7 +233,7 @@ export class CountingFs {
     },
     openForUpdate: async (p) => {
       const fd = await nodeFs.openForUpdate(p);
-      this.fdKind.set(fd, kindOf(p));
+      this.opened(fd, p);
       return fd;
     },
     write: async (fd, data) => {
@@ -242,8 +252,13 @@ export class CountingFs {
       await nodeFs.fdatasync(fd);
       this.synced(fd);
     },
+    rename: async (from, to) => {
+      await nodeFs.rename(from, to);
+      for (const [fd, p] of this.fdPath) if (p === from) this.opened(fd, to);
+    },
     close: async (fd) => {
       this.fdKind.delete(fd);
+      this.fdPath.delete(fd);
       this.since.delete(fd);
       await nodeFs.close(fd);
     },

@@ -100,17 +100,17 @@ export class PgEngine implements Engine {
 
   // ── index (runIndex.ts) ───────────────────────────────────────────────────────────────────
   async openIndex(): Promise<IndexState> {
-    try {
-      await ensureSchema(this.pool, this.o.schema);
-      this.db.reachable(true);
-    } catch (err) {
-      if (isConnectionError(err)) this.db.reachable(false, err);
-      throw err;
-    }
+    await this.schemaReady();
     return this.index.open();
   }
 
   async openIndexHead(newest: number): Promise<IndexHead | undefined> {
+    await this.schemaReady();
+    return this.index.head(newest);
+  }
+
+  /** The schema is there (made or migrated if need be), and whether the database answered is said. */
+  private async schemaReady(): Promise<void> {
     try {
       await ensureSchema(this.pool, this.o.schema);
       this.db.reachable(true);
@@ -118,7 +118,6 @@ export class PgEngine implements Engine {
       if (isConnectionError(err)) this.db.reachable(false, err);
       throw err;
     }
-    return this.index.head(newest);
   }
 
   listRunIds(): Promise<string[]> {

@@ -6,19 +6,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEMO_MODEL_ID, type ScenarioInput } from '../../fixtures/modelServer/scenario';
+import { countingServer } from '../../support/countingServer';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { cli, cliBundle } from '../../support/cliProcess';
 import { tmp } from '../loop/support';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-
-/** A local HTTP server counting its requests: the domain the command wants. */
-async function countingServer(): Promise<{ port: number; hits: () => number; close: () => void }> {
-  let hits = 0;
-  const server = http.createServer((_q, s) => (hits++, s.end('reached\n')));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { port: (server.address() as AddressInfo).port, hits: () => hits, close: () => server.close() };
-}
 
 describe('agent-waypoints with auto in sandbox (real bubblewrap)', function () {
   this.timeout(120_000);

@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { countingServer } from '../../support/countingServer';
 import { startModelServer, type ModelServer } from '../../fixtures/modelServer/server';
 import { DEMO_MODEL_ID, type Scenario } from '../../fixtures/modelServer/scenario';
 import { COMMAND_POLICY } from '../../../src/runner/sandbox';
@@ -33,14 +32,6 @@ export const SANDBOX_MODE: Partial<ApprovalPolicy> = {
   categories: { read: 'auto', write: 'ask', command: 'sandbox', subagent: 'auto' },
   sandbox: { policy: { ...COMMAND_POLICY, reportDomains: true }, unavailable: null },
 };
-
-/** A local HTTP server counting its requests: the domain a command wants. */
-export async function countingServer(): Promise<{ port: number; hits: () => number; close: () => void }> {
-  let hits = 0;
-  const server = http.createServer((_q, s) => (hits++, s.end('reached\n')));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { port: (server.address() as AddressInfo).port, hits: () => hits, close: () => server.close() };
-}
 
 describe('auto in sandbox (real runner, real bubblewrap)', function () {
   this.timeout(60_000);

@@ -4,9 +4,8 @@
 // that no longer matches index.json or the runs folder is not used.
 import assert from 'node:assert/strict';
 import { openDiskStore, openDiskStoreReady } from '../../../src/store';
-import type { RunSummary } from '../../../src/store/api/schema';
-import type { CheckpointStore } from '../../../src/store/api/types';
 import { FaultyFs } from './faultyFs';
+import { everyPage, fillRuns } from './listingSupport';
 import * as h from './helpers';
 
 const HEAD = 10;
@@ -14,27 +13,7 @@ const RUNS = 30;
 
 /** Runs r0 (oldest) … r29, every fifth paused (unfinished), the rest completed. */
 async function manyRuns(dir: string): Promise<string[]> {
-  const s = await openDiskStoreReady(dir, { headRuns: HEAD });
-  const ids: string[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const { run, lease } = await s.createRun(h.newRun(`r${i}`), h.owner('w'));
-    await s.setRunState(run.run_id, i % 5 === 0 ? 'paused_error' : 'completed', null);
-    await lease.release();
-    ids.push(run.run_id);
-  }
-  await s.close();
-  return ids;
-}
-
-async function everyPage(s: CheckpointStore, limit: number): Promise<RunSummary[][]> {
-  const pages: RunSummary[][] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await s.listRuns({ limit, ...(cursor ? { cursor } : {}) });
-    pages.push(page.runs);
-    cursor = page.cursor;
-  } while (cursor);
-  return pages;
+  return fillRuns(await openDiskStoreReady(dir, { headRuns: HEAD }), RUNS);
 }
 
 const rel = (dir: string, reads: string[]) => reads.map((p) => p.slice(dir.length));

@@ -3,13 +3,11 @@
 // every row of the workspace; EXPLAIN shows both queries on their indexes, also after migrating a
 // version-2 database.
 import assert from 'node:assert/strict';
-import type { RunSummary } from '../../../../src/store/api/schema';
-import type { CheckpointStore } from '../../../../src/store/api/types';
 import { openPgStore, openPgStoreReady } from '../../../../src/store/pg/store';
 import { headQueries } from '../../../../src/store/pg/runIndex';
 import { PG_SCHEMA_VERSION } from '../../../../src/store/pg/schema';
 import { freshWorkspace, sharedPostgres } from '../../../support/postgres';
-import * as h from '../helpers';
+import { everyPage, fillRuns } from '../listingSupport';
 import { admin } from './support';
 
 const HEAD = 10;
@@ -17,27 +15,7 @@ const RUNS = 30;
 const S = '"agent_waypoints"';
 
 async function manyRuns(url: string, workspace: string): Promise<string[]> {
-  const s = await openPgStoreReady({ connectionString: url, workspace });
-  const ids: string[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const { run, lease } = await s.createRun(h.newRun(`r${i}`), h.owner('w'));
-    await s.setRunState(run.run_id, i % 5 === 0 ? 'paused_error' : 'completed', null);
-    await lease.release();
-    ids.push(run.run_id);
-  }
-  await s.close();
-  return ids;
-}
-
-async function everyPage(s: CheckpointStore, limit: number): Promise<RunSummary[][]> {
-  const pages: RunSummary[][] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await s.listRuns({ limit, ...(cursor ? { cursor } : {}) });
-    pages.push(page.runs);
-    cursor = page.cursor;
-  } while (cursor);
-  return pages;
+  return fillRuns(await openPgStoreReady({ connectionString: url, workspace }), RUNS);
 }
 
 /** The plans of the head's two queries, with other plans priced out (a table of 30 rows would take a scan and a sort). */

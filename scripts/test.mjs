@@ -186,10 +186,10 @@ if (!gatesOk) finish();
 await together(
   'unit → int → host → e2e',
   inTurn(
-    suite('unit', 'mocha', ['--config', '.mocharc.unit.json']),
-    suite('int', 'mocha', ['--config', '.mocharc.int.json']),
+    suite('unit', 'mocha', ['--config', '.mocharc.unit.cjs']),
+    suite('int', 'mocha', ['--config', '.mocharc.int.cjs']),
     suite('host', 'tsx', ['test/runInCodeServer.ts']),
-    suite('e2e', 'mocha', ['--config', '.mocharc.e2e.json']),
+    suite('e2e', 'mocha', ['--config', '.mocharc.e2e.cjs']),
   ),
 );
 // The benchmark is measured, not asserted; CI runs its quick mode so it never rots. Alone: it measures.

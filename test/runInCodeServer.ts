@@ -2,12 +2,20 @@
 // code-server on a free loopback port, a throwaway user-data dir and workspace, headless
 // Chromium opening the workbench with the extension-development payload. The suite writes
 // its results to a file; this prints them and exits non-zero on failure or timeout.
-// Two passes: a trusted workspace (everything else), then an untrusted one (restricted mode).
-// Always cleans up its processes.
+// Two passes at once, each its own server and window: a trusted workspace (everything else) and an
+// untrusted one (restricted mode); the restricted one is mostly a start, which the trusted one's
+// tests overlap. Always cleans up its processes.
 import fs from 'node:fs';
 import path from 'node:path';
 import { launchChromium } from './support/browser';
-import { installVsix, makeTempDir, startCodeServer, writeUserSettings } from './support/codeServer';
+import {
+  installVsix,
+  makeTempDir,
+  SKIPPED_BUILTINS,
+  startCodeServer,
+  UNCOMPRESSED,
+  writeUserSettings,
+} from './support/codeServer';
 import { lmExtensionVsix } from './support/lmExtension';
 import { printResults, type SuiteResults } from './support/results';
 
@@ -49,6 +57,7 @@ async function runPass(pass: Pass): Promise<SuiteResults> {
     logFile: path.join(resultsDir, `host-${pass.name}-code-server.log`),
     workspaceTrust: !pass.trust,
     developmentOptions: true,
+    skipBuiltinExtensions: SKIPPED_BUILTINS,
     env: {
       AW_RESULTS_FILE: resultsFile,
       AW_PASS: pass.name,
@@ -57,7 +66,7 @@ async function runPass(pass: Pass): Promise<SuiteResults> {
   });
   const browser = await launchChromium();
   try {
-    const page = await browser.newPage();
+    const page = await browser.newPage({ extraHTTPHeaders: UNCOMPRESSED });
     await page.goto(
       server.url([
         ['extensionDevelopmentPath', server.remoteUri(root)],
@@ -84,17 +93,20 @@ async function main(): Promise<number> {
   for (const f of ['out/test/suite/index.js', 'dist/extension.js']) {
     if (!fs.existsSync(path.join(root, f))) throw new Error(`${f} is missing: run npm run build first`);
   }
-  const merged: SuiteResults = { passed: 0, failed: 0, pending: 0, tests: [] };
-  for (const pass of [
+  const passes: Pass[] = [
     { name: 'trusted', trust: true },
     { name: 'restricted', trust: false },
-  ] as Pass[]) {
-    const r = await runPass(pass);
+  ];
+  const outcomes = await Promise.allSettled(passes.map(runPass));
+  const merged: SuiteResults = { passed: 0, failed: 0, pending: 0, tests: [] };
+  outcomes.forEach((o, i) => {
+    if (o.status === 'rejected') throw o.reason;
+    const r = o.value;
     merged.passed += r.passed;
     merged.failed += r.failed;
     merged.pending += r.pending;
-    merged.tests.push(...r.tests.map((t) => ({ ...t, title: `[${pass.name}] ${t.title}` })));
-  }
+    merged.tests.push(...r.tests.map((t) => ({ ...t, title: `[${passes[i]!.name}] ${t.title}` })));
+  });
   printResults('in-host', merged);
   const out = process.env.AW_RESULTS_FILE ?? path.join(resultsDir, 'host.json');
   fs.writeFileSync(out, JSON.stringify(merged, null, 2));

@@ -11,7 +11,9 @@ import {
   descendants,
   installVsix,
   makeTempDir,
+  SKIPPED_BUILTINS,
   startCodeServer,
+  UNCOMPRESSED,
   writeUserSettings,
 } from '../support/codeServer';
 
@@ -21,43 +23,10 @@ export const resultsDir = path.join(repoRoot, 'test-results');
 /** The run view's webview type (package.json: `onWebviewPanel:agentWaypoints.runView`). */
 export const RUN_VIEW_TYPE = 'agentWaypoints.runView';
 
-/**
- * Built-in extensions no e2e test uses that would activate at startup (git, GitHub, Copilot Chat, the
- * debugger's auto-attach) or when a test opens a file (the TypeScript and JSON language servers, each a
- * process of its own): the server leaves them out, so every start and reload on a loaded machine is
- * spent on the extension under test. Grammars and themes stay; the extension depends on none of these.
- */
-const SKIPPED_BUILTINS = [
-  'GitHub.copilot-chat',
-  'vscode.git',
-  'vscode.git-base',
-  'vscode.github',
-  'vscode.github-authentication',
-  'vscode.microsoft-authentication',
-  'vscode.debug-auto-launch',
-  'vscode.merge-conflict',
-  'vscode.emmet',
-  'vscode.npm',
-  'vscode.typescript-language-features',
-  'ms-vscode.js-debug',
-  'ms-vscode.js-debug-companion',
-  'ms-vscode.vscode-js-profile-table',
-  'vscode.terminal-suggest',
-  'vscode.tunnel-forwarding',
-  'vscode.extension-editing',
-  'vscode.configuration-editing',
-  'vscode.json-language-features',
-  'vscode.markdown-language-features',
-  'vscode.references-view',
-  'vscode.simple-browser',
-  'vscode.ipynb',
-];
-
-/**
- * code-server compresses its 19 MB workbench script again for every page that asks (brotli, seconds of
- * CPU on a loaded machine, per start and per reload): over loopback the page asks for it as it is.
- */
-const UNCOMPRESSED = { 'Accept-Encoding': 'identity' };
+/** A page for a workbench window: the size the tests' screenshots are taken at, the workbench script uncompressed. */
+function newWorkbenchPage(browser: Browser): Promise<Page> {
+  return browser.newPage({ viewport: { width: 1400, height: 900 }, extraHTTPHeaders: UNCOMPRESSED });
+}
 
 let installedExtensionsDir: string | undefined;
 
@@ -130,7 +99,7 @@ export class Workbench {
       ...(port ? { port } : {}),
     });
     const browser = await launchChromium();
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, extraHTTPHeaders: UNCOMPRESSED });
+    const page = await newWorkbenchPage(browser);
     const wb = new Workbench(server, browser, page, workspace, userDataDir, tmp);
     await page.goto(server.url(), { timeout: scaled(90_000) });
     await wb.waitForWorkbench();
@@ -169,7 +138,7 @@ export class Workbench {
    * own (as desktop VS Code gives each window), sharing the workspace's checkpoint storage.
    */
   async openAnotherWindow(): Promise<Workbench> {
-    const page = await this.browser.newPage({ viewport: { width: 1400, height: 900 }, extraHTTPHeaders: UNCOMPRESSED });
+    const page = await newWorkbenchPage(this.browser);
     const wb = new Workbench(this.server, this.browser, page, this.workspace, this.userDataDir, this.tmp, true);
     await page.goto(this.server.url(), { timeout: scaled(90_000) }); // a loaded machine serves the workbench slowly
     await wb.waitForWorkbench();

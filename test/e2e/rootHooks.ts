@@ -1,4 +1,4 @@
-// Mocha root hooks of the e2e suite (.mocharc.e2e.json `require`): each test's time limit — the rc's
+// Mocha root hooks of the e2e suite (.mocharc.e2e.cjs `require`): each test's time limit — the rc's
 // default or its suite's — is scaled to the machine's load when the test starts (a test that sets its
 // own limit scales it too, through `scaled`). After all files, any shared workbench a filtered run left
 // open is closed.

@@ -63,6 +63,44 @@ export async function installVsix(vsix: string, extensionsDir: string): Promise<
   );
 }
 
+/**
+ * Built-in extensions no test of ours uses that would activate at startup (git, GitHub, Copilot Chat, the
+ * debugger's auto-attach) or when a test opens a file (the TypeScript and JSON language servers, each a
+ * process of its own): the server leaves them out, so every start and reload on a loaded machine is
+ * spent on the extension under test. Grammars and themes stay; the extension depends on none of these.
+ */
+export const SKIPPED_BUILTINS = [
+  'GitHub.copilot-chat',
+  'vscode.git',
+  'vscode.git-base',
+  'vscode.github',
+  'vscode.github-authentication',
+  'vscode.microsoft-authentication',
+  'vscode.debug-auto-launch',
+  'vscode.merge-conflict',
+  'vscode.emmet',
+  'vscode.npm',
+  'vscode.typescript-language-features',
+  'ms-vscode.js-debug',
+  'ms-vscode.js-debug-companion',
+  'ms-vscode.vscode-js-profile-table',
+  'vscode.terminal-suggest',
+  'vscode.tunnel-forwarding',
+  'vscode.extension-editing',
+  'vscode.configuration-editing',
+  'vscode.json-language-features',
+  'vscode.markdown-language-features',
+  'vscode.references-view',
+  'vscode.simple-browser',
+  'vscode.ipynb',
+];
+
+/**
+ * code-server compresses its 19 MB workbench script again for every page that asks (brotli, seconds of
+ * CPU on a loaded machine, per start and per reload): over loopback the page asks for it as it is.
+ */
+export const UNCOMPRESSED = { 'Accept-Encoding': 'identity' };
+
 export interface CodeServerOptions {
   workspace: string;
   userDataDir: string;

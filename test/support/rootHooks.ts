@@ -1,4 +1,4 @@
-// Mocha root hooks and global fixtures of the plain-Node tiers (.mocharc.unit.json and .mocharc.int.json
+// Mocha root hooks and global fixtures of the plain-Node tiers (.mocharc.unit.cjs and .mocharc.int.cjs
 // `require`). Every temporary folder a run makes (os.tmpdir(), read again at each call, and the child
 // processes it starts) goes into one folder of the run, removed with any PostgreSQL cluster still
 // running in it once every file has run: a suite of hundreds of stores and workspaces leaves nothing

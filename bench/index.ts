@@ -1,6 +1,8 @@
-// `npm run bench` (N = 1000 steps) and `npm run bench -- --quick` (N = 100, CI): runs the workload
-// against ours and the two peers interleaved in one process, then prints a Markdown table to
-// stdout and writes bench/results/latest.json. Progress goes to stderr. See bench/README.md.
+// `npm run bench` (N = 1000 steps), `npm run bench -- --quick` (N = 100) and `-- --smoke` (N = 20,
+// every row at its smallest size, once: what `npm test` runs so the bench never rots; its figures are
+// not comparable): runs the workload against ours and the two peers interleaved in one process, then
+// prints a Markdown table to stdout and writes bench/results/latest.json. Progress goes to stderr.
+// See bench/README.md.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +27,7 @@ import { manyRunsReport, scaleReport } from './scaleReport';
 
 interface Options {
   quick: boolean;
+  smoke: boolean;
   steps: number;
   repeats: number;
   /**
@@ -43,7 +46,8 @@ interface Options {
 }
 
 function parseArgs(argv: string[]): Options {
-  const quick = argv.includes('--quick');
+  const smoke = argv.includes('--smoke');
+  const quick = smoke || argv.includes('--quick');
   const value = (name: string): string | undefined => {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
@@ -57,19 +61,21 @@ function parseArgs(argv: string[]): Options {
   };
   return {
     quick,
-    steps: num('--steps', quick ? 100 : 1000),
+    smoke,
+    steps: num('--steps', smoke ? 20 : quick ? 100 : 1000),
     repeats: num('--repeats', 1),
-    earlyRuns: num('--early-runs', quick ? 2 : 7),
-    warmupSteps: quick ? 5 : 20,
-    resumeRounds: quick ? 3 : 31,
-    activationRuns: 1000,
-    activationRepeats: quick ? 3 : 7,
+    earlyRuns: num('--early-runs', smoke ? 1 : quick ? 2 : 7),
+    warmupSteps: smoke ? 3 : quick ? 5 : 20,
+    resumeRounds: smoke ? 1 : quick ? 3 : 31,
+    activationRuns: smoke ? 100 : 1000,
+    activationRepeats: smoke ? 1 : quick ? 3 : 7,
     seed: num('--seed', 20240601),
     keep: argv.includes('--keep'),
     dir: value('--dir') ?? os.tmpdir(),
   };
 }
 
+const mode = (o: Options): string => (o.smoke ? 'smoke' : o.quick ? 'quick' : 'full');
 const log = (m: string): void => void process.stderr.write(`${m}\n`);
 const RUN_ID = 'bench-run-0001';
 /** Steps of an early run: the window around step 10 (6–15), and step 16 for the barrier that carries step 15's results. */
@@ -111,11 +117,12 @@ async function main(): Promise<void> {
   const threads: IsolatedContender[] = [];
   const startedAt = performance.now();
   const fileJournal = () =>
-    measureFileJournal(tempDirIn(root, 'files'), {
-      edits: opts.quick ? 100 : 1000,
-      scanFiles: opts.quick ? 5_000 : 50_000,
-      rounds: opts.quick ? 3 : 5,
-    });
+    measureFileJournal(
+      tempDirIn(root, 'files'),
+      opts.smoke
+        ? { edits: 10, scanFiles: 1_000, rounds: 1 }
+        : { edits: opts.quick ? 100 : 1000, scanFiles: opts.quick ? 5_000 : 50_000, rounds: opts.quick ? 3 : 5 },
+    );
   const shared = () =>
     measureShared({
       steps: opts.steps,
@@ -131,7 +138,7 @@ async function main(): Promise<void> {
     fs.rmSync(root, { recursive: true, force: true });
     return;
   }
-  const contextFigures = () => measureContext({ steps: opts.quick ? 100 : 1000, window: 128_000 });
+  const contextFigures = () => measureContext({ steps: opts.smoke ? 20 : opts.quick ? 100 : 1000, window: 128_000 });
   if (process.argv.includes('--context-only')) {
     process.stdout.write(contextTable(await contextFigures()) + '\n');
     if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
@@ -183,7 +190,7 @@ async function main(): Promise<void> {
     if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
     return;
   }
-  const sandboxFigures = () => measureSandbox({ dir: root, rounds: opts.quick ? 10 : 50, log });
+  const sandboxFigures = () => measureSandbox({ dir: root, rounds: opts.smoke ? 2 : opts.quick ? 10 : 50, log });
   if (process.argv.includes('--sandbox-only')) {
     // The command sandbox's rows alone (a small workspace of their own).
     process.stdout.write(sandboxBenchReport(await sandboxFigures()) + '\n');
@@ -198,7 +205,7 @@ async function main(): Promise<void> {
   }
   const machine = machineInfo(root);
   log(
-    `bench: ${opts.quick ? 'quick' : 'full'}, N = ${opts.steps}, repeats = ${opts.repeats}, in ${root} (${machine.tempFs}), load ${machine.loadAvg.map((l) => l.toFixed(2)).join(' ')}`,
+    `bench: ${mode(opts)}, N = ${opts.steps}, repeats = ${opts.repeats}, in ${root} (${machine.tempFs}), load ${machine.loadAvg.map((l) => l.toFixed(2)).join(' ')}`,
   );
   try {
     // Warm-up: JIT, module loading and first-file costs are paid before step 1 — in each contender's
@@ -306,7 +313,7 @@ async function main(): Promise<void> {
       steps: opts.steps,
       from: cycleFrom,
       every: cycleEvery,
-      rounds: opts.quick ? 3 : 7,
+      rounds: opts.smoke ? 1 : opts.quick ? 3 : 7,
     });
     log('  listing checkpoints (ours) …');
     const listing = await measureListing(openOurs, contenders[0]!.dir, RUN_ID);
@@ -321,12 +328,18 @@ async function main(): Promise<void> {
     );
 
     log('  fixed bytes per step (empty tool outputs, ours) …');
-    const fixedBytes = await measureFixedBytes(openOurs, tempDirIn(root, 'fixed'), opts.quick ? 30 : 100);
+    const fixedBytes = await measureFixedBytes(
+      openOurs,
+      tempDirIn(root, 'fixed'),
+      opts.smoke ? 10 : opts.quick ? 30 : 100,
+    );
     const storeOnly = process.argv.includes('--store-only');
 
-    const toolsSize = opts.quick
-      ? { srcFiles: 5_000, distFiles: 500, repeats: 3 }
-      : { srcFiles: 32_000, distFiles: 2_000, repeats: 7 };
+    const toolsSize = opts.smoke
+      ? { srcFiles: 500, distFiles: 50, repeats: 1 }
+      : opts.quick
+        ? { srcFiles: 5_000, distFiles: 500, repeats: 3 }
+        : { srcFiles: 32_000, distFiles: 2_000, repeats: 7 };
     if (!storeOnly)
       log(
         `  workspace tools on ${toolsSize.srcFiles + toolsSize.distFiles} generated files, ripgrep vs the Node fallback …`,
@@ -353,7 +366,7 @@ async function main(): Promise<void> {
       early.length,
     ).points;
     const results: BenchResults & { options: Options; samples: unknown; files: FileJournalResult | undefined } = {
-      mode: opts.quick ? 'quick' : 'full',
+      mode: mode(opts),
       machine: { ...machine, loadAvgAfter: os.loadavg(), loadMaxDuring: Math.max(...loadDuring) },
       durationS: (performance.now() - startedAt) / 1000,
       options: opts,
@@ -403,8 +416,8 @@ async function main(): Promise<void> {
     if (!storeOnly) {
       log('  run view …');
       const runView = await measureRunView({
-        steps: 1000,
-        streamSeconds: opts.quick ? 3 : 10,
+        steps: opts.smoke ? 100 : 1000,
+        streamSeconds: opts.smoke ? 1 : opts.quick ? 3 : 10,
         dir: tempDirIn(root, 'run-view'),
         log,
       });

@@ -96,6 +96,11 @@ export function buildReport(r: BenchResults): string {
     `${m.date.slice(0, 10)} · ${m.cpu}, ${m.cores} cores · Node ${m.node} · ${m.tempFs} · load avg (1/5/15 min) ${m.loadAvg.map((l) => l.toFixed(2)).join(' ')} at start, ${m.loadAvgAfter.map((l) => l.toFixed(2)).join(' ')} at end, 1-min max ${m.loadMaxDuring.toFixed(2)} during the steps · ${r.durationS.toFixed(0)} s · commit ${m.git}`,
   );
   lines.push('');
+  if (r.mode === 'smoke')
+    lines.push(
+      '*A smoke run: every row once, at its smallest size, to show the bench still runs. Its figures say nothing about the goals; `npm run bench` (or `-- --quick`) measures them.*',
+      '',
+    );
 
   // ── targets ──
   const growth = ours.points.at(-1)!.medianMs / at('ours', first).medianMs;

@@ -29,19 +29,29 @@ const CHECKS: ScenarioInput = {
 /** The workbench's modal dialog (VS Code draws it in the page). */
 const dialog = (wb: Workbench) => wb.page.locator('.monaco-dialog-box');
 
-/** Runs Check model connection until the workspace's base URL is in effect, which the dialog shows. */
-async function checkUntilAsked(wb: Workbench): Promise<void> {
+/**
+ * Runs Check model connection until the workspace's base URL is in effect, which the dialog shows. VS
+ * Code applies a settings file written from outside a moment later: a check that ran before answers
+ * from `home` (its notification says so), and is run again at once.
+ */
+async function checkUntilAsked(wb: Workbench, home: string): Promise<void> {
+  const answeredHome = wb.notification(`Connected: \`${DEMO_MODEL_ID}\` at ${home} answered`);
   for (let attempt = 0; ; attempt++) {
+    await wb.runCommand('Notifications: Clear All Notifications');
     await wb.runCommand('Agent Waypoints: Check model connection');
-    if (
-      await dialog(wb)
+    const asked = await Promise.race([
+      dialog(wb)
         .waitFor({ state: 'visible', timeout: scaled(15_000) })
         .then(
           () => true,
           () => false,
-        )
-    )
-      return;
+        ),
+      answeredHome.waitFor({ state: 'visible', timeout: scaled(15_000) }).then(
+        () => false,
+        () => false,
+      ),
+    ]);
+    if (asked) return;
     if (attempt >= 5) throw new Error('the workspace base URL never took effect: no question was asked');
   }
 }
@@ -82,7 +92,7 @@ describe('e2e: where the API key goes (the real dialog)', () => {
       path.join(wb.workspace, '.vscode/settings.json'),
       JSON.stringify({ 'agentWaypoints.provider.baseUrl': other!.url }, null, 2),
     );
-    await checkUntilAsked(wb);
+    await checkUntilAsked(wb, entered!.url);
     assert.match(await dialog(wb).innerText(), new RegExp(`This workspace sends your API key to ${away} — allow\\?`));
     await wb.screenshot('e2e-s1-key-question');
     await dialog(wb).getByRole('button', { name: 'Don’t Send' }).click();
@@ -97,7 +107,7 @@ describe('e2e: where the API key goes (the real dialog)', () => {
     await row.click();
     await wb.page.locator('.quick-input-widget input').press('Enter');
     await wb.waitForLog(/API key: forgot the answers for /);
-    await checkUntilAsked(wb);
+    await checkUntilAsked(wb, entered!.url);
     await dialog(wb).getByRole('button', { name: 'Allow' }).click();
     await wb
       .notification(`Connected: \`${DEMO_MODEL_ID}\` at ${other!.url} answered`)

@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 // `npm test`: tools (installed when missing), then lint ∥ check-types ∥ build → package, then
 // unit → int (plain Node: the fast tier, then crash, torture, PostgreSQL, real shells and servers,
-// its files in two workers)
-// → in-host → e2e (real VS Code, then Chromium against the installed VSIX, its files in two
-// workers), then the benchmark smoke run (it measures). The stages of one line wait on each other;
-// lines run at once. A stage's output is printed whole when it ends, with its time (and written to
+// two files at a time) → in-host → e2e (real VS Code, then Chromium against the installed VSIX, two
+// files at a time), and beside them the benchmark's smoke run. The stages of one line wait on each
+// other; lines run at once. A stage's output is printed whole when it ends, with its time (and written to
 // test-results/<stage>.log as it comes). Ends with each stage's time and one line
 // `N passed, N failed` summed over all suites.
 // Stops early only when a stage the later ones need fails.
@@ -182,16 +181,22 @@ const gatesOk = await together(
 );
 if (!gatesOk) finish();
 // The tiers in turn: side by side on a 2-core machine each slowed the other more than it gained
-// (bench/README.md, "Test suite"), and timing-bound tests had no margin left.
+// (bench/README.md, "Test suite"), and timing-bound tests had no margin left. The benchmark's smoke
+// run (every row once at its smallest size: it only has to run, it measures nothing under this load)
+// goes beside them, on the bundles the package stage built.
+const benchSmoke = async () => {
+  if (await stage('bench', (out) => bin('tsx', ['bench/index.ts', '--smoke'], { out }))) return true;
+  failed += 1;
+  return false;
+};
 await together(
-  'unit → int → host → e2e',
+  'unit → int → host → e2e ∥ bench (smoke)',
   inTurn(
     suite('unit', 'mocha', ['--config', '.mocharc.unit.cjs']),
     suite('int', 'mocha', ['--config', '.mocharc.int.cjs']),
     suite('host', 'tsx', ['test/runInCodeServer.ts']),
     suite('e2e', 'mocha', ['--config', '.mocharc.e2e.cjs']),
   ),
+  benchSmoke(),
 );
-// The benchmark is measured, not asserted; npm test runs its smoke mode (every row, smallest sizes) so it never rots; alone, as it measures.
-if (!(await stage('bench', () => npmRun('bench', {}, ['--smoke']), { live: true }))) failed += 1;
 finish();

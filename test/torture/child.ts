@@ -12,7 +12,40 @@ import { acquireWhenFree, childHostname, openChildStore } from './storeOf';
 const env = process.env;
 const seed = Number(env.SEED);
 const steps = Number(env.STEPS);
-const say = (a: Ack) => process.stdout.write(`${ACK}${JSON.stringify(a)}\n`);
+let acks = 0;
+const say = (a: Ack) => {
+  if (a.k !== 'ready' && a.k !== 'stopping') acks += 1;
+  process.stdout.write(`${ACK}${JSON.stringify(a)}\n`); // synchronous on a pipe: the parent has it before a stop
+};
+
+/**
+ * `STOP_BEFORE_WRITE=N`: the child stops itself (SIGSTOP) just before its first write of the run that
+ * checks the lease after its N-th ACK — a paused owner whose next act is a write, whatever it was
+ * doing when it paused (the takeover test: a parent's SIGSTOP could also land before a read that
+ * finds the run finished by another machine, and then nothing would be written to refuse).
+ */
+const stopBeforeWrite = Number(env.STOP_BEFORE_WRITE ?? Infinity);
+let stopped = false;
+function maybeStop(): void {
+  if (stopped || acks < stopBeforeWrite) return;
+  stopped = true;
+  say({ k: 'stopping' });
+  process.kill(process.pid, 'SIGSTOP');
+}
+
+/** The store, stopping before its lease-checked writes when STOP_BEFORE_WRITE says so. */
+function pausing(store: CheckpointStore): CheckpointStore {
+  const writes = new Set(['append', 'recordIntent', 'recordResult', 'requestApproval', 'decideApproval']);
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      if (typeof prop === 'string' && writes.has(prop))
+        return (...args: unknown[]) => (maybeStop(), (v as (...a: unknown[]) => unknown).apply(target, args));
+      return (v as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
+}
 
 const snapshot = (
   step: number,
@@ -234,7 +267,7 @@ class Child {
 }
 
 async function main(): Promise<void> {
-  const store = openChildStore();
+  const store = pausing(openChildStore());
   const me = {
     owner_id: `torture-${process.pid}`,
     label: `torture child ${process.pid}`,

@@ -156,7 +156,10 @@ export function runChild(
         buf = buf.slice(i + 1);
         if (!line.startsWith(ACK)) continue;
         const a = JSON.parse(line.slice(ACK.length)) as Ack;
-        if (a.k !== 'ready' && ++acks === kill.afterAcks) timer = setTimeout(act, kill.delayMs);
+        if (a.k === 'stopping') {
+          faulted = true; // it stops itself (STOP_BEFORE_WRITE)
+          fault?.(child);
+        } else if (a.k !== 'ready' && ++acks === kill.afterAcks) timer = setTimeout(act, kill.delayMs);
         if (a.k === 'error') error = a.message;
         if (a.k === 'paused') paused = a.message;
         apply(st, a);

@@ -114,6 +114,8 @@ export type Ack =
   | { k: 'appr'; id: string; h: string; uncertain: boolean }
   | { k: 'blob'; hash: string }
   | { k: 'done' }
+  /** STOP_BEFORE_WRITE: the child is about to stop itself before a write. */
+  | { k: 'stopping' }
   /** The store refused a write (database away, run taken over): the run pauses here. */
   | { k: 'paused'; message: string }
   | { k: 'error'; message: string };

@@ -74,6 +74,11 @@ describe('e2e: continue in background, approve from the view, bring back here', 
     cluster?.destroy();
     if (workerLog) fs.writeFileSync(path.join(repoRoot, 'test-results', 'e2e-handoff-worker.log'), workerLog);
   });
+  afterEach(function () {
+    if (this.currentTest?.state !== 'failed') return;
+    console.log("    the worker's last lines:");
+    for (const line of workerLog.trimEnd().split('\n').slice(-15)) console.log(`      ${line}`);
+  });
   const workbench = useWorkbench(() => ({
     settings: {
       'agentWaypoints.provider.baseUrl': model.url,

@@ -525,12 +525,26 @@ function alive(pid: number): boolean {
   }
 }
 
-/** What a failed test leaves for a person to look at: a screenshot and the extension's logs. */
+/** Lines of each kept extension log printed with a failure (CI keeps only its output's tail, not test-results). */
+const LOG_TAIL = 25;
+
+/**
+ * What a failed test leaves for a person to look at: a screenshot and the extension's logs kept in
+ * test-results, and printed with the failure the notifications on screen and each log's last lines.
+ */
 export async function keepFailure(wb: Workbench, title: string): Promise<void> {
   const file = await wb.screenshot(`failed-${title}`).catch(() => undefined);
   if (file) console.log(`    screenshot: ${path.relative(repoRoot, file)}`);
-  for (const log of wb.keepExtensionLogs(`failed-${title}`))
-    console.log(`    extension log: ${path.relative(repoRoot, log)}`);
+  const toasts = await wb.page
+    .locator('.notifications-toasts .notification-toast')
+    .allInnerTexts()
+    .catch(() => [] as string[]);
+  for (const t of toasts) console.log(`    notification on screen: ${t.replace(/\s+/g, ' ').trim()}`);
+  for (const log of wb.keepExtensionLogs(`failed-${title}`)) {
+    console.log(`    extension log: ${path.relative(repoRoot, log)}, its last lines:`);
+    for (const line of fs.readFileSync(log, 'utf8').trimEnd().split('\n').slice(-LOG_TAIL))
+      console.log(`      ${line}`);
+  }
 }
 
 /**

@@ -181,6 +181,8 @@ describe('e2e: continue in background, approve from the view, bring back here', 
       .first();
     await row.waitFor({ state: 'visible', timeout: scaled(60_000) });
     await wb.screenshot('e2e-w-bring-back-preview');
+    const planned = (await row.innerText()).replace(/\s+/g, ' ');
+    assert.match(planned, /will be restored/, `the preview's row of notes.txt: ${planned}`);
     assert.equal(fs.existsSync(notes), false, 'nothing changes before Enter');
     await input.press('Enter');
     await wb.heldNotification('Brought back 1 file', 60_000);

@@ -9,6 +9,14 @@ import type { Frame } from 'playwright-core';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { waitUntil, type Workbench, scaled } from './harness';
 import { scenarioOf, sharedWorkbench } from './shared';
+import {
+  ADD_A_TASK,
+  COMMAND_POLICY_SETTINGS,
+  commandPolicyBlock,
+  installedVsixBlock,
+  protectedFileBlock,
+  TOUCH_FILES,
+} from './sharedBlocks';
 
 const reply = (content: string, calls: { name: string; arguments: Record<string, unknown> }[] = []) => ({
   reply: { content, ...(calls.length ? { tool_calls: calls } : {}) },
@@ -98,8 +106,9 @@ const EDIT_SCENARIO = scenario('e2e-edit', 'one edit to approve, then a final an
 
 /**
  * The blocks whose tests leave nothing the next needs pristine share one workbench (shared.ts): each
- * run's conversation is picked by its task, each writes a file of its own. The reload (b) comes after
- * runs that all finished, so what the window shows after it is (b)'s run alone.
+ * run's conversation is picked by its task, each writes a file of its own. The installed VSIX's block
+ * (sharedBlocks.ts) comes first, before any run; the reload (b) comes after runs that all finished,
+ * so what the window shows after it is (b)'s run alone; the command policy's run, left waiting, last.
  */
 const shared = sharedWorkbench(
   scenarioOf('e2e-agent', [
@@ -108,11 +117,18 @@ const shared = sharedWorkbench(
     { task: 'Greet in French', turns: EDIT_SCENARIO.turns },
     { task: 'Approve me after a reload', turns: appendTo('reload.txt') },
     { task: 'Try to forge an approval', turns: appendTo('reload.txt') },
+    TOUCH_FILES,
   ]),
   (model) => ({
-    settings: { 'agentWaypoints.provider.baseUrl': model.url, 'agentWaypoints.provider.model': DEMO_MODEL_ID },
+    settings: {
+      'agentWaypoints.provider.baseUrl': model.url,
+      'agentWaypoints.provider.model': DEMO_MODEL_ID,
+      ...COMMAND_POLICY_SETTINGS,
+    },
   }),
 );
+
+installedVsixBlock(shared);
 
 describe('e2e: start, approve, browse, resume a finished run', () => {
   const workbench = shared.use();
@@ -371,6 +387,8 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
   });
 });
 
+commandPolicyBlock(shared);
+
 /** The run id and input hash the panel shows for its first approval (data attributes of the card). */
 async function readPanelIds(frame: Frame): Promise<{ runId: string; inputHash: string }> {
   return frame.evaluate(() => {
@@ -383,20 +401,23 @@ async function readPanelIds(frame: Frame): Promise<{ runId: string; inputHash: s
 }
 
 /**
- * The crash (c) and the second window (f) share one workbench where commands run without asking: (c)'s
- * run ends finished, so the second window finds only (f)'s run held.
+ * The crash (c) and the second window (f) share one workbench where commands and writes run without
+ * asking: (c)'s run ends finished, so the second window finds only (f)'s run held; the protected
+ * file's block (sharedBlocks.ts) comes last, its run left waiting.
  */
 const unasked = sharedWorkbench(
   scenarioOf('e2e-agent-auto', [
     { task: 'Two commands, one slow', turns: twoCommands('effects.txt', { seconds: 8 }) },
     // The slow command is long enough for a second window to open and try to take the run.
     { task: 'Held by the first window', turns: twoCommands('held.txt', { gate: 'release.txt' }) },
+    ADD_A_TASK,
   ]),
   (model) => ({
     settings: {
       'agentWaypoints.provider.baseUrl': model.url,
       'agentWaypoints.provider.model': DEMO_MODEL_ID,
       ...AUTO_COMMANDS,
+      'agentWaypoints.approval.write': 'auto',
     },
   }),
 );
@@ -470,3 +491,5 @@ describe('e2e: two windows on one workspace', () => {
     }
   });
 });
+
+protectedFileBlock(unasked);

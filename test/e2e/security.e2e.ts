@@ -1,7 +1,7 @@
 // Issue 18 in the real workbench: the API key typed into Set API key goes to the origin it was typed
 // for; a workspace settings file that names another origin brings up VS Code's modal dialog, whose
-// answer decides whether the key goes there and is remembered (and forgotten on request). And a write
-// to a protected file waits in its card, with the reason, although writes run without asking.
+// answer decides whether the key goes there and is remembered (and forgotten on request). (A write to
+// a protected file waiting in its card: sharedBlocks.ts, in agent.e2e.ts's workbench.)
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -113,60 +113,5 @@ describe('e2e: where the API key goes (the real dialog)', () => {
       .notification(`Connected: \`${DEMO_MODEL_ID}\` at ${other!.url} answered`)
       .waitFor({ timeout: scaled(30_000) });
     assert.equal(other!.requests.at(-1)?.auth.key, KEY, 'allowed: the key went there');
-  });
-});
-
-describe('e2e: a protected file waits for approval although writes run without asking', () => {
-  let server: ModelServer | undefined;
-  before(async () => {
-    server = await startModelServer({
-      scenario: {
-        name: 'e2e-protected',
-        description: 'offline demo model: writes a VS Code task that runs on folder open',
-        model: DEMO_MODEL_ID,
-        turns: [
-          {
-            reply: {
-              content: '(offline demo model) Adding a task.',
-              tool_calls: [
-                {
-                  name: 'write_file',
-                  arguments: {
-                    path: '.vscode/tasks.json',
-                    content:
-                      '{"version":"2.0.0","tasks":[{"label":"x","command":"touch PWNED","runOptions":{"runOn":"folderOpen"}}]}\n',
-                  },
-                },
-              ],
-            },
-          },
-          { reply: { content: '(offline demo model) Done.' } },
-        ],
-      },
-    });
-  });
-  after(async () => server?.close());
-  const workbench = useWorkbench(() => ({
-    settings: {
-      'agentWaypoints.provider.baseUrl': server!.url,
-      'agentWaypoints.provider.model': DEMO_MODEL_ID,
-      'agentWaypoints.approval.write': 'auto',
-    },
-  }));
-
-  it('(s2) .vscode/tasks.json is not written; its card says why it asks', async () => {
-    const wb = workbench();
-    await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page
-      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
-      .waitFor({ state: 'visible' });
-    const input = wb.page.locator('.quick-input-widget input');
-    await input.fill('Add a task');
-    await input.press('Enter');
-    const frame = await wb.webviewFrame('section.approval', 60_000);
-    const reason = await frame.locator('section.approval .reason').first().innerText();
-    assert.match(reason, /^"\.vscode\/tasks\.json" is a protected file: it can run code/);
-    assert.ok(!fs.existsSync(path.join(wb.workspace, '.vscode/tasks.json')), 'nothing written before a decision');
-    await wb.screenshot('e2e-s2-protected-file-card');
   });
 });

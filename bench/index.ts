@@ -146,7 +146,13 @@ async function main(): Promise<void> {
   }
   if (process.argv.includes('--run-view-only')) {
     // The run view's rows alone (they build their own 1000-step run).
-    const runView = await measureRunView({ steps: 1000, streamSeconds: opts.quick ? 3 : 10, dir: root, log });
+    const runView = await measureRunView({
+      steps: 1000,
+      streamSeconds: opts.quick ? 3 : 10,
+      repeats: 3,
+      dir: root,
+      log,
+    });
     process.stdout.write(runViewTable(runView) + '\n');
     if (!opts.keep) fs.rmSync(root, { recursive: true, force: true });
     return;
@@ -418,6 +424,7 @@ async function main(): Promise<void> {
       const runView = await measureRunView({
         steps: opts.smoke ? 100 : 1000,
         streamSeconds: opts.smoke ? 1 : opts.quick ? 3 : 10,
+        repeats: opts.smoke ? 1 : 3,
         dir: tempDirIn(root, 'run-view'),
         log,
       });

@@ -202,7 +202,13 @@ export async function measureScale(o: ScaleOptions): Promise<ScaleResults> {
   const pgr = await pgParts(o, points);
   const runView = o.noView
     ? undefined
-    : await measureRunView({ steps: o.steps, streamSeconds: 3, dir: tempDirIn(o.dir, 'run-view'), log: o.log });
+    : await measureRunView({
+        steps: o.steps,
+        streamSeconds: 3,
+        repeats: 3,
+        dir: tempDirIn(o.dir, 'run-view'),
+        log: o.log,
+      });
   return {
     ...common,
     loadAvg: { start, end: os.loadavg(), maxDuring: Math.max(...loads, 0) },

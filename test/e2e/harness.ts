@@ -3,7 +3,7 @@
 // and every one the tests pass, is `scaled`: as long as the machine's load makes it.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Frame, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Frame, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser';
 import { scaled } from '../support/timeScale';
 import {
@@ -23,9 +23,44 @@ export const resultsDir = path.join(repoRoot, 'test-results');
 /** The run view's webview type (package.json: `onWebviewPanel:agentWaypoints.runView`). */
 export const RUN_VIEW_TYPE = 'agentWaypoints.runView';
 
-/** A page for a workbench window: the size the tests' screenshots are taken at, the workbench script uncompressed. */
-function newWorkbenchPage(browser: Browser): Promise<Page> {
-  return browser.newPage({ viewport: { width: 1400, height: 900 }, extraHTTPHeaders: UNCOMPRESSED });
+/**
+ * One Chromium per test process, started when the first window opens: each window gets a context of
+ * its own (its own storage and caches, as a fresh browser's), so starting the browser again for every
+ * workbench buys nothing. Gone (crashed), it is started again. A mocha worker's Chromium goes with
+ * the worker; a test process of its own closes it after its files (closeChromium, the root hooks).
+ */
+let chromium: Promise<Browser> | undefined;
+
+function sharedChromium(): Promise<Browser> {
+  chromium ??= launchChromium().then(
+    (b) => {
+      b.on('disconnected', () => (chromium = undefined));
+      return b;
+    },
+    (err: unknown) => {
+      chromium = undefined;
+      throw err;
+    },
+  );
+  return chromium;
+}
+
+/** Closes the test process's Chromium (every workbench is closed by then). */
+export async function closeChromium(): Promise<void> {
+  const b = await chromium?.catch(() => undefined);
+  chromium = undefined;
+  await b?.close().catch(() => undefined);
+}
+
+/**
+ * A page for a workbench window, in a context of its own: the size the tests' screenshots are taken
+ * at, the workbench script uncompressed.
+ */
+async function newWorkbenchPage(): Promise<Page> {
+  const context = await (
+    await sharedChromium()
+  ).newContext({ viewport: { width: 1400, height: 900 }, extraHTTPHeaders: UNCOMPRESSED });
+  return context.newPage();
 }
 
 let installedExtensionsDir: string | undefined;
@@ -56,14 +91,17 @@ export interface WorkbenchOptions {
 export class Workbench {
   private constructor(
     readonly server: CodeServer,
-    readonly browser: Browser,
     readonly page: Page,
     readonly workspace: string,
     readonly userDataDir: string,
     private readonly tmp: string,
-    /** A second window on the same server: closing it closes only its page. */
+    /** The browser contexts of this workbench's windows (the first, and any opened beside it). */
+    private readonly windows: Set<BrowserContext>,
+    /** A second window on the same server: closing it closes only its own context. */
     private readonly secondary = false,
-  ) {}
+  ) {
+    windows.add(page.context());
+  }
 
   static async start(opts: WorkbenchOptions = {}): Promise<Workbench> {
     const tmp = makeTempDir('e2e');
@@ -98,9 +136,8 @@ export class Workbench {
       ...(env ? { env } : {}),
       ...(port ? { port } : {}),
     });
-    const browser = await launchChromium();
-    const page = await newWorkbenchPage(browser);
-    const wb = new Workbench(server, browser, page, workspace, userDataDir, tmp);
+    const page = await newWorkbenchPage();
+    const wb = new Workbench(server, page, workspace, userDataDir, tmp, new Set());
     await page.goto(server.url(), { timeout: scaled(90_000) });
     await wb.waitForWorkbench();
     return wb;
@@ -111,8 +148,15 @@ export class Workbench {
    * the user data left on disk; `reopen` starts VS Code on them again.
    */
   async shutDown(): Promise<void> {
-    await this.browser.close().catch(() => undefined);
+    await this.closeWindows();
     await this.server.stop();
+  }
+
+  private async closeWindows(): Promise<void> {
+    for (const c of [...this.windows]) {
+      this.windows.delete(c);
+      await c.close().catch(() => undefined);
+    }
   }
 
   /**
@@ -138,8 +182,8 @@ export class Workbench {
    * own (as desktop VS Code gives each window), sharing the workspace's checkpoint storage.
    */
   async openAnotherWindow(): Promise<Workbench> {
-    const page = await newWorkbenchPage(this.browser);
-    const wb = new Workbench(this.server, this.browser, page, this.workspace, this.userDataDir, this.tmp, true);
+    const page = await newWorkbenchPage();
+    const wb = new Workbench(this.server, page, this.workspace, this.userDataDir, this.tmp, this.windows, true);
     await page.goto(this.server.url(), { timeout: scaled(90_000) }); // a loaded machine serves the workbench slowly
     await wb.waitForWorkbench();
     return wb;
@@ -452,10 +496,14 @@ export class Workbench {
 
   async close(): Promise<void> {
     if (this.secondary) {
-      await this.page.close().catch(() => undefined);
+      this.windows.delete(this.page.context());
+      await this.page
+        .context()
+        .close()
+        .catch(() => undefined);
       return;
     }
-    await this.browser.close().catch(() => undefined);
+    await this.closeWindows();
     await this.server.stop();
     fs.rmSync(this.tmp, { recursive: true, force: true });
   }

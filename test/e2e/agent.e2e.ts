@@ -62,15 +62,6 @@ function twoCommands(file: string, slow: { seconds: number } | { gate: string })
 /** Command tools run without asking (the tests that crash or contend mid-command). */
 const AUTO_COMMANDS = { 'agentWaypoints.approval.command': 'auto' };
 
-async function startRun(wb: Workbench, task: string): Promise<void> {
-  await wb.runCommand('Agent Waypoints: Start agent run');
-  // The task input box (not the palette it replaces): recognisable by its prompt.
-  await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
-  const input = wb.page.locator('.quick-input-widget input');
-  await input.fill(task);
-  await input.press('Enter');
-}
-
 /** The run view's frame once an approval card waits in it. */
 async function approvalFrame(wb: Workbench): Promise<Frame> {
   return wb.webviewFrame('section.approval', 60_000);
@@ -136,7 +127,7 @@ describe('e2e: start, approve, browse, resume a finished run', () => {
 
   it('(a) palette → the run view’s approval card → Approve → effect on disk → run and checkpoints in the tree', async () => {
     const wb = workbench();
-    await startRun(wb, 'Record the approval in effects.txt');
+    await wb.startRun('Record the approval in effects.txt');
     const frame = await approvalFrame(wb);
     assert.match(await frame.locator('pre.command').first().innerText(), /echo approved >> effects\.txt/);
     // The codicons (tool icon, button icons) load under the panel's CSP: font-src = the webview's source.
@@ -197,7 +188,7 @@ describe('e2e: the run view’s other decisions: reject with a reason, edited ar
     const wb = workbench();
     const effects = path.join(wb.workspace, 'decisions.txt');
     const requestsBefore = model().stats().total;
-    await startRun(wb, 'Two commands to decide');
+    await wb.startRun('Two commands to decide');
     const frame = await approvalFrame(wb);
     await frame.locator('section.approval').nth(1).waitFor();
     assert.match(await frame.locator('vscode-button', { hasText: 'Approve all 2' }).innerText(), /Approve all 2/);
@@ -236,7 +227,7 @@ describe('e2e: the run view’s other decisions: reject with a reason, edited ar
   it('(h) Approve all: every waiting call of the batch runs, each once', async () => {
     const wb = workbench();
     const effects = path.join(wb.workspace, 'decisions.txt');
-    await startRun(wb, 'Two commands to approve at once');
+    await wb.startRun('Two commands to approve at once');
     const frame = await approvalFrame(wb);
     await frame.locator('section.approval').nth(1).waitFor();
     await frame.locator('vscode-button', { hasText: 'Approve all 2' }).click();
@@ -253,7 +244,7 @@ describe('e2e: reviewing an edit before approving it', () => {
     const wb = workbench();
     const file = path.join(wb.workspace, 'src/greet.js');
     const original = fs.readFileSync(file, 'utf8');
-    await startRun(wb, 'Greet in French');
+    await wb.startRun('Greet in French');
     const frame = await approvalFrame(wb);
     // The card's diff is coloured by the highlighter's own script, loaded by the view under its CSP.
     await frame
@@ -293,7 +284,7 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
 
   it('(b) reload with an approval pending → the approval is shown again → Approve → the run completes', async () => {
     const wb = workbench();
-    await startRun(wb, 'Approve me after a reload');
+    await wb.startRun('Approve me after a reload');
     await approvalFrame(wb);
     // A person does not reload within a second. VS Code in the browser saves the open editors' state
     // when idle, at most every 5 s (BROWSER_DEFAULT_FLUSH_INTERVAL); a reload sooner can lose it.
@@ -322,7 +313,7 @@ describe('e2e: a reload while an approval waits; forged webview messages', () =>
 
   it('(d) malformed, forged, stale and replayed messages from the webview are rejected; nothing executes', async () => {
     const wb = workbench();
-    await startRun(wb, 'Try to forge an approval');
+    await wb.startRun('Try to forge an approval');
     const frame = await approvalFrame(wb);
     const card = frame.locator('section.approval').first();
     const toolCallId = (await card.getAttribute('data-tool-call-id'))!;
@@ -428,7 +419,7 @@ describe('e2e: SIGKILL of the extension host during a tool batch, then reopen', 
   it('(c) interrupted notification → Resume agent session → the run completes, each side effect once', async () => {
     const wb = workbench();
     const effects = path.join(wb.workspace, 'effects.txt');
-    await startRun(wb, 'Two commands, one slow');
+    await wb.startRun('Two commands, one slow');
     // While `sleep 8` runs, its intent is durable and its result is not: crash then.
     await wb.waitForCommandRunning(/sleep 8/);
     assert.deepEqual(lines(effects), ['one'], 'the first command ran before the second started');
@@ -453,7 +444,7 @@ describe('e2e: two windows on one workspace', () => {
   it('(f) a second window cannot take a run the first is running: it names the holder and opens the run read-only', async () => {
     const wb = workbench();
     const effects = path.join(wb.workspace, 'held.txt');
-    await startRun(wb, 'Held by the first window');
+    await wb.startRun('Held by the first window');
     await waitUntil('the first command', () => lines(effects).length === 1);
     const second = await wb.openAnotherWindow(); // its own extension host, the same storage
     try {

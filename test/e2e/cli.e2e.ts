@@ -76,13 +76,7 @@ describe('e2e: the command line continues a run the window left', () => {
     };
     const env = { AGENT_WAYPOINTS_HOME: home };
     wb = await Workbench.start({ settings, env });
-    await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page
-      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
-      .waitFor({ state: 'visible' });
-    const input = wb.page.locator('.quick-input-widget input');
-    await input.fill(TASK);
-    await input.press('Enter');
+    await wb.startRun(TASK);
     await wb.webviewFrame('section.approval', 60_000);
     const effects = path.join(wb.workspace, 'effects.txt');
     assert.deepEqual(lines(effects), [], 'nothing ran before an approval');

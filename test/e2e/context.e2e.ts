@@ -42,13 +42,7 @@ describe('e2e: context management in the run view', () => {
   it('(m) the context meter moves, a "condensed here" marker expands to the summary, the totals survive a reload', async function () {
     this.timeout(scaled(420_000));
     const wb = workbench();
-    await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page
-      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
-      .waitFor({ state: 'visible' });
-    const input = wb.page.locator('.quick-input-widget input');
-    await input.fill('Work through every step of the long task.');
-    await input.press('Enter');
+    await wb.startRun('Work through every step of the long task.');
     let frame = await wb.webviewFrame('main.transcript', 60_000);
     // Step 1's command waits for the gate: the meter shows the first request, whatever the machine's speed.
     await wb.waitForCommandRunning(/go\.txt/);

@@ -124,12 +124,7 @@ describe('e2e: continue in background, approve from the view, bring back here', 
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
     await sidebar.getByText('No agent runs yet', { exact: false }).waitFor({ timeout: scaled(60_000) });
 
-    await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page
-      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
-      .waitFor({ state: 'visible' });
-    await input.fill(TASK);
-    await input.press('Enter');
+    await wb.startRun(TASK);
     let frame = await wb.webviewFrame('section.approval', 60_000);
     const notes = path.join(wb.workspace, 'notes.txt');
     assert.equal(fs.existsSync(notes), false, 'nothing ran before an approval');

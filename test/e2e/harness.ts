@@ -235,6 +235,18 @@ export class Workbench {
     }
   }
 
+  /** Start agent run from the palette, the task typed into its input box and sent. */
+  async startRun(task: string): Promise<void> {
+    await this.runCommand('Agent Waypoints: Start agent run');
+    // The task input box (not the palette it replaces): recognisable by its prompt.
+    await this.page
+      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
+      .waitFor({ state: 'visible' });
+    const input = this.page.locator('.quick-input-widget input');
+    await input.fill(task);
+    await input.press('Enter');
+  }
+
   /**
    * Runs a command that opens a quick pick and picks the row naming `rowText`. A pick closes when the
    * focus moves (a webview opened a moment before takes it late on a loaded machine): then it is

@@ -54,14 +54,6 @@ function scripted(
   return { workbench, model };
 }
 
-async function startRun(wb: Workbench, task: string): Promise<void> {
-  await wb.runCommand('Agent Waypoints: Start agent run');
-  await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
-  const input = wb.page.locator('.quick-input-widget input');
-  await input.fill(task);
-  await input.press('Enter');
-}
-
 function userSettings(wb: Workbench): Record<string, unknown> {
   return JSON.parse(fs.readFileSync(path.join(wb.userDataDir, 'User', 'settings.json'), 'utf8'));
 }
@@ -122,7 +114,7 @@ describe('e2e: SIGKILL of the extension host during an MCP call', () => {
   it('(n) progress in the card → crash → reopen → the call comes back as may already have run → Approve runs it once', async function () {
     this.timeout(scaled(300_000));
     const wb = workbench();
-    await startRun(wb, 'Run the long operation');
+    await wb.startRun('Run the long operation');
     const frame = await wb.webviewFrame('main.transcript', 60_000);
     const card = frame.locator('section.approval', { hasText: 'trigger-long-running-operation' });
     await card.waitFor({ timeout: scaled(60_000) });
@@ -160,7 +152,7 @@ describe('e2e: MCP servers from .vscode/mcp.json', () => {
     this.timeout(scaled(300_000));
     const wb = workbench();
     const requestsBefore = model().requests.length; // the crash test's, on the same model server
-    await startRun(wb, 'Use the everything server');
+    await wb.startRun('Use the everything server');
     const frame = await wb.webviewFrame('main.transcript', 60_000);
 
     const sum = frame.locator('section.approval', { hasText: 'everything__get-sum' });
@@ -246,7 +238,7 @@ describe('e2e: an MCP server with a secret input', () => {
   it('(o) the ${input:…} is asked once in a password box, kept out of settings and the run, not asked again on restart', async function () {
     this.timeout(scaled(240_000));
     const wb = workbench();
-    await startRun(wb, 'Echo with the token server');
+    await wb.startRun('Echo with the token server');
     const box = wb.page.locator('.quick-input-widget', { hasText: 'Token for the e2e server' });
     await box.waitFor({ state: 'visible', timeout: scaled(60_000) });
     assert.equal(await box.locator('input').getAttribute('type'), 'password');

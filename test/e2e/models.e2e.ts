@@ -65,13 +65,7 @@ describe('e2e: VS Code language models and Check model connection', () => {
 
   it('(k) Start agent run offers the VS Code model; its approval survives a reload; the run completes with one request per response', async () => {
     const wb = workbench();
-    await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page
-      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
-      .waitFor({ state: 'visible' });
-    const input = wb.page.locator('.quick-input-widget input');
-    await input.fill('Write a note through the VS Code model');
-    await input.press('Enter');
+    await wb.startRun('Write a note through the VS Code model');
     const lmRow = wb.page
       .locator('.quick-input-list .monaco-list-row', { hasText: 'Waypoints test model (scripted)' })
       .first();

@@ -68,12 +68,7 @@ describe('e2e: restore files to a checkpoint', () => {
     fs.mkdirSync(path.dirname(file('a.txt')), { recursive: true });
     fs.writeFileSync(file('a.txt'), 'original a\n');
 
-    await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page
-      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
-      .waitFor({ state: 'visible' });
-    await wb.page.locator('.quick-input-widget input').fill(TITLE);
-    await wb.page.locator('.quick-input-widget input').press('Enter');
+    await wb.startRun(TITLE);
     await wb.notification('completed').waitFor({ timeout: scaled(60_000) });
     assert.equal(fs.readFileSync(file('a.txt'), 'utf8'), 'agent A\r\n');
     assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
@@ -199,12 +194,7 @@ describe('e2e: restore files from the run view', () => {
     fs.mkdirSync(path.dirname(file('a.txt')), { recursive: true });
     fs.writeFileSync(file('a.txt'), 'original a\n');
 
-    await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page
-      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
-      .waitFor({ state: 'visible' });
-    await wb.page.locator('.quick-input-widget input').fill('Write in view');
-    await wb.page.locator('.quick-input-widget input').press('Enter');
+    await wb.startRun('Write in view');
     const frame = await wb.webviewFrame('.msg.assistant.final', 90_000);
     assert.equal(fs.readFileSync(file('cmd.txt'), 'utf8'), 'cmd');
     const step = (n: number) => frame.locator(`.waypoint[data-step="${n}"]`);

@@ -55,14 +55,6 @@ function scripted(
   return { workbench, model };
 }
 
-async function startRun(wb: Workbench, task: string): Promise<void> {
-  await wb.runCommand('Agent Waypoints: Start agent run');
-  await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
-  const input = wb.page.locator('.quick-input-widget input');
-  await input.fill(task);
-  await input.press('Enter');
-}
-
 const lines = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 
 async function userTexts(frame: Frame): Promise<string[]> {
@@ -78,7 +70,7 @@ describe('e2e: the run view', () => {
   it('(j) streams text before the response ends → approve in place → final answer → a follow-up turn in the same thread', async function () {
     this.timeout(scaled(360_000)); // two model turns and a follow-up on a busy 2-core machine
     const wb = workbench();
-    await startRun(wb, 'Record one line in effects.txt');
+    await wb.startRun('Record one line in effects.txt');
     const frame = await wb.webviewFrame('main.transcript', 60_000);
     // Part of the answer is on screen while the server is still writing the response.
     await frame
@@ -229,7 +221,7 @@ describe('e2e: the run view across a reload mid-stream', () => {
 
   it('(k) a reload while text streams restores the view with the same transcript; its Resume finishes the run', async () => {
     const wb = workbench();
-    await startRun(wb, 'Stream slowly');
+    await wb.startRun('Stream slowly');
     let frame = await wb.webviewFrame('.msg.assistant.streaming', 60_000);
     // Opened after the stream began, the view still starts from the answer's first words.
     await frame
@@ -263,7 +255,7 @@ describe('e2e: the run view after a crash mid-tool', () => {
   it('(l) SIGKILL of the extension host mid-tool → the view shows interrupted → its Resume completes the run, each effect once', async () => {
     const wb = workbench();
     const effects = path.join(wb.workspace, 'effects.txt');
-    await startRun(wb, 'Crash in the middle');
+    await wb.startRun('Crash in the middle');
     // While `sleep 8` runs, its intent is durable and its result is not: crash then.
     await wb.waitForCommandRunning(/sleep 8/);
     assert.deepEqual(lines(effects), ['one'], 'the first command ran before the second started');

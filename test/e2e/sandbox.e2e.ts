@@ -62,12 +62,7 @@ describe('e2e: auto in sandbox', () => {
 
   it('a test command runs unasked; a blocked domain shows the card; Allow for this run retries it once; restore takes it back', async () => {
     const wb = workbench();
-    await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page
-      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
-      .waitFor({ state: 'visible' });
-    await wb.page.locator('.quick-input-widget input').fill('Test and fetch');
-    await wb.page.locator('.quick-input-widget input').press('Enter');
+    await wb.startRun('Test and fetch');
 
     const frame = await wb.webviewFrame('section.approval', 90_000);
     assert.equal(read(wb, 'tested.txt'), '1 passing\n', 'the test command ran without a click');

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { waitUntil, scaled, type Workbench } from './harness';
+import { waitUntil, scaled } from './harness';
 import type { Conversation, SharedWorkbench } from './shared';
 
 const HIDDEN = "touch visible #'\ntouch PWNED\n#'";
@@ -40,14 +40,6 @@ export const COMMAND_POLICY_SETTINGS = {
   'agentWaypoints.approval.commandAllowList': ['touch'],
   'agentWaypoints.approval.commandDenyList': ['rm'],
 };
-
-async function startRun(wb: Workbench, task: string): Promise<void> {
-  await wb.runCommand('Agent Waypoints: Start agent run');
-  await wb.page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible' });
-  const input = wb.page.locator('.quick-input-widget input');
-  await input.fill(task);
-  await input.press('Enter');
-}
 
 /** Needs a workbench no run has touched yet: the first block of its shared workbench. */
 export function installedVsixBlock(shared: SharedWorkbench): void {
@@ -89,7 +81,7 @@ export function commandPolicyBlock(shared: SharedWorkbench): void {
 
     it('an allow-listed line runs without asking; a line hiding a command behind a comment asks, saying so', async () => {
       const wb = workbench();
-      await startRun(wb, TOUCH_FILES.task);
+      await wb.startRun(TOUCH_FILES.task);
       const exists = (name: string) => fs.existsSync(path.join(wb.workspace, name));
       await waitUntil('the allow-listed command to run', () => exists('made by') && exists('argv;runner'));
       const frame = await wb.webviewFrame('section.approval', 60_000);
@@ -132,7 +124,7 @@ export function protectedFileBlock(shared: SharedWorkbench): void {
 
     it('(s2) .vscode/tasks.json is not written; its card says why it asks', async () => {
       const wb = workbench();
-      await startRun(wb, ADD_A_TASK.task);
+      await wb.startRun(ADD_A_TASK.task);
       const frame = await wb.webviewFrame('section.approval', 60_000);
       const reason = await frame.locator('section.approval .reason').first().innerText();
       assert.match(reason, /^"\.vscode\/tasks\.json" is a protected file: it can run code/);

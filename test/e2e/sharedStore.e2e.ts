@@ -65,12 +65,7 @@ describe('e2e: the shared run store (PostgreSQL)', function () {
     const sidebar = wb.page.locator('#workbench\\.parts\\.sidebar');
     // The extension is up and has read the shared store (an empty project): its view drew its welcome.
     await sidebar.getByText('No agent runs yet', { exact: false }).waitFor({ timeout: scaled(60_000) });
-    await wb.runCommand('Agent Waypoints: Start agent run');
-    await wb.page
-      .locator('.quick-input-widget', { hasText: 'What should the agent do?' })
-      .waitFor({ state: 'visible' });
-    await input.fill('Say where this run is stored');
-    await input.press('Enter');
+    await wb.startRun('Say where this run is stored');
     await waitUntil('the run in the shared database', async () => (await sharedRuns()).length === 1, 60_000);
     await sidebar.getByText('Finished', { exact: false }).first().click(); // the run's group, collapsed at first
     await sidebar

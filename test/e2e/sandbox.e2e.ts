@@ -33,9 +33,14 @@ function scenario(port: number): Scenario {
   };
 }
 
+// One read, not exists-then-read: the restore below deletes these files while the test polls them.
 const read = (wb: Workbench, rel: string) => {
-  const abs = path.join(wb.workspace, rel);
-  return fs.existsSync(abs) ? fs.readFileSync(abs, 'utf8') : null;
+  try {
+    return fs.readFileSync(path.join(wb.workspace, rel), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
 };
 
 describe('e2e: auto in sandbox', () => {

@@ -16,6 +16,7 @@ import type {
 } from '../store/api/schema';
 import type { CheckpointStore, RunLease, WriteOptions } from '../store/api/types';
 import type { CheckpointRecord } from '../store/api/schema';
+import { Breather } from '../common/breather';
 import { budgetBeforeRequest, budgetExceeded } from './budget';
 import { ContextFitter, type ContextSettings, type Fitted } from './context/fit';
 import { contextOverflow } from './context/overflow';
@@ -145,6 +146,7 @@ export class RunExecution {
     this.letGoDetail ??= detail;
   }
   private letGoDetail: string | null = null;
+  private readonly breather = new Breather();
 
   /** Kills the commands this run waits for (still running from before a crash); the wait then ends. */
   killLeftovers(): boolean {
@@ -160,6 +162,9 @@ export class RunExecution {
   async drive(): Promise<RunOutcome> {
     try {
       for (;;) {
+        // A step's parts chain as microtasks (a response parsed, checkpointed, its calls planned and
+        // recorded, the next request built): with large content they would hold the thread as one.
+        await this.breather.tick();
         const r = this.rt.pending_llm_response ? await this.toolPhase() : await this.llmStep();
         if (r.stop) return await this.pause(r.state, r.detail);
       }

@@ -5,6 +5,7 @@ import type pg from 'pg';
 import type { IndexHead, IndexState } from '../core/engine';
 import { isTerminalState, RUN_STATES } from '../api/schema';
 import { IndexEntry } from '../core/storedSchema';
+import { parseFast } from '../core/fastValid';
 import { RunNotOwnedError } from '../api/errors';
 import { pgWriteError } from './conn';
 import { live, type PgLease } from './lease';
@@ -80,7 +81,9 @@ export class PgRunIndex {
   private parsed(row: { run_id: string; summary: string | null; summary_commits: number }): IndexEntry | undefined {
     if (!row.summary) return undefined;
     try {
-      const e = IndexEntry.parse({ ...JSON.parse(row.summary), durable_commits: row.summary_commits });
+      const r = parseFast(IndexEntry, { ...JSON.parse(row.summary), durable_commits: row.summary_commits });
+      if (!r.success) return undefined;
+      const e = r.data;
       if (e.run_id !== row.run_id) return undefined; // rebuilt from the run, like a bad index entry on disk
       this.saved.set(e.run_id, row.summary);
       return e;

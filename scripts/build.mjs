@@ -70,6 +70,20 @@ const builds = [
     plugins: [problemMatcher],
   },
   {
+    // A compaction's worker thread (src/store/disk/snapshotOffThread.ts starts it from beside itself).
+    entryPoints: [path.join(root, 'src/store/disk/snapshotWorker.ts')],
+    outfile: path.join(root, 'dist/snapshotWorker.js'),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: !production,
+    minify: production,
+    sourcesContent: false,
+    logLevel: 'warning',
+    plugins: [problemMatcher],
+  },
+  {
     // One bundle per top-level script (media/src/*.ts); its modules live in folders beside it.
     entryPoints: fs
       .readdirSync(path.join(root, 'media/src'))

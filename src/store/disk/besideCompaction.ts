@@ -9,6 +9,7 @@
 // rename, the new segment supersedes the old one (it starts where the snapshot ends: chain.ts), whose
 // commits after the snapshot are encoded against the old log and must not be read after it.
 import crypto from 'node:crypto';
+import { Breather } from '../../common/breather';
 import { advance, type Codec, type CodecDelta } from './codec';
 import { fsyncDir, publish, UnsyncedPublishError } from './durableFile';
 import { encodeFrame } from './frame';
@@ -32,6 +33,8 @@ export interface LogPort {
   commitFrame(n: number, ops: readonly CommitOp[], codec: Codec, first: boolean): { frame: Buffer; next: CodecDelta };
   /** Appends go on to `fresh` (open as `fd`), encoded against `codec`; the snapshot covers `covered`. */
   adopt(fresh: SegmentTail, fd: number, codec: Codec, covered: number): Promise<void>;
+  /** Log bytes from which the snapshot is made in a worker thread (snapshotStage.ts). */
+  offThreadFrom: number;
 }
 
 /** Compacts the log as of commit `last` (`ops`), the live segment being `tail` (see the file's head). */
@@ -46,7 +49,9 @@ export async function compactBeside(
 ): Promise<void> {
   const { fsl } = log;
   const snapFile = log.file(SNAPSHOT_FILE);
-  const staged = await stageSnapshot(fsl, snapFile, log.runId, log.s.meta, ops, last, end);
+  // (The live segment's length now, before an append moves it: where commit `last` ends.)
+  const offThread = { files: { dir: log.file(), tail: { name: tail.name, size: tail.size } }, from: log.offThreadFrom };
+  const staged = await stageSnapshot(fsl, snapFile, log.runId, log.s.meta, ops, last, end, offThread);
   const name = segmentName(last + 1);
   const segTmp = log.file(`.${name}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`);
   let fd: number | null = null;
@@ -119,11 +124,14 @@ class SegmentBuilder {
   /** The commits `since` appended, re-encoded to follow the snapshot, and made durable (`sync`: even if none). */
   async add(since: (readonly CommitOp[])[], sync: boolean): Promise<void> {
     const frames: Buffer[] = [];
+    // (Many commits come while a long run is compacted: the run's own writes get turns between them.)
+    const breather = new Breather();
     for (const ops of since) {
       const { frame, next } = this.log.commitFrame(this.n, ops, this.codec, this.n === this.first);
       advance(this.codec, next);
       frames.push(frame);
       this.n++;
+      if (breather.due) await breather.tick();
     }
     if (frames.length > 0) {
       const bytes = Buffer.concat(frames);

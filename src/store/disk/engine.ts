@@ -59,6 +59,8 @@ export interface DiskEngineOptions {
   now: () => number;
   /** Newest runs the index's head holds (CoreOptions.headRuns). */
   headRuns?: number;
+  /** DiskStoreOptions.compactOffThreadFrom. */
+  compactOffThreadFrom?: number;
 }
 
 export class DiskEngine implements Engine {
@@ -178,7 +180,14 @@ export class DiskEngine implements Engine {
     let lock: FileLock | undefined;
     try {
       lock = await this.lockFile(meta.run_id, owner);
-      const log = new RunLog(this.fsl, this.root, meta.run_id, emptyLog(meta), this.o.retryDelaysMs);
+      const log = new RunLog(
+        this.fsl,
+        this.root,
+        meta.run_id,
+        emptyLog(meta),
+        this.o.retryDelaysMs,
+        this.o.compactOffThreadFrom,
+      );
       await log.create(); // the meta lives in the segment's header (and the witness file's)
       await fsyncDir(this.fsl, path.join(this.root, 'runs'));
       this.runs.set(meta.run_id, { log, lock });
@@ -214,6 +223,7 @@ export class DiskEngine implements Engine {
         witnessAt: loaded.witnessAt,
       },
       this.o.retryDelaysMs,
+      this.o.compactOffThreadFrom,
     );
     this.runs.set(runId, { log, lock: held ? prev.lock : undefined });
     return loaded.result;

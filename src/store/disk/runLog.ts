@@ -13,7 +13,7 @@ import type { FsLayer } from './fsLayer';
 import { SNAPSHOT_FILE, type SegmentTail } from './load';
 import { stageSnapshot } from './snapshotStage';
 import { shortJson } from './frameKeys';
-import { copyFrame } from './segmentCopy';
+import { copyFrameAsync } from './segmentCopy';
 import { encodeFrame, frameKey, frameOfJson, type FrameKey, readFrame } from './frame';
 import { parseSegment, parseSegmentNames, SEGMENT_VERSION, segmentName, type SegmentHeader } from './segment';
 import { areaOf, encodeSlot, SLOT, WITNESS_AREA, WITNESS_FILE, witnessFile, type TailWitness } from './witness';
@@ -23,6 +23,8 @@ export type { RunLogState } from './runLogState';
 
 /** Room a segment is given ahead of its appends (reserve), and the room left below which more is written. */
 export const ROOM = 128 * 1024;
+/** A log this large is compacted in a worker thread: below it, the worker's start costs more than it saves. */
+export const OFF_THREAD_FROM = 1024 * 1024;
 const ROOM_LOW = 32 * 1024;
 
 export class RunLog {
@@ -55,6 +57,8 @@ export class RunLog {
     readonly runId: string,
     readonly s: RunLogState,
     private readonly retryDelaysMs?: readonly number[],
+    /** Log bytes from which a compaction's snapshot is made in a worker thread (snapshotStage.ts). */
+    private readonly offThreadFrom = OFF_THREAD_FROM,
   ) {}
 
   private file(...parts: string[]): string {
@@ -223,7 +227,7 @@ export class RunLog {
     if (!h.ok || h.frame.end !== header.length) return false;
     if (parsed.stop || parsed.corrected.length > 0 || parsed.validEnd !== fresh.length || parsed.copies.length > 0)
       return false;
-    const frame = copyFrame(header, fresh, parsed.frames, (this.key ??= frameKey(this.runId)));
+    const frame = await copyFrameAsync(header, fresh, parsed.frames, (this.key ??= frameKey(this.runId)));
     if (!frame) return false;
     try {
       await this.fsl.pwrite(fd, frame, tail.size);
@@ -380,6 +384,7 @@ export class RunLog {
       retryDelaysMs: this.retryDelaysMs,
       file: (...parts) => this.file(...parts),
       takeSince: () => this.since?.splice(0) ?? [],
+      offThreadFrom: this.offThreadFrom,
       commitFrame: (n, ops, codec, first) => this.commitFrame(n, ops, codec, first),
       adopt: async (fresh, fd, codec, covered) => {
         const old = this.fd;
@@ -399,7 +404,12 @@ export class RunLog {
     const meta = this.s.meta;
     if (last >= 1) {
       const file = this.file(SNAPSHOT_FILE);
-      const staged = await stageSnapshot(this.fsl, file, this.runId, meta, ops, last, end);
+      const tail = this.s.tail;
+      const offThread = {
+        files: { dir: this.file(), tail: tail && { name: tail.name, size: tail.size } },
+        from: this.offThreadFrom,
+      };
+      const staged = await stageSnapshot(this.fsl, file, this.runId, meta, ops, last, end, offThread);
       await publish(this.fsl, staged.tmp, file, this.retryDelaysMs);
       this.s.codec = staged.codec;
     }

@@ -22,6 +22,7 @@
 // What a copy does not cover: frames appended since the run was last let go (a run that is working,
 // or that crashed), which are in one place only until the next release; and a file cut short, whose
 // lost end held the copies too.
+import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import { isRawCommit } from './commit';
 import { encodeCommitFrame, frameKey, readFrame, scanFrames, type Frame, type FrameKey } from './frame';
@@ -55,17 +56,37 @@ export function copyFrameFor(buf: Buffer, parsed: ParsedSegment, key: FrameKey):
 
 /** The copy frame of `header` (a header frame's bytes) and the commit frames `fresh` of `buf`, in order; null: none. */
 export function copyFrame(header: Buffer, buf: Buffer, fresh: readonly Frame[], key: FrameKey): Buffer | null {
+  const all = copied(header, buf, fresh);
+  return all && copyFrameOf(all, zlib.deflateRawSync(all.bytes), key);
+}
+
+/** The same, deflated on libuv's pool: a long run's tail is megabytes, too long for the host's thread. */
+export async function copyFrameAsync(
+  header: Buffer,
+  buf: Buffer,
+  fresh: readonly Frame[],
+  key: FrameKey,
+): Promise<Buffer | null> {
+  const all = copied(header, buf, fresh);
+  return all && copyFrameOf(all, await deflateRaw(all.bytes), key);
+}
+
+const deflateRaw = promisify(zlib.deflateRaw);
+
+function copied(
+  header: Buffer,
+  buf: Buffer,
+  fresh: readonly Frame[],
+): { bytes: Buffer; first: number; count: number; head: number } | null {
   const first = fresh[0]?.value;
   if (!isRawCommit(first)) return null;
-  const all = Buffer.concat([header, buf.subarray(fresh[0]!.start, fresh.at(-1)!.end)]);
+  const bytes = Buffer.concat([header, buf.subarray(fresh[0]!.start, fresh.at(-1)!.end)]);
+  return { bytes, first: first.first, count: fresh.length, head: header.length };
+}
+
+function copyFrameOf(all: NonNullable<ReturnType<typeof copied>>, z: Buffer, key: FrameKey): Buffer {
   const body: { copy: CopyBody } = {
-    copy: {
-      first: first.first,
-      count: fresh.length,
-      head: header.length,
-      bytes: all.length,
-      z: zlib.deflateRawSync(all).toString('base64'),
-    },
+    copy: { first: all.first, count: all.count, head: all.head, bytes: all.bytes.length, z: z.toString('base64') },
   };
   return encodeCommitFrame(body, key);
 }

@@ -15,6 +15,11 @@ export interface DiskStoreOptions extends CoreOptions {
   staleMs?: number;
   /** Backoff between retries of a rename/link failing with EPERM/EBUSY. */
   retryDelaysMs?: readonly number[];
+  /**
+   * A compaction of a run's log of at least this many bytes makes its snapshot in a worker thread
+   * (default 1 MiB; Infinity: never), when the log is on the real file system.
+   */
+  compactOffThreadFrom?: number;
 }
 
 /** The store over the disk engine (no subclass: the same façade as every backend). */
@@ -36,6 +41,7 @@ export function openDiskStore(dir: string, opts: DiskStoreOptions = {}): DiskSto
     retryDelaysMs: opts.retryDelaysMs,
     now,
     ...(opts.headRuns !== undefined ? { headRuns: opts.headRuns } : {}),
+    ...(opts.compactOffThreadFrom !== undefined ? { compactOffThreadFrom: opts.compactOffThreadFrom } : {}),
   });
   return new Store(engine, opts).start();
 }

@@ -4,6 +4,7 @@
 // hands the bytes over; the codec a load computes comes after, a piece each time it is asked for. Then
 // it reads the staged file back and checks it in full. It writes nothing.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parentPort } from 'node:worker_threads';
 import { RunModel } from '../core/runModel';
@@ -26,6 +27,16 @@ let pieces: Iterator<FromWorker> | null = null;
 let job: Build | null = null;
 
 const post = (m: FromWorker, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(m, transfer);
+
+// Background work: the run's steps (and the editor) come first when the cores are busy. On Linux a
+// priority set with no pid is this thread's alone; elsewhere it would be the whole process's, so not there.
+if (process.platform === 'linux') {
+  try {
+    os.setPriority(19);
+  } catch {
+    // (not allowed here: it runs at the host's priority)
+  }
+}
 
 parentPort!.on('message', (m: ToWorker) => {
   if (m.kind === 'build') {

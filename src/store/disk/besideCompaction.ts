@@ -50,7 +50,11 @@ export async function compactBeside(
   const { fsl } = log;
   const snapFile = log.file(SNAPSHOT_FILE);
   // (The live segment's length now, before an append moves it: where commit `last` ends.)
-  const offThread = { files: { dir: log.file(), tail: { name: tail.name, size: tail.size } }, from: log.offThreadFrom };
+  const offThread = {
+    files: { dir: log.file(), tail: { name: tail.name, size: tail.size } },
+    from: log.offThreadFrom,
+    background: true,
+  };
   const staged = await stageSnapshot(fsl, snapFile, log.runId, log.s.meta, ops, last, end, offThread);
   const name = segmentName(last + 1);
   const segTmp = log.file(`.${name}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`);

@@ -223,11 +223,16 @@ export class RunLog {
     const header = await this.fsl.readFrom(file, 0, tail.witnessAt);
     const fresh = await this.fsl.readFrom(file, tail.copiedTo, tail.size - tail.copiedTo);
     const h = readFrame(header, 0, { parse: false });
-    const parsed = parseSegment(fresh, { runId: this.runId, headless: true });
+    const parsed = parseSegment(fresh, { runId: this.runId, headless: true, checksumsOnly: true });
     if (!h.ok || h.frame.end !== header.length) return false;
     if (parsed.stop || parsed.corrected.length > 0 || parsed.validEnd !== fresh.length || parsed.copies.length > 0)
       return false;
-    const frame = await copyFrameAsync(header, fresh, parsed.frames, (this.key ??= frameKey(this.runId)));
+    // (The copy names its first commit: that frame's value is the only one read.)
+    const key = (this.key ??= frameKey(this.runId));
+    const [f0, ...rest] = parsed.frames;
+    const first = f0 && readFrame(fresh, f0.start, { key });
+    if (!first?.ok) return false;
+    const frame = await copyFrameAsync(header, fresh, [first.frame, ...rest], key);
     if (!frame) return false;
     try {
       await this.fsl.pwrite(fd, frame, tail.size);
@@ -408,6 +413,7 @@ export class RunLog {
       const offThread = {
         files: { dir: this.file(), tail: tail && { name: tail.name, size: tail.size } },
         from: this.offThreadFrom,
+        background: false, // (the run is being let go, or its next write waits for this)
       };
       const staged = await stageSnapshot(this.fsl, file, this.runId, meta, ops, last, end, offThread);
       await publish(this.fsl, staged.tmp, file, this.retryDelaysMs);

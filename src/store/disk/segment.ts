@@ -107,12 +107,18 @@ function validFrameAfter(buf: Buffer, at: number, key: FrameKey | null): boolean
  * checksums continue from its id; without it, from the id its header names). `headless`: `buf` is the
  * part of a segment after its header (another window's appends, read as they come).
  */
-export function parseSegment(buf: Buffer, o: { runId?: string; headless?: boolean } = {}): ParsedSegment {
+export function parseSegment(
+  buf: Buffer,
+  o: { runId?: string; headless?: boolean; checksumsOnly?: boolean } = {},
+): ParsedSegment {
   const frames: Frame[] = [];
   let witnessAt: number | null = null;
   const headless = o.headless === true;
   let key: FrameKey | null = o.runId !== undefined ? frameKey(o.runId) : null;
-  const text = frameText(buf);
+  // checksumsOnly (headless, a run's id given): the frames found and checked, their values left
+  // undefined — what a copy of them needs, without parsing megabytes of JSON on the host's thread.
+  const values = !(o.checksumsOnly && headless && key);
+  const text = values ? frameText(buf) : undefined;
   const corrected: ParsedSegment['corrected'] = [];
   const copies: Frame[] = [];
   let copiedTo = 0;
@@ -130,7 +136,7 @@ export function parseSegment(buf: Buffer, o: { runId?: string; headless?: boolea
     const isHeader = at === 0 && !headless;
     const fk = isHeader ? null : key;
     const copy = !isHeader && isCopyAt(buf, at);
-    let r = readFrame(buf, at, { key: fk, text, parse: !copy });
+    let r = readFrame(buf, at, { key: fk, text, parse: values && !copy });
     // Room written ahead: the end. (Before any repair is tried: no flipped bit makes a frame of zeros.)
     if (!r.ok && !isHeader && zerosFrom(buf, at)) return done(null);
     if (!r.ok) {

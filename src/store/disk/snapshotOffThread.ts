@@ -37,6 +37,8 @@ export interface WorkerJob {
   files: LogFiles;
   /** Log bytes from which a worker is worth its start. */
   from: number;
+  /** Nobody waits for it: the worker runs at the lowest priority (where that is its thread's alone). */
+  background: boolean;
 }
 
 /** Messages from the worker (snapshotWorker.ts). */
@@ -49,7 +51,16 @@ export type FromWorker =
 
 /** Messages to the worker. */
 export type ToWorker =
-  | { kind: 'build'; runId: string; meta: RunMeta; last: number; records: number; end: unknown; files: LogFiles }
+  | {
+      kind: 'build';
+      runId: string;
+      meta: RunMeta;
+      last: number;
+      records: number;
+      end: unknown;
+      files: LogFiles;
+      background: boolean;
+    }
   | { kind: 'next' }
   | { kind: 'verify'; tmp: string };
 
@@ -68,8 +79,8 @@ export async function snapshotInWorker(
   if (!worker) return null;
   const port = new Port(worker);
   try {
-    const { runId, meta, last, records, end, files } = job;
-    port.send({ kind: 'build', runId, meta, last, records, end, files });
+    const { runId, meta, last, records, end, files, background } = job;
+    port.send({ kind: 'build', runId, meta, last, records, end, files, background });
     // Until something is staged, whatever goes wrong leaves the compaction to the caller's thread.
     const built = await receive(port).catch(() => null);
     if (!built) return null;

@@ -30,6 +30,8 @@ export interface OffThread {
   files: LogFiles;
   /** Log bytes (snapshot and segments) from which the worker is used. */
   from: number;
+  /** Nobody waits for it (a compaction beside the run's appends): the worker yields the cores to them. */
+  background: boolean;
 }
 
 /** `ops` (the run as of commit `last`) as snapshot.json's bytes, staged beside `file` and verified. */
@@ -47,7 +49,7 @@ export async function stageSnapshot(
   // The worker reads the files itself: only when they are the real file system's, unchanged by the layer.
   if (offThread && fsl.readFile === nodeFs.readFile) {
     const staged = await snapshotInWorker(
-      { runId, meta, last, records, end, files: offThread.files, from: offThread.from },
+      { runId, meta, last, records, end, ...offThread },
       (bytes) => stageDurably(fsl, file, bytes),
       (tmp) => fsl.unlink(tmp),
     );

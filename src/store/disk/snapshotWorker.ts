@@ -28,19 +28,10 @@ let job: Build | null = null;
 
 const post = (m: FromWorker, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(m, transfer);
 
-// Background work: the run's steps (and the editor) come first when the cores are busy. On Linux a
-// priority set with no pid is this thread's alone; elsewhere it would be the whole process's, so not there.
-if (process.platform === 'linux') {
-  try {
-    os.setPriority(19);
-  } catch {
-    // (not allowed here: it runs at the host's priority)
-  }
-}
-
 parentPort!.on('message', (m: ToWorker) => {
   if (m.kind === 'build') {
     job = m;
+    if (m.background) yieldTheCores();
     build(m).then(
       (out) => {
         pieces = out.pieces;
@@ -97,6 +88,20 @@ function ownBuffer(b: Buffer): ArrayBuffer {
   const out = new ArrayBuffer(b.length);
   new Uint8Array(out).set(b);
   return out;
+}
+
+/**
+ * A compaction beside the run's appends: the run's steps (and the editor) come first when the cores
+ * are busy. On Linux a priority set with no pid is this thread's alone; elsewhere it would be the whole
+ * process's, so not there.
+ */
+function yieldTheCores(): void {
+  if (process.platform !== 'linux') return;
+  try {
+    os.setPriority(19);
+  } catch {
+    // (not allowed here: it runs at the host's priority)
+  }
 }
 
 function* codecPieces(d: CodecDelta): Generator<FromWorker> {

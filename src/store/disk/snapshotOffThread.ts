@@ -71,8 +71,12 @@ export type ToWorker =
  */
 export async function snapshotInWorker(
   job: WorkerJob,
-  stage: (bytes: Buffer) => Promise<string>,
-  unlink: (tmp: string) => Promise<void>,
+  here: {
+    stage: (bytes: Buffer) => Promise<string>;
+    unlink: (tmp: string) => Promise<void>;
+    /** The staged file checked in this thread (when the worker is gone before it answers). */
+    check: (tmp: string) => Promise<void>;
+  },
 ): Promise<{ tmp: string; codec: Codec } | null> {
   if (logBytes(job.files) < job.from) return null;
   const worker = startWorker();
@@ -84,14 +88,16 @@ export async function snapshotInWorker(
     // Until something is staged, whatever goes wrong leaves the compaction to the caller's thread.
     const built = await receive(port).catch(() => null);
     if (!built) return null;
-    const tmp = await stage(built.bytes);
+    const tmp = await here.stage(built.bytes);
     port.send({ kind: 'verify', tmp });
-    const v = await port
-      .next()
-      .catch((err: unknown) => ({ kind: 'error', phase: 'verify', message: String(err) }) as const);
-    if (v.kind !== 'verified') {
-      await unlink(tmp).catch(() => undefined);
-      throw new Error(v.kind === 'error' ? v.message : `the snapshot worker answered ${v.kind}`);
+    const v = await port.next().catch(() => null);
+    try {
+      if (v === null) await here.check(tmp);
+      else if (v.kind !== 'verified')
+        throw new Error(v.kind === 'error' ? v.message : `the snapshot worker answered ${v.kind}`);
+    } catch (err) {
+      await here.unlink(tmp).catch(() => undefined);
+      throw err;
     }
     offThreadCounts.snapshots++;
     return { tmp, codec: advance(newCodec(), built.delta) };

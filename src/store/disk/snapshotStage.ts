@@ -50,8 +50,11 @@ export async function stageSnapshot(
   if (offThread && fsl.readFile === nodeFs.readFile) {
     const staged = await snapshotInWorker(
       { runId, meta, last, records, end, ...offThread },
-      (bytes) => stageDurably(fsl, file, bytes),
-      (tmp) => fsl.unlink(tmp),
+      {
+        stage: (bytes) => stageDurably(fsl, file, bytes),
+        unlink: (tmp) => fsl.unlink(tmp),
+        check: async (tmp) => verifyStaged(await fsl.readFile(tmp), runId, meta, records),
+      },
     );
     if (staged) return staged;
   }

@@ -122,7 +122,8 @@ describe('actions: Continue in background, decisions from the window, Bring back
       `      approve in the window → recorded by the worker: ${seen.map((d) => `${d.toFixed(0)} ms`).join(', ')}\n`,
     );
 
-    assert.equal(await t.actions.handOff.bringBackHere(runId), 'completed');
+    const back = await t.actions.handOff.bringBackHere(runId);
+    assert.equal(back, 'completed', `Bring back here said:\n${t.notices.said.slice(-4).join('\n')}`);
     assert.deepEqual(lines(path.join(checkout, 'effects.log')), ['e1', 'e2', 'e3'], 'the worker’s file, brought here');
     assert.equal(await new SharedWorkers(store).get(runId), undefined, 'the hand-off is over');
     assert.equal(t.actions.background.get(runId), undefined);

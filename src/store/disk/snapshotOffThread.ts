@@ -51,18 +51,7 @@ export type FromWorker =
 
 /** Messages to the worker. */
 export type ToWorker =
-  | {
-      kind: 'build';
-      runId: string;
-      meta: RunMeta;
-      last: number;
-      records: number;
-      end: unknown;
-      files: LogFiles;
-      background: boolean;
-    }
-  | { kind: 'next' }
-  | { kind: 'verify'; tmp: string };
+  ({ kind: 'build' } & Omit<WorkerJob, 'from'>) | { kind: 'next' } | { kind: 'verify'; tmp: string };
 
 /**
  * The snapshot staged and checked with a worker's help; null when the log is smaller than `from`, no
@@ -83,8 +72,8 @@ export async function snapshotInWorker(
   if (!worker) return null;
   const port = new Port(worker);
   try {
-    const { runId, meta, last, records, end, files, background } = job;
-    port.send({ kind: 'build', runId, meta, last, records, end, files, background });
+    const { from: _from, ...build } = job;
+    port.send({ kind: 'build', ...build });
     // Until something is staged, whatever goes wrong leaves the compaction to the caller's thread.
     const built = await receive(port).catch(() => null);
     if (!built) return null;

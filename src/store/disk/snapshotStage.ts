@@ -12,7 +12,7 @@ import { decodeCommit, type RawCommit, rel } from './commit';
 import { compactedOps, isCompacted, readCompacted } from './compacted';
 import { stageDurably } from './durableFile';
 import { nodeFs, type FsLayer } from './fsLayer';
-import { snapshotInWorker, type LogFiles } from './snapshotOffThread';
+import { snapshotInWorker, type WorkerJob } from './snapshotOffThread';
 import { decodeSnapshot, encodeSnapshot } from './snapshotFile';
 import { RunModel } from '../core/runModel';
 import type { CommitOp } from '../core/storedSchema';
@@ -26,13 +26,7 @@ export interface StagedSnapshot {
 }
 
 /** Where the log's files are, for a compaction in a worker (null: in this thread). */
-export interface OffThread {
-  files: LogFiles;
-  /** Log bytes (snapshot and segments) from which the worker is used. */
-  from: number;
-  /** Nobody waits for it (a compaction beside the run's appends): the worker yields the cores to them. */
-  background: boolean;
-}
+export type OffThread = Pick<WorkerJob, 'files' | 'from' | 'background'>;
 
 /** `ops` (the run as of commit `last`) as snapshot.json's bytes, staged beside `file` and verified. */
 export async function stageSnapshot(

@@ -7,16 +7,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openDiskStoreReady } from '../../../src/store/disk/store';
-import type { CheckpointStore } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import * as h from './helpers';
 import { watchedFs } from './faultyFs';
-import { logFiles, step } from './backgroundSupport';
-
-async function reading(s: CheckpointStore, id: string): Promise<string> {
-  const records = await s.list(id, { limit: 1000 });
-  return h.canonical({ records, effects: await s.listEffects(id), latest: await s.loadSnapshot(id) });
-}
+import { logFiles, reading, step } from './backgroundSupport';
 
 describe('store: compaction while the run works', function () {
   this.timeout(60_000);

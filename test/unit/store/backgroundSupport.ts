@@ -5,6 +5,12 @@ import type { CheckpointStore } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import * as h from './helpers';
 
+/** What a run reads as through the API: its records, effects and newest snapshot, canonical. */
+export async function reading(s: CheckpointStore, id: string): Promise<string> {
+  const records = await s.list(id, { limit: 1000 });
+  return h.canonical({ records, effects: await s.listEffects(id), latest: await s.loadSnapshot(id) });
+}
+
 export const logFiles = (runDir: string) =>
   fs
     .readdirSync(runDir)

@@ -8,18 +8,13 @@ import path from 'node:path';
 import { openDiskStoreReady, type DiskStoreOptions } from '../../../src/store/disk/store';
 import { offThreadCounts } from '../../../src/store/disk/snapshotOffThread';
 import { parseSegment } from '../../../src/store/disk/segment';
-import type { CheckpointStore, CorruptionReport } from '../../../src/store/api/types';
+import type { CorruptionReport } from '../../../src/store/api/types';
 import type { ChatMessage } from '../../../src/store/api/schema';
 import { bundleScript } from '../../support/bundleChild';
 import * as h from './helpers';
-import { logFiles, step } from './backgroundSupport';
+import { logFiles, reading, step } from './backgroundSupport';
 
 const ID = 'r-same';
-
-async function reading(s: CheckpointStore, id: string): Promise<string> {
-  const records = await s.list(id, { limit: 1000 });
-  return h.canonical({ records, effects: await s.listEffects(id), latest: await s.loadSnapshot(id) });
-}
 
 /**
  * The same run in `root`, each step's compaction finished before the next. The clock moves by the step,

@@ -118,17 +118,21 @@ const PIDS_ROOT = '/sys/fs/cgroup/pids';
 /** The pids controller's folder this process is in (cgroup v1), if it is writable. */
 export function pidsCgroupBase(): string | null {
   try {
-    const line = fs
-      .readFileSync('/proc/self/cgroup', 'utf8')
-      .split('\n')
-      .find((l) => /^\d+:([^:]*,)?pids(,[^:]*)?:/.test(l));
-    if (!line) return null;
-    const dir = path.join(PIDS_ROOT, line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1));
+    const dir = pidsCgroupDir(fs.readFileSync('/proc/self/cgroup', 'utf8'));
+    if (!dir) return null;
     fs.accessSync(dir, fs.constants.W_OK);
     return fs.existsSync(path.join(dir, 'pids.max')) || dir === PIDS_ROOT ? dir : null;
   } catch {
     return null;
   }
+}
+
+/** The pids controller's folder named by a `/proc/<pid>/cgroup` text (cgroup v1), or null. */
+export function pidsCgroupDir(procCgroup: string): string | null {
+  const line = procCgroup.split('\n').find((l) => /^\d+:([^:]*,)?pids(,[^:]*)?:/.test(l));
+  if (!line) return null;
+  // resolve, not join: at the hierarchy's root the line's path is `/`, and join keeps that slash.
+  return path.resolve(PIDS_ROOT, `.${line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1)}`);
 }
 
 export function processGroupLimit(max: number): ProcessGroupLimit | null {

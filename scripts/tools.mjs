@@ -23,6 +23,8 @@ export const APT_PACKAGES = [
   'bubblewrap',
   'util-linux',
   'perl-base',
+  // The sandbox's escape corpus (test/unit/sandbox/escapes) reaches for the agent's socket with it, as an attacker would.
+  'socat',
 ];
 
 export const toolsDir = process.env.AGENT_WAYPOINTS_TOOLS || path.join(os.homedir(), '.cache', 'agent-waypoints');

@@ -136,7 +136,7 @@ export class StallSampler {
 }
 
 let gc: (() => void) | undefined;
-function collectGarbage(): void {
+export function collectGarbage(): void {
   if (!gc) {
     v8.setFlagsFromString('--expose-gc');
     gc = vm.runInNewContext('gc') as () => void;

@@ -82,7 +82,7 @@ export class MessageIntake {
 
   /** A large message, given to the worker as it arrives. */
   begin(): IncomingLarge {
-    const stream = streamLarge();
+    const stream = streamLarge(this.limits.maxBytes);
     let size = 0;
     return {
       add: (piece) => {

@@ -118,14 +118,25 @@ function handle(job) {
 const crypto = require('node:crypto');
 const sha = (b) => crypto.createHash('sha256').update(b).digest('hex');
 const open = new Map();
+// A message is gathered in one buffer that grows in place up to the most the host reads (a resizable
+// ArrayBuffer: its memory is taken only as it grows), and each piece is let go once copied; so the
+// bytes are held once, not as pieces and then a joined copy of them.
 parentPort.on('message', (m) => {
-  if (m.kind === 'chunk') return void open.get(m.id)?.push(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength));
-  if (m.kind === 'begin') return void open.set(m.id, []);
-  const chunks = open.get(m.id);
+  if (m.kind === 'chunk') {
+    const into = open.get(m.id);
+    if (!into) return;
+    const n = Math.min(m.bytes.byteLength, into.max - into.bytes.byteLength);
+    const at = into.bytes.byteLength;
+    into.bytes.resize(at + n);
+    new Uint8Array(into.bytes, at, n).set(m.bytes.subarray(0, n));
+    return;
+  }
+  if (m.kind === 'begin') return void open.set(m.id, { bytes: new ArrayBuffer(0, { maxByteLength: m.max }), max: m.max });
+  const into = open.get(m.id);
   open.delete(m.id);
-  if (m.kind !== 'end') return;
+  if (m.kind !== 'end' || !into) return;
   let out;
-  try { out = handle({ ...m, bytes: Buffer.concat(chunks) }); } catch (e) { out = { kind: 'invalid', reason: String((e && e.message) || e).slice(0, 500) }; }
+  try { out = handle({ ...m, bytes: Buffer.from(into.bytes) }); } catch (e) { out = { kind: 'invalid', reason: String((e && e.message) || e).slice(0, 500) }; }
   const transfer = [];
   if (out.kind === 'call') {
     out.textHash = sha(out.text);
@@ -169,10 +180,10 @@ export interface LargeMessage {
   drop(): void;
 }
 
-export function streamLarge(): LargeMessage {
+export function streamLarge(maxBytes: number): LargeMessage {
   const w = start();
   const id = ++jobs;
-  w.postMessage({ kind: 'begin', id });
+  w.postMessage({ kind: 'begin', id, max: maxBytes });
   return {
     add(piece) {
       const copy = new Uint8Array(piece); // its own memory, moved to the worker (a view would clone its whole buffer)

@@ -11,6 +11,7 @@ import { MessageIntake } from '../../../src/runner/mcp/intake';
 import { resultText } from '../../../src/runner/mcp/result';
 import { openDiskStore } from '../../../src/store';
 import { defs, scriptedStdio, startScriptedHttp, type HttpServer } from '../../support/mcpServers';
+import { collectGarbage } from '../../support/stallSampler';
 import { scaled } from '../../support/timeScale';
 import { tmp } from '../loop/support';
 import { closeServers, mcpRunner, type McpRunnerOptions, type McpTestRunner } from './support';
@@ -30,6 +31,8 @@ const STALL_BOUND = () => scaled(200);
 
 async function sampled<T>(fn: () => Promise<T>): Promise<{ value: T; stallMs: number; peakGrowth: number }> {
   const h = monitorEventLoopDelay({ resolution: 10 });
+  // From a collected heap: garbage the earlier work left, collected or not while `fn` runs, is not its cost.
+  collectGarbage();
   const base = process.memoryUsage.rss();
   let peak = base;
   const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 20);

@@ -70,6 +70,11 @@ export interface IndexHead {
   cutoff: readonly [number, string] | null;
   /** Runs present without a usable entry: read to rebuild theirs, as the full opening does. */
   unindexed: string[];
+  /**
+   * The unfinished runs, when the engine reads them apart, after the newest: the store is listable
+   * with the newest alone (the Runs view's first page), and a listing of unfinished runs waits for these.
+   */
+  unfinished?: Promise<Pick<IndexHead, 'entries' | 'unindexed'>>;
 }
 
 export interface Engine {

@@ -1,7 +1,7 @@
 // The runs this store holds in memory, and how they get there: opening reads the index (never a run's
 // log); a run's log is read when the run is first touched; a run another window owns is refreshed
 // from its new commits on every read (cheap: one small read), so a read-only view follows the owner.
-import type { Engine, LoadSink } from './engine';
+import type { Engine, IndexHead, LoadSink } from './engine';
 import { CheckpointNotFoundError } from '../api/errors';
 import type { IndexCache } from './indexCache';
 import { RunHandle } from './runHandle';
@@ -47,7 +47,27 @@ export class RunLoader {
     }
     this.cutoff = head.cutoff;
     if (this.cutoff) this.index.beforeSave = () => this.complete();
+    if (head.unfinished) this.unfinishedRead = this.addUnfinished(head.unfinished);
   }
+
+  /**
+   * The unfinished runs the head reads after its newest (IndexHead.unfinished), added as they come:
+   * an entry already in memory is as new or newer. When they cannot be read, the whole index is
+   * (it holds every run), and its failure is the listing's.
+   */
+  private async addUnfinished(later: NonNullable<IndexHead['unfinished']>): Promise<void> {
+    let part: Awaited<typeof later>;
+    try {
+      part = await later;
+    } catch {
+      return this.complete();
+    }
+    for (const e of part.entries) if (!this.index.entries.has(e.run_id)) this.index.entries.set(e.run_id, e);
+    for (const id of part.unindexed) if (!this.index.entries.has(id)) await this.rebuildEntry(id);
+  }
+
+  /** Every unfinished run is in memory once this resolves (the head's, read apart or not). */
+  unfinishedRead: Promise<void> = Promise.resolve();
 
   /** Key of the oldest entry the head surely holds (null: the whole index is in memory). */
   cutoff: readonly [number, string] | null = null;

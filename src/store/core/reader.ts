@@ -36,6 +36,7 @@ export class StoreReader {
       throw new InvalidInputError('limit must be an integer from 1 to 1000');
     const states = opts.states ? new Set(checkStates(opts.states)) : undefined;
     const after = opts.cursor === undefined ? undefined : decodeCursor(opts.cursor);
+    if (states && [...states].every((s) => !isTerminalState(s))) await this.c.loader.unfinishedRead;
     const fromHead = this.listFromHead(limit, after, states);
     if (fromHead) return fromHead;
     await this.c.gate.opened();

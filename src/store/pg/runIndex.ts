@@ -52,29 +52,36 @@ export class PgRunIndex {
   constructor(private readonly c: IndexCtx) {}
 
   /**
-   * The newest `newest` runs and every unfinished one, on the listing indexes (schema version 3):
-   * what the first page and startup show, without reading every row of the workspace.
+   * The newest `newest` runs, on the listing index (schema version 3): what the Runs view's first
+   * page shows, without reading every row of the workspace; and every unfinished run, on the state
+   * index, read after them on the same connection (opening takes no more of the pool) while the store
+   * already lists from the newest.
    */
   async head(newest: number): Promise<IndexHead> {
     const sql = headQueries(this.c.S);
-    // One after the other, on one connection: opening takes no more of the pool than it did.
     const top = await this.c.q<HeadRow>(sql.newest, [this.c.workspace, newest]);
-    const unfinished = await this.c.q<HeadRow>(sql.unfinished, [
-      this.c.workspace,
-      RUN_STATES.filter((st) => !isTerminalState(st)),
-    ]);
-    const entries = new Map<string, IndexEntry>();
-    const unindexed: string[] = [];
-    for (const row of [...top.rows, ...unfinished.rows]) {
-      if (entries.has(row.run_id) || unindexed.includes(row.run_id)) continue;
-      const e = this.parsed(row);
-      if (e && e.updated_ms === Number(row.listed_ms)) entries.set(e.run_id, e);
-      else unindexed.push(row.run_id); // read to rebuild its summary, as a full opening would
-    }
+    const first = this.entriesOf(top.rows, new Set());
+    const unfinished = this.c
+      .q<HeadRow>(sql.unfinished, [this.c.workspace, RUN_STATES.filter((st) => !isTerminalState(st))])
+      .then((r) => this.entriesOf(r.rows, new Set(top.rows.map((row) => row.run_id))));
+    unfinished.catch(() => undefined); // the store's listing of unfinished runs meets it
     const last = top.rows.at(-1);
     const cutoff: [number, string] | null =
       top.rows.length < newest || !last ? null : [Number(last.listed_ms ?? Infinity), last.run_id];
-    return { entries: [...entries.values()], cutoff, unindexed };
+    return { ...first, cutoff, unfinished };
+  }
+
+  /** The rows' entries, and the runs whose summary must be rebuilt (read, as a full opening would). */
+  private entriesOf(rows: readonly HeadRow[], skip: ReadonlySet<string>): Pick<IndexHead, 'entries' | 'unindexed'> {
+    const entries = new Map<string, IndexEntry>();
+    const unindexed = new Set<string>();
+    for (const row of rows) {
+      if (skip.has(row.run_id) || entries.has(row.run_id) || unindexed.has(row.run_id)) continue;
+      const e = this.parsed(row);
+      if (e && e.updated_ms === Number(row.listed_ms)) entries.set(e.run_id, e);
+      else unindexed.add(row.run_id);
+    }
+    return { entries: [...entries.values()], unindexed: [...unindexed] };
   }
 
   /** The row's summary as an index entry; undefined when it does not parse (a cache miss). */

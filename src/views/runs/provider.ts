@@ -54,7 +54,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<Node>, vscode.D
   }
 
   async getChildren(node?: Node): Promise<Node[]> {
-    await this.model.load();
+    await this.model.loadFirstPage();
     if (!node) {
       this.runNodes.clear();
       const groups = GROUPS.map((g) => new GroupNode(g, this.model.threadsIn(g).length)).filter((g) => g.count > 0);

@@ -48,7 +48,7 @@ export class RunsTreeModel {
   private deletes = 0;
   private readonly deletedAt = new Map<string, number>();
   private threadList: Thread[] | undefined;
-  private loading: Promise<void> | undefined;
+  private loading: { first: Promise<void>; all: Promise<void> } | undefined;
   /** Where the next page of older runs starts (undefined: every run is loaded). */
   private olderRuns: string | undefined;
   private loadingMore: Promise<void> | undefined;
@@ -100,19 +100,37 @@ export class RunsTreeModel {
    * and never all of a store of thousands of runs. Older finished runs come a page at a time (loadMoreRuns).
    */
   load(): Promise<void> {
-    this.loading ??= (async () => {
-      const since = this.deletes;
-      const first = await this.store.listRuns({ limit: RUN_PAGE });
-      this.add(first.runs, since);
-      this.olderRuns = first.cursor;
+    return this.start().all;
+  }
+
+  /**
+   * The newest page alone: what the tree shows first. The older unfinished runs follow (load), and
+   * the tree is told when they add any (a shared store reads them with a query of their own).
+   */
+  loadFirstPage(): Promise<void> {
+    return this.start().first;
+  }
+
+  private start(): { first: Promise<void>; all: Promise<void> } {
+    if (this.loading) return this.loading;
+    const since = this.deletes;
+    const first = (async () => {
+      const page = await this.store.listRuns({ limit: RUN_PAGE });
+      this.add(page.runs, since);
+      this.olderRuns = page.cursor;
+    })();
+    const all = first.then(async () => {
+      const before = this.runs.size;
       let cursor: string | undefined;
       do {
         const page = await this.store.listRuns({ limit: 1000, states: UNFINISHED, ...(cursor ? { cursor } : {}) });
         this.add(page.runs, since);
         cursor = page.cursor;
       } while (cursor);
-    })();
-    return this.loading;
+      if (this.runs.size !== before) this.fire(undefined);
+    });
+    all.catch(() => undefined); // met by whoever awaits load(); the first page's callers need not
+    return (this.loading = { first, all });
   }
 
   /** Older runs are left to read (the tree offers "Load more runs…"). */

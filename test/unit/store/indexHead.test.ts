@@ -3,7 +3,12 @@
 // reading index.json or any run's log; anything beyond the head reads the whole index, and a head
 // that no longer matches index.json or the runs folder is not used.
 import assert from 'node:assert/strict';
-import { openDiskStore, openDiskStoreReady } from '../../../src/store';
+import os from 'node:os';
+import { openDiskStore, openDiskStoreReady, Store } from '../../../src/store';
+import type { IndexHead } from '../../../src/store/core/engine';
+import { DiskEngine } from '../../../src/store/disk/engine';
+import { nodeFs } from '../../../src/store/disk/fsLayer';
+import { defaultLockOptions } from '../../../src/store/disk/lock';
 import { FaultyFs } from './faultyFs';
 import { everyPage, fillRuns } from './listingSupport';
 import * as h from './helpers';
@@ -95,6 +100,91 @@ describe('store: opening a store of many runs from its index head', function () 
       assert.deepEqual(rel(dir, ffs.reads), ['/index_head.json'], 'opened, listed and closed: the head only');
     } finally {
       await t.close();
+    }
+  });
+
+  /**
+   * A disk engine whose head gives its unfinished runs apart, after the newest, when the test says
+   * (as the shared store reads them: a query of their own).
+   */
+  function laterUnfinished(dir: string, fs = nodeFs) {
+    let release!: (ok: boolean) => void;
+    const gate = new Promise<boolean>((r) => (release = r));
+    class Engine extends DiskEngine {
+      override async openIndexHead(): Promise<IndexHead | undefined> {
+        const head = await super.openIndexHead();
+        if (!head?.cutoff) return head;
+        const [ms, id] = head.cutoff;
+        const isNewer = (e: IndexHead['entries'][number]) =>
+          e.updated_ms > ms || (e.updated_ms === ms && e.run_id >= id);
+        return {
+          ...head,
+          entries: head.entries.filter(isNewer),
+          unfinished: gate.then((ok) => {
+            if (!ok) throw new Error('the unfinished runs could not be read');
+            return { entries: head.entries.filter((e) => !isNewer(e)), unindexed: [] };
+          }),
+        };
+      }
+    }
+    const engine = new Engine(dir, {
+      fs,
+      now: Date.now,
+      lock: { ...defaultLockOptions(), hostname: os.hostname(), now: Date.now },
+    });
+    return { store: new Store(engine, { headRuns: HEAD }).start(), release };
+  }
+
+  const settledSoon = async (p: Promise<unknown>) => {
+    let settled = false;
+    void p.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    return settled;
+  };
+
+  it('unfinished runs read apart: listable with the newest alone; a listing of unfinished runs waits for them', async () => {
+    const dir = tmp('aw-head-later-');
+    await manyRuns(dir);
+    const whole = await openDiskStoreReady(dir);
+    await whole.whenWhole();
+    const expected = await everyPage(whole, HEAD);
+    await whole.close();
+
+    const { store: s, release } = laterUnfinished(dir);
+    try {
+      await s.whenOpen();
+      assert.deepEqual((await s.listRuns({ limit: HEAD })).runs, expected[0], 'the newest page, before the rest');
+      assert.equal(s.index.entries.size, HEAD, 'the newest alone so far');
+      const paused = s.listRuns({ limit: 100, states: ['paused_error', 'interrupted'] });
+      assert.equal(await settledSoon(paused), false, 'the listing of unfinished runs waits for them');
+      release(true);
+      assert.deepEqual(
+        (await paused).runs.map((r) => r.title).sort(),
+        ['r0', 'r10', 'r15', 'r20', 'r25', 'r5'],
+        'every unfinished run, however old',
+      );
+      assert.deepEqual(await everyPage(s, HEAD), expected);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('unfinished runs read apart that cannot be read: the whole index answers the listing of unfinished runs', async () => {
+    const dir = tmp('aw-head-later-fails-');
+    await manyRuns(dir);
+    const ffs = new FaultyFs();
+    const { store: s, release } = laterUnfinished(dir, ffs);
+    try {
+      await s.whenOpen();
+      release(false);
+      const paused = await s.listRuns({ limit: 100, states: ['paused_error', 'interrupted'] });
+      assert.deepEqual(paused.runs.map((r) => r.title).sort(), ['r0', 'r10', 'r15', 'r20', 'r25', 'r5']);
+      assert.ok(rel(dir, ffs.reads).includes('/index.json'), 'read from the whole index');
+    } finally {
+      await s.close();
     }
   });
 });

@@ -1,5 +1,5 @@
 // The shared store lists a workspace of many runs from an index (schema version 3): opening reads the
-// newest runs and every unfinished one (the Runs view's first page, startup's resume offer), not
+// newest runs, then every unfinished one (the Runs view's first page, startup's resume offer), not
 // every row of the workspace; EXPLAIN shows both queries on their indexes, also after migrating a
 // version-2 database.
 import assert from 'node:assert/strict';

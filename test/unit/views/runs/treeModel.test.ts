@@ -10,6 +10,7 @@ import type { CheckpointStore } from '../../../../src/store/api/types';
 import { RUN_PAGE, RunsTreeModel } from '../../../../src/views/runs/treeModel';
 import { groupThreads, threadGroup } from '../../../../src/views/runs/threads';
 import { makeRunner, owner } from '../../loop/support';
+import { waitFor } from '../../runner/helpers';
 import * as h from '../../store/helpers';
 
 const TWO_TURNS: Scenario = {
@@ -244,6 +245,57 @@ describe('runs tree: a store of many runs', () => {
       assert.equal(model.all().length, RUN_PAGE + 22);
     } finally {
       model.dispose();
+    }
+  });
+
+  it('the first page is shown before the older unfinished runs are read; when they come, the tree is told', async () => {
+    const store = createMemoryStore();
+    const made: string[] = [];
+    for (const [title, state] of [
+      ['paused long ago', 'paused_error'],
+      ['done', 'completed'],
+    ] as const) {
+      const { run, lease } = await store.createRun(h.newRun(title), h.owner('w'));
+      await store.setRunState(run.run_id, state, null);
+      await lease.release();
+      made.push(run.run_id);
+    }
+    // As a shared store of thousands of runs: the paused run is past the first page, and its own
+    // listing answers when the test lets it.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow = new Proxy(store, {
+      get(target, key) {
+        if (key === 'listRuns')
+          return async (o: Parameters<CheckpointStore['listRuns']>[0] = {}) => {
+            const page = await target.listRuns(o);
+            if (o.states) await gate;
+            return o.states ? page : { ...page, runs: page.runs.filter((r) => r.state === 'completed') };
+          };
+        const v = Reflect.get(target, key);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const model = new RunsTreeModel(slow);
+    const told: (string | undefined)[] = [];
+    model.onDidChange((id) => told.push(id));
+    try {
+      await model.loadFirstPage();
+      assert.deepEqual(
+        model.threadsIn('finished').map((t) => t.latest.title),
+        ['done'],
+      );
+      assert.deepEqual(model.threadsIn('attention'), [], 'not read yet');
+      release();
+      await model.load();
+      assert.deepEqual(
+        model.threadsIn('attention').map((t) => t.latest.title),
+        ['paused long ago'],
+      );
+      await waitFor(() => told.includes(undefined)); // the tree is told to show them
+    } finally {
+      model.dispose();
+      await store.close();
     }
   });
 });

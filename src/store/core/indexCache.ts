@@ -115,7 +115,11 @@ export class IndexCache {
     this.built.set(runId, merged<IndexEntry>(f.run.summary(), { durable_commits: f.commits }));
   }
 
+  /** Runs deleted since open: an entry read late (the head's unfinished runs) does not bring one back. */
+  readonly deleted = new Set<string>();
+
   delete(runId: string): void {
+    this.deleted.add(runId);
     const followed = this.live.delete(runId);
     if (this.built.delete(runId) || followed) this.markDirty(this.structuralMs);
   }

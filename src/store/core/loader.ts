@@ -52,7 +52,7 @@ export class RunLoader {
 
   /**
    * The unfinished runs the head reads after its newest (IndexHead.unfinished), added as they come:
-   * an entry already in memory is as new or newer. When they cannot be read, the whole index is
+   * an entry already in memory is as new or newer, and a run deleted meanwhile stays deleted. When they cannot be read, the whole index is
    * (it holds every run), and its failure is the listing's.
    */
   private async addUnfinished(later: NonNullable<IndexHead['unfinished']>): Promise<void> {
@@ -62,8 +62,9 @@ export class RunLoader {
     } catch {
       return this.complete();
     }
-    for (const e of part.entries) if (!this.index.entries.has(e.run_id)) this.index.entries.set(e.run_id, e);
-    for (const id of part.unindexed) if (!this.index.entries.has(id)) await this.rebuildEntry(id);
+    const known = (id: string) => this.index.entries.has(id) || this.index.deleted.has(id);
+    for (const e of part.entries) if (!known(e.run_id)) this.index.entries.set(e.run_id, e);
+    for (const id of part.unindexed) if (!known(id)) await this.rebuildEntry(id);
   }
 
   /** Every unfinished run is in memory once this resolves (the head's, read apart or not). */

@@ -179,17 +179,24 @@ async function format(r: Execution, timeoutMs: number, ctx: ToolContext) {
   if (r.spawnError && ctx.sandbox)
     throw new ToolFailure(`Not run: the sandbox could not start the command (${r.spawnError.message}).`);
   if (r.spawnError) throw new ToolFailure(`Could not start the command: ${r.spawnError.message}`);
-  if (r.sandbox?.setupError)
+  // Stopped while the sandbox was still setting up: the command never started (no `started` on the
+  // status pipe), which is what the model and a resume must be told — not that the sandbox failed.
+  const beforeStart = r.sandbox?.setupError != null && r.stoppedBy !== null;
+  if (r.sandbox?.setupError && !beforeStart)
     throw new ToolFailure(`Not run: the sandbox could not start the command (${r.sandbox.setupError}).`);
   const status =
     r.stoppedBy === 'timeout'
-      ? `timed out after ${timeoutMs} ms; the process group was killed`
+      ? beforeStart
+        ? `timed out after ${timeoutMs} ms while the sandbox was setting up; the command did not start`
+        : `timed out after ${timeoutMs} ms; the process group was killed`
       : r.stoppedBy === 'cancel'
-        ? 'cancelled; the process group was killed'
+        ? beforeStart
+          ? 'cancelled while the sandbox was setting up; the command did not start'
+          : 'cancelled; the process group was killed'
         : r.code !== null
           ? `exit code: ${r.code}`
           : `killed by signal ${r.signal}`;
-  const blocked = r.sandbox ? sandboxSummary(r.sandbox) : null;
+  const blocked = r.sandbox && !beforeStart ? sandboxSummary(r.sandbox) : null;
   // The sandbox's refusals stay on the status line's side of any cut: they are what the model acts on.
   const head = blocked ? `${status}\nsandbox ${blocked}` : status;
   const stdout = r.stdout.text();

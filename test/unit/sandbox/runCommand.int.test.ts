@@ -21,6 +21,15 @@ const call = (args: unknown): ToolCall => ({
 });
 
 /** Host pids whose environment carries the command's marker. */
+/** The program a process runs (its comm), or '' once it is gone. */
+function comm(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
 function marked(key: string): number[] {
   return fs
     .readdirSync('/proc')
@@ -96,12 +105,13 @@ describe('run_command in the sandbox (real bubblewrap)', () => {
 
   it('with the proxy, the command is what the sandbox started: no helper process stays behind it', async () => {
     const r = await run(
-      { command: 'cat /proc/$PPID/comm; echo "$HTTPS_PROXY"; ls /proc | grep -c "^[0-9]"' },
+      { command: 'cat /proc/$PPID/comm; echo "$HTTPS_PROXY"; set -- /proc/[0-9]*; echo $#' },
       { approvedBy: 'user', sandbox: profile({ reportDomains: true }) },
     );
     assert.equal(r.is_error, false, r.output);
-    // The shell's parent is bubblewrap's init; besides the two, only the pipeline's ls and grep run.
-    assert.match(r.output, /--- stdout ---\nbwrap\nhttp:\/\/127\.0\.0\.1:3128\n4\n/);
+    // The shell's parent is bubblewrap's init, and the two are all that run: the count is the shell's
+    // own (a glob, no process of its own that may or may not be listed yet).
+    assert.match(r.output, /--- stdout ---\nbwrap\nhttp:\/\/127\.0\.0\.1:3128\n2\n/);
   });
 
   for (const proxy of [false, true])
@@ -144,10 +154,24 @@ describe('run_command in the sandbox (real bubblewrap)', () => {
     const ac = new AbortController();
     const key = ctx.idempotencyKey;
     const pending = run({ command: 'setsid sleep 60 & sleep 60' }, { approvedBy: 'user', signal: ac.signal });
-    await waitFor(() => marked(key).length >= 3, 10_000);
+    // Both sleeps: the command has started (bubblewrap and its first shell carry the marker too).
+    await waitFor(() => marked(key).filter((pid) => comm(pid) === 'sleep').length >= 2, 10_000);
     ac.abort();
     assert.match((await pending).output, /^cancelled; the process group was killed/);
     await waitFor(() => marked(key).length === 0, 10_000);
+  });
+
+  it('a cancel while the sandbox sets up says the command did not start, and it did not', async () => {
+    const ac = new AbortController();
+    const pending = run({ command: 'touch ran' }, { approvedBy: 'user', signal: ac.signal });
+    // As soon as the sandbox's first process exists: bubblewrap has yet to set everything up.
+    while (marked(ctx.idempotencyKey).length === 0) await new Promise((r) => setImmediate(r));
+    ac.abort();
+    const r = await pending;
+    const notStarted = /^cancelled while the sandbox was setting up; the command did not start/.test(r.output);
+    assert.ok(notStarted || /^cancelled; the process group was killed/.test(r.output), r.output);
+    assert.equal(r.is_error, true);
+    if (notStarted) assert.equal(fs.existsSync(path.join(root, 'ran')), false, 'it said the command did not start');
   });
 
   it('a sandbox that cannot start runs nothing, and says so', async () => {

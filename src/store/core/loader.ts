@@ -52,8 +52,8 @@ export class RunLoader {
 
   /**
    * The unfinished runs the head reads after its newest (IndexHead.unfinished), added as they come:
-   * an entry already in memory is as new or newer, and a run deleted meanwhile stays deleted. When they cannot be read, the whole index is
-   * (it holds every run), and its failure is the listing's.
+   * an entry already in memory is as new or newer, and a run deleted meanwhile stays deleted. When
+   * they cannot be read, the whole index is (it holds every run), and its failure is the listing's.
    */
   private async addUnfinished(later: NonNullable<IndexHead['unfinished']>): Promise<void> {
     let part: Awaited<typeof later>;

@@ -23,6 +23,15 @@ async function manyRuns(dir: string): Promise<string[]> {
 
 const rel = (dir: string, reads: string[]) => reads.map((p) => p.slice(dir.length));
 
+/** Every page of the store's listing, as a store that has read its whole index lists them. */
+async function pagesOfWhole(dir: string) {
+  const whole = await openDiskStoreReady(dir);
+  await whole.whenWhole();
+  const pages = await everyPage(whole, HEAD);
+  await whole.close();
+  return pages;
+}
+
 describe('store: opening a store of many runs from its index head', function () {
   this.timeout(60_000);
   const tmp = h.suiteTmp();
@@ -30,10 +39,7 @@ describe('store: opening a store of many runs from its index head', function () 
   it('lists the first page and every unfinished run from the head alone: no index.json, no run’s log, at most the head’s summaries', async () => {
     const dir = tmp('aw-head-');
     const ids = await manyRuns(dir);
-    const whole = await openDiskStoreReady(dir);
-    await whole.whenWhole();
-    const expected = await everyPage(whole, HEAD);
-    await whole.close();
+    const expected = await pagesOfWhole(dir);
 
     const ffs = new FaultyFs();
     const s = openDiskStore(dir, { fs: ffs, headRuns: HEAD });
@@ -148,10 +154,7 @@ describe('store: opening a store of many runs from its index head', function () 
   it('unfinished runs read apart: listable with the newest alone; a listing of unfinished runs waits for them', async () => {
     const dir = tmp('aw-head-later-');
     const ids = await manyRuns(dir);
-    const whole = await openDiskStoreReady(dir);
-    await whole.whenWhole();
-    const expected = await everyPage(whole, HEAD);
-    await whole.close();
+    const expected = await pagesOfWhole(dir);
 
     const { store: s, release } = laterUnfinished(dir);
     try {

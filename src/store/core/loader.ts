@@ -148,7 +148,7 @@ export class RunLoader {
       sinkInto(() => h.model),
     );
     if (more === 'reload') {
-      this.runs.delete(runId);
+      if (this.runs.get(runId) === h) this.runs.delete(runId);
       return this.loadForReading(runId);
     }
     if (more > 0) {
@@ -196,6 +196,10 @@ export class RunLoader {
       this.events.emit({ kind: 'recovered', run_id: runId, file: n.file, message: n.message });
     h.loadWitness = res.witness;
     if (res.report) h.loadReport = withIndexEvidence(res.report, entry);
+    // A read begun before this window acquired the run ends after: the owner's handle stays (a
+    // reader's in its place would make the owner's next write find the run not owned).
+    const now = this.runs.get(runId);
+    if (!repair && now?.owned) return now;
     this.runs.set(runId, h);
     this.evictReadOnly();
     // A read that found acknowledged data lost leaves the index as it was: it is the second witness of

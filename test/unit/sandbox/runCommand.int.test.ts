@@ -163,7 +163,8 @@ describe('run_command in the sandbox (real bubblewrap)', () => {
 
   it('a cancel while the sandbox sets up says the command did not start, and it did not', async () => {
     const ac = new AbortController();
-    const pending = run({ command: 'touch ran' }, { approvedBy: 'user', signal: ac.signal });
+    // Long enough that its processes are seen, however fast the sandbox starts it.
+    const pending = run({ command: 'touch ran && sleep 30' }, { approvedBy: 'user', signal: ac.signal });
     // As soon as the sandbox's first process exists: bubblewrap has yet to set everything up.
     while (marked(ctx.idempotencyKey).length === 0) await new Promise((r) => setImmediate(r));
     ac.abort();

@@ -112,6 +112,7 @@ export async function timeStep(slot: Contender, plan: StepPlan, gcBefore: boolea
   const own0 = await slot.bytesWritten?.();
   const io0 = ioCounters();
   const compacted0 = slot.compactionBytes?.() ?? 0;
+  const room0 = slot.roomBytes?.() ?? 0;
   let lead: number | undefined;
   let modelMs = 0;
   const t0 = performance.now();
@@ -138,6 +139,7 @@ export async function timeStep(slot: Contender, plan: StepPlan, gcBefore: boolea
     pageBytes: io0 && io1 ? io1.writeBytes - io0.writeBytes : null,
     durableWrites: writes1 - writes0,
     compactionBytes: (slot.compactionBytes?.() ?? 0) - compacted0,
+    roomBytes: (slot.roomBytes?.() ?? 0) - room0,
     leadBarriers: lead === undefined ? 0 : lead - writes0,
   };
 }

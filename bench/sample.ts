@@ -24,6 +24,11 @@ export interface StepSample {
   sideEffects: boolean;
   /** Of `bytes`, those a background compaction wrote during the step (ours; 0 for the peers). */
   compactionBytes: number;
+  /**
+   * Of `bytes`, the zeros of the room written ahead of the segment's appends during the step (ours:
+   * runLog.ts, reserve; upkeep while the model answers, as a compaction is; 0 for the peers).
+   */
+  roomBytes: number;
   /** ours: a raw append + fdatasync of exactly the bytes the step wrote, run right after it (ms). */
   rawOfStepMs?: number;
 }

@@ -32,8 +32,12 @@ export interface ContenderFigures {
   points: PointFigures[];
   /** Worst per-step amplification over all steps, and where. */
   maxAmplification: { value: number; step: number } | null;
-  /** The same without what background compactions wrote during a step (the step's own write path). */
+  /** The same without what background compactions wrote during a step. */
   maxAmplificationWithoutCompaction: { value: number; step: number } | null;
+  /** The same without the room written ahead either (ours: the step's own writes, upkeep left out). */
+  maxAmplificationOwn: { value: number; step: number } | null;
+  /** Steps during which room was written ahead of the log, and its zeros in all (per run). */
+  room: { steps: number; bytes: number };
   /** Steps during which a background compaction wrote, and its bytes in all (per run). */
   compaction: { steps: number; bytes: number };
   /** Σ bytes written over the run / Σ content. */
@@ -50,7 +54,12 @@ export function pointsFor(steps: number): number[] {
   return pts;
 }
 
-export function contenderFigures(samples: RunSamples[], name: string, points: number[]): ContenderFigures {
+export function contenderFigures(
+  samples: RunSamples[],
+  name: string,
+  points: number[],
+  width: (point: number) => number = windowWidth,
+): ContenderFigures {
   const steps = samples[0]!.steps;
   const all = samples.flatMap((s) => {
     const xs = s.byContender[name]!;
@@ -62,7 +71,7 @@ export function contenderFigures(samples: RunSamples[], name: string, points: nu
     }));
   });
   const pointFigures = points.map((point) => {
-    const window = windowAround(point, windowWidth(point), steps);
+    const window = windowAround(point, width(point), steps);
     const inWindow = all.filter((x) => x.step >= window.from && x.step <= window.to);
     return {
       point,
@@ -82,21 +91,27 @@ export function contenderFigures(samples: RunSamples[], name: string, points: nu
   });
   let maxAmplification: ContenderFigures['maxAmplification'] = null;
   let maxOnStepPath: ContenderFigures['maxAmplification'] = null;
+  let maxOwn: ContenderFigures['maxAmplification'] = null;
   if (bytesKnown(all)) {
     for (const x of all) {
       const a = x.bytes! / x.content;
       if (!maxAmplification || a > maxAmplification.value) maxAmplification = { value: a, step: x.step };
       const b = (x.bytes! - x.compactionBytes) / x.content;
       if (!maxOnStepPath || b > maxOnStepPath.value) maxOnStepPath = { value: b, step: x.step };
+      const c = (x.bytes! - x.compactionBytes - x.roomBytes) / x.content;
+      if (!maxOwn || c > maxOwn.value) maxOwn = { value: c, step: x.step };
     }
   }
   const compacting = all.filter((x) => x.compactionBytes > 0);
+  const reserving = all.filter((x) => x.roomBytes > 0);
   const totalBytesWritten = bytesKnown(all) ? sum(all.map((x) => x.bytes!)) / samples.length : null;
   const totalContent = sum(samples[0]!.contentBytes);
   return {
     points: pointFigures,
     maxAmplification,
     maxAmplificationWithoutCompaction: maxOnStepPath,
+    maxAmplificationOwn: maxOwn,
+    room: { steps: reserving.length / samples.length, bytes: sum(reserving.map((x) => x.roomBytes)) / samples.length },
     compaction: {
       steps: compacting.length / samples.length,
       bytes: sum(compacting.map((x) => x.compactionBytes)) / samples.length,
@@ -124,13 +139,14 @@ export interface PrimitivePoint {
 export function primitiveFigures(
   samples: RunSamples[],
   points: number[],
+  width: (point: number) => number = windowWidth,
 ): { points: PrimitivePoint[]; medianMs: number; p95Ms: number; p99Ms: number } {
   const steps = samples[0]!.steps;
   const all = samples.flatMap((s) => s.primitive);
   const ms = all.map((x) => x.ms);
   return {
     points: points.map((point) => {
-      const w = windowAround(point, windowWidth(point), steps);
+      const w = windowAround(point, width(point), steps);
       const inWindow = all.filter((x) => x.step >= w.from && x.step <= w.to).map((x) => x.ms);
       return { point, medianMs: median(inWindow), p95Ms: p95(inWindow) };
     }),

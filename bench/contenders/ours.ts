@@ -70,6 +70,10 @@ export class OursContender implements Contender {
     return this.counter.bytesByKind.snapshot;
   }
 
+  roomBytes(): number {
+    return this.counter.roomBytes;
+  }
+
   barriersNow(): number {
     return this.counter.barriers;
   }
@@ -178,6 +182,8 @@ export class CountingFs {
    * appends (runLog.ts, reserve), off the step's path — counted apart, not as barriers.
    */
   roomSyncs = 0;
+  /** Bytes of those zeros (a write of nothing but zeros to a segment). */
+  roomBytes = 0;
   /** Segments (by descriptor) written since their last sync: 'data' once a frame was, 'room' while only zeros were. */
   private readonly since = new Map<number, 'room' | 'data'>();
   dirFsyncs = 0;
@@ -199,6 +205,7 @@ export class CountingFs {
     const n = data.length;
     this.bytes += n;
     const kind = this.fdKind.get(fd) ?? 'other';
+    if (kind === 'segment' && zerosFrom(data, 0)) this.roomBytes += n;
     if (kind === 'segment' && this.since.get(fd) !== 'data') {
       if (/^\d{1,12}\t[0-9a-f]{8}\t/.test(data.toString('latin1', 0, 23))) this.since.set(fd, 'data');
       else if (zerosFrom(data, 0)) this.since.set(fd, 'room');

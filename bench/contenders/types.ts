@@ -32,6 +32,8 @@ export interface Contender {
   durableWrites(): Promise<number>;
   /** Bytes written so far by compactions (ours: snapshot.json, in the background while the run works). */
   compactionBytes?(): number;
+  /** Bytes of zeros written so far as room ahead of the log's appends (ours), read without I/O. */
+  roomBytes?(): number;
   /** The same, read without I/O (ours: its fs layer's counter), so it can be read inside a timed step. */
   barriersNow?(): number;
   /** Releases everything; the files stay for resume and size measurements. */

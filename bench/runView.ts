@@ -34,7 +34,13 @@ export interface RunViewFigures {
   /** Warm opens and cold floor opens measured (each reported as its median). */
   repeats: number;
   conversationMB: number;
+  /**
+   * Open → first paint, the run not in memory: the median of `repeats` cold opens (the first in the
+   * window the warm opens follow, the others each in a fresh browser and host thread, as the floor's),
+   * `coldRange` the fastest and slowest.
+   */
   firstPaintMs: number;
+  coldRange: [number, number];
   /** The same with the run already in memory (a second open in one window): the median of `repeats`. */
   firstPaintWarmMs: number;
   /** Cold: when the view had the whole thread (its first state holds only the end), ms after open. */
@@ -115,17 +121,25 @@ export async function measureRunView(o: {
   await window.close();
   await browser.close();
   await host.close();
-  o.log(`  run view: the floor — a 1-step run opened cold ×${o.repeats}, each in a browser of its own …`);
+  o.log(
+    `  run view: the run opened cold ×${o.repeats - 1} more and the floor (a 1-step run) ×${o.repeats}, in turn, each in a browser of its own …`,
+  );
   const floorDir = (await writeFinishedRun(path.join(o.dir, 'run-view-floor'), runId, 1, BENCH_OWNER)).dir;
   const floor: OpenParts[] = [];
-  for (let i = 0; i < o.repeats; i++) floor.push(await coldOpen(floorDir, runId, o.log));
+  const colds: number[] = [cold.parts.frame];
+  for (let i = 0; i < o.repeats; i++) {
+    if (i > 0) colds.push((await coldOpen(dir, runId, o.log)).frame);
+    floor.push(await coldOpen(floorDir, runId, o.log));
+  }
+  colds.sort((a, b) => a - b);
   return {
     steps: o.steps,
     repeats: o.repeats,
     floor: floor.sort((a, b) => a.frame - b.frame)[o.repeats >> 1]!,
     floorRange: [floor[0]!.frame, floor.at(-1)!.frame],
     conversationMB: workload.conversationBytes / 1e6,
-    firstPaintMs: cold.parts.frame,
+    firstPaintMs: colds[colds.length >> 1]!,
+    coldRange: [colds[0]!, colds.at(-1)!],
     firstPaintWarmMs: warmMedian.frame,
     wholeThreadMs,
     parts: { cold: cold.parts, warm: warmMedian },
@@ -210,7 +224,7 @@ export function runViewTable(f: RunViewFigures): string {
     '',
     '| figure | measured | goal | |',
     '|---|---|---|---|',
-    `| open → first paint, run not in memory (cold) | ${f.firstPaintMs.toFixed(0)} ms | ≤ 300 ms | ${ok(f.firstPaintMs <= 300)} |`,
+    `| open → first paint, run not in memory (cold; median of ${f.repeats}, the first in the window below, the others each in a fresh browser) | ${f.firstPaintMs.toFixed(0)} ms (${f.coldRange.map((v) => v.toFixed(0)).join('–')}) | ≤ 300 ms | ${ok(f.firstPaintMs <= 300)} |`,
     `| open → first paint, run in memory (warm, median of ${f.repeats}) | ${f.firstPaintWarmMs.toFixed(0)} ms | ≤ 300 ms | ${ok(f.firstPaintWarmMs <= 300)} |`,
     `| the floor: a 1-step run opened cold (nothing to read; median of ${f.repeats}, each in a fresh browser) | ${f.floor.frame.toFixed(0)} ms (${f.floorRange.map((v) => v.toFixed(0)).join('–')}) | | |`,
     `| cold: the whole thread in the view (its outline, for the scrollbar; the first state holds the end) | ${f.wholeThreadMs.toFixed(0)} ms | | |`,

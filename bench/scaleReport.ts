@@ -201,8 +201,8 @@ export function scaleReport(r: ScaleResults): string {
   if (v) {
     const q = v.firstPaintMs / v.floor.frame;
     row(
-      `run view, ${v.steps}-step run: open → first paint cold (the floor: a 1-step run, cold, median of 3)`,
-      ms(v.firstPaintMs),
+      `run view, ${v.steps}-step run: open → first paint cold, median of ${v.repeats} (the floor: a 1-step run, cold, median of ${v.repeats}; in turn)`,
+      `${ms(v.firstPaintMs)} (${ms(v.coldRange[0])}–${ms(v.coldRange[1])})`,
       `${ms(v.floor.frame)} (${ms(v.floorRange[0])}–${ms(v.floorRange[1])})`,
       x(q),
       '≤ 1.2 × floor',

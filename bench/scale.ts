@@ -63,10 +63,10 @@ const RUN_ID = 'bench-scale-0001';
 
 /**
  * Window widths of the scale run: 10 steps around step 10 (over the long run and the early runs),
- * 100 around the later points (a single run's 20 steps moved its median by half from one window to
- * the next).
+ * 100 around the later points (with one run's 20, the median moved from one window to the next by
+ * more than the goals' margins).
  */
-export const scaleWidth = (point: number): number => (point <= 10 ? 10 : 100);
+const scaleWidth = (point: number): number => (point <= 10 ? 10 : 100);
 
 /** Short runs of the long run's first steps, for the window around step 10. */
 const EARLY_RUNS = 7;

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Frame } from 'playwright-core';
+import { errorMessage } from '../../src/common/errors';
 import { DEMO_MODEL_ID, type Scenario } from '../fixtures/modelServer/scenario';
 import { waitUntil, type Workbench, scaled } from './harness';
 import { scenarioOf, sharedWorkbench } from './shared';
@@ -462,7 +463,17 @@ describe('e2e: two windows on one workspace', () => {
       await second.page
         .locator('.monaco-editor', { hasText: '"run_id"' })
         .first()
-        .waitFor({ timeout: scaled(30_000) });
+        .waitFor({ timeout: scaled(30_000) })
+        .catch(async (err: unknown) => {
+          // What the second window shows instead (a document saying why it could not read the
+          // checkpoint, another toast, nothing), for the report: the failure's own screenshot is the first window's.
+          await second.screenshot('failed-e2e-f-second-window');
+          const shown = await second.page
+            .locator('.editor-container .view-lines, .notifications-toasts')
+            .allInnerTexts()
+            .catch(() => []);
+          throw new Error(`${errorMessage(err)}\nthe second window shows: ${JSON.stringify(shown).slice(0, 2000)}`);
+        });
 
       fs.writeFileSync(path.join(wb.workspace, 'release.txt'), ''); // the first window's slow command may end now
       await wb.notification('completed').waitFor({ timeout: scaled(90_000) });

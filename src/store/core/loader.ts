@@ -167,7 +167,8 @@ export class RunLoader {
   /** A run this instance does not hold: read without moving anything; damage found → repaired under its lock if nobody holds it. */
   private async loadForReading(runId: string): Promise<RunHandle | undefined> {
     const h = await this.load(runId, false);
-    if (!h?.loadReport) return h;
+    // (the owner's handle, when this window acquired the run meanwhile: its damage was its acquire's to report)
+    if (!h?.loadReport || h.owned) return h;
     if (await this.repairUnowned(runId).catch(() => false)) return this.runs.get(runId);
     h.damaged = true;
     this.events.report(h.loadReport);

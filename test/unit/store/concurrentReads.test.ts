@@ -8,13 +8,40 @@ import { openDiskStoreReady } from '../../../src/store/disk/store';
 import { FaultyFs } from './faultyFs';
 import * as h from './helpers';
 
-describe('store: concurrent first reads of a run', function () {
+/** A file layer that can hold its next read of a run's segment open until the test lets it go. */
+class HeldRead extends FaultyFs {
+  private gate: { reached: () => void; open: Promise<void> } | null = null;
+
+  /** Holds the next segment read; resolves once that read has begun. */
+  holdNextSegmentRead(): { begun: Promise<void>; letGo: () => void } {
+    let letGo!: () => void;
+    const open = new Promise<void>((resolve) => (letGo = resolve));
+    let reached!: () => void;
+    const begun = new Promise<void>((resolve) => (reached = resolve));
+    this.gate = { reached, open };
+    return { begun, letGo };
+  }
+
+  override async readFile(p: string) {
+    const g = this.gate;
+    if (g && /segment-\d+\.log$/.test(p)) {
+      this.gate = null;
+      const bytes = await super.readFile(p);
+      g.reached();
+      await g.open;
+      return bytes;
+    }
+    return super.readFile(p);
+  }
+}
+
+describe('store: concurrent reads of a run', function () {
   this.timeout(30_000);
   let dir: string;
   beforeEach(() => (dir = h.tmpDir('aw-concurrent-')));
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it("read the run's log once and agree on what they read", async () => {
+  it("first reads read the run's log once and agree on what they read", async () => {
     const s = await openDiskStoreReady(dir);
     const { run, lease } = await s.createRun(h.newRun('shared-read'), h.owner('w'));
     const id = run.run_id;
@@ -44,42 +71,8 @@ describe('store: concurrent first reads of a run', function () {
     assert.equal(logReads(), 1);
     await r.close();
   });
-});
 
-/** A file layer that can hold its next read of a run's segment open until the test lets it go. */
-class HeldRead extends FaultyFs {
-  private gate: { reached: () => void; open: Promise<void> } | null = null;
-
-  /** Holds the next segment read; resolves once that read has begun. */
-  holdNextSegmentRead(): { begun: Promise<void>; letGo: () => void } {
-    let letGo!: () => void;
-    const open = new Promise<void>((resolve) => (letGo = resolve));
-    let reached!: () => void;
-    const begun = new Promise<void>((resolve) => (reached = resolve));
-    this.gate = { reached, open };
-    return { begun, letGo };
-  }
-
-  override async readFile(p: string) {
-    const g = this.gate;
-    if (g && /segment-\d+\.log$/.test(p)) {
-      this.gate = null;
-      const bytes = await super.readFile(p);
-      g.reached();
-      await g.open;
-      return bytes;
-    }
-    return super.readFile(p);
-  }
-}
-
-describe('store: a read that ends after this window acquired the run', function () {
-  this.timeout(30_000);
-  let dir: string;
-  beforeEach(() => (dir = h.tmpDir('aw-read-acquire-')));
-  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-  it("leaves the owner's handle in place: the owner's next writes go on", async () => {
+  it("a read that ends after this window acquired the run leaves the owner's handle in place: the owner's next writes go on", async () => {
     const s = await openDiskStoreReady(dir);
     const { run, lease } = await s.createRun(h.newRun('read-then-acquire'), h.owner('w'));
     const id = run.run_id;

@@ -114,6 +114,17 @@ export interface LoadedSnapshot {
   snapshot: RuntimeSnapshot;
 }
 
+/**
+ * The newest snapshot as a resume needs it (CheckpointStore.loadResumeSnapshot): its lists may leave
+ * out items the run goes on without, read from a resume point of the disk store — messages a condense
+ * replaced by its summary (model_context.condense), tool executions of calls before the first whose
+ * tool message the model sees. Those indexes [from, to) are holes in the arrays (`i in list` is false;
+ * forEach, some and filter pass them over); from = to: none left out. loadSnapshot gives every item.
+ */
+export interface ResumeSnapshot extends LoadedSnapshot {
+  omitted: Record<'messages' | 'tool_executions' | 'subagent_executions', { from: number; to: number }>;
+}
+
 export interface NewApproval {
   tool_call_id: string;
   step: number;
@@ -301,6 +312,11 @@ export interface CheckpointStore {
    * a fresh copy. None → CheckpointNotFoundError (an AgentCheckpointCorruptionError) naming the run.
    */
   loadSnapshot(runId: string, seq?: number): Promise<LoadedSnapshot>;
+  /**
+   * The newest snapshot as a resume needs it (ResumeSnapshot): on disk, a long run not in memory is
+   * read from its resume point — what it needs to go on — and the rest of it only when asked for.
+   */
+  loadResumeSnapshot(runId: string): Promise<ResumeSnapshot>;
   /**
    * The run's end (schema.ts RunEnd) with at most `records` of its newest checkpoints: from memory when
    * the run is read, else from what its last compaction kept when nothing followed it (the disk store:

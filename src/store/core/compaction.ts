@@ -28,6 +28,8 @@ export class Compactor {
     const finished = isTerminalState(h.model.state) && shape.singles > 0 && h.model.lastSeq >= this.c.keepEndFrom;
     if (!finished && (shape.singles < this.compactAfter || shape.singles < shape.covered)) return;
     try {
+      await h.writer?.flush();
+      await this.c.loader.fillWhole(h); // (a run resumed from its resume point: read whole first)
       await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom));
     } catch (err) {
       this.c.events.emit({ kind: 'write-error', run_id: runId, error: toWriteError(runId, err) });
@@ -45,6 +47,28 @@ export class Compactor {
   inBackground(h: RunHandle): void {
     if (!this.dueInBackground(h)) return;
     const runId = h.model.meta.run_id;
+    if (h.model.partial) {
+      // A run resumed from its resume point is read whole first (between its writes), then compacted.
+      h.compacting = true;
+      h.compaction = this.c.loader
+        .makeWhole(h)
+        .then(
+          () => {
+            h.compacting = false;
+            h.compaction = null;
+            if (h.owned) this.inBackground(h);
+            return h.compaction ?? undefined;
+          },
+          () => undefined, // (reported by the read)
+        )
+        .finally(() => {
+          if (h.model.partial) {
+            h.compacting = false;
+            h.compaction = null;
+          }
+        });
+      return;
+    }
     const engine = this.c.engine;
     const end = () => endToKeep(h.model, this.c.keepEndFrom);
     h.compacting = true;

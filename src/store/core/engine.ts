@@ -4,6 +4,7 @@
 import type { RunMeta } from '../api/schema';
 import type { CommitBody, CommitOp, IndexEntry, TailWitness } from './storedSchema';
 import type { CompactedHistory } from './records';
+import type { PointParts } from './runModel';
 import type { CorruptionReport, OwnerInfo, RunEnd } from '../api/types';
 
 /** Receives a run being loaded. `commit` throws to reject a commit (the chain stops before it). */
@@ -16,7 +17,15 @@ export interface LoadSink {
    * older records are read when first asked for (RunModel.adoptCompacted). Throws as `commit` does.
    */
   compacted(history: CompactedHistory, file: string): void;
+  /**
+   * A run read from its resume point (Engine.loadFromPoint), before the commits after it: what it
+   * left on disk is read when asked for (RunModel.fromPoint). Throws as `commit` does.
+   */
+  point?(parts: PointParts, file: string): void;
 }
+
+/** Where a resume point stands in an engine's log (opaque to the core). */
+export type PointPosition = unknown;
 
 export interface LoadResult {
   /** The report when the chain was cut short or a file was bad (null: everything verified). */
@@ -166,6 +175,23 @@ export interface Engine {
   reserve?(runId: string): Promise<void>;
   deleteRun(runId: string): Promise<void>;
   storageBytes(runId: string): Promise<number>;
+
+  /**
+   * Resume points (disk/resumePoint.ts), for engines that keep them. Due: the held run's log has grown
+   * enough since its last point. markResumePoint: a point after the last commit, the commits after it
+   * written so they can be read from it alone (synchronous: between two commits); undefined: none now.
+   * writeResumePoint: the point and what the run holds there (`parts`), off the step's path.
+   */
+  resumePointDue?(runId: string): boolean;
+  markResumePoint?(runId: string): PointPosition | undefined;
+  writeResumePoint?(runId: string, at: PointPosition, parts: PointParts): Promise<void>;
+  /**
+   * Loads the run from its resume point and the commits after it (`sink.point`, then `sink.commit`
+   * each), as loadRun does otherwise; undefined when there is none that fits the files (then loadRun).
+   */
+  loadFromPoint?(runId: string, sink: LoadSink, opts: LoadOptions): Promise<LoadResult | undefined>;
+  /** Reads the run whole without changing what this instance writes (a run resumed from a point, made whole). */
+  readWhole?(runId: string, sink: LoadSink): Promise<LoadResult | undefined>;
 
   /** Bytes are UTF-8 text: an engine that keeps text decodes them. */
   putBlob(runId: string, hash: string, content: string | Uint8Array): Promise<void>;

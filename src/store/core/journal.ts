@@ -75,7 +75,7 @@ const DecisionInput = ApprovalDecision.omit({ decided_ms: true });
 export function approvalRequest(m: RunModel, input: NewApproval, now: number): Outcome<Approval> {
   const a = parseInput(NewApprovalInput, input, 'approval');
   const runId = m.meta.run_id;
-  const prev = m.approvals.get(a.tool_call_id);
+  const prev = m.approval(a.tool_call_id);
   if (prev && prev.decision === null && prev.input_hash === a.input_hash) return { value: prev };
   if (prev && prev.decision === null)
     throw new StoreConflictError(
@@ -98,7 +98,7 @@ export function approvalDecision(
     throw new InvalidInputError('approve_edited needs the edited arguments and their input_hash');
   }
   const runId = m.meta.run_id;
-  const prev = m.approvals.get(toolCallId);
+  const prev = m.approval(toolCallId);
   if (!prev)
     throw new StoreConflictError(
       `Run ${runId} has no approval request for tool call ${JSON.stringify(toolCallId)}.`,
@@ -117,7 +117,7 @@ export function approvalDecision(
 export function effectIntent(m: RunModel, input: NewEffectIntent, now: number): Outcome<Effect> {
   const i = parseInput(NewIntent, input, 'effect intent');
   const runId = m.meta.run_id;
-  const prev = m.effects.get(i.tool_call_id);
+  const prev = m.effect(i.tool_call_id);
   if (prev?.result)
     throw new StoreConflictError(
       `Tool call ${i.tool_call_id} of run ${runId} already has a result; it must be replayed, not run again.`,
@@ -149,8 +149,8 @@ export function effectIntent(m: RunModel, input: NewEffectIntent, now: number): 
 export function effectRetry(m: RunModel, toolCallId: string, input: NewEffectRetry, now: number): Outcome<Effect> {
   const i = parseInput(RetryInput, input, 'effect retry');
   const runId = m.meta.run_id;
-  const prev = m.effects.get(toolCallId);
-  const approval = m.approvals.get(toolCallId);
+  const prev = m.effect(toolCallId);
+  const approval = m.approval(toolCallId);
   const attempt = (prev?.attempts?.length ?? 0) + (prev?.result ? 2 : 1);
   if (prev && !prev.result && approval?.retry?.attempt === attempt && prev.input_hash === i.input_hash)
     return { value: prev };
@@ -181,7 +181,7 @@ export function effectRetry(m: RunModel, toolCallId: string, input: NewEffectRet
  */
 export function effectWithdrawn(m: RunModel, toolCallId: string, now: number): Outcome<Effect> {
   const runId = m.meta.run_id;
-  const prev = m.effects.get(toolCallId);
+  const prev = m.effect(toolCallId);
   if (!prev)
     throw new StoreConflictError(
       `Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent to withdraw.`,
@@ -202,7 +202,7 @@ const ProcessInput = z.object({ pid: z.number().int().positive(), hostname: z.st
 export function effectProcess(m: RunModel, toolCallId: string, input: EffectProcess): Outcome<Effect> {
   const proc = parseInput(ProcessInput, input, 'effect process');
   const runId = m.meta.run_id;
-  const prev = m.effects.get(toolCallId);
+  const prev = m.effect(toolCallId);
   if (!prev)
     throw new StoreConflictError(
       `Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`,
@@ -218,7 +218,7 @@ export function effectProcess(m: RunModel, toolCallId: string, input: EffectProc
 export function effectResult(m: RunModel, toolCallId: string, input: NewEffectResult, now: number): Outcome<Effect> {
   const { files, file_scan, ...r } = parseInput(ResultInput, input, 'effect result');
   const runId = m.meta.run_id;
-  const prev = m.effects.get(toolCallId);
+  const prev = m.effect(toolCallId);
   if (!prev)
     throw new StoreConflictError(
       `Tool call ${JSON.stringify(toolCallId)} of run ${runId} has no intent; record the intent before running it.`,

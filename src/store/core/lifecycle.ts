@@ -166,8 +166,10 @@ export class RunLifecycle {
     const lock = await engine.lock(runId, owner);
     let h: RunHandle | undefined;
     try {
-      loader.runs.delete(runId); // the owner reads the run fresh from disk, repairing what is broken
-      h = await loader.load(runId, true);
+      // The owner reads the run fresh from disk, repairing what is broken — from its resume point when
+      // one fits (what it left on disk is read, and judged, when first asked for).
+      loader.runs.delete(runId);
+      h = await loader.load(runId, true, true);
       if (!h) throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
     } catch (err) {
       await lock.release().catch(() => undefined);

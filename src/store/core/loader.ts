@@ -2,10 +2,10 @@
 // log); a run's log is read when the run is first touched; a run another window owns is refreshed
 // from its new commits on every read (cheap: one small read), so a read-only view follows the owner.
 import type { Engine, IndexHead, LoadSink } from './engine';
-import { CheckpointNotFoundError } from '../api/errors';
+import { AgentCheckpointCorruptionError, CheckpointNotFoundError } from '../api/errors';
 import type { IndexCache } from './indexCache';
 import { RunHandle } from './runHandle';
-import { RunModel } from './runModel';
+import { CommitMismatchError, RunModel, type PointParts } from './runModel';
 import type { RunMeta } from '../api/schema';
 import type * as T from '../api/types';
 import type { IndexEntry } from './storedSchema';
@@ -117,7 +117,7 @@ export class RunLoader {
 
   /** A run present without an entry is read to make one; false when it cannot be read (reported by its load). */
   private async rebuildEntry(id: string): Promise<boolean> {
-    const h = await this.peek(id).catch(() => undefined);
+    const h = await this.peek(id, true).catch(() => undefined); // (its summary: from its resume point will do)
     if (h) this.index.set(h.model.summary(), h.durableCommits, true);
     return !!h;
   }
@@ -128,17 +128,67 @@ export class RunLoader {
     return !(await this.engine.holder(runId));
   }
 
-  /** The run, loaded or refreshed; undefined if it does not exist. */
-  async peek(runId: string): Promise<RunHandle | undefined> {
+  /**
+   * The run, loaded or refreshed; undefined if it does not exist. `fromPoint`: when it is not in memory,
+   * it may be read from its resume point (RunModel.partial) — for a caller that needs only what a run
+   * needs to go on.
+   */
+  async peek(runId: string, fromPoint = false): Promise<RunHandle | undefined> {
     checkRunId(runId);
     const h = this.runs.get(runId);
     if (h && (h.owned || h.damaged)) return h;
     let read = this.reading.get(runId);
     if (!read) {
-      read = (h ? this.refresh(runId, h) : this.loadForReading(runId)).finally(() => this.reading.delete(runId));
+      read = (h ? this.refresh(runId, h) : this.loadForReading(runId, fromPoint)).finally(() =>
+        this.reading.delete(runId),
+      );
       this.reading.set(runId, read);
     }
     return read;
+  }
+
+  /**
+   * A run read from its resume point, made whole: read again from all its files and taken into the
+   * same model (RunModel.becomeWhole), once however many ask. A run this instance owns is read
+   * between its writes, what it queued written first. A read that finds damage reports it and throws
+   * AgentCheckpointCorruptionError; the run goes on as it was.
+   */
+  makeWhole(h: RunHandle): Promise<void> {
+    if (!h.model.partial) return Promise.resolve();
+    h.whole ??= (h.writer ? h.serial(() => this.fillWhole(h)) : this.fillWhole(h)).finally(() => {
+      h.whole = null;
+    });
+    return h.whole;
+  }
+
+  /** makeWhole's read, inside the run's turn (the caller holds it, or nobody writes the run here). */
+  async fillWhole(h: RunHandle): Promise<void> {
+    if (!h.model.partial) return;
+    await h.writer?.flush();
+    const runId = h.model.meta.run_id;
+    const fail = (why: string, file: string | null = null) =>
+      new AgentCheckpointCorruptionError(`Run ${runId} could not be read whole: ${why}.`, runId, file ?? undefined);
+    let whole: RunModel | undefined;
+    const res = await this.engine.readWhole?.(
+      runId,
+      sinkInto(
+        () => whole!,
+        (m) => (whole = new RunModel(m)),
+      ),
+    );
+    if (!res || !whole) throw fail('its files hold no run');
+    if (res.report) {
+      this.events.report(res.report);
+      throw fail(res.report.reason, res.report.file);
+    }
+    if (res.commits !== h.durableCommits)
+      throw fail(`its log holds ${res.commits} commits, ${h.durableCommits} were written`);
+    try {
+      h.model.becomeWhole(whole);
+    } catch (err) {
+      if (err instanceof CommitMismatchError) throw fail(err.message);
+      throw err;
+    }
   }
 
   /** A run another window owns: its new commits applied (or read again when its files were replaced). */
@@ -158,15 +208,15 @@ export class RunLoader {
     return h;
   }
 
-  async mustPeek(runId: string): Promise<RunHandle> {
-    const h = await this.peek(runId);
+  async mustPeek(runId: string, fromPoint = false): Promise<RunHandle> {
+    const h = await this.peek(runId, fromPoint);
     if (!h) throw new CheckpointNotFoundError(`Run ${runId} does not exist.`, runId);
     return h;
   }
 
   /** A run this instance does not hold: read without moving anything; damage found → repaired under its lock if nobody holds it. */
-  private async loadForReading(runId: string): Promise<RunHandle | undefined> {
-    const h = await this.load(runId, false);
+  private async loadForReading(runId: string, fromPoint = false): Promise<RunHandle | undefined> {
+    const h = await this.load(runId, false, fromPoint);
     // (the owner's handle, when this window acquired the run meanwhile: its damage was its acquire's to report)
     if (!h?.loadReport || h.owned) return h;
     if (await this.repairUnowned(runId).catch(() => false)) return this.runs.get(runId);
@@ -179,18 +229,28 @@ export class RunLoader {
    * Builds the run from its files. `repair`: this instance holds the run's lock, so bad files may be
    * moved to quarantine. What was wrong is left on the handle (loadReport) for the caller to report.
    */
-  async load(runId: string, repair: boolean): Promise<RunHandle | undefined> {
+  async load(runId: string, repair: boolean, fromPoint = false): Promise<RunHandle | undefined> {
     let model: RunModel | undefined;
     const sink = sinkInto(
       () => model!,
       (m) => (model = new RunModel(m)),
+      (m) => (model = m),
     );
     const entry = this.index.get(runId);
-    const res = await this.engine.loadRun(runId, sink, {
+    const opts = {
       repair,
       expectCommits: entry?.durable_commits ?? 0,
       ...(entry ? { knownMeta: metaOf(entry) } : {}),
-    });
+    };
+    // From its resume point when there is one that fits (else read whole, which judges what does not).
+    let res =
+      fromPoint && this.engine.loadFromPoint
+        ? await this.engine.loadFromPoint(runId, sink, opts).catch(() => undefined)
+        : undefined;
+    if (!res || !(model as RunModel | undefined)?.partial) {
+      model = undefined;
+      res = await this.engine.loadRun(runId, sink, opts);
+    }
     if (!res || !model) return undefined;
     const h = new RunHandle(model, res.commits);
     for (const n of res.notices)
@@ -251,9 +311,24 @@ function withIndexEvidence(r: T.CorruptionReport, entry: IndexEntry | undefined)
 }
 
 /** Applies loaded commits to a model; a commit that does not fit throws (the chain stops there). */
-export function sinkInto(model: () => RunModel, onMeta?: (m: RunMeta) => void): LoadSink {
+export function sinkInto(
+  model: () => RunModel,
+  onMeta?: (m: RunMeta) => void,
+  /** Takes a run read from its resume point (RunModel.fromPoint); absent: the sink reads runs whole only. */
+  onPoint?: (m: RunModel) => void,
+): LoadSink {
+  let meta: RunMeta | undefined;
   return {
-    meta: (m) => onMeta?.(m),
+    meta: (m) => {
+      meta = m;
+      onMeta?.(m);
+    },
+    ...(onPoint && {
+      point: (parts: PointParts, file: string) => {
+        if (!meta) throw new CommitMismatchError('a resume point before the run meta');
+        onPoint(RunModel.fromPoint(meta, parts, file));
+      },
+    }),
     commit: (body, file) => {
       const mdl = model();
       mdl.check(body.ops, true);

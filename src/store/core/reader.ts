@@ -13,20 +13,28 @@ import {
   type RestoreRecord,
   type RunState,
   type RunSummary,
+  type RuntimeSnapshot,
 } from '../api/schema';
 import type { IndexEntry } from './storedSchema';
 import type * as T from '../api/types';
 import type { RunHandle } from './runHandle';
 import type { StoreContext } from './context';
 import { checkBlobHash, checkRunId } from './validate';
+import { NeedsWholeRunError } from './runModel';
 
 export class StoreReader {
   constructor(private readonly c: StoreContext) {}
 
-  /** The run, loaded or refreshed (the store open); CheckpointNotFoundError if it does not exist. */
-  async run(runId: string): Promise<RunHandle> {
+  /**
+   * The run, loaded or refreshed (the store open); CheckpointNotFoundError if it does not exist.
+   * `fromPoint`: the caller reads only what a run needs to go on — a run not in memory may then be read
+   * from its resume point (RunModel.partial); otherwise one read so is made whole first.
+   */
+  async run(runId: string, fromPoint = false): Promise<RunHandle> {
     await this.c.gate.opened();
-    return this.c.loader.mustPeek(runId);
+    const h = await this.c.loader.mustPeek(runId, fromPoint);
+    if (!fromPoint) await this.c.loader.makeWhole(h);
+    return h;
   }
 
   async listRuns(opts: T.ListRunsOptions = {}): Promise<T.RunPage> {
@@ -159,7 +167,7 @@ export class StoreReader {
   }
 
   async latest(runId: string): Promise<CheckpointRecord> {
-    const h = await this.run(runId);
+    const h = await this.run(runId, true);
     const rec = h.model.verified(h.model.lastSeq);
     if (!rec)
       throw new CheckpointNotFoundError(
@@ -197,6 +205,31 @@ export class StoreReader {
     return copyJson(found);
   }
 
+  /**
+   * The newest snapshot as a resume needs it: read from the run's resume point when it is not in memory
+   * (its lists then hold holes where the point left items on disk: `omitted`), else whole.
+   */
+  async loadResumeSnapshot(runId: string): Promise<T.ResumeSnapshot> {
+    const h = await this.run(runId, true);
+    let found: ReturnType<typeof h.model.resumeSnapshot>;
+    try {
+      found = h.model.resumeSnapshot();
+      if (found && Object.values(found.omitted).some((o) => o.from < o.to) && !coversNeeds(found))
+        throw new NeedsWholeRunError("what the newest snapshot's model context sees");
+    } catch (err) {
+      if (!(err instanceof NeedsWholeRunError)) throw err;
+      await this.c.loader.makeWhole(h);
+      found = h.model.resumeSnapshot();
+    }
+    if (!found)
+      throw new CheckpointNotFoundError(
+        `Run ${runId} has no snapshot checkpoint${h.damaged ? ' (its log is damaged)' : ''}.`,
+        runId,
+      );
+    h.model.verified(found.record.seq);
+    return { record: copyJson(found.record), snapshot: copyWithHoles(found.snapshot), omitted: found.omitted };
+  }
+
   async readEnd(runId: string, opts: { records: number }): Promise<T.RunEnd> {
     await this.c.gate.opened();
     checkRunId(runId);
@@ -224,12 +257,12 @@ export class StoreReader {
   }
 
   async listInbox(runId: string, opts: { pendingOnly?: boolean } = {}): Promise<InboxMessage[]> {
-    const h = await this.run(runId);
+    const h = await this.run(runId, true);
     return [...h.model.inbox.values()].filter((m) => !opts.pendingOnly || m.delivered === null).map((m) => copyJson(m));
   }
 
   async listRestores(runId: string): Promise<RestoreRecord[]> {
-    const h = await this.run(runId);
+    const h = await this.run(runId, true);
     return h.model.restores.map((r) => copyJson(r));
   }
 
@@ -244,6 +277,34 @@ export class StoreReader {
     await this.run(runId);
     return this.c.engine.storageBytes(runId);
   }
+}
+
+/**
+ * Whether the items a resume snapshot leaves out are ones its model context does without: messages a
+ * condense replaced by its summary. (The tool executions a point leaves out are those before the first
+ * whose tool message the model saw then; it sees no earlier one while the condense has not moved back.)
+ */
+function coversNeeds(found: { snapshot: RuntimeSnapshot; omitted: T.ResumeSnapshot['omitted'] }): boolean {
+  const { messages, subagent_executions } = found.omitted;
+  const c = found.snapshot.model_context?.condense;
+  if (messages.from < messages.to && !(c && c.head <= messages.from && messages.to <= c.through)) return false;
+  return subagent_executions.from >= subagent_executions.to;
+}
+
+/** A copy of a snapshot whose lists may hold holes: the holes stay holes (a JSON copy would make them null). */
+function copyWithHoles(s: RuntimeSnapshot): RuntimeSnapshot {
+  const { messages, tool_executions, subagent_executions, ...rest } = s;
+  const sparse = <X>(list: X[]): X[] => {
+    const out: X[] = new Array<X>(list.length);
+    list.forEach((x, i) => (out[i] = copyJson(x))); // (forEach skips holes)
+    return out;
+  };
+  return {
+    ...copyJson(rest),
+    messages: sparse(messages),
+    tool_executions: sparse(tool_executions),
+    subagent_executions: sparse(subagent_executions),
+  } as RuntimeSnapshot;
 }
 
 type ListKey = readonly [number, string];

@@ -20,6 +20,10 @@ export class RunHandle {
   compaction: Promise<void> | null = null;
   /** Background upkeep a barrier scheduled, not started yet (StoreWriter.upkeepSoon): settles once it has. */
   upkeep: Promise<void> | null = null;
+  /** A resume point being written (StoreWriter.pointIfDue): settles once it is (it never rejects). */
+  pointWrite: Promise<void> | null = null;
+  /** The run, read from its resume point, being made whole (RunLoader.makeWhole). */
+  whole: Promise<void> | null = null;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(

@@ -111,6 +111,7 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   get = (runId: string, seq: number) => this.reader.get(runId, seq);
   list = (runId: string, opts?: T.ListOptions) => this.reader.list(runId, opts);
   loadSnapshot = (runId: string, seq?: number) => this.reader.loadSnapshot(runId, seq);
+  loadResumeSnapshot = (runId: string) => this.reader.loadResumeSnapshot(runId);
   readEnd = (runId: string, opts: { records: number }) => this.reader.readEnd(runId, opts);
 
   // ── journal, inbox, restores, blobs ───────────────────────────────────────────────────────
@@ -199,7 +200,7 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
     if (!error) {
       const owned = [...loader.runs.values()].filter((h) => h.owned && !h.lease!.lost);
       await bounded(timeoutMs, 'close', async () => {
-        for (const h of owned) await h.serial(() => this.writer.compactIfDue(h));
+        for (const h of owned) await h.serial(() => this.writer.settleForClose(h));
       }).catch(() => undefined); // compaction is an optimisation: a slow one must not block closing
     }
     gate.closed = true;

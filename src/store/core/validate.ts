@@ -118,13 +118,16 @@ export function prepareAppend(model: RunModel, input: AppendInput, now: number):
  * or differs at the boundary is a rewind: the tail restarts at the longest common prefix.
  */
 function computeTail(model: RunModel, field: ListField, list: unknown[]): ListTail | undefined {
-  const stored = model.lists[field];
-  const n = stored.length;
+  const n = model.listLength(field);
   // The caller's item as it would be stored, compared as its JSON would be (key order counts). Mostly
   // the caller passes back exactly the item stored: that is seen without copying and checking it.
-  const same = (j: number) =>
-    isExactly(list[j], stored[j]) ||
-    jsonEqual(stored[j], parseInput(LIST_ITEM[field], list[j], `snapshot.${field}[${j}]`));
+  // (An item a resume point left on disk: NeedsWholeRunError, and the write is tried again on the whole run.)
+  const same = (j: number) => {
+    const stored = model.storedItem(field, j);
+    return (
+      isExactly(list[j], stored) || jsonEqual(stored, parseInput(LIST_ITEM[field], list[j], `snapshot.${field}[${j}]`))
+    );
+  };
   let base: number;
   if (list.length >= n && (n === 0 || same(n - 1))) base = n;
   else {

@@ -10,6 +10,7 @@ import { InvalidInputError, RunNotOwnedError } from '../api/errors';
 import * as J from './journal';
 import { Lease, notOwned, type RunHandle } from './runHandle';
 import { CommitQueue, toWriteError } from './commitQueue';
+import { NeedsWholeRunError, omittable } from './runModel';
 import { Compactor } from './compaction';
 import {
   RunState,
@@ -76,7 +77,9 @@ export class StoreWriter {
           // The witness never counts a commit that is not durable yet (a synced one makes all before it
           // durable), and a commit is acknowledged once its witness is written: a lost tail after an
           // acknowledged write is always seen.
-          return synced ? engine.writeWitness(runId, ready?.witness ?? this.witnessOf(h)) : undefined;
+          const witnessed = synced ? engine.writeWitness(runId, ready?.witness ?? this.witnessOf(h)) : undefined;
+          if (synced) this.pointIfDue(h);
+          return witnessed;
         },
         synced: () => engine.writeWitness(runId, this.witnessOf(h)),
         writeError: (error) => events.emit({ kind: 'write-error', run_id: runId, error }),
@@ -90,7 +93,7 @@ export class StoreWriter {
         if (lock.lost) h.writer!.discard(new RunNotOwnedError(runId));
         else {
           await h.writer!.flush();
-          await this.compactIfDue(h);
+          await this.settleForClose(h);
         }
       }),
     );
@@ -106,7 +109,7 @@ export class StoreWriter {
       seq: m.lastSeq,
       step: m.lastRecord?.step ?? 0,
       state: m.state,
-      intents: m.effects.size,
+      intents: m.effectCount,
       results: m.results,
       ms: this.c.now(),
     };
@@ -138,12 +141,40 @@ export class StoreWriter {
     });
   }
 
-  /** When the run's background work (a compaction, room for the log) is done; writes nothing of its own. */
+  /** When the run's background work (a compaction, room for the log, a resume point) is done; writes nothing of its own. */
   async whenIdle(runId: string): Promise<void> {
     const h = this.c.loader.runs.get(runId);
     await h?.upkeep;
     await h?.compaction;
     await h?.writer?.idle();
+    await h?.pointWrite;
+  }
+
+  /**
+   * A resume point (disk/resumePoint.ts) after the commit just made, when the engine says one is due
+   * and the model is exactly what is on disk (nothing queued meanwhile): taken now, between two commits — the parts are references to stored items, which never
+   * change — and written once the caller has gone on. Never fails the caller: a point not written
+   * only means the next resume reads the run whole.
+   */
+  private pointIfDue(h: RunHandle): void {
+    const { engine } = this.c;
+    const runId = h.model.meta.run_id;
+    if (h.pointWrite || (h.writer?.queued ?? 0) > 0 || !engine.resumePointDue?.(runId)) return;
+    let parts;
+    try {
+      parts = h.model.pointParts(omittable(h.model));
+    } catch {
+      return; // (a record this model left on disk: the next point, after the run is read whole)
+    }
+    if (!parts) return;
+    const at = engine.markResumePoint?.(runId);
+    if (at === undefined) return;
+    h.pointWrite = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => engine.writeResumePoint!(runId, at, parts))
+      .catch(() => undefined)
+      .finally(() => {
+        h.pointWrite = null;
+      });
   }
 
   /** One barrier for what the run was handed with durability 'next-barrier' (nothing waiting: none). */
@@ -297,6 +328,7 @@ export class StoreWriter {
     await this.write(runId, async (h) => {
       await h.compaction;
       await h.writer!.flush();
+      await this.c.loader.fillWhole(h);
       try {
         await this.c.engine.compact(runId, h.model.rebuildOps(), h.model.meta, endToKeep(h.model, this.c.keepEndFrom));
       } catch (err) {
@@ -305,8 +337,17 @@ export class StoreWriter {
     });
   }
 
-  /** On release (compaction.ts). */
-  compactIfDue = (h: RunHandle): Promise<void> => this.compactor.ifDue(h);
+  /**
+   * When the run is let go, or the store closes (inside the run's turn, its queue flushed): a
+   * compaction when due (compaction.ts), then a resume point when one is due — a compaction replaced
+   * the segment the last one was in — written before the run goes, for its next resume to start from.
+   */
+  async settleForClose(h: RunHandle): Promise<void> {
+    await this.compactor.ifDue(h);
+    await h.pointWrite;
+    this.pointIfDue(h);
+    await h.pointWrite;
+  }
 
   /** Makes every run's queued writes durable. */
   async flushAll(): Promise<void> {
@@ -332,7 +373,11 @@ export class StoreWriter {
     throw notOwned(runId);
   }
 
-  /** Every write: owned, one at a time, and refused once after an unreported write-behind failure. */
+  /**
+   * Every write: owned, one at a time, and refused once after an unreported write-behind failure. A
+   * write that needs what a run resumed from its resume point left on disk (NeedsWholeRunError, thrown
+   * before anything changed) is made again once the run is read whole.
+   */
   private async write<R>(runId: string, fn: (h: RunHandle) => Promise<R>): Promise<R> {
     if (!this.c.gate.isOpen) await this.c.gate.opened();
     const h = this.ownedHandle(runId);
@@ -340,6 +385,12 @@ export class StoreWriter {
       if (!h.owned) throw notOwned(runId);
       const failed = h.writer!.failed;
       if (failed) await this.retryAfterFailure(h, failed);
+      try {
+        return await fn(h);
+      } catch (err) {
+        if (!(err instanceof NeedsWholeRunError) || !h.model.partial) throw err;
+      }
+      await this.c.loader.fillWhole(h);
       return fn(h);
     });
   }

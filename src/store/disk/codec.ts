@@ -125,7 +125,7 @@ export function encodeOps(ops: readonly CommitOp[], codec: Codec, meta: RunMeta)
     if (typeof timestamp_ms === 'number') next.timestamp = timestamp_ms;
     const phase = op.record.phase;
     const prevPayload = phase === 'run_terminal' ? undefined : (next.payloads.get(phase) ?? codec.payloads.get(phase));
-    const part = prevPayload ? changedFields(payload, prevPayload) : null;
+    const part = prevPayload ? changedFields(payload, prevPayload, true) : null;
     if (part) record[PAYLOAD_CHANGED] = part;
     else record.payload = payload;
     if (isJsonObject(payload)) next.payloads.set(phase, payload);
@@ -196,12 +196,16 @@ const impliedKey = (meta: RunMeta, e: { step: number; tool_call_id: string }) =>
 function changedFields(
   next: Readonly<Record<string, unknown>>,
   prev: Readonly<Record<string, unknown>>,
+  ordered = false,
 ): Record<string, unknown> | null {
   const before = Object.keys(prev);
+  const keys = Object.keys(next);
   if (!before.every((k) => Object.hasOwn(next, k))) return null;
+  // `ordered`: read back, prev's keys come first and the new ones after — only when `next` has them
+  // so does the copy read back keep its key order (a payload's, which a checksum of its JSON sees).
+  if (ordered && !before.every((k, i) => keys[i] === k)) return null;
   const part = Object.create(null) as Record<string, unknown>; // a "__proto__" key stays a key
   let n = 0;
-  const keys = Object.keys(next);
   for (const k of keys)
     if (!Object.hasOwn(prev, k) || !eq(next[k], prev[k])) {
       part[k] = next[k];
@@ -253,6 +257,10 @@ function refOutput(item: unknown, outputOf: (id: string) => string | undefined):
  */
 function diffHeader(h: Record<string, unknown>, prev: Record<string, unknown> | null): Record<string, unknown> {
   if (!prev) return h;
+  // (read back as prev's keys, then the new ones: a key new to the header, before others, is written whole)
+  const keys = Object.keys(h);
+  const before = Object.keys(prev);
+  if (keys.length < before.length || !before.every((k, i) => keys[i] === k)) return h;
   const changed: Record<string, unknown> = { [SAME]: true };
   let inner: Record<string, Record<string, unknown>> | null = null;
   for (const k of Object.keys(h)) {

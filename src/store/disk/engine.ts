@@ -24,6 +24,8 @@ import type { RunMeta } from '../api/schema';
 import { isRunId } from '../core/validate';
 import { IndexBody, type CommitOp, type IndexEntry, type TailWitness } from '../core/storedSchema';
 import { RunLog } from './runLog';
+import { encodePoint, loadFromPoint, writePoint, type PointPosition, type PointSink } from './resumePoint';
+import type { PointParts } from '../core/runModel';
 import { parseSegment, parseSegmentNames } from './segment';
 import { endFrameBytes, readEndFrame } from './snapshotFile';
 import { readRunWitness } from './load';
@@ -61,7 +63,12 @@ export interface DiskEngineOptions {
   headRuns?: number;
   /** DiskStoreOptions.compactOffThreadFrom. */
   compactOffThreadFrom?: number;
+  /** DiskStoreOptions.resumePoints. */
+  resumePoints?: { from: number; every: number };
 }
+
+/** A run's log gets resume points from this size on, one each time it grows this much (or by as much as the last point). */
+export const RESUME_POINTS = { from: 8 * 1024 * 1024, every: 4 * 1024 * 1024 };
 
 export class DiskEngine implements Engine {
   private readonly runs = new Map<string, RunFiles>();
@@ -226,7 +233,46 @@ export class DiskEngine implements Engine {
       this.o.compactOffThreadFrom,
     );
     this.runs.set(runId, { log, lock: held ? prev.lock : undefined });
+    void log.measureSnapshot();
     return loaded.result;
+  }
+
+  async loadFromPoint(runId: string, sink: LoadSink, opts: LoadOptions): Promise<LoadResult | undefined> {
+    if (!sink.point) return undefined;
+    const loaded = await loadFromPoint(this.ctx, runId, sink as PointSink, opts.expectCommits);
+    if (!loaded) return undefined;
+    if (opts.repair) await this.sweepTemps(runId);
+    const prev = this.runs.get(runId);
+    await prev?.log.closeFd();
+    const held = prev?.lock && !prev.lock.lost;
+    const log = new RunLog(this.fsl, this.root, runId, loaded.state, this.o.retryDelaysMs, this.o.compactOffThreadFrom);
+    log.notePoint(loaded.point);
+    this.runs.set(runId, { log, lock: held ? prev.lock : undefined });
+    void log.measureSnapshot();
+    return loaded.result;
+  }
+
+  async readWhole(runId: string, sink: LoadSink): Promise<LoadResult | undefined> {
+    return (await loadRunFiles(this.ctx, runId, sink, { repair: false, expectCommits: 0 }))?.result;
+  }
+
+  resumePointDue(runId: string): boolean {
+    const f = this.runs.get(runId);
+    return !!f?.lock && !f.lock.lost && f.log.pointDue(this.o.resumePoints ?? RESUME_POINTS);
+  }
+
+  markResumePoint(runId: string): PointPosition | undefined {
+    const f = this.runs.get(runId);
+    return f?.lock && !f.lock.lost ? f.log.markPoint() : undefined;
+  }
+
+  async writeResumePoint(runId: string, at: unknown, parts: PointParts): Promise<void> {
+    const f = this.runs.get(runId);
+    if (!f?.lock || f.lock.lost) return;
+    const pos = at as PointPosition;
+    const bytes = encodePoint(runId, f.log.s.meta, pos, parts);
+    await writePoint(this.ctx, runId, bytes);
+    f.log.pointWritten(pos, bytes.length);
   }
 
   async loadMore(runId: string, sink: LoadSink): Promise<number | 'reload'> {

@@ -18,6 +18,7 @@ import { encodeFrame, frameKey, frameOfJson, type FrameKey, readFrame } from './
 import { parseSegment, parseSegmentNames, SEGMENT_VERSION, segmentName, type SegmentHeader } from './segment';
 import { areaOf, encodeSlot, SLOT, WITNESS_AREA, WITNESS_FILE, witnessFile, type TailWitness } from './witness';
 import type { RunLogState } from './runLogState';
+import type { PointPosition } from './resumePoint';
 
 export type { RunLogState } from './runLogState';
 
@@ -50,6 +51,10 @@ export class RunLog {
   private snapshotStamp: number | null = null;
   /** What this run's commit frames' checksums continue from. */
   private key: FrameKey | null = null;
+  /** The run's newest resume point (resumePoint.ts): its segment, where it stands, its file's size. */
+  private point: { segment: string; offset: number; bytes: number } | null = null;
+  /** The snapshot's size in bytes, as last measured (0: none, or not measured yet). */
+  private snapshotBytes = 0;
 
   constructor(
     private readonly fsl: FsLayer,
@@ -399,6 +404,7 @@ export class RunLog {
         this.s.codec = codec;
         this.s.covered = covered;
         this.s.compactFirst = false;
+        void this.measureSnapshot();
         if (old !== null) await this.fsl.close(old).catch(() => undefined);
       },
     };
@@ -446,6 +452,7 @@ export class RunLog {
     this.s.tail = fresh;
     this.s.covered = last;
     this.s.compactFirst = false;
+    await this.measureSnapshot();
   }
 
   /**
@@ -486,6 +493,69 @@ export class RunLog {
     tail.size = from + parsed.validEnd; // the holder's copy frames (not commits) passed over too
     if (parsed.copies.length > 0) tail.copiedTo = from + parsed.copiedTo;
     return n;
+  }
+
+  /** Measures the snapshot's size (for pointDue), after a load or a compaction; never fails. */
+  async measureSnapshot(): Promise<void> {
+    const st = await this.fsl.stat(this.file(SNAPSHOT_FILE)).catch(() => null);
+    this.snapshotBytes = st?.size ?? 0;
+  }
+
+  /** The point this log was read from (loadFromPoint): the next is due from there. */
+  notePoint(p: { segment: string; offset: number; bytes: number }): void {
+    this.point = p;
+  }
+
+  /**
+   * Whether a resume point is due after the last commit: the log holds at least `from` bytes, and
+   * the segment has grown by `every` bytes since the last point, or by as much as that point's file
+   * (so its writes never exceed the log's own), or the last point is in a segment since compacted.
+   * `every` 0: after every commit (tests).
+   */
+  pointDue(o: { from: number; every: number }): boolean {
+    const tail = this.s.tail;
+    if (!tail || !this.pointable() || this.snapshotBytes + tail.size < o.from) return false;
+    const p = this.point;
+    return !p || p.segment !== tail.name || o.every === 0 || tail.size - p.offset >= Math.max(o.every, p.bytes);
+  }
+
+  /**
+   * A resume point after the last commit: where it stands, and the codec the next commits are encoded
+   * against from now on — without the calls' records and outputs of before (a result is then written
+   * whole, a tool message's content too), so the commits after it decode from the point alone.
+   * undefined: none can be made now (a compaction is replacing the segment, or an append failed).
+   */
+  markPoint(): PointPosition | undefined {
+    const tail = this.s.tail;
+    if (!tail || !this.pointable()) return undefined;
+    const c = this.s.codec;
+    c.effects.clear();
+    c.outputs.clear();
+    this.point = { segment: tail.name, offset: tail.size, bytes: this.point?.bytes ?? 0 };
+    return {
+      segment: tail.name,
+      first: tail.first,
+      offset: tail.size,
+      next: this.s.next,
+      covered: this.s.covered,
+      copiedTo: tail.copiedTo,
+      codec: { header: c.header, payloads: Object.fromEntries(c.payloads), timestamp: c.timestamp },
+    };
+  }
+
+  /**
+   * Whether a point can stand after the last commit: not while a compaction replaces the segment
+   * between commits (compact), nor after a failed append; while one runs beside the appends it can
+   * (the appends go on in this segment, which stays the run's newest until the compaction is done,
+   * and the compaction re-encodes what it carries over against a codec of its own).
+   */
+  private pointable(): boolean {
+    return !this.dirty && (!this.compacting || this.since !== null);
+  }
+
+  /** The point at `pos` was written, `bytes` long. */
+  pointWritten(pos: PointPosition, bytes: number): void {
+    if (this.point?.segment === pos.segment && this.point.offset === pos.offset) this.point.bytes = bytes;
   }
 
   /** Closes the segment and the witness file once the witness writes are done. */

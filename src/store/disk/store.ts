@@ -20,6 +20,11 @@ export interface DiskStoreOptions extends CoreOptions {
    * (default 1 MiB; Infinity: never), when the log is on the real file system.
    */
   compactOffThreadFrom?: number;
+  /**
+   * Resume points (disk/resumePoint.ts): from a log of `from` bytes on, one each time the log grows
+   * by `every` bytes (or by as much as the last point). Default: engine.ts RESUME_POINTS.
+   */
+  resumePoints?: { from: number; every: number };
 }
 
 /** The store over the disk engine (no subclass: the same façade as every backend). */
@@ -42,6 +47,7 @@ export function openDiskStore(dir: string, opts: DiskStoreOptions = {}): DiskSto
     now,
     ...(opts.headRuns !== undefined ? { headRuns: opts.headRuns } : {}),
     ...(opts.compactOffThreadFrom !== undefined ? { compactOffThreadFrom: opts.compactOffThreadFrom } : {}),
+    ...(opts.resumePoints !== undefined ? { resumePoints: opts.resumePoints } : {}),
   });
   return new Store(engine, opts).start();
 }

@@ -195,6 +195,9 @@ export class CombinedStore implements T.CheckpointStore {
   loadSnapshot(runId: string, seq?: number) {
     return this.on(runId, (s) => s.loadSnapshot(runId, seq));
   }
+  loadResumeSnapshot(runId: string) {
+    return this.on(runId, (s) => s.loadResumeSnapshot(runId));
+  }
   readEnd(runId: string, opts: { records: number }) {
     return this.on(runId, (s) => s.readEnd(runId, opts));
   }

@@ -16,8 +16,9 @@ export interface AgreementBackend {
 /** Runs the property; resolves to how many successful ops of each kind were compared. */
 export async function agreesWithMemory(
   backend: () => AgreementBackend,
-  o: { numRuns: number; seed: number },
+  o: { numRuns: number; seed: number; resumeChecks?: boolean },
 ): Promise<Record<string, number>> {
+  const checks = o.resumeChecks ?? false;
   const done: Record<string, number> = {};
   await fc.assert(
     fc.asyncProperty(fc.array(opArb, { minLength: 10, maxLength: 35, size: 'max' }), async (ops) => {
@@ -25,8 +26,8 @@ export async function agreesWithMemory(
       let t = 1_700_000_000_000;
       const now = () => t; // advanced per op: both stores see the same time however often they ask
       const disk = new MemoryDisk();
-      const mem = new Driver(await openMemoryStore({ disk, now }), () => openMemoryStore({ disk, now }));
-      const other = new Driver(await b.open(now), () => b.open(now));
+      const mem = new Driver(await openMemoryStore({ disk, now }), () => openMemoryStore({ disk, now }), checks);
+      const other = new Driver(await b.open(now), () => b.open(now), checks);
       try {
         for (const op of [...CREATE_ALL, ...ops]) {
           t += 1_000;
@@ -51,7 +52,7 @@ export async function agreesWithMemory(
         await b.cleanup();
       }
     }),
-    o,
+    { numRuns: o.numRuns, seed: o.seed },
   );
   return done;
 }

@@ -87,4 +87,18 @@ describe('store: properties', function () {
     );
     assertExercised(done);
   });
+
+  it('disk with a resume point after every commit agrees with memory: a run acquired again goes on from its point, its resume snapshot holds what was written (holes where it says), and what needs the rest reads the run whole', async () => {
+    const done = await agreesWithMemory(
+      () => {
+        const dir = h.tmpDir('aw-prop-points-');
+        return {
+          open: (now) => openDiskStoreReady(dir, { now, resumePoints: { from: 0, every: 0 } }),
+          cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+        };
+      },
+      { numRuns: 40, seed: 11, resumeChecks: true },
+    );
+    assertExercised(done);
+  });
 });

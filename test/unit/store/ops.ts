@@ -1,5 +1,6 @@
 // A small language of store operations for the property tests: fast-check generates Op sequences;
 // `applyOp` runs one against a real store; `Model` says what a correct store would answer.
+import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
   CheckpointNotFoundError,
@@ -102,6 +103,12 @@ export class Driver {
   constructor(
     public store: CheckpointStore,
     private readonly reopenStore: () => Promise<CheckpointStore>,
+    /**
+     * After an acquire, the run's newest snapshot is read as a resume reads it (loadResumeSnapshot),
+     * checked against what this driver wrote — every item it holds the same, the ones it leaves out
+     * holes where it says — and the driver goes on from its own messages (the run is not read whole).
+     */
+    private readonly resumeChecks = false,
   ) {}
 
   async apply(op: Op): Promise<Outcome> {
@@ -117,7 +124,28 @@ export class Driver {
     if (op.rewindTo !== null && op.rewindTo < msgs.length) msgs = msgs.slice(0, op.rewindTo);
     for (let i = 0; i < op.grow; i++) msgs = [...msgs, message(msgs.length)];
     const a = h.assistantWithCall(step, `call_${op.run}_${step}`);
-    return h.snapshot(step, msgs, pending ? { pending_llm_response: h.pendingResponse(a, step) } : {});
+    // A condense now and then (context management's: messages[1, through) summarised), so a resume
+    // point has messages it may leave out.
+    const condense =
+      msgs.length >= 4 && op.grow === 2
+        ? {
+            model_context: {
+              stub_before: 0,
+              stub_chars: 2000,
+              condense: { id: `condense-${step}`, pre_seq: 1, head: 1, through: msgs.length - 2, summary: 's', step },
+              learned_window: null,
+              hold: false,
+            },
+          }
+        : {};
+    return h.snapshot(step, msgs, {
+      ...condense,
+      ...(pending ? { pending_llm_response: h.pendingResponse(a, step) } : {}),
+    });
+  }
+
+  private checkResume(id: string, wrote: readonly ChatMessage[]): Promise<void> {
+    return checkResumeOf(this.store, id, wrote);
   }
 
   private async run(op: Op): Promise<string> {
@@ -210,11 +238,31 @@ export class Driver {
       case 'acquire': {
         const l = await s.acquire(id, ME);
         this.leases.set(op.run, l);
+        if (this.resumeChecks) {
+          await this.checkResume(id, this.msgs.get(op.run) ?? []);
+          return 'acquired';
+        }
         const snap = await s.loadSnapshot(id).catch(() => undefined);
         this.msgs.set(op.run, snap?.snapshot.messages ?? []);
         return 'acquired';
       }
     }
+  }
+}
+
+/** The run's resume snapshot holds what the driver wrote, items and holes as it says (or throws an assertion). */
+async function checkResumeOf(s: CheckpointStore, id: string, wrote: readonly ChatMessage[]): Promise<void> {
+  const got = await s.loadResumeSnapshot(id).catch((err: unknown) => {
+    if (err instanceof CheckpointNotFoundError) return null;
+    throw err;
+  });
+  if (!got) return;
+  const list = got.snapshot.messages;
+  const o = got.omitted.messages;
+  assert.equal(list.length, wrote.length, `${id}: the resume snapshot's messages`);
+  for (let i = 0; i < list.length; i++) {
+    if (i >= o.from && i < o.to) assert.ok(!(i in list), `${id}: message ${i} left out, yet held`);
+    else assert.deepEqual(list[i], wrote[i], `${id}: message ${i}`);
   }
 }
 

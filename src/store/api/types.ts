@@ -334,7 +334,8 @@ export interface CheckpointStore {
   // approvals
   requestApproval(runId: string, approval: NewApproval): Promise<Approval>;
   decideApproval(runId: string, toolCallId: string, decision: Omit<ApprovalDecision, 'decided_ms'>): Promise<Approval>;
-  listApprovals(runId: string, opts?: { pendingOnly?: boolean }): Promise<Approval[]>;
+  /** `calls`: only those calls' (what a run resumed from its resume point answers from memory). */
+  listApprovals(runId: string, opts?: { pendingOnly?: boolean; calls?: readonly string[] }): Promise<Approval[]>;
 
   // effect journal
   /**
@@ -357,8 +358,8 @@ export interface CheckpointStore {
    * earlier attempt and the call has an intent without a result again.
    */
   recordRetry(runId: string, toolCallId: string, retry: NewEffectRetry): Promise<Effect>;
-  /** In journal order (intents in the order they were written). */
-  listEffects(runId: string): Promise<Effect[]>;
+  /** In journal order (intents in the order they were written); `calls`: only those calls'. */
+  listEffects(runId: string, opts?: { calls?: readonly string[] }): Promise<Effect[]>;
 
   // inbox (user messages for a run; durable at once, delivered by an append's `deliver`)
   postMessage(runId: string, message: NewInboxMessage): Promise<InboxMessage>;

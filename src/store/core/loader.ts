@@ -148,17 +148,26 @@ export class RunLoader {
   }
 
   /**
-   * A run read from its resume point, made whole: read again from all its files and taken into the
-   * same model (RunModel.becomeWhole), once however many ask. A run this instance owns is read
-   * between its writes, what it queued written first. A read that finds damage reports it and throws
-   * AgentCheckpointCorruptionError; the run goes on as it was.
+   * A run read from its resume point, made whole. One this instance owns: read again from all its
+   * files between its writes (what it queued written first) and taken into the same model
+   * (RunModel.becomeWhole), once however many ask; a read that finds damage reports it and throws
+   * AgentCheckpointCorruptionError, and the run goes on as it was. One it only reads: read again
+   * whole as any reader would (the handle to use from then on).
    */
-  makeWhole(h: RunHandle): Promise<void> {
-    if (!h.model.partial) return Promise.resolve();
-    h.whole ??= (h.writer ? h.serial(() => this.fillWhole(h)) : this.fillWhole(h)).finally(() => {
-      h.whole = null;
-    });
-    return h.whole;
+  async makeWhole(h: RunHandle): Promise<RunHandle> {
+    if (!h.model.partial) return h;
+    if (!h.writer) {
+      // Another window may write it meanwhile: read whole as a fresh reader (the handle it answers with).
+      if (this.runs.get(h.model.meta.run_id) === h) this.runs.delete(h.model.meta.run_id);
+      return this.mustPeek(h.model.meta.run_id);
+    }
+    h.whole ??= h
+      .serial(() => this.fillWhole(h))
+      .finally(() => {
+        h.whole = null;
+      });
+    await h.whole;
+    return h;
   }
 
   /** makeWhole's read, inside the run's turn (the caller holds it, or nobody writes the run here). */

@@ -20,7 +20,7 @@ import type * as T from '../api/types';
 import type { RunHandle } from './runHandle';
 import type { StoreContext } from './context';
 import { checkBlobHash, checkRunId } from './validate';
-import { NeedsWholeRunError } from './runModel';
+import { NeedsWholeRunError, type RunModel } from './runModel';
 
 export class StoreReader {
   constructor(private readonly c: StoreContext) {}
@@ -33,8 +33,7 @@ export class StoreReader {
   async run(runId: string, fromPoint = false): Promise<RunHandle> {
     await this.c.gate.opened();
     const h = await this.c.loader.mustPeek(runId, fromPoint);
-    if (!fromPoint) await this.c.loader.makeWhole(h);
-    return h;
+    return fromPoint ? h : this.c.loader.makeWhole(h);
   }
 
   async listRuns(opts: T.ListRunsOptions = {}): Promise<T.RunPage> {
@@ -145,7 +144,7 @@ export class StoreReader {
 
   async getRun(runId: string): Promise<RunSummary | undefined> {
     await this.c.gate.opened();
-    const h = await this.c.loader.peek(runId);
+    const h = await this.c.loader.peek(runId, true); // (its summary: from its resume point will do)
     return h ? h.model.summary() : undefined;
   }
 
@@ -210,7 +209,7 @@ export class StoreReader {
    * (its lists then hold holes where the point left items on disk: `omitted`), else whole.
    */
   async loadResumeSnapshot(runId: string): Promise<T.ResumeSnapshot> {
-    const h = await this.run(runId, true);
+    let h = await this.run(runId, true);
     let found: ReturnType<typeof h.model.resumeSnapshot>;
     try {
       found = h.model.resumeSnapshot();
@@ -218,7 +217,7 @@ export class StoreReader {
         throw new NeedsWholeRunError("what the newest snapshot's model context sees");
     } catch (err) {
       if (!(err instanceof NeedsWholeRunError)) throw err;
-      await this.c.loader.makeWhole(h);
+      h = await this.c.loader.makeWhole(h);
       found = h.model.resumeSnapshot();
     }
     if (!found)
@@ -244,16 +243,31 @@ export class StoreReader {
     return copyJson(computeEnd(h.model, n));
   }
 
-  async listApprovals(runId: string, opts: { pendingOnly?: boolean } = {}): Promise<Approval[]> {
-    const h = await this.run(runId);
-    return [...h.model.approvals.values()]
-      .filter((a) => !opts.pendingOnly || a.decision === null)
+  async listApprovals(
+    runId: string,
+    opts: { pendingOnly?: boolean; calls?: readonly string[] } = {},
+  ): Promise<Approval[]> {
+    const ids = callIds(opts.calls);
+    let h = await this.run(runId, true);
+    // A run resumed from its resume point holds every pending approval, and those of its last steps.
+    const held = (m: RunModel) =>
+      ids ? [...ids].every((id) => !m.partial!.archivedApprovals.has(id)) : opts.pendingOnly === true;
+    if (h.model.partial && !held(h.model)) h = await this.c.loader.makeWhole(h);
+    const m = h.model;
+    return [...(m.partial ? m.liveApprovals : m.approvals).values()]
+      .filter((a) => (!ids || ids.has(a.tool_call_id)) && (!opts.pendingOnly || a.decision === null))
       .map((a) => copyJson(a));
   }
 
-  async listEffects(runId: string): Promise<Effect[]> {
-    const h = await this.run(runId);
-    return [...h.model.effects.values()].map((e) => copyJson(e));
+  async listEffects(runId: string, opts: { calls?: readonly string[] } = {}): Promise<Effect[]> {
+    const ids = callIds(opts.calls);
+    let h = await this.run(runId, true);
+    const archived = h.model.partial?.archivedEffects;
+    if (archived && !(ids && [...ids].every((id) => !archived.has(id)))) h = await this.c.loader.makeWhole(h);
+    const m = h.model;
+    return [...(m.partial ? m.liveEffects : m.effects).values()]
+      .filter((e) => !ids || ids.has(e.tool_call_id))
+      .map((e) => copyJson(e));
   }
 
   async listInbox(runId: string, opts: { pendingOnly?: boolean } = {}): Promise<InboxMessage[]> {
@@ -305,6 +319,14 @@ function copyWithHoles(s: RuntimeSnapshot): RuntimeSnapshot {
     tool_executions: sparse(tool_executions),
     subagent_executions: sparse(subagent_executions),
   } as RuntimeSnapshot;
+}
+
+/** The call ids a listing is narrowed to (undefined: every call). */
+function callIds(calls: unknown): Set<string> | undefined {
+  if (calls === undefined) return undefined;
+  if (!Array.isArray(calls) || calls.some((c) => typeof c !== 'string'))
+    throw new InvalidInputError('calls must be an array of tool call ids');
+  return new Set(calls as string[]);
 }
 
 type ListKey = readonly [number, string];

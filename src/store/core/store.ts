@@ -118,7 +118,8 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
   requestApproval = (runId: string, a: T.NewApproval) => this.writer.requestApproval(runId, a);
   decideApproval = (runId: string, toolCallId: string, d: Omit<S.ApprovalDecision, 'decided_ms'>) =>
     this.writer.decideApproval(runId, toolCallId, d);
-  listApprovals = (runId: string, opts?: { pendingOnly?: boolean }) => this.reader.listApprovals(runId, opts);
+  listApprovals = (runId: string, opts?: { pendingOnly?: boolean; calls?: readonly string[] }) =>
+    this.reader.listApprovals(runId, opts);
   recordIntent = (runId: string, intent: T.NewEffectIntent, opts?: T.WriteOptions) =>
     this.writer.recordIntent(runId, intent, opts);
   withdrawIntent = (runId: string, toolCallId: string) => this.writer.withdrawIntent(runId, toolCallId);
@@ -128,7 +129,7 @@ export class Store<E extends Engine = Engine> implements T.CheckpointStore, Port
     this.writer.recordResult(runId, toolCallId, r, opts);
   recordRetry = (runId: string, toolCallId: string, r: T.NewEffectRetry) =>
     this.writer.recordRetry(runId, toolCallId, r);
-  listEffects = (runId: string) => this.reader.listEffects(runId);
+  listEffects = (runId: string, opts?: { calls?: readonly string[] }) => this.reader.listEffects(runId, opts);
   postMessage = (runId: string, m: T.NewInboxMessage) => this.writer.postMessage(runId, m);
   listInbox = (runId: string, opts?: { pendingOnly?: boolean }) => this.reader.listInbox(runId, opts);
   recordRestore = (runId: string, r: T.NewRestore) => this.writer.recordRestore(runId, r);

@@ -220,7 +220,7 @@ export class CombinedStore implements T.CheckpointStore {
   decideApproval(runId: string, id: string, d: Parameters<T.CheckpointStore['decideApproval']>[2]) {
     return this.on(runId, (s) => s.decideApproval(runId, id, d));
   }
-  listApprovals(runId: string, opts?: { pendingOnly?: boolean }) {
+  listApprovals(runId: string, opts?: { pendingOnly?: boolean; calls?: readonly string[] }) {
     return this.on(runId, (s) => s.listApprovals(runId, opts));
   }
   recordIntent(runId: string, i: T.NewEffectIntent, opts?: T.WriteOptions) {
@@ -238,8 +238,8 @@ export class CombinedStore implements T.CheckpointStore {
   recordRetry(runId: string, id: string, r: T.NewEffectRetry) {
     return this.on(runId, (s) => s.recordRetry(runId, id, r));
   }
-  listEffects(runId: string) {
-    return this.on(runId, (s) => s.listEffects(runId));
+  listEffects(runId: string, opts?: { calls?: readonly string[] }) {
+    return this.on(runId, (s) => s.listEffects(runId, opts));
   }
   postMessage(runId: string, m: T.NewInboxMessage) {
     return this.on(runId, (s) => s.postMessage(runId, m));

@@ -14,7 +14,7 @@ import type {
   ToolCall,
   Usage,
 } from '../store/api/schema';
-import type { CheckpointStore, RunLease, WriteOptions } from '../store/api/types';
+import type { CheckpointStore, ResumeSnapshot, RunLease, WriteOptions } from '../store/api/types';
 import type { CheckpointRecord } from '../store/api/schema';
 import { Breather } from '../common/breather';
 import { budgetBeforeRequest, budgetExceeded } from './budget';
@@ -77,6 +77,12 @@ export interface ExecutionOptions {
   condenseApproved?: boolean;
   /** Resumed from inside a step that never got its response: that step is redone, under its own number. */
   reenterStep?: boolean;
+  /**
+   * Resumed from the run's resume point (CheckpointStore.loadResumeSnapshot): the list items it left
+   * out are holes in the runtime's lists — the messages a condense summarised and the executions of
+   * calls before them, which the model no longer sees.
+   */
+  omitted?: ResumeSnapshot['omitted'];
 }
 
 export class RunExecution {
@@ -255,7 +261,12 @@ export class RunExecution {
       this.deps.events.emit({ type: 'llm', runId: this.runId, step: this.rt.step, status: 'end' });
     }
     const { response } = result;
-    const renamed = makeToolCallIdsUnique(response.message, this.rt.messages, this.rt.step);
+    const renamed = makeToolCallIdsUnique(
+      response.message,
+      this.rt.messages,
+      this.rt.step,
+      await this.callsInHistory(response.message),
+    );
     for (const w of [...result.warnings, ...renamed]) this.log('warn', `model response repaired: ${w}`);
     this.rt.llm_calls += 1;
     // The ledger: what the provider reported, or our own count (labelled estimated) when it reported nothing.
@@ -346,9 +357,11 @@ export class RunExecution {
       return this.finish(response.message.content ?? '');
     }
 
+    // (this batch's calls only: a run resumed from its resume point answers from memory)
+    const ids = calls.map((c) => c.id);
     const [approvals, effects] = await Promise.all([
-      this.deps.store.listApprovals(this.runId),
-      this.deps.store.listEffects(this.runId),
+      this.deps.store.listApprovals(this.runId, { calls: ids }),
+      this.deps.store.listEffects(this.runId, { calls: ids }),
     ]);
     const waited = await this.awaitLeftovers(effects, calls);
     await loadShellGrammar(); // the command policy reads command lines with it (synchronously, once loaded)
@@ -430,9 +443,10 @@ export class RunExecution {
    */
   private async retriesWanted(calls: readonly ToolCall[], ran: readonly CallPlan[]): Promise<number> {
     if (!ran.some((p) => p.kind === 'run' && (p.sandbox || p.retry))) return 0;
+    const ids = calls.map((c) => c.id);
     const [approvals, effects] = await Promise.all([
-      this.deps.store.listApprovals(this.runId),
-      this.deps.store.listEffects(this.runId),
+      this.deps.store.listApprovals(this.runId, { calls: ids }),
+      this.deps.store.listEffects(this.runId, { calls: ids }),
     ]);
     const approvalOf = byCall(approvals);
     const asks = planBatch({
@@ -448,6 +462,18 @@ export class RunExecution {
     }).filter((p) => p.kind === 'ask' && p.request.retry);
     if (asks.length > 0) await this.requestApprovals(asks, approvalOf);
     return asks.length;
+  }
+
+  /**
+   * The response's call ids the run used before, in what a resume left out of the runtime's messages
+   * (calls with an effect record: the store knows them; makeToolCallIdsUnique sees the rest).
+   */
+  private async callsInHistory(message: { tool_calls?: readonly { id: string }[] | null }): Promise<Set<string>> {
+    const o = this.opts.omitted?.messages;
+    const ids = (message.tool_calls ?? []).map((c) => c.id);
+    if (!o || o.from >= o.to || ids.length === 0) return new Set();
+    const known = await this.deps.store.listEffects(this.runId, { calls: ids });
+    return new Set(known.map((e) => e.tool_call_id));
   }
 
   private async requestApprovals(asks: CallPlan[], existing: Map<string, Approval>): Promise<void> {

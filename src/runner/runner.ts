@@ -20,7 +20,7 @@ import {
   RunLockedError,
 } from '../store/api/errors';
 import { undoCondense } from './context/undo';
-import type { CheckpointStore, OwnerInfo, RunLease } from '../store/api/types';
+import type { CheckpointStore, OwnerInfo, ResumeSnapshot, RunLease } from '../store/api/types';
 import type { DecidedBy } from '../store/api/schema';
 import { localDecider } from './decider';
 import { type Budget, DEFAULT_BUDGET } from './budget';
@@ -264,7 +264,8 @@ export class AgentRunner {
     if (latest === null) return this.restartUnstarted(runId, opts.lease);
     const lease = opts.lease ?? (await store.acquire(runId, this.deps.owner));
     try {
-      const loaded = await store.loadSnapshot(runId).catch(async (err: unknown) => {
+      // As a resume needs it: on disk, a long run's history the model no longer sees stays there.
+      const loaded = await store.loadResumeSnapshot(runId).catch(async (err: unknown) => {
         // Only run_started so far: no step began, so no model call and no tool ran.
         if (err instanceof CheckpointNotFoundError && latest.phase === 'run_started') return null;
         throw err;
@@ -296,6 +297,7 @@ export class AgentRunner {
           resumed: true,
           condenseApproved: latest.phase === 'pre_condense' && latest.payload.awaiting_consent === true,
           reenterStep: loaded.record.phase === 'step_started' || loaded.record.phase === 'post_condense',
+          omitted: loaded.omitted,
         },
       );
     } catch (err) {
@@ -511,7 +513,13 @@ export class AgentRunner {
     lease: RunLease,
     provider: ChatProvider,
     rt: RuntimeSnapshot,
-    opts: { resumed: boolean; startRecorded?: boolean; condenseApproved?: boolean; reenterStep?: boolean },
+    opts: {
+      resumed: boolean;
+      startRecorded?: boolean;
+      condenseApproved?: boolean;
+      reenterStep?: boolean;
+      omitted?: ResumeSnapshot['omitted'];
+    },
   ): StartedRun {
     const controller = new AbortController();
     const handleRef: { exec?: RunExecution } = {};
@@ -522,6 +530,7 @@ export class AgentRunner {
           damage,
           condenseApproved: opts.condenseApproved ?? false,
           reenterStep: opts.reenterStep ?? false,
+          ...(opts.omitted ? { omitted: opts.omitted } : {}),
         });
         handleRef.exec = exec;
         const wanted = this.active.get(runId)?.letGo;

@@ -182,7 +182,11 @@ export class CallRunner {
         ? { sandbox: { ...plan.sandbox, workspaceRoot: deps.workspaceRoot, storageDir: deps.storageDir } }
         : {}),
       outputCap: deps.outputCap,
-      history: { toolOutput: (id) => toolOutput(this.s.rt.messages, id) },
+      history: {
+        // (not among the messages held: a run resumed from its resume point reads them whole)
+        toolOutput: async (id) =>
+          toolOutput(this.s.rt.messages, id) ?? toolOutput((await store.loadSnapshot(runId)).snapshot.messages, id),
+      },
       putBlob: (content) => keep(() => store.putBlob(runId, content)),
       putBlobBytes: (content, hash) => keep(() => store.putBlob(runId, content, hash)),
       onProgress: (p) => deps.events.emit({ type: 'tool-progress', runId, toolCallId: call.id, ...p }),
@@ -314,8 +318,8 @@ function storageFailure(tool: Tool, cause: Error, stored: boolean): StoreWriteEr
 
 function toolOutput(messages: readonly ChatMessage[], toolCallId: string): string | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role === 'tool' && m.tool_call_id === toolCallId) return m.content;
+    const m = messages[i]; // (a hole: what a resume left out)
+    if (m?.role === 'tool' && m.tool_call_id === toolCallId) return m.content;
   }
   return undefined;
 }

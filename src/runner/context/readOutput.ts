@@ -25,7 +25,7 @@ export const readOutput = defineTool({
       .describe(`How many characters (default ${PAGE_CHARS})`),
   }),
   async run(args, ctx) {
-    const full = ctx.history?.toolOutput(args.tool_call_id);
+    const full = await ctx.history?.toolOutput(args.tool_call_id);
     if (full === undefined) throw new ToolFailure(`No tool call ${args.tool_call_id} with an output in this run.`);
     const from = Math.min(args.offset ?? 0, full.length);
     const to = Math.min(full.length, from + (args.limit ?? PAGE_CHARS));

@@ -24,7 +24,12 @@ export type StepOf = (toolCallId: string) => number | undefined;
 
 export function stepLookup(executions: readonly ToolExecutionRecord[]): StepOf {
   let map: Map<string, number> | null = null;
-  return (id) => (map ??= new Map(executions.map((e) => [e.tool_call_id, e.step]))).get(id);
+  const build = () => {
+    const m = new Map<string, number>();
+    executions.forEach((e) => m.set(e.tool_call_id, e.step)); // (passes over holes a resume left)
+    return m;
+  };
+  return (id) => (map ??= build()).get(id);
 }
 
 export function stubText(m: Extract<ChatMessage, { role: 'tool' }>, step: number | undefined): string {

@@ -10,9 +10,14 @@ export function makeToolCallIdsUnique(
   message: AssistantMessage,
   earlier: readonly ChatMessage[],
   step: number,
+  /** Ids used in messages `earlier` does not hold (a run resumed from its resume point: holes). */
+  taken: ReadonlySet<string> = new Set(),
 ): string[] {
-  const used = new Set<string>();
-  for (const m of earlier) if (m.role === 'assistant') for (const c of m.tool_calls ?? []) used.add(c.id);
+  const used = new Set<string>(taken);
+  // (forEach passes over holes)
+  earlier.forEach((m) => {
+    if (m.role === 'assistant') for (const c of m.tool_calls ?? []) used.add(c.id);
+  });
   const renamed: string[] = [];
   (message.tool_calls ?? []).forEach((call, i) => {
     if (!used.has(call.id)) {

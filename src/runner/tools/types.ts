@@ -39,7 +39,7 @@ export interface ToolContext {
   /** A command's process started (its pid is recorded with the effect intent; see leftovers.ts). */
   onSpawn?: (pid: number) => void;
   /** The run's own history: an earlier tool call's whole output (read_output, context/readOutput.ts). */
-  history?: { toolOutput(toolCallId: string): string | undefined };
+  history?: { toolOutput(toolCallId: string): Promise<string | undefined> | string | undefined };
   /** Progress the tool reports while it runs (an MCP server's notifications), shown in its card. */
   onProgress?: (p: { progress: number; total?: number; message?: string }) => void;
   /**

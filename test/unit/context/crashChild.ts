@@ -13,6 +13,12 @@ function killingStore(store: CheckpointStore, phase: string | undefined, nth: nu
     get(target, prop, recv) {
       const v = Reflect.get(target, prop, recv);
       if (typeof v !== 'function') return v;
+      if (prop === 'loadResumeSnapshot')
+        return async (...args: unknown[]) => {
+          const r = (await v.apply(target, args)) as { omitted: unknown };
+          say({ event: 'runner-resume', omitted: r.omitted });
+          return r;
+        };
       if (prop !== 'append' || !phase) return v.bind(target);
       return async (...args: unknown[]) => {
         const r = await v.apply(target, args);
@@ -28,7 +34,16 @@ function killingStore(store: CheckpointStore, phase: string | undefined, nth: nu
 
 async function main(): Promise<void> {
   const env = process.env;
-  const disk = openDiskStore(env.STORE_DIR!);
+  // RESUME_EVERY: resume points (disk/resumePoint.ts) from the first byte on, one each time the log grows that much.
+  const disk = openDiskStore(
+    env.STORE_DIR!,
+    env.RESUME_EVERY ? { resumePoints: { from: 0, every: Number(env.RESUME_EVERY) } } : {},
+  );
+  if (env.MODE === 'resume' && env.RESUME_EVERY) {
+    // What the resume below starts from (read as the runner reads it).
+    const r = await disk.loadResumeSnapshot(env.RUN_ID!);
+    say({ event: 'resume-snapshot', omitted: r.omitted, messages: r.snapshot.messages.length });
+  }
   const { runner } = makeRunner({
     baseURL: env.BASE_URL!,
     store: killingStore(disk, env.KILL_ON, Number(env.KILL_NTH ?? 1)),

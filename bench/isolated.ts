@@ -59,7 +59,7 @@ type Call =
   | { m: 'idle' }
   | { m: 'close' }
   | { m: 'notes' }
-  | { m: 'crashCopy'; to: string }
+  | { m: 'crashCopy'; to: string; whole: boolean }
   | { m: 'resume'; from: string | null };
 
 /** The contender's side, proxied from the bench's thread. */
@@ -159,10 +159,13 @@ export class IsolatedContender implements Contender {
     return this.resumeFrom(null);
   }
 
-  /** Ours: a copy of its folder as it is now, while the run is still held (what a SIGKILL leaves), resumed in this thread. */
-  async crashCopy(to: string): Promise<Resumable> {
-    await this.call({ m: 'crashCopy', to });
-    return { name: 'ours_after_crash', resume: () => this.resumeFrom(to) };
+  /**
+   * Ours: a copy of its folder as it is now, while the run is still held (what a SIGKILL leaves), resumed
+   * in this thread as the runner resumes; `whole`: its whole history read instead (loadSnapshot).
+   */
+  async crashCopy(to: string, whole = false): Promise<Resumable> {
+    await this.call({ m: 'crashCopy', to, whole });
+    return { name: whole ? 'ours_whole_after_crash' : 'ours_after_crash', resume: () => this.resumeFrom(to) };
   }
 
   private async resumeFrom(
@@ -231,7 +234,7 @@ async function contenderThread(port: NonNullable<typeof parentPort>, s: Setup): 
       case 'notes':
         return contender.notes();
       case 'crashCopy':
-        copies.set(c.to, ours().crashCopy(c.to));
+        copies.set(c.to, ours().crashCopy(c.to, c.whole));
         return undefined;
       case 'resume': {
         const from = c.from === null ? contender : copies.get(c.from);

@@ -113,6 +113,7 @@ export async function timeStep(slot: Contender, plan: StepPlan, gcBefore: boolea
   const io0 = ioCounters();
   const compacted0 = slot.compactionBytes?.() ?? 0;
   const room0 = slot.roomBytes?.() ?? 0;
+  const point0 = slot.pointBytes?.() ?? 0;
   let lead: number | undefined;
   let modelMs = 0;
   const t0 = performance.now();
@@ -140,6 +141,7 @@ export async function timeStep(slot: Contender, plan: StepPlan, gcBefore: boolea
     durableWrites: writes1 - writes0,
     compactionBytes: (slot.compactionBytes?.() ?? 0) - compacted0,
     roomBytes: (slot.roomBytes?.() ?? 0) - room0,
+    pointBytes: (slot.pointBytes?.() ?? 0) - point0,
     leadBarriers: lead === undefined ? 0 : lead - writes0,
   };
 }

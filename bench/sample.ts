@@ -29,6 +29,8 @@ export interface StepSample {
    * runLog.ts, reserve; upkeep while the model answers, as a compaction is; 0 for the peers).
    */
   roomBytes: number;
+  /** Of `bytes`, a resume point's (ours: disk/resumePoint.ts; upkeep while the model answers, as the room is). */
+  pointBytes: number;
   /** ours: a raw append + fdatasync of exactly the bytes the step wrote, run right after it (ms). */
   rawOfStepMs?: number;
 }

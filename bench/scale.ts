@@ -8,6 +8,7 @@
 // steps in the windows it was meant to keep clean, the floor's too. The window around step 10 is
 // taken over short runs as well (fresh stores and threads, the same steps): one run's ten steps
 // are too few to hold a ratio.
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -50,7 +51,8 @@ export interface ScaleResults {
     slowestStepMs: Record<'ours' | 'bare' | 'api', { ms: number; step: number }>;
     primitive: ReturnType<typeof primitiveFigures>;
     storage: { released: number; crashed: number };
-    resume: { released: number[]; crashCopy: number[] };
+    /** As the runner resumes (loadResumeSnapshot); `wholeAfterCrash`: the whole history read (loadSnapshot). */
+    resume: { released: number[]; crashCopy: number[]; wholeAfterCrash: number[] };
     releaseMs: number;
     killed: KilledWriter;
   };
@@ -102,10 +104,12 @@ async function diskRun(o: ScaleOptions, points: number[], loads: number[]) {
     const ours = cs[0]!;
     await ours.idle();
     const crash = await ours.crashCopy(path.join(dir, 'ours-after-crash'));
+    const wholeCrash = await ours.crashCopy(path.join(dir, 'ours-whole-after-crash'), true);
     await ours.close();
     for (const c of cs.slice(1)) await c.close();
-    o.log('  scale, disk: resume (let go, and a copy taken while held) …');
-    const resume = await measureResume([ours, crash], o.resumeRounds, workload.lastSnapshotMessages);
+    o.log('  scale, disk: resume (let go, and a copy taken while held; and that copy read whole) …');
+    const resume = await measureResume([ours, crash, wholeCrash], o.resumeRounds, workload.lastSnapshotMessages);
+    fs.rmSync(path.join(dir, 'ours-whole-after-crash'), { recursive: true, force: true });
     const early = await earlyRuns(o, dir, extra);
     const figuresOf = (name: (typeof kinds)[number]) =>
       withEarly(
@@ -127,7 +131,11 @@ async function diskRun(o: ScaleOptions, points: number[], loads: number[]) {
         released: diskUsage(ours.dir).apparent / workload.totalContentBytes,
         crashed: diskUsage(path.join(dir, 'ours-after-crash')).apparent / workload.totalContentBytes,
       },
-      resume: { released: resume.ours!, crashCopy: resume.ours_after_crash! },
+      resume: {
+        released: resume.ours!,
+        crashCopy: resume.ours_after_crash!,
+        wholeAfterCrash: resume.ours_whole_after_crash!,
+      },
       releaseMs: ours.closeMs,
       killed,
     };

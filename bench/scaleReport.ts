@@ -143,22 +143,33 @@ export function scaleReport(r: ScaleResults): string {
     null,
   );
   row(
-    `resume after a crash (a copy taken while held), median`,
+    `resume after a crash (a copy taken while held; loadResumeSnapshot, as the runner resumes), median`,
     ms(median(d.resume.crashCopy)),
     '',
     '',
     '≤ 100 ms',
     median(d.resume.crashCopy) <= 100,
   );
+  if (d.resume.wholeAfterCrash?.length)
+    row(
+      "the same copy's whole history read (loadSnapshot: what a view of all of it reads), median",
+      ms(median(d.resume.wholeAfterCrash)),
+      '',
+      '',
+      '',
+      null,
+    );
   const killed = Math.max(median(kr.harnessedMs), median(kr.apiMs));
   row(
-    `resume after SIGKILL of a writer process at step ${r.steps}: after a full GC / through the API as a process does it, medians`,
+    `resume after SIGKILL of a writer process at step ${r.steps} (loadResumeSnapshot): after a full GC / through the API as a process does it, medians`,
     `${ms(median(kr.harnessedMs))} / ${ms(median(kr.apiMs))}`,
     '',
     '',
     '≤ 100 ms',
     killed <= 100,
   );
+  if (kr.wholeMs?.length)
+    row('the same run after the SIGKILL read whole (loadSnapshot), median', ms(median(kr.wholeMs)), '', '', '', null);
   row(
     'on disk ÷ content: let go / after a crash',
     `${x(d.storage.released)} / ${x(d.storage.crashed)}`,
@@ -172,7 +183,7 @@ export function scaleReport(r: ScaleResults): string {
   const pair = d.figures.ours.maxAmplificationOwnPair;
   const amp = (a: typeof w, what = 'step') => (a ? `${x(a.value)} (${what} ${a.step})` : 'n/a');
   row(
-    "write amplification outside compaction: the steps' own writes, worst two consecutive steps / worst single step; with the room written ahead, worst single step",
+    "write amplification outside compaction: the steps' own writes, worst two consecutive steps / worst single step; with the room written ahead and the resume points, worst single step",
     `${amp(pair, 'steps ending at')} / ${amp(own)}; ${amp(w)}`,
     '',
     '',
@@ -182,6 +193,14 @@ export function scaleReport(r: ScaleResults): string {
   row(
     'room written ahead of the log (zeros, synced while the model answers): steps during which it was written / its bytes in all',
     `${d.figures.ours.room.steps} / ${mb(d.figures.ours.room.bytes)}`,
+    '',
+    '',
+    'reported',
+    null,
+  );
+  row(
+    'resume points (the run after a commit, written while the model answers): steps during which one was written / their bytes in all',
+    `${d.figures.ours.resumePoints.steps} / ${mb(d.figures.ours.resumePoints.bytes)}`,
     '',
     '',
     'reported',

@@ -22,9 +22,13 @@ export interface KilledWriter {
   runId: string;
   messages: number;
   contentBytes: number;
-  /** Open + loadSnapshot after a full GC (as the bench's resumes) / as a caller's process does it, no GC first. */
+  /**
+   * Open + loadResumeSnapshot (as the runner resumes) after a full GC (as the bench's resumes) / as a
+   * caller's process does it, no GC first; `wholeMs`: open + loadSnapshot, the whole history read.
+   */
   harnessedMs: number[];
   apiMs: number[];
+  wholeMs: number[];
 }
 
 /** Writes the run in a child process (bench/scaleChild.ts), SIGKILLs it at its last step, then resumes what it left. */
@@ -51,20 +55,26 @@ export async function killedWriter(o: {
   await gone;
   const harnessedMs: number[] = [];
   const apiMs: number[] = [];
+  const wholeMs: number[] = [];
+  const ways = [
+    { gc: true, whole: false, out: harnessedMs },
+    { gc: false, whole: false, out: apiMs },
+    { gc: true, whole: true, out: wholeMs },
+  ];
   for (let r = 0; r < o.rounds; r++)
-    for (const gc of r % 2 === 0 ? [true, false] : [false, true]) {
-      if (gc) fullGc();
+    for (const w of r % 2 === 0 ? ways : [...ways].reverse()) {
+      if (w.gc) fullGc();
       const t0 = performance.now();
       const store = openDiskStore(o.dir);
-      const loaded = await store.loadSnapshot(runId);
-      (gc ? harnessedMs : apiMs).push(performance.now() - t0);
+      const loaded = w.whole ? await store.loadSnapshot(runId) : await store.loadResumeSnapshot(runId);
+      w.out.push(performance.now() - t0);
       await store.close();
       if (loaded.snapshot.messages.length !== said.messages)
         throw new Error(
           `resumed ${loaded.snapshot.messages.length} messages after the kill, the writer had ${said.messages}`,
         );
     }
-  return { dir: o.dir, runId, ...said, harnessedMs, apiMs };
+  return { dir: o.dir, runId, ...said, harnessedMs, apiMs, wholeMs };
 }
 
 export interface ManyRuns {

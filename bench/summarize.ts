@@ -44,6 +44,8 @@ export interface ContenderFigures {
   maxAmplificationOwnPair: { value: number; step: number } | null;
   /** Steps during which room was written ahead of the log, and its zeros in all (per run). */
   room: { steps: number; bytes: number };
+  /** Resume points written (ours): steps during which one was, and their bytes in all. */
+  resumePoints: { steps: number; bytes: number };
   /** Steps during which a background compaction wrote, and its bytes in all (per run). */
   compaction: { steps: number; bytes: number };
   /** Σ bytes written over the run / Σ content. */
@@ -119,6 +121,7 @@ export function contenderFigures(
   }
   const compacting = all.filter((x) => x.compactionBytes > 0);
   const reserving = all.filter((x) => x.roomBytes > 0);
+  const pointing = all.filter((x) => (x.pointBytes ?? 0) > 0);
   const totalBytesWritten = bytesKnown(all) ? sum(all.map((x) => x.bytes!)) / samples.length : null;
   const totalContent = sum(samples[0]!.contentBytes);
   return {
@@ -128,6 +131,10 @@ export function contenderFigures(
     maxAmplificationOwn: maxOwn,
     maxAmplificationOwnPair: maxPair,
     room: { steps: reserving.length / samples.length, bytes: sum(reserving.map((x) => x.roomBytes)) / samples.length },
+    resumePoints: {
+      steps: pointing.length / samples.length,
+      bytes: sum(pointing.map((x) => x.pointBytes)) / samples.length,
+    },
     compaction: {
       steps: compacting.length / samples.length,
       bytes: sum(compacting.map((x) => x.compactionBytes)) / samples.length,
@@ -137,9 +144,9 @@ export function contenderFigures(
   };
 }
 
-/** A step's bytes less what a background compaction and the room written ahead wrote during it. */
-function ownBytes(x: Pick<StepSample, 'bytes' | 'compactionBytes' | 'roomBytes'>): number {
-  return x.bytes! - x.compactionBytes - x.roomBytes;
+/** A step's bytes less what a background compaction, the room written ahead and a resume point wrote during it. */
+function ownBytes(x: Pick<StepSample, 'bytes' | 'compactionBytes' | 'roomBytes' | 'pointBytes'>): number {
+  return x.bytes! - x.compactionBytes - x.roomBytes - (x.pointBytes ?? 0);
 }
 
 function medianOrNull(xs: number[]): number | null {

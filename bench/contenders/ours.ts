@@ -74,6 +74,10 @@ export class OursContender implements Contender {
     return this.counter.roomBytes;
   }
 
+  pointBytes(): number {
+    return this.counter.bytesByKind.point;
+  }
+
   barriersNow(): number {
     return this.counter.barriers;
   }
@@ -108,17 +112,27 @@ export class OursContender implements Contender {
    * After a crash resume reads the snapshot of the last compaction (on release, or in the background
    * while the run works) and every commit written since; this measures that case.
    */
-  crashCopy(to: string): { name: string; resume: () => Promise<{ messages: number; close(): Promise<void> }> } {
+  crashCopy(
+    to: string,
+    whole = false,
+  ): { name: string; resume: () => Promise<{ messages: number; close(): Promise<void> }> } {
     fs.cpSync(this.dir, to, { recursive: true });
-    return { name: 'ours_after_crash', resume: () => this.resumeFrom(to) };
+    return {
+      name: whole ? 'ours_whole_after_crash' : 'ours_after_crash',
+      resume: () => this.resumeFrom(to, whole),
+    };
   }
 
-  private async resumeFrom(dir: string): Promise<{ messages: number; close(): Promise<void> }> {
+  /**
+   * As the runner resumes (runner.ts): loadResumeSnapshot — from the run's resume point when one fits
+   * (disk/resumePoint.ts: the point and the commits after it; not the messages a condense summarised,
+   * nor the older records and calls), else the whole log (every frame's checksum verified, the
+   * snapshot's state part and the segment's commits decoded and applied). `whole`: loadSnapshot, the
+   * run's whole history (what a view of all of it reads).
+   */
+  private async resumeFrom(dir: string, whole = false): Promise<{ messages: number; close(): Promise<void> }> {
     const store = this.open(dir);
-    // Reads the index, then the run's log: every frame's checksum verified; the snapshot's state part
-    // (lists, effects, approvals, newest records) and the segment's commits decoded, checked and
-    // applied; the snapshot's older records left for when one is asked for (disk/compacted.ts).
-    const loaded = await store.loadSnapshot(this.runId);
+    const loaded = whole ? await store.loadSnapshot(this.runId) : await store.loadResumeSnapshot(this.runId);
     return { messages: loaded.snapshot.messages.length, close: () => store.close() };
   }
 
@@ -159,7 +173,7 @@ export class ApiContender extends OursContender {
   }
 }
 
-type Kind = 'segment' | 'snapshot' | 'blobs' | 'index' | 'other';
+type Kind = 'segment' | 'snapshot' | 'point' | 'blobs' | 'index' | 'other';
 
 /** What a file of the store is, by its path (runs/<id>/segment-….log, snapshot.json, blobs/…; index.json; the witness file is 'other'). */
 export function kindOf(p: string): Kind {
@@ -168,6 +182,8 @@ export function kindOf(p: string): Kind {
   // A compaction's output: the snapshot, and the segment it builds beside the appends (a temp name until its swap).
   if (base.startsWith('.snapshot.json') || base === 'snapshot.json') return 'snapshot';
   if (/^\.segment-\d+\.log\..*\.tmp$/.test(base)) return 'snapshot';
+  // A resume point (disk/resumePoint.ts), written whole while the model answers.
+  if (base.startsWith('.resume.json') || base === 'resume.json') return 'point';
   if (path.basename(path.dirname(p)) === 'blobs') return 'blobs';
   if (base.startsWith('.index.json') || base === 'index.json') return 'index';
   return 'other';
@@ -190,8 +206,8 @@ export class CountingFs {
   bytes = 0;
   /** Files created (temp files of durable whole-file writes included). */
   filesCreated = 0;
-  readonly barriersByKind: Record<Kind, number> = { segment: 0, snapshot: 0, blobs: 0, index: 0, other: 0 };
-  readonly bytesByKind: Record<Kind, number> = { segment: 0, snapshot: 0, blobs: 0, index: 0, other: 0 };
+  readonly barriersByKind: Record<Kind, number> = { segment: 0, snapshot: 0, point: 0, blobs: 0, index: 0, other: 0 };
+  readonly bytesByKind: Record<Kind, number> = { segment: 0, snapshot: 0, point: 0, blobs: 0, index: 0, other: 0 };
   private readonly fdKind = new Map<number, Kind | 'dir'>();
   /** The path each open file was opened at: a rename moves its kind (a compaction's segment becomes the log's). */
   private readonly fdPath = new Map<number, string>();

@@ -116,7 +116,8 @@ export class OursPgContender extends WalCounted implements Contender {
 
   async resume(): Promise<{ messages: number; close(): Promise<void> }> {
     const store = openPgStore({ connectionString: this.url, workspace: WORKSPACE });
-    const loaded = await store.loadSnapshot(this.run.run_id!);
+    // (as the runner resumes; PostgreSQL keeps no resume points: the run read whole)
+    const loaded = await store.loadResumeSnapshot(this.run.run_id!);
     return { messages: loaded.snapshot.messages.length, close: () => store.close() };
   }
 

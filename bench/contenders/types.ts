@@ -34,6 +34,8 @@ export interface Contender {
   compactionBytes?(): number;
   /** Bytes of zeros written so far as room ahead of the log's appends (ours), read without I/O. */
   roomBytes?(): number;
+  /** Bytes of resume points written so far (ours: disk/resumePoint.ts, written while the model answers). */
+  pointBytes?(): number;
   /** The same, read without I/O (ours: its fs layer's counter), so it can be read inside a timed step. */
   barriersNow?(): number;
   /** Releases everything; the files stay for resume and size measurements. */

@@ -27,6 +27,7 @@ export class Compactor {
     const shape = this.c.engine.logShape(runId);
     const finished = isTerminalState(h.model.state) && shape.singles > 0 && h.model.lastSeq >= this.c.keepEndFrom;
     if (!finished && (shape.singles < this.compactAfter || shape.singles < shape.covered)) return;
+    if (h.wholeFailed) return; // (its history could not be read: the next owner's load judges it)
     try {
       await h.writer?.flush();
       await this.c.loader.fillWhole(h); // (a run resumed from its resume point: read whole first)
@@ -97,6 +98,6 @@ export class Compactor {
   /** Whether inBackground would start a compaction now. */
   dueInBackground(h: RunHandle): boolean {
     const shape = this.c.engine.logShape(h.model.meta.run_id);
-    return !h.compacting && shape.singles >= this.compactAfter && shape.singles * 2 >= shape.covered;
+    return !h.compacting && !h.wholeFailed && shape.singles >= this.compactAfter && shape.singles * 2 >= shape.covered;
   }
 }

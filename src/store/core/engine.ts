@@ -192,6 +192,8 @@ export interface Engine {
   loadFromPoint?(runId: string, sink: LoadSink, opts: LoadOptions): Promise<LoadResult | undefined>;
   /** Reads the run whole without changing what this instance writes (a run resumed from a point, made whole). */
   readWhole?(runId: string, sink: LoadSink): Promise<LoadResult | undefined>;
+  /** Removes the held run's resume point (its next load reads it whole, and judges what is wrong). */
+  dropResumePoint?(runId: string): Promise<void>;
 
   /** Bytes are UTF-8 text: an engine that keeps text decodes them. */
   putBlob(runId: string, hash: string, content: string | Uint8Array): Promise<void>;

@@ -173,10 +173,20 @@ export class RunLoader {
   /** makeWhole's read, inside the run's turn (the caller holds it, or nobody writes the run here). */
   async fillWhole(h: RunHandle): Promise<void> {
     if (!h.model.partial) return;
+    if (h.wholeFailed) throw h.wholeFailed;
     await h.writer?.flush();
     const runId = h.model.meta.run_id;
-    const fail = (why: string, file: string | null = null) =>
-      new AgentCheckpointCorruptionError(`Run ${runId} could not be read whole: ${why}.`, runId, file ?? undefined);
+    const fail = (why: string, file: string | null = null) => {
+      // Not read again while held here; the point goes, so the run's next load reads it whole and the
+      // owner judges what is wrong as it always does (what was lost recorded in the run).
+      h.wholeFailed = new AgentCheckpointCorruptionError(
+        `Run ${runId} could not be read whole: ${why}.`,
+        runId,
+        file ?? undefined,
+      );
+      void this.engine.dropResumePoint?.(runId);
+      return h.wholeFailed;
+    };
     let whole: RunModel | undefined;
     const res = await this.engine.readWhole?.(
       runId,

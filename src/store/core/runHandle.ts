@@ -24,6 +24,8 @@ export class RunHandle {
   pointWrite: Promise<void> | null = null;
   /** The run, read from its resume point, being made whole (RunLoader.makeWhole). */
   whole: Promise<void> | null = null;
+  /** Reading it whole failed (damage before its point, reported): not tried again while it is held here. */
+  wholeFailed: Error | null = null;
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(

@@ -1,18 +1,19 @@
 // The in-memory state of one run, built by applying commit ops in order. Both backends use it:
 // live writes apply the same ops that a reload replays, so a reopened run is the run that was
 // written. It never copies: callers clone what they hand out (structuredClone at the API edge).
+import type { z } from 'zod';
 import { AgentCheckpointCorruptionError } from '../api/errors';
 import {
   CheckpointRecord,
   isTerminalState,
   LIST_FIELDS,
   RunState,
-  type Approval,
-  type Damage,
-  type Effect,
-  type InboxMessage,
+  Approval,
+  Damage,
+  Effect,
+  InboxMessage,
   type ListField,
-  type RestoreRecord,
+  RestoreRecord,
   type RunMeta,
   type RunSummary,
   type RuntimeSnapshot,
@@ -639,6 +640,9 @@ export class RunModel {
       const from = l.head.length;
       if (l.to < from || l.to > l.length || l.items.length !== l.length - l.to || (l.to > from && l.to >= l.length))
         throw bad(`holds ${f} that do not add up`);
+      // (checked as a commit's items are: the file's checksum says it is whole, not that it is ours)
+      checkItems(f, l.head, p.seq);
+      checkItems(f, l.items, p.seq);
       const list: unknown[] = new Array(l.length);
       for (let i = 0; i < from; i++) list[i] = l.head[i];
       for (let i = 0; i < l.items.length; i++) list[l.to + i] = l.items[i];
@@ -651,6 +655,18 @@ export class RunModel {
     };
     const archivedEffects = ids(p.archivedEffects);
     const archivedApprovals = ids(p.archivedApprovals);
+    const all = <T>(xs: unknown, schema: z.ZodType<T>, what: string): T[] => {
+      const ok = fastValid(schema);
+      if (!Array.isArray(xs) || !xs.every((x) => ok(x) || schema.safeParse(x).success))
+        throw bad(`holds ${what} that do not read`);
+      return xs as T[];
+    };
+    all(p.effects, Effect, 'effect records');
+    all(p.approvals, Approval, 'approvals');
+    all(p.inbox, InboxMessage, 'messages to the run');
+    all(p.restores, RestoreRecord, 'restores');
+    all(p.damage, Damage, 'damage records');
+    if (!RunState.safeParse(p.state).success) throw bad('holds no run state');
     for (const e of p.effects) {
       if (typeof e?.tool_call_id !== 'string' || archivedEffects.has(e.tool_call_id)) throw bad('holds a call twice');
       m._effects.set(e.tool_call_id, e);

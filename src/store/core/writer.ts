@@ -159,7 +159,8 @@ export class StoreWriter {
   private pointIfDue(h: RunHandle): void {
     const { engine } = this.c;
     const runId = h.model.meta.run_id;
-    if (h.pointWrite || (h.writer?.queued ?? 0) > 0 || !engine.resumePointDue?.(runId)) return;
+    // (not after its history was found damaged: its next load reads it whole and judges that)
+    if (h.pointWrite || h.wholeFailed || (h.writer?.queued ?? 0) > 0 || !engine.resumePointDue?.(runId)) return;
     let parts;
     try {
       parts = h.model.pointParts(omittable(h.model));

@@ -24,7 +24,7 @@ import type { RunMeta } from '../api/schema';
 import { isRunId } from '../core/validate';
 import { IndexBody, type CommitOp, type IndexEntry, type TailWitness } from '../core/storedSchema';
 import { RunLog } from './runLog';
-import { encodePoint, loadFromPoint, writePoint, type PointPosition, type PointSink } from './resumePoint';
+import { encodePoint, loadFromPoint, RESUME_FILE, writePoint, type PointPosition, type PointSink } from './resumePoint';
 import type { PointParts } from '../core/runModel';
 import { parseSegment, parseSegmentNames } from './segment';
 import { endFrameBytes, readEndFrame } from './snapshotFile';
@@ -254,6 +254,10 @@ export class DiskEngine implements Engine {
 
   async readWhole(runId: string, sink: LoadSink): Promise<LoadResult | undefined> {
     return (await loadRunFiles(this.ctx, runId, sink, { repair: false, expectCommits: 0 }))?.result;
+  }
+
+  async dropResumePoint(runId: string): Promise<void> {
+    await this.fsl.unlink(this.runDir(runId, RESUME_FILE)).catch(() => undefined);
   }
 
   resumePointDue(runId: string): boolean {

@@ -219,6 +219,47 @@ describe('store: resume points', function () {
     }
   });
 
+  it('an owner that finds the history before its point damaged, when it needs it, reports it once, stops asking, and drops the point: the next acquire reads the run whole and records the loss', async () => {
+    const dir = tmp('aw-rp-own-');
+    const a = await open(dir, POINTS);
+    await a.s.createRun({ ...h.newRun('long'), run_id: ID }, ME);
+    await a.s.append(ID, h.runStarted());
+    const w = new Writer(a.s, a.tick);
+    await w.steps(1, 45);
+    await a.s.close();
+    // The bytes before the point damaged (the segment's head kept), the snapshot too.
+    const point = pointOf(dir);
+    const segFile = path.join(dir, 'runs', ID, point.segment);
+    const seg = fs.readFileSync(segFile);
+    seg.fill(0x78, seg.indexOf(0x0a) + 1 + 256 + 1, point.offset - 1);
+    fs.writeFileSync(segFile, seg);
+    const snapFile = path.join(dir, 'runs', ID, 'snapshot.json');
+    if (fs.existsSync(snapFile)) fs.writeFileSync(snapFile, 'x'.repeat(fs.statSync(snapFile).size));
+
+    const reports: CorruptionReport[] = [];
+    const b = await open(dir, POINTS, reports);
+    const lease = await b.s.acquire(ID, ME);
+    Object.assign(w, { s: b.s, tick: b.tick });
+    await w.steps(46, 48); // (what the point holds is enough to go on)
+    assert.deepEqual(reports, []);
+    const old = () =>
+      b.s.recordResult(ID, 'call_3', { output: 'again', output_hash: 'oh', is_error: false, blob: null });
+    await h.rejects(old(), AgentCheckpointCorruptionError);
+    assert.equal(reports.length, 1, 'reported once');
+    assert.ok(!fs.existsSync(path.join(dir, 'runs', ID, 'resume.json')), 'the point is dropped');
+    await h.rejects(old(), AgentCheckpointCorruptionError);
+    assert.equal(reports.length, 1, 'not read again');
+    await lease.release();
+    await b.s.close();
+
+    const c = await open(dir, POINTS, reports);
+    await c.s.acquire(ID, ME);
+    assert.ok(reports.length > 1, 'the whole read reports the damage');
+    const run = await c.s.getRun(ID);
+    assert.ok(run?.damage, 'and the run records what was lost');
+    await c.s.close();
+  });
+
   it('a point that does not fit the files is never used: damaged, superseded by a compaction, or followed by a tail the witness says was longer — the run is read whole, and judged as without points', async () => {
     const dir = tmp('aw-rp-f-');
     const { s, tick } = await open(dir, POINTS);

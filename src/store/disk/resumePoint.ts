@@ -13,6 +13,7 @@
 //
 // Frames before the point are not checked when a run resumes from it: damage there is found when the
 // run is next read whole (a view of its history, its next compaction), and reported then.
+import crypto from 'node:crypto';
 import path from 'node:path';
 import { isJsonObject } from '../../common/json';
 import { RunMeta } from '../api/schema';
@@ -21,7 +22,6 @@ import { parseFast } from '../core/fastValid';
 import type { PointParts } from '../core/runModel';
 import { advance, type Codec } from './codec';
 import { decodeCommit, isRawCommit, rel, type LoadCtx } from './commit';
-import { writeDurably } from './durableFile';
 import { encodeFrame, readFrame } from './frame';
 import { isMissing } from './fsLayer';
 import type { SegmentTail } from './load';
@@ -62,10 +62,26 @@ export function encodePoint(runId: string, meta: RunMeta, pos: PointPosition, pa
   return encodeFrame({ resume: RESUME_VERSION, run_id: runId, meta, ...pos, parts } satisfies PointFile);
 }
 
+/**
+ * Written as the index's head is (temp file, rename), without fsync: a cache. After a power loss it
+ * may be missing, short or stale — a short one fails its checksum, a stale one describes a prefix of
+ * the log, which its frames after it still follow — and the run is then read whole.
+ */
 export async function writePoint(ctx: LoadCtx, runId: string, bytes: Buffer): Promise<void> {
-  await writeDurably(ctx.fsl, path.join(ctx.root, rel(runId, RESUME_FILE)), bytes, {
-    mode: 'replace',
-    retryDelaysMs: ctx.retryDelaysMs,
+  const target = path.join(ctx.root, rel(runId, RESUME_FILE));
+  const tmp = path.join(
+    path.dirname(target),
+    `.${RESUME_FILE}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`,
+  );
+  const fd = await ctx.fsl.createExclusive(tmp);
+  try {
+    await ctx.fsl.write(fd, bytes);
+  } finally {
+    await ctx.fsl.close(fd);
+  }
+  await ctx.fsl.rename(tmp, target).catch(async (err: unknown) => {
+    await ctx.fsl.unlink(tmp).catch(() => undefined);
+    throw err;
   });
 }
 

@@ -176,15 +176,17 @@ export class RunLoader {
     if (h.wholeFailed) throw h.wholeFailed;
     await h.writer?.flush();
     const runId = h.model.meta.run_id;
-    const fail = (why: string, file: string | null = null) => {
-      // Not read again while held here; the point goes, so the run's next load reads it whole and the
-      // owner judges what is wrong as it always does (what was lost recorded in the run).
+    const fail = async (why: string, file: string | null = null) => {
+      // Not read again while held here (nor a point written); the point goes — after one being written
+      // lands — so the run's next load reads it whole and the owner judges what is wrong as it always
+      // does (what was lost recorded in the run).
       h.wholeFailed = new AgentCheckpointCorruptionError(
         `Run ${runId} could not be read whole: ${why}.`,
         runId,
         file ?? undefined,
       );
-      void this.engine.dropResumePoint?.(runId);
+      await h.pointWrite;
+      await this.engine.dropResumePoint?.(runId);
       return h.wholeFailed;
     };
     let whole: RunModel | undefined;
@@ -195,17 +197,17 @@ export class RunLoader {
         (m) => (whole = new RunModel(m)),
       ),
     );
-    if (!res || !whole) throw fail('its files hold no run');
+    if (!res || !whole) throw await fail('its files hold no run');
     if (res.report) {
       this.events.report(res.report);
-      throw fail(res.report.reason, res.report.file);
+      throw await fail(res.report.reason, res.report.file);
     }
     if (res.commits !== h.durableCommits)
-      throw fail(`its log holds ${res.commits} commits, ${h.durableCommits} were written`);
+      throw await fail(`its log holds ${res.commits} commits, ${h.durableCommits} were written`);
     try {
       h.model.becomeWhole(whole);
     } catch (err) {
-      if (err instanceof CommitMismatchError) throw fail(err.message);
+      if (err instanceof CommitMismatchError) throw await fail(err.message);
       throw err;
     }
   }

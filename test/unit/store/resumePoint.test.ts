@@ -87,6 +87,16 @@ async function open(dir: string, o: DiskStoreOptions, reports: CorruptionReport[
   return { s, tick: () => void (t += 1000) };
 }
 
+/** A store on `dir` holding run ID (created, started), written for `steps` steps (Writer). */
+async function written(dir: string, o: DiskStoreOptions, steps: number) {
+  const opened = await open(dir, o);
+  await opened.s.createRun({ ...h.newRun('long'), run_id: ID }, ME);
+  await opened.s.append(ID, h.runStarted());
+  const w = new Writer(opened.s, opened.tick);
+  if (steps > 0) await w.steps(1, steps);
+  return { ...opened, w };
+}
+
 /** The point file of run ID in `dir`, as written. */
 function pointOf(dir: string): { segment: string; offset: number; next: number } {
   const buf = fs.readFileSync(path.join(dir, 'runs', ID, 'resume.json'));
@@ -101,11 +111,7 @@ describe('store: resume points', function () {
 
   it('a long run resumes from its point: its newest snapshot whole but for the messages a condense summarised and the executions before the first call the model sees; the bytes before the point unread, their damage found when the run is read whole', async () => {
     const dir = tmp('aw-rp-');
-    const { s, tick } = await open(dir, POINTS);
-    await s.createRun({ ...h.newRun('long'), run_id: ID }, ME);
-    await s.append(ID, h.runStarted());
-    const w = new Writer(s, tick);
-    await w.steps(1, 60);
+    const { s, w } = await written(dir, POINTS, 60);
     await s.whenIdle(ID);
     await s.flush(); // (the index knows the run: the copy's store does not read it to list it)
     const whole = (await s.loadSnapshot(ID)).snapshot;
@@ -159,11 +165,8 @@ describe('store: resume points', function () {
   it('a run acquired from its point goes on writing; a write that needs what it left out — a rewind into it, an approval or a result of an earlier step — reads it whole first; read whole afterwards it is the run written without points', async () => {
     type Disturb = (s: CheckpointStore, w: Writer, tick: () => void) => Promise<unknown>;
     const script = async (dir: string, o: DiskStoreOptions, disturb: Disturb) => {
-      const a = await open(dir, o);
-      await a.s.createRun({ ...h.newRun('long'), run_id: ID }, ME);
-      await a.s.append(ID, h.runStarted());
-      const w = new Writer(a.s, a.tick);
-      await w.steps(1, 45);
+      const a = await written(dir, o, 45);
+      const { w } = a;
       await a.s.close(); // (lets the run go)
       const b = await open(dir, o);
       const lease = await b.s.acquire(ID, ME);
@@ -221,11 +224,8 @@ describe('store: resume points', function () {
 
   it('an owner that finds the history before its point damaged, when it needs it, reports it once, stops asking, and drops the point: the next acquire reads the run whole and records the loss', async () => {
     const dir = tmp('aw-rp-own-');
-    const a = await open(dir, POINTS);
-    await a.s.createRun({ ...h.newRun('long'), run_id: ID }, ME);
-    await a.s.append(ID, h.runStarted());
-    const w = new Writer(a.s, a.tick);
-    await w.steps(1, 45);
+    const a = await written(dir, POINTS, 45);
+    const { w } = a;
     await a.s.close();
     // The bytes before the point damaged (the segment's head kept), the snapshot too.
     const point = pointOf(dir);
@@ -262,11 +262,7 @@ describe('store: resume points', function () {
 
   it('a point that does not fit the files is never used: damaged, superseded by a compaction, or followed by a tail the witness says was longer — the run is read whole, and judged as without points', async () => {
     const dir = tmp('aw-rp-f-');
-    const { s, tick } = await open(dir, POINTS);
-    await s.createRun({ ...h.newRun('long'), run_id: ID }, ME);
-    await s.append(ID, h.runStarted());
-    const w = new Writer(s, tick);
-    await w.steps(1, 40);
+    const { s } = await written(dir, POINTS, 40);
     await s.whenIdle(ID);
     const copy = (tag: string) => {
       const to = tmp(`aw-rp-${tag}-`);
@@ -327,18 +323,13 @@ describe('store: resume points', function () {
 
   it('points are written off the step, bounded by the log: a short run has none, a long one about one for each `every` bytes its log grows', async () => {
     const small = tmp('aw-rp-small-');
-    const a = await open(small, {});
-    await a.s.createRun({ ...h.newRun('short'), run_id: ID }, ME);
-    await a.s.append(ID, h.runStarted());
-    await new Writer(a.s, a.tick).steps(1, 30);
+    const a = await written(small, {}, 30);
     await a.s.close();
     assert.ok(!fs.existsSync(path.join(small, 'runs', ID, 'resume.json')), 'a short run has no point');
 
     const long = tmp('aw-rp-count-');
-    const b = await open(long, POINTS);
-    await b.s.createRun({ ...h.newRun('long'), run_id: ID }, ME);
-    await b.s.append(ID, h.runStarted());
-    const w = new Writer(b.s, b.tick);
+    const b = await written(long, POINTS, 0);
+    const { w } = b;
     const offsets = new Set<number>();
     for (let step = 1; step <= 80; step += 5) {
       await w.steps(step, step + 4);

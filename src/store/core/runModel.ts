@@ -474,11 +474,7 @@ export class RunModel {
     const found = this.snapshotWithHoles(seq);
     if (found && this.partial) {
       const h = found.record.snapshot!;
-      const counts = {
-        messages: h.message_count,
-        tool_executions: h.tool_execution_count,
-        subagent_executions: h.subagent_execution_count,
-      };
+      const counts = listCounts(h);
       for (const f of LIST_FIELDS) {
         const o = this.partial.omitted[f];
         if (o.from < o.to && o.from < counts[f])
@@ -497,11 +493,7 @@ export class RunModel {
     const found = this.snapshotWithHoles(this.lastSeq);
     if (!found) return undefined;
     const h = found.record.snapshot!;
-    const counts = {
-      messages: h.message_count,
-      tool_executions: h.tool_execution_count,
-      subagent_executions: h.subagent_execution_count,
-    };
+    const counts = listCounts(h);
     const omitted = Object.fromEntries(
       LIST_FIELDS.map((f) => {
         const o = this.partial?.omitted[f];
@@ -842,6 +834,19 @@ function checkItems(field: ListField, items: readonly unknown[], seq: number): v
         `${field} item ${i} of seq ${seq} is invalid: ${r.error.issues[0]?.message ?? 'invalid'}`,
       );
   }
+}
+
+/** A snapshot header's list lengths, by list. */
+function listCounts(h: {
+  message_count: number;
+  tool_execution_count: number;
+  subagent_execution_count: number;
+}): Record<ListField, number> {
+  return {
+    messages: h.message_count,
+    tool_executions: h.tool_execution_count,
+    subagent_executions: h.subagent_execution_count,
+  };
 }
 
 function newestAtOrBefore(sorted: readonly number[], seq: number): number | undefined {

@@ -119,21 +119,12 @@ export function prepareAppend(model: RunModel, input: AppendInput, now: number):
  */
 function computeTail(model: RunModel, field: ListField, list: unknown[]): ListTail | undefined {
   const n = model.listLength(field);
-  // The caller's item as it would be stored, compared as its JSON would be (key order counts). Mostly
-  // the caller passes back exactly the item stored: that is seen without copying and checking it.
-  // (An item a resume point left on disk: NeedsWholeRunError, and the write is tried again on the whole run.)
-  const same = (j: number) => {
-    const stored = model.storedItem(field, j);
-    return (
-      isExactly(list[j], stored) || jsonEqual(stored, parseInput(LIST_ITEM[field], list[j], `snapshot.${field}[${j}]`))
-    );
-  };
   let base: number;
-  if (list.length >= n && (n === 0 || same(n - 1))) base = n;
+  if (list.length >= n && (n === 0 || sameItem(model, field, list, n - 1))) base = n;
   else {
     base = 0;
     for (let j = Math.min(list.length, n) - 1; j >= 0; j--) {
-      if (same(j)) {
+      if (sameItem(model, field, list, j)) {
         base = j + 1;
         break;
       }
@@ -142,4 +133,16 @@ function computeTail(model: RunModel, field: ListField, list: unknown[]): ListTa
   if (base === n && list.length === n) return undefined;
   const items = list.slice(base).map((item, i) => parseInput(LIST_ITEM[field], item, `snapshot.${field}[${base + i}]`));
   return { base, items };
+}
+
+/**
+ * Whether the caller's item `j` is the stored one, compared as its JSON would be (key order counts).
+ * Mostly the caller passes back exactly the item stored: that is seen without copying and checking it.
+ * (An item a resume point left on disk: NeedsWholeRunError, and the write is tried again on the whole run.)
+ */
+function sameItem(model: RunModel, field: ListField, list: unknown[], j: number): boolean {
+  const stored = model.storedItem(field, j);
+  return (
+    isExactly(list[j], stored) || jsonEqual(stored, parseInput(LIST_ITEM[field], list[j], `snapshot.${field}[${j}]`))
+  );
 }

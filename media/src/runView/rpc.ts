@@ -19,6 +19,8 @@ export interface Rpc {
   request<M extends Method>(method: M, params: Params<M>): Promise<Result<M>>;
   /** Listens to the host (responses settle their requests, everything else goes to `onNotify`), then says ready. */
   listen(onNotify: (m: Notification) => void): void;
+  /** Tells the host the first state it sent has been drawn. */
+  painted(): void;
 }
 
 export function createRpc(api: VsCodeApi, win: Pick<Window, 'addEventListener'>): Rpc {
@@ -45,6 +47,9 @@ export function createRpc(api: VsCodeApi, win: Pick<Window, 'addEventListener'>)
         else p.reject(new Error(`malformed ${p.method} response`));
       });
       api.postMessage({ type: 'ready' });
+    },
+    painted() {
+      api.postMessage({ type: 'painted' });
     },
   };
 }

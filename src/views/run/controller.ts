@@ -62,7 +62,10 @@ const REFRESH_MS = 60;
 const DELTA_MS = 16;
 /** Items of the thread's end read and sent with the first state (the view's first paint): two pages. */
 export const FIRST_ITEMS = 80;
-/** Longest the rest of a long thread waits for the view to take its first state (a view that never loads). */
+/**
+ * Longest the rest of a long thread waits for the view to take its first state and draw it (a view
+ * that never loads, or is hidden and draws nothing).
+ */
 const READY_WAIT_MS = 2000;
 
 export class RunViewController extends DisposableBase {
@@ -81,6 +84,9 @@ export class RunViewController extends DisposableBase {
   private viewReady!: (delivered: unknown) => void;
   /** Settles when the view says it is ready, with the delivery of what it was sent first. */
   private readonly whenReady = new Promise<unknown>((resolve) => (this.viewReady = resolve));
+  private viewPainted!: () => void;
+  /** Settles when the view says it has drawn the first state it was sent. */
+  private readonly whenPainted = new Promise<void>((resolve) => (this.viewPainted = resolve));
   private revealOnReady: string | undefined;
   /** Reads and sends, one at a time (the panel's open and the view's ready may ask at once). */
   private pushing: Promise<void> = Promise.resolve();
@@ -149,6 +155,7 @@ export class RunViewController extends DisposableBase {
       this.revealOnReady = undefined;
       return;
     }
+    if (msg.type === 'painted') return this.viewPainted();
     try {
       const result = await this.handle(msg);
       void this.post({ type: 'response', id: msg.id, ok: true, result });
@@ -176,10 +183,11 @@ export class RunViewController extends DisposableBase {
       await this.transcript.refreshNewest(runs, FIRST_ITEMS);
       await this.send(await this.readState(runs, true));
       // Reading the rest is long and synchronous in parts: it waits until the view has taken the
-      // first state (the view's "ready" and that message would otherwise wait behind it).
+      // first state and drawn it (the view's "ready" and that message would otherwise wait behind
+      // it, and the view's first frame would share the machine with it).
       let timer: ReturnType<typeof setTimeout> | undefined;
       const waited = new Promise((resolve) => (timer = setTimeout(resolve, READY_WAIT_MS)));
-      await Promise.race([this.whenReady, waited]);
+      await Promise.race([this.whenReady.then(() => this.whenPainted), waited]);
       clearTimeout(timer);
       await new Promise((resolve) => setTimeout(resolve, 0));
     }

@@ -100,9 +100,18 @@ const requestEnvelopes = (Object.keys(Requests) as Method[]).map((method) =>
     params: Requests[method].params,
   }),
 );
-export const WebviewMessage = z.union([z.strictObject({ type: z.literal('ready') }), ...requestEnvelopes]);
+/**
+ * `ready`: the view's script listens (send it what was read). `painted`: it has drawn the first
+ * state it was sent (the host reads the rest of a long thread after that, not beside the view's
+ * first frame).
+ */
+export const WebviewMessage = z.union([
+  z.strictObject({ type: z.literal('ready') }),
+  z.strictObject({ type: z.literal('painted') }),
+  ...requestEnvelopes,
+]);
 export type RequestMessage = { [M in Method]: { type: 'request'; id: number; method: M; params: Params<M> } }[Method];
-export type WebviewMessage = { type: 'ready' } | RequestMessage;
+export type WebviewMessage = { type: 'ready' } | { type: 'painted' } | RequestMessage;
 
 /** Parses an inbound webview message; the error text is for the log. */
 export function parseWebviewMessage(

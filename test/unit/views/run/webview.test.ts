@@ -97,6 +97,30 @@ describe('run view webview in a DOM: a long thread', function () {
     }
   });
 
+  it('reads the rest of a long thread once the view has drawn its first state, not beside that frame', async () => {
+    const threadId = (await store.getRun(runId))!.thread_id;
+    const sent: string[] = [];
+    const controller = new RunViewController(threadId, runId, deps(store), (m) => {
+      sent.push(m.type === 'state' ? `state${m.partial ? ' partial' : ''}` : m.type);
+    });
+    try {
+      const pushed = controller.pushState(true);
+      const readied = controller.receive({ type: 'ready' }); // (settles once its own read is done)
+      for (let turn = 0; turn < 2000 && sent.length === 0; turn++) await new Promise((r) => setImmediate(r));
+      assert.deepEqual(sent, ['state partial'], 'the end went out when the view was ready');
+      for (let turn = 0; turn < 500; turn++) await new Promise((r) => setImmediate(r));
+      assert.equal(controller.transcript.partial, true, 'the rest waits while the view has not drawn it');
+      await controller.receive({ type: 'painted' });
+      await pushed;
+      await readied;
+      assert.deepEqual(sent, ['state partial', 'state'], 'then the whole thread');
+      assert.equal(controller.transcript.partial, false);
+      assert.equal(controller.rejectedMessages, 0, "both messages are the protocol's");
+    } finally {
+      controller.dispose();
+    }
+  });
+
   it('a view opened again with its saved state comes back to the same item', async () => {
     const threadId = (await store.getRun(runId))!.thread_id;
     const key = `${runId}:w:40`;

@@ -27,6 +27,8 @@ export class VirtualList {
   private frame = 0;
   /** The first render with items draws only what is visible (the first paint); the margin comes a frame later. */
   private painted = false;
+  /** Renders draw the margin too (from the frame after the first paint on). */
+  private margin = false;
   private following = true;
   private pinned: { key: string; offset: number } | null = null;
 
@@ -179,10 +181,18 @@ export class VirtualList {
       const i = this.keys.indexOf(anchor.key);
       if (i >= 0) scrollTop = this.offsets[i]! + anchor.offset;
     } else if (this.following) scrollTop = Math.max(0, total - s.clientHeight);
-    const over = this.painted ? (this.o.overscanPx ?? 600) : 0;
+    const over = this.margin ? (this.o.overscanPx ?? 600) : 0;
     if (!this.painted && n > 0) {
       this.painted = true;
-      this.schedule();
+      // The margin once the coming frame is drawn (a task after its callbacks). Any render before
+      // that - this frame's measurements coming back (ResizeObserver), a refresh - draws what is
+      // visible only: with the margin, it would hold up the first paint by all the margin builds.
+      this.win.requestAnimationFrame(() =>
+        this.win.setTimeout(() => {
+          this.margin = true;
+          this.schedule();
+        }, 0),
+      );
     }
     const first = n === 0 ? 0 : this.indexAt(Math.max(0, scrollTop - over));
     const last = n === 0 ? -1 : this.indexAt(scrollTop + s.clientHeight + over);

@@ -182,7 +182,12 @@ describe('run view webview in a DOM: approvals in place', function () {
     );
     try {
       const card = () => view.document.querySelector<HTMLElement>('section.tool.approval');
-      await untilDrawn(view, 'the approval card', () => card() !== null);
+      // (the rows around the visible ones are drawn a frame after them)
+      await untilDrawn(
+        view,
+        'the approval card and its step',
+        () => card() !== null && view.document.querySelector(`.waypoint[data-step="1"]`) !== null,
+      );
       assert.match(card()!.querySelector('pre.diff')!.textContent!, /-hello[\s\S]*\+bonjour/);
       assert.ok(card()!.querySelector('details')!.hasAttribute('open'), 'a waiting card is open');
       const approve = [...card()!.querySelectorAll<HTMLElement>('vscode-button')].find(

@@ -45,7 +45,9 @@ parentPort.on('message', (job) => {
   const next = new Int32Array(job.counter);
   const out = new Float64Array(job.results);
   const n = paths.length;
+  const pause = job.pauseMs > 0 ? new Int32Array(new SharedArrayBuffer(4)) : null;
   for (;;) {
+    if (pause) Atomics.wait(pause, 0, 0, job.pauseMs);
     if (Atomics.load(next, 1) !== 0) break;
     const from = Atomics.add(next, 0, job.chunk);
     if (from >= n) break;
@@ -79,6 +81,8 @@ export interface StatPoolOptions {
   chunk?: number;
   /** The main thread starts once the worker has taken its first chunk (tests: the worker's part is certain). */
   workerFirst?: boolean;
+  /** The worker waits this long before each chunk (tests: a stop finds it mid-job however busy the machine). */
+  workerPauseMs?: number;
 }
 
 export interface StatResult {
@@ -92,6 +96,7 @@ export class StatPool implements Disposable {
   readonly min: number;
   private readonly chunk: number;
   private readonly workerFirst: boolean;
+  private readonly workerPauseMs: number;
   private worker: Worker | null = null;
   private ready = false;
   private online: Promise<boolean> = Promise.resolve(false);
@@ -106,6 +111,7 @@ export class StatPool implements Disposable {
     this.min = opts.min ?? PARALLEL_MIN;
     this.chunk = Math.max(1, opts.chunk ?? CHUNK);
     this.workerFirst = opts.workerFirst === true;
+    this.workerPauseMs = opts.workerPauseMs ?? 0;
   }
 
   /** Resolves once the worker is up (true), or when there will be none (false). Starts it. */
@@ -200,7 +206,14 @@ export class StatPool implements Disposable {
       w.on('message', onMessage);
       w.once('exit', finish);
       try {
-        w.postMessage({ id, paths: paths && paths.join('\0'), counter, results, chunk: this.chunk });
+        w.postMessage({
+          id,
+          paths: paths && paths.join('\0'),
+          counter,
+          results,
+          chunk: this.chunk,
+          pauseMs: this.workerPauseMs,
+        });
         if (paths) this.sent = paths;
       } catch {
         finish();

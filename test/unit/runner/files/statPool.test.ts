@@ -122,9 +122,11 @@ describe('file journal: statting every file on two threads', function () {
   });
 
   it('stopped (a deadline, a cancel): the worker takes no further chunk, and what nobody statted says so', async () => {
-    // 6,000 files: the worker would need tens of ms for all; the stop comes after the main thread's first chunk.
+    // 6,000 files, and the worker waits a millisecond before each chunk of 5: it would need over a
+    // second for all (without the wait, tens of ms: a busy machine could hold the main thread that
+    // long). The stop comes after the main thread's first chunk.
     const { paths } = tree(6000);
-    const p = pool({ min: 0, chunk: 5, workerFirst: true });
+    const p = pool({ min: 0, chunk: 5, workerFirst: true, workerPauseMs: 1 });
     await p.whenReady();
     const r = await p.statMany(paths, { tick: async () => false });
     assert.ok(r.helped > 0 && r.helped < paths.length - 5, `the worker stopped too (${r.helped})`);

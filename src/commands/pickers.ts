@@ -54,7 +54,7 @@ export async function pickRun(
   await model.load();
   const id = runIdOf(arg);
   if (id) {
-    const run = model.get(id);
+    const run = await model.find(id);
     if (!run) void vscode.window.showErrorMessage(`Agent Waypoints: no run with id ${id} in this workspace.`);
     return run;
   }

@@ -190,6 +190,14 @@ export class RunsTreeModel {
     return this.runs.get(runId);
   }
 
+  /**
+   * The run's summary: as loaded, else from the store - a finished run older than the pages read, or
+   * one whose change has not reached the tree yet (a command handed its id right after it was made).
+   */
+  async find(runId: string): Promise<RunSummary | undefined> {
+    return this.runs.get(runId) ?? (await this.store.getRun(runId).catch(() => undefined));
+  }
+
   /** The runs loaded: every unfinished one, finished ones as far as the pages read reach. */
   all(): RunSummary[] {
     return [...this.runs.values()].sort((a, b) => b.updated_ms - a.updated_ms);

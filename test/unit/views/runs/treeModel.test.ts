@@ -238,6 +238,10 @@ describe('runs tree: a store of many runs', () => {
       assert.equal(model.get(oldInterrupted)?.state, 'interrupted');
       assert.ok(model.threadsIn('attention').some((t) => t.latest.run_id === oldInterrupted));
       assert.equal(model.get(oldFinished), undefined, 'an old finished run waits for "Load more runs…"');
+      // A command handed its id finds it all the same (from the store), and an id of no run is none.
+      assert.equal((await model.find(oldFinished))?.title, 'finished long ago');
+      assert.equal(await model.find('no-such-run'), undefined);
+      assert.equal(await model.find('../not an id'), undefined);
       assert.equal(model.hasMoreRuns, true);
       await model.loadMoreRuns();
       assert.equal(model.get(oldFinished)?.state, 'completed');

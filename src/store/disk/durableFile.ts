@@ -152,10 +152,7 @@ export async function writeDurably(
  * its path is returned for publish() (or to be removed). A crash leaves a temp file the next owner sweeps.
  */
 export async function stageDurably(fsl: FsLayer, target: string, data: string | Buffer): Promise<string> {
-  const tmp = path.join(
-    path.dirname(target),
-    `.${path.basename(target)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`,
-  );
+  const tmp = tempBeside(target);
   const fd = await fsl.createExclusive(tmp);
   try {
     try {
@@ -169,6 +166,33 @@ export async function stageDurably(fsl: FsLayer, target: string, data: string | 
     throw err;
   }
   return tmp;
+}
+
+/** A unique temp file's path beside `target` (one a crash leaves is swept by the next owner). */
+function tempBeside(target: string): string {
+  return path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`,
+  );
+}
+
+/**
+ * `data` in place of `target` without fsync (temp file, rename): for a cache that is used only while
+ * it fits what it describes (index_head.json, a run's resume point). After a power loss it may be
+ * missing, short or stale; the rename never leaves it half written over the old one.
+ */
+export async function replaceUnsynced(fsl: FsLayer, target: string, data: Buffer): Promise<void> {
+  const tmp = tempBeside(target);
+  const fd = await fsl.createExclusive(tmp);
+  try {
+    await fsl.write(fd, data);
+  } finally {
+    await fsl.close(fd);
+  }
+  await fsl.rename(tmp, target).catch(async (err: unknown) => {
+    await fsl.unlink(tmp).catch(() => undefined);
+    throw err;
+  });
 }
 
 /** The second half: a staged (or otherwise fsync'd) temp file renamed over `target`, then its directory fsync'd. */

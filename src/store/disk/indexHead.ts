@@ -3,12 +3,11 @@
 // index.json whole. A cache of a cache: used only while index.json and the runs folder are exactly
 // as it recorded them (else the store reads index.json as before), so it is written without fsync —
 // a head torn by a crash fails its checksum, one left behind by a newer index.json its stat.
-import crypto from 'node:crypto';
 import path from 'node:path';
 import type { IndexHead } from '../core/engine';
 import { headOf } from '../core/indexCache';
 import { IndexHeadBody, type IndexEntry } from '../core/storedSchema';
-import { DurableJsonFile, encodeEnvelope } from './durableFile';
+import { DurableJsonFile, encodeEnvelope, replaceUnsynced } from './durableFile';
 import type { FsLayer } from './fsLayer';
 
 export const INDEX_HEAD_FILE = 'index_head.json';
@@ -70,16 +69,5 @@ export async function writeIndexHead(
     cutoff,
     runs,
   };
-  const target = path.join(root, INDEX_HEAD_FILE);
-  const tmp = path.join(root, `.${INDEX_HEAD_FILE}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`);
-  const fd = await fsl.createExclusive(tmp);
-  try {
-    await fsl.write(fd, Buffer.from(encodeEnvelope('index_head', body), 'utf8'));
-  } finally {
-    await fsl.close(fd);
-  }
-  await fsl.rename(tmp, target).catch(async (err: unknown) => {
-    await fsl.unlink(tmp).catch(() => undefined);
-    throw err;
-  });
+  await replaceUnsynced(fsl, path.join(root, INDEX_HEAD_FILE), Buffer.from(encodeEnvelope('index_head', body), 'utf8'));
 }

@@ -13,7 +13,6 @@
 //
 // Frames before the point are not checked when a run resumes from it: damage there is found when the
 // run is next read whole (a view of its history, its next compaction), and reported then.
-import crypto from 'node:crypto';
 import path from 'node:path';
 import { isJsonObject } from '../../common/json';
 import { RunMeta } from '../api/schema';
@@ -22,6 +21,7 @@ import { parseFast } from '../core/fastValid';
 import type { PointParts } from '../core/runModel';
 import { advance, type Codec } from './codec';
 import { decodeCommit, isRawCommit, rel, type LoadCtx } from './commit';
+import { replaceUnsynced } from './durableFile';
 import { encodeFrame, readFrame } from './frame';
 import { isMissing } from './fsLayer';
 import type { SegmentTail } from './load';
@@ -68,21 +68,7 @@ export function encodePoint(runId: string, meta: RunMeta, pos: PointPosition, pa
  * the log, which its frames after it still follow — and the run is then read whole.
  */
 export async function writePoint(ctx: LoadCtx, runId: string, bytes: Buffer): Promise<void> {
-  const target = path.join(ctx.root, rel(runId, RESUME_FILE));
-  const tmp = path.join(
-    path.dirname(target),
-    `.${RESUME_FILE}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`,
-  );
-  const fd = await ctx.fsl.createExclusive(tmp);
-  try {
-    await ctx.fsl.write(fd, bytes);
-  } finally {
-    await ctx.fsl.close(fd);
-  }
-  await ctx.fsl.rename(tmp, target).catch(async (err: unknown) => {
-    await ctx.fsl.unlink(tmp).catch(() => undefined);
-    throw err;
-  });
+  await replaceUnsynced(ctx.fsl, path.join(ctx.root, rel(runId, RESUME_FILE)), bytes);
 }
 
 const nat = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;

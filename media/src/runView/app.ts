@@ -2,6 +2,7 @@
 // the screen (render.ts) and to the host (rpc.ts: page requests, the user's actions). Everything
 // the page provides — window, #app, the VS Code API — is passed in, so the unit tests start the
 // same code in a DOM of their own.
+import { afterNextPaint } from './dom';
 import type { Highlighter } from './highlighter';
 import { highlightIn, setHighlighter, whenHighlighterWanted } from './markdown';
 import { createRpc, type Notification, type VsCodeApi } from './rpc';
@@ -61,15 +62,13 @@ export function startRunView(env: RunViewEnv): RunViewApp {
   if (loadHighlighter)
     // Loaded after the frame that shows the first code block (plain), not on that frame's path.
     whenHighlighterWanted(() =>
-      win.requestAnimationFrame(() =>
-        win.setTimeout(() =>
-          loadHighlighter().then(
-            (h) => {
-              setHighlighter(h);
-              highlightIn(env.root);
-            },
-            () => undefined, // code stays plain text
-          ),
+      afterNextPaint(win, () =>
+        loadHighlighter().then(
+          (h) => {
+            setHighlighter(h);
+            highlightIn(env.root);
+          },
+          () => undefined, // code stays plain text
         ),
       ),
     );
@@ -150,9 +149,8 @@ export function startRunView(env: RunViewEnv): RunViewApp {
   function measure(e: ViewEvent, before: ViewState): void {
     if (e.type === 'state' && stats.stateMs < 0) {
       stats.stateMs = now();
-      // Once this frame is on the screen (a task after the frame's callbacks): the host reads the
-      // rest of a long thread after that.
-      win.requestAnimationFrame(() => win.setTimeout(() => rpc.painted(), 0));
+      // The host reads the rest of a long thread after that.
+      afterNextPaint(win, () => rpc.painted());
     }
     if (e.type === 'state' && !e.message.partial && stats.wholeMs < 0) stats.wholeMs = now();
     if (e.type === 'delta') {

@@ -34,6 +34,14 @@ export function badge(text: string, cls: string, title?: string): HTMLElement {
   return el('span', { class: `badge ${cls}`, ...(title ? { title } : {}) }, text);
 }
 
+/**
+ * Calls `fn` once the coming frame is on the screen: a task queued from that frame's callbacks
+ * (which run before it is drawn) runs after it is.
+ */
+export function afterNextPaint(win: Window, fn: () => void): void {
+  win.requestAnimationFrame(() => win.setTimeout(fn, 0));
+}
+
 /** Says why something is shown as plain text, or not at all ("… could not be rendered: …"). */
 export function renderNote(text: string, doc: Document = document): HTMLElement {
   const p = doc.createElement('p');

@@ -2,6 +2,7 @@
 // Heights start as the host's estimates and are replaced by measurements (ResizeObserver); the
 // first visible item stays put when heights above it change, and a list scrolled to its end
 // follows new items (live output).
+import { afterNextPaint } from './dom';
 
 export interface VirtualListOptions {
   scroller: HTMLElement;
@@ -184,15 +185,13 @@ export class VirtualList {
     const over = this.margin ? (this.o.overscanPx ?? 600) : 0;
     if (!this.painted && n > 0) {
       this.painted = true;
-      // The margin once the coming frame is drawn (a task after its callbacks). Any render before
-      // that - this frame's measurements coming back (ResizeObserver), a refresh - draws what is
-      // visible only: with the margin, it would hold up the first paint by all the margin builds.
-      this.win.requestAnimationFrame(() =>
-        this.win.setTimeout(() => {
-          this.margin = true;
-          this.schedule();
-        }, 0),
-      );
+      // The margin once the coming frame is drawn. Any render before that - this frame's
+      // measurements coming back (ResizeObserver), a refresh - draws what is visible only: with the
+      // margin, it would hold up the first paint by all the margin builds.
+      afterNextPaint(this.win, () => {
+        this.margin = true;
+        this.schedule();
+      });
     }
     const first = n === 0 ? 0 : this.indexAt(Math.max(0, scrollTop - over));
     const last = n === 0 ? -1 : this.indexAt(scrollTop + s.clientHeight + over);
